@@ -1,0 +1,48 @@
+# The two commands: `make run` and `make test`. Each sets itself up from a clean clone.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
+PORT ?= 8501
+
+export STREAMLIT_BROWSER_GATHER_USAGE_STATS := false
+export TIKTOKEN_CACHE_DIR ?= $(CURDIR)/.venv/tiktoken-cache
+
+.PHONY: run test bench setup setup-dev browser clean samples golden screenshots
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(DEV_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP) $@
+
+setup: $(STAMP)
+setup-dev: $(DEV_STAMP)
+
+browser:
+	@command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || { \
+	  echo "Installing Debian's chromium for the browser tests…"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+run: setup
+	$(VENV)/bin/workbench import sample_sessions/*.jsonl --quiet
+	$(VENV)/bin/workbench run --port $(PORT)
+
+test: setup-dev browser
+	$(PY) -m pytest -q -p no:cacheprovider
+
+bench: setup-dev
+	$(PY) bench/run.py
+
+samples: setup
+	$(PY) scripts/generate_samples.py
+
+clean:
+	rm -rf $(VENV) .workbench .pytest_cache

@@ -1,0 +1,103 @@
+"""One exception hierarchy for the engine and the workbench.
+
+Every message names what was wrong and where (file, line, field path, template, step) so the UI can
+show it without a traceback.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "ContextAccessError",
+    "PreparationError",
+    "SessionFormatError",
+    "StorageError",
+    "SummarizerError",
+    "TemplateError",
+    "WorkbenchError",
+]
+
+
+class WorkbenchError(Exception):
+    """Base of every error the project raises on purpose."""
+
+
+def _locate(path: object | None, line: int | None, field: str | None) -> str:
+    where = ""
+    if path is not None:
+        where = str(path)
+        if line is not None:
+            where += f":{line}"
+    elif line is not None:
+        where = f"line {line}"
+    if field:
+        where = f"{where} [{field}]" if where else f"[{field}]"
+    return where
+
+
+class SessionFormatError(WorkbenchError):
+    """A session file (or one line of it) does not have the shape its format requires."""
+
+    def __init__(self, problem: str, *, path: object | None = None, line: int | None = None,
+                 field: str | None = None) -> None:
+        self.problem = problem
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.field = field
+        where = _locate(path, line, field)
+        super().__init__(f"{where}: {problem}" if where else problem)
+
+
+class ConfigError(WorkbenchError):
+    """A configuration (context.yaml, the context configuration YAML) is invalid.
+
+    `field` is the dotted path of the offending field, e.g. ``system.slots[2].name``.
+    """
+
+    def __init__(self, problem: str, *, path: object | None = None, field: str | None = None,
+                 line: int | None = None) -> None:
+        self.problem = problem
+        self.path = None if path is None else str(path)
+        self.field = field
+        self.line = line
+        where = _locate(path, line, field)
+        super().__init__(f"{where}: {problem}" if where else problem)
+
+
+class TemplateError(WorkbenchError):
+    """A prompt or context template failed to compile or render (names the template and line)."""
+
+    def __init__(self, problem: str, *, template: str | None = None, line: int | None = None) -> None:
+        self.problem = problem
+        self.template = template
+        self.line = line
+        where = ""
+        if template is not None:
+            where = f"template {template!r}"
+            if line is not None:
+                where += f", line {line}"
+        super().__init__(f"{where}: {problem}" if where else problem)
+
+
+class StorageError(WorkbenchError):
+    """The SQLite store cannot be opened, migrated, read or written."""
+
+
+class PreparationError(WorkbenchError):
+    """A preparation stage failed (names the stage and the step)."""
+
+    def __init__(self, problem: str, *, stage: str | None = None, step: int | None = None) -> None:
+        self.problem = problem
+        self.stage = stage
+        self.step = step
+        where = ", ".join(p for p in (f"step {step}" if step is not None else "",
+                                      f"stage {stage!r}" if stage else "") if p)
+        super().__init__(f"{where}: {problem}" if where else problem)
+
+
+class SummarizerError(WorkbenchError):
+    """A summariser failed: endpoint error, timeout, junk answer, or an invalid checkpoint."""
+
+
+class ContextAccessError(WorkbenchError):
+    """`context_read` / `context_search` was called with a bad reference or out-of-range parameters."""

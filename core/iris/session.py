@@ -1,0 +1,368 @@
+"""The session model: the recorded conversation every importer produces and every stage reads.
+
+A session is an ordered tuple of messages (R-SES-1) with provider usage on assistant responses
+(R-SES-2), model switches, recorded compaction events and optional per-step dynamic context
+snapshots (R-SES-3). Everything is a frozen pydantic model; derived views (request batches, tool
+groups, call/result pairing) are computed once by :func:`index_session` and cached per session.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from functools import cached_property
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "ContentBlock",
+    "ImageBlock",
+    "Message",
+    "ModelLimits",
+    "ModelSwitch",
+    "RecordedCompaction",
+    "RecordedContribution",
+    "RequestBatch",
+    "ResultLocation",
+    "Role",
+    "Session",
+    "SessionHeader",
+    "SessionIndex",
+    "StepSnapshot",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolCallBlock",
+    "ToolGroup",
+    "ToolResultBlock",
+    "Usage",
+    "block_text",
+    "index_session",
+    "message_text",
+]
+
+#: Native format schema version. 1: first version (header, message, model_switch, compaction,
+#: context_snapshot events).
+SCHEMA_VERSION = 1
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --------------------------------------------------------------------------------------------
+# Content blocks
+
+
+class TextBlock(_Frozen):
+    """Plain text."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingBlock(_Frozen):
+    """Model reasoning that is sent back to the model (Anthropic thinking, Codex reasoning summary,
+    DeepSeek reasoning_content)."""
+
+    type: Literal["thinking"] = "thinking"
+    text: str
+    signature: str | None = None
+
+
+class ToolCallBlock(_Frozen):
+    """One tool call of an assistant response."""
+
+    type: Literal["tool_call"] = "tool_call"
+    id: str
+    """The call id that links the call to its result."""
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """Parsed JSON arguments. Arguments that were not a JSON object are kept as ``{"_raw": text}``."""
+
+
+class ToolResultBlock(_Frozen):
+    """The result of one tool call."""
+
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    text: str
+    is_error: bool = False
+    artifact_path: str | None = None
+    """Where the full native output lives when the text is a preview (tool-outputs/...)."""
+    image_refs: tuple[str, ...] = ()
+    reducible: bool = True
+    """False marks a result that must never be trimmed or reduced (R-POL-2)."""
+
+
+class ImageBlock(_Frozen):
+    """An image: its name plus the original and model-facing references."""
+
+    type: Literal["image"] = "image"
+    name: str
+    original_ref: str | None = None
+    model_ref: str | None = None
+
+
+ContentBlock = Annotated[
+    Union[TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, ImageBlock],
+    Field(discriminator="type"),
+]
+
+
+def block_text(block: ContentBlock) -> str:
+    """The text a block contributes to a request (what the estimator and search see)."""
+    if isinstance(block, (TextBlock, ThinkingBlock, ToolResultBlock)):
+        return block.text
+    if isinstance(block, ToolCallBlock):
+        return f"{block.name} {json.dumps(block.arguments, ensure_ascii=False, sort_keys=True)}"
+    return f"[image {block.name} original={block.original_ref or '-'} model={block.model_ref or '-'}]"
+
+
+# --------------------------------------------------------------------------------------------
+# Usage and limits
+
+
+class Usage(_Frozen):
+    """Provider-reported usage of one assistant response, raw fields kept (R-SES-2, R-TOK-3)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_in_input: bool = False
+    """True for OpenAI-style counts, where ``input_tokens`` already includes cached reads."""
+    cache_write_in_input: bool = False
+    """True where ``input_tokens`` already includes cache writes."""
+    model: str | None = None
+    raw: dict[str, Any] | None = None
+    """The provider's usage object exactly as recorded."""
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The normalised prompt size of the request (R-TOK-3).
+
+        Anthropic reports only the uncached part in ``input_tokens``: the prompt is input + cache
+        reads + cache writes. OpenAI-style counts already include cached tokens.
+        """
+        total = self.input_tokens
+        if not self.cache_read_in_input:
+            total += self.cache_read_tokens
+        if not self.cache_write_in_input:
+            total += self.cache_write_tokens
+        return total
+
+    @property
+    def is_trusted(self) -> bool:
+        """Usage of 0 is treated as missing (R-TOK-4)."""
+        return self.prompt_tokens > 0
+
+
+class ModelLimits(_Frozen):
+    """A model's token limits (any may be unknown)."""
+
+    context: int | None = None
+    input: int | None = None
+    output: int | None = None
+
+
+# --------------------------------------------------------------------------------------------
+# Messages and events
+
+
+class Message(_Frozen):
+    """One message of the conversation."""
+
+    role: Role
+    content: tuple[ContentBlock, ...] = ()
+    id: str | None = None
+    """The source's own id (Claude Code message.id / uuid, Codex call id...), if any."""
+    usage: Usage | None = None
+    """Provider usage of this assistant response, when recorded."""
+    model: str | None = None
+    timestamp: datetime | None = None
+    is_compaction_summary: bool = False
+    """A summary written by an earlier compaction (Claude Code isCompactSummary, Codex compacted)."""
+    synthetic: bool = False
+    """Injected context rather than something a person typed (system reminders, developer text)."""
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallBlock, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolCallBlock))
+
+    @property
+    def tool_results(self) -> tuple[ToolResultBlock, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolResultBlock))
+
+    @property
+    def text(self) -> str:
+        return message_text(self)
+
+
+def message_text(message: Message) -> str:
+    """All text of a message, blocks joined by newlines."""
+    return "\n".join(block_text(b) for b in message.content)
+
+
+class SessionHeader(_Frozen):
+    """The first event of a native session file."""
+
+    session_id: str
+    title: str = ""
+    source_format: str = "native"
+    model: str | None = None
+    limits: ModelLimits | None = None
+    workspace_root: str | None = None
+    created_at: datetime | None = None
+    schema_version: int = SCHEMA_VERSION
+
+
+class ModelSwitch(_Frozen):
+    """The model changed before the message at ``at_message``."""
+
+    at_message: int
+    model: str
+    limits: ModelLimits | None = None
+
+
+class RecordedCompaction(_Frozen):
+    """A compaction the recorded agent performed (not one the engine replays)."""
+
+    at_message: int
+    """Index of the first message of the new context (usually the summary message)."""
+    trigger: str = "auto"
+    pre_tokens: int | None = None
+    summary: str | None = None
+    source: str = ""
+    """Where it came from, e.g. ``claude_code:compact_boundary`` or ``codex:compacted``."""
+
+
+class RecordedContribution(_Frozen):
+    """One dynamic context contribution as recorded in a session file."""
+
+    key: str
+    text: str
+    required: bool = True
+    priority: int = 100
+
+
+class StepSnapshot(_Frozen):
+    """The dynamic context snapshot recorded for one step (assistant response index)."""
+
+    step_index: int
+    contributions: tuple[RecordedContribution, ...] = ()
+
+
+class Session(_Frozen):
+    """A whole recorded session."""
+
+    header: SessionHeader
+    messages: tuple[Message, ...] = ()
+    model_switches: tuple[ModelSwitch, ...] = ()
+    compactions: tuple[RecordedCompaction, ...] = ()
+    context_snapshots: tuple[StepSnapshot, ...] = ()
+
+    @cached_property
+    def index(self) -> SessionIndex:
+        """Derived views, computed once per session object."""
+        return index_session(self.messages)
+
+
+# --------------------------------------------------------------------------------------------
+# Derived views
+
+
+class ResultLocation(_Frozen):
+    """Where a tool result lives: content block ``block`` of message ``message``."""
+
+    message: int
+    block: int
+
+
+class RequestBatch(_Frozen):
+    """One main-model request batch: an assistant response, its calls and their results."""
+
+    index: int
+    assistant_message: int
+    call_ids: tuple[str, ...] = ()
+
+
+class ToolGroup(_Frozen):
+    """A tool-calling assistant message with the results of its calls."""
+
+    batch: int
+    assistant_message: int
+    call_ids: tuple[str, ...]
+    results: tuple[ResultLocation, ...]
+    closed: bool
+    """True when every call has its result."""
+
+    @property
+    def last_message(self) -> int:
+        return max([self.assistant_message, *(r.message for r in self.results)])
+
+
+class SessionIndex(_Frozen):
+    """Derived views of a message sequence."""
+
+    batches: tuple[RequestBatch, ...]
+    batch_of_message: tuple[int | None, ...]
+    """Batch of each message: assistant messages their own; tool results their call's batch;
+    other messages the batch of the latest assistant message before them (None before the first)."""
+    calls: dict[str, ResultLocation]
+    """Call id → location of the ToolCallBlock (message, block)."""
+    results: dict[str, ResultLocation]
+    """Call id → location of its ToolResultBlock (the first one, if repeated)."""
+    orphan_results: tuple[ResultLocation, ...]
+    """Results whose call id matches no call."""
+    groups: tuple[ToolGroup, ...]
+
+    @property
+    def unanswered_calls(self) -> tuple[str, ...]:
+        return tuple(cid for cid in self.calls if cid not in self.results)
+
+
+def index_session(messages: tuple[Message, ...] | list[Message]) -> SessionIndex:
+    """Compute request batches, call/result pairing and tool groups in one pass."""
+    batches: list[RequestBatch] = []
+    batch_of: list[int | None] = []
+    calls: dict[str, ResultLocation] = {}
+    call_batch: dict[str, int] = {}
+    results: dict[str, ResultLocation] = {}
+    orphans: list[ResultLocation] = []
+    current: int | None = None
+    for mi, msg in enumerate(messages):
+        if msg.role == "assistant":
+            current = len(batches)
+            ids = []
+            for bi, block in enumerate(msg.content):
+                if isinstance(block, ToolCallBlock):
+                    calls.setdefault(block.id, ResultLocation(message=mi, block=bi))
+                    call_batch.setdefault(block.id, current)
+                    ids.append(block.id)
+            batches.append(RequestBatch(index=current, assistant_message=mi, call_ids=tuple(ids)))
+            batch_of.append(current)
+            continue
+        own_batch: int | None = None
+        for bi, block in enumerate(msg.content):
+            if isinstance(block, ToolResultBlock):
+                loc = ResultLocation(message=mi, block=bi)
+                if block.call_id in calls:
+                    results.setdefault(block.call_id, loc)
+                    own_batch = call_batch[block.call_id] if own_batch is None else own_batch
+                else:
+                    orphans.append(loc)
+        batch_of.append(own_batch if own_batch is not None else current)
+    groups = []
+    for batch in batches:
+        if not batch.call_ids:
+            continue
+        locs = tuple(results[c] for c in batch.call_ids if c in results)
+        groups.append(ToolGroup(batch=batch.index, assistant_message=batch.assistant_message,
+                                call_ids=batch.call_ids, results=locs,
+                                closed=len(locs) == len(batch.call_ids)))
+    return SessionIndex(batches=tuple(batches), batch_of_message=tuple(batch_of), calls=calls,
+                        results=results, orphan_results=tuple(orphans), groups=tuple(groups))

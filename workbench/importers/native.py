@@ -1,0 +1,162 @@
+"""The native session format: JSON Lines, one event per line, lossless round-trip (R-SES-3).
+
+Line 1 is ``{"type": "header", "schema_version": 1, ...}`` (a :class:`SessionHeader`); every
+following line is one of ``message``, ``model_switch``, ``compaction`` or ``context_snapshot``.
+Messages are numbered by their order in the file; the other events refer to message indices.
+The JSON Schema of every event is generated from the models into ``docs/session.schema.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from iris.errors import SessionFormatError
+from iris.session import (
+    SCHEMA_VERSION,
+    Message,
+    ModelSwitch,
+    RecordedCompaction,
+    Session,
+    SessionHeader,
+    StepSnapshot,
+)
+
+__all__ = ["NativeEvent", "dump_session", "dumps_session", "event_schema", "load_native", "parse_native_lines"]
+
+
+class HeaderEvent(SessionHeader):
+    type: Literal["header"] = "header"
+
+
+class MessageEvent(Message):
+    type: Literal["message"] = "message"
+
+
+class ModelSwitchEvent(ModelSwitch):
+    type: Literal["model_switch"] = "model_switch"
+
+
+class CompactionEvent(RecordedCompaction):
+    type: Literal["compaction"] = "compaction"
+
+
+class ContextSnapshotEvent(StepSnapshot):
+    type: Literal["context_snapshot"] = "context_snapshot"
+
+
+NativeEvent = Annotated[
+    Union[HeaderEvent, MessageEvent, ModelSwitchEvent, CompactionEvent, ContextSnapshotEvent],
+    Field(discriminator="type"),
+]
+_EVENT = TypeAdapter(NativeEvent)
+
+
+class _Root(BaseModel):
+    model_config = ConfigDict(title="Context Workbench native session event")
+    event: NativeEvent
+
+
+def event_schema() -> dict[str, Any]:
+    """JSON Schema of one line of a native session file."""
+    schema = _EVENT.json_schema()
+    schema["title"] = "Context Workbench native session event (one JSON object per line)"
+    schema["$comment"] = f"schema_version {SCHEMA_VERSION}; line 1 is the header event"
+    return schema
+
+
+def _event_lines(session: Session) -> Iterator[dict[str, Any]]:
+    yield {"type": "header", **session.header.model_dump(mode="json", exclude_none=True)}
+    extra: dict[int, list[dict[str, Any]]] = {}
+    for kind, items in (("model_switch", session.model_switches), ("compaction", session.compactions)):
+        for item in items:
+            extra.setdefault(item.at_message, []).append(
+                {"type": kind, **item.model_dump(mode="json", exclude_none=True)})
+    for i, msg in enumerate(session.messages):
+        yield from extra.pop(i, [])
+        yield {"type": "message", **msg.model_dump(mode="json", exclude_none=True)}
+    for i in sorted(extra):
+        yield from extra[i]
+    for snap in session.context_snapshots:
+        yield {"type": "context_snapshot", **snap.model_dump(mode="json", exclude_none=True)}
+
+
+def dumps_session(session: Session) -> str:
+    """The native JSONL text of a session."""
+    return "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in _event_lines(session))
+
+
+def dump_session(session: Session, path: str | Path) -> Path:
+    path = Path(path)
+    path.write_text(dumps_session(session), encoding="utf-8")
+    return path
+
+
+def parse_native_lines(lines: Iterable[str], *, path: str | Path | None = None,
+                       lenient: bool = False, skipped: list[SessionFormatError] | None = None) -> Session:
+    """Build a session from native lines. Strict: the first bad line raises; lenient: bad lines
+    are appended to ``skipped`` and left out (the header must still be valid)."""
+    header: SessionHeader | None = None
+    messages: list[Message] = []
+    switches: list[ModelSwitch] = []
+    compactions: list[RecordedCompaction] = []
+    snapshots: list[StepSnapshot] = []
+    for lineno, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            try:
+                data = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise SessionFormatError(f"not valid JSON ({exc.msg} at column {exc.colno})",
+                                         path=path, line=lineno) from None
+            if not isinstance(data, dict):
+                raise SessionFormatError(f"expected a JSON object, got {type(data).__name__}",
+                                         path=path, line=lineno)
+            try:
+                event = _EVENT.validate_python(data)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                field = ".".join(str(p) for p in err["loc"][1:]) or None
+                raise SessionFormatError(err["msg"], path=path, line=lineno, field=field) from None
+            if isinstance(event, HeaderEvent):
+                if header is not None:
+                    raise SessionFormatError("a second header line", path=path, line=lineno)
+                if event.schema_version > SCHEMA_VERSION:
+                    raise SessionFormatError(
+                        f"schema_version {event.schema_version} is newer than this workbench "
+                        f"supports ({SCHEMA_VERSION})", path=path, line=lineno, field="schema_version")
+                header = SessionHeader.model_validate(event.model_dump(exclude={"type"}))
+            elif header is None:
+                raise SessionFormatError("the first line must be the header event", path=path, line=lineno)
+            elif isinstance(event, MessageEvent):
+                messages.append(Message.model_validate(event.model_dump(exclude={"type"})))
+            elif isinstance(event, ModelSwitchEvent):
+                switches.append(ModelSwitch.model_validate(event.model_dump(exclude={"type"})))
+            elif isinstance(event, CompactionEvent):
+                compactions.append(RecordedCompaction.model_validate(event.model_dump(exclude={"type"})))
+            else:
+                snapshots.append(StepSnapshot.model_validate(event.model_dump(exclude={"type"})))
+        except SessionFormatError as exc:
+            if not lenient or header is None and lineno == 1:
+                raise
+            if skipped is not None:
+                skipped.append(exc)
+    if header is None:
+        raise SessionFormatError("empty session file (no header line)", path=path)
+    return Session(header=header, messages=tuple(messages), model_switches=tuple(switches),
+                   compactions=tuple(compactions), context_snapshots=tuple(snapshots))
+
+
+def load_native(path: str | Path, *, lenient: bool = False,
+                skipped: list[SessionFormatError] | None = None) -> Session:
+    path = Path(path)
+    with path.open(encoding="utf-8", errors="strict") as fh:
+        try:
+            return parse_native_lines(fh, path=path, lenient=lenient, skipped=skipped)
+        except UnicodeDecodeError as exc:
+            raise SessionFormatError(f"not UTF-8 text ({exc.reason})", path=path) from None
