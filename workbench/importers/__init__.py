@@ -1,1 +1,95 @@
-"""Importers: every supported transcript format becomes one :class:`iris.session.Session`."""
+"""Importers: every supported transcript format becomes one :class:`iris.session.Session`.
+
+``load_session(path)`` is the single entry point: it detects the format (or takes ``format=``),
+runs the importer in strict or lenient mode (R-SES-5) and returns an :class:`ImportResult` that
+also carries the content hash of the file (so a store can refuse to import it twice).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from iris.errors import SessionFormatError
+from iris.session import Session
+
+from .native import load_native
+
+__all__ = ["FORMATS", "ImportResult", "SkippedLine", "detect_format", "file_hash", "load_session"]
+
+FORMATS = ("native", "claude_code", "codex", "openai_chat")
+
+
+class SkippedLine(BaseModel):
+    """One line a lenient import left out, and why."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    line: int
+    """1-based line number in the source file (0 when the problem is not tied to one line)."""
+    problem: str
+
+
+class ImportResult(BaseModel):
+    """A session imported from a file, with how it was read."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    session: Session
+    format: str
+    path: str
+    skipped: tuple[SkippedLine, ...] = ()
+    content_hash: str
+    """``sha256:<hex>`` of the file bytes."""
+
+
+def file_hash(path: str | Path) -> str:
+    """``sha256:<hex>`` of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def detect_format(path: str | Path) -> str:
+    """The format name of a session file, judged from its first records."""
+    from .detect import detect
+
+    return detect(Path(path))
+
+
+def load_session(path: str | Path, *, format: str | None = None, lenient: bool = False) -> ImportResult:
+    """Import one session file. Strict mode raises one :class:`SessionFormatError` naming file,
+    line and problem; lenient mode skips bad lines and lists them in ``ImportResult.skipped``."""
+    path = Path(path)
+    if not path.is_file():
+        raise SessionFormatError("no such file", path=path)
+    fmt = format or detect_format(path)
+    if fmt not in FORMATS:
+        raise SessionFormatError(f"unknown format {fmt!r}; supported: {', '.join(FORMATS)}", path=path)
+    errors: list[SessionFormatError] = []
+    session = _importer(fmt)(path, lenient=lenient, skipped=errors)
+    skipped = tuple(SkippedLine(line=e.line or 0, problem=_problem(e)) for e in errors)
+    return ImportResult(session=session, format=fmt, path=str(path), skipped=skipped,
+                        content_hash=file_hash(path))
+
+
+def _problem(err: SessionFormatError) -> str:
+    return f"[{err.field}] {err.problem}" if err.field else err.problem
+
+
+def _importer(fmt: str):
+    if fmt == "native":
+        return load_native
+    if fmt == "claude_code":
+        from .claude_code import load_claude_code
+
+        return load_claude_code
+    if fmt == "codex":
+        from .codex import load_codex
+
+        return load_codex
+    from .openai_chat import load_openai_chat
+
+    return load_openai_chat
