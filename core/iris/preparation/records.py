@@ -1,0 +1,319 @@
+"""The record of one context preparation: stages, decisions, the final request (R-PREP-1…4).
+
+Everything here is a frozen pydantic model that serialises with ``model_dump(mode="json")`` and
+loads back without loss, so the workbench store, the CLI's JSON lines and the golden files all hold
+the same shape. Decisions are a discriminated union on ``kind``: each one is produced by the branch
+of a stage that took it, never recomputed for display. Ids are content hashes with an algorithm
+prefix (``sha256:…``), so two replays of the same inputs produce byte-identical records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..session import Message
+
+__all__ = [
+    "RECORD_SCHEMA_VERSION",
+    "CompactionApplied",
+    "CompactionCandidate",
+    "CompactionPlan",
+    "CompactionRejected",
+    "ContextPreparation",
+    "Decision",
+    "DroppedOptional",
+    "DroppedTool",
+    "FinalSelection",
+    "FoldedRepeat",
+    "KeptRecent",
+    "KeptRequired",
+    "MessageMark",
+    "Phase",
+    "PreparationFailure",
+    "PreparedRequest",
+    "Reduced",
+    "STAGE_NAMES",
+    "StageName",
+    "StageRecord",
+    "StageStatus",
+    "Trimmed",
+    "UsageKind",
+    "canonical_json",
+    "content_hash",
+]
+
+#: Record format version. 1: first version.
+RECORD_SCHEMA_VERSION = 1
+
+StageName = Literal["assembly", "fold_repeats", "drop_optional", "trim_old_bodies", "compaction",
+                    "final_selection"]
+#: The stages in pipeline order (R-PREP-2).
+STAGE_NAMES: tuple[StageName, ...] = ("assembly", "fold_repeats", "drop_optional",
+                                      "trim_old_bodies", "compaction", "final_selection")
+StageStatus = Literal["entered", "skipped", "candidate", "rejected", "applied"]
+Phase = Literal["ready", "failed", "cancelled"]
+UsageKind = Literal["trusted", "estimated", "missing"]
+MarkKind = Literal["reduced", "trimmed", "folded", "dropped", "summarised"]
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no whitespace, UTF-8 kept: the one serialisation hashes are taken over."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_hash(value: Any) -> str:
+    """``sha256:<hex>`` of the canonical JSON of ``value``."""
+    return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --------------------------------------------------------------------------------------------
+# Decisions (one discriminated union on ``kind``)
+
+
+class _DecisionBase(_Frozen):
+    reason: str
+    """Plain words: why this happened, as the branch that decided it saw it."""
+    message_index: int | None = None
+    """Index of the message in the request as the stage saw it (None when not about a message)."""
+    ref: str | None = None
+    """A read-back reference (``message:N`` / ``result:N:B``) when the decision is about one."""
+
+
+class KeptRequired(_DecisionBase):
+    """A required item (context message, required contribution, task anchor) that always stays."""
+
+    kind: Literal["kept-required"] = "kept-required"
+    key: str
+    """Contribution key, context position or anchor name."""
+    tokens: int = 0
+
+
+class KeptRecent(_DecisionBase):
+    """A tool result kept whole because it belongs to a recent tool group or is still protected."""
+
+    kind: Literal["kept-recent"] = "kept-recent"
+    tool_name: str | None = None
+    call_id: str | None = None
+
+
+class FoldedRepeat(_DecisionBase):
+    """An identical re-read body collapsed to a note pointing at where the body can be read back."""
+
+    kind: Literal["folded-repeat"] = "folded-repeat"
+    read_back: str
+    """``result:N:B`` of the copy that stays whole (the latest one)."""
+    tool_name: str | None = None
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+class DroppedOptional(_DecisionBase):
+    """An optional dynamic contribution removed under budget pressure (R-DYN-4)."""
+
+    kind: Literal["dropped-optional"] = "dropped-optional"
+    key: str
+    priority: int
+    position: int
+    """Its position in the snapshot (at equal priority the later one goes first)."""
+    tokens: int = 0
+
+
+class DroppedTool(_DecisionBase):
+    """A tool schema left out of the request (deferred disclosure or budget pressure)."""
+
+    kind: Literal["dropped-tool"] = "dropped-tool"
+    tool_name: str
+    tokens: int = 0
+
+
+class Trimmed(_DecisionBase):
+    """An old tool body shortened to a preview plus a read-back hint (R-POL-2)."""
+
+    kind: Literal["trimmed"] = "trimmed"
+    block_index: int
+    tool_name: str | None = None
+    tokens_before: int = 0
+    tokens_after: int = 0
+    artifact_path: str | None = None
+
+
+class Reduced(_DecisionBase):
+    """A tool result reduced by a category rule of §8 (summary, stale, superseded, repeat…)."""
+
+    kind: Literal["reduced"] = "reduced"
+    block_index: int
+    tool_name: str | None = None
+    category: str
+    rule: str
+    action: str
+    """The reduction engine's action: reduced, stale, superseded, repeat or externalized."""
+    age: int | None = None
+    tokens_before: int = 0
+    tokens_after: int = 0
+    artifact_path: str | None = None
+
+
+class CompactionPlan(_DecisionBase):
+    """The compaction plan: why it was entered and where the cut was placed."""
+
+    kind: Literal["compaction-plan"] = "compaction-plan"
+    trigger: str
+    request_tokens: int
+    pressure_line: int
+    cut_index: int | None = None
+    archived_messages: int = 0
+    kept_messages: int = 0
+
+
+class CompactionCandidate(_DecisionBase):
+    """One summary attempt and the request size it would give."""
+
+    kind: Literal["compaction-candidate"] = "compaction-candidate"
+    attempt: int
+    cut_index: int | None = None
+    summary_tokens: int = 0
+    tokens_after: int = 0
+
+
+class CompactionRejected(_DecisionBase):
+    """A candidate that was not committed (too large, not smaller, error, timeout)."""
+
+    kind: Literal["compaction-rejected"] = "compaction-rejected"
+    attempt: int
+    tokens_after: int | None = None
+
+
+class CompactionApplied(_DecisionBase):
+    """The committed compaction: the durable history now starts with a checkpoint."""
+
+    kind: Literal["compaction-applied"] = "compaction-applied"
+    cut_index: int
+    archive_path: str | None = None
+    checkpoint_tokens: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+class FinalSelection(_DecisionBase):
+    """What the final request holds."""
+
+    kind: Literal["final-selection"] = "final-selection"
+    message_count: int
+    tool_names: tuple[str, ...] = ()
+    contribution_keys: tuple[str, ...] = ()
+    input_tokens: int = 0
+
+
+Decision = Annotated[
+    Union[KeptRequired, KeptRecent, FoldedRepeat, DroppedOptional, DroppedTool, Trimmed, Reduced,
+          CompactionPlan, CompactionCandidate, CompactionRejected, CompactionApplied,
+          FinalSelection],
+    Field(discriminator="kind"),
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Stages, the final request, the preparation
+
+
+class StageRecord(_Frozen):
+    """One stage of one preparation (R-PREP-2, R-PREP-3)."""
+
+    name: StageName
+    status: StageStatus
+    before_input_tokens: int
+    """Whole-request estimate when the stage started (never a per-block cost, R-TOK-2)."""
+    after_input_tokens: int
+    """Whole-request estimate when the stage ended."""
+    decisions: tuple[Decision, ...] = ()
+    note: str = ""
+    """Why a stage was skipped or what it did, in plain words."""
+
+
+class MessageMark(_Frozen):
+    """What happened to one message of the final request (for the marked rendering)."""
+
+    origin: Literal["context", "contribution", "history", "checkpoint"]
+    history_index: int | None = None
+    """Index in the durable history this message comes from (None for context/contributions)."""
+    key: str | None = None
+    """Contribution key or context position."""
+    marks: tuple[MarkKind, ...] = ()
+
+
+class PreparedRequest(_Frozen):
+    """The request as it would be sent, with per-message marks; its hash is ``final_request_ref``."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[dict[str, Any], ...] = ()
+    marks: tuple[MessageMark, ...] = ()
+    """One mark per message, aligned with ``messages``."""
+    dropped: tuple[str, ...] = ()
+    """Keys of contributions and names of tools that were dropped (not in ``messages``/``tools``)."""
+
+    @property
+    def ref(self) -> str:
+        return content_hash(self)
+
+
+class PreparationFailure(_Frozen):
+    """Why a preparation did not become ready."""
+
+    stage: StageName | None
+    message: str
+    kind: Literal["error", "timeout", "cancelled"] = "error"
+    error_type: str = ""
+    """The exception class that was raised, e.g. ``SummarizerError``."""
+
+
+class ContextPreparation(_Frozen):
+    """Everything one before-model step decided (R-PREP-1). Never part of a checkpoint."""
+
+    schema_version: int = RECORD_SCHEMA_VERSION
+    preparation_id: str = ""
+    """Content hash of the record itself (computed by :meth:`with_id`)."""
+    configuration_snapshot_id: str
+    run_id: str
+    session_id: str
+    activation: str
+    """The agent activation that asked for the model step; replays use ``"replay"``."""
+    step_index: int
+    """Which assistant response (0-based) this request produced."""
+    response_message_index: int
+    """Index of that assistant response in the recorded session."""
+    input_budget: int
+    pressure_line: int
+    reminder_line: int | None = None
+    stages: tuple[StageRecord, ...] = ()
+    final_tools: tuple[str, ...] = ()
+    final_contribution_keys: tuple[str, ...] = ()
+    protected_sources: tuple[str, ...] = ()
+    """Required contributions, context positions and anchors no stage may remove."""
+    final_input_tokens: int = 0
+    final_request_ref: str | None = None
+    message_count: int = 0
+    compaction_applied: bool = False
+    provider_prompt_tokens: int | None = None
+    """Prompt tokens the provider reported for this response (or the frozen ``≈`` estimate)."""
+    provider_usage_kind: UsageKind = "missing"
+    """``trusted`` provider usage, ``estimated`` (a frozen ``≈`` estimate, R-TOK-4) or missing."""
+    phase: Phase = "ready"
+    error: PreparationFailure | None = None
+
+    def with_id(self) -> ContextPreparation:
+        """A copy whose ``preparation_id`` is the hash of everything else."""
+        body = self.model_dump(mode="json", exclude={"preparation_id"})
+        return self.model_copy(update={"preparation_id": content_hash(body)})
+
+    def stage(self, name: StageName) -> StageRecord | None:
+        return next((s for s in self.stages if s.name == name), None)
