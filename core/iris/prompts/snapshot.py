@@ -1,0 +1,128 @@
+"""Frozen prompt template sources and rendering from them (R-PRM-3, R-PRM-4).
+
+A :class:`PromptSnapshot` holds the source text of all 15 templates. It never changes: an edit makes
+a new snapshot with :meth:`PromptSnapshot.with_template` and nothing is written to disk, so every
+complete operation can render from the snapshot it started with. ``snapshot_id`` is a content hash
+over the sorted sources; replays record it to say exactly which templates they used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Any
+
+import jinja2
+from jinja2 import meta
+
+from ..errors import TemplateError
+from .ids import PROMPT_IDS, PROMPT_VARIABLES
+from .render import compile_template, render_template, sandbox_environment
+
+__all__ = ["PromptSnapshot", "default_template_source"]
+
+
+def _check_id(prompt_id: str) -> None:
+    if prompt_id not in PROMPT_VARIABLES:
+        raise TemplateError(f"unknown prompt id {prompt_id!r}; known ids: {', '.join(PROMPT_IDS)}",
+                            template=prompt_id)
+
+
+@lru_cache(maxsize=None)
+def default_template_source(prompt_id: str) -> str:
+    """The packaged default source of one id (read from package data, cached)."""
+    _check_id(prompt_id)
+    return (resources.files("iris.prompts") / "defaults" / f"{prompt_id}.j2").read_text("utf-8")
+
+
+def _compile_checked(prompt_id: str, source: str) -> jinja2.Template:
+    """Compile and refuse names the consuming code never provides (caught at edit time)."""
+    template = compile_template(source, prompt_id)
+    used = meta.find_undeclared_variables(sandbox_environment().parse(source))
+    unknown = sorted(used - set(PROMPT_VARIABLES[prompt_id]))
+    if unknown:
+        raise TemplateError(
+            f"uses variables not provided for this id: {', '.join(unknown)}; "
+            f"available: {', '.join(PROMPT_VARIABLES[prompt_id])}", template=prompt_id)
+    return template
+
+
+class PromptSnapshot:
+    """Immutable sources of all prompt ids, compiled once; render with :meth:`render`."""
+
+    __slots__ = ("_sources", "_compiled", "_snapshot_id")
+
+    def __init__(self, sources: Mapping[str, str]) -> None:
+        missing = [pid for pid in PROMPT_IDS if pid not in sources]
+        extra = sorted(set(sources) - set(PROMPT_IDS))
+        if extra:
+            _check_id(extra[0])
+        if missing:
+            raise TemplateError(f"snapshot lacks sources for: {', '.join(missing)}")
+        ordered = {pid: str(sources[pid]) for pid in PROMPT_IDS}
+        self._compiled = {pid: _compile_checked(pid, src) for pid, src in ordered.items()}
+        self._sources = MappingProxyType(ordered)
+        canonical = json.dumps(ordered, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        self._snapshot_id = "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    @classmethod
+    def defaults(cls) -> PromptSnapshot:
+        """The packaged default templates, without touching the workspace."""
+        return _default_snapshot()
+
+    @property
+    def sources(self) -> Mapping[str, str]:
+        """Read-only mapping id → template source, in ``PROMPT_IDS`` order."""
+        return self._sources
+
+    @property
+    def snapshot_id(self) -> str:
+        """``sha256:<hex>`` over the canonical JSON of the sorted sources."""
+        return self._snapshot_id
+
+    def template_source(self, prompt_id: str) -> str:
+        _check_id(prompt_id)
+        return self._sources[prompt_id]
+
+    def with_template(self, prompt_id: str, source: str) -> PromptSnapshot:
+        """A new snapshot with one source replaced; this snapshot and the disk stay unchanged."""
+        _check_id(prompt_id)
+        if self._sources[prompt_id] == source:
+            return self
+        return PromptSnapshot({**self._sources, prompt_id: source})
+
+    def edited_ids(self, base: PromptSnapshot) -> tuple[str, ...]:
+        """Ids whose source differs from ``base`` (e.g. from the packaged defaults)."""
+        return tuple(pid for pid in PROMPT_IDS if self._sources[pid] != base.sources[pid])
+
+    def render(self, prompt_id: str, variables: Mapping[str, Any]) -> str:
+        """Render one id; every declared variable is required and no other name is accepted."""
+        _check_id(prompt_id)
+        declared = PROMPT_VARIABLES[prompt_id]
+        missing = [name for name in declared if name not in variables]
+        if missing:
+            raise TemplateError(f"missing variables: {', '.join(missing)}", template=prompt_id)
+        unknown = sorted(set(variables) - set(declared))
+        if unknown:
+            raise TemplateError(f"unexpected variables: {', '.join(unknown)}; "
+                                f"declared: {', '.join(declared)}", template=prompt_id)
+        text = render_template(self._compiled[prompt_id], variables, prompt_id)
+        return text.strip() + "\n"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PromptSnapshot) and other._snapshot_id == self._snapshot_id
+
+    def __hash__(self) -> int:
+        return hash(self._snapshot_id)
+
+    def __repr__(self) -> str:
+        return f"PromptSnapshot({self._snapshot_id[:19]}…)"
+
+
+@lru_cache(maxsize=1)
+def _default_snapshot() -> PromptSnapshot:
+    return PromptSnapshot({pid: default_template_source(pid) for pid in PROMPT_IDS})
