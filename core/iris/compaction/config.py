@@ -1,0 +1,197 @@
+"""`compaction` and `model` configuration (R-CMP-1, R-CMP-2): two families of fields, two rules.
+
+Iris fields (`input_budget_tokens`, `keep_recent_ratio`, `summary_ratio`, `timeout_seconds`) are the
+engine's own contract: an invalid value is a :class:`~iris.errors.ConfigError`. Chord fields
+(`threshold`, `reserved`, `reminder`, `retain_recent_tokens`, `model_driven`, `model_pool`,
+`profile`) follow the reference implementation: an invalid value falls back to its default and a
+warning naming the field path is kept on the loaded configuration. :func:`sanitize_chord_fields`
+applies that fallback to the raw mapping *before* strict validation, so the models stay strict.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..session import ModelLimits
+
+__all__ = [
+    "CHORD_DEFAULTS",
+    "CompactionConfig",
+    "ModelCompactionOverride",
+    "ModelConfig",
+    "sanitize_chord_fields",
+    "sanitize_model_overrides",
+]
+
+Profile = Literal["auto", "continuation", "archival"]
+
+#: Built-in defaults the Chord fields fall back to.
+CHORD_DEFAULTS: dict[str, Any] = {
+    "threshold": 0.8,
+    "reserved": 0,
+    "reminder": 0.0,
+    "retain_recent_tokens": 4096,
+    "model_driven": False,
+    "model_pool": None,
+    "profile": "auto",
+}
+
+
+class CompactionConfig(BaseModel):
+    """Durable compaction settings. Derived lines (pressure, recent target, summary max) are not
+    configurable: see :func:`iris.compaction.thresholds`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_budget_tokens: int | None = None
+    """Whole input allowance after the output reservation. Unset: derived from model limits, else
+    96000 (R-CMP-3). Positive integer when set."""
+    keep_recent_ratio: float = 0.15
+    """0 < v < 1: soft target for recent original text, ``ceil(budget × ratio)``."""
+    summary_ratio: float = 0.05
+    """0 < v < 1: max output share of the summary request, ``ceil(budget × ratio)``."""
+    timeout_seconds: float = 300.0
+    """Positive finite seconds for one whole compaction."""
+    threshold: float = 0.8
+    """Share of the usable budget that triggers automatic compaction; 0 disables it."""
+    reserved: int = 0
+    """Fixed headroom subtracted from the budget before the threshold is applied."""
+    reminder: float = 0.0
+    """0 derives ``min(0.60, threshold × 0.90)``; (0, 1] explicit; -1 disables the reminder only."""
+    retain_recent_tokens: int = 4096
+    """Budget for recent real user messages kept verbatim in a checkpoint (text only)."""
+    model_driven: bool = False
+    """Expose the ``compact_context`` tool (R-CMP-12)."""
+    model_pool: str | None = None
+    """Model pool that writes summaries; None reuses the agent's."""
+    profile: Profile = "auto"
+    """``continuation`` keeps a raw tail, ``archival`` none, ``auto`` picks per session state."""
+
+    @field_validator("input_budget_tokens", mode="before")
+    @classmethod
+    def _positive_int(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+            raise ValueError(f"must be a positive whole number, got {value!r}")
+        if value <= 0:
+            raise ValueError(f"must be a positive whole number, got {value!r}")
+        return int(value)
+
+    @field_validator("keep_recent_ratio", "summary_ratio", mode="before")
+    @classmethod
+    def _open_ratio(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise ValueError(f"must be a number with 0 < value < 1, got {value!r}")
+        return float(value)
+
+    @field_validator("timeout_seconds", mode="before")
+    @classmethod
+    def _positive_finite(cls, value: Any) -> Any:
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or not math.isfinite(value) or value <= 0):
+            raise ValueError(f"must be a positive finite number of seconds, got {value!r}")
+        return float(value)
+
+
+class ModelCompactionOverride(BaseModel):
+    """Per-model `threshold`/`reminder`; None inherits the global value."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    threshold: float | None = None
+    """0 disables automatic compaction (and the reminder) for this model only."""
+    reminder: float | None = None
+    """-1 disables only this model's reminder; 0 derives it from the effective threshold."""
+
+
+class ModelConfig(BaseModel):
+    """The model in use: its limits and compaction overrides (R-CMP-2, R-CMP-3)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str | None = None
+    limit: ModelLimits | None = None
+    """``context``, ``input``, ``output`` token limits (any may be omitted)."""
+    max_output_tokens: int = Field(64000, gt=0)
+    """Output reservation when ``limit.output`` is not declared."""
+    compaction: ModelCompactionOverride | None = None
+
+    @field_validator("limit")
+    @classmethod
+    def _positive_limits(cls, value: ModelLimits | None) -> ModelLimits | None:
+        if value is not None:
+            for name in ("context", "input", "output"):
+                n = getattr(value, name)
+                if n is not None and n <= 0:
+                    raise ValueError(f"limit.{name} must be positive, got {n!r}")
+        return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _valid_threshold(value: Any) -> bool:
+    return _is_number(value) and math.isfinite(value) and 0 <= value <= 1
+
+
+def _valid_reminder(value: Any) -> bool:
+    return _is_number(value) and (value == -1 or (math.isfinite(value) and 0 <= value <= 1))
+
+
+def _valid_count(value: Any) -> bool:
+    return _is_number(value) and math.isfinite(value) and value >= 0 and value == int(value)
+
+
+_CHECKS: dict[str, tuple[Any, str]] = {
+    "threshold": (_valid_threshold, "must be a number from 0 to 1"),
+    "reserved": (_valid_count, "must be a non-negative whole number"),
+    "reminder": (_valid_reminder, "must be 0 (derived), a number in (0, 1], or -1"),
+    "retain_recent_tokens": (_valid_count, "must be a non-negative whole number"),
+    "model_driven": (lambda v: isinstance(v, bool), "must be true or false"),
+    "model_pool": (lambda v: v is None or isinstance(v, str), "must be a pool name"),
+    "profile": (lambda v: v in ("auto", "continuation", "archival"),
+                "must be one of 'auto', 'continuation', 'archival'"),
+}
+
+
+def sanitize_chord_fields(raw: dict[str, Any], *, field: str = "compaction",
+                          ) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Replace invalid Chord values by their defaults; return the new mapping and the warnings."""
+    out = dict(raw)
+    warnings: list[str] = []
+    for name, (check, rule) in _CHECKS.items():
+        if name not in out:
+            continue
+        value = out[name]
+        if not check(value):
+            out[name] = CHORD_DEFAULTS[name]
+            warnings.append(f"{field}.{name}: {value!r} {rule}; using the default "
+                            f"{CHORD_DEFAULTS[name]!r}")
+        elif name in ("reserved", "retain_recent_tokens"):
+            out[name] = int(value)
+    if out.get("retain_recent_tokens") == 0:
+        # 0 means "use the built-in default" (seed 002), not "retain nothing".
+        out["retain_recent_tokens"] = CHORD_DEFAULTS["retain_recent_tokens"]
+    return out, tuple(warnings)
+
+
+def sanitize_model_overrides(raw: dict[str, Any], *, field: str = "model.compaction",
+                             ) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Per-model overrides: an invalid threshold inherits the global one (None); an invalid
+    reminder becomes 0, i.e. derived from the effective threshold."""
+    out = dict(raw)
+    warnings: list[str] = []
+    if "threshold" in out and out["threshold"] is not None and not _valid_threshold(out["threshold"]):
+        warnings.append(f"{field}.threshold: {out['threshold']!r} must be a number from 0 to 1; "
+                        "inheriting the global threshold")
+        out["threshold"] = None
+    if "reminder" in out and out["reminder"] is not None and not _valid_reminder(out["reminder"]):
+        warnings.append(f"{field}.reminder: {out['reminder']!r} must be 0 (derived), a number in "
+                        "(0, 1], or -1; using the derived reminder")
+        out["reminder"] = 0.0
+    return out, tuple(warnings)

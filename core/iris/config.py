@@ -1,0 +1,173 @@
+"""The whole context configuration: one YAML file, validated once into frozen models.
+
+Sections: ``context_policy`` (R-POL-1), ``compaction`` (R-CMP-1/2), ``reduction`` (R-RED-2),
+``prompts`` (R-PRM-1) and ``model`` (limits and per-model compaction overrides, R-CMP-2/3).
+Unknown keys and invalid Iris fields are :class:`~iris.errors.ConfigError` naming the file, line and
+field path; invalid Chord fields fall back to their defaults with a warning on ``config.warnings``.
+:func:`config_hash` gives a stable ``sha256:`` id of the effective configuration (warnings excluded,
+since they do not change behaviour) that replays combine with the template snapshot id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .compaction.config import (
+    CompactionConfig,
+    ModelConfig,
+    sanitize_chord_fields,
+    sanitize_model_overrides,
+)
+from .context.policy import ContextPolicy
+from .errors import ConfigError
+from .prompts.config import PromptConfig
+from .reduction.config import ReductionConfig, parse_reduction
+
+__all__ = [
+    "ContextConfig",
+    "config_hash",
+    "config_to_yaml",
+    "default_config",
+    "load_config",
+    "parse_config",
+]
+
+SECTIONS = ("context_policy", "compaction", "reduction", "prompts", "model")
+
+
+class ContextConfig(BaseModel):
+    """Everything that decides how a context is prepared, except the prompt template sources."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    context_policy: ContextPolicy = Field(default_factory=ContextPolicy)
+    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    reduction: ReductionConfig = Field(default_factory=ReductionConfig)
+    prompts: PromptConfig = Field(default_factory=PromptConfig)
+    model: ModelConfig | None = None
+    """The model in use; None means limits come from the session or the 96000 default."""
+    warnings: tuple[str, ...] = ()
+    """Chord-style fallbacks applied while loading, each naming the field path."""
+
+
+def _node_line(root: yaml.Node | None, path: tuple[str, ...]) -> int | None:
+    """1-based line of the YAML node at ``path`` (or of its deepest existing ancestor)."""
+    node, line = root, (root.start_mark.line + 1) if root is not None else None
+    for key in path:
+        if not isinstance(node, yaml.MappingNode):
+            break
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == key:
+                node, line = v, k.start_mark.line + 1
+                break
+        else:
+            break
+    return line
+
+
+def _section(data: Mapping[str, Any], name: str) -> dict[str, Any]:
+    value = data.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"must be a mapping, got {type(value).__name__}", field=name)
+    return dict(value)
+
+
+def _validate(model: type[BaseModel], value: dict[str, Any], field: str) -> Any:
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        msg = msg.removeprefix("Value error, ")
+        raise ConfigError(msg, field=f"{field}.{loc}" if loc else field) from None
+
+
+def _build(data: Mapping[str, Any]) -> ContextConfig:
+    unknown = sorted(set(data) - set(SECTIONS))
+    if unknown:
+        raise ConfigError(f"unknown section (expected one of {', '.join(SECTIONS)})",
+                          field=str(unknown[0]))
+    compaction, warnings = sanitize_chord_fields(_section(data, "compaction"))
+    model_cfg = None
+    if data.get("model") is not None:
+        model_raw = _section(data, "model")
+        if isinstance(model_raw.get("compaction"), Mapping):
+            overrides, more = sanitize_model_overrides(dict(model_raw["compaction"]))
+            model_raw["compaction"] = overrides
+            warnings += more
+        model_cfg = _validate(ModelConfig, model_raw, "model")
+    return ContextConfig(
+        context_policy=_validate(ContextPolicy, _section(data, "context_policy"), "context_policy"),
+        compaction=_validate(CompactionConfig, compaction, "compaction"),
+        reduction=parse_reduction(data.get("reduction")),
+        prompts=_validate(PromptConfig, _section(data, "prompts"), "prompts"),
+        model=model_cfg, warnings=warnings)
+
+
+def parse_config(data: str | Mapping[str, Any], *, source: str = "<config>") -> ContextConfig:
+    """Validate a configuration given as YAML text or an already-parsed mapping."""
+    root = None
+    if isinstance(data, str):
+        try:
+            root = yaml.compose(data, Loader=yaml.SafeLoader)
+            parsed = yaml.safe_load(data)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", path=source,
+                              line=mark.line + 1 if mark else None) from None
+    else:
+        parsed = data
+    if parsed is None:
+        parsed = {}
+    if not isinstance(parsed, Mapping):
+        raise ConfigError(f"the top level must be a mapping, got {type(parsed).__name__}",
+                          path=source, line=1 if root is not None else None)
+    try:
+        return _build(parsed)
+    except ConfigError as exc:
+        path = tuple((exc.field or "").split(".")) if exc.field else ()
+        raise ConfigError(exc.problem, path=source, field=exc.field,
+                          line=_node_line(root, path) if root is not None else None) from None
+
+
+def load_config(path: str | Path) -> ContextConfig:
+    """Read and validate a configuration file (errors name the file, line and field path)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read configuration: {exc.strerror or exc}", path=p) from None
+    return parse_config(text, source=str(p))
+
+
+def default_config() -> ContextConfig:
+    """The bundled default configuration (``iris/defaults/config.yaml``)."""
+    text = resources.files("iris").joinpath("defaults/config.yaml").read_text(encoding="utf-8")
+    return parse_config(text, source="iris/defaults/config.yaml")
+
+
+def _plain(config: ContextConfig) -> dict[str, Any]:
+    return config.model_dump(mode="json", exclude={"warnings"})
+
+
+def config_to_yaml(config: ContextConfig) -> str:
+    """YAML text that :func:`parse_config` reads back into an equal configuration."""
+    return yaml.safe_dump(_plain(config), sort_keys=False, allow_unicode=True)
+
+
+def config_hash(config: ContextConfig) -> str:
+    """``sha256:<hex>`` over the canonical JSON of the effective configuration."""
+    canonical = json.dumps(_plain(config), sort_keys=True, separators=(",", ":"),
+                           ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
