@@ -1,0 +1,131 @@
+"""The evidence store: migrations, saving/reopening/deleting named replays (issue 6 item 5,
+R-PREP-5, R-UI-1)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlite_utils import Database
+
+from iris.errors import StorageError
+from iris.session import Session, SessionHeader
+
+from evidence_builders import bundle, messages, preparation, request
+from workbench.evidence import (
+    EvidenceBundle, delete_replay, find_replay, list_replays, load_preparation_by_id, open_replay,
+    replay_id_for, save_replay,
+)
+from workbench.migrations import MIGRATIONS, migration_names
+from workbench.store import Store
+
+EVIDENCE_TABLES = ("configurations", "template_snapshots", "replays", "preparations", "stages",
+                   "decisions", "request_messages", "requests", "archives")
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "wb.db") as s:
+        s.save_session(Session(header=SessionHeader(session_id="s1", title="t"), messages=messages()),
+                       format="native", content_hash="sha256:s1", source_path=None)
+        yield s
+
+
+def test_migrations_from_blank_database_create_evidence_tables(tmp_path):
+    """Item 5: a blank database gets every evidence table through m002."""
+    db = Database(tmp_path / "blank.db")
+    MIGRATIONS.apply(db)
+    assert migration_names()[:2] == ("m001_initial", "m002_evidence")
+    assert set(EVIDENCE_TABLES) <= set(db.table_names())
+
+
+def test_migrations_from_m001_schema_keep_sessions(tmp_path):
+    """Item 5: a store created before issue 6 is upgraded in place without losing sessions."""
+    path = tmp_path / "old.db"
+    db = Database(path)
+    MIGRATIONS.apply(db, stop_before="m002_evidence")
+    assert "replays" not in db.table_names()
+    db["sessions"].insert({"id": "old", "title": "Old", "format": "native", "source_path": None,
+                           "content_hash": "sha256:old", "message_count": 0, "response_count": 0,
+                           "tool_call_count": 0, "estimated_tokens": 0, "imported_at": "2026-01-01",
+                           "header_json": '{"session_id":"old"}',
+                           "extras_json": '{"model_switches":[],"compactions":[],"context_snapshots":[]}'})
+    db.close()
+    with Store(path) as s:
+        assert [x.id for x in s.list_sessions()] == ["old"]
+        info = save_replay(s.db, bundle(), session_id="old", name="default")
+        assert list_replays(s.db, "old") == (info,)
+
+
+def test_save_and_reopen_round_trips_every_record(store):
+    """R-PREP-5: preparations, requests, archives and snapshots read back exactly as saved."""
+    original = bundle()
+    info = save_replay(store.db, original, session_id="s1", name="default")
+    assert (info.step_count, info.ready_count, info.failed_count, info.compactions_applied) == (5, 4, 1, 1)
+    replay = open_replay(store.db, info.id)
+    assert len(replay) == 5 and replay.info == info
+    for prep in original.preparations:
+        assert replay.preparation(prep.step_index) == prep
+    assert replay.steps[3].phase == "failed" and replay.steps[3].error_stage == "compaction"
+    assert replay.request(request().ref) == request()
+    assert replay.request("sha256:nope") is None
+    assert replay.archives() == original.archives
+    assert replay.configuration_yaml() == original.configuration_yaml
+    assert load_preparation_by_id(store.db, original.preparations[2].preparation_id) == \
+        original.preparations[2]
+
+
+def test_decisions_are_queryable_by_kind(store):
+    """Item 5: decisions are normalised enough to query by kind across a replay."""
+    info = save_replay(store.db, bundle(), session_id="s1", name="default")
+    found = open_replay(store.db, info.id).decisions_of_kind("compaction-applied", "compaction-rejected")
+    assert [(step, stage, d.kind) for step, stage, d in found] == [
+        (1, "compaction", "compaction-rejected"), (2, "compaction", "compaction-applied")]
+
+
+def test_named_replays_list_replace_and_delete(store):
+    """Item 5: a replay is saved under a name; same name replaces; delete removes every row."""
+    first = save_replay(store.db, bundle(), session_id="s1", name="default")
+    save_replay(store.db, bundle(steps=2, failed_at=None, applied_at=None, rejected_at=None),
+                session_id="s1", name="default")
+    other = save_replay(store.db, bundle(steps=3), session_id="s1", name="tight budget")
+    assert [r.name for r in list_replays(store.db, "s1")] == ["default", "tight budget"]
+    assert find_replay(store.db, "s1", "default").step_count == 2
+    assert first.id == replay_id_for("s1", "default") != other.id
+    assert delete_replay(store.db, first.id) is True
+    assert delete_replay(store.db, first.id) is False
+    for table in EVIDENCE_TABLES[3:]:
+        assert store.db.execute(f"SELECT count(*) FROM {table} WHERE replay_id = ?",
+                                [first.id]).fetchone()[0] == 0
+    assert [r.name for r in list_replays(store.db)] == ["tight budget"]
+
+
+def test_deleting_a_session_deletes_its_replays(store):
+    """Item 5: replays belong to a session; the store's delete_session needs no change."""
+    save_replay(store.db, bundle(), session_id="s1", name="default")
+    assert store.delete_session("s1") is True
+    assert list_replays(store.db) == ()
+    assert store.db.execute("SELECT count(*) FROM preparations").fetchone()[0] == 0
+
+
+def test_unknown_replay_is_a_clear_storage_error(store):
+    """Errors name what was missing."""
+    with pytest.raises(StorageError, match="no stored replay 'replay-x'"):
+        open_replay(store.db, "replay-x")
+    with pytest.raises(StorageError, match="no stored preparation"):
+        load_preparation_by_id(store.db, "sha256:none")
+
+
+def test_reopening_a_2000_step_replay_takes_under_a_second(store):
+    """Item 5: reopening a 2,000-step replay is ≤ 1 s (scalars only; steps parse lazily)."""
+    one = preparation(0)
+    preps = tuple(one.model_copy(update={"step_index": i, "preparation_id": f"sha256:{i}"})
+                  for i in range(2000))
+    save_replay(store.db, EvidenceBundle(preparations=preps, requests={request().ref: request()}),
+                session_id="s1", name="big")
+    started = time.perf_counter()
+    replay = open_replay(store.db, replay_id_for("s1", "big"))
+    last = replay.preparation(1999)
+    elapsed = time.perf_counter() - started
+    assert len(replay) == 2000 and last.step_index == 1999
+    assert elapsed <= 1.0, f"reopening took {elapsed:.2f} s"
