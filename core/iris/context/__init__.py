@@ -1,0 +1,59 @@
+"""iris.context: static context (context.yaml → three messages) and dynamic per-step snapshots.
+
+Static: ``load_context_build_input`` reads a context.yaml into ``ContextBuildInput``;
+``ContextBuilder.build`` renders the ``system``, ``memory`` and ``before_current_input`` messages
+(R-BUILD-1…5). Dynamic: ``ContextSource.collect(scope)`` returns a ``ContextSnapshot`` of keyed
+contributions; ``select_contributions`` applies the R-DYN-4 removal order under an allowance.
+"""
+
+from .build import ContextBuilder
+from .load import ContextValidationError, load_context_build_input, parse_context_build_input
+from .model import (
+    ContextBuildInput,
+    ContextBuildOutput,
+    ContextMessage,
+    ContextSection,
+    ContextSlot,
+)
+from .policy import ContextPolicy
+from .selection import (
+    ContributionSelection,
+    KeptContribution,
+    RemovedContribution,
+    select_contributions,
+)
+from .sources import (
+    ContextBuildScope,
+    ContextContribution,
+    ContextSnapshot,
+    ContextSource,
+    RecordedContextSource,
+    StaticContextSource,
+)
+from .xml import escape_attribute, escape_text, is_xml_name
+
+__all__ = [
+    "ContextBuildInput",
+    "ContextBuildOutput",
+    "ContextBuildScope",
+    "ContextBuilder",
+    "ContextContribution",
+    "ContextMessage",
+    "ContextPolicy",
+    "ContextSection",
+    "ContextSlot",
+    "ContextSnapshot",
+    "ContextSource",
+    "ContextValidationError",
+    "ContributionSelection",
+    "KeptContribution",
+    "RecordedContextSource",
+    "RemovedContribution",
+    "StaticContextSource",
+    "escape_attribute",
+    "escape_text",
+    "is_xml_name",
+    "load_context_build_input",
+    "parse_context_build_input",
+    "select_contributions",
+]

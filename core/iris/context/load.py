@@ -1,0 +1,115 @@
+"""Reading ``context.yaml`` into a :class:`ContextBuildInput` (R-BUILD-1, R-BUILD-2).
+
+Every problem is reported, not just the first: :class:`ContextValidationError` carries one
+:class:`~iris.errors.ConfigError` per problem, each with the file, the field path
+(``system.slots[2].name``) and, when the YAML node can be found, its line.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from ..errors import ConfigError
+from .model import POSITIONS, ContextBuildInput
+
+__all__ = ["ContextValidationError", "field_path", "load_context_build_input", "parse_context_build_input"]
+
+
+class ContextValidationError(ConfigError):
+    """One or more problems in a context.yaml; ``issues`` lists them all in document order."""
+
+    def __init__(self, issues: list[ConfigError] | tuple[ConfigError, ...]) -> None:
+        self.issues = tuple(issues)
+        first = self.issues[0]
+        super().__init__(first.problem, path=first.path, field=first.field, line=first.line)
+        if len(self.issues) > 1:
+            more = "\n".join(f"  {issue}" for issue in self.issues[1:])
+            self.args = (f"{self.args[0]}\n  (+{len(self.issues) - 1} more)\n{more}",)
+
+
+def field_path(loc: tuple[Any, ...]) -> str:
+    """``("system", "slots", 2, "name")`` → ``system.slots[2].name``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """1-based line of the YAML node at ``loc`` (or of its nearest existing parent)."""
+    line = None if node is None else node.start_mark.line + 1
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            node = None
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+def _resolve_templates(data: dict[str, Any], base_dir: Path) -> None:
+    for position in POSITIONS:
+        section = data.get(position)
+        if isinstance(section, dict) and isinstance(section.get("template"), str):
+            path = Path(section["template"]).expanduser()
+            section["template"] = str(path if path.is_absolute() else (base_dir / path).resolve())
+
+
+def parse_context_build_input(text: str, *, base_dir: str | os.PathLike[str],
+                              path: str | None = None) -> ContextBuildInput:
+    """Parse YAML text; relative template paths resolve against ``base_dir``."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=path,
+                          line=None if mark is None else mark.line + 1) from None
+    if not isinstance(data, dict):
+        raise ConfigError("the top level must be a mapping with a 'system' section", path=path, line=1)
+    issues = [ConfigError(f"unknown top-level key {key!r}; allowed: {', '.join(POSITIONS)}",
+                          path=path, field=str(key), line=_line_of(node, (key,)))
+              for key in data if key not in POSITIONS]
+    _resolve_templates(data, Path(base_dir))
+    for position in POSITIONS:
+        section = data.get(position)
+        template = section.get("template") if isinstance(section, dict) else None
+        if isinstance(template, str) and not Path(template).is_file():
+            issues.append(ConfigError(f"template file not found: {template}", path=path,
+                                      field=f"{position}.template",
+                                      line=_line_of(node, (position, "template"))))
+    known = {k: v for k, v in data.items() if k in POSITIONS}
+    try:
+        result = ContextBuildInput(**known, source_path=path)
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            problem = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "string_type" and isinstance(err.get("input"), bool):
+                problem += " (YAML reads yes/no/on/off/true/false as booleans: quote the value)"
+            issues.append(ConfigError(problem, path=path, field=field_path(loc) or None,
+                                      line=_line_of(node, loc)))
+        result = None
+    if issues:
+        raise ContextValidationError(sorted(issues, key=lambda issue: issue.line or 0))
+    assert result is not None
+    return result
+
+
+def load_context_build_input(path: str | os.PathLike[str]) -> ContextBuildInput:
+    """Read a context.yaml file (R-BUILD-1)."""
+    file = Path(path)
+    try:
+        text = file.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read context file: {exc}", path=str(file)) from None
+    return parse_context_build_input(text, base_dir=file.resolve().parent, path=str(file))
