@@ -7,7 +7,6 @@ also carries the content hash of the file (so a store can refuse to import it tw
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -15,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from iris.errors import SessionFormatError
 from iris.session import Session
 
+from ._common import sha256_file
 from .native import load_native
 
 __all__ = ["FORMATS", "ImportResult", "SkippedLine", "detect_format", "file_hash", "load_session"]
@@ -39,17 +39,17 @@ class ImportResult(BaseModel):
     format: str
     path: str
     skipped: tuple[SkippedLine, ...] = ()
+    """Every line a lenient import left out (empty after a strict import)."""
+    warnings: tuple[SkippedLine, ...] = ()
+    """Things kept or ignored that are worth knowing: orphan results kept, records that are not
+    model context (e.g. mini-swe-agent's ``exit`` message), missing parents."""
     content_hash: str
     """``sha256:<hex>`` of the file bytes."""
 
 
 def file_hash(path: str | Path) -> str:
     """``sha256:<hex>`` of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return f"sha256:{digest.hexdigest()}"
+    return sha256_file(Path(path))
 
 
 def detect_format(path: str | Path) -> str:
@@ -69,10 +69,19 @@ def load_session(path: str | Path, *, format: str | None = None, lenient: bool =
     if fmt not in FORMATS:
         raise SessionFormatError(f"unknown format {fmt!r}; supported: {', '.join(FORMATS)}", path=path)
     errors: list[SessionFormatError] = []
-    session = _importer(fmt)(path, lenient=lenient, skipped=errors)
-    skipped = tuple(SkippedLine(line=e.line or 0, problem=_problem(e)) for e in errors)
-    return ImportResult(session=session, format=fmt, path=str(path), skipped=skipped,
-                        content_hash=file_hash(path))
+    notes: list[SessionFormatError] = []
+    content_hash = file_hash(path)
+    if fmt == "native":
+        session = load_native(path, lenient=lenient, skipped=errors)
+    else:
+        session = _importer(fmt)(path, lenient=lenient, skipped=errors, warnings=notes,
+                                 content_hash=content_hash)
+    return ImportResult(session=session, format=fmt, path=str(path), skipped=_lines(errors),
+                        warnings=_lines(notes), content_hash=content_hash)
+
+
+def _lines(errors: list[SessionFormatError]) -> tuple[SkippedLine, ...]:
+    return tuple(SkippedLine(line=e.line or 0, problem=_problem(e)) for e in errors)
 
 
 def _problem(err: SessionFormatError) -> str:
@@ -80,8 +89,6 @@ def _problem(err: SessionFormatError) -> str:
 
 
 def _importer(fmt: str):
-    if fmt == "native":
-        return load_native
     if fmt == "claude_code":
         from .claude_code import load_claude_code
 

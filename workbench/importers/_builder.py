@@ -1,0 +1,121 @@
+"""The message list an importer fills while it reads: grouping of one response's pieces into one
+assistant message, splitting of tool results into ``tool`` messages, and the check for results
+that answer no call. Shared so every format pairs and groups the same way (R-SES-1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from iris.session import ContentBlock, Message, ToolResultBlock, Usage
+
+from ._common import LineErrors
+
+__all__ = ["MessageList"]
+
+
+@dataclass(slots=True)
+class _Entry:
+    role: str
+    blocks: list[ContentBlock]
+    id: str | None = None
+    usage: Usage | None = None
+    model: str | None = None
+    timestamp: datetime | None = None
+    synthetic: bool = False
+    summary: bool = False
+    lines: list[int] = field(default_factory=list)
+
+    def freeze(self) -> Message:
+        return Message(role=self.role, content=tuple(self.blocks), id=self.id, usage=self.usage,
+                       model=self.model, timestamp=self.timestamp, synthetic=self.synthetic,
+                       is_compaction_summary=self.summary)
+
+
+class MessageList:
+    """Mutable while importing; :meth:`freeze` returns the frozen messages."""
+
+    def __init__(self) -> None:
+        self.entries: list[_Entry] = []
+        self._groups: dict[str, int] = {}
+        self.calls: set[str] = set()
+        self._results: list[tuple[str, int]] = []
+
+    @property
+    def messages(self) -> list[_Entry]:
+        return self.entries
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def add(self, role: str, blocks: list[ContentBlock] | tuple[ContentBlock, ...], *,
+            id: str | None = None, usage: Usage | None = None, model: str | None = None,
+            timestamp: datetime | None = None, synthetic: bool = False, summary: bool = False,
+            line: int = 0) -> int:
+        """Append one message; returns its index."""
+        self.entries.append(_Entry(role=role, blocks=list(blocks), id=id, usage=usage, model=model,
+                                   timestamp=timestamp, synthetic=synthetic, summary=summary,
+                                   lines=[line]))
+        self._note(blocks, line)
+        return len(self.entries) - 1
+
+    def _note(self, blocks, line: int) -> None:
+        for block in blocks:
+            if block.type == "tool_call":
+                self.calls.add(block.id)
+            elif block.type == "tool_result":
+                self._results.append((block.call_id, line))
+
+    def add_assistant(self, key: str, blocks, usage: Usage | None, model: str | None,
+                      timestamp: datetime | None, synthetic: bool = False, line: int = 0) -> int:
+        """Add the pieces of the response ``key``; pieces of one response form one message and
+        the usage of the last piece that has one wins (Claude Code repeats placeholder usage)."""
+        index = self._groups.get(key)
+        if index is None:
+            index = self.add("assistant", blocks, id=key, usage=usage, model=model,
+                             timestamp=timestamp, synthetic=synthetic, line=line)
+            self._groups[key] = index
+            return index
+        entry = self.entries[index]
+        entry.blocks.extend(blocks)
+        entry.lines.append(line)
+        if usage is not None:
+            entry.usage = usage
+        self._note(blocks, line)
+        return index
+
+    def add_user(self, id: str | None, blocks, timestamp: datetime | None, synthetic: bool,
+                 summary: bool, line: int = 0) -> None:
+        """A user turn: tool results (and the images inside them) become one ``tool`` message,
+        the remaining blocks one ``user`` message after it."""
+        results = [b for b in blocks if isinstance(b, ToolResultBlock) or _result_image(b, blocks)]
+        rest = [b for b in blocks if not (isinstance(b, ToolResultBlock) or _result_image(b, blocks))]
+        if results:
+            self.add("tool", results, id=id, timestamp=timestamp, line=line)
+        if rest:
+            self.add("user", rest, id=id, timestamp=timestamp, synthetic=synthetic,
+                     summary=summary, line=line)
+
+    def check_orphans(self, errors: LineErrors) -> None:
+        """Results whose call id matches no call: an error in strict mode; kept (and reported
+        as a warning, and by ``Session.index.orphan_results``) in lenient mode."""
+        for call_id, line in self._results:
+            if call_id not in self.calls:
+                problem = f"tool result for call {call_id!r}, which no assistant message made"
+                if errors.lenient:
+                    errors.warn(problem + " (kept as an orphan result)", line=line or None)
+                else:
+                    errors.error(problem, line=line or None)
+
+    def freeze(self) -> list[Message]:
+        return [entry.freeze() for entry in self.entries]
+
+
+def _result_image(block: ContentBlock, blocks) -> bool:
+    """Images that came out of a tool result are marked by a ``name`` starting with the call id
+    of a result in the same turn."""
+    if block.type != "image":
+        return False
+    return any(isinstance(b, ToolResultBlock) and block.name.startswith(b.call_id + "/")
+               for b in blocks)

@@ -1,0 +1,191 @@
+"""Helpers every transcript importer shares: streaming line reading, strict/lenient error
+collection, and the small conversions (timestamps, tool arguments, titles) that must behave the
+same in every format.
+
+The error policy lives here so it is identical across formats (R-SES-5): strict mode raises the
+first :class:`SessionFormatError`; lenient mode records it and the importer leaves the line out.
+Any other exception raised while a line is converted is wrapped so that it names the file and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from iris.errors import SessionFormatError
+
+__all__ = ["LineErrors", "as_dict", "as_int", "as_list", "as_str", "iter_json_lines",
+           "parse_arguments", "parse_time", "sha256_file", "short_id", "shorten_title"]
+
+TITLE_LENGTH = 80
+
+
+class LineErrors:
+    """Strict/lenient error policy for one import: ``skipped`` (lenient) and ``warnings``."""
+
+    def __init__(self, path: Path, lenient: bool, skipped: list[SessionFormatError] | None,
+                 warnings: list[SessionFormatError] | None = None) -> None:
+        self.path = path
+        self.lenient = lenient
+        self.skipped = skipped if skipped is not None else []
+        self.warnings = warnings if warnings is not None else []
+
+    def error(self, problem: str, *, line: int | None = None, field: str | None = None) -> None:
+        """Report a problem that makes a line unusable: raise (strict) or record it (lenient)."""
+        self.record(SessionFormatError(problem, path=self.path, line=line, field=field))
+
+    def record(self, exc: SessionFormatError) -> None:
+        if not self.lenient:
+            raise exc
+        self.skipped.append(exc)
+
+    def warn(self, problem: str, *, line: int | None = None, field: str | None = None) -> None:
+        """Something worth knowing that does not stop the import (kept data, ignored records)."""
+        self.warnings.append(SessionFormatError(problem, path=self.path, line=line, field=field))
+
+    @contextmanager
+    def line(self, lineno: int) -> Iterator[None]:
+        """Convert any failure inside the block into this line's error (raised or recorded)."""
+        try:
+            yield
+        except SessionFormatError as exc:
+            if exc.line is None:
+                exc = SessionFormatError(exc.problem, path=self.path, line=lineno, field=exc.field)
+            self.record(exc)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or None
+            self.record(SessionFormatError(err["msg"], path=self.path, line=lineno, field=field))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            self.record(SessionFormatError(f"unexpected shape ({type(exc).__name__}: {exc})",
+                                           path=self.path, line=lineno))
+
+    def nothing_imported(self, what: str) -> SessionFormatError:
+        n = len(self.skipped)
+        extra = f" ({n} bad line{'s' if n != 1 else ''} skipped, first: {self.skipped[0]})" if n else ""
+        return SessionFormatError(f"no {what} could be imported{extra}", path=self.path)
+
+
+def iter_json_lines(path: Path, errors: LineErrors) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for every usable line, reading the file one line at a time.
+
+    Blank lines are ignored; invalid UTF-8, invalid JSON and non-object lines are errors."""
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            data = None
+            with errors.line(lineno):
+                data = _decode_line(raw, lineno)
+            if data is not None:
+                yield lineno, data
+
+
+def _decode_line(raw: bytes, lineno: int) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SessionFormatError(f"not UTF-8 text (byte {exc.start + 1} of the line)",
+                                 line=lineno) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SessionFormatError(f"not valid JSON ({exc.msg} at column {exc.colno}; "
+                                 "truncated line?)", line=lineno) from None
+    if not isinstance(data, dict):
+        raise SessionFormatError(f"expected a JSON object, got {_kind(data)}", line=lineno)
+    return data
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+            type(None): "null", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def as_dict(value: Any, field: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SessionFormatError(f"must be an object, got {_kind(value)}", field=field)
+    return value
+
+
+def as_list(value: Any, field: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise SessionFormatError(f"must be an array, got {_kind(value)}", field=field)
+    return value
+
+
+def as_str(value: Any, field: str, *, optional: bool = False) -> str:
+    if value is None and optional:
+        return ""
+    if not isinstance(value, str):
+        raise SessionFormatError(f"must be a string, got {_kind(value)}", field=field)
+    return value
+
+
+def as_int(value: Any, field: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SessionFormatError(f"must be an integer, got {_kind(value)}", field=field)
+    return value
+
+
+def parse_time(value: Any, field: str = "timestamp") -> datetime | None:
+    """ISO-8601 (``Z`` allowed) or Unix seconds (number or numeric string) → aware datetime."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+    if isinstance(value, str):
+        try:
+            return datetime.fromtimestamp(float(value), tz=timezone.utc)
+        except ValueError:
+            pass
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise SessionFormatError(f"not a timestamp: {value[:40]!r}", field=field) from None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    raise SessionFormatError(f"must be a timestamp, got {_kind(value)}", field=field)
+
+
+def parse_arguments(value: Any) -> dict[str, Any]:
+    """Tool-call arguments as an object: JSON strings are parsed; anything that is not a JSON
+    object is kept verbatim as ``{"_raw": text}`` so nothing is lost."""
+    if isinstance(value, dict):
+        return value
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return {"_raw": value}
+        return parsed if isinstance(parsed, dict) else {"_raw": value}
+    return {"_raw": json.dumps(value, ensure_ascii=False, sort_keys=True)}
+
+
+def shorten_title(text: str, limit: int = TITLE_LENGTH) -> str:
+    """One line of at most ``limit`` characters (whitespace collapsed, ellipsis when cut)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def short_id(prefix: str, content_hash: str) -> str:
+    """A deterministic session id from a file's content hash (for formats without an id)."""
+    return f"{prefix}-{content_hash.split(':', 1)[-1][:16]}"
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return f"sha256:{digest.hexdigest()}"

@@ -1,0 +1,261 @@
+"""Claude Code transcripts (``~/.claude/projects/*/*.jsonl``) → :class:`Session` (R-SES-4).
+
+Claude Code logs a tree, not a list: every line points at its parent through ``parentUuid``, one
+API response is split over several lines (one content block each, sharing ``message.id``), parallel
+tool results fork off the assistant line holding their call, and a rewind leaves an abandoned
+branch behind. The live conversation is rebuilt as FORMATS.md describes:
+
+1. one streaming pass turns every line into a small :class:`_Line` (the content already converted
+   to blocks; ``toolUseResult`` and progress payloads are dropped, so memory holds ~one copy);
+2. the chain back from the last user/assistant line (following ``logicalParentUuid`` across a
+   compact boundary), plus every assistant line of a response on that chain, plus every
+   ``tool_result`` line answering a call on it, is the live branch;
+3. the live lines are emitted in file order; assistant lines are grouped by ``message.id`` and
+   the group keeps the usage of its last line (earlier lines carry placeholder output counts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from iris.errors import SessionFormatError
+from iris.session import (
+    ContentBlock,
+    Message,
+    ModelSwitch,
+    RecordedCompaction,
+    Session,
+    SessionHeader,
+    Usage,
+)
+
+from . import _builder as cb
+from . import claude_blocks as cc
+from ._common import LineErrors, as_dict, as_str, iter_json_lines, parse_time, shorten_title
+
+__all__ = ["load_claude_code"]
+
+_CONVERSATION = ("user", "assistant")
+
+
+@dataclass(slots=True)
+class _Line:
+    """What the importer keeps of one transcript line."""
+
+    lineno: int
+    kind: str
+    uuid: str
+    parent: str | None
+    logical_parent: str | None = None
+    msg_id: str | None = None
+    blocks: tuple[ContentBlock, ...] = ()
+    usage: Usage | None = None
+    model: str | None = None
+    timestamp: datetime | None = None
+    synthetic: bool = False
+    compact_summary: bool = False
+    compact_meta: dict[str, Any] | None = None
+    call_ids: tuple[str, ...] = ()
+    result_ids: tuple[str, ...] = ()
+
+
+@dataclass
+class _Meta:
+    session_id: str | None = None
+    cwd: str | None = None
+    started: datetime | None = None
+    summary_title: str | None = None
+    lines: list[_Line] = field(default_factory=list)
+
+
+def load_claude_code(path: str | Path, *, lenient: bool = False,
+                     skipped: list[SessionFormatError] | None = None,
+                     warnings: list[SessionFormatError] | None = None,
+                     content_hash: str | None = None) -> Session:
+    """Import a Claude Code transcript (see the module docstring for the rules)."""
+    path = Path(path)
+    errors = LineErrors(path, lenient, skipped, warnings)
+    meta = _read(path, errors)
+    if not any(line.kind in _CONVERSATION for line in meta.lines):
+        raise errors.nothing_imported("user or assistant message")
+    live = _live_branch(meta.lines, errors)
+    return _build(live, meta, errors, content_hash)
+
+
+# --------------------------------------------------------------------------------------------
+# Pass 1: read
+
+
+def _read(path: Path, errors: LineErrors) -> _Meta:
+    meta = _Meta()
+    for lineno, data in iter_json_lines(path, errors):
+        line = None
+        with errors.line(lineno):
+            line = _convert(data, lineno, meta)
+        if line is not None:
+            meta.lines.append(line)
+    return meta
+
+
+def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> _Line | None:
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise SessionFormatError("missing or non-string 'type'", field="type")
+    if kind == "summary":
+        meta.summary_title = meta.summary_title or (data.get("summary") if isinstance(
+            data.get("summary"), str) else None)
+        return None
+    uuid = data.get("uuid")
+    if uuid is None and kind not in _CONVERSATION:
+        return None  # file-history-snapshot, queue-operation, … : not part of the tree
+    uuid = as_str(uuid, "uuid")
+    parent = data.get("parentUuid")
+    if parent is not None:
+        parent = as_str(parent, "parentUuid")
+    line = _Line(lineno=lineno, kind=kind, uuid=uuid, parent=parent,
+                 timestamp=parse_time(data.get("timestamp")))
+    if kind in _CONVERSATION:
+        _fill_conversation(line, data)
+        if meta.session_id is None and isinstance(data.get("sessionId"), str):
+            meta.session_id = data["sessionId"]
+        if meta.cwd is None and isinstance(data.get("cwd"), str):
+            meta.cwd = data["cwd"]
+        meta.started = meta.started or line.timestamp
+    elif kind == "system" and data.get("subtype") == "compact_boundary":
+        line.logical_parent = data.get("logicalParentUuid")
+        line.compact_meta = data.get("compactMetadata") if isinstance(
+            data.get("compactMetadata"), dict) else {}
+    return line
+
+
+def _fill_conversation(line: _Line, data: dict[str, Any]) -> None:
+    message = as_dict(data.get("message"), "message")
+    role = message.get("role")
+    if role not in _CONVERSATION:
+        raise SessionFormatError(f"unknown role {role!r} (expected 'user' or 'assistant')",
+                                 field="message.role")
+    if role != line.kind:
+        raise SessionFormatError(f"role {role!r} on a {line.kind!r} line", field="message.role")
+    blocks = cc.convert_content(message.get("content"), role)
+    line.blocks = blocks
+    line.call_ids = tuple(b.id for b in blocks if b.type == "tool_call")
+    line.result_ids = tuple(b.call_id for b in blocks if b.type == "tool_result")
+    if role == "assistant":
+        line.msg_id = message.get("id") if isinstance(message.get("id"), str) else None
+        line.model = message.get("model") if isinstance(message.get("model"), str) else None
+        if message.get("usage") is not None:
+            line.usage = cc.anthropic_usage(as_dict(message["usage"], "message.usage"), line.model)
+        line.synthetic = line.model == "<synthetic>"
+    else:
+        line.compact_summary = bool(data.get("isCompactSummary"))
+        line.synthetic = bool(data.get("isMeta")) or cc.is_injected(blocks)
+
+
+# --------------------------------------------------------------------------------------------
+# Pass 2: the live branch
+
+
+def _live_branch(lines: list[_Line], errors: LineErrors) -> list[_Line]:
+    by_uuid = {line.uuid: line for line in lines}
+    position = {line.uuid: i for i, line in enumerate(lines)}
+    leaf = next(line for line in reversed(lines) if line.kind in _CONVERSATION)
+    chain: set[str] = set()
+    node: _Line | None = leaf
+    while node is not None and node.uuid not in chain:
+        chain.add(node.uuid)
+        nxt = node.parent if node.parent is not None else node.logical_parent
+        if nxt is None:
+            break
+        here = node
+        node = by_uuid.get(nxt)
+        if node is None:
+            node = _bridge_gap(lines, position[here.uuid], nxt, errors)
+    responses = {ln.msg_id for ln in lines if ln.uuid in chain and ln.msg_id}
+    live = [ln for ln in lines if ln.uuid in chain or (ln.kind == "assistant" and ln.msg_id in responses)]
+    calls = {cid for ln in live for cid in ln.call_ids}
+    keep = {id(ln) for ln in live}
+    return [ln for ln in lines
+            if id(ln) in keep or (ln.kind == "user" and calls.intersection(ln.result_ids))]
+
+
+def _bridge_gap(lines: list[_Line], before: int, missing: str, errors: LineErrors) -> _Line | None:
+    """A parent that is not in the file: after skipped lines (lenient) continue at the previous
+    conversation line; otherwise the branch starts here (e.g. a resumed session)."""
+    if errors.skipped:
+        for line in reversed(lines[:before]):
+            if line.kind in _CONVERSATION:
+                errors.warn(f"parent {missing!r} is missing (a skipped line?); continuing at the "
+                            "previous message", line=lines[before].lineno)
+                return line
+    errors.warn(f"parent {missing!r} is not in the file; the conversation starts here",
+                line=lines[before].lineno)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Pass 3: build the session
+
+
+def _build(live: list[_Line], meta: _Meta, errors: LineErrors, content_hash: str | None) -> Session:
+    out = cb.MessageList()
+    switches: list[ModelSwitch] = []
+    compactions: list[RecordedCompaction] = []
+    pending: _Line | None = None
+    first_model: str | None = None
+    current_model: str | None = None
+    for line in live:
+        if line.compact_meta is not None:
+            pending = line
+        elif line.kind == "assistant":
+            start = len(out.messages)
+            out.add_assistant(line.msg_id or line.uuid, line.blocks, line.usage, line.model,
+                              line.timestamp, line.synthetic, line.lineno)
+            if line.model and line.model != "<synthetic>" and line.model != current_model:
+                if current_model is not None and len(out.messages) > start:
+                    switches.append(ModelSwitch(at_message=start, model=line.model))
+                first_model = first_model or line.model
+                current_model = line.model
+        elif line.kind == "user":
+            at = len(out.messages)
+            out.add_user(line.uuid, line.blocks, line.timestamp, line.synthetic or line.compact_summary,
+                         line.compact_summary, line.lineno)
+            if line.compact_summary:
+                compactions.append(_compaction(pending, at, line))
+                pending = None
+    if pending is not None:
+        compactions.append(_compaction(pending, len(out.messages), None))
+    out.check_orphans(errors)
+    messages = out.freeze()
+    header = SessionHeader(session_id=meta.session_id or _hash_id(content_hash),
+                           title=_title(messages) or meta.summary_title or "Claude Code session",
+                           source_format="claude_code", model=first_model,
+                           workspace_root=meta.cwd, created_at=meta.started)
+    return Session(header=header, messages=tuple(messages), model_switches=tuple(switches),
+                   compactions=tuple(compactions))
+
+
+def _compaction(boundary: _Line | None, at: int, summary: _Line | None) -> RecordedCompaction:
+    info = boundary.compact_meta if boundary is not None else {}
+    pre = info.get("preTokens")
+    text = "\n".join(b.text for b in summary.blocks if b.type == "text") if summary else None
+    return RecordedCompaction(at_message=at, trigger=str(info.get("trigger") or "auto"),
+                              pre_tokens=pre if isinstance(pre, int) else None, summary=text,
+                              source="claude_code:compact_boundary")
+
+
+def _title(messages: list[Message] | tuple[Message, ...]) -> str:
+    for msg in messages:
+        if msg.role == "user" and not msg.synthetic and not msg.is_compaction_summary:
+            text = cc.command_text(msg.text)
+            if text.strip():
+                return shorten_title(text)
+    return ""
+
+
+def _hash_id(content_hash: str | None) -> str:
+    from ._common import short_id
+
+    return short_id("claude_code", content_hash or "sha256:unknown")
