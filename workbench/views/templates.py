@@ -1,0 +1,135 @@
+"""Pure helpers behind the Templates page: example variables per prompt id, live preview, diff.
+
+The page edits a template inside a ``with_template`` snapshot (R-UI-4, R-PRM-3); these functions
+turn (snapshot, id, edited source) into what the page shows, without Streamlit, so notebooks and
+tests get the same results.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from iris.errors import TemplateError
+from iris.prompts import PROMPT_IDS, PromptSnapshot, PromptSource
+
+__all__ = ["TemplatePreview", "default_workspace", "example_variables", "preview_template",
+           "saved_snapshot", "template_diff"]
+
+_TODOS = [
+    {"id": "1", "content": "Reproduce the missing 31 March entry with a failing test", "status": "completed"},
+    {"id": "2", "content": "Fix the month end boundary in tally/report.py", "status": "in_progress"},
+    {"id": "3", "content": "Run the whole test suite", "status": "pending"},
+]
+_MEMORIES = [
+    {"name": "date-ranges", "text": "Date ranges in tally are half-open: [start, end).",
+     "summary": "date ranges are half-open"},
+    {"name": "commit-style", "text": "The user prefers short imperative commit messages.",
+     "summary": "short imperative commit messages"},
+]
+
+#: Realistic values for every declared variable (the bug-fix sample session's situation).
+_EXAMPLES: dict[str, dict[str, Any]] = {
+    "compaction": {
+        "required_sections": ["Goal", "Progress", "Key Decisions", "File Evidence", "Constraints",
+                              "Open Issues", "Next Step"],
+        "summary_max_tokens": 4800, "profile": "continuation",
+        "session_constraints": ["Never push without asking the user.", "Keep amounts as Decimal."]},
+    "compaction_input": {
+        "messages": [
+            {"index": 1, "role": "user", "tool_name": None,
+             "text": "The March report is missing money: the entry on the 31st isn't counted."},
+            {"index": 2, "role": "assistant", "tool_name": None,
+             "text": "I'll look at how the report selects the month's entries."},
+            {"index": 3, "role": "tool", "tool_name": "Read",
+             "text": "tally/report.py lines 40-52: end = date(year, month, days_in_month)"}],
+        "previous_checkpoint": "", "omitted_note": "2 older tool outputs were reduced before summarising.",
+        "current_request": "Now also add a regression test for February in leap years."},
+    "memory_context": {"memories": _MEMORIES, "memory_root": ".iris/memory"},
+    "memory_flush": {"memory_root": ".iris/memory",
+                     "existing_memories": [{"name": m["name"], "summary": m["summary"]} for m in _MEMORIES],
+                     "transcript": "user: the test command is `python -m pytest -q`, not tox.\n"
+                                   "assistant: Noted; running python -m pytest -q."},
+    "memory_dream": {"memories": _MEMORIES + [{"name": "ranges", "text": "Ranges are [start, end).",
+                                               "summary": "duplicate"}], "max_memories": 20},
+    "memory_overview": {"memories": _MEMORIES, "memory_root": ".iris/memory"},
+    "memory_recall_instruction": {"tool_name": "memory_search", "memory_count": 2},
+    "goal_context": {"objective": "The March report includes the entry of the 31st.",
+                     "status": "active",
+                     "success_criteria": ["tally report --month 2025-03 prints 287.84",
+                                          "python -m pytest -q passes"],
+                     "progress_notes": ["Found the off-by-one in tally/report.py"]},
+    "goal_continuation": {"objective": "The March report includes the entry of the 31st.",
+                          "remaining": ["Run the whole test suite"], "turns_used": 7, "max_turns": 30},
+    "todo_context": {"todos": _TODOS},
+    "todo_reminder": {"todos": _TODOS, "turns_since_update": 4},
+    "skill_catalog_usage": {"tool_name": "load_skill",
+                            "skills": [{"name": "release", "description": "Cut a release of tally"},
+                                       {"name": "migrations", "description": "Write a data migration"}]},
+    "tool_discovery_instruction": {"search_tool_name": "tool_search",
+                                   "deferred_tools": [{"name": "web_fetch", "description": "Fetch a URL"},
+                                                      {"name": "sql", "description": "Query the ledger DB"}]},
+    "project_skill_update": {"skill_name": "testing", "current_skill": "Run `python -m pytest -q`.",
+                             "lessons": ["Month-end bugs need a test on the last day of each month."]},
+    "evolution_review": {"session_summary": "Fixed an off-by-one at month end in tally/report.py; "
+                                            "the first fix failed a leap-year test.",
+                         "outcome": "succeeded", "existing_skills": ["testing", "release"]},
+}
+assert set(_EXAMPLES) == set(PROMPT_IDS)
+
+
+def example_variables(prompt_id: str) -> dict[str, Any]:
+    """A fresh copy of the example variables for ``prompt_id`` (KeyError for unknown ids)."""
+    return copy.deepcopy(_EXAMPLES[prompt_id])
+
+
+def default_workspace() -> Path:
+    """The workbench's own workspace: ``$WORKBENCH_HOME/workspace`` (prompts under .iris/prompts)."""
+    from workbench.store import workbench_home
+
+    return workbench_home() / "workspace"
+
+
+def template_diff(original: str, edited: str, prompt_id: str) -> str:
+    """Unified diff of a template edit ("" when unchanged)."""
+    return "".join(difflib.unified_diff(
+        original.splitlines(keepends=True), edited.splitlines(keepends=True),
+        fromfile=f"saved/{prompt_id}.j2", tofile=f"edited/{prompt_id}.j2"))
+
+
+class TemplatePreview(BaseModel):
+    """What the Templates page shows for one id."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    prompt_id: str
+    snapshot: PromptSnapshot
+    """The snapshot holding the edit (the previous valid one when the edit has an error)."""
+    rendered: str | None
+    error: str | None
+    diff: str
+    edited: bool
+
+
+def preview_template(base: PromptSnapshot, current: PromptSnapshot, prompt_id: str, source: str,
+                     variables: dict[str, Any] | None = None) -> TemplatePreview:
+    """Apply ``source`` to ``current`` with ``with_template`` and render it; errors become text."""
+    diff = template_diff(base.template_source(prompt_id), source, prompt_id)
+    try:
+        snapshot = current.with_template(prompt_id, source)
+        rendered = snapshot.render(prompt_id, variables if variables is not None
+                                   else example_variables(prompt_id))
+        error = None
+    except TemplateError as exc:
+        snapshot, rendered, error = current, None, str(exc)
+    return TemplatePreview(prompt_id=prompt_id, snapshot=snapshot, rendered=rendered, error=error,
+                           diff=diff, edited=bool(snapshot.edited_ids(base)))
+
+
+def saved_snapshot(workspace: str | Path) -> PromptSnapshot:
+    """The workspace's saved templates (packaged defaults for ids without a file)."""
+    return PromptSource(workspace).snapshot()
