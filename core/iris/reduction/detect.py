@@ -1,0 +1,142 @@
+"""Content detectors used by classification (R-RED-3, R-RED-5), as the reference describes them.
+
+High risk, diff, confirmation, build log, search hits, numbered source, JSON/NDJSON, skill
+envelopes and the read-only shell allow-list. Each is a pure function of text (and the command).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+__all__ = [
+    "is_build_log", "is_confirmation", "is_diff", "is_high_risk", "is_json_document", "is_ndjson",
+    "is_numbered_source", "is_read_only_shell", "is_search_content", "is_skill", "search_hits",
+]
+
+_HIGH_RISK = ("traceback", "panic:", "exception", "segmentation fault", "permission denied",
+              "access denied", "unauthorized", "forbidden", "expected:", "actual:", "assertion failed",
+              "assert failed", "--- fail", "npm err!", "fatal:")
+_DIFF_META = ("new file mode", "deleted file mode", "old mode", "new mode", "rename from", "rename to",
+              "copy from", "copy to", "binary files", "git binary patch", "index ")
+_CONFIRM = re.compile(r"\b\w+ successfully\b|background task (?:started|completed)|\bdone\b", re.I)
+_LOG_START = ("fail ", "--- fail", "build failed", "lint failed", "panic:", "traceback", "diagnostics:")
+_LOG_WORDS = ("error", "warning", "fail", "panic", "traceback", "exception")
+_SEARCH_LINE = re.compile(r"^(?P<path>[^:\s][^:]*?):(?P<line>\d+)(?::\d+)?[:\-](?P<text>.*)$")
+_NUMBERED = re.compile(r"^\s*\d+\s")
+_NUMBERED_ARROW = re.compile(r"^\s*\d+(?:→|\t)")
+_READ_ONLY_FIRST = {"pwd", "ls", "cat", "which", "head", "tail", "wc", "stat", "file", "du", "df"}
+_READ_ONLY_GIT = {"status", "log", "diff", "show", "branch", "rev-parse"}
+_SHELL_META = set(";|&`$><\\()*?[]{}\n")
+
+
+def is_diff(text: str) -> bool:
+    """A unified/git diff header followed by a hunk or git metadata in the first 80 lines, or an
+    apply-patch envelope."""
+    lines = text.splitlines()[:80]
+    header = False
+    for line in lines:
+        if line.startswith("*** Begin Patch") or re.match(r"^\*\*\* (Update|Add|Delete) File: ", line):
+            return True
+        if line.startswith(("diff --git", "--- ", "+++ ")):
+            header = True
+        elif header and (line.startswith("@@") or line.lower().startswith(_DIFF_META)):
+            return True
+    return False
+
+
+def is_high_risk(text: str, *, shell: bool = False) -> bool:
+    """Failure logs, stack traces, permission/security errors, assertion output, or a diff."""
+    if is_diff(text):
+        return True
+    low = text[:65536].lower()
+    if any(marker in low for marker in _HIGH_RISK):
+        return True
+    return shell and "failed" in low
+
+
+def is_confirmation(text: str) -> bool:
+    """Short confirmation-like output (≤180 chars, ≤3 lines)."""
+    stripped = text.strip()
+    return (0 < len(stripped) <= 180 and stripped.count("\n") < 3
+            and _CONFIRM.search(stripped) is not None)
+
+
+def is_build_log(text: str) -> bool:
+    """A build/test/lint log: a line starting with a failure marker, or ≥2 lines naming problems."""
+    hits = 0
+    for line in text.splitlines():
+        low = line.strip().lower()
+        if low.startswith(_LOG_START):
+            return True
+        if any(w in low for w in _LOG_WORDS):
+            hits += 1
+            if hits >= 2:
+                return True
+    return False
+
+
+def search_hits(text: str, limit: int | None = None) -> list[tuple[str, int, str]]:
+    """``(path, line, text)`` of every ``path:line:text`` line (path must contain / \\ or .)."""
+    hits = []
+    for i, line in enumerate(text.splitlines()):
+        if limit is not None and i >= limit:
+            break
+        m = _SEARCH_LINE.match(line)
+        if m and any(c in m.group("path") for c in "/\\."):
+            hits.append((m.group("path"), int(m.group("line")), m.group("text").strip()))
+    return hits
+
+
+def is_search_content(text: str) -> bool:
+    """At least 2 of the first 24 lines parse as ``path:line:text``."""
+    return len(search_hits(text, limit=24)) >= 2
+
+
+def is_numbered_source(text: str) -> bool:
+    """At least 4 of the first 16 lines start with digits and whitespace (or Claude's arrow)."""
+    head = text.splitlines()[:16]
+    return sum(1 for ln in head if _NUMBERED.match(ln) or _NUMBERED_ARROW.match(ln)) >= 4
+
+
+def is_json_document(text: str) -> bool:
+    """A whole JSON object or array."""
+    s = text.strip()
+    if not s or (s[0], s[-1]) not in (("{", "}"), ("[", "]")):
+        return False
+    try:
+        json.loads(s)
+    except ValueError:
+        return False
+    return True
+
+
+def is_ndjson(text: str) -> bool:
+    """JSON lines: several lines, the first lines each a ``{…}`` object."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    if len(lines) < 2:
+        return False
+    return all(ln.startswith("{") and ln.endswith("}") for ln in lines[:8])
+
+
+def is_skill(text: str) -> bool:
+    """A skill body: its envelope carries a ``<root>`` anchor."""
+    return "<root>" in text[:4096]
+
+
+def is_read_only_shell(command: str | None) -> bool:
+    """The command is on the static read-only allow-list (no shell metacharacters)."""
+    if not command:
+        return False
+    cmd = command.strip()
+    if not cmd or any(c in _SHELL_META for c in cmd):
+        return False
+    words = cmd.split()
+    first = words[0]
+    if first == "git":
+        return len(words) > 1 and words[1] in _READ_ONLY_GIT
+    if first not in _READ_ONLY_FIRST:
+        return False
+    if first == "tail" and ("-f" in words[1:] or "-F" in words[1:]):
+        return False
+    return not (first == "file" and "-C" in words[1:])

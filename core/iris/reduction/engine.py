@@ -1,0 +1,266 @@
+"""The entry point: reduce one main-model request (R-RED-1…9) and trim old bodies (R-POL-2).
+
+``messages`` is the durable history exactly as it will be sent. Ages: with ``A`` assistant
+messages in ``messages`` the request about to be sent is batch ``A``; a tool result belongs to the
+batch of the assistant message that declared its call (``index_session``: the k-th assistant
+message is batch k, parallel calls share it), so ``age = A − batch``: a result is age 1 at the
+first request that can react to it. A result whose call is missing takes the batch of its message.
+
+Incremental: per-result content facts are computed once (cached in the state's memo, keyed by call
+id and the text object), message token counts are cached per message object, reduced renderings
+are frozen by call id and reused byte-for-byte; per request only new results and results whose
+age crossed a gate are rendered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..context.policy import ContextPolicy
+from ..session import Message, ToolCallBlock, ToolResultBlock, index_session
+from ..tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
+from .artifacts import externalize_large_result
+from .classify import Context, ResultInfo, Verdict, classify, describe
+from .config import ReductionConfig
+from .facts import extract_facts
+from .models import FrozenRendering, ReductionResult, ReductionState, ToolResultDecision
+from .render import Rendering, commit, render_verdict
+from .toolkinds import ToolKindMap
+from .trim import plan_trims
+from .validity import ReadEvent, analyze_read_validity
+
+__all__ = ["reduce_request"]
+
+
+class _Item:
+    """One tool result in this request and what is being decided for it."""
+
+    __slots__ = ("mi", "bi", "block", "info", "age", "verdict", "rendering", "frozen", "group_closed",
+                 "group_rank", "text")
+
+    def __init__(self, mi: int, bi: int, block: ToolResultBlock, info: ResultInfo, age: int) -> None:
+        self.mi, self.bi, self.block, self.info, self.age = mi, bi, block, info, age
+        self.verdict: Verdict | None = None
+        self.rendering: Rendering | None = None
+        self.frozen: FrozenRendering | None = None
+        self.group_closed = True
+        self.group_rank = 0
+        self.text = block.text
+
+    @property
+    def ref(self) -> str:
+        return f"result:{self.mi}:{self.bi}"
+
+
+def _info(memo: dict, kinds: ToolKindMap, call: ToolCallBlock | None, block: ToolResultBlock) -> ResultInfo:
+    key = ("info", block.call_id, call.name if call else None, block.text, kinds.format,
+           tuple(sorted(kinds.overrides.items())))
+    info = memo.get(key)
+    if info is None:
+        name = call.name if call else "unknown"
+        args = dict(call.arguments) if call else {}
+        facts = extract_facts(kinds.kind_of_call(name, args), args, block.text, block.is_error)
+        info = describe(block.call_id, name, args, facts, block.text, reducible=block.reducible,
+                        has_artifact=bool(block.artifact_path))
+        memo[key] = info
+    return info
+
+
+def _collect(messages: Sequence[Message], memo: dict, kinds: ToolKindMap) -> list[_Item]:
+    idx = index_session(tuple(messages))
+    current = len(idx.batches)
+    items = []
+    for mi, msg in enumerate(messages):
+        if msg.role == "assistant":
+            continue
+        for bi, block in enumerate(msg.content):
+            if not isinstance(block, ToolResultBlock):
+                continue
+            loc = idx.calls.get(block.call_id)
+            call = messages[loc.message].content[loc.block] if loc else None
+            batch = idx.batch_of_message[loc.message] if loc else idx.batch_of_message[mi]
+            age = max(current - (batch if batch is not None else 0), 0)
+            items.append(_Item(mi, bi, block, _info(memo, kinds, call, block), age))  # type: ignore[arg-type]
+    closed = {g.assistant_message: g.closed for g in idx.groups}
+    ranks = {g.assistant_message: r for r, g in enumerate(reversed([g for g in idx.groups if g.closed]))}
+    for it in items:
+        loc = idx.calls.get(it.block.call_id)
+        it.group_closed = closed.get(loc.message, False) if loc else False
+        it.group_rank = ranks.get(loc.message, -1) if loc else -1
+    return items
+
+
+def _conversation_facts(items: list[_Item], state: ReductionState) -> tuple[dict, set, set, frozenset]:
+    """Read validity, repeated outputs, and the recalled inputs of this request."""
+    validity = analyze_read_validity(ReadEvent(it.info.call_id, it.info.facts, it.info.text) for it in items
+                                     if it.info.kind in ("read", "edit", "write", "delete"))
+    repeated, seen, newest = set(), set(), {}
+    for it in reversed(items):
+        key = (it.info.input_key, it.info.digest)
+        if key in seen:
+            repeated.add(it.info.call_id)
+        if not it.info.facts.is_error:
+            seen.add(key)
+        newest.setdefault(it.info.input_key, it)
+    recalled = set(state.recalled_inputs)
+    for key, it in newest.items():
+        if key in state.reduced_inputs and it.info.refetchable and it.info.call_id not in state.frozen:
+            recalled.add(key)
+    protected = {newest[k].info.call_id for k in recalled if k in newest}
+    return validity, repeated, protected, frozenset(recalled)
+
+
+def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, policy: ContextPolicy,
+                   state: ReductionState | None = None, session_dir: Path | None = None,
+                   context_read_available: bool = True, tool_kinds: ToolKindMap | None = None,
+                   todos_completed: bool = False,
+                   estimator: TokenEstimator | None = None) -> ReductionResult:
+    """Reduce the tool results of one request; never changes ``messages`` themselves (R-RED-1)."""
+    state = state or ReductionState()
+    memo = state.memo()
+    est = estimator or default_estimator()
+    kinds = tool_kinds or ToolKindMap()
+    items = _collect(messages, memo, kinds)
+    validity, repeated, protected, recalled = _conversation_facts(items, state)
+    hint = policy.enabled and context_read_available
+    for it in items:
+        ctx = Context(age=it.age, validity=validity.get(it.info.call_id),
+                      repeated=it.info.call_id in repeated, recalled=it.info.call_id in protected,
+                      tool_results=len(items))
+        _decide(it, ctx, config, state, session_dir)
+    fresh = [it for it in items if it.frozen is None and it.rendering is not None]
+    saving = sum(est.count(it.text) - est.count(it.rendering.text) for it in fresh)  # type: ignore[union-attr]
+    grace = todos_completed and state.grace_used < config.wrap_up_grace_requests
+    gate = _gate(state, config, saving, grace)
+    if gate:
+        for it in fresh:
+            _defer(it, gate, saving, config)
+    if hint:
+        plan_trims(items, policy, est)
+    _externalize(items, state, session_dir)
+    return _finish(messages, items, state, est, memo, hint, recalled, session_dir,
+                   grace_used=(state.grace_used + 1 if grace else state.grace_used) if todos_completed else 0)
+
+
+def _decide(it: _Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
+            session_dir: Path | None) -> None:
+    frozen = state.frozen.get(it.info.call_id)
+    if frozen is not None and frozen.ref == it.ref and frozen.digest == it.info.digest:
+        it.frozen = frozen
+        it.verdict = Verdict(frozen.action, frozen.rule, frozen.category,  # type: ignore[arg-type]
+                             f"{frozen.reason} (frozen since request {frozen.since_request})")
+        it.text = frozen.text
+        return
+    if not cfg.enabled:
+        it.verdict = Verdict("kept", "reduction_disabled", it.info.shape, "reduction: false → kept")
+        return
+    it.verdict = classify(it.info, ctx, cfg)
+    if it.verdict.action != "kept":
+        it.rendering = render_verdict(it.verdict, it.info, session_dir=session_dir,
+                                      existing_artifact=it.block.artifact_path
+                                      or state.externalized.get(it.info.call_id))
+
+
+def _gate(state: ReductionState, cfg: ReductionConfig, saving: int, grace: bool) -> str | None:
+    if saving >= cfg.min_incremental_saved_tokens:
+        return None
+    if grace:
+        return "wrap_up_grace"
+    if state.has_prefix:
+        return "min_incremental_saved_tokens"
+    return None
+
+
+def _defer(it: _Item, gate: str, saving: int, cfg: ReductionConfig) -> None:
+    v = it.verdict
+    assert v is not None
+    why = ("todos completed: wrap-up grace request" if gate == "wrap_up_grace"
+           else "previous reduced prefix reused")
+    it.verdict = Verdict("kept", gate, v.category, f"would be {v.action} by {v.rule} ({v.reason}); new "
+                         f"saving {saving:,} tokens < min_incremental_saved_tokens "
+                         f"{cfg.min_incremental_saved_tokens:,} → {why}")
+    it.rendering = None
+
+
+def _externalize(items: list[_Item], state: ReductionState, session_dir: Path | None) -> None:
+    """Results over the inline budget are replaced by a preview on first entry (R-RED-8)."""
+    if session_dir is None:
+        return
+    for it in items:
+        if it.verdict and it.verdict.action == "kept" and it.frozen is None and not it.block.artifact_path:
+            block, path = externalize_large_result(it.block, session_dir=session_dir,
+                                                   tool_name=it.info.tool_name)
+            if path is not None:
+                it.verdict = Verdict("externalized", "inline_budget", it.verdict.category,
+                                     f"{it.info.bytes:,} B > inline budget 51,200 B → preview + saved file "
+                                     f"(kept by {it.verdict.rule})")
+                it.rendering = Rendering(block.text, str(path), False)
+
+
+def _message_tokens(memo: dict, est: TokenEstimator, msg: Message) -> int:
+    hit = memo.get(("mt", id(msg)))
+    if hit is not None and hit[0] is msg:
+        return hit[1]
+    n = est.message_tokens(msg)
+    memo[("mt", id(msg))] = (msg, n)
+    return n
+
+
+def _finish(messages: Sequence[Message], items: list[_Item], state: ReductionState, est: TokenEstimator,
+            memo: dict, hint: bool, recalled: frozenset, session_dir: Path | None,
+            grace_used: int) -> ReductionResult:
+    request_no = state.requests + 1
+    frozen = dict(state.frozen)
+    externalized = dict(state.externalized)
+    reduced_inputs = set(state.reduced_inputs)
+    decisions, changed = [], {}
+    for it in items:
+        v = it.verdict
+        assert v is not None
+        art = read_back = None
+        if it.frozen is not None:
+            text, art, read_back = it.frozen.text, it.frozen.artifact_path, it.frozen.read_back
+        elif it.rendering is not None:
+            commit(it.rendering, it.info, session_dir)
+            art = it.rendering.artifact
+            text = it.rendering.text
+            if v.action == "externalized":
+                externalized[it.info.call_id] = art or ""
+            else:
+                read_back = it.ref if hint else art
+                if hint and v.render not in ("repeat", "confirmation"):
+                    text += f'\n[Read back with context_read(ref="{it.ref}")]'
+                frozen[it.info.call_id] = FrozenRendering(
+                    ref=it.ref, digest=it.info.digest, text=text, action=v.action, rule=v.rule,
+                    category=v.category, reason=v.reason, artifact_path=art, read_back=read_back,
+                    since_request=request_no)
+                reduced_inputs.add(it.info.input_key)
+        else:
+            text = it.block.text
+        if text != it.block.text:
+            changed.setdefault(it.mi, {})[it.bi] = text
+        decisions.append(ToolResultDecision.model_construct(
+            ref=it.ref, message_index=it.mi, block_index=it.bi, call_id=it.info.call_id,
+            tool_name=it.info.tool_name, kind=it.info.kind, category=v.category, age=it.age,
+            bytes=it.info.bytes, action=v.action, rule=v.rule, reason=v.reason,
+            tokens_before=est.count(it.block.text), tokens_after=est.count(text),
+            artifact_path=art or it.block.artifact_path, read_back=read_back))
+    out = list(messages)
+    for mi, texts in changed.items():
+        key = ("msg", id(messages[mi]), tuple(sorted(texts.items())))
+        hit = memo.get(key)
+        if hit is None or hit[0] is not messages[mi]:
+            content = tuple(b.model_copy(update={"text": texts[i]}) if i in texts else b
+                            for i, b in enumerate(messages[mi].content))
+            hit = (messages[mi], messages[mi].model_copy(update={"content": content}))
+            memo[key] = hit
+        out[mi] = hit[1]
+    before = REQUEST_OVERHEAD + sum(_message_tokens(memo, est, m) for m in messages)
+    after = before - sum(d.tokens_before - d.tokens_after for d in decisions)
+    new_state = ReductionState(frozen=frozen, externalized=externalized,
+                               reduced_inputs=frozenset(reduced_inputs), recalled_inputs=recalled,
+                               requests=request_no, has_prefix=bool(frozen), grace_used=grace_used)
+    new_state._memo = memo
+    return ReductionResult(messages=tuple(out), decisions=tuple(decisions), state=new_state,
+                           tokens_before=before, tokens_after=after)

@@ -1,0 +1,104 @@
+"""Records of request-level reduction: one decision per tool result, the state carried between
+requests, and the result of one :func:`~iris.reduction.engine.reduce_request` call."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+from ..session import Message
+
+__all__ = ["Action", "FrozenRendering", "ReductionResult", "ReductionState", "ToolResultDecision"]
+
+Action = Literal["kept", "reduced", "trimmed", "stale", "superseded", "repeat", "externalized"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolResultDecision(_Frozen):
+    """What happened to one tool result in one request, produced by the branch that decided it."""
+
+    ref: str
+    """``result:N:B`` (message N, content block B of the request's messages)."""
+    message_index: int
+    block_index: int
+    call_id: str
+    tool_name: str
+    kind: str
+    """Tool kind (read, edit, write, delete, shell, search, glob, web_fetch, skill, todo, other)."""
+    category: str
+    """Output category (R-RED-3) the content belongs to."""
+    age: int
+    """Request batches since the batch that produced the result (1 at the first request that sees it)."""
+    bytes: int
+    action: Action
+    rule: str
+    """The rule that decided (e.g. ``shell_success_age_turns``, ``current_read``, ``high_risk_protect``)."""
+    reason: str
+    """Plain words with the numbers that made the rule fire."""
+    tokens_before: int
+    tokens_after: int
+    artifact_path: str | None = None
+    """Where the full original lives (reduced-artifacts/ or tool-outputs/), if anywhere."""
+    read_back: str | None = None
+    """The read-back address given in the hint: the ``result:N:B`` ref or the artifact path."""
+
+    @property
+    def saved_tokens(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+
+class FrozenRendering(_Frozen):
+    """A reduced/trimmed rendering reused byte-for-byte by later requests (R-RED-9)."""
+
+    ref: str
+    digest: str
+    """sha256 of the original text (a changed original invalidates the rendering)."""
+    text: str
+    action: Action
+    rule: str
+    category: str
+    reason: str
+    artifact_path: str | None = None
+    read_back: str | None = None
+    since_request: int
+
+
+class ReductionState(_Frozen):
+    """What persists between requests, keyed by call id (stable under compaction index shifts)."""
+
+    frozen: Mapping[str, FrozenRendering] = {}
+    """Call id → rendering that later requests reuse exactly."""
+    externalized: Mapping[str, str] = {}
+    """Call id → ``tool-outputs/`` file of results over the inline budget."""
+    reduced_inputs: frozenset[str] = frozenset()
+    """Input keys (tool + canonical arguments) whose output was reduced at least once."""
+    recalled_inputs: frozenset[str] = frozenset()
+    """Input keys re-issued after a reduction: their newest output is protected (recalled_input_protect)."""
+    requests: int = 0
+    """Requests reduced so far with this state."""
+    has_prefix: bool = False
+    """A reduced prefix exists (enables the min_incremental_saved_tokens reuse rule)."""
+    grace_used: int = 0
+    """Wrap-up grace requests already granted since todos completed."""
+    _memo: Any = PrivateAttr(default=None)
+
+    def memo(self) -> dict[Any, Any]:
+        """Content caches shared by all states of one replay (classification, message tokens)."""
+        if self._memo is None:
+            self._memo = {}
+        return self._memo
+
+
+class ReductionResult(_Frozen):
+    """The request messages to send, one decision per tool result, and the updated state."""
+
+    messages: tuple[Message, ...]
+    decisions: tuple[ToolResultDecision, ...]
+    state: ReductionState
+    tokens_before: int
+    tokens_after: int

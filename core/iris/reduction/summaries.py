@@ -1,0 +1,250 @@
+"""Category summaries (R-RED-4): each keeps the structure that matters for its kind of output.
+
+Marker texts follow the reference implementation (tool names in lowercase). Every function is pure:
+text in, marker text out; the engine appends the ``Full output saved to <path>`` line and the
+read-back hint.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .detect import search_hits
+
+__all__ = [
+    "CONFIRMED", "SEARCH_BUDGET_BYTES", "confirmation_marker", "diagnostics_summary", "diff_summary",
+    "error_summary", "generic_summary", "json_summary", "log_summary", "read_like_summary",
+    "repeated_marker", "search_summary", "shell_success_summary", "skill_summary", "stale_read_marker",
+]
+
+CONFIRMED = "[Confirmed]"
+SEARCH_BUDGET_BYTES = 1400
+"""Byte budget of the path:line list of a search summary (the reference's figure)."""
+LINE_CAP = 200
+_STRONG = re.compile(r"\b(pass(ed)?|ok|done|success(ful(ly)?)?|coverage)\b", re.I)
+_WEAK = re.compile(r"\b(created|updated|completed|wrote|written|installed|added|removed|saved)\b", re.I)
+_HEADING = re.compile(r"^#{1,6}\s+\S")
+_STALE_NOTES = {
+    "modified": "[File modified after this read; the content above may be outdated. "
+                "Re-read before relying on it.]",
+    "replaced": "[File replaced after this read; re-reading returns the current content, "
+                "not the version above.]",
+    "superseded": "[A newer read of this range appears later in this conversation; prefer that output.]",
+}
+
+
+def _cap(line: str) -> str:
+    return line if len(line) <= LINE_CAP else line[:LINE_CAP] + "…"
+
+
+def _size(text: str) -> str:
+    return f"bytes={len(text.encode())} lines={len(text.splitlines())}"
+
+
+def _tail(lines: list[str], shown: int, n: int = 3) -> list[str]:
+    omitted = len(lines) - shown - n
+    out = [f"- ... ({omitted} lines omitted) ..."] if omitted > 0 else []
+    return out + [_cap(ln) for ln in lines[-n:]] if lines else out
+
+
+def confirmation_marker() -> str:
+    return CONFIRMED
+
+
+def repeated_marker(tool: str) -> str:
+    return f"[Repeated {tool.lower()} output omitted; an identical call appears later.]"
+
+
+def error_summary(tool: str, text: str) -> str:
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    head = f"[Older {tool.lower()} error summarized for this request to save context; {_size(text)}]"
+    return f"{head}\n{_cap(first)}" if first else head
+
+
+def diagnostics_summary(tool: str, text: str) -> str:
+    lines = text.splitlines()
+    at = next((i for i, ln in enumerate(lines) if "diagnostics:" in ln.lower()), 0)
+    diag = [ln for ln in lines[at + 1:] if ln.strip()]
+    head = f"[Older {tool.lower()} diagnostics summarized for this request; diagnostics={len(diag)}]"
+    return "\n".join([head, _cap(lines[0]) if lines else "", *(_cap(d) for d in diag[:3])]).rstrip()
+
+
+def shell_success_summary(text: str) -> str:
+    lines = text.splitlines()
+    out = [f"[Older shell success summarized for this request to save context; {_size(text)}]"]
+    signal = [ln for ln in lines if _STRONG.search(ln)] or [ln for ln in lines if _WEAK.search(ln)]
+    shown = signal[:6]
+    out += [_cap(ln) for ln in shown]
+    out += _tail(lines, len(shown))
+    return "\n".join(out)
+
+
+def log_summary(text: str) -> str:
+    lines = text.splitlines()
+    low = [ln.lower() for ln in lines]
+    errors = sum("error" in ln for ln in low)
+    warnings = sum("warn" in ln for ln in low)
+    failed = sum("fail" in ln or "panic" in ln or "traceback" in ln for ln in low)
+    marked = [lines[i] for i, ln in enumerate(low)
+              if any(w in ln for w in ("error", "warn", "fail", "panic", "traceback", "exception"))]
+    out = [f"[Older shell log summarized for this request to save context; lines={len(lines)} "
+           f"errors={errors} warnings={warnings} failed={failed}]"]
+    out += [_cap(ln) for ln in marked[:6]]
+    if len(lines) > len(marked[:6]):
+        out.append(f"- ... ({len(lines) - len(marked[:6])} more lines omitted) ...")
+    return "\n".join(out)
+
+
+def search_summary(tool: str, text: str, args: dict[str, Any]) -> str:
+    """Every ``path: line, line`` within :data:`SEARCH_BUDGET_BYTES`, snippets for the first files."""
+    hits = search_hits(text)
+    pattern = str(args.get("pattern", args.get("query", args.get("regex", ""))))
+    paths = str(args.get("path", "."))
+    includes = str(args.get("glob", args.get("include", args.get("includes", ""))))
+    by_file: dict[str, list[tuple[int, str]]] = {}
+    for path, line, snippet in hits:
+        by_file.setdefault(path, []).append((line, snippet))
+    if not by_file:  # glob / files-only output: one path per line
+        for ln in text.splitlines():
+            if ln.strip():
+                by_file.setdefault(ln.strip(), [])
+    total = len(hits) or len(by_file)
+    out = [f'[Older {tool.lower()} results summarized for this request to save context; '
+           f'pattern="{pattern}" paths="{paths}" includes="{includes}"; matches={total}]']
+    used = 0
+    files = list(by_file.items())
+    for n, (path, found) in enumerate(files):
+        nums = ", ".join(str(line) for line, _ in found)
+        entry = f"- {path}: {nums}" if found else f"- {path}"
+        if n < 3 and found and found[0][1]:
+            entry += f" — {found[0][1][:80]}"
+        if used + len(entry.encode()) + 1 > SEARCH_BUDGET_BYTES:
+            rest = files[n:]
+            out.append(f"- ... (+{len(rest)} files, {sum(len(f) for _, f in rest)} matches omitted) ...")
+            break
+        out.append(entry)
+        used += len(entry.encode()) + 1
+    return "\n".join(out)
+
+
+def _diff_files(text: str) -> list[dict[str, Any]]:
+    files: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        m = re.match(r"^(?:diff --git a/\S+ b/(\S+)|\*\*\* (Update|Add|Delete) File: (.+)|\+\+\+ (?:b/)?(\S+))", line)
+        if m and not line.startswith("+++ /dev/null"):
+            name = m.group(1) or m.group(3) or m.group(4)
+            if files and files[-1]["file"] == name:
+                continue
+            kind = {"Add": "added", "Delete": "deleted"}.get(m.group(2) or "", "modified")
+            files.append({"file": name, "hunks": 0, "add": 0, "del": 0, "kind": kind, "shown": []})
+        elif not files:
+            continue
+        elif line.startswith("@@"):
+            files[-1]["hunks"] += 1
+        elif line.startswith("new file mode"):
+            files[-1]["kind"] = "added"
+        elif line.startswith("deleted file mode"):
+            files[-1]["kind"] = "deleted"
+        elif line.startswith("rename from"):
+            files[-1]["kind"] = "renamed"
+        elif line.startswith(("+", "-")) and not line.startswith(("+++", "---")):
+            files[-1]["add" if line[0] == "+" else "del"] += 1
+            if len(files[-1]["shown"]) < 2 and line[1:].strip():
+                files[-1]["shown"].append(line[:80])
+    return files
+
+
+def diff_summary(tool: str, text: str) -> str:
+    """Files, hunks, change counts and up to two representative lines per file."""
+    out = [f"[Older {tool.lower()} diff summarized for this request; {_size(text)}]"]
+    files = _diff_files(text)
+    for f in files[:40]:
+        shown = " | ".join(f["shown"])
+        out.append(f"- {f['file']}: hunks={f['hunks']} changes=+{f['add']}/-{f['del']}; "
+                   f"kind={f['kind']}; shown: {shown}")
+    if len(files) > 40:
+        out.append(f"- ... (+{len(files) - 40} files omitted) ...")
+    return "\n".join(out)
+
+
+def _brief(value: Any) -> str:
+    if isinstance(value, dict):
+        keys = ", ".join(json.dumps(k) for k in list(value)[:6])
+        return "{" + keys + (", …" if len(value) > 6 else "") + "}"
+    if isinstance(value, list):
+        return f"[{len(value)} items]"
+    return _cap(json.dumps(value, ensure_ascii=False))
+
+
+def json_summary(tool: str, text: str) -> str:
+    """Top-level keys (scalars kept, nested shown as key sets / item counts) or array counts."""
+    data = json.loads(text)
+    if isinstance(data, dict):
+        out = [f"[Older {tool.lower()} JSON object summarized to save context; keys={len(data)}]"]
+        out += [f"- {json.dumps(k)}: {_brief(v)}" for k, v in list(data.items())[:8]]
+        if len(data) > 8:
+            out.append(f"- ... ({len(data) - 8} more keys omitted) ...")
+        return "\n".join(out)
+    out = [f"[Older {tool.lower()} JSON array summarized to save context; items={len(data)}]"]
+    if data:
+        out.append(f"- first item: {_brief(data[0])}")
+    return "\n".join(out)
+
+
+def generic_summary(tool: str, text: str) -> str:
+    lines = text.splitlines()
+    out = [f"[Older {tool.lower()} output summarized for this request to save context; {_size(text)}]"]
+    if len(lines) <= 4:
+        return "\n".join(out + [_cap(ln) for ln in lines])
+    out += [_cap(ln) for ln in lines[:2]]
+    out.append(f"- ... ({len(lines) - 4} lines omitted) ...")
+    out += [_cap(ln) for ln in lines[-2:]]
+    return "\n".join(out)
+
+
+def read_like_summary(tool: str, text: str, *, path: str | None, read_range: tuple[int, int] | None) -> str:
+    """Reads and fetches keep their path (or URL) and line range."""
+    where = f" path={path}" if path else ""
+    if read_range:
+        where += f" lines={read_range[0]}-{read_range[1]}"
+    lines = text.splitlines()
+    out = [f"[Older {tool.lower()} output summarized for this request to save context;{where} {_size(text)}]"]
+    out += [_cap(ln) for ln in lines[:2]]
+    out += _tail(lines, 2, 2)
+    return "\n".join(out)
+
+
+def stale_read_marker(text: str, *, read_range: tuple[int, int] | None, total: int | None,
+                      why: str) -> str:
+    """``READ_RESULT … truncated=stale|superseded``, about 500 chars of leading lines, and a note.
+
+    ``why`` is ``modified``, ``replaced`` (both stale) or ``superseded``.
+    """
+    start, end = read_range or (1, len(text.splitlines()))
+    state = "superseded" if why == "superseded" else "stale"
+    head, used = [], 0
+    for ln in text.splitlines():
+        if used + len(ln) > 500:
+            break
+        head.append(ln)
+        used += len(ln) + 1
+    total_s = str(total) if total is not None else "?"
+    end_s = str(end) if end < 10**9 else "end"
+    return "\n".join([f"READ_RESULT lines={start}-{end_s} total={total_s} truncated={state}", *head,
+                      _STALE_NOTES[why]])
+
+
+def skill_summary(text: str) -> str | None:
+    """Anchors and a section outline; None when that would not be smaller than the original."""
+    anchors = [m.group(0) for tag in ("name", "path", "root", "relative_paths_base")
+               for m in [re.search(rf"<{tag}>.*?</{tag}>", text, re.S)] if m]
+    headings, used = [], 0
+    for ln in text.splitlines():
+        if _HEADING.match(ln.strip()) and len(headings) < 20 and used + len(ln) <= 600:
+            headings.append(ln.strip())
+            used += len(ln.strip())
+    out = "\n".join(["[Older skill output summarized for this request; the full text stays readable "
+                     "at the address below]", *anchors, "Workflow headings:", *(f"- {h}" for h in headings)])
+    return out if len(out) < len(text) else None

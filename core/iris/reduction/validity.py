@@ -1,0 +1,128 @@
+"""Read validity (R-RED-6): which reads are still the current view of their file.
+
+A read is **stale** when a later successful edit overlaps its displayed range, shifts lines above
+it, has an unknown range, or when the file is later replaced as a whole or deleted; it is
+**superseded** when one later successful read of the same file covers its whole range. Every other
+successful read with a known path is current and is never reduced.
+
+Paths match on whole-segment suffixes (``src/a.py`` matches ``/repo/src/a.py``); two distinct
+absolute paths never match. A Claude-Code-style edit (``old_string``/``new_string``) has no line
+numbers: its range is located by finding ``old_string`` in the read's numbered lines; when it cannot
+be found the edit counts as unknown-range, except that an edit that adds no lines and is absent from
+a partial read leaves that read current.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from .facts import WHOLE_FILE_END, FileChange, ToolFacts, numbered_lines
+
+__all__ = ["ReadEvent", "Validity", "analyze_read_validity", "same_file"]
+
+Validity = tuple[Literal["stale", "superseded"], Literal["modified", "replaced", "superseded"]]
+
+
+@dataclass(frozen=True)
+class ReadEvent:
+    """One tool result in conversation order, as validity analysis sees it."""
+
+    call_id: str
+    facts: ToolFacts
+    text: str
+
+
+def _segments(path: str) -> tuple[bool, tuple[str, ...]]:
+    norm = posixpath.normpath(path.replace("\\", "/"))
+    return norm.startswith("/"), tuple(s for s in norm.split("/") if s and s != ".")
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whole-segment suffix match; distinct absolute roots never match."""
+    abs_a, seg_a = _segments(a)
+    abs_b, seg_b = _segments(b)
+    if abs_a and abs_b:
+        return seg_a == seg_b
+    short, long = (seg_a, seg_b) if len(seg_a) <= len(seg_b) else (seg_b, seg_a)
+    return bool(short) and long[-len(short):] == short
+
+
+def _locate(old_text: str, read_text: str) -> tuple[int, int] | None:
+    """Pre-edit lines of ``old_text`` inside a numbered read output, if it is shown there."""
+    shown = numbered_lines(read_text)
+    want = [ln.rstrip() for ln in old_text.splitlines()] or [""]
+    texts = [t.rstrip() for _, t in shown]
+    for i in range(len(texts) - len(want) + 1):
+        if all(want[k] in texts[i + k] if len(want) == 1 else
+               (texts[i + k].endswith(want[k]) if k == 0 else
+                texts[i + k].startswith(want[k]) if k == len(want) - 1 else texts[i + k] == want[k])
+               for k in range(len(want))):
+            return shown[i][0], shown[i + len(want) - 1][0]
+    return None
+
+
+def _edit_invalidates(read: ReadEvent, change: FileChange, several: bool) -> str | None:
+    """``modified``/``replaced`` when this change invalidates the read, else None."""
+    if change.deleted or change.whole_file:
+        return "replaced"
+    first, last = read.facts.read_range or (1, WHOLE_FILE_END)
+    start, end, shift = change.start, change.end, change.shift
+    if start is None and change.old_text is not None:
+        found = _locate(change.old_text, read.text)
+        if found:
+            start, end = found
+        elif shift == 0 and last < WHOLE_FILE_END and not several:
+            return None  # not shown in this partial read and no lines moved
+    if start is None or end is None:
+        return "modified"
+    if start <= last and end >= first:
+        return "modified"
+    if shift != 0 and start < first:
+        return "modified"  # lines moved above the read: its line numbers are wrong now
+    if several and shift != 0:
+        return "modified"
+    return None
+
+
+def analyze_read_validity(events: Iterable[ReadEvent]) -> dict[str, Validity]:
+    """Call id → (``stale``/``superseded``, why) for every read that is no longer current."""
+    ordered = list(events)
+    result: dict[str, Validity] = {}
+    by_name: dict[str, list[int]] = {}
+    for i, ev in enumerate(ordered):
+        if ev.facts.is_error:
+            continue
+        names = {ev.facts.path} if ev.facts.kind == "read" else {c.path for c in ev.facts.changes}
+        for name in names:
+            if name:
+                by_name.setdefault(posixpath.basename(name.replace("\\", "/")), []).append(i)
+    for i, read in enumerate(ordered):
+        if read.facts.kind != "read" or read.facts.is_error or not read.facts.path:
+            continue
+        key = posixpath.basename(read.facts.path.replace("\\", "/"))
+        later = [ordered[j] for j in by_name.get(key, ()) if j > i]
+        verdict = _verdict(read, later)
+        if verdict:
+            result[read.call_id] = verdict
+    return result
+
+
+def _verdict(read: ReadEvent, later: list[ReadEvent]) -> Validity | None:
+    path = read.facts.path or ""
+    changes = [c for ev in later if ev.facts.kind != "read"
+               for c in ev.facts.changes if same_file(c.path, path)]
+    several = len(changes) > 1 and any(c.shift != 0 for c in changes)
+    for change in changes:
+        why = _edit_invalidates(read, change, several)
+        if why:
+            return ("stale", "replaced" if why == "replaced" else "modified")
+    first, last = read.facts.read_range or (1, WHOLE_FILE_END)
+    for ev in later:
+        if ev.facts.kind == "read" and ev.facts.path and same_file(ev.facts.path, path):
+            f2, l2 = ev.facts.read_range or (1, WHOLE_FILE_END)
+            if f2 <= first and l2 >= last:
+                return ("superseded", "superseded")
+    return None
