@@ -60,6 +60,13 @@ class MessageList:
         self._note(blocks, line)
         return len(self.entries) - 1
 
+    def extend(self, index: int, blocks, line: int = 0) -> None:
+        """More blocks of the message at ``index`` (the same response)."""
+        entry = self.entries[index]
+        entry.blocks.extend(blocks)
+        entry.lines.append(line)
+        self._note(blocks, line)
+
     def _note(self, blocks, line: int) -> None:
         for block in blocks:
             if block.type == "tool_call":
@@ -77,12 +84,9 @@ class MessageList:
                              timestamp=timestamp, synthetic=synthetic, line=line)
             self._groups[key] = index
             return index
-        entry = self.entries[index]
-        entry.blocks.extend(blocks)
-        entry.lines.append(line)
+        self.extend(index, blocks, line)
         if usage is not None:
-            entry.usage = usage
-        self._note(blocks, line)
+            self.entries[index].usage = usage
         return index
 
     def add_user(self, id: str | None, blocks, timestamp: datetime | None, synthetic: bool,

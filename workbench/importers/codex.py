@@ -1,0 +1,245 @@
+"""OpenAI Codex CLI rollouts (``rollout-*.jsonl``) → :class:`Session` (R-SES-4).
+
+Every line is ``{timestamp, type, payload}``. ``response_item`` lines are the model context;
+``event_msg`` lines are telemetry, of which only ``token_count`` (usage), ``task_started`` (context
+window) and ``user_message`` (marks a user turn as typed) matter; ``turn_context`` carries the
+model; ``compacted`` is a recorded compaction.
+
+**One model call = one assistant message.** Codex writes the items a call produced (reasoning,
+assistant text, one or more ``function_call``/``custom_tool_call``) and then a ``token_count``
+event. The importer opens an assistant message at the first assistant-side item and closes it at
+the next new ``token_count`` (whose ``last_token_usage`` becomes its usage) or at the next input
+item (user/developer message, tool output). Parallel calls therefore share one message, i.e. one
+request batch. ``token_count`` events are de-duplicated by changes in ``total_token_usage``;
+all-zero ``last_token_usage`` (seen around compactions) is ignored.
+
+**Compaction keeps history.** The session shows what the model saw over time: messages before a
+``compacted`` line stay; the replacement history is appended after them (copies of kept user turns
+are marked synthetic), and :class:`RecordedCompaction` ``at_message`` points at its first message,
+so ``messages[at_message:]`` is the context the model had after the compaction.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from iris.errors import SessionFormatError
+from iris.session import (
+    Message,
+    ModelLimits,
+    ModelSwitch,
+    RecordedCompaction,
+    Session,
+    SessionHeader,
+    TextBlock,
+    Usage,
+)
+
+from . import codex_items as ci
+from ._builder import MessageList
+from ._common import LineErrors, as_dict, as_str, iter_json_lines, parse_time, short_id, shorten_title
+
+__all__ = ["load_codex"]
+
+
+class _Rollout:
+    """The importer's state while it reads one rollout."""
+
+    def __init__(self, errors: LineErrors) -> None:
+        self.errors = errors
+        self.out = MessageList()
+        self.open: int | None = None        # assistant message still receiving items
+        self.awaiting: int | None = None    # assistant message waiting for its token_count
+        self.last_total: Any = None
+        self.last_prompt: int | None = None
+        self.model: str | None = None
+        self.first_model: str | None = None
+        self.limits: ModelLimits | None = None
+        self.first_limits: ModelLimits | None = None
+        self.switches: list[ModelSwitch] = []
+        self.compactions: list[RecordedCompaction] = []
+        self.meta: dict[str, Any] = {}
+        self.saw_user_event = False
+        self.unconfirmed_user: int | None = None
+        self.typed: set[int] = set()
+        self.cwd: str | None = None
+
+    # -- lines ------------------------------------------------------------------------------
+
+    def line(self, lineno: int, data: dict[str, Any]) -> None:
+        kind = data.get("type")
+        if not isinstance(kind, str):
+            raise SessionFormatError("missing or non-string 'type'", field="type")
+        payload = as_dict(data.get("payload"), "payload")
+        when = parse_time(data.get("timestamp"))
+        if kind == "response_item":
+            self.item(payload, lineno, when)
+        elif kind == "event_msg":
+            self.event(payload)
+        elif kind == "turn_context":
+            self.turn_context(payload)
+        elif kind == "session_meta":
+            self.session_meta(payload, lineno)
+        elif kind == "compacted":
+            self.compacted(payload, lineno, when)
+        else:
+            self.errors.warn(f"unknown line type {kind!r} ignored", line=lineno)
+
+    def session_meta(self, payload: dict[str, Any], lineno: int) -> None:
+        self.meta = payload
+        self.cwd = self.cwd or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+        instructions = payload.get("base_instructions")
+        text = instructions.get("text") if isinstance(instructions, dict) else payload.get("instructions")
+        if isinstance(text, str) and text:
+            self.out.add("system", [TextBlock(text=text)], id="base_instructions",
+                         line=lineno)
+
+    def turn_context(self, payload: dict[str, Any]) -> None:
+        model = payload.get("model")
+        if isinstance(payload.get("cwd"), str):
+            self.cwd = self.cwd or payload["cwd"]
+        if not isinstance(model, str) or model == self.model:
+            return
+        if self.model is not None:
+            self.switches.append(ModelSwitch(at_message=len(self.out), model=model, limits=self.limits))
+        self.first_model = self.first_model or model
+        self.model = model
+
+    def event(self, payload: dict[str, Any]) -> None:
+        kind = payload.get("type")
+        if kind == "token_count":
+            self.token_count(payload.get("info"))
+        elif kind == "task_started":
+            self.window(payload.get("model_context_window"))
+        elif kind == "user_message":
+            self.saw_user_event = True
+            if self.unconfirmed_user is not None:
+                self.typed.add(self.unconfirmed_user)
+                self.unconfirmed_user = None
+
+    def window(self, size: Any) -> None:
+        if isinstance(size, int) and size > 0 and (self.limits is None or self.limits.context != size):
+            self.limits = ModelLimits(context=size)
+            self.first_limits = self.first_limits or self.limits
+
+    def token_count(self, info: Any) -> None:
+        if not isinstance(info, dict):
+            return  # info is null before the first call
+        total = info.get("total_token_usage")
+        if total == self.last_total:
+            return  # every call is logged twice
+        last = as_dict(info.get("last_token_usage"), "payload.info.last_token_usage")
+        usage = ci.codex_usage(last, self.model)
+        self.last_total = total
+        self.window(info.get("model_context_window"))
+        if usage.input_tokens == 0 and usage.output_tokens == 0:
+            return  # all-zero usage around a compaction is noise
+        self.last_prompt = usage.prompt_tokens
+        if self.awaiting is not None and self.out.entries[self.awaiting].usage is None:
+            self.out.entries[self.awaiting].usage = usage
+        self.awaiting = None
+        self.open = None
+
+    # -- response items ---------------------------------------------------------------------
+
+    def item(self, payload: dict[str, Any], lineno: int, when) -> None:
+        self.apply(ci.convert_item(payload), payload, lineno, when)
+
+    def apply(self, converted: ci.Converted, payload: dict[str, Any], lineno: int, when,
+              replay: bool = False) -> None:
+        role, blocks, synthetic = converted
+        if role is None:
+            if blocks is None:
+                self.errors.warn(f"response item {payload.get('type')!r} ignored", line=lineno)
+            return
+        if role == "assistant":
+            if self.open is None:
+                self.open = self.out.add("assistant", blocks, model=self.model, timestamp=when,
+                                         line=lineno)
+                self.awaiting = self.open
+            else:
+                self.out.extend(self.open, blocks, lineno)
+            return
+        self.open = None
+        if role == "tool":
+            self.out.add("tool", blocks, timestamp=when, line=lineno)
+            return
+        index = self.out.add(role, blocks, timestamp=when, synthetic=synthetic or replay, line=lineno)
+        if role == "user" and not synthetic and not replay:
+            self.unconfirmed_user = index
+
+    def compacted(self, payload: dict[str, Any], lineno: int, when) -> None:
+        summary = payload.get("message")
+        summary = summary if isinstance(summary, str) and summary else None
+        history = payload.get("replacement_history")
+        at = len(self.out)
+        if history is not None:
+            items = ci.as_items(history)
+            converted = [ci.convert_item(item) for item in items]  # all or nothing for this line
+            self.open = self.awaiting = None
+            for item, conv in zip(items, converted):
+                self.apply(conv, item, lineno, when, replay=True)
+            self.open = self.awaiting = None
+            source = "codex:compacted.replacement_history"
+        else:
+            self.open = self.awaiting = None
+            self.legacy_history(summary or "", lineno, when)
+            source = "codex:compacted"
+        self.compactions.append(RecordedCompaction(at_message=at, trigger="auto",
+                                                   pre_tokens=self.last_prompt, summary=summary,
+                                                   source=source))
+
+    def legacy_history(self, summary: str, lineno: int, when) -> None:
+        """Local compaction (no replacement history): initial context + user turns + summary.
+        Follows codex-rs ``compact.rs`` as FORMATS.md describes it (no sample verifies it)."""
+        entries = list(self.out.entries)
+        first_typed = min(self.typed, default=len(entries))
+        for i, entry in enumerate(entries):
+            initial = i < first_typed and entry.synthetic
+            if initial or i in self.typed:
+                self.out.add(entry.role, list(entry.blocks), timestamp=when, synthetic=True, line=lineno)
+        self.out.add("user", [TextBlock(text=summary)], timestamp=when, synthetic=True, summary=True,
+                     line=lineno)
+
+    # -- result -----------------------------------------------------------------------------
+
+    def session(self, content_hash: str | None) -> Session:
+        if self.saw_user_event:
+            # A user item Codex did not echo as an event_msg.user_message was injected context.
+            for i, entry in enumerate(self.out.entries):
+                if entry.role == "user" and i not in self.typed and not entry.summary:
+                    entry.synthetic = True
+        self.out.check_orphans(self.errors)
+        messages = self.out.freeze()
+        sid = self.meta.get("id") if isinstance(self.meta.get("id"), str) else None
+        header = SessionHeader(
+            session_id=sid or short_id("codex", content_hash or "sha256:unknown"),
+            title=_title(messages) or "Codex session", source_format="codex",
+            model=self.first_model, limits=self.first_limits, workspace_root=self.cwd,
+            created_at=parse_time(self.meta.get("timestamp")))
+        return Session(header=header, messages=tuple(messages), model_switches=tuple(self.switches),
+                       compactions=tuple(self.compactions))
+
+
+def _title(messages: list[Message]) -> str:
+    for msg in messages:
+        if msg.role == "user" and not msg.synthetic and msg.text.strip():
+            return shorten_title(msg.text)
+    return ""
+
+
+def load_codex(path: str | Path, *, lenient: bool = False,
+               skipped: list[SessionFormatError] | None = None,
+               warnings: list[SessionFormatError] | None = None,
+               content_hash: str | None = None) -> Session:
+    """Import a Codex CLI rollout (see the module docstring for the rules)."""
+    path = Path(path)
+    errors = LineErrors(path, lenient, skipped, warnings)
+    rollout = _Rollout(errors)
+    for lineno, data in iter_json_lines(path, errors):
+        with errors.line(lineno):
+            rollout.line(lineno, data)
+    if not rollout.out.entries:
+        raise errors.nothing_imported("message")
+    return rollout.session(content_hash)

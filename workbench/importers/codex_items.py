@@ -1,0 +1,141 @@
+"""Codex ``response_item`` payloads and usage objects → session blocks and usage.
+
+Pure conversions (no importer state), so a bad item fails before anything is added and a lenient
+import can leave exactly that line out.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from iris.errors import SessionFormatError
+from iris.session import (
+    ContentBlock,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    Usage,
+)
+
+from ._common import as_dict, as_int, as_list, as_str, parse_arguments
+
+__all__ = ["as_items", "codex_usage", "convert_item"]
+
+#: Text that marks a user item as context Codex injected (environment, AGENTS.md, instructions).
+_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+             "<INSTRUCTIONS>", "<turn_aborted>", "<user_shell_command>")
+_ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
+#: Items that carry no model context the workbench can show.
+_IGNORED = {"ghost_snapshot", "other"}
+
+Converted = tuple[str | None, list[ContentBlock] | None, bool]
+
+
+def convert_item(payload: dict[str, Any]) -> Converted:
+    """``(role, blocks, synthetic)`` for one item; role None means "add nothing" (blocks None:
+    an unknown item type, worth a warning)."""
+    kind = as_str(payload.get("type"), "payload.type")
+    if kind == "message":
+        return _message(payload)
+    if kind == "reasoning":
+        text = _reasoning_text(payload)
+        return ("assistant", [ThinkingBlock(text=text)], False) if text else (None, [], False)
+    if kind in ("function_call", "custom_tool_call", "local_shell_call"):
+        return "assistant", [_call(payload, kind)], False
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        return "tool", [_output(payload)], False
+    if kind == "web_search_call":
+        action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+        return "assistant", [TextBlock(text=f"[web search] {action.get('query', '')}".rstrip())], False
+    if kind == "compaction":
+        size = len(payload.get("encrypted_content") or "")
+        return "user", [TextBlock(text=f"[compaction summary: encrypted, {size} chars]")], True
+    if kind in _IGNORED:
+        return None, [], False
+    return None, None, False
+
+
+def _message(payload: dict[str, Any]) -> Converted:
+    role = payload.get("role")
+    if role not in _ROLES:
+        raise SessionFormatError(f"unknown role {role!r} (expected user, assistant or developer)",
+                                 field="payload.role")
+    blocks: list[ContentBlock] = []
+    for i, part in enumerate(as_list(payload.get("content"), "payload.content")):
+        part = as_dict(part, f"payload.content[{i}]")
+        kind = part.get("type")
+        if kind in ("input_text", "output_text", "text"):
+            blocks.append(TextBlock(text=as_str(part.get("text"), f"payload.content[{i}].text")))
+        elif kind == "input_image":
+            url = part.get("image_url")
+            ref = url if isinstance(url, str) and not url.startswith("data:") else (
+                f"inline data URL, {len(url)} chars" if isinstance(url, str) else None)
+            blocks.append(ImageBlock(name=f"image-{i}", original_ref=ref))
+        else:
+            raise SessionFormatError(f"unknown content part type {kind!r}",
+                                     field=f"payload.content[{i}].type")
+    mapped = _ROLES[role]
+    synthetic = mapped == "system" or (mapped == "user" and _injected(blocks))
+    return mapped, blocks, synthetic
+
+
+def _injected(blocks: list[ContentBlock]) -> bool:
+    texts = [b.text for b in blocks if b.type == "text"]
+    return bool(texts) and all(t.lstrip().startswith(_INJECTED) for t in texts)
+
+
+def _reasoning_text(payload: dict[str, Any]) -> str:
+    """Readable reasoning: the summary texts (else the raw reasoning content, when recorded)."""
+    parts = []
+    for source in ("summary", "content"):
+        items = payload.get(source)
+        if isinstance(items, list):
+            parts = [p["text"] for p in items if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        if parts:
+            break
+    return "\n".join(parts)
+
+
+def _call(payload: dict[str, Any], kind: str) -> ToolCallBlock:
+    call_id = as_str(payload.get("call_id") or payload.get("id"), "payload.call_id")
+    if kind == "custom_tool_call":
+        # Free-form tools (apply_patch) take raw text, kept whole under "input".
+        return ToolCallBlock(id=call_id, name=as_str(payload.get("name"), "payload.name"),
+                             arguments={"input": payload.get("input", "")})
+    if kind == "local_shell_call":
+        return ToolCallBlock(id=call_id, name="local_shell",
+                             arguments=parse_arguments(payload.get("action")))
+    return ToolCallBlock(id=call_id, name=as_str(payload.get("name"), "payload.name"),
+                         arguments=parse_arguments(payload.get("arguments")))
+
+
+def _output(payload: dict[str, Any]) -> ToolResultBlock:
+    call_id = as_str(payload.get("call_id"), "payload.call_id")
+    output = payload.get("output", "")
+    is_error = False
+    if isinstance(output, dict):
+        # Structured outputs: {content, success} in some versions.
+        is_error = output.get("success") is False
+        output = output.get("content", json.dumps(output, ensure_ascii=False, sort_keys=True))
+    if isinstance(output, list):
+        output = "\n".join(p.get("text", "") for p in output if isinstance(p, dict))
+    return ToolResultBlock(call_id=call_id, text=as_str(output, "payload.output", optional=True),
+                           is_error=is_error)
+
+
+def codex_usage(last: dict[str, Any], model: str | None) -> Usage:
+    """``last_token_usage`` of one model call. ``input_tokens`` includes the cached tokens
+    (OpenAI convention), so ``cache_read_in_input`` is True."""
+    field = "payload.info.last_token_usage"
+    return Usage(input_tokens=as_int(last.get("input_tokens"), f"{field}.input_tokens"),
+                 output_tokens=as_int(last.get("output_tokens"), f"{field}.output_tokens"),
+                 cache_read_tokens=as_int(last.get("cached_input_tokens"), f"{field}.cached_input_tokens"),
+                 cache_read_in_input=True, model=model, raw=last)
+
+
+def as_items(history: Any) -> list[dict[str, Any]]:
+    items = as_list(history, "payload.replacement_history")
+    return [as_dict(item, f"payload.replacement_history[{i}]") for i, item in enumerate(items)]

@@ -1,0 +1,274 @@
+"""OpenAI chat-completions message lists → :class:`Session` (R-SES-4).
+
+Accepted shapes: a JSON array of messages, or an object with ``messages`` (mini-swe-agent
+trajectories add ``info``, ``instance_id`` and a per-message ``extra``). The document is read whole
+(these files are small), but element by element, so every message knows its line number and a
+truncated file still yields the messages before the cut in lenient mode.
+
+Rules: ``tool_calls`` → :class:`ToolCallBlock` (JSON-string arguments parsed, non-objects kept as
+``{"_raw": text}``); ``reasoning_content`` → :class:`ThinkingBlock`; ``role: tool`` messages pair
+by ``tool_call_id``; usage comes from ``usage`` or ``extra.response.usage`` with ``prompt_tokens``
+including cached tokens (``cache_read_in_input=True``); ``developer`` is a system message; the
+mini-swe-agent ``exit`` message is not model context and is left out (reported as a warning that
+names its ``exit_status``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from iris.errors import SessionFormatError
+from iris.session import (
+    ContentBlock,
+    ImageBlock,
+    Message,
+    Session,
+    SessionHeader,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    Usage,
+)
+
+from ._builder import MessageList
+from ._common import (
+    LineErrors,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    parse_arguments,
+    parse_time,
+    short_id,
+    shorten_title,
+)
+
+__all__ = ["load_openai_chat"]
+
+_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
+          "tool": "tool"}
+_DECODER = json.JSONDecoder()
+
+
+def load_openai_chat(path: str | Path, *, lenient: bool = False,
+                     skipped: list[SessionFormatError] | None = None,
+                     warnings: list[SessionFormatError] | None = None,
+                     content_hash: str | None = None) -> Session:
+    """Import an OpenAI chat message list (see the module docstring for the rules)."""
+    path = Path(path)
+    errors = LineErrors(path, lenient, skipped, warnings)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SessionFormatError(f"not UTF-8 text (byte offset {exc.start})", path=path,
+                                 line=_line_of_byte(path, exc.start)) from None
+    top: dict[str, Any] = {}
+    out = MessageList()
+    model: str | None = None
+    for lineno, raw in _messages(text, top, errors):
+        with errors.line(lineno):
+            model = _add(out, as_dict(raw, "message"), lineno, errors) or model
+    if not out.entries:
+        raise errors.nothing_imported("message")
+    out.check_orphans(errors)
+    messages = out.freeze()
+    return Session(header=_header(top, messages, model, content_hash), messages=tuple(messages))
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the document element by element
+
+
+def _messages(text: str, top: dict[str, Any], errors: LineErrors) -> list[tuple[int, Any]]:
+    """``(line, message)`` pairs; top-level members other than ``messages`` go into ``top``."""
+    pos = _skip(text, 0)
+    if pos >= len(text):
+        raise SessionFormatError("empty file: no messages", path=errors.path)
+    found: list[tuple[int, Any]] = []
+    if text[pos] == "[":
+        _array(text, pos, errors, found)
+        return found
+    if text[pos] != "{":
+        raise SessionFormatError("expected a JSON array of messages or an object with 'messages'",
+                                 path=errors.path, line=_line(text, pos))
+    has_messages = False
+    pos = _skip(text, pos + 1)
+    while pos < len(text) and text[pos] != "}":
+        key, pos = _decode(text, pos, errors)
+        pos = _skip(text, pos)
+        if not isinstance(key, str) or text[pos:pos + 1] != ":":
+            raise SessionFormatError("expected a member name and ':'", path=errors.path,
+                                     line=_line(text, pos))
+        pos = _skip(text, pos + 1)
+        if key == "messages":
+            has_messages = True
+            if text[pos:pos + 1] != "[":
+                raise SessionFormatError("must be an array", path=errors.path,
+                                         line=_line(text, pos), field="messages")
+            end = _array(text, pos, errors, found)
+            if end is None:
+                return found  # truncated inside the messages (lenient): keep what was read
+            pos = end
+        else:
+            top[key], pos = _decode(text, pos, errors)
+        pos = _skip(text, pos)
+        if text[pos:pos + 1] == ",":
+            pos = _skip(text, pos + 1)
+    if not has_messages:
+        raise SessionFormatError("no 'messages' array", path=errors.path, field="messages")
+    return found
+
+
+def _array(text: str, pos: int, errors: LineErrors, found: list[tuple[int, Any]]) -> int | None:
+    """Decode the array at ``pos`` element by element into ``found``; the position after it,
+    or None when it is cut or broken (an error, raised or recorded)."""
+    pos = _skip(text, pos + 1)
+    while pos < len(text) and text[pos] != "]":
+        line = _line(text, pos)
+        try:
+            value, pos = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            # A cut or broken element: nothing after it can be located reliably.
+            errors.error(f"not valid JSON ({exc.msg}; truncated file?)", line=exc.lineno)
+            return None
+        found.append((line, value))
+        pos = _skip(text, pos)
+        if text[pos:pos + 1] == ",":
+            pos = _skip(text, pos + 1)
+        elif text[pos:pos + 1] != "]":
+            errors.error("expected ',' or ']' after a message (truncated file?)", line=_line(text, pos))
+            return None
+    if pos >= len(text):
+        errors.error("the array is not closed (truncated file?)", line=_line(text, pos))
+        return None
+    return pos + 1
+
+
+def _decode(text: str, pos: int, errors: LineErrors) -> tuple[Any, int]:
+    try:
+        return _DECODER.raw_decode(text, pos)
+    except json.JSONDecodeError as exc:
+        raise SessionFormatError(f"not valid JSON ({exc.msg}; truncated file?)", path=errors.path,
+                                 line=exc.lineno) from None
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _line_of_byte(path: Path, offset: int) -> int:
+    with path.open("rb") as fh:
+        return fh.read(offset).count(b"\n") + 1
+
+
+# --------------------------------------------------------------------------------------------
+# Messages
+
+
+def _add(out: MessageList, raw: dict[str, Any], lineno: int, errors: LineErrors) -> str | None:
+    """Convert and append one message; returns the response model name, if any."""
+    role = raw.get("role")
+    if role == "exit":
+        status = (raw.get("extra") or {}).get("exit_status") if isinstance(raw.get("extra"), dict) else None
+        errors.warn(f"'exit' message (exit_status={status!r}) is not model context; left out",
+                    line=lineno)
+        return None
+    if role not in _ROLES:
+        raise SessionFormatError(f"unknown role {role!r} (expected one of "
+                                 f"{', '.join(sorted(_ROLES))})", field="role")
+    extra = raw.get("extra") if isinstance(raw.get("extra"), dict) else {}
+    when = parse_time(extra.get("timestamp") if extra else raw.get("timestamp"), "extra.timestamp")
+    if role == "tool":
+        out.add("tool", [_result(raw, extra)], timestamp=when, line=lineno)
+        return None
+    blocks = _content(raw.get("content"))
+    if role != "assistant":
+        out.add(_ROLES[role], blocks, timestamp=when, line=lineno)
+        return None
+    response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+    model = response.get("model") if isinstance(response.get("model"), str) else None
+    reasoning = raw.get("reasoning_content")
+    head: list[ContentBlock] = [ThinkingBlock(text=reasoning)] if isinstance(reasoning, str) and reasoning else []
+    calls = [_call(c, i) for i, c in enumerate(as_list(raw.get("tool_calls") or [], "tool_calls"))]
+    usage_raw = raw.get("usage") or response.get("usage")
+    usage = _usage(as_dict(usage_raw, "usage"), model) if usage_raw else None
+    msg_id = response.get("id") if isinstance(response.get("id"), str) else None
+    out.add("assistant", head + blocks + calls, id=msg_id, usage=usage, model=model, timestamp=when,
+            line=lineno)
+    return model
+
+
+def _content(content: Any) -> list[ContentBlock]:
+    if content is None or content == "":
+        return []
+    if isinstance(content, str):
+        return [TextBlock(text=content)]
+    blocks: list[ContentBlock] = []
+    for i, part in enumerate(as_list(content, "content")):
+        part = as_dict(part, f"content[{i}]")
+        kind = part.get("type")
+        if kind == "text":
+            blocks.append(TextBlock(text=as_str(part.get("text"), f"content[{i}].text")))
+        elif kind == "image_url":
+            url = part.get("image_url", {}).get("url") if isinstance(part.get("image_url"), dict) else None
+            ref = url if isinstance(url, str) and not url.startswith("data:") else None
+            blocks.append(ImageBlock(name=f"image-{i}", original_ref=ref))
+        else:
+            raise SessionFormatError(f"unknown content part type {kind!r}", field=f"content[{i}].type")
+    return blocks
+
+
+def _call(raw: Any, i: int) -> ToolCallBlock:
+    call = as_dict(raw, f"tool_calls[{i}]")
+    fn = as_dict(call.get("function"), f"tool_calls[{i}].function")
+    return ToolCallBlock(id=as_str(call.get("id"), f"tool_calls[{i}].id"),
+                         name=as_str(fn.get("name"), f"tool_calls[{i}].function.name"),
+                         arguments=parse_arguments(fn.get("arguments")))
+
+
+def _result(raw: dict[str, Any], extra: dict[str, Any]) -> ToolResultBlock:
+    blocks = _content(raw.get("content"))
+    text = "\n".join(b.text for b in blocks if b.type == "text")
+    # mini-swe-agent records a failure to run the command (timeout, …) in exception_info.
+    is_error = bool(raw.get("is_error")) or bool(extra.get("exception_info"))
+    return ToolResultBlock(call_id=as_str(raw.get("tool_call_id"), "tool_call_id"), text=text,
+                           is_error=is_error)
+
+
+def _usage(raw: dict[str, Any], model: str | None) -> Usage:
+    """OpenAI-style usage: ``prompt_tokens`` already includes cached tokens."""
+    details = raw.get("prompt_tokens_details") if isinstance(raw.get("prompt_tokens_details"), dict) else {}
+    cached = details.get("cached_tokens")
+    if cached is None:
+        cached = raw.get("prompt_cache_hit_tokens")  # DeepSeek's own field
+    return Usage(input_tokens=as_int(raw.get("prompt_tokens"), "usage.prompt_tokens"),
+                 output_tokens=as_int(raw.get("completion_tokens"), "usage.completion_tokens"),
+                 cache_read_tokens=as_int(cached, "usage.prompt_tokens_details.cached_tokens"),
+                 cache_read_in_input=True, model=model, raw=raw)
+
+
+def _header(top: dict[str, Any], messages: list[Message], model: str | None,
+            content_hash: str | None) -> SessionHeader:
+    info = top.get("info") if isinstance(top.get("info"), dict) else {}
+    config_model = ((info.get("config") or {}).get("model") or {}).get("model_name") if isinstance(
+        info.get("config"), dict) and isinstance(info["config"].get("model"), dict) else None
+    first_model = next((m.model for m in messages if m.model), None) or config_model or model
+    instance = top.get("instance_id") if isinstance(top.get("instance_id"), str) else None
+    if instance:
+        title = f"{instance} ({config_model or first_model or 'unknown model'})"
+    else:
+        title = next((shorten_title(m.text) for m in messages
+                      if m.role == "user" and m.text.strip()), "Chat session")
+    # instance_id names the task, not the run: the id comes from the content hash.
+    return SessionHeader(session_id=short_id("openai_chat", content_hash or "sha256:unknown"),
+                         title=shorten_title(title), source_format="openai_chat", model=first_model,
+                         created_at=next((m.timestamp for m in messages if m.timestamp), None))
