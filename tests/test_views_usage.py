@@ -1,0 +1,41 @@
+"""Usage views (R-UI-5, R-TOK-6): estimate vs provider, ≈ marked, summary apart, the chart."""
+
+from __future__ import annotations
+
+from evidence_builders import bundle
+from workbench.views.usage import summary_usage_table, usage_figure, usage_table
+
+
+def test_r_ui_5_usage_table_difference_ratio_and_frozen_estimates():
+    preps = bundle().preparations
+    table = usage_table(preps)
+    assert list(table.columns[:8]) == ["step", "phase", "local_estimate", "provider_tokens",
+                                       "provider_label", "estimated", "difference", "ratio"]
+    first = table.iloc[0]
+    assert (first["local_estimate"], first["provider_tokens"]) == (360, 1100)
+    assert first["difference"] == 740 and first["ratio"] == 3.056
+    last = table.iloc[4]
+    assert bool(last["estimated"]) and last["provider_label"].startswith("≈")
+    assert list(table["compaction_applied"]) == [False, False, True, False, False]
+
+
+def test_r_tok_6_summary_usage_is_a_separate_row():
+    table = summary_usage_table({"main": {"calls": 5, "prompt_tokens": 900},
+                                 "compaction": {"calls": 1, "prompt_tokens": 500, "output_tokens": 40}})
+    assert list(table["kind"]) == ["main model", "summary (compaction)"]
+    assert table.iloc[1]["prompt_tokens"] == 500 and table.iloc[1]["output_tokens"] == 40
+    assert list(summary_usage_table(None)["calls"]) == [0, 0]
+
+
+def test_r_ui_5_chart_lines_hollow_estimates_and_compaction_markers():
+    """R-UI-5: estimate and provider lines, pressure/reminder lines, ≈ hollow, compaction marked."""
+    fig = usage_figure(bundle().preparations)
+    traces = {t.name: t for t in fig.data}
+    assert set(traces) == {"local estimate", "provider", "provider ≈", "pressure line",
+                           "reminder line", "compaction applied"}
+    assert traces["provider ≈"].marker.symbol == "circle-open"
+    assert list(traces["provider ≈"].x) == [4]
+    assert list(traces["compaction applied"].x) == [2]
+    assert set(traces["pressure line"].y) == {1600.0}
+    assert [s.x0 for s in fig.layout.shapes] == [2]
+    assert all(t.type != "pie" for t in fig.data)  # R-TOK-2: never a pie of stage tokens

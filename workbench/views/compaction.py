@@ -1,0 +1,144 @@
+"""Compaction views (R-UI-3): where each cut fell on the message timeline, what was kept raw,
+archived, summarised or retained verbatim, every candidate and rejected attempt, and the archives.
+
+A message's fate is read from records, not recomputed: messages the applied step's final request
+still carries from the history are *kept raw*; head messages whose body the preparation before had
+already reduced, trimmed or folded (their marks) reached the summariser only as a preview, so their
+full text lives only in ``history-N.md``: *archived*; a head user message quoted in the
+checkpoint's "Retained Recent Messages" is *retained verbatim*; every other head message is
+*summarised* (its text went into the summary request; it is archived too, since the archive is
+always the lossless original).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+from pydantic import BaseModel, ConfigDict
+
+from iris.preparation.records import (
+    CompactionApplied, CompactionCandidate, CompactionPlan, CompactionRejected, Decision,
+    PreparedRequest,
+)
+from iris.session import Message
+
+from .colors import FATE_COLOURS, PHASE_COLOURS
+from .step_through import describe
+
+__all__ = ["FATES", "CompactionBand", "attempts_table", "compaction_band", "compactions_table",
+           "retained_texts", "timeline_figure"]
+
+FATES: tuple[str, ...] = ("archived", "summarised", "retained verbatim", "kept raw")
+_ARCHIVED_MARKS = {"reduced", "trimmed", "folded"}
+CUT_COLOUR = PHASE_COLOURS["failed"]
+COMPACTION_KINDS = ("compaction-plan", "compaction-candidate", "compaction-rejected",
+                    "compaction-applied")
+
+
+class CompactionBand(BaseModel):
+    """One compaction's message timeline: session message indices and their fates."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    n: int
+    step_index: int
+    first_index: int
+    """Session index of the first message in the band (the previous cut, or 0)."""
+    fates: tuple[str, ...]
+    """Fate of messages ``first_index``, ``first_index + 1``, … in order."""
+    cut_index: int
+    """Session index of the first message kept raw (the cut point)."""
+
+
+def retained_texts(checkpoint_text: str) -> tuple[str, ...]:
+    """User messages quoted in a checkpoint's ``## Retained Recent Messages`` section."""
+    if "## Retained Recent Messages" not in checkpoint_text:
+        return ()
+    section = checkpoint_text.split("## Retained Recent Messages", 1)[1].split("\n## ", 1)[0]
+    texts: list[list[str]] = []
+    for line in section.splitlines():
+        if line.startswith("User:"):
+            texts.append([])
+        elif line.startswith(">") and texts and line != "> [truncated]":
+            texts[-1].append(line[2:] if line.startswith("> ") else line[1:])
+    return tuple("\n".join(t).strip() for t in texts)
+
+
+def compaction_band(n: int, step_index: int, *, applied_request: PreparedRequest,
+                    previous_request: PreparedRequest | None, session_messages: Sequence[Message],
+                    first_index: int, checkpoint_text: str) -> CompactionBand:
+    """The fates of the messages a compaction saw, from the records around it."""
+    kept = sorted(m.history_index for m in applied_request.marks
+                  if m.origin == "history" and m.history_index is not None)
+    last = kept[-1] if kept else first_index - 1
+    cut = kept[0] if kept else last + 1
+    reduced = {m.history_index for m in (previous_request.marks if previous_request else ())
+               if m.history_index is not None and _ARCHIVED_MARKS & set(m.marks)}
+    retained = set(retained_texts(checkpoint_text))
+    fates = []
+    for index in range(first_index, last + 1):
+        message = session_messages[index] if index < len(session_messages) else None
+        if index >= cut:
+            fates.append("kept raw")
+        elif message is not None and message.role == "user" and message.text.strip() in retained:
+            fates.append("retained verbatim")
+        elif index in reduced:
+            fates.append("archived")
+        else:
+            fates.append("summarised")
+    return CompactionBand(n=n, step_index=step_index, first_index=first_index, fates=tuple(fates),
+                          cut_index=cut)
+
+
+def timeline_figure(bands: Sequence[CompactionBand]) -> go.Figure:
+    """One horizontal band per compaction, coloured by fate, with the cut point as a line."""
+    fig = go.Figure()
+    labels = [f"#{b.n} · step {b.step_index}" for b in bands]
+    for fate in FATES:
+        xs, ys = [], []
+        for band, label in zip(bands, labels):
+            for offset, f in enumerate(band.fates):
+                if f == fate:
+                    xs.append(band.first_index + offset)
+                    ys.append(label)
+        fig.add_trace(go.Bar(x=[1] * len(xs), base=[x - 0.5 for x in xs], y=ys, orientation="h",
+                             name=fate, marker={"color": FATE_COLOURS[fate]},
+                             customdata=xs, hovertemplate=f"message %{{customdata}}: {fate}"
+                                                          "<extra>%{y}</extra>"))
+    for row, band in enumerate(bands):
+        x = band.cut_index - 0.5
+        fig.add_shape(type="line", x0=x, x1=x, y0=row - 0.45, y1=row + 0.45,
+                      line={"color": CUT_COLOUR, "width": 3})
+    fig.add_trace(go.Scatter(x=[b.cut_index - 0.5 for b in bands], y=labels, mode="markers",
+                             name="cut point", marker={"symbol": "line-ns-open", "size": 24,
+                                                       "color": CUT_COLOUR},
+                             hovertemplate="cut before message %{x:.0f}<extra>%{y}</extra>"))
+    fig.update_layout(barmode="overlay", xaxis_title="session message", bargap=0.3,
+                      yaxis={"autorange": "reversed", "type": "category"},
+                      height=140 + 60 * len(bands), legend={"orientation": "h", "y": -0.3},
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    return fig
+
+
+def compactions_table(decisions: Sequence[tuple[int, str, Decision]]) -> pd.DataFrame:
+    """One row per applied compaction (``n`` counts from 1 in step order)."""
+    rows = [{"n": n, "step": step, "cut_index": d.cut_index, "tokens_before": d.tokens_before,
+             "tokens_after": d.tokens_after, "checkpoint_tokens": d.checkpoint_tokens,
+             "archive": d.archive_path or "—", "reason": d.reason}
+            for n, (step, _, d) in enumerate(
+                ((s, st, d) for s, st, d in decisions if isinstance(d, CompactionApplied)), start=1)]
+    return pd.DataFrame(rows, columns=["n", "step", "cut_index", "tokens_before", "tokens_after",
+                                       "checkpoint_tokens", "archive", "reason"])
+
+
+def attempts_table(decisions: Sequence[tuple[int, str, Decision]]) -> pd.DataFrame:
+    """Every plan, candidate, rejected and applied attempt with its reason, in step order."""
+    outcome = {CompactionPlan: "candidate (plan)", CompactionCandidate: "candidate",
+               CompactionRejected: "rejected", CompactionApplied: "applied"}
+    rows = [{"step": step, "outcome": outcome[type(d)], "attempt": getattr(d, "attempt", None),
+             "what": describe(d), "reason": d.reason}
+            for step, _, d in decisions if type(d) in outcome]
+    frame = pd.DataFrame(rows, columns=["step", "outcome", "attempt", "what", "reason"])
+    return frame.astype({"attempt": "Int64"})

@@ -1,0 +1,215 @@
+"""Step-through views (R-UI-2): one preparation as a header, a stage table, the decisions in plain
+words and the final request message by message with its marks.
+
+Pure functions of the stored records: nothing is recomputed for display (R-PREP-4), and no token
+is counted here. The explanations name the numbers the deciding branch recorded, so a teacher can
+read a step aloud and a reviewer can see why a tool output was cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, assert_never
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from iris.preparation.records import (
+    CompactionApplied, CompactionCandidate, CompactionPlan, CompactionRejected, ContextPreparation,
+    Decision, DroppedOptional, DroppedTool, FinalSelection, FoldedRepeat, KeptRecent, KeptRequired,
+    PreparedRequest, Reduced, Trimmed,
+)
+from iris.session import Message
+
+from .colors import PHASE_COLOURS, PRESSURE_COLOURS
+
+__all__ = ["STAGE_EXPLANATIONS", "RequestMessage", "StepHeader", "decision_table", "describe",
+           "pressure_of", "request_messages", "request_table", "stage_table", "step_header"]
+
+#: One paragraph per stage, for teaching (the "why" panel).
+STAGE_EXPLANATIONS: dict[str, str] = {
+    "assembly": "Assembly builds the request: the static context messages, this step's dynamic "
+                "contributions, the durable history (which starts with a checkpoint after a "
+                "compaction) and the tool schemas.",
+    "fold_repeats": "Fold repeated observations: when the same body was read again unchanged, the "
+                    "older copy becomes a short note pointing at where the body can be read back.",
+    "drop_optional": "Drop optional contributions and tools: under budget pressure, optional "
+                     "dynamic context goes first (lowest priority, then the later one), then tool "
+                     "schemas the model has not used.",
+    "trim_old_bodies": "Trim old bodies: old tool outputs are shortened by the reduction rules "
+                       "(per category, by age and size) to a preview with a read-back reference; "
+                       "recent tool groups and protected results stay whole.",
+    "compaction": "Compaction: when the request is at or over the pressure line, the history head "
+                  "is archived to history-N.md and summarised into a checkpoint; a summary that "
+                  "would not bring the request under the line is rejected and the old state kept.",
+    "final_selection": "Final selection: the messages, tools and contributions that are actually "
+                       "sent, with the whole-request estimate.",
+}
+
+Pressure = Literal["green", "orange", "red"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def pressure_of(tokens: int, pressure_line: int, reminder_line: int | None) -> Pressure:
+    """R-CMP-4 colour: green below the reminder line, orange up to the pressure line, red at/over."""
+    if tokens >= pressure_line:
+        return "red"
+    if reminder_line is not None and tokens >= reminder_line:
+        return "orange"
+    return "green"
+
+
+class StepHeader(_Frozen):
+    """The compact header of one step."""
+
+    step_index: int
+    phase: str
+    phase_colour: str
+    final_input_tokens: int
+    input_budget: int
+    percent_of_budget: float
+    pressure: Pressure
+    pressure_colour: str
+    provider_label: str
+    """Provider prompt tokens, ``≈`` prefixed for a frozen estimate, ``—`` when missing."""
+    error: str | None = None
+    error_stage: str | None = None
+
+
+def step_header(prep: ContextPreparation) -> StepHeader:
+    pressure = pressure_of(prep.final_input_tokens, prep.pressure_line, prep.reminder_line)
+    tokens = prep.provider_prompt_tokens
+    if tokens is None or prep.provider_usage_kind == "missing":
+        label = "—"
+    else:
+        label = ("≈" if prep.provider_usage_kind == "estimated" else "") + f"{tokens:,}"
+    return StepHeader(
+        step_index=prep.step_index, phase=prep.phase, phase_colour=PHASE_COLOURS[prep.phase],
+        final_input_tokens=prep.final_input_tokens, input_budget=prep.input_budget,
+        percent_of_budget=round(100 * prep.final_input_tokens / max(prep.input_budget, 1), 1),
+        pressure=pressure, pressure_colour=PRESSURE_COLOURS[pressure], provider_label=label,
+        error=prep.error.message if prep.error else None,
+        error_stage=prep.error.stage if prep.error else None)
+
+
+def stage_table(prep: ContextPreparation) -> pd.DataFrame:
+    """One row per stage: status, before → after whole-request tokens, decision counts."""
+    rows = []
+    for stage in prep.stages:
+        kinds: dict[str, int] = {}
+        for d in stage.decisions:
+            kinds[d.kind] = kinds.get(d.kind, 0) + 1
+        rows.append({
+            "stage": stage.name, "status": stage.status,
+            "before_tokens": stage.before_input_tokens, "after_tokens": stage.after_input_tokens,
+            "change": stage.after_input_tokens - stage.before_input_tokens,
+            "decisions": len(stage.decisions),
+            "decision_kinds": ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())),
+            "note": stage.note,
+        })
+    columns = ["stage", "status", "before_tokens", "after_tokens", "change", "decisions",
+               "decision_kinds", "note"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _tool(name: str | None) -> str:
+    return name or "tool"
+
+
+def describe(d: Decision) -> str:
+    """What a decision did, in plain words with the numbers its branch recorded."""
+    if isinstance(d, KeptRequired):
+        return f"kept {d.key} ({d.tokens:,} tokens): required"
+    if isinstance(d, KeptRecent):
+        return f"kept the {_tool(d.tool_name)} result whole"
+    if isinstance(d, FoldedRepeat):
+        return (f"{_tool(d.tool_name)} body folded {d.tokens_before:,} → {d.tokens_after:,} tokens; "
+                f"read back at {d.read_back}")
+    if isinstance(d, DroppedOptional):
+        return (f"dropped optional {d.key} (priority {d.priority}, position {d.position}, "
+                f"{d.tokens:,} tokens)")
+    if isinstance(d, DroppedTool):
+        return f"left out the {d.tool_name} tool schema ({d.tokens:,} tokens)"
+    if isinstance(d, Trimmed):
+        return f"{_tool(d.tool_name)} body trimmed {d.tokens_before:,} → {d.tokens_after:,} tokens"
+    if isinstance(d, Reduced):
+        age = f" at age {d.age}" if d.age is not None else ""
+        return (f"{_tool(d.tool_name)} output ({d.category}, rule {d.rule}){age} → {d.action}: "
+                f"{d.tokens_before:,} → {d.tokens_after:,} tokens")
+    if isinstance(d, CompactionPlan):
+        return (f"{d.trigger} compaction planned: request {d.request_tokens:,} vs pressure line "
+                f"{d.pressure_line:,}; cut at {d.cut_index}, {d.archived_messages} archived, "
+                f"{d.kept_messages} kept")
+    if isinstance(d, CompactionCandidate):
+        return (f"attempt {d.attempt}: summary {d.summary_tokens:,} tokens → request "
+                f"{d.tokens_after:,}")
+    if isinstance(d, CompactionRejected):
+        after = f" (request would be {d.tokens_after:,})" if d.tokens_after is not None else ""
+        return f"attempt {d.attempt} rejected{after}"
+    if isinstance(d, CompactionApplied):
+        return (f"compaction committed: {d.tokens_before:,} → {d.tokens_after:,} tokens, cut at "
+                f"{d.cut_index}, archive {d.archive_path or '—'}, checkpoint "
+                f"{d.checkpoint_tokens:,} tokens")
+    if isinstance(d, FinalSelection):
+        return (f"{d.message_count} messages, {len(d.tool_names)} tools, "
+                f"{len(d.contribution_keys)} contributions, {d.input_tokens:,} tokens")
+    assert_never(d)
+
+
+def decision_table(prep: ContextPreparation, *, stage: str | None = None) -> pd.DataFrame:
+    """Every decision of a step (or one stage) with what it did and why."""
+    rows = [{"stage": s.name, "kind": d.kind, "what": describe(d), "reason": d.reason,
+             "message": d.message_index, "ref": d.ref}
+            for s in prep.stages if stage in (None, s.name) for d in s.decisions]
+    frame = pd.DataFrame(rows, columns=["stage", "kind", "what", "reason", "message", "ref"])
+    return frame.astype({"message": "Int64"})
+
+
+class RequestMessage(_Frozen):
+    """One message of the final request, ready to render as text."""
+
+    position: int
+    role: str
+    origin: str
+    label: str
+    """Where it came from: ``history #12``, ``context system``, ``contribution todo``…"""
+    marks: tuple[str, ...]
+    text: str
+    chars: int
+    original_text: str | None = None
+    """The recorded message before it was changed (only for changed history messages)."""
+
+
+def _label(origin: str, history_index: int | None, key: str | None) -> str:
+    if origin == "history" and history_index is not None:
+        return f"history #{history_index}"
+    return f"{origin} {key}" if key else origin
+
+
+def request_messages(request: PreparedRequest,
+                     originals: Sequence[Message] | None = None) -> tuple[RequestMessage, ...]:
+    """The request as sent, each message with its marks and (when changed) its original."""
+    out = []
+    for pos, message in enumerate(request.messages):
+        mark = request.marks[pos] if pos < len(request.marks) else None
+        origin = mark.origin if mark else "history"
+        index = mark.history_index if mark else None
+        original = None
+        if mark and mark.marks and index is not None and originals and index < len(originals):
+            original = originals[index].text
+        text = message.text
+        out.append(RequestMessage(position=pos, role=message.role, origin=origin,
+                                  label=_label(origin, index, mark.key if mark else None),
+                                  marks=tuple(mark.marks) if mark else (), text=text,
+                                  chars=len(text), original_text=original))
+    return tuple(out)
+
+
+def request_table(request: PreparedRequest) -> pd.DataFrame:
+    """The request as a table (position, role, origin, label, marks, characters)."""
+    rows = [{"position": m.position, "role": m.role, "origin": m.origin, "label": m.label,
+             "marks": ", ".join(m.marks), "chars": m.chars} for m in request_messages(request)]
+    return pd.DataFrame(rows, columns=["position", "role", "origin", "label", "marks", "chars"])
