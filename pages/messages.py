@@ -1,0 +1,117 @@
+"""Messages page: what exactly was said in one session — roles, tool calls with their results,
+errors, provider usage per response and the local estimate per message."""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from iris.session import Session
+from iris.tokens import default_estimator
+from workbench import state
+from workbench.views import messages as view
+
+PAGE_SIZE = 40
+
+st.title("Messages")
+st.caption("What was said in this session, message by message: tool calls with their results, errors, "
+           "provider usage per response and the local token estimate per message.")
+
+session_id = state.current_session_id()
+if session_id is None:
+    st.info("No session selected. Import a transcript or open a sample on the Sessions page.", icon="👋")
+    st.stop()
+
+
+@st.cache_resource(max_entries=4, show_spinner="Loading session…")
+def load(db_path: str, sid: str, content_hash: str) -> Session:
+    return state.get_store().get_session(sid)
+
+
+store = state.get_store()
+summary = store.get_summary(session_id)
+session = load(str(store.path), session_id, summary.content_hash)
+estimator = default_estimator()
+index = session.index
+usage = [m.usage.prompt_tokens for m in session.messages if m.usage is not None]
+
+st.subheader(summary.title)
+cols = st.columns(6)
+cols[0].metric("Messages", len(session.messages))
+cols[1].metric("Responses", len(index.batches))
+cols[2].metric("Tool calls", len(index.calls))
+cols[3].metric("Unanswered", len(index.unanswered_calls))
+cols[4].metric("Estimated tokens", f"{summary.estimated_tokens:,}")
+cols[5].metric("Max prompt (provider)", f"{max(usage):,}" if usage else "—")
+
+with st.expander("All messages as a table"):
+    st.dataframe(view.message_frame(session, estimator), hide_index=True)
+
+n_pages = max(1, math.ceil(len(session.messages) / PAGE_SIZE))
+page = st.number_input(f"Page (of {n_pages}, {PAGE_SIZE} messages each)", 1, n_pages, 1, key="wb_msg_page")
+start = (page - 1) * PAGE_SIZE
+
+
+def code_span(text: str | None) -> str:
+    """Inline code for transcript-provided names (backticks removed so they cannot break out)."""
+    return "`" + (text or "").replace("`", "'") + "`"
+
+
+def show_text(block: view.BlockView, language: str | None = None) -> None:
+    """Transcript text is rendered as code (never markdown or HTML); long text is collapsed."""
+    if not block.long:
+        st.code(block.text, language=language, wrap_lines=True)
+        return
+    st.code(block.preview + "\n…", language=language, wrap_lines=True)
+    with st.expander(f"Show all ({block.size})"):
+        st.code(block.text, language=language, wrap_lines=True)
+
+
+def show_call(block: view.BlockView) -> None:
+    st.markdown(f"🔧 **Tool call** {code_span(block.title)} · {code_span(block.call_id)}")
+    st.code(block.text, language="json", wrap_lines=True)
+    result = block.result
+    if result is None:
+        st.warning("Unanswered: no result was recorded for this call.", icon="⏳")
+        return
+    mark = "❌ Error" if result.is_error else "↳ Result"
+    with st.expander(f"{mark} (message #{block.result_message}) · {result.size}",
+                     expanded=not result.long):
+        st.code(result.text, language=None, wrap_lines=True)
+
+
+def show_message(msg: view.MessageView) -> None:
+    with st.container(border=True):
+        flags = [f"batch {msg.batch}" if msg.batch is not None else "before the first response",
+                 f"≈ {msg.estimate:,} tokens (local estimate)"]
+        if msg.model:
+            flags.append(code_span(msg.model))
+        if msg.synthetic:
+            flags.append("injected")
+        if msg.is_compaction_summary:
+            flags.append("compaction summary")
+        error = " · ❌ error" if msg.has_error else ""
+        st.markdown(f"**#{msg.index} · {msg.role}**{error}")
+        st.caption(" · ".join(flags))
+        if msg.usage is not None:
+            u = msg.usage
+            st.caption(f"Provider usage: prompt {u.prompt_tokens:,} (input {u.input_tokens:,} + cache read "
+                       f"{u.cache_read_tokens:,} + cache write {u.cache_write_tokens:,}) · output "
+                       f"{u.output_tokens:,} · raw {code_span(u.raw)}")
+        elif msg.role == "assistant":
+            st.caption("Provider usage: not recorded")
+        for block in msg.blocks:
+            if block.kind == "tool_call":
+                show_call(block)
+            elif block.kind == "tool_result" and block.call_message is not None:
+                st.caption(f"↳ {code_span(block.title)} · {block.size}"
+                           + (" · ❌ error" if block.is_error else "") + " — shown with its call")
+            else:
+                if block.kind != "text":
+                    st.caption(code_span(block.title))
+                show_text(block)
+
+
+for message in view.conversation(session, estimator, start, start + PAGE_SIZE):
+    show_message(message)

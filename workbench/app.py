@@ -1,0 +1,36 @@
+"""Streamlit entry point: builds the navigation over ``pages/`` and the shared sidebar, nothing else.
+
+Pages are listed in a fixed order and included only when their file exists, so pages written by
+different issues appear as they land. Run with ``workbench run`` (or ``make run``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# `streamlit run` puts this file's folder first on sys.path, where module names such as
+# `inspect.py` would shadow the standard library; the package is imported by its installed name.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+
+import streamlit as st  # noqa: E402
+
+from workbench.state import render_sidebar  # noqa: E402
+
+PAGES_DIR = HERE.parent / "pages"
+PAGES = (
+    ("sessions.py", "Sessions"), ("messages.py", "Messages"), ("step_through.py", "Step-through"),
+    ("compaction.py", "Compaction"), ("reduction.py", "Reduction"), ("usage.py", "Usage"),
+    ("templates.py", "Templates"), ("configuration.py", "Configuration"), ("failures.py", "Failures"),
+    ("context.py", "Context"),
+)
+
+st.set_page_config(page_title="Context Workbench", layout="wide")
+navigation = st.navigation([
+    st.Page(PAGES_DIR / name, title=title, url_path=name.removesuffix(".py").replace("_", "-"),
+            default=(i == 0))
+    for i, (name, title) in enumerate(p for p in PAGES if (PAGES_DIR / p[0]).is_file())
+])
+render_sidebar()
+navigation.run()

@@ -1,0 +1,187 @@
+"""The ``workbench`` command line: serve the app, import transcripts, list and inspect sessions (R-UI-9).
+
+Every subcommand is a ``register(subparsers)`` function that adds its parser and sets ``handler``
+(``args -> exit code``). The four built-in ones live here; later subcommands (``replay``,
+``report``) are separate modules listed in :data:`COMMAND_MODULES`, so this file stays small.
+Errors the project raises on purpose (:class:`iris.errors.WorkbenchError`) are printed as one line
+naming the file, line and field, with exit code 1 and no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from iris.errors import WorkbenchError
+
+__all__ = ["COMMAND_MODULES", "build_parser", "main", "streamlit_command"]
+
+#: Modules that contribute subcommands, each with ``register(subparsers) -> None``.
+COMMAND_MODULES: tuple[str, ...] = ()
+
+APP_PATH = Path(__file__).resolve().parent / "app.py"
+
+
+def streamlit_command(port: int, app: Path = APP_PATH) -> list[str]:
+    """The Streamlit invocation ``workbench run`` uses (also used by the browser tests)."""
+    return [sys.executable, "-m", "streamlit", "run", str(app),
+            "--server.port", str(port), "--server.address", "127.0.0.1",
+            "--server.headless", "true", "--browser.gatherUsageStats", "false",
+            "--server.fileWatcherType", "none"]
+
+
+# ------------------------------------------------------------------------------------ run
+
+
+def _register_run(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="serve the workbench on 127.0.0.1")
+    p.add_argument("--port", type=int, default=8501)
+    p.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    print(f"Context Workbench: http://127.0.0.1:{args.port}", flush=True)
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    cmd = streamlit_command(args.port)
+    os.execve(cmd[0], cmd, env)  # replaces this process: Ctrl+C and kill reach Streamlit directly
+    return 0  # pragma: no cover
+
+
+# ------------------------------------------------------------------------------------ import
+
+
+def _register_import(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("import", help="import transcripts into the store")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--lenient", action="store_true", help="skip bad lines and report them")
+    p.add_argument("--format", help="native, claude_code, codex or openai_chat (default: detect)")
+    p.add_argument("--quiet", action="store_true", help="print only errors")
+    p.set_defaults(handler=_import)
+
+
+def _progress_printer(name: str, quiet: bool) -> Callable[[float, str], None]:
+    def report(fraction: float, label: str) -> None:
+        if not quiet and sys.stderr.isatty():
+            print(f"\r  {name}: {fraction:4.0%} {label:<40}", end="", file=sys.stderr, flush=True)
+    return report
+
+
+def _import(args: argparse.Namespace) -> int:
+    from .store import open_store
+
+    failures = 0
+    with open_store() as store:
+        for path in args.paths:
+            name = Path(path).name
+            try:
+                outcome = store.import_file(path, format=args.format, lenient=args.lenient,
+                                            progress=_progress_printer(name, args.quiet))
+            except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
+                failures += 1
+                _clear_progress(args.quiet)
+                print(f"error: {_describe(exc)}", file=sys.stderr)
+                continue
+            _clear_progress(args.quiet)
+            if not args.quiet:
+                verb = "imported" if outcome.created else "already stored"
+                print(f"{verb}: {path} -> {outcome.session_id} ({outcome.format}, "
+                      f"{outcome.message_count} messages, {len(outcome.skipped)} skipped lines)")
+            for skip in outcome.skipped:
+                print(f"  skipped {path}:{skip.line}: {skip.problem}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _clear_progress(quiet: bool) -> None:
+    if not quiet and sys.stderr.isatty():
+        print("\r" + " " * 60 + "\r", end="", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------------------ sessions
+
+
+def _register_sessions(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sessions", help="list stored sessions")
+    p.set_defaults(handler=_sessions)
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from .store import open_store
+
+    with open_store() as store:
+        summaries = store.list_sessions()
+    if not summaries:
+        print("No sessions stored. Import one: workbench import PATH")
+        return 0
+    rows = [("ID", "TITLE", "FORMAT", "MESSAGES", "RESPONSES", "TOKENS", "IMPORTED AT")]
+    rows += [(s.id, s.title[:48], s.format, str(s.message_count), str(s.response_count),
+              f"{s.estimated_tokens:,}", s.imported_at) for s in summaries]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(w) if i < 3 else cell.rjust(w) if i < 6 else cell
+                        for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
+    return 0
+
+
+# ------------------------------------------------------------------------------------ inspect
+
+
+def _register_inspect(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("inspect", help="counts of a transcript file, without storing it")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--json", action="store_true", help="print one JSON object (the only output form)")
+    p.add_argument("--lenient", action="store_true")
+    p.add_argument("--format")
+    p.set_defaults(handler=_inspect)
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from .importers import load_session
+    from .inspect import inspect_session
+
+    result = load_session(args.path, format=args.format, lenient=args.lenient)
+    print(json.dumps(inspect_session(result), sort_keys=True, ensure_ascii=False))
+    return 0
+
+
+# ------------------------------------------------------------------------------------ main
+
+_BUILTIN = (_register_run, _register_import, _register_sessions, _register_inspect)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="workbench", description="Context Workbench")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for register in _BUILTIN:
+        register(sub)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the CLI boundary: one line, no traceback
+        if os.environ.get("WORKBENCH_DEBUG"):
+            raise
+        print(f"error: {_describe(exc)}", file=sys.stderr)
+        return 1
+
+
+def _describe(exc: BaseException) -> str:
+    """Our own errors already name file/line/field; anything else is labelled as unexpected."""
+    if isinstance(exc, WorkbenchError):
+        return str(exc)
+    return f"unexpected {type(exc).__name__}: {exc} (set WORKBENCH_DEBUG=1 for the traceback)"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

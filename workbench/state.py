@@ -1,0 +1,173 @@
+"""The one place pages reach ``st.session_state``: the current session, replay and step, mirrored in
+the URL query (``?session=…&replay=…&step=…``) so a link reopens the same view, and the sidebar that
+is the same on every page (UX.md "Layout").
+
+The sidebar is drawn by :func:`render_sidebar` from ``app.py`` before the page runs. It shows the
+session picker now; the replay issue adds its picker and the step selector at the marked place
+(:func:`sidebar_replay_picker` and :func:`sidebar_step_selector` are already generic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import streamlit as st
+
+from .store import Store, default_db_path
+from .views.sessions import ImportReport
+
+__all__ = [
+    "QUERY_KEYS",
+    "current_replay_id",
+    "current_session_id",
+    "current_step",
+    "import_reports",
+    "pending_delete",
+    "get_store",
+    "render_sidebar",
+    "request_session",
+    "set_import_reports",
+    "set_pending_delete",
+    "sidebar_replay_picker",
+    "sidebar_session_picker",
+    "sidebar_step_selector",
+]
+
+SESSION_KEY = "wb_session"
+REPLAY_KEY = "wb_replay"
+STEP_KEY = "wb_step"
+_REQUEST_KEY = "_wb_session_request"
+_LOADED_KEY = "_wb_query_loaded"
+_REPORTS_KEY = "_wb_import_reports"
+_DELETE_KEY = "_wb_pending_delete"
+#: session_state key -> URL query parameter.
+QUERY_KEYS = {SESSION_KEY: "session", REPLAY_KEY: "replay", STEP_KEY: "step"}
+
+
+@st.cache_resource(show_spinner=False)
+def _store_at(path: str) -> Store:
+    return Store(path)
+
+
+def get_store() -> Store:
+    """The store of ``$WORKBENCH_HOME`` (one connection per database file per server)."""
+    return _store_at(str(default_db_path()))
+
+
+def _load_query_once() -> None:
+    """On the first run of a browser session, take the selection from the URL."""
+    if st.session_state.get(_LOADED_KEY):
+        return
+    st.session_state[_LOADED_KEY] = True
+    for key, param in QUERY_KEYS.items():
+        value = st.query_params.get(param)
+        if value is not None and key not in st.session_state:
+            st.session_state[key] = int(value) if key == STEP_KEY and value.isdigit() else value
+
+
+def _mirror_query() -> None:
+    for key, param in QUERY_KEYS.items():
+        value = st.session_state.get(key)
+        if value is None:
+            if param in st.query_params:
+                del st.query_params[param]
+        elif st.query_params.get(param) != str(value):
+            st.query_params[param] = str(value)
+
+
+def current_session_id() -> str | None:
+    return st.session_state.get(SESSION_KEY)
+
+
+def current_replay_id() -> str | None:
+    return st.session_state.get(REPLAY_KEY)
+
+
+def current_step() -> int | None:
+    return st.session_state.get(STEP_KEY)
+
+
+def request_session(session_id: str | None) -> None:
+    """Select a session from a page (applied by the picker on the next run; call ``st.rerun()``)."""
+    st.session_state[_REQUEST_KEY] = session_id
+
+
+def set_import_reports(reports: list[ImportReport]) -> None:
+    """Keep the outcome of the last import so it survives the rerun that refreshes the list."""
+    st.session_state[_REPORTS_KEY] = list(reports)
+
+
+def import_reports() -> list[ImportReport]:
+    return st.session_state.get(_REPORTS_KEY, [])
+
+
+def set_pending_delete(session_id: str | None) -> None:
+    """A delete waiting for confirmation (None: nothing pending)."""
+    st.session_state[_DELETE_KEY] = session_id
+
+
+def pending_delete() -> str | None:
+    return st.session_state.get(_DELETE_KEY)
+
+
+def sidebar_session_picker(store: Store) -> str | None:
+    """The session picker; defaults to the most recently imported session."""
+    summaries = store.list_sessions()
+    titles = {s.id: f"{s.title} · {s.message_count} msgs" for s in summaries}
+    if _REQUEST_KEY in st.session_state:
+        st.session_state[SESSION_KEY] = st.session_state.pop(_REQUEST_KEY)
+    if st.session_state.get(SESSION_KEY) not in titles:
+        st.session_state[SESSION_KEY] = summaries[0].id if summaries else None
+    if not summaries:
+        st.sidebar.caption("No sessions yet: import one on the Sessions page.")
+        return None
+    return st.sidebar.selectbox("Session", list(titles), key=SESSION_KEY,
+                                format_func=lambda sid: titles.get(sid, sid))
+
+
+def sidebar_replay_picker(options: Mapping[str, str]) -> str | None:
+    """Pick a replay (configuration + template snapshot); ``options`` maps id -> label."""
+    if st.session_state.get(REPLAY_KEY) not in options:
+        st.session_state[REPLAY_KEY] = next(iter(options), None)
+    if not options:
+        return None
+    return st.sidebar.selectbox("Replay", list(options), key=REPLAY_KEY,
+                                format_func=lambda rid: options.get(rid, rid))
+
+
+def _set_step(value: int, n_steps: int) -> None:
+    step = min(max(int(value), 0), n_steps - 1)
+    st.session_state[STEP_KEY] = step
+    st.session_state["_wb_step_slider"] = step
+    st.session_state["_wb_step_number"] = step
+
+
+def sidebar_step_selector(n_steps: int) -> int | None:
+    """Slider + previous/next buttons + number box, all bound to one step (0-based)."""
+    if n_steps <= 0:
+        st.session_state[STEP_KEY] = None
+        return None
+    _set_step(st.session_state.get(STEP_KEY) or 0, n_steps)
+    box = st.sidebar.container()
+    if n_steps > 1:
+        box.slider("Step", 0, n_steps - 1, key="_wb_step_slider",
+                   on_change=lambda: _set_step(st.session_state["_wb_step_slider"], n_steps))
+    prev, number, nxt = box.columns([1, 2, 1], vertical_alignment="bottom")
+    prev.button("◀", key="_wb_step_prev", help="previous step",
+                on_click=lambda: _set_step(st.session_state[STEP_KEY] - 1, n_steps))
+    number.number_input("Step number", 0, n_steps - 1, key="_wb_step_number", label_visibility="collapsed",
+                        on_change=lambda: _set_step(st.session_state["_wb_step_number"], n_steps))
+    nxt.button("▶", key="_wb_step_next", help="next step",
+               on_click=lambda: _set_step(st.session_state[STEP_KEY] + 1, n_steps))
+    return st.session_state[STEP_KEY]
+
+
+def render_sidebar() -> None:
+    """The sidebar every page shares."""
+    _load_query_once()
+    with st.sidebar:
+        st.markdown("**Context Workbench**")
+    sidebar_session_picker(get_store())
+    # Replay issue: sidebar_replay_picker(replays of the session) and
+    # sidebar_step_selector(number of steps of the replay) go here.
+    _mirror_query()
