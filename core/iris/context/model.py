@@ -60,12 +60,18 @@ class ContextSlot(_Frozen):
             raise ValueError(f"{value!r} is not a valid XML tag name")
         return value
 
-    @field_validator("attributes")
+    @field_validator("attributes", mode="before")
     @classmethod
-    def _attribute_names(cls, value: dict[str, str]) -> dict[str, str]:
-        for key in value:
-            if not is_xml_name(key):
-                raise ValueError(f"attribute name {key!r} is not a valid XML name")
+    def _attributes(cls, value: Any) -> Any:
+        """Report every bad attribute name and non-string value at once."""
+        if not isinstance(value, Mapping):
+            return value  # pydantic reports the type
+        problems = [f"attribute name {key!r} is not a valid XML name"
+                    for key in value if not is_xml_name(key)]
+        problems += [f"attribute {key!r} must be a string, got {type(v).__name__} {v!r} (quote it)"
+                     for key, v in value.items() if not isinstance(v, str)]
+        if problems:
+            raise ValueError("; ".join(problems))
         return value
 
     @field_validator("content")
