@@ -1,0 +1,117 @@
+"""The cut point (R-CMP-5): where the archived head ends and the raw tail begins.
+
+A cut at ``i`` archives ``history[:i]`` and keeps ``history[i:]``. A cut is *safe* when no tool group
+straddles it (a call never leaves its results behind), the tail does not start with tool results,
+and every assistant message with unanswered calls stays in the tail. A leading checkpoint (an
+earlier compaction) alone is not worth a new cut. The continuation tail holds up to the last 6
+complete turns within the tail budget; an oversized last turn keeps its largest safe suffix that
+fits; the archival profile keeps no raw tail. ``auto`` picks continuation when work is mid-flight
+(unanswered calls, the last message is a tool call or result) or the latest turn shows errors.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..session import Message, index_session
+from ..tokens import TokenEstimator
+from .carried import is_real_user_message
+
+__all__ = ["CONTINUATION_TAIL_RATIO", "MAX_TAIL_TURNS", "CutPlan", "choose_cut", "resolve_profile",
+           "safe_cuts", "tail_budget"]
+
+MAX_TAIL_TURNS = 6
+CONTINUATION_TAIL_RATIO = "0.05"
+
+
+class CutPlan(BaseModel):
+    """Where to cut, and what each side holds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cut_index: int | None
+    """None when no useful safe cut exists."""
+    profile: Literal["continuation", "archival"]
+    tail_budget: int
+    tail_turns: int = 0
+    reason: str = ""
+
+
+def tail_budget(input_budget: int, recent_target: int) -> int:
+    """Continuation tail budget: about 5% of the window, never above the recent-text target."""
+    return min(recent_target, math.ceil(Decimal(input_budget) * Decimal(CONTINUATION_TAIL_RATIO)))
+
+
+def safe_cuts(history: Sequence[Message]) -> tuple[int, ...]:
+    """Every safe cut index in ``1..len(history)`` (see the module docstring)."""
+    n = len(history)
+    index = index_session(tuple(history))
+    blocked = [False] * (n + 1)
+    for group in index.groups:
+        last = group.last_message if group.closed else n
+        for i in range(group.assistant_message + 1, last + 1):
+            blocked[i] = True
+    limit = n
+    for group in index.groups:
+        if not group.closed:
+            limit = min(limit, group.assistant_message)
+    for loc in index.orphan_results:
+        blocked[loc.message] = True  # a stray result never opens the tail
+    floor = 1
+    if history and history[0].is_compaction_summary:
+        floor = 2  # archiving only the previous checkpoint gains nothing
+    return tuple(i for i in range(floor, limit + 1) if not blocked[i] and
+                 (i == n or not history[i].tool_results))
+
+
+def resolve_profile(profile: str, history: Sequence[Message]) -> Literal["continuation",
+                                                                          "archival"]:
+    if profile in ("continuation", "archival"):
+        return profile  # type: ignore[return-value]
+    if not history:
+        return "archival"
+    last = history[-1]
+    if last.tool_results or last.tool_calls or index_session(tuple(history)).unanswered_calls:
+        return "continuation"
+    turn_start = max((i for i, m in enumerate(history) if is_real_user_message(m)), default=0)
+    if any(r.is_error for m in history[turn_start:] for r in m.tool_results):
+        return "continuation"
+    return "archival"
+
+
+def choose_cut(history: Sequence[Message], *, profile: str, input_budget: int, recent_target: int,
+               estimator: TokenEstimator) -> CutPlan:
+    """R-CMP-5 cut point for ``history`` (the messages before the current request)."""
+    resolved = resolve_profile(profile, history)
+    budget = tail_budget(input_budget, recent_target)
+    cuts = safe_cuts(history)
+    if not cuts:
+        return CutPlan(cut_index=None, profile=resolved, tail_budget=budget,
+                       reason="no safe cut: every boundary splits a tool group or the history "
+                              "holds only the previous checkpoint")
+    if resolved == "archival":
+        return CutPlan(cut_index=cuts[-1], profile=resolved, tail_budget=budget,
+                       reason="archival: no raw tail" if cuts[-1] == len(history)
+                       else "archival: unanswered calls stay in the tail")
+    sizes = [estimator.message_tokens(m) for m in history]
+    suffix = [0] * (len(history) + 1)
+    for i in range(len(history) - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + sizes[i]
+    starts = [i for i, m in enumerate(history) if is_real_user_message(m) and i in cuts]
+    for turns in range(min(MAX_TAIL_TURNS, len(starts)), 0, -1):
+        start = starts[-turns]
+        if suffix[start] <= budget:
+            return CutPlan(cut_index=start, profile=resolved, tail_budget=budget,
+                           tail_turns=turns, reason=f"tail of {turns} complete turn(s) within "
+                           f"{budget:,} tokens")
+    fitting = [c for c in cuts if suffix[c] <= budget and c < len(history)]
+    if fitting:
+        return CutPlan(cut_index=fitting[0], profile=resolved, tail_budget=budget,
+                       reason="oversized turn: largest safe suffix within the tail budget")
+    return CutPlan(cut_index=cuts[-1], profile=resolved, tail_budget=budget,
+                   reason="oversized turn: no safe suffix fits; smallest safe tail kept")

@@ -1,0 +1,193 @@
+"""Applying a model-driven checkpoint (R-CMP-12) at the tool-batch barrier.
+
+The checkpoint is built deterministically from the validated ``compact_context`` arguments merged
+with the previous typed state; ``## Current User Request`` always comes from the user's real
+message, never from the arguments. Runtime-written, bounded ``## Checkpoint Worklog`` (file edits
+and terminal shell results observed in the archived head; failed or unanswered calls are not
+recorded as done) and ``## Repository State`` sections follow the summary.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..session import Message
+from ..tokens import TokenEstimator
+from .archive import next_archive_number, write_archive
+from .carried import is_real_user_message, merge_constraints, select_retained, session_constraints
+from .checkpoint import ArchiveRef, Checkpoint, CheckpointSection, SummaryInvalid, validate_summary
+from .cut import safe_cuts
+from .engine import projected_tokens, state_from_history
+from .extract import _EDIT, _PATH_KEYS, _SHELL
+from .model_driven import (COOLDOWN_BATCHES, PROJECTED_OVERHEAD, CheckpointArgsError,
+                           CompactContextArgs, args_fingerprint, check_gates,
+                           normalize_state_files, parse_compact_args)
+from .records import (AppliedDecision, CompactionOutcome, CompactionState, PlanDecision,
+                      RejectedDecision, SkippedDecision)
+from .thresholds import Thresholds
+from .typed_state import TypedCheckpointState, merge_typed_state
+
+__all__ = ["MAX_WORKLOG_LINES", "apply_model_checkpoint", "checkpoint_worklog"]
+
+MAX_WORKLOG_LINES = 20
+
+
+def checkpoint_worklog(head: Sequence[Message]) -> tuple[str, ...]:
+    """File modifications and shell results with a terminal status, oldest first, bounded."""
+    calls: dict[str, tuple[str, dict]] = {}
+    lines: list[str] = []
+    for message in head:
+        for call in message.tool_calls:
+            calls[call.id] = (call.name, call.arguments)
+        for result in message.tool_results:
+            name, args = calls.get(result.call_id, ("?", {}))
+            path = next((str(args[k]) for k in _PATH_KEYS if k in args), None)
+            status = "failed" if result.is_error else "ok"
+            if path and _EDIT.search(name) and not result.is_error:
+                lines.append(f"- modified `{path}` ({name})")
+            elif (cmd := args.get("command") or args.get("cmd")) and _SHELL.search(name):
+                cmd = " ".join(map(str, cmd)) if isinstance(cmd, list) else str(cmd)
+                kind = "commit" if "git commit" in cmd else "shell"
+                lines.append(f"- {kind} `{cmd[:120]}` → {status}")
+    if len(lines) > MAX_WORKLOG_LINES:
+        lines = [f"- ({len(lines) - MAX_WORKLOG_LINES} earlier entries in the archive)",
+                 *lines[-MAX_WORKLOG_LINES:]]
+    return tuple(lines)
+
+
+def _bul(items: Sequence[str], empty: str) -> str:
+    return "\n".join(f"- {i}" for i in items) if items else empty
+
+
+def _sections(args: CompactContextArgs, typed: TypedCheckpointState, users: list[str],
+              request: str) -> dict[str, str]:
+    issues = _bul(typed.open_issues, "None open.")
+    if typed.historical_issues:
+        issues += ("\n(Earlier issues, not current blockers; recoverable from the archives:)\n"
+                   + _bul(typed.historical_issues, ""))
+    files = [f"State file: `{p}`" for p in typed.state_files]
+    files += [f"Planned state file: `{p}`" for p in typed.planned_state_files]
+    files += [f"Evidence: {r}" for r in typed.evidence_refs]
+    return {
+        "Current User Request": request or "No user request in this window.",
+        "Active Objective": args.active_objective,
+        "Background Goals": users[0] if len(users) > 1 else "None beyond the active objective.",
+        "User Constraints": "See ## Session Constraints.",
+        "Progress": _bul(typed.completed, "No verified progress stated."),
+        "Key Decisions": _bul(typed.decisions, "No decisions stated."),
+        "Files and Evidence": _bul(files, "No state files or evidence references."),
+        "Todo State": "### Active/relevant to latest request\n- Snapshot kept by the runtime\n"
+                      "### Completed/background\n- See Progress\n### Stale/superseded\n- None",
+        "SubAgent State": "Not tracked by model-driven checkpoints.",
+        "Open Problems": issues,
+        "Next Step": args.next_step,
+    }
+
+
+def _typed_block(typed: TypedCheckpointState) -> str:
+    body = json.dumps(typed.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, indent=1)
+    note = (f"\n({typed.overflow} older items did not fit and are recoverable from the archives.)"
+            if typed.overflow else "")
+    return f"```json\n{body}\n```{note}"
+
+
+def _skip(history, state, decision) -> CompactionOutcome:
+    return CompactionOutcome(status="skipped", decisions=(decision,), history=tuple(history),
+                             state=state)
+
+
+def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, Any], *, config: Any,
+                           thresholds: Thresholds, session_dir: Path, project_root: Path,
+                           estimator: TokenEstimator, request_tokens: int, current_batch: int,
+                           state: CompactionState | None = None,
+                           tools: Sequence[Mapping[str, Any]] = (),
+                           repository_state: str | None = None,
+                           known_evidence: set[str] | None = None) -> CompactionOutcome:
+    """Validate, gate and apply one ``compact_context`` request (see the module docstring)."""
+    history = tuple(history)
+    state = state_from_history(history, state)
+    try:
+        args = parse_compact_args(raw_args, known_evidence=known_evidence)
+        state_files = normalize_state_files(args.state_files, project_root)
+        planned = normalize_state_files(args.planned_state_files, project_root)
+    except CheckpointArgsError as exc:
+        return CompactionOutcome(status="rejected", decisions=(RejectedDecision(reason=exc.reason),),
+                                 history=history, state=state)
+    work = sum(1 for m in history if is_real_user_message(m) or
+               any(r for r in m.tool_results))
+    fingerprint = args_fingerprint(args, work)
+    cuts = safe_cuts(history)
+    cut = cuts[-1] if cuts else None
+    if cut is None:
+        return CompactionOutcome(status="rejected", decisions=(RejectedDecision(
+            reason="no safe cut for a model-driven checkpoint"),), history=history, state=state)
+    head, tail = history[:cut], history[cut:]
+    fresh = head[1:] if head and head[0].is_compaction_summary else head
+    users = [m.text.strip() for m in history if is_real_user_message(m)]
+    new_typed = TypedCheckpointState(
+        active_objective=args.active_objective, next_step=args.next_step, completed=args.completed,
+        decisions=args.decisions, open_issues=args.open_issues, claims=args.claims(),
+        evidence_refs=tuple(dict.fromkeys((*args.evidence_refs,
+                                           *(r for v in args.claim_evidence.values() for r in v)))),
+        state_files=state_files, planned_state_files=planned)
+    typed = merge_typed_state(state.typed, new_typed, retired_items=args.retired_items,
+                              open_issues_complete=args.open_issues_complete)
+    constraints, omitted = merge_constraints(state.constraints, session_constraints(fresh))
+    number = next_archive_number(Path(session_dir))
+    sections = _sections(args, typed, users, users[-1] if users else "")
+    text = "\n\n".join(f"## {k}\n{v}" for k, v in sections.items())
+    try:
+        parsed = validate_summary(text)
+    except SummaryInvalid as exc:
+        return CompactionOutcome(status="rejected", decisions=(RejectedDecision(reason=exc.reason),),
+                                 history=history, state=state)
+    extra = (CheckpointSection(title="Typed Checkpoint State", body=_typed_block(typed)),
+             CheckpointSection(title="Checkpoint Worklog",
+                               body=_bul([line[2:] for line in checkpoint_worklog(fresh)],
+                                         "No file changes or shell results in this segment.")),
+             CheckpointSection(title="Repository State", body=repository_state or
+                               "Not observed when this checkpoint was built."))
+    checkpoint = Checkpoint(
+        mode="model_driven", summarizer="model_driven", sections=parsed, extra_sections=extra,
+        constraints=constraints, constraints_omitted=omitted,
+        retained=select_retained(fresh, budget=config.compaction.retain_recent_tokens,
+                                 estimator=estimator, current_request=None),
+        archives=(*state.archives, ArchiveRef(path=f"history-{number}.md", number=number,
+                                              messages=len(head))))
+    new_history = (checkpoint.to_message(), *tail)
+    fixed = max(request_tokens - projected_tokens(history, None, estimator=estimator, tools=tools,
+                                                  fixed=0), 0)
+    projected = projected_tokens(new_history, None, estimator=estimator, tools=tools,
+                                 fixed=fixed) + PROJECTED_OVERHEAD
+    gate = check_gates(current_tokens=request_tokens, projected_tokens=projected,
+                       current_batch=current_batch, last_apply_batch=state.last_model_apply_batch,
+                       cooldown_until_batch=state.cooldown_until_batch, fingerprint=fingerprint,
+                       last_fingerprint=state.last_model_fingerprint)
+    if not gate.passed:
+        update: dict[str, Any] = {"last_model_fingerprint": fingerprint}
+        if gate.gate == "low_gain":
+            update["cooldown_until_batch"] = current_batch + COOLDOWN_BATCHES
+        return _skip(history, state.model_copy(update=update), SkippedDecision(
+            gate=gate.gate, reason=gate.reason, saved_tokens=gate.saved_tokens,  # type: ignore[arg-type]
+            current_tokens=gate.current_tokens))
+    path = write_archive(Path(session_dir), head, number=number)
+    after = projected - PROJECTED_OVERHEAD
+    cp_tokens = estimator.message_tokens(new_history[0])
+    decisions = (
+        PlanDecision(trigger="model_driven", cut_index=cut, profile="model_driven",
+                     head_messages=len(head), head_tokens=sum(map(estimator.message_tokens, head)),
+                     tail_messages=len(tail), tail_tokens=sum(map(estimator.message_tokens, tail)),
+                     recent_target=thresholds.recent_target, tail_budget=0,
+                     reason="model-driven checkpoint at the tool-batch barrier"),
+        AppliedDecision(before_tokens=request_tokens, after_tokens=after, checkpoint_tokens=cp_tokens,
+                        archive_path=str(path), archive_number=number))
+    new_state = state.model_copy(update={
+        "archives": checkpoint.archives, "constraints": constraints, "constraints_omitted": omitted,
+        "typed": typed, "last_model_apply_batch": current_batch, "cooldown_until_batch": None,
+        "last_model_fingerprint": fingerprint})
+    return CompactionOutcome(status="applied", decisions=decisions, history=new_history,
+                             checkpoint=checkpoint, archive_path=str(path), cut_index=cut,
+                             state=new_state)

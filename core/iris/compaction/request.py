@@ -1,0 +1,90 @@
+"""The summary request (R-CMP-6, R-CMP-9): the head reduced, bounded and rendered.
+
+The head is first reduced with the per-request reduction rules (§8) to save summary cost (the
+archive stays the lossless original), then trimmed from the oldest end to the summariser's input
+allowance (reference §2.3: ``budget − 4096 − clamp(budget/8, 2048, 4096) − max(budget/50, 1024)``,
+at least ``budget/6``) with an omission note, then rendered through the ``compaction`` and
+``compaction_input`` templates of the operation's own :class:`~iris.prompts.PromptSnapshot`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..session import Message, ThinkingBlock, ToolCallBlock, ToolResultBlock, block_text
+from ..tokens import TokenEstimator
+from .checkpoint import REQUIRED_SECTIONS
+from .summarizers import SummaryRequest
+
+__all__ = ["build_summary_request", "input_allowance", "reduce_head", "summary_messages"]
+
+
+def reduce_head(head: Sequence[Message], config: Any) -> tuple[Message, ...]:
+    """The head after the reduction rules (R-CMP-6); the one switch point to the reducer."""
+    if not config.reduction.enabled or not head:
+        return tuple(head)
+    try:
+        from ..reduction import reduce_request
+    except ImportError:  # the reducer is optional at this layer: summarise the raw head
+        return tuple(head)
+    return tuple(reduce_request(list(head), config=config.reduction, policy=config.context_policy)
+                 .messages)
+
+
+def input_allowance(budget: int) -> int:
+    """Tokens of archived messages the summariser may receive (reference §2.3)."""
+    clamp = min(max(budget // 8, 2048), 4096)
+    return max(budget - 4096 - clamp - max(budget // 50, 1024), budget // 6)
+
+
+def summary_messages(head: Sequence[Message]) -> list[dict[str, Any]]:
+    """``compaction_input`` message dicts: ``index``, ``role``, ``text``, ``tool_name``."""
+    names: dict[str, str] = {}
+    out = []
+    for i, message in enumerate(head):
+        parts, tool = [], None
+        for b in message.content:
+            if isinstance(b, ToolCallBlock):
+                names[b.id] = tool = b.name
+                parts.append(f"call {b.name} {json.dumps(b.arguments, ensure_ascii=False, sort_keys=True)}")
+            elif isinstance(b, ToolResultBlock):
+                tool = names.get(b.call_id, "tool")
+                parts.append(("[error] " if b.is_error else "") + b.text)
+            elif not isinstance(b, ThinkingBlock):  # reasoning is not summary input
+                parts.append(block_text(b))
+        role = "tool" if message.tool_results else message.role
+        out.append({"index": i, "role": role, "text": "\n".join(parts), "tool_name": tool})
+    return out
+
+
+def _trim(items: list[dict[str, Any]], allowance: int, estimator: TokenEstimator,
+          ) -> tuple[list[dict[str, Any]], int]:
+    total = sum(estimator.count(m["text"]) + 4 for m in items)
+    dropped = 0
+    while items[dropped:] and total > allowance and len(items) - dropped > 1:
+        total -= estimator.count(items[dropped]["text"]) + 4
+        dropped += 1
+    return items[dropped:], dropped
+
+
+def build_summary_request(head: Sequence[Message], *, config: Any, prompts: Any, profile: str,
+                          budget: int, summary_max_tokens: int, estimator: TokenEstimator,
+                          current_request: str | None, previous_checkpoint: str | None,
+                          constraints: Sequence[str], archive_name: str) -> SummaryRequest:
+    """Render the summary request for ``head`` (the previous checkpoint, if any, excluded)."""
+    items, dropped = _trim(summary_messages(reduce_head(head, config)), input_allowance(budget),
+                           estimator)
+    note = (f"[system] The earliest {dropped} messages of this segment were omitted from the "
+            f"summary input; they remain verbatim in {archive_name}.") if dropped else ""
+    system = prompts.render("compaction", {
+        "required_sections": list(REQUIRED_SECTIONS), "summary_max_tokens": summary_max_tokens,
+        "profile": profile, "session_constraints": list(constraints)})
+    text = prompts.render("compaction_input", {
+        "messages": items, "previous_checkpoint": previous_checkpoint or "",
+        "omitted_note": note, "current_request": current_request or ""})
+    return SummaryRequest(system_prompt=system, input_text=text, head=tuple(head),
+                          current_request=current_request, max_tokens=summary_max_tokens,
+                          profile=profile, previous_checkpoint=previous_checkpoint,
+                          session_constraints=tuple(constraints))

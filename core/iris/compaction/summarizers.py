@@ -1,0 +1,174 @@
+"""Pluggable summarisers (R-PREP-7): extractive (offline, the default), recorded, remote.
+
+Every summariser answers a :class:`SummaryRequest` with a :class:`SummaryResult` whose ``kind`` the
+UI shows, so an extractive checkpoint is never mistaken for a model's summary. Failures are
+:class:`~iris.errors.SummarizerError` (timeouts: :class:`SummaryTimeout`); ``compact`` turns them
+into rejected attempts.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal, Protocol, runtime_checkable
+
+import httpx
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import SummarizerError
+from ..session import Message, Session, Usage
+from .checkpoint import REQUIRED_SECTIONS, SummaryInvalid, validate_summary
+from .extract import extractive_sections
+
+__all__ = ["ExtractiveSummarizer", "OpenAICompatibleSummarizer", "RecordedSummarizer",
+           "SummaryRequest", "SummaryResult", "SummaryTimeout", "Summarizer"]
+
+
+class SummaryTimeout(SummarizerError):
+    """The summariser did not answer within ``timeout_seconds``."""
+
+
+class SummaryRequest(BaseModel):
+    """Everything a summariser may use: the rendered prompt and the structured head."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    system_prompt: str
+    """The rendered ``compaction`` template."""
+    input_text: str
+    """The rendered ``compaction_input`` template (the reduced, bounded head)."""
+    head: tuple[Message, ...]
+    """The head being archived (unreduced), for summarisers that read messages directly."""
+    current_request: str | None = None
+    required_sections: tuple[str, ...] = REQUIRED_SECTIONS
+    max_tokens: int
+    profile: str = "continuation"
+    previous_checkpoint: str | None = None
+    session_constraints: tuple[str, ...] = ()
+
+
+class SummaryResult(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    usage: Usage | None = None
+    kind: Literal["extractive", "recorded", "remote"]
+    model: str | None = None
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult: ...
+
+
+def _join(sections: dict[str, str]) -> str:
+    return "\n\n".join(f"## {title}\n{sections[title]}" for title in REQUIRED_SECTIONS)
+
+
+class ExtractiveSummarizer:
+    """Offline and deterministic: fills every section from the head's own text (no model)."""
+
+    kind = "extractive"
+
+    def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
+        sections = extractive_sections(request.head, current_request=request.current_request,
+                                       constraints=request.session_constraints,
+                                       previous_checkpoint=request.previous_checkpoint)
+        return SummaryResult(text=_join(sections), kind="extractive")
+
+
+class RecordedSummarizer:
+    """Reuses a compaction summary recorded in an imported session (Claude Code
+    ``isCompactSummary``, Codex ``compacted``): the one nearest to the cut.
+
+    A recorded summary rarely has the required sections; it is then placed under
+    ``## Progress`` and the other sections are filled extractively.
+    """
+
+    kind = "recorded"
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        found = [(c.at_message, c.summary) for c in session.compactions if c.summary]
+        found += [(i, m.text) for i, m in enumerate(session.messages)
+                  if m.is_compaction_summary and m.text.strip()]
+        self._recorded = sorted(found)
+
+    def _position(self, head: tuple[Message, ...]) -> int:
+        if head:
+            for i in range(len(self.session.messages) - 1, -1, -1):
+                if self.session.messages[i] == head[-1]:
+                    return i + 1
+        return len(head)
+
+    def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
+        if not self._recorded:
+            raise SummarizerError("the session has no recorded compaction summary")
+        cut = self._position(request.head)
+        at, text = min(self._recorded, key=lambda item: (abs(item[0] - cut), item[0]))
+        try:
+            validate_summary(text)
+            return SummaryResult(text=text.strip(), kind="recorded")
+        except SummaryInvalid:
+            pass
+        sections = extractive_sections(request.head, current_request=request.current_request,
+                                       constraints=request.session_constraints,
+                                       previous_checkpoint=request.previous_checkpoint)
+        sections["Progress"] = (f"Recorded summary (message {at}, reused verbatim):\n"
+                                f"{text.strip()}\n\n{sections['Progress']}")
+        return SummaryResult(text=_join(sections), kind="recorded")
+
+
+class OpenAICompatibleSummarizer:
+    """Chat-completions client for any OpenAI-compatible endpoint."""
+
+    kind = "remote"
+    ENV = ("WORKBENCH_SUMMARY_BASE_URL", "WORKBENCH_SUMMARY_MODEL", "WORKBENCH_SUMMARY_API_KEY")
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
+
+    @classmethod
+    def from_env(cls) -> OpenAICompatibleSummarizer | None:
+        """From ``WORKBENCH_SUMMARY_BASE_URL``/``_MODEL``/``_API_KEY``; None when unset."""
+        base, model, key = (os.environ.get(name, "").strip() for name in cls.ENV)
+        if not base or not model:
+            return None
+        return cls(base, model, key or None)
+
+    def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
+        body = {"model": self.model, "max_tokens": request.max_tokens, "temperature": 0,
+                "messages": [{"role": "system", "content": request.system_prompt},
+                             {"role": "user", "content": request.input_text}]}
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        url = f"{self.base_url}/chat/completions"
+        try:
+            response = httpx.post(url, json=body, headers=headers, timeout=timeout_seconds)
+        except httpx.TimeoutException:
+            raise SummaryTimeout(f"timeout after {timeout_seconds:g} s ({url})") from None
+        except httpx.HTTPError as exc:
+            raise SummarizerError(f"cannot reach {url}: {exc}") from None
+        if response.status_code != 200:
+            raise SummarizerError(f"{url} answered HTTP {response.status_code}: "
+                                  f"{response.text[:200]!r}")
+        return self._parse(response)
+
+    def _parse(self, response: httpx.Response) -> SummaryResult:
+        try:
+            data = response.json()
+            text = data["choices"][0]["message"]["content"]
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError("empty content")
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise SummarizerError(f"junk answer from {self.base_url}: {exc!s:.120} "
+                                  f"(body {response.text[:120]!r})") from None
+        raw = data.get("usage") if isinstance(data.get("usage"), dict) else None
+        usage = None
+        if raw:
+            usage = Usage(input_tokens=int(raw.get("prompt_tokens") or 0),
+                          output_tokens=int(raw.get("completion_tokens") or 0),
+                          cache_read_in_input=True, cache_write_in_input=True,
+                          model=data.get("model") or self.model, raw=raw)
+        return SummaryResult(text=text.strip(), usage=usage, kind="remote",
+                             model=data.get("model") or self.model)

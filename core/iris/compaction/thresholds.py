@@ -1,0 +1,143 @@
+"""Budget and pressure lines (R-CMP-1…4): the numbers every compaction decision compares against.
+
+Arithmetic is done on decimals so ``ceil(96000 × 0.15)`` is 14400, not the 14401 that binary floats
+give. Choices where the spec is silent: with ``threshold: 0`` automatic compaction is off
+(``auto_enabled`` False, ``threshold_line`` None) but ``pressure_line`` still uses the built-in 0.8,
+because a manual compaction needs a success target (R-CMP-8); a reminder at or above the threshold
+never fires on its own, so its ``reminder_line`` is None.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..session import ModelLimits
+from .config import CHORD_DEFAULTS
+
+__all__ = ["DEFAULT_INPUT_BUDGET", "Thresholds", "budget_from_limits", "pressure_colour",
+           "thresholds"]
+
+DEFAULT_INPUT_BUDGET = 96000
+DEFAULT_MAX_OUTPUT = 64000
+BudgetSource = Literal["config", "model_config", "session", "default"]
+
+
+class Thresholds(BaseModel):
+    """Resolved budget and lines for one model window."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_budget: int
+    """Whole input allowance (after the output reservation)."""
+    budget_source: BudgetSource
+    """Which rule of R-CMP-3 gave the budget."""
+    reserved: int
+    usable_budget: int
+    """``input_budget − reserved``: the denominator of every displayed percentage."""
+    threshold: float
+    """Effective threshold (after per-model override); 0 means automatic compaction is off."""
+    auto_enabled: bool
+    threshold_line: int | None
+    """``floor(usable × threshold)``; None when automatic compaction is disabled."""
+    pressure_line: int
+    """Success target of a compaction (R-CMP-8): the threshold line, or 0.8 of usable when off."""
+    reminder: float | None
+    """Effective reminder ratio; None when disabled."""
+    reminder_line: int | None
+    """``floor(usable × reminder)``; None when disabled or not below the threshold."""
+    recent_target: int
+    """``ceil(budget × keep_recent_ratio)``."""
+    summary_max_tokens: int
+    """``ceil(budget × summary_ratio)``."""
+    model: str | None = None
+
+
+def _floor(n: int, ratio: float) -> int:
+    return math.floor(Decimal(n) * Decimal(str(ratio)))
+
+
+def _ceil(n: int, ratio: float) -> int:
+    return math.ceil(Decimal(n) * Decimal(str(ratio)))
+
+
+def budget_from_limits(limits: ModelLimits | None, max_output_tokens: int = DEFAULT_MAX_OUTPUT,
+                       ) -> int | None:
+    """R-CMP-3 from model limits: input; else context − output; else context − max_output."""
+    if limits is None:
+        return None
+    if limits.input:
+        return limits.input
+    if not limits.context:
+        return None
+    reserve = limits.output if limits.output else max_output_tokens
+    # An output reservation as large as the window leaves nothing: use the whole window.
+    return limits.context - reserve if reserve < limits.context else limits.context
+
+
+def _budget(config, model_limits: ModelLimits | None) -> tuple[int, BudgetSource]:
+    comp = config.compaction
+    if comp.input_budget_tokens is not None:
+        return comp.input_budget_tokens, "config"
+    model = config.model
+    max_out = model.max_output_tokens if model else DEFAULT_MAX_OUTPUT
+    if model is not None and (b := budget_from_limits(model.limit, max_out)):
+        return b, "model_config"
+    if (b := budget_from_limits(model_limits, max_out)):
+        return b, "session"
+    return DEFAULT_INPUT_BUDGET, "default"
+
+
+def _effective_ratios(config) -> tuple[float, float]:
+    threshold, reminder = config.compaction.threshold, config.compaction.reminder
+    override = config.model.compaction if config.model else None
+    if override is not None:
+        if override.threshold is not None:
+            threshold = override.threshold
+        if override.reminder is not None:
+            reminder = override.reminder
+    return threshold, reminder
+
+
+def thresholds(config, model_limits: ModelLimits | None = None) -> Thresholds:
+    """Resolve the budget (R-CMP-3), lines (R-CMP-1/2) and targets for ``config``."""
+    budget, source = _budget(config, model_limits)
+    comp = config.compaction
+    usable = max(budget - comp.reserved, 0)
+    threshold, reminder_ratio = _effective_ratios(config)
+    auto = threshold > 0
+    line = _floor(usable, threshold) if auto else None
+    reminder: float | None
+    if not auto or reminder_ratio == -1:
+        reminder = None
+    elif reminder_ratio == 0:
+        reminder = float(min(Decimal("0.60"), Decimal(str(threshold)) * Decimal("0.90")))
+    else:
+        reminder = reminder_ratio
+    reminder_line = (_floor(usable, reminder)
+                     if reminder is not None and reminder < threshold else None)
+    return Thresholds(
+        input_budget=budget, budget_source=source, reserved=comp.reserved, usable_budget=usable,
+        threshold=threshold, auto_enabled=auto, threshold_line=line,
+        pressure_line=line if line is not None else _floor(usable, CHORD_DEFAULTS["threshold"]),
+        reminder=reminder, reminder_line=reminder_line,
+        recent_target=_ceil(budget, comp.keep_recent_ratio),
+        summary_max_tokens=_ceil(budget, comp.summary_ratio),
+        model=config.model.name if config.model else None)
+
+
+def pressure_colour(tokens: int, t: Thresholds) -> Literal["green", "orange", "red"]:
+    """R-CMP-4: below the reminder green, reminder to threshold orange, at/over threshold red.
+
+    With automatic compaction off there are no lines: red only at/over the usable budget.
+    """
+    if t.threshold_line is None:
+        return "red" if tokens >= t.usable_budget else "green"
+    if tokens >= t.threshold_line:
+        return "red"
+    if t.reminder_line is not None and tokens >= t.reminder_line:
+        return "orange"
+    return "green"
