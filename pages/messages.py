@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 import streamlit as st
-
 from iris.session import Session
 from iris.tokens import default_estimator
+
 from workbench import state
 from workbench.views import messages as view
 

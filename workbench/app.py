@@ -14,9 +14,9 @@ HERE = Path(__file__).resolve().parent
 # `inspect.py` would shadow the standard library; the package is imported by its installed name.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from workbench.state import render_sidebar  # noqa: E402
+from workbench.state import render_sidebar
 
 PAGES_DIR = HERE.parent / "pages"
 PAGES = (

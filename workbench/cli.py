@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # noqa: BLE001 - the CLI boundary: one line, no traceback
+    except Exception as exc:
         if os.environ.get("WORKBENCH_DEBUG"):
             raise
         print(f"error: {_describe(exc)}", file=sys.stderr)

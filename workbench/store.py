@@ -17,13 +17,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict
-from sqlite_utils import Database
+from typing import Self
 
 from iris.errors import StorageError
 from iris.session import Message, ModelSwitch, RecordedCompaction, Session, SessionHeader, StepSnapshot
 from iris.tokens import TokenEstimator, default_estimator
+from pydantic import BaseModel, ConfigDict
+from sqlite_utils import Database
 
 from .importers import SkippedLine, load_session
 from .migrations import apply_migrations
@@ -115,7 +115,7 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -15,8 +15,8 @@ import pandas as pd
 
 __all__ = ["FAILURE_COLUMNS", "failures_table", "step_link"]
 
-#: The URL path of the step-through page (``pages/step_through.py``).
-STEP_PAGE = "step_through"
+#: The URL path of the step-through page (``pages/step_through.py``, url path as app.py names it).
+STEP_PAGE = "step-through"
 
 FAILURE_COLUMNS = ["step", "phase", "stage", "kind", "error", "link"]
 

@@ -10,12 +10,18 @@ import json
 from typing import Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict
-
 from iris.session import (
-    ContentBlock, ImageBlock, Message, Session, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock,
+    ContentBlock,
+    ImageBlock,
+    Message,
+    Session,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
 )
 from iris.tokens import TokenEstimator
+from pydantic import BaseModel, ConfigDict
 
 __all__ = ["BlockView", "MessageView", "UsageView", "conversation", "human_size", "message_frame"]
 

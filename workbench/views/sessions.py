@@ -11,9 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict
-
 from iris.errors import SessionFormatError, WorkbenchError
+from pydantic import BaseModel, ConfigDict
 
 from ..store import ImportOutcome, SessionSummary, Store
 
