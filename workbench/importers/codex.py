@@ -165,7 +165,9 @@ class _Rollout:
         if role == "tool":
             self.out.add("tool", blocks, timestamp=when, line=lineno)
             return
-        index = self.out.add(role, blocks, timestamp=when, synthetic=synthetic or replay, line=lineno)
+        summary = payload.get("type") == "compaction"  # the remote (encrypted) summary
+        index = self.out.add(role, blocks, timestamp=when, synthetic=synthetic or replay,
+                             summary=summary, line=lineno)
         if role == "user" and not synthetic and not replay:
             self.unconfirmed_user = index
 
