@@ -46,7 +46,8 @@ _COMMON: dict[str, ToolKind] = {
     "read": "read", "edit": "edit", "write": "write", "delete": "delete", "bash": "shell",
     "shell": "shell", "grep": "search", "glob": "glob", "web_fetch": "web_fetch", "webfetch": "web_fetch",
     "skill": "skill", "todo_write": "todo", "todowrite": "todo", "multiedit": "edit",
-    "ls": "glob", "websearch": "web_fetch", "patch": "edit",
+    "ls": "glob", "websearch": "web_fetch", "patch": "edit", "apply_patch": "edit",
+    "exec_command": "shell",
 }
 
 #: The documented default mapping of every supported source format.
@@ -56,6 +57,7 @@ DEFAULT_TOOL_KINDS: dict[str, dict[str, ToolKind]] = {
 FORMATS = tuple(DEFAULT_TOOL_KINDS)
 
 # str_replace_editor (SWE-agent/OpenHands) is one tool whose ``command`` argument decides the kind.
+_EDITOR_TOOLS = ("str_replace_editor", "str_replace_based_edit_tool")
 _EDITOR_COMMANDS: dict[str, ToolKind] = {"view": "read", "create": "write", "str_replace": "edit",
                                           "insert": "edit", "undo_edit": "edit"}
 
@@ -93,7 +95,7 @@ class ToolKindMap:
 
     def kind_of_call(self, tool_name: str, arguments: Mapping[str, Any]) -> ToolKind:
         """Like :meth:`kind`, refined by arguments for multi-purpose tools (``str_replace_editor``)."""
-        if tool_name not in self.overrides and tool_name.lower() == "str_replace_editor":
+        if tool_name not in self.overrides and tool_name.lower() in _EDITOR_TOOLS:
             return _EDITOR_COMMANDS.get(str(arguments.get("command", "")), "other")
         return self.kind(tool_name)
 
