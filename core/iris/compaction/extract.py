@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from ..session import Message
+from ..session import Message, TextBlock
 from .carried import is_real_user_message
 
 __all__ = ["extractive_sections"]
@@ -75,8 +75,13 @@ def _user_texts(head: Sequence[Message]) -> list[str]:
     return [m.text.strip() for m in head if is_real_user_message(m)]
 
 
+def _prose(message: Message) -> str:
+    """Only what the assistant wrote as text (not its tool calls or reasoning)."""
+    return "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
+
+
 def _assistant_texts(head: Sequence[Message]) -> list[str]:
-    return [m.text.strip() for m in head if m.role == "assistant" and m.text.strip()]
+    return [t for m in head if m.role == "assistant" and (t := _prose(m))]
 
 
 def _next_step(assistant: list[str], request: str) -> str:
