@@ -47,7 +47,7 @@ def _load() -> ContextView | None:
 
 try:
     view = _load()
-except Exception as exc:  # the UI boundary: never show a bare traceback
+except Exception as exc:  # noqa: BLE001 -- the UI boundary: never show a bare traceback
     st.error(f"Unexpected error while building the context: {exc}")
     with st.expander("Traceback (for developers)"):
         st.code(traceback.format_exc(), language=None)

@@ -7,8 +7,8 @@ disk until Save, which writes ``<workspace>/.iris/prompts/<id>.j2``.
 from __future__ import annotations
 
 import streamlit as st
-
 from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptSource
+
 from workbench.views.templates import default_workspace, example_variables, preview_template
 
 st.title("Templates")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
-
 from iris.prompts import PromptSnapshot
+from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "templates.py")
 

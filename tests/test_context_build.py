@@ -6,10 +6,8 @@ import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import pytest
-from pydantic import ValidationError
-
 import iris.context as ctx
+import pytest
 from iris.context import (
     ContextBuilder,
     ContextBuildInput,
@@ -19,6 +17,7 @@ from iris.context import (
     load_context_build_input,
 )
 from iris.errors import ConfigError, TemplateError
+from pydantic import ValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,8 +6,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
-
 from iris.context import (
     ContextBuildScope,
     ContextContribution,
@@ -20,6 +18,7 @@ from iris.context import (
 from iris.errors import ConfigError, PreparationError
 from iris.session import RecordedContribution, Session, SessionHeader, StepSnapshot
 from iris.tokens import TokenEstimator
+from pydantic import ValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
 

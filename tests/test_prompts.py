@@ -7,8 +7,7 @@ import os
 import re
 
 import pytest
-
-import iris.prompts as prompts
+from iris import prompts
 from iris.errors import TemplateError
 from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptConfig, PromptSnapshot, PromptSource
 
@@ -50,7 +49,7 @@ def test_r_prm_2_compaction_contract_sections_in_order_and_no_reasoning():
     text = PromptSnapshot.defaults().render("compaction", {
         "required_sections": SECTIONS, "summary_max_tokens": 4800, "profile": "continuation",
         "session_constraints": ["Never push to main", "Keep Python 3.11 support"]})
-    headings = re.findall(r"^## (.+)$", text, flags=re.M)
+    headings = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
     assert headings == SECTIONS
     assert "<think>" in text and "reasoning" in text  # forbids leakage explicitly
     assert "next step" in text.lower() and "4800" in text

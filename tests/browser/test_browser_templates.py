@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("playwright")
-from playwright.sync_api import Page, expect  # noqa: E402
+from playwright.sync_api import Page, expect
 
 ROOT = Path(__file__).resolve().parents[2]
 

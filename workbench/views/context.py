@@ -11,11 +11,10 @@ from importlib import resources
 from pathlib import Path
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict
-
 from iris.context import ContextBuilder, ContextMessage, ContextValidationError, parse_context_build_input
 from iris.errors import ConfigError, TemplateError
 from iris.tokens import TokenEstimator, default_estimator
+from pydantic import BaseModel, ConfigDict
 
 __all__ = ["ContextProblem", "ContextView", "bundled_examples", "context_view", "context_view_from_path",
            "messages_frame", "problems_frame"]

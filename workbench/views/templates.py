@@ -12,10 +12,9 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from iris.errors import TemplateError
 from iris.prompts import PROMPT_IDS, PromptSnapshot, PromptSource
+from pydantic import BaseModel, ConfigDict
 
 __all__ = ["TemplatePreview", "default_workspace", "example_variables", "preview_template",
            "saved_snapshot", "template_diff"]

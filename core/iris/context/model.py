@@ -11,13 +11,29 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 from ..session import Message, TextBlock
 from .xml import is_xml_name
 
-__all__ = ["ContextBuildInput", "ContextBuildOutput", "ContextMessage", "ContextSection", "ContextSlot",
-           "Position", "POSITIONS"]
+__all__ = [
+    "POSITIONS",
+    "ContextBuildInput",
+    "ContextBuildOutput",
+    "ContextMessage",
+    "ContextSection",
+    "ContextSlot",
+    "Position",
+]
 
 Position = Literal["system", "memory", "before_current_input"]
 POSITIONS: tuple[Position, ...] = ("system", "memory", "before_current_input")

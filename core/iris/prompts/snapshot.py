@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from types import MappingProxyType
 from typing import Any
@@ -32,7 +32,7 @@ def _check_id(prompt_id: str) -> None:
                             template=prompt_id)
 
 
-@lru_cache(maxsize=None)
+@cache
 def default_template_source(prompt_id: str) -> str:
     """The packaged default source of one id (read from package data, cached)."""
     _check_id(prompt_id)
@@ -54,7 +54,7 @@ def _compile_checked(prompt_id: str, source: str) -> jinja2.Template:
 class PromptSnapshot:
     """Immutable sources of all prompt ids, compiled once; render with :meth:`render`."""
 
-    __slots__ = ("_sources", "_compiled", "_snapshot_id")
+    __slots__ = ("_compiled", "_snapshot_id", "_sources")
 
     def __init__(self, sources: Mapping[str, str]) -> None:
         missing = [pid for pid in PROMPT_IDS if pid not in sources]
