@@ -1,0 +1,223 @@
+"""The app shell, the Sessions page and the Messages page (R-UI-1, R-SES-5 in the UI, UX.md): AppTest
+runs of the real pages on a real store, plus the pure view functions behind them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from iris.session import Message, Session, SessionHeader, TextBlock, ToolCallBlock, ToolResultBlock
+from iris.tokens import default_estimator
+from workbench.importers import load_session
+from workbench.importers.native import dump_session
+from workbench.store import open_store
+from workbench.views import messages as mviews
+from workbench.views import sessions as sviews
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "workbench" / "app.py")
+SAMPLES = ROOT / "sample_sessions"
+MESSAGES_PAGE = "../pages/messages.py"
+
+
+def app() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=60)
+
+
+def texts(elements) -> list[str]:
+    return [e.value for e in elements]
+
+
+# ------------------------------------------------------------------ pure views
+
+
+def test_r_ui_1_safe_upload_name_keeps_one_harmless_component():
+    assert sviews.safe_upload_name("../../etc/passwd") == "passwd"
+    assert sviews.safe_upload_name("C:\\Users\\me\\run 1 (copy).jsonl") == "run_1_copy_.jsonl"
+    assert sviews.safe_upload_name(".hidden.jsonl") == "hidden.jsonl"
+    assert sviews.safe_upload_name("<script>") == "_script_"
+    assert sviews.safe_upload_name("") == sviews.safe_upload_name("///") == "upload.jsonl"
+
+
+def test_r_ses_5_import_paths_reports_errors_without_raising(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "header", "session_id": "s"}\n{"type": "message", "role": 7}\n')
+    with open_store() as store:
+        calls: list[tuple[int, int]] = []
+        reports = sviews.import_paths(store, [bad, SAMPLES / "unanswered.jsonl"],
+                                      progress=lambda i, n, f, label: calls.append((i, n)))
+        assert reports[0].error.line == 2 and reports[0].error.field == "role"
+        assert reports[0].error.expected and "Traceback" in reports[0].error.traceback
+        assert reports[1].outcome.created
+        assert {c for c in calls} == {(0, 2), (1, 2)}
+        frame = sviews.sessions_frame(store.list_sessions())
+    assert list(frame.columns) == sviews.SESSION_COLUMNS
+    assert frame.iloc[0]["Messages"] == 5 and frame.iloc[0]["Imported at"].endswith(" UTC")
+
+
+def test_r_ses_1_conversation_pairs_calls_with_results():
+    session = load_session(SAMPLES / "bugfix.jsonl").session
+    views = mviews.conversation(session, default_estimator())
+    assert len(views) == len(session.messages)
+    calls = [b for v in views for b in v.blocks if b.kind == "tool_call"]
+    assert calls and all(c.result is not None and c.result.call_id == c.call_id for c in calls)
+    failed = [c for c in calls if c.result.is_error]
+    assert failed and all(views[c.result_message].has_error for c in failed)
+    tool_blocks = [b for v in views if v.role == "tool" for b in v.blocks]
+    assert all(b.call_message is not None and views[b.call_message].role == "assistant" for b in tool_blocks)
+    long_results = [c.result for c in calls if c.result.long]
+    assert long_results and all(r.size.endswith("lines") and len(r.preview) < len(r.text) for r in long_results)
+    assert all(v.estimate > 0 for v in views)
+
+
+def test_r_ses_2_message_frame_shows_normalised_and_raw_usage():
+    session = load_session(SAMPLES / "long_session.jsonl").session
+    frame = mviews.message_frame(session, default_estimator())
+    assistants = frame[frame["Role"] == "assistant"]
+    with_usage = assistants.dropna(subset=["Prompt tokens"])
+    assert 0 < len(with_usage) < len(assistants)  # some responses have no usage
+    row = with_usage.iloc[0]
+    assert row["Prompt tokens"] == row["Input"] + row["Cache read"] + row["Cache write"]
+
+
+def test_r_ses_1_unanswered_call_has_no_result_view():
+    session = load_session(SAMPLES / "unanswered.jsonl").session
+    last = mviews.conversation(session, default_estimator())[-1]
+    assert last.unanswered_calls == 1
+
+
+# ------------------------------------------------------------------ AppTest
+
+
+def test_r_ui_1_empty_store_tells_a_new_user_what_to_do():
+    at = app().run()
+    assert not at.exception
+    assert any("Import a transcript or the bundled samples" in t for t in texts(at.info))
+    assert at.title[0].value == "Sessions"
+    at.switch_page(MESSAGES_PAGE).run()
+    assert not at.exception
+    assert any("open a sample on the Sessions page" in t for t in texts(at.info))
+
+
+def test_r_ui_1_import_bundled_samples_lists_them_and_selects_one():
+    at = app().run()
+    at.button(key="wb_import_samples").click().run()
+    assert not at.exception
+    assert len(at.success) == 3
+    table = at.dataframe[0].value
+    assert sorted(table["ID"]) == ["bugfix-tally-march", "long-harbor-retries", "unanswered-coverage"]
+    assert set(table.columns) >= {"Title", "Format", "Messages", "Responses", "Tokens (est.)", "Imported at"}
+    assert at.sidebar.selectbox(key="wb_session").value == "bugfix-tally-march"
+    assert at.query_params["session"] == ["bugfix-tally-march"]  # mirrored into the URL
+    at.button(key="wb_import_samples").click().run()  # again: nothing duplicated
+    assert len(at.dataframe[0].value) == 3
+    assert all("Already stored" in t for t in texts(at.success))
+
+
+def test_r_ses_5_bad_path_shows_file_line_field_and_traceback_only_in_expander(tmp_path):
+    bad = tmp_path / "broken.jsonl"
+    bad.write_text('{"type": "header", "session_id": "s"}\n{"type": "message", "role": "robot"}\n')
+    at = app().run()
+    at.text_area(key="wb_import_path").input(str(bad)).run()
+    at.button(key="wb_import_path_button").click().run()
+    assert not at.exception
+    (error,) = at.error
+    assert f"{bad}:2 [role]" in error.value and "Traceback" not in error.value
+    assert any(e.label == "Traceback (for developers)" for e in at.expander)
+    with open_store() as store:
+        assert store.list_sessions() == []
+    at.checkbox(key="wb_import_lenient").check().run()
+    at.button(key="wb_import_path_button").click().run()
+    assert not at.error and len(at.success) == 1
+    assert any("1 line(s)" in w for w in texts(at.warning))
+    skipped = at.dataframe[-1].value
+    assert list(skipped["Line"]) == [2] and "role" in skipped["Problem"][0]
+
+
+def test_r_ui_1_upload_is_stored_under_a_sanitised_name():
+    at = app().run()
+    data = (SAMPLES / "unanswered.jsonl").read_bytes()
+    at.file_uploader(key="wb_upload").upload("../../evil name.jsonl", data).run()
+    at.button(key="wb_import_upload").click().run()
+    assert not at.exception and len(at.success) == 1
+    with open_store() as store:
+        (summary,) = store.list_sessions()
+    assert Path(summary.source_path).name == "evil_name.jsonl"
+    assert "workbench-upload-" in summary.source_path
+
+
+def test_r_ui_1_delete_asks_for_confirmation():
+    at = app().run()
+    at.button(key="wb_import_samples").click().run()
+    at.selectbox(key="wb_delete_choice").select("unanswered-coverage").run()
+    at.button(key="wb_delete").click().run()
+    assert any("cannot be undone" in w for w in texts(at.warning))
+    at.button(key="wb_delete_cancel").click().run()
+    assert len(at.dataframe[0].value) == 3
+    at.button(key="wb_delete").click().run()
+    at.button(key="wb_delete_confirm").click().run()
+    assert not at.exception
+    assert "unanswered-coverage" not in list(at.dataframe[0].value["ID"])
+
+
+def test_r_ui_1_messages_page_shows_the_conversation():
+    with open_store() as store:
+        sid = store.import_file(SAMPLES / "bugfix.jsonl").session_id
+    at = app()
+    at.query_params["session"] = sid
+    at.run()
+    at.switch_page(MESSAGES_PAGE).run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Messages"] == "82" and metrics["Responses"] == "36" and metrics["Unanswered"] == "0"
+    labels = [e.label for e in at.expander]
+    assert any(label.startswith("❌ Error") for label in labels)
+    assert any(label.startswith("↳ Result") for label in labels)
+    captions = texts(at.caption)
+    assert any("Provider usage: prompt" in c and "cache read" in c for c in captions)
+    assert any("tokens (local estimate)" in c for c in captions)
+    at.number_input(key="wb_msg_page").set_value(3).run()
+    assert not at.exception and any(m.value.startswith("**#80 ·") for m in at.markdown)
+
+
+def test_r_ui_1_query_param_opens_the_linked_session_and_unanswered_is_marked():
+    with open_store() as store:
+        store.import_file(SAMPLES / "bugfix.jsonl")
+        store.import_file(SAMPLES / "unanswered.jsonl")
+    at = app()
+    at.query_params["session"] = "unanswered-coverage"
+    at.run()
+    assert at.sidebar.selectbox(key="wb_session").value == "unanswered-coverage"
+    at.switch_page(MESSAGES_PAGE).run()
+    assert {m.label: m.value for m in at.metric}["Unanswered"] == "1"
+    assert any("Unanswered" in w for w in texts(at.warning))
+
+
+def test_ux_transcript_text_is_never_rendered_as_html_or_markdown(tmp_path):
+    evil = "<script>alert(1)</script> **not bold** <img src=x onerror=alert(2)>"
+    session = Session(header=SessionHeader(session_id="evil", title="Evil"), messages=(
+        Message(role="user", content=(TextBlock(text=evil),)),
+        Message(role="assistant", content=(ToolCallBlock(id="c`1", name="Bash`**x**", arguments={"cmd": evil}),)),
+        Message(role="tool", content=(ToolResultBlock(call_id="c`1", text=evil),)),
+    ))
+    path = dump_session(session, tmp_path / "evil.jsonl")
+    with open_store() as store:
+        store.import_file(path)
+    at = app().run()
+    at.switch_page(MESSAGES_PAGE).run()
+    assert not at.exception
+    assert evil in texts(at.code)
+    assert not at.get("html")
+    assert all(evil not in m.value and "<script>" not in m.value for m in at.markdown)
+    assert any("`Bash'**x**`" in m.value for m in at.markdown)  # backticks cannot escape the code span
+    assert json.loads(next(c for c in texts(at.code) if c.startswith("{")))["cmd"] == evil
+
+
+@pytest.mark.parametrize("page", ["../pages/sessions.py", MESSAGES_PAGE])
+def test_r_ui_1_every_page_of_this_issue_runs_on_an_empty_store(page):
+    at = app().run()
+    at.switch_page(page).run()
+    assert not at.exception
