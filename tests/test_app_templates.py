@@ -77,3 +77,17 @@ def test_r_ui_4_discard_restores_saved_template(tmp_path):
     assert "saved snapshot" in at.success[0].value
     assert at.text_area(key="tpl_src_compaction").value == PromptSnapshot.defaults().template_source(
         "compaction")
+
+
+def test_r_ui_4_pages_run_inside_the_app_shell():
+    """Both pages work under workbench/app.py's navigation (when the shell exists)."""
+    import pytest
+
+    app = Path(__file__).resolve().parents[1] / "workbench" / "app.py"
+    if not app.exists():
+        pytest.skip("workbench/app.py not present")
+    at = AppTest.from_file(str(app), default_timeout=30).run()
+    at.switch_page("../pages/templates.py").run()
+    assert not at.exception and any("saved snapshot" in s.value for s in at.success)
+    at.switch_page("../pages/context.py").run()
+    assert not at.exception and at.subheader[0].value == "system · system"

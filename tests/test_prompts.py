@@ -192,3 +192,19 @@ def test_r_prm_4_snapshot_is_safe_to_share_between_threads():
     with ThreadPoolExecutor(8) as pool:
         out = list(pool.map(lambda _: snap.render("compaction", variables), range(32)))
     assert len(set(out)) == 1
+
+
+def test_r_prm_3_with_template_recompiles_only_the_replaced_id():
+    """Live editing stays fast: the other 14 compiled templates are shared, not rebuilt."""
+    base = PromptSnapshot.defaults()
+    edited = base.with_template("todo_context", "n={{ todos | length }}")
+    assert edited._compiled["compaction"] is base._compiled["compaction"]
+    assert edited._compiled["todo_context"] is not base._compiled["todo_context"]
+
+
+def test_r_prm_3_snapshot_pickles_as_its_sources():
+    import pickle
+
+    edited = PromptSnapshot.defaults().with_template("todo_context", "n={{ todos | length }}")
+    copy = pickle.loads(pickle.dumps(edited))
+    assert copy == edited and copy.render("todo_context", {"todos": [1]}) == "n=1\n"

@@ -56,7 +56,8 @@ class PromptSnapshot:
 
     __slots__ = ("_compiled", "_snapshot_id", "_sources")
 
-    def __init__(self, sources: Mapping[str, str]) -> None:
+    def __init__(self, sources: Mapping[str, str],
+                 _compiled: Mapping[str, jinja2.Template] | None = None) -> None:
         missing = [pid for pid in PROMPT_IDS if pid not in sources]
         extra = sorted(set(sources) - set(PROMPT_IDS))
         if extra:
@@ -64,10 +65,16 @@ class PromptSnapshot:
         if missing:
             raise TemplateError(f"snapshot lacks sources for: {', '.join(missing)}")
         ordered = {pid: str(sources[pid]) for pid in PROMPT_IDS}
-        self._compiled = {pid: _compile_checked(pid, src) for pid, src in ordered.items()}
+        reuse = _compiled or {}  # with_template passes the unchanged ids' compiled templates
+        self._compiled = {pid: reuse.get(pid) or _compile_checked(pid, src)
+                          for pid, src in ordered.items()}
         self._sources = MappingProxyType(ordered)
         canonical = json.dumps(ordered, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         self._snapshot_id = "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def __reduce__(self) -> tuple[type[PromptSnapshot], tuple[dict[str, str]]]:
+        """Pickle as sources only (compiled templates are rebuilt), e.g. for caches."""
+        return (PromptSnapshot, (dict(self._sources),))
 
     @classmethod
     def defaults(cls) -> PromptSnapshot:
@@ -93,7 +100,8 @@ class PromptSnapshot:
         _check_id(prompt_id)
         if self._sources[prompt_id] == source:
             return self
-        return PromptSnapshot({**self._sources, prompt_id: source})
+        compiled = {pid: t for pid, t in self._compiled.items() if pid != prompt_id}
+        return PromptSnapshot({**self._sources, prompt_id: source}, compiled)
 
     def edited_ids(self, base: PromptSnapshot) -> tuple[str, ...]:
         """Ids whose source differs from ``base`` (e.g. from the packaged defaults)."""
