@@ -35,8 +35,9 @@ def test_r_ui_3_fates_kept_raw_archived_summarised_retained():
         messages=(Message(role="user", content=(TextBlock(text=CHECKPOINT),)), session[3], session[4]),
         marks=(MessageMark(origin="checkpoint"), MessageMark(origin="history", history_index=3),
                MessageMark(origin="history", history_index=4)))
-    band = compaction_band(1, 2, applied_request=applied, previous_request=request(),
-                           session_messages=session, first_index=0, checkpoint_text=CHECKPOINT)
+    band = compaction_band(1, 2, archived=(0, 1, 2), applied_request=applied,
+                           previous_request=request(), session_messages=session,
+                           checkpoint_text=CHECKPOINT)
     assert band.cut_index == 3
     assert band.fates == ("retained verbatim", "summarised", "archived", "kept raw", "kept raw")
 
@@ -46,10 +47,10 @@ def test_r_ui_3_timeline_figure_has_a_band_per_compaction_and_the_cut():
     applied = PreparedRequest(messages=(session[2], session[3]),
                               marks=(MessageMark(origin="history", history_index=2),
                                      MessageMark(origin="history", history_index=3)))
-    bands = [compaction_band(1, 2, applied_request=applied, previous_request=None,
-                             session_messages=session, first_index=0, checkpoint_text=""),
-             compaction_band(2, 5, applied_request=applied, previous_request=None,
-                             session_messages=session, first_index=2, checkpoint_text="")]
+    bands = [compaction_band(1, 2, archived=(0, 1), applied_request=applied, previous_request=None,
+                             session_messages=session, checkpoint_text=""),
+             compaction_band(2, 5, archived=(), applied_request=applied, previous_request=None,
+                             session_messages=session, checkpoint_text="", first_kept=2)]
     fig = timeline_figure(bands)
     traces = {t.name: t for t in fig.data}
     assert list(traces["kept raw"].customdata) == [2, 3, 2, 3]

@@ -14,7 +14,7 @@ def test_r_ui_7_failed_and_cancelled_listed_with_stage_and_link():
     assert list(table["phase"]) == ["failed", "cancelled"]
     assert list(table["kind"]) == ["error", "timeout"]
     assert table.iloc[0]["stage"] == "compaction"
-    assert table.iloc[0]["link"] == "step_through?session=s+1&replay=replay-abc&step=3"
+    assert table.iloc[0]["link"] == "step-through?session=s+1&replay=replay-abc&step=3"
 
 
 def test_r_ui_7_no_failures_gives_an_empty_table():
@@ -23,4 +23,4 @@ def test_r_ui_7_no_failures_gives_an_empty_table():
 
 
 def test_step_link_is_a_relative_query():
-    assert step_link("a&b", "r", 0) == "step_through?session=a%26b&replay=r&step=0"
+    assert step_link("a&b", "r", 0) == "step-through?session=a%26b&replay=r&step=0"

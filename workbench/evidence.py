@@ -161,7 +161,7 @@ def save_replay(db: Database, bundle: EvidenceBundle, *, session_id: str, name: 
                 clock: Callable[[], datetime] = _now) -> ReplayInfo:
     """Save (or replace) the replay ``name`` of ``session_id``; one transaction."""
     replay_id = replay_id_for(session_id, name)
-    created = clock().astimezone(UTC).isoformat(timespec="seconds")
+    created = clock().astimezone(UTC).isoformat(timespec="microseconds")
     info = _info_row(bundle, replay_id, session_id, name, created)
     with db.atomic():
         db.execute("DELETE FROM replays WHERE id = ?", [replay_id])

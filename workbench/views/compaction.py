@@ -12,7 +12,8 @@ always the lossless original).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -28,7 +29,7 @@ from .colors import FATE_COLOURS, PHASE_COLOURS
 from .step_through import describe
 
 __all__ = ["FATES", "CompactionBand", "attempts_table", "compaction_band", "compactions_table",
-           "retained_texts", "timeline_figure"]
+           "replay_bands", "retained_texts", "timeline_figure"]
 
 FATES: tuple[str, ...] = ("archived", "summarised", "retained verbatim", "kept raw")
 _ARCHIVED_MARKS = {"reduced", "trimmed", "folded"}
@@ -66,19 +67,26 @@ def retained_texts(checkpoint_text: str) -> tuple[str, ...]:
     return tuple("\n".join(t).strip() for t in texts)
 
 
-def compaction_band(n: int, step_index: int, *, applied_request: PreparedRequest,
+def compaction_band(n: int, step_index: int, *, archived: Sequence[int],
+                    applied_request: PreparedRequest | None,
                     previous_request: PreparedRequest | None, session_messages: Sequence[Message],
-                    first_index: int, checkpoint_text: str) -> CompactionBand:
-    """The fates of the messages a compaction saw, from the records around it."""
-    kept = sorted(m.history_index for m in applied_request.marks
+                    checkpoint_text: str, first_kept: int | None = None) -> CompactionBand:
+    """The fates of the messages one compaction saw, from the records around it.
+
+    ``archived`` are the session indices the engine moved into the archive; the kept raw tail is
+    read from the applied step's final request (its history messages).
+    """
+    kept = sorted(m.history_index for m in (applied_request.marks if applied_request else ())
                   if m.origin == "history" and m.history_index is not None)
-    last = kept[-1] if kept else first_index - 1
-    cut = kept[0] if kept else last + 1
+    head = sorted(archived)
+    cut = first_kept if first_kept is not None else (kept[0] if kept else (head[-1] + 1 if head else 0))
+    first = head[0] if head else cut
+    last = max([cut - 1, *head, *kept])
     reduced = {m.history_index for m in (previous_request.marks if previous_request else ())
                if m.history_index is not None and _ARCHIVED_MARKS & set(m.marks)}
     retained = set(retained_texts(checkpoint_text))
     fates = []
-    for index in range(first_index, last + 1):
+    for index in range(first, last + 1):
         message = session_messages[index] if index < len(session_messages) else None
         if index >= cut:
             fates.append("kept raw")
@@ -88,7 +96,7 @@ def compaction_band(n: int, step_index: int, *, applied_request: PreparedRequest
             fates.append("archived")
         else:
             fates.append("summarised")
-    return CompactionBand(n=n, step_index=step_index, first_index=first_index, fates=tuple(fates),
+    return CompactionBand(n=n, step_index=step_index, first_index=first, fates=tuple(fates),
                           cut_index=cut)
 
 
@@ -142,3 +150,25 @@ def attempts_table(decisions: Sequence[tuple[int, str, Decision]]) -> pd.DataFra
             for step, _, d in decisions if type(d) in outcome]
     frame = pd.DataFrame(rows, columns=["step", "outcome", "attempt", "what", "reason"])
     return frame.astype({"attempt": "Int64"})
+
+
+def replay_bands(compactions: Sequence[Mapping[str, Any]], *,
+                 request_at: Callable[[int], PreparedRequest | None],
+                 session_messages: Sequence[Message],
+                 checkpoints: Mapping[int, str]) -> tuple[CompactionBand, ...]:
+    """Bands for every compaction of a replay.
+
+    ``compactions`` are the stored per-compaction facts (``n``, ``step_index``,
+    ``archived_messages``, ``first_kept_message``); ``request_at(step)`` gives a step's final
+    request; ``checkpoints`` maps ``n`` to the checkpoint text.
+    """
+    bands = []
+    for c in compactions:
+        step = int(c["step_index"])
+        bands.append(compaction_band(
+            int(c["n"]), step, archived=tuple(c.get("archived_messages") or ()),
+            applied_request=request_at(step),
+            previous_request=request_at(step - 1) if step > 0 else None,
+            session_messages=session_messages, checkpoint_text=checkpoints.get(int(c["n"]), ""),
+            first_kept=c.get("first_kept_message")))
+    return tuple(bands)

@@ -1,0 +1,183 @@
+"""Replays as the pages and the CLI use them: replay a stored session with a configuration and a
+template snapshot, save the result under a name, and reopen it instantly.
+
+Default replays are made lazily: the first time a session is opened in the app (or a step is asked
+for from the CLI) and it has no replay yet, :func:`ensure_default_replay` replays it under the name
+``default`` with the bundled configuration and templates, reporting progress; later opens read the
+store. This keeps ``workbench import`` as fast as an import, and ``make run`` still opens on the
+samples with their replays ready after the first look. Reopened replays are cached per store file,
+replay id and save time, so switching pages never parses the store again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from iris.config import (
+    ContextConfig, config_hash, config_to_yaml, default_config, load_config, parse_config,
+)
+from iris.prompts import PromptSnapshot
+from iris.replay import Replay
+from iris.replay import replay as run_replay
+from iris.session import Message, Session
+
+from .evidence import (
+    ArchiveRecord, EvidenceBundle, ReplayInfo, StoredReplay, find_replay, list_replays,
+    open_replay, save_replay,
+)
+from .store import Store
+
+__all__ = ["BUDGET_REPLAY_NAME", "DEFAULT_REPLAY_NAME", "budget_96k_config", "bundle_from_replay", "ensure_default_replay", "load_configuration",
+           "open_saved", "replay_and_save", "replay_choices", "replay_session", "session_messages",
+           "summariser_name"]
+
+DEFAULT_REPLAY_NAME = "default"
+BUDGET_REPLAY_NAME = "budget 96k"
+BUDGET_96K = 96000
+#: ``progress(fraction, label)`` as the store's imports use it.
+Progress = Callable[[float, str], None]
+
+
+def _no_progress(fraction: float, label: str) -> None:
+    return None
+
+
+def summariser_name(summarizer: Any) -> str:
+    """How the UI names a summariser: ``extractive`` (the default), ``recorded``, ``remote``…"""
+    if summarizer is None:
+        return "extractive"
+    kind = getattr(summarizer, "kind", None)
+    if isinstance(kind, str):
+        return kind
+    name = type(summarizer).__name__.lower()
+    for known in ("extractive", "recorded", "openaicompatible"):
+        if name.startswith(known):
+            return "remote" if known == "openaicompatible" else known
+    return name
+
+
+def replay_session(session: Session, *, config: ContextConfig | None = None,
+                   prompts: PromptSnapshot | None = None, summarizer: Any = None,
+                   progress: Progress = _no_progress) -> tuple[Replay, EvidenceBundle]:
+    """Run the engine's replay and shape its result for the store: ``(replay, bundle)``."""
+    config = config or default_config()
+    prompts = prompts or PromptSnapshot.defaults()
+
+    def steps_done(done: int, total: int) -> None:
+        progress(0.05 + 0.85 * done / max(total, 1), f"step {done:,} of {total:,}")
+
+    result = run_replay(session, config, prompts=prompts, summarizer=summarizer,
+                        progress=steps_done)
+    progress(0.9, "shaping the records")
+    return result, bundle_from_replay(result, config=config, prompts=prompts,
+                                      summariser=summariser_name(summarizer))
+
+
+def bundle_from_replay(result: Replay, *, config: ContextConfig, prompts: PromptSnapshot,
+                       summariser: str = "extractive") -> EvidenceBundle:
+    """An :class:`EvidenceBundle` of an ``iris.replay.Replay`` plus its configuration/templates."""
+    archives = tuple(
+        ArchiveRecord(n=n, step_index=c.step_index, path=c.archive_name,
+                      text=result.archives.get(c.archive_name, ""), checkpoint_text=c.checkpoint_text)
+        for n, c in enumerate(result.checkpoints, start=1))
+    compactions = [{"n": n, "step_index": c.step_index, "cut_index": c.cut_index,
+                    "first_kept_message": c.first_kept_message,
+                    "archived_messages": list(c.archived_messages), "archive": c.archive_name,
+                    "summary_usage": c.summary_usage.model_dump(mode="json") if c.summary_usage
+                    else None}
+                   for n, c in enumerate(result.checkpoints, start=1)]
+    return EvidenceBundle(
+        preparations=result.preparations, requests=result.requests, archives=archives,
+        configuration_snapshot_id=result.configuration_snapshot_id,
+        configuration_hash=config_hash(config),
+        configuration_json=config.model_dump(mode="json", exclude={"warnings"}),
+        configuration_yaml=config_to_yaml(config), template_snapshot_id=prompts.snapshot_id,
+        template_sources=dict(prompts.sources), summariser=summariser,
+        extras={"run_usage": result.run_usage.model_dump(mode="json"),
+                "thresholds": result.thresholds.model_dump(mode="json"),
+                "compactions": compactions, "warnings": list(config.warnings),
+                "cancelled": result.cancelled,
+                "observation_failures": list(result.observation_failures)})
+
+
+def load_configuration(path: str | Path | None) -> ContextConfig:
+    """The configuration file at ``path`` (ConfigError names file/line/field) or the default."""
+    return load_config(path) if path else default_config()
+
+
+def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY_NAME,
+                    config: ContextConfig | None = None, prompts: PromptSnapshot | None = None,
+                    summarizer: Any = None, progress: Progress = _no_progress
+                    ) -> tuple[ReplayInfo, Any]:
+    """Replay a stored session and save it under ``name`` (replacing one of that name)."""
+    progress(0.0, "reading the session")
+    session = store.get_session(session_id)
+    result, bundle = replay_session(session, config=config, prompts=prompts,
+                                    summarizer=summarizer, progress=progress)
+    progress(0.95, "saving")
+    info = save_replay(store.db, bundle, session_id=session_id, name=name)
+    progress(1.0, "ready")
+    return info, result
+
+
+def budget_96k_config() -> ContextConfig:
+    """The bundled configuration with ``compaction.input_budget_tokens: 96000`` set explicitly."""
+    data = yaml.safe_load(config_to_yaml(default_config()))
+    data["compaction"]["input_budget_tokens"] = BUDGET_96K
+    return parse_config(data, source="bundled default + input_budget_tokens 96000")
+
+
+def ensure_default_replay(store: Store, session_id: str,
+                          progress: Progress = _no_progress) -> ReplayInfo:
+    """The session's ``default`` replay (bundled configuration), made now if it does not exist.
+
+    When that configuration takes a budget other than the spec's 96,000 (usually from the model
+    limits recorded in the session), a second replay ``budget 96k`` is made with
+    ``compaction.input_budget_tokens: 96000``, so long sessions show compaction at work too.
+    """
+    existing = find_replay(store.db, session_id, DEFAULT_REPLAY_NAME)
+    if existing is not None:
+        return existing
+    half = lambda lo: (lambda f, label: progress(lo + f / 2, label))  # noqa: E731
+    info, result = replay_and_save(store, session_id, progress=half(0.0))
+    if result.thresholds.input_budget != BUDGET_96K and \
+            find_replay(store.db, session_id, BUDGET_REPLAY_NAME) is None:
+        replay_and_save(store, session_id, name=BUDGET_REPLAY_NAME, config=budget_96k_config(),
+                        progress=half(0.5))
+    progress(1.0, "ready")
+    return info
+
+
+def replay_choices(store: Store, session_id: str) -> dict[str, str]:
+    """Replay id → label for the sidebar picker (default first, then by save time)."""
+    replays = sorted(list_replays(store.db, session_id),
+                     key=lambda r: (r.name != DEFAULT_REPLAY_NAME, r.created_at, r.name))
+    return {r.id: f"{r.name} · {r.step_count} steps · {r.summariser}" for r in replays}
+
+
+def open_saved(store: Store, replay_id: str) -> StoredReplay:
+    """A reopened replay, cached until the replay is saved again under the same id."""
+    rows = list(store.db.query("SELECT created_at FROM replays WHERE id = ?", [replay_id]))
+    stamp = rows[0]["created_at"] if rows else ""
+    return _open_cached(store, replay_id, stamp)
+
+
+@lru_cache(maxsize=32)
+def _open_cached(store: Store, replay_id: str, stamp: str) -> StoredReplay:
+    return open_replay(store.db, replay_id)
+
+
+def session_messages(store: Store, session_id: str) -> tuple[Message, ...]:
+    """The recorded messages of a stored session (the originals a marked request points at)."""
+    rows = list(store.db.query("SELECT content_hash FROM sessions WHERE id = ?", [session_id]))
+    return _messages_cached(store, session_id, rows[0]["content_hash"] if rows else "")
+
+
+@lru_cache(maxsize=8)
+def _messages_cached(store: Store, session_id: str, content_hash: str) -> tuple[Message, ...]:
+    return store.get_session(session_id).messages
