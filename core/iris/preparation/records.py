@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,6 +45,7 @@ __all__ = [
     "UsageKind",
     "canonical_json",
     "content_hash",
+    "request_ref",
 ]
 
 #: Record format version. 1: first version.
@@ -263,7 +265,25 @@ class PreparedRequest(_Frozen):
 
     @property
     def ref(self) -> str:
-        return content_hash(self)
+        """Content hash of this request as it is. A replay's ``final_request_ref`` is the same
+        hash with the replay's working directory written as ``<session_dir>`` (so it does not
+        depend on where the replay ran); look requests up by that ref in ``Replay.requests``."""
+        return request_ref(self)
+
+
+def request_ref(request: PreparedRequest,
+                message_hash: Callable[[Message], str] | None = None,
+                mark_json: Callable[[MessageMark], Any] | None = None) -> str:
+    """Content hash of a prepared request: a hash over the per-message hashes, marks and tools.
+
+    Hashing message by message lets a replay hash each durable message once (``message_hash`` may
+    be a cache) instead of re-serialising the whole history at every step.
+    """
+    digest = message_hash or content_hash
+    dump = mark_json or (lambda mark: mark.model_dump(mode="json"))
+    return content_hash({"messages": [digest(m) for m in request.messages],
+                         "marks": [dump(m) for m in request.marks],
+                         "tools": list(request.tools), "dropped": list(request.dropped)})
 
 
 class PreparationFailure(_Frozen):

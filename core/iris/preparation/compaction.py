@@ -1,0 +1,178 @@
+"""Stage 5, compaction: skipped below the line; candidate, rejected or applied as it really went.
+
+Trigger (R-TOK-3…5, R-CMP-10): the provider's reading of the previous response decides while the
+replayed history is the one the provider measured. Once this replay has applied a compaction of
+its own (or the session carries no trusted usage at all) the provider's numbers describe a
+different request, so the replay's own whole-request estimate decides instead; the record says
+which basis was used. Outcomes (R-CMP-8, R-PREP-3): ``applied`` replaces the durable history with
+the checkpoint plus the raw tail; ``no_cut`` is a plan that stays a ``candidate`` (fine while
+within the hard input limit); ``rejected`` or an error/timeout ends the run: the preparation is
+``failed`` and the old durable state is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..compaction.records import (AppliedDecision, CandidateDecision, NoCutDecision, PlanDecision,
+                                  RejectedDecision, SkippedDecision)
+from . import adapters
+from .final import current_input_index
+from .records import (CompactionApplied, CompactionCandidate, CompactionPlan, CompactionRejected,
+                      Decision, PreparationFailure, StageRecord)
+from .state import Part, PipelineSettings, PreparationState, StageFailed
+
+__all__ = ["apply", "trigger"]
+
+
+def trigger(state: PreparationState, settings: PipelineSettings) -> tuple[bool, str, str]:
+    """(start?, basis, reason) for automatic compaction at this step."""
+    t = settings.thresholds
+    local = state.input_tokens
+    if not t.auto_enabled or t.threshold_line is None:
+        return False, "disabled", "automatic compaction is disabled (threshold 0)"
+    reading = state.usage_reading
+    if state.diverged or reading is None or reading.kind == "none":
+        why = ("the replayed history differs from the recorded one after a compaction"
+               if state.diverged else "no trusted provider usage yet")
+        if local >= t.threshold_line:
+            return True, "local", f"local estimate {local:,} ≥ threshold line {t.threshold_line:,} ({why})"
+        return False, "local", f"local estimate {local:,} < threshold line {t.threshold_line:,} ({why})"
+    from ..compaction.usage import should_trigger
+
+    decision = should_trigger(reading, t, local_estimate=local)
+    return decision.trigger, decision.basis, decision.reason
+
+
+def _map(d: Any, *, cut: int | None, before: int, line: int, attempt: int,
+         archive_name: Callable[[str], str]) -> Decision:
+    """One compaction-engine decision as a record decision, branch by branch."""
+    if isinstance(d, PlanDecision):
+        return CompactionPlan(trigger=d.trigger, request_tokens=before, pressure_line=line,
+                              cut_index=d.cut_index, archived_messages=d.head_messages,
+                              kept_messages=d.tail_messages,
+                              reason=f"{d.reason} (head {d.head_tokens:,} tokens, tail "
+                                     f"{d.tail_tokens:,} tokens, recent target {d.recent_target:,})")
+    if isinstance(d, NoCutDecision):
+        return CompactionPlan(trigger="auto", request_tokens=d.request_tokens, pressure_line=line,
+                              cut_index=None, reason=d.reason)
+    if isinstance(d, CandidateDecision):
+        return CompactionCandidate(
+            attempt=attempt, cut_index=cut, summary_tokens=d.summary_tokens,
+            tokens_after=d.projected_request_tokens,
+            reason=f"{d.summarizer} summary of {d.summary_tokens:,} tokens (max "
+                   f"{d.summary_max_tokens:,}); checkpoint {d.checkpoint_tokens:,} tokens; request "
+                   f"would be {d.projected_request_tokens:,} against the pressure line "
+                   f"{d.pressure_line:,}")
+    if isinstance(d, RejectedDecision):
+        return CompactionRejected(attempt=attempt, tokens_after=d.projected_request_tokens,
+                                  reason=d.reason)
+    if isinstance(d, SkippedDecision):
+        return CompactionRejected(attempt=attempt, reason=f"{d.gate}: {d.reason}")
+    if isinstance(d, AppliedDecision):
+        return CompactionApplied(cut_index=cut if cut is not None else 0,
+                                 archive_path=archive_name(d.archive_path),
+                                 checkpoint_tokens=d.checkpoint_tokens,
+                                 tokens_before=d.before_tokens, tokens_after=d.after_tokens,
+                                 reason=f"committed: request {d.before_tokens:,} → "
+                                        f"{d.after_tokens:,} tokens; head archived to "
+                                        f"{archive_name(d.archive_path)}")
+    raise TypeError(f"unknown compaction decision {type(d).__name__}")
+
+
+def _decisions(outcome: Any, before: int, settings: PipelineSettings) -> tuple[Decision, ...]:
+    out, attempt = [], 1
+    for d in outcome.decisions:
+        out.append(_map(d, cut=outcome.cut_index, before=before, line=settings.pressure_line,
+                        attempt=attempt, archive_name=lambda p: Path(p).name))
+        if isinstance(d, (RejectedDecision, SkippedDecision)):
+            attempt += 1
+    return tuple(out)
+
+
+def _skip(state: PreparationState, note: str) -> tuple[PreparationState, StageRecord]:
+    n = state.input_tokens
+    return state, StageRecord(name="compaction", status="skipped", before_input_tokens=n,
+                              after_input_tokens=n, note=note)
+
+
+def _applied_state(state: PreparationState, outcome: Any, settings: PipelineSettings
+                   ) -> PreparationState:
+    """Durable history = checkpoint message(s) + raw tail; this request keeps its trimmed tail."""
+    cut = outcome.cut_index
+    tail = len(state.durable) - cut
+    messages = tuple(outcome.history)
+    head = messages[:len(messages) - tail]
+    cache = settings.cache
+    checkpoint = tuple(Part(m, cache.message(m), "checkpoint", None, "checkpoint", marks=("summarised",))
+                       for m in head)
+    durable_tail = []
+    for j, message in enumerate(messages[len(messages) - tail:]):
+        old = state.durable[cut + j]
+        durable_tail.append(old if old.message is message else
+                            Part(message, cache.message(message), "history", old.history_index))
+    durable = checkpoint + tuple(durable_tail)
+    history = checkpoint + state.history[cut:]
+    return replace(state, durable=durable, durable_tokens=sum(p.tokens for p in durable),
+                   history=history, history_tokens=sum(p.tokens for p in history),
+                   compaction=outcome, compaction_state=getattr(outcome, "state", None),
+                   diverged=True)
+
+
+def _fail(record: StageRecord, message: str, kind: str, error_type: str = "") -> StageFailed:
+    return StageFailed(record, PreparationFailure(stage="compaction", message=message, kind=kind,
+                                                  error_type=error_type))
+
+
+def apply(state: PreparationState, settings: PipelineSettings
+          ) -> tuple[PreparationState, StageRecord]:
+    start, basis, reason = trigger(state, settings)
+    if not start:
+        return _skip(state, f"not entered: {reason}")
+    before = state.input_tokens
+    entered = f"entered: {reason} (basis: {basis})"
+    u = current_input_index(state.history)
+    current = state.history[u].message if u < len(state.history) else None
+    try:
+        outcome = adapters.compact_history(
+            tuple(p.message for p in state.durable), current_request=current,
+            config=settings.config, thresholds=settings.thresholds, prompts=settings.prompts,
+            summarizer=settings.summarizer, session_dir=settings.session_dir,
+            estimator=settings.cache.estimator,
+            # the engine compares against the raw (durable) request it can rebuild itself
+            request_tokens=before - state.history_tokens + state.durable_tokens,
+            tools=tuple(t.schema for t in state.tools), previous=state.compaction_state)
+    except Exception as exc:  # the attempt failed: the run ends, the old state is kept (R-CMP-8)
+        text = f"{type(exc).__name__}: {exc}"
+        record = StageRecord(
+            name="compaction", status="rejected", before_input_tokens=before,
+            after_input_tokens=before, note=f"{entered}; the attempt failed: the run ends",
+            decisions=(CompactionPlan(trigger="auto", request_tokens=before,
+                                      pressure_line=settings.pressure_line, reason=entered),
+                       CompactionRejected(attempt=1, reason=text)))
+        kind = "timeout" if isinstance(exc, TimeoutError) else "error"
+        raise _fail(record, text, kind, type(exc).__name__) from exc
+    decisions = _decisions(outcome, before, settings)
+    if outcome.status == "applied":
+        new = _applied_state(state, outcome, settings)
+        return new, StageRecord(name="compaction", status="applied", before_input_tokens=before,
+                                after_input_tokens=new.input_tokens, decisions=decisions,
+                                note=f"{entered}; committed, cut at history message "
+                                     f"{outcome.cut_index}")
+    if outcome.status == "no_cut":
+        record = StageRecord(name="compaction", status="candidate", before_input_tokens=before,
+                             after_input_tokens=before, decisions=decisions,
+                             note=f"{entered}; no new cut point")
+        if before > settings.input_budget:
+            raise _fail(record, f"no cut point and the request ({before:,} tokens) is over the "
+                                f"hard input limit {settings.input_budget:,}", "error")
+        return state, record
+    why = next((d.reason for d in reversed(decisions) if isinstance(d, CompactionRejected)),
+               "the summary was not accepted")
+    record = StageRecord(name="compaction", status="rejected", before_input_tokens=before,
+                         after_input_tokens=before, decisions=decisions,
+                         note=f"{entered}; rejected: the run ends and the old state is kept")
+    raise _fail(record, why, "timeout" if why.startswith("timeout") else "error")

@@ -1,0 +1,65 @@
+"""Stage 3, drop optional contributions and tools under the budget (R-DYN-4, R-POL-1).
+
+Optional dynamic contributions compete for what is left under the pressure line once everything
+else is counted; the selection function of ``iris.context`` removes the lowest priority first and,
+at equal priority, the later entry first. Required contributions never take part. With
+``deferred_tools`` on, tool schemas the conversation has not used yet are left out of the request
+(disclosed on demand). The selection is fixed for the step: nothing is refilled after a summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import adapters
+from .records import DroppedOptional, DroppedTool, StageRecord
+from .state import PipelineSettings, PreparationState
+
+__all__ = ["apply"]
+
+
+def _drop_tools(state: PreparationState, settings: PipelineSettings):
+    if not settings.config.context_policy.deferred_tools:
+        return state.tools, []
+    kept, decisions = [], []
+    for tool in state.tools:
+        if tool.name in state.called_tools:
+            kept.append(tool)
+            continue
+        decisions.append(DroppedTool(tool_name=tool.name, tokens=tool.tokens,
+                                     reason="deferred_tools: not used yet in this session, "
+                                            "disclosed on demand"))
+    return tuple(kept), decisions
+
+
+def apply(state: PreparationState, settings: PipelineSettings
+          ) -> tuple[PreparationState, StageRecord]:
+    before = state.input_tokens
+    optional = [p for p in state.contributions if not p.required]
+    if not optional and not settings.config.context_policy.deferred_tools:
+        return state, StageRecord(name="drop_optional", status="skipped",
+                                  before_input_tokens=before, after_input_tokens=before,
+                                  note="no optional contribution and no deferred tools")
+    tools, decisions = _drop_tools(state, settings)
+    contributions = state.contributions
+    if optional:
+        others = before - sum(p.tokens for p in optional) - sum(t.tokens for t in state.tools)
+        others += sum(t.tokens for t in tools)
+        allowance = max(settings.pressure_line - others, 0)
+        kept, removed = adapters.select_contributions(
+            tuple(p.payload for p in state.contributions), allowance, settings.cache.estimator)
+        for part in optional:
+            if part.key in removed:
+                decisions.append(DroppedOptional(
+                    key=part.key or "", priority=part.priority, position=part.position,
+                    tokens=part.tokens, reason=removed[part.key or ""]))
+        contributions = tuple(p for p in state.contributions
+                              if p.required or p.key not in removed)
+    dropped = tuple(d.key if isinstance(d, DroppedOptional) else d.tool_name for d in decisions)
+    new = replace(state, contributions=contributions, tools=tools,
+                  dropped=state.dropped + dropped)
+    note = (f"{len(optional)} optional contribution(s) considered against "
+            f"the pressure line {settings.pressure_line:,}; {len(dropped)} item(s) dropped")
+    return new, StageRecord(name="drop_optional", status="entered", before_input_tokens=before,
+                            after_input_tokens=new.input_tokens, decisions=tuple(decisions),
+                            note=note)

@@ -1,0 +1,59 @@
+"""Stage 6, final selection: compose the request in send order and record what it holds.
+
+Order: the ``system`` and ``memory`` context messages, the history up to the current input, then
+the ``before_current_input`` context message and the selected dynamic contributions, then the
+current input (the latest real user message) and everything after it. Each message keeps a mark
+of what happened to it, so the step-through view renders the request with its trimmed, folded and
+summarised parts marked; dropped contributions and tools are listed by key/name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .records import FinalSelection, PreparedRequest, StageRecord
+from .state import Part, PipelineSettings, PreparationState
+
+__all__ = ["apply", "compose", "current_input_index"]
+
+
+def current_input_index(history: tuple[Part, ...]) -> int:
+    """Index of the latest real user message (not a tool result, not injected)."""
+    for i in range(len(history) - 1, -1, -1):
+        m = history[i].message
+        if (m.role == "user" and not m.synthetic and not m.is_compaction_summary
+                and any(b.type != "tool_result" for b in m.content)):
+            return i
+    return len(history)
+
+
+def compose(state: PreparationState) -> tuple[Part, ...]:
+    """The parts of the request in the order they are sent."""
+    front = tuple(p for p in state.context if p.key != "before_current_input")
+    before_input = tuple(p for p in state.context if p.key == "before_current_input")
+    u = current_input_index(state.history)
+    return front + state.history[:u] + before_input + state.contributions + state.history[u:]
+
+
+def apply(state: PreparationState, settings: PipelineSettings
+          ) -> tuple[PreparationState, StageRecord]:
+    before = state.input_tokens
+    parts = compose(state)
+    request = PreparedRequest(
+        messages=tuple(p.message for p in parts),
+        tools=tuple(t.schema for t in state.tools),
+        marks=tuple(settings.cache.mark(p.origin, p.history_index, p.key, p.marks)
+                    for p in parts),
+        dropped=state.dropped)
+    keys = tuple(p.key or "" for p in state.contributions)
+    tools = tuple(t.name for t in state.tools)
+    over = before > settings.input_budget
+    decision = FinalSelection(
+        message_count=len(parts), tool_names=tools, contribution_keys=keys, input_tokens=before,
+        reason=(f"{len(parts)} message(s), {len(tools)} tool(s), {len(keys)} contribution(s); "
+                f"{before:,} tokens" + (f", over the input budget {settings.input_budget:,}"
+                                        if over else f" within the input budget "
+                                                     f"{settings.input_budget:,}")))
+    new = replace(state, request=request)
+    return new, StageRecord(name="final_selection", status="entered", before_input_tokens=before,
+                            after_input_tokens=before, decisions=(decision,))

@@ -1,0 +1,104 @@
+"""Stage 2, fold repeated observations: identical re-read bodies collapse to a read-back note.
+
+When the same tool output appears more than once in the history (a file read twice without a
+change, the same listing run again), every earlier copy becomes a one-line note naming where the
+body still is: the ``result:N:B`` reference of the latest copy (R-PREP-2). Only this request is
+changed; the durable history keeps every copy. Error results, results marked not reducible and
+short bodies (where a note would save nothing) never fold. The note points at a read-back
+location, so the stage needs ``context_read`` (the context policy) to be enabled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..session import Message, ToolResultBlock
+from .records import FoldedRepeat, StageRecord
+from .state import Part, PipelineSettings, PreparationState
+
+__all__ = ["FOLD_MIN_CHARS", "apply", "fold_note"]
+
+#: Bodies shorter than this stay as they are: the note itself costs about 30 tokens.
+FOLD_MIN_CHARS = 400
+
+
+def fold_note(read_back: str, chars: int) -> str:
+    return (f"[Identical output ({chars} characters) appears again later at {read_back}; "
+            f"this earlier copy was folded. Read it back with context_read(ref=\"{read_back}\").]")
+
+
+def _latest_copies(history: tuple[Part, ...]) -> dict[str, str]:
+    """Body text → ``result:N:B`` of its latest foldable copy."""
+    latest: dict[str, str] = {}
+    for part in history:
+        if part.history_index is None:
+            continue
+        for bi, block in enumerate(part.message.content):
+            if (block.type == "tool_result" and not block.is_error and block.reducible
+                    and len(block.text) >= FOLD_MIN_CHARS):
+                latest[block.text] = f"result:{part.history_index}:{bi}"
+    return latest
+
+
+def _folded_message(part: Part, latest: dict[str, str], settings: PipelineSettings
+                    ) -> tuple[Message, list[tuple[int, str]]] | None:
+    """The message with its earlier copies folded, and (block, read_back) per fold; None if none."""
+    folds: list[tuple[int, str]] = []
+    for bi, block in enumerate(part.message.content):
+        if block.type != "tool_result":
+            continue
+        target = latest.get(block.text)
+        if target is not None and target != f"result:{part.history_index}:{bi}":
+            folds.append((bi, target))
+    if not folds:
+        return None
+    key = ("fold", id(part.message), tuple(folds))
+    cached = settings.cache.memo.get(key)
+    if cached is not None and cached[0] is part.message:
+        return cached[1], folds
+    blocks = list(part.message.content)
+    for bi, target in folds:
+        old = blocks[bi]
+        assert isinstance(old, ToolResultBlock)
+        blocks[bi] = old.model_copy(update={"text": fold_note(target, len(old.text)),
+                                            "artifact_path": None})
+    message = part.message.model_copy(update={"content": tuple(blocks)})
+    settings.cache.memo[key] = (part.message, message)
+    return message, folds
+
+
+def apply(state: PreparationState, settings: PipelineSettings
+          ) -> tuple[PreparationState, StageRecord]:
+    before = state.input_tokens
+    if not settings.config.context_policy.enabled:
+        return state, StageRecord(name="fold_repeats", status="skipped", before_input_tokens=before,
+                                  after_input_tokens=before,
+                                  note="context policy disabled: no context_read to point at")
+    latest = _latest_copies(state.history)
+    history = list(state.history)
+    decisions, seen, delta, carried = [], set(state.seen), 0, 0
+    for i, part in enumerate(state.history):
+        folded = _folded_message(part, latest, settings) if part.history_index is not None else None
+        if folded is None:
+            continue
+        message, folds = folded
+        tokens = settings.cache.message(message)
+        history[i] = part.replaced(message, tokens, "folded")
+        delta += tokens - part.tokens
+        for bi, target in folds:
+            ref = f"result:{part.history_index}:{bi}"
+            mark = f"fold {ref}->{target}"
+            if mark in seen:
+                carried += 1
+                continue
+            seen.add(mark)
+            decisions.append(FoldedRepeat(
+                ref=ref, message_index=part.history_index, read_back=target,
+                tokens_before=part.tokens, tokens_after=tokens,
+                reason=f"identical body appears again at {target}; the earlier copy is folded"))
+    new = replace(state, history=tuple(history), history_tokens=state.history_tokens + delta,
+                  seen=frozenset(seen))
+    note = f"{len(decisions)} new fold(s), {carried} carried over from earlier steps"
+    return new, StageRecord(name="fold_repeats", status="entered", before_input_tokens=before,
+                            after_input_tokens=new.input_tokens, decisions=tuple(decisions),
+                            note=note)

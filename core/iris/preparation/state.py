@@ -1,0 +1,198 @@
+"""The state a preparation carries from stage to stage, and the settings every stage reads.
+
+A request being prepared is a tuple of :class:`Part` s: one message each, with its cached token
+count, where it came from and what has happened to it so far. The whole-request estimate is a sum
+of those cached counts plus tool schemas and framing (the same arithmetic as
+:meth:`iris.tokens.TokenEstimator.request_tokens`), so a stage boundary costs no encoder call for
+text already seen. Stages return new states (``dataclasses.replace``); nothing is mutated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..session import Message
+from ..tokens import REQUEST_OVERHEAD, TokenEstimator
+from .records import MarkKind
+
+__all__ = ["Part", "PipelineSettings", "PreparationState", "StageFailed", "ToolSpec", "TokenCache"]
+
+Origin = Literal["context", "contribution", "history", "checkpoint"]
+
+
+class TokenCache:
+    """Message token counts keyed by object identity (the message is kept alive with its count).
+
+    Durable messages are the same objects from step to step, so a replay asks the estimator once
+    per message; the estimator's own content cache covers identical texts in new objects.
+    """
+
+    def __init__(self, estimator: TokenEstimator, alias: tuple[str, str] | None = None) -> None:
+        self.estimator = estimator
+        self.alias = alias
+        """``(working directory, placeholder)``: paths of the replay's own directory are written
+        with the placeholder in hashes and records, so the directory never changes an id."""
+        self._by_id: dict[int, tuple[Message, int]] = {}
+        self.memo: dict[Any, Any] = {}
+        """Rewritten messages keyed by what they were made from, so a fold or trim that repeats
+        at every later step builds its message once (a cache: it never changes results)."""
+
+    def message(self, message: Message) -> int:
+        hit = self._by_id.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        n = self.estimator.message_tokens(message)
+        self._by_id[id(message)] = (message, n)
+        return n
+
+    def text(self, text: str) -> int:
+        return self.estimator.count(text)
+
+    def message_hash(self, message: Message) -> str:
+        """Content hash of a message, computed once per message object."""
+        key = ("hash", id(message))
+        hit = self.memo.get(key)
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        from .records import canonical_json
+
+        text = self.aliased(canonical_json(message))
+        digest = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+        self.memo[key] = (message, digest)
+        return digest
+
+    def aliased(self, text: str | None) -> str:
+        """``text`` with the working directory replaced by its placeholder."""
+        if not text or self.alias is None:
+            return text or ""
+        return text.replace(self.alias[0], self.alias[1])
+
+    def mark(self, origin: str, history_index: int | None, key: str | None,
+             marks: tuple[str, ...]) -> Any:
+        """A shared ``MessageMark`` per distinct value (most marks repeat at every step)."""
+        memo_key = ("mark", origin, history_index, key, marks)
+        hit = self.memo.get(memo_key)
+        if hit is None:
+            from .records import MessageMark
+
+            mark = MessageMark(origin=origin, history_index=history_index, key=key, marks=marks)
+            hit = self.memo[memo_key] = (mark, mark.model_dump(mode="json"))
+        return hit[0]
+
+    def mark_json(self, mark: Any) -> Any:
+        return self.memo[("mark", mark.origin, mark.history_index, mark.key, mark.marks)][1]
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One message of the request being prepared."""
+
+    message: Message
+    tokens: int
+    origin: Origin
+    history_index: int | None = None
+    """Session message index (None for context, contributions and checkpoints)."""
+    key: str | None = None
+    """Context position or contribution key."""
+    required: bool = True
+    priority: int = 100
+    position: int = 0
+    """Position among the step's contributions (R-DYN-4 tie-break)."""
+    marks: tuple[MarkKind, ...] = ()
+    payload: Any = None
+    """The contribution object this part was made from (handed back to the selection function)."""
+
+    def replaced(self, message: Message, tokens: int, mark: MarkKind) -> Part:
+        marks = self.marks if mark in self.marks else (*self.marks, mark)
+        return Part(message, tokens, self.origin, self.history_index, self.key, self.required,
+                    self.priority, self.position, marks, self.payload)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool schema offered to the model, with its cached token cost."""
+
+    name: str
+    schema: dict[str, Any]
+    tokens: int
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
+    """What every stage reads: the validated configuration and the collaborators (never mutated)."""
+
+    config: Any
+    """The validated context configuration (``iris.config.ContextConfig``)."""
+    thresholds: Any
+    """``iris.compaction.Thresholds`` for this session and model."""
+    cache: TokenCache
+    prompts: Any = None
+    summarizer: Any = None
+    session_dir: Path | None = None
+    tool_kinds: Any = None
+    input_budget: int = 96000
+    pressure_line: int = 76800
+    reminder_line: int | None = None
+    cancel: Callable[[], bool] | None = None
+
+
+@dataclass(frozen=True)
+class PreparationState:
+    """Everything one preparation has decided so far."""
+
+    step_index: int
+    context: tuple[Part, ...] = ()
+    contributions: tuple[Part, ...] = ()
+    history: tuple[Part, ...] = ()
+    """Working copy of the durable history; folding and trimming change only this copy."""
+    durable: tuple[Part, ...] = ()
+    """The durable history itself; only an applied compaction replaces it."""
+    tools: tuple[ToolSpec, ...] = ()
+    dropped: tuple[str, ...] = ()
+    called_tools: frozenset[str] = frozenset()
+    """Tool names called anywhere in the durable history (deferred disclosure keeps these)."""
+    reduction_state: Any = None
+    compaction: Any = None
+    request: Any = None
+    """The ``PreparedRequest`` composed by final selection."""
+    compaction_state: Any = None
+    """The compaction engine's carried state (previous checkpoint, archive counter)."""
+    seen: frozenset[str] = frozenset()
+    """Fold/trim decisions already recorded at an earlier step (only changes are recorded again)."""
+    usage_reading: Any = None
+    """The usage reading of the previous response (``iris.compaction.UsageReading``) or None."""
+    diverged: bool = False
+    """True once the replayed history no longer matches what the provider measured."""
+    """The compaction outcome when one was applied at this step."""
+    durable_tokens: int = 0
+    """Sum of ``durable`` part tokens (kept incrementally by the replay)."""
+    history_tokens: int = 0
+    """Sum of ``history`` part tokens, kept up to date by every stage that edits the history."""
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        return self.context + self.contributions + self.history
+
+    @property
+    def input_tokens(self) -> int:
+        """Whole-request estimate from cached counts (R-TOK-2): no encoder call."""
+        return (REQUEST_OVERHEAD + sum(p.tokens for p in self.context)
+                + sum(p.tokens for p in self.contributions) + self.history_tokens
+                + sum(t.tokens for t in self.tools))
+
+
+class StageFailed(Exception):
+    """Raised by a stage that recorded a failure itself (e.g. a rejected compaction).
+
+    Carries the stage record as it really went and the failure; the pipeline turns it into a
+    ``failed`` preparation and keeps the previous durable state.
+    """
+
+    def __init__(self, record: Any, failure: Any) -> None:
+        super().__init__(failure.message)
+        self.record = record
+        self.failure = failure

@@ -1,0 +1,87 @@
+"""Stage 4, trim old bodies: the reduction rules of §8 and the context policy's old-body trimming.
+
+One call of the reduction engine over the working history (R-RED-1, R-POL-2). Its per-result
+decisions become records as they are: ``kept`` results of recent groups → ``kept-recent``,
+``trimmed`` → ``trimmed`` (preview plus read-back hint), every other action → ``reduced`` with the
+category and rule that fired. Only this request changes; the durable history keeps the originals.
+A decision already recorded at an earlier step for the same result and action is counted in the
+stage note instead of being repeated (the frozen prefix is reused byte for byte, R-RED-9).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..errors import PreparationError
+from . import adapters
+from .records import KeptRecent, Reduced, StageRecord, Trimmed
+from .state import Part, PipelineSettings, PreparationState
+
+__all__ = ["apply"]
+
+
+def _decision(d: Any, part: Part, ref: str, settings: PipelineSettings):
+    alias = settings.cache.aliased
+    common = {"ref": ref, "message_index": part.history_index, "reason": alias(d.reason)}
+    path = alias(d.artifact_path) or None
+    if d.action == "kept":
+        return KeptRecent(tool_name=d.tool_name, call_id=d.call_id, **common)
+    if d.action == "trimmed":
+        return Trimmed(block_index=d.block_index, tool_name=d.tool_name,
+                       tokens_before=d.tokens_before, tokens_after=d.tokens_after,
+                       artifact_path=path, **common)
+    return Reduced(block_index=d.block_index, tool_name=d.tool_name, category=str(d.category),
+                   rule=d.rule or "", action=d.action, age=d.age, tokens_before=d.tokens_before,
+                   tokens_after=d.tokens_after, artifact_path=path, **common)
+
+
+def apply(state: PreparationState, settings: PipelineSettings
+          ) -> tuple[PreparationState, StageRecord]:
+    before = state.input_tokens
+    config = settings.config
+    if not config.reduction.enabled and not config.context_policy.enabled:
+        return state, StageRecord(name="trim_old_bodies", status="skipped",
+                                  before_input_tokens=before, after_input_tokens=before,
+                                  note="reduction and context policy are both disabled")
+    messages = tuple(p.message for p in state.history)
+    result = adapters.reduce_history(
+        messages, config=config, state=state.reduction_state, session_dir=settings.session_dir,
+        context_read_available=config.context_policy.enabled, tool_kinds=settings.tool_kinds,
+        estimator=settings.cache.estimator)
+    if len(result.messages) != len(messages):
+        raise PreparationError(f"reduction returned {len(result.messages)} messages for "
+                               f"{len(messages)}", stage="trim_old_bodies", step=state.step_index)
+    by_message: dict[int, list[Any]] = {}
+    for d in result.decisions:
+        by_message.setdefault(d.message_index, []).append(d)
+    history, delta = list(state.history), 0
+    decisions, seen, carried = [], set(state.seen), 0
+    for i, new_message in enumerate(result.messages):
+        part = state.history[i]
+        for d in by_message.get(i, ()):
+            ref = (f"result:{part.history_index}:{d.block_index}" if part.history_index is not None
+                   else d.ref)
+            mark = f"{d.action} {ref} {d.rule}"
+            if mark in seen:
+                carried += 1
+                continue
+            seen.add(mark)
+            decisions.append(_decision(d, part, ref, settings))
+        if new_message is not part.message:
+            tokens = settings.cache.message(new_message)
+            acts = {d.action for d in by_message.get(i, ())} - {"kept"}
+            marked = part.replaced(new_message, tokens,
+                                   "trimmed" if "trimmed" in acts else "reduced")
+            if "trimmed" in acts and acts - {"trimmed"}:
+                marked = marked.replaced(new_message, tokens, "reduced")
+            history[i] = marked
+            delta += tokens - part.tokens
+    new = replace(state, history=tuple(history), history_tokens=state.history_tokens + delta,
+                  reduction_state=result.state, seen=frozenset(seen))
+    changed = sum(1 for a, b in zip(history, state.history) if a is not b)
+    note = (f"{changed} message(s) shortened in this request; {len(decisions)} new decision(s), "
+            f"{carried} carried over unchanged from earlier steps")
+    return new, StageRecord(name="trim_old_bodies", status="entered", before_input_tokens=before,
+                            after_input_tokens=new.input_tokens, decisions=tuple(decisions),
+                            note=note)

@@ -1,0 +1,303 @@
+"""Replay a recorded session through the preparation pipeline, step by step (R-PREP-6).
+
+Step ``k`` prepares the request that produced assistant response ``k`` from the messages recorded
+before it. The replay keeps its own durable history: recorded messages are appended as the walk
+goes on, and a compaction the replay applies at step ``k`` replaces that history, so step ``k+1``
+starts from the checkpoint plus the raw tail plus the messages recorded since. Provider usage of
+each response is recorded next to the local estimate (trusted, or a frozen ``≈`` estimate).
+
+Cost follows what changes: each recorded message is turned into a part (and counted) once, token
+sums are carried incrementally, the reduction engine reuses its frozen prefix, and the request
+hash is built from per-message hashes computed once. Same session + configuration + template
+snapshot + summariser = identical records; paths inside the replay's working directory are written
+as ``<session_dir>`` in hashes and records, so the directory does not change them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .compaction.thresholds import Thresholds
+from .compaction.usage import RunUsage, UsageTracker, context_bytes
+from .preparation import adapters
+from .preparation.pipeline import PreparationOutcome, StepMeta, prepare
+from .preparation.publisher import Publisher, PreparationEvent
+from .preparation.records import ContextPreparation, PreparedRequest, UsageKind
+from .preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
+from .session import Message, Session, Usage
+from .tokens import TokenEstimator, default_estimator
+
+__all__ = ["AppliedCompaction", "Replay", "replay"]
+
+
+class AppliedCompaction(BaseModel):
+    """One compaction the replay committed: where it cut and what it wrote."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    step_index: int
+    preparation_id: str
+    cut_index: int
+    """Index in the replay's durable history where the raw tail starts."""
+    first_kept_message: int | None
+    """Session index of the first raw message kept after the checkpoint (None: no raw tail)."""
+    archived_messages: tuple[int, ...]
+    """Session indices of the messages moved into the archive (earlier checkpoints excluded)."""
+    archive_name: str
+    checkpoint_text: str
+    summary_request_text: str = ""
+    summary_usage: Usage | None = None
+
+
+class Replay(BaseModel):
+    """Everything one replay produced; ``model_dump(mode="json")`` is deterministic."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_id: str
+    configuration_snapshot_id: str
+    thresholds: Thresholds
+    preparations: tuple[ContextPreparation, ...]
+    requests: dict[str, PreparedRequest]
+    """Final requests by ``final_request_ref``."""
+    archives: dict[str, str]
+    """``history-N.md`` name → text."""
+    checkpoints: tuple[AppliedCompaction, ...]
+    run_usage: RunUsage
+    """Recorded provider usage: main model and summary (compaction) calls counted apart."""
+    cancelled: bool = False
+    observation_failures: tuple[str, ...] = ()
+    """Sink or subscriber failures (they never change the records)."""
+
+    def request(self, preparation: ContextPreparation) -> PreparedRequest | None:
+        ref = preparation.final_request_ref
+        return self.requests.get(ref) if ref else None
+
+
+def _is_user_input(message: Message) -> bool:
+    return (message.role == "user" and not message.synthetic and not message.is_compaction_summary
+            and any(b.type != "tool_result" for b in message.content))
+
+
+class _Walk:
+    """The replay's own durable state between steps (mutable here, frozen inside each step)."""
+
+    def __init__(self, cache: TokenCache) -> None:
+        self.cache = cache
+        self.durable: tuple[Part, ...] = ()
+        self.durable_tokens = 0
+        self.called: set[str] = set()
+        self.position = 0
+        self.bytes = 0
+        self.runs = 0
+        self.run_input = ""
+        self.carry = PreparationState(step_index=0)
+        self.previous: tuple[Part, ...] = ()
+
+    def advance(self, session: Session, upto: int) -> None:
+        """Append the recorded messages ``[position, upto)`` to the durable history."""
+        new = []
+        for i in range(self.position, upto):
+            m = session.messages[i]
+            part = Part(m, self.cache.message(m), "history", i)
+            new.append(part)
+            self.durable_tokens += part.tokens
+            self.called.update(c.name for c in m.tool_calls)
+            if _is_user_input(m):
+                self.runs += 1
+                self.run_input = m.text
+        self.bytes += context_bytes(session.messages[self.position:upto])
+        self.durable = self.durable + tuple(new)
+        self.position = upto
+
+
+def _context_parts(context_input: Any, cache: TokenCache) -> tuple[Part, ...]:
+    if context_input is None:
+        return ()
+    return tuple(Part(m, cache.message(m), "context", None, position)
+                 for position, m in adapters.build_context_messages(context_input))
+
+
+def _contribution_parts(contributions: Sequence[Any], cache: TokenCache) -> tuple[Part, ...]:
+    parts = []
+    for i, c in enumerate(contributions):
+        m = adapters.contribution_message(c)
+        parts.append(Part(m, cache.message(m), "contribution", None, c.key, c.required,
+                          c.priority, i, payload=c))
+    return tuple(parts)
+
+
+def _provider(tracker: UsageTracker, usage: Usage | None) -> tuple[int | None, UsageKind]:
+    if usage is not None and usage.is_trusted:
+        return usage.prompt_tokens, "trusted"
+    if tracker.reading.kind == "estimated":
+        return tracker.reading.tokens, "estimated"
+    return None, "missing"
+
+
+def replay(session: Session, config: Any = None, *, prompts: Any = None, summarizer: Any = None,
+           context_source: Any = None, context_input: Any = None,
+           session_dir: str | Path | None = None, sink: Any = None,
+           on_event: Callable[[PreparationEvent], object] | None = None,
+           progress: Callable[[int, int], object] | None = None,
+           cancel: Callable[[], bool] | None = None,
+           tools: Sequence[Mapping[str, Any]] = (), estimator: TokenEstimator | None = None,
+           ) -> Replay:
+    """Prepare every step of ``session``; never raises for a stage failure (see module doc).
+
+    ``session_dir`` receives archives and reduction artifacts; by default a temporary directory
+    is used and removed afterwards (archive texts are kept in :attr:`Replay.archives`).
+    """
+    config = config if config is not None else adapters.default_config()
+    prompts = prompts if prompts is not None else adapters.default_prompts()
+    summarizer = summarizer if summarizer is not None else adapters.default_summarizer()
+    own_dir = session_dir is None
+    work_dir = Path(tempfile.mkdtemp(prefix="iris-replay-")) if own_dir else Path(session_dir)
+    try:
+        return _Runner(session, config, prompts, summarizer, context_source, context_input,
+                       work_dir, sink, on_event, progress, cancel, tools,
+                       estimator or default_estimator()).run()
+    finally:
+        if own_dir:
+            shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def _failing(exc: Exception) -> Callable[..., Any]:
+    """Assembly for a step whose context source failed: the failure belongs to assembly."""
+    def stage(state: PreparationState, settings: PipelineSettings) -> Any:
+        raise exc
+    return stage
+
+
+class _Runner:
+    def __init__(self, session: Session, config: Any, prompts: Any, summarizer: Any,
+                 context_source: Any, context_input: Any, work_dir: Path, sink: Any,
+                 on_event: Any, progress: Any, cancel: Any, tools: Sequence[Mapping[str, Any]],
+                 estimator: TokenEstimator) -> None:
+        self.session, self.progress, self.work_dir = session, progress, work_dir
+        self.cache = TokenCache(estimator, alias=(str(work_dir.resolve()), "<session_dir>"))
+        t = adapters.resolve_thresholds(config, session.header.limits)
+        self.thresholds = t
+        self.settings = PipelineSettings(
+            config=config, thresholds=t, cache=self.cache, prompts=prompts, summarizer=summarizer,
+            session_dir=work_dir, tool_kinds=adapters.tool_kind_map(session.header.source_format),
+            input_budget=t.input_budget, pressure_line=t.pressure_line,
+            reminder_line=t.reminder_line, cancel=cancel)
+        self.snapshot_id = adapters.config_snapshot_id(config, prompts)
+        self.source = context_source
+        if self.source is None and session.context_snapshots:
+            self.source = adapters.recorded_context_source(session)
+        self.context = _context_parts(context_input, self.cache)
+        self.tools = tuple(ToolSpec(str(s["name"]), dict(s), estimator.tool_schema_tokens(s))
+                           for s in tools)
+        self.publisher = Publisher(sink)
+        if on_event is not None:
+            self.publisher.broker.subscribe(on_event)
+        self.loop = asyncio.new_event_loop() if self.source is not None else None
+
+    def run(self) -> Replay:
+        walk, tracker = _Walk(self.cache), UsageTracker(model=self.session.header.model)
+        preparations, requests, checkpoints, archives = [], {}, [], {}
+        batches, cancelled = self.session.index.batches, False
+        try:
+            for k, batch in enumerate(batches):
+                outcome, tracker = self._step(k, batch.assistant_message, walk, tracker)
+                p = outcome.preparation
+                preparations.append(p)
+                if outcome.request is not None:
+                    requests[p.final_request_ref] = outcome.request
+                if p.compaction_applied:
+                    applied = self._applied(k, p, walk.previous, outcome.state.compaction)
+                    checkpoints.append(applied)
+                    archives[applied.archive_name] = self._archive(applied.archive_name)
+                self.publisher.publish(p, outcome.request)
+                if self.progress is not None:
+                    self.progress(k + 1, len(batches))
+                if p.phase == "cancelled":
+                    cancelled = True
+                    break
+        finally:
+            if self.loop is not None:
+                self.loop.close()
+        return Replay(session_id=self.session.header.session_id,
+                      configuration_snapshot_id=self.snapshot_id, thresholds=self.thresholds,
+                      preparations=tuple(preparations), requests=requests, archives=archives,
+                      checkpoints=tuple(checkpoints), run_usage=tracker.totals,
+                      cancelled=cancelled, observation_failures=tuple(self.publisher.failures))
+
+    def _contributions(self, k: int, walk: _Walk) -> tuple[tuple[Part, ...], Exception | None]:
+        if self.source is None:
+            return (), None
+        header = self.session.header
+        try:
+            found = adapters.collect_contributions(
+                self.source, self.loop, session_id=header.session_id, run_id=self._run_id(walk),
+                step_index=k, workspace_root=header.workspace_root, run_input=walk.run_input)
+            return _contribution_parts(found, self.cache), None
+        except Exception as exc:  # the source failed: this step's assembly fails, replay goes on
+            return (), exc
+
+    def _run_id(self, walk: _Walk) -> str:
+        return f"{self.session.header.session_id}:run-{max(walk.runs - 1, 0)}"
+
+    def _step(self, k: int, at: int, walk: _Walk, tracker: UsageTracker
+              ) -> tuple[PreparationOutcome, UsageTracker]:
+        walk.advance(self.session, at)
+        response = self.session.messages[at]
+        model = response.model or (response.usage.model if response.usage else None)
+        if model and tracker.model and model != tracker.model:
+            tracker = tracker.observe_switch(model)
+        contributions, error = self._contributions(k, walk)
+        carry = walk.carry
+        state = PreparationState(
+            step_index=k, context=self.context, contributions=contributions,
+            durable=walk.durable, durable_tokens=walk.durable_tokens, tools=self.tools,
+            called_tools=frozenset(walk.called), reduction_state=carry.reduction_state,
+            seen=carry.seen, usage_reading=tracker.reading, diverged=carry.diverged,
+            compaction_state=carry.compaction_state)
+        answered = tracker.observe_response(response.usage, context_bytes=walk.bytes, model=model)
+        tokens, kind = _provider(answered, response.usage)
+        meta = StepMeta(configuration_snapshot_id=self.snapshot_id, run_id=self._run_id(walk),
+                        session_id=self.session.header.session_id, step_index=k,
+                        response_message_index=at, provider_prompt_tokens=tokens,
+                        provider_usage_kind=kind)
+        from .preparation.pipeline import STAGES
+
+        stages = STAGES if error is None else (("assembly", _failing(error)), *STAGES[1:])
+        outcome = prepare(state, self.settings, meta, stages=stages)
+        walk.previous = walk.durable
+        if outcome.preparation.phase == "ready":
+            walk.durable, walk.durable_tokens = outcome.state.durable, outcome.state.durable_tokens
+            walk.carry = outcome.state
+            compaction = outcome.state.compaction
+            if compaction is not None:
+                tracker = tracker.observe_compaction(outcome.preparation.final_input_tokens,
+                                                     compaction.summary_usage)
+                answered = tracker.observe_response(response.usage, context_bytes=walk.bytes,
+                                                    model=model)
+        return outcome, answered
+
+    def _applied(self, k: int, p: ContextPreparation, before: tuple[Part, ...],
+                 outcome: Any) -> AppliedCompaction:
+        cut = outcome.cut_index
+        tail = before[cut:]
+        return AppliedCompaction(
+            step_index=k, preparation_id=p.preparation_id, cut_index=cut,
+            first_kept_message=tail[0].history_index if tail else None,
+            archived_messages=tuple(x.history_index for x in before[:cut]
+                                    if x.history_index is not None),
+            archive_name=Path(outcome.archive_path).name,
+            checkpoint_text=outcome.history[0].text,
+            summary_request_text=self.cache.aliased(outcome.summary_request_text),
+            summary_usage=outcome.summary_usage)
+
+    def _archive(self, name: str) -> str:
+        path = self.work_dir / name
+        return path.read_text(encoding="utf-8") if path.is_file() else ""
