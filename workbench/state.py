@@ -28,6 +28,7 @@ __all__ = [
     "request_session",
     "set_import_reports",
     "set_pending_delete",
+    "sidebar_replay_and_step",
     "sidebar_replay_picker",
     "sidebar_session_picker",
     "sidebar_step_selector",
@@ -153,11 +154,11 @@ def sidebar_step_selector(n_steps: int) -> int | None:
         box.slider("Step", 0, n_steps - 1, key="_wb_step_slider",
                    on_change=lambda: _set_step(st.session_state["_wb_step_slider"], n_steps))
     prev, number, nxt = box.columns([1, 2, 1], vertical_alignment="bottom")
-    prev.button("◀", key="_wb_step_prev", help="previous step",
+    prev.button("◀", key="_wb_step_prev", help="previous step (Shift+Left)", shortcut="Shift+Left",
                 on_click=lambda: _set_step(st.session_state[STEP_KEY] - 1, n_steps))
     number.number_input("Step number", 0, n_steps - 1, key="_wb_step_number", label_visibility="collapsed",
                         on_change=lambda: _set_step(st.session_state["_wb_step_number"], n_steps))
-    nxt.button("▶", key="_wb_step_next", help="next step",
+    nxt.button("▶", key="_wb_step_next", help="next step (Shift+Right)", shortcut="Shift+Right",
                on_click=lambda: _set_step(st.session_state[STEP_KEY] + 1, n_steps))
     return st.session_state[STEP_KEY]
 
@@ -167,7 +168,32 @@ def render_sidebar() -> None:
     _load_query_once()
     with st.sidebar:
         st.markdown("**Context Workbench**")
-    sidebar_session_picker(get_store())
-    # Replay issue: sidebar_replay_picker(replays of the session) and
-    # sidebar_step_selector(number of steps of the replay) go here.
+    store = get_store()
+    session_id = sidebar_session_picker(store)
+    sidebar_replay_and_step(store, session_id)
     _mirror_query()
+
+
+def sidebar_replay_and_step(store: Store, session_id: str | None) -> None:
+    """Replay picker and step selector (issue 6). A session opened for the first time gets its
+    ``default`` replay here, with a progress bar (see ``workbench.replay_service``)."""
+    from .replay_service import ensure_default_replay, open_saved, replay_choices
+
+    if session_id is None:
+        st.session_state[REPLAY_KEY] = None
+        st.session_state[STEP_KEY] = None
+        return
+    options = replay_choices(store, session_id)
+    if not options:
+        bar = st.sidebar.progress(0.0, text="Replaying this session for the first time…")
+
+        def show(fraction: float, label: str) -> None:
+            bar.progress(min(max(fraction, 0.0), 1.0), text=label)
+        try:
+            ensure_default_replay(store, session_id, progress=show)
+        except Exception as exc:  # the page shows the session; the replay error stays visible
+            st.sidebar.error(f"Replay failed: {exc}")
+        bar.empty()
+        options = replay_choices(store, session_id)
+    replay_id = sidebar_replay_picker(options)
+    sidebar_step_selector(len(open_saved(store, replay_id)) if replay_id else 0)
