@@ -93,7 +93,8 @@ def session_constraints(messages: Sequence[Message]) -> tuple[SessionConstraint,
             continue
         for line in message.text.splitlines():
             line = line.strip(" -*\t")
-            if line and len(line) <= 400 and _CONSTRAINT.search(line):
+            standing = _CONSTRAINT.search(line) or _SUPERSEDES.search(line)
+            if line and len(line) <= 400 and standing:
                 found = _add(found, SessionConstraint(text=line))
     return tuple(found)
 
