@@ -36,6 +36,8 @@ class LineErrors:
         self.lenient = lenient
         self.skipped = skipped if skipped is not None else []
         self.warnings = warnings if warnings is not None else []
+        self.lines_read = 0
+        """Non-blank lines seen (0 means the file is empty)."""
 
     def error(self, problem: str, *, line: int | None = None, field: str | None = None) -> None:
         """Report a problem that makes a line unusable: raise (strict) or record it (lenient)."""
@@ -56,8 +58,9 @@ class LineErrors:
         try:
             yield
         except SessionFormatError as exc:
-            if exc.line is None:
-                exc = SessionFormatError(exc.problem, path=self.path, line=lineno, field=exc.field)
+            if exc.line is None or exc.path is None:
+                exc = SessionFormatError(exc.problem, path=self.path, line=exc.line or lineno,
+                                         field=exc.field)
             self.record(exc)
         except ValidationError as exc:
             err = exc.errors()[0]
@@ -68,6 +71,8 @@ class LineErrors:
                                            path=self.path, line=lineno))
 
     def nothing_imported(self, what: str) -> SessionFormatError:
+        if self.lines_read == 0 and not self.skipped:
+            return SessionFormatError("empty file: no records", path=self.path)
         n = len(self.skipped)
         extra = f" ({n} bad line{'s' if n != 1 else ''} skipped, first: {self.skipped[0]})" if n else ""
         return SessionFormatError(f"no {what} could be imported{extra}", path=self.path)
@@ -81,6 +86,7 @@ def iter_json_lines(path: Path, errors: LineErrors) -> Iterator[tuple[int, dict[
         for lineno, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
+            errors.lines_read += 1
             data = None
             with errors.line(lineno):
                 data = _decode_line(raw, lineno)

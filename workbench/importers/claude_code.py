@@ -125,7 +125,8 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> _Line | None:
             meta.cwd = data["cwd"]
         meta.started = meta.started or line.timestamp
     elif kind == "system" and data.get("subtype") == "compact_boundary":
-        line.logical_parent = data.get("logicalParentUuid")
+        logical = data.get("logicalParentUuid")
+        line.logical_parent = None if logical is None else as_str(logical, "logicalParentUuid")
         line.compact_meta = data.get("compactMetadata") if isinstance(
             data.get("compactMetadata"), dict) else {}
     return line

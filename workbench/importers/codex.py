@@ -64,6 +64,7 @@ class _Rollout:
         self.unconfirmed_user: int | None = None
         self.typed: set[int] = set()
         self.cwd: str | None = None
+        self.started = None
 
     # -- lines ------------------------------------------------------------------------------
 
@@ -87,6 +88,7 @@ class _Rollout:
             self.errors.warn(f"unknown line type {kind!r} ignored", line=lineno)
 
     def session_meta(self, payload: dict[str, Any], lineno: int) -> None:
+        self.started = parse_time(payload.get("timestamp"), "payload.timestamp")
         self.meta = payload
         self.cwd = self.cwd or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
         instructions = payload.get("base_instructions")
@@ -219,7 +221,7 @@ class _Rollout:
             session_id=sid or short_id("codex", content_hash or "sha256:unknown"),
             title=_title(messages) or "Codex session", source_format="codex",
             model=self.first_model, limits=self.first_limits, workspace_root=self.cwd,
-            created_at=parse_time(self.meta.get("timestamp")))
+            created_at=self.started)
         return Session(header=header, messages=tuple(messages), model_switches=tuple(self.switches),
                        compactions=tuple(self.compactions))
 
