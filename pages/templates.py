@@ -7,6 +7,7 @@ disk until Save, which writes ``<workspace>/.iris/prompts/<id>.j2``.
 from __future__ import annotations
 
 import streamlit as st
+from iris.errors import TemplateError
 from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptSource
 
 from workbench.views.templates import default_workspace, example_variables, preview_template
@@ -23,7 +24,12 @@ st.caption(f"Prompts root: `{source.directory}` "
 
 state = st.session_state
 if state.get("tpl_loaded_for") != workspace:
-    state["tpl_base"] = source.snapshot()  # the saved snapshot
+    try:
+        state["tpl_base"] = source.snapshot()  # the saved snapshot
+    except TemplateError as exc:
+        st.error(f"A saved template in `{source.directory}` cannot be used: {exc}. "
+                 "Fix or delete that file, or choose another workspace.")
+        st.stop()
     state["tpl_edited"] = state["tpl_base"]  # the with_template snapshot holding edits
     state["tpl_loaded_for"] = workspace
     for pid in PROMPT_IDS:

@@ -91,3 +91,12 @@ def test_r_ui_4_pages_run_inside_the_app_shell():
     assert not at.exception and any("saved snapshot" in s.value for s in at.success)
     at.switch_page("../pages/context.py").run()
     assert not at.exception and at.subheader[0].value == "system · system"
+
+
+def test_r_prm_3_broken_saved_template_is_an_error_not_a_crash(tmp_path):
+    prompts = tmp_path / ".iris" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "todo_context.j2").write_text("fine\n{% for %}\n", "utf-8")
+    at = page(tmp_path)
+    assert not at.exception
+    assert "todo_context" in at.error[0].value and "line 2" in at.error[0].value

@@ -64,6 +64,19 @@ def _resolve_templates(data: dict[str, Any], base_dir: Path) -> None:
             section["template"] = str(path if path.is_absolute() else (base_dir / path).resolve())
 
 
+def _missing_templates(data: dict[str, Any], node: yaml.Node | None,
+                       path: str | None) -> list[ConfigError]:
+    issues = []
+    for position in POSITIONS:
+        section = data.get(position)
+        template = section.get("template") if isinstance(section, dict) else None
+        if isinstance(template, str) and not Path(template).is_file():
+            issues.append(ConfigError(f"template file not found: {template}", path=path,
+                                      field=f"{position}.template",
+                                      line=_line_of(node, (position, "template"))))
+    return issues
+
+
 def parse_context_build_input(text: str, *, base_dir: str | os.PathLike[str],
                               path: str | None = None) -> ContextBuildInput:
     """Parse YAML text; relative template paths resolve against ``base_dir``."""
@@ -80,13 +93,7 @@ def parse_context_build_input(text: str, *, base_dir: str | os.PathLike[str],
                           path=path, field=str(key), line=_line_of(node, (key,)))
               for key in data if key not in POSITIONS]
     _resolve_templates(data, Path(base_dir))
-    for position in POSITIONS:
-        section = data.get(position)
-        template = section.get("template") if isinstance(section, dict) else None
-        if isinstance(template, str) and not Path(template).is_file():
-            issues.append(ConfigError(f"template file not found: {template}", path=path,
-                                      field=f"{position}.template",
-                                      line=_line_of(node, (position, "template"))))
+    issues += _missing_templates(data, node, path)
     known = {k: v for k, v in data.items() if k in POSITIONS}
     try:
         result = ContextBuildInput(**known, source_path=path)
