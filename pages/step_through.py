@@ -1,0 +1,108 @@
+"""Step-through page (R-UI-2, UX.md "the heart"): one preparation, stage by stage, with every
+decision and the final request as it would be sent."""
+
+from __future__ import annotations
+
+import traceback
+
+import streamlit as st
+
+from workbench import state
+from workbench.replay_service import open_saved, session_messages
+from workbench.views.colors import MARK_COLOURS, STATUS_COLOURS
+from workbench.views.step_through import (
+    STAGE_EXPLANATIONS, decision_table, request_messages, stage_table, step_header,
+)
+
+st.title("Step-through")
+st.caption("What did the preparation of this step decide, and why? Pick a session, a replay and a "
+           "step in the sidebar (◀ ▶ or Shift+Left / Shift+Right move one step).")
+
+store = state.get_store()
+session_id, replay_id, step = state.current_session_id(), state.current_replay_id(), state.current_step()
+if session_id is None:
+    st.info("No session yet: import a transcript or open a sample on the Sessions page.", icon="👋")
+    st.stop()
+if replay_id is None or step is None:
+    st.info("This session has no replay yet: it is made when the session is opened (see the "
+            "sidebar), or run `workbench replay SESSION_ID --name default`.")
+    st.stop()
+
+LONG = 3000
+BADGE = {"ready": "green", "failed": "red", "cancelled": "gray"}
+PRESSURE = {"green": "green", "orange": "orange", "red": "red"}
+
+try:
+    replay = open_saved(store, replay_id)
+    prep = replay.preparation(step)
+    request = replay.request(prep.final_request_ref) if prep.final_request_ref else None
+    originals = session_messages(store, session_id)
+except Exception as exc:  # the UI boundary: the message, and the traceback only on demand
+    st.error(f"Could not open step {step} of this replay: {exc}")
+    with st.expander("Traceback (for developers)"):
+        st.code(traceback.format_exc(), language=None)
+    st.stop()
+
+head = step_header(prep)
+st.subheader(f"Step {head.step_index} of {len(replay) - 1} · response message "
+             f"#{prep.response_message_index}")
+cols = st.columns([1, 2, 2, 2])
+cols[0].badge(head.phase, color=BADGE[head.phase])
+cols[1].markdown(f"**Final input** :{PRESSURE[head.pressure]}[{head.final_input_tokens:,}] of "
+                 f"{head.input_budget:,} ({head.percent_of_budget}%)")
+reminder = f"{prep.reminder_line:,}" if prep.reminder_line is not None else "off"
+cols[2].markdown(f"Pressure line {prep.pressure_line:,} · reminder {reminder}")
+cols[3].markdown(f"**Provider usage** {head.provider_label}"
+                 + (" (frozen estimate)" if head.provider_label.startswith("≈") else ""))
+if head.error:
+    st.error(f"This preparation is **{head.phase}** in stage `{head.error_stage or '—'}`: "
+             f"{head.error}")
+
+st.markdown("#### Stages")
+st.caption("Before → after are whole-request estimates at each stage boundary, not costs that "
+           "add up.")
+table = stage_table(prep)
+st.dataframe(
+    table.style.map(lambda v: f"color: {STATUS_COLOURS.get(v, 'inherit')}", subset=["status"]),
+    hide_index=True, key="st_stage_table",
+    column_config={"before_tokens": st.column_config.NumberColumn("before", format="localized"),
+                   "after_tokens": st.column_config.NumberColumn("after", format="localized")})
+
+st.markdown("#### Why")
+for stage in prep.stages:
+    label = f"{stage.name} — {stage.status} · {len(stage.decisions)} decision(s)"
+    with st.expander(label, expanded=stage.status in ("applied", "rejected", "candidate")):
+        st.caption(STAGE_EXPLANATIONS[stage.name])
+        if stage.note:
+            st.text(stage.note)
+        if stage.decisions:
+            st.dataframe(decision_table(prep, stage=stage.name), hide_index=True,
+                         key=f"st_decisions_{stage.name}")
+
+st.markdown("#### Final request")
+if request is None:
+    st.info("No final request: this step did not become ready.")
+    st.stop()
+shown = request_messages(request, originals)
+only_changed = st.toggle("Only marked messages", key="st_only_changed")
+css = "\n".join(f'[class*="st-key-wbmsg-"][class*="-{k}"] {{border-left: 5px solid {c}; '
+                f'padding-left: 0.6rem;}}' for k, c in MARK_COLOURS.items())
+st.html(f"<style>{css}</style>")
+st.caption(f"{len(shown)} messages · tools: {', '.join(prep.final_tools) or 'none'} · dropped: "
+           f"{', '.join(request.dropped) or 'nothing'}")
+for message in shown:
+    if only_changed and not message.marks:
+        continue
+    key = f"wbmsg-{message.position}" + "".join(f"-{m}" for m in message.marks)
+    with st.container(border=True, key=key):
+        marks = " ".join(f":{'violet' if m == 'summarised' else 'orange'}-badge[{m}]"
+                         for m in message.marks)
+        st.markdown(f"**{message.position} · {message.role}** · {message.label} {marks}")
+        text = message.text
+        st.code(text[:LONG] + ("\n…" if len(text) > LONG else ""), language=None, wrap_lines=True)
+        if len(text) > LONG:
+            with st.expander(f"Show all ({message.chars:,} characters)"):
+                st.code(text, language=None, wrap_lines=True)
+        if message.original_text is not None:
+            with st.expander(f"Original ({len(message.original_text):,} characters)"):
+                st.code(message.original_text, language=None, wrap_lines=True)
