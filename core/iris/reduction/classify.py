@@ -51,6 +51,8 @@ class ResultInfo:
     skill: bool
     read_only_shell: bool
     diagnostics: bool
+    shape: Category = "generic"
+    """The category the content belongs to, whatever the age (set by :func:`describe`)."""
 
     @property
     def kind(self) -> str:
@@ -61,9 +63,7 @@ class ResultInfo:
         """Re-running it fetches content again (recall protection applies), not a state change."""
         return self.kind in _REFETCH_KINDS or (self.kind == "shell" and self.read_only_shell)
 
-    @property
-    def shape(self) -> Category:
-        """The category the content belongs to, whatever the age."""
+    def _shape(self) -> Category:
         if self.facts.is_error:
             return "error"
         if self.diagnostics:
@@ -98,7 +98,7 @@ def describe(call_id: str, tool_name: str, arguments: dict[str, Any], facts: Too
              *, reducible: bool = True, has_artifact: bool = False) -> ResultInfo:
     shell = facts.kind == "shell"
     diff = detect.is_diff(text)
-    return ResultInfo(
+    info = ResultInfo(
         call_id=call_id, tool_name=tool_name, arguments=arguments, facts=facts, text=text,
         bytes=len(text.encode()), input_key=input_key(tool_name, arguments),
         digest=hashlib.sha256(text.encode()).hexdigest(), reducible=reducible, has_artifact=has_artifact,
@@ -111,6 +111,8 @@ def describe(call_id: str, tool_name: str, arguments: dict[str, Any], facts: Too
         read_only_shell=shell and detect.is_read_only_shell(facts.command),
         diagnostics=facts.kind in ("edit", "write") and "diagnostics:" in text.lower(),
     )
+    object.__setattr__(info, "shape", info._shape())
+    return info
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,8 @@ class Verdict:
     rule: str
     category: Category
     reason: str
+    """Plain words with the numbers; ``{age}`` stands for the age (filled per request, so a verdict can
+    be reused while the age crosses no gate)."""
     render: str | None = None
     """Which summary renders the reduced text (None for kept)."""
     why: str | None = None
@@ -166,7 +170,7 @@ def classify(info: ResultInfo, ctx: Context, cfg: ReductionConfig) -> Verdict:
         return _kept(info, "recalled_input_protect",
                      "the model re-issued this call after its output was reduced → kept for the session")
     if info.high_risk and age < cfg.high_risk_protect_age_turns:
-        return _kept(info, "high_risk_protect", f"high-risk output at age {age} < "
+        return _kept(info, "high_risk_protect", f"high-risk output at age {{age}} < "
                      f"high_risk_protect_age_turns {cfg.high_risk_protect_age_turns} → kept whole")
     if info.kind == "read" and not info.facts.is_error and info.facts.path:
         return _kept(info, "current_read", "read is still the current view of its file → never reduced")
@@ -177,32 +181,32 @@ def _by_category(info: ResultInfo, ctx: Context, cfg: ReductionConfig, age: int,
                  shape: Category) -> Verdict:
     if info.facts.is_error:
         if age < cfg.error_age_turns:
-            return _kept(info, "error_result", f"error at age {age} < error_age_turns {cfg.error_age_turns} → kept")
-        return Verdict("reduced", "error_age_turns", "error", f"error {_b(size)} at age {age} ≥ "
+            return _kept(info, "error_result", f"error at age {{age}} < error_age_turns {cfg.error_age_turns} → kept")
+        return Verdict("reduced", "error_age_turns", "error", f"error {_b(size)} at age {{age}} ≥ "
                        f"error_age_turns {cfg.error_age_turns} → error marker", render="error")
     if info.diagnostics:
         if age < cfg.error_age_turns:
-            return _kept(info, "diagnostics_protect", f"diagnostics at age {age} < error_age_turns "
+            return _kept(info, "diagnostics_protect", f"diagnostics at age {{age}} < error_age_turns "
                          f"{cfg.error_age_turns} → kept")
-        return Verdict("reduced", "diagnostics_age", "diagnostics", f"diagnostics at age {age} ≥ "
+        return Verdict("reduced", "diagnostics_age", "diagnostics", f"diagnostics at age {{age}} ≥ "
                        f"error_age_turns {cfg.error_age_turns} → diagnostics summary", render="diagnostics")
     if info.read_only_shell and age < cfg.shell_read_only_age_turns:
-        return _kept(info, "shell_read_only_age_turns", f"read-only command at age {age} < "
+        return _kept(info, "shell_read_only_age_turns", f"read-only command at age {{age}} < "
                      f"shell_read_only_age_turns {cfg.shell_read_only_age_turns} → kept")
     if info.diff:
         if age < cfg.diff_protect_age_turns:
-            return _kept(info, "diff_protect", f"diff at age {age} < diff_protect_age_turns "
+            return _kept(info, "diff_protect", f"diff at age {{age}} < diff_protect_age_turns "
                          f"{cfg.diff_protect_age_turns} → kept whole")
         if size > cfg.shell_success_bytes:
-            return Verdict("reduced", "diff_protect_age_turns", "diff", f"diff {_b(size)} at age {age} ≥ "
+            return Verdict("reduced", "diff_protect_age_turns", "diff", f"diff {_b(size)} at age {{age}} ≥ "
                            f"diff_protect_age_turns {cfg.diff_protect_age_turns} and > "
                            f"{cfg.shell_success_bytes} → diff summary", render="diff")
     if info.confirmation and age >= cfg.confirm_age_turns:
-        return Verdict("reduced", "confirm_age_turns", "confirmation", f"confirmation at age {age} ≥ "
+        return Verdict("reduced", "confirm_age_turns", "confirmation", f"confirmation at age {{age}} ≥ "
                        f"confirm_age_turns {cfg.confirm_age_turns} → [Confirmed]", render="confirmation")
     if info.kind == "shell" and age >= cfg.shell_success_age_turns and size > cfg.shell_success_bytes:
         verdict = _shaped(info, age, cfg, "shell_success_age_turns",
-                          f"shell output {_b(size)} at age {age} ≥ shell_success_age_turns "
+                          f"shell output {_b(size)} at age {{age}} ≥ shell_success_age_turns "
                           f"{cfg.shell_success_age_turns} and > shell_success_bytes {cfg.shell_success_bytes}",
                           fallback="shell_log" if info.build_log else "shell_success")
         if verdict:
@@ -210,7 +214,7 @@ def _by_category(info: ResultInfo, ctx: Context, cfg: ReductionConfig, age: int,
     if (info.kind != "skill" and not info.skill and age >= cfg.read_like_age_turns
             and size > cfg.read_like_output_bytes):
         verdict = _shaped(info, age, cfg, "read_like_age_turns",
-                          f"{info.kind} output {_b(size)} at age {age} ≥ read_like_age_turns "
+                          f"{info.kind} output {_b(size)} at age {{age}} ≥ read_like_age_turns "
                           f"{cfg.read_like_age_turns} and > read_like_output_bytes {cfg.read_like_output_bytes}",
                           fallback=None)
         if verdict:
@@ -225,7 +229,7 @@ def _shaped(info: ResultInfo, age: int, cfg: ReductionConfig, rule: str, why: st
         return Verdict("reduced", rule, "search", f"{why} → search summary", render="search")
     if info.json_doc:
         if age < cfg.stale_age_turns:
-            return _kept(info, "stale_age_turns", f"JSON document at age {age} < stale_age_turns "
+            return _kept(info, "stale_age_turns", f"JSON document at age {{age}} < stale_age_turns "
                          f"{cfg.stale_age_turns} → kept")
         return Verdict("reduced", rule, "json", f"{why} → JSON summary", render="json")
     if info.kind in ("read", "web_fetch") or info.numbered:
@@ -243,7 +247,7 @@ def _generic(info: ResultInfo, ctx: Context, cfg: ReductionConfig, age: int, siz
         if ctx.tool_results < cfg.min_tool_results_prune:
             return _kept(info, "min_tool_results_prune", f"only {ctx.tool_results} tool results < "
                          f"min_tool_results_prune {cfg.min_tool_results_prune} → generic rule not active")
-        why = (f"{info.kind} output {_b(size)} at age {age} ≥ stale_age_turns {cfg.stale_age_turns} and > "
+        why = (f"{info.kind} output {_b(size)} at age {{age}} ≥ stale_age_turns {cfg.stale_age_turns} and > "
                f"stale_output_bytes {cfg.stale_output_bytes}")
         if info.kind == "skill" or info.skill:
             return Verdict("reduced", "stale_age_turns", "skill", f"{why} → skill outline", render="skill")
@@ -262,5 +266,5 @@ def _below(info: ResultInfo, age: int, size: int, cfg: ReductionConfig) -> str:
         gates = ("stale_age_turns", "stale_output_bytes")
     age_gate, byte_gate = getattr(cfg, gates[0]), getattr(cfg, gates[1])
     if age < age_gate:
-        return f"{_b(size)} at age {age} < {gates[0]} {age_gate} → kept"
-    return f"{_b(size)} ≤ {gates[1]} {byte_gate} at age {age} → kept"
+        return f"{_b(size)} at age {{age}} < {gates[0]} {age_gate} → kept"
+    return f"{_b(size)} ≤ {gates[1]} {byte_gate} at age {{age}} → kept"

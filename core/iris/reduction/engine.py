@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..context.policy import ContextPolicy
-from ..session import Message, ToolCallBlock, ToolResultBlock, index_session
+from ..session import Message, ToolCallBlock, ToolResultBlock
 from ..tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
 from .artifacts import externalize_large_result
 from .classify import Context, ResultInfo, Verdict, classify, describe
@@ -67,34 +67,76 @@ def _info(memo: dict, kinds: ToolKindMap, call: ToolCallBlock | None, block: Too
     return info
 
 
-def _collect(messages: Sequence[Message], memo: dict, kinds: ToolKindMap) -> list[_Item]:
-    idx = index_session(tuple(messages))
-    current = len(idx.batches)
-    items = []
-    for mi, msg in enumerate(messages):
-        if msg.role == "assistant":
-            continue
-        for bi, block in enumerate(msg.content):
-            if not isinstance(block, ToolResultBlock):
+class _Scan:
+    """Calls, batches and results of the messages seen so far; extended in place when a later request
+    only appended messages (checked by identity of the first and last scanned message)."""
+
+    def __init__(self) -> None:
+        self.msgs: list[Message] = []
+        self.batches = 0
+        self.calls: dict[str, tuple[ToolCallBlock, int, int]] = {}
+        """Call id → (call block, assistant message index, batch)."""
+        self.results: list[tuple[int, int, ToolResultBlock, int | None]] = []
+        """(message, block, result, batch of the latest assistant message before it)."""
+        self.group_calls: dict[int, list[str]] = {}
+
+    def extends(self, messages: Sequence[Message]) -> bool:
+        k = len(self.msgs)
+        return k <= len(messages) and (k == 0 or (messages[0] is self.msgs[0] and messages[k - 1] is self.msgs[-1]))
+
+    def extend(self, messages: Sequence[Message]) -> None:
+        for mi in range(len(self.msgs), len(messages)):
+            msg = messages[mi]
+            if msg.role == "assistant":
+                ids = []
+                for block in msg.content:
+                    if isinstance(block, ToolCallBlock) and block.id not in self.calls:
+                        self.calls[block.id] = (block, mi, self.batches)
+                        ids.append(block.id)
+                if ids:
+                    self.group_calls[mi] = ids
+                self.batches += 1
                 continue
-            loc = idx.calls.get(block.call_id)
-            call = messages[loc.message].content[loc.block] if loc else None
-            batch = idx.batch_of_message[loc.message] if loc else idx.batch_of_message[mi]
-            age = max(current - (batch if batch is not None else 0), 0)
-            items.append(_Item(mi, bi, block, _info(memo, kinds, call, block), age))  # type: ignore[arg-type]
-    closed = {g.assistant_message: g.closed for g in idx.groups}
-    ranks = {g.assistant_message: r for r, g in enumerate(reversed([g for g in idx.groups if g.closed]))}
+            for bi, block in enumerate(msg.content):
+                if isinstance(block, ToolResultBlock):
+                    self.results.append((mi, bi, block, self.batches - 1 if self.batches else None))
+        self.msgs.extend(messages[len(self.msgs):])
+
+
+def _scan(messages: Sequence[Message], memo: dict) -> _Scan:
+    scan = memo.get("scan")
+    if scan is None or not scan.extends(messages):
+        scan = _Scan()
+        memo["scan"] = scan
+    scan.extend(messages)
+    return scan
+
+
+def _collect(messages: Sequence[Message], memo: dict, kinds: ToolKindMap) -> list[_Item]:
+    scan = _scan(messages, memo)
+    current = scan.batches
+    items = []
+    answered: set[str] = set()
+    for mi, bi, block, own_batch in scan.results:
+        call = scan.calls.get(block.call_id)
+        batch = call[2] if call else own_batch
+        age = max(current - (batch if batch is not None else 0), 0)
+        items.append(_Item(mi, bi, block, _info(memo, kinds, call[0] if call else None, block), age))
+        answered.add(block.call_id)
+    closed_groups = [mi for mi, ids in scan.group_calls.items() if all(c in answered for c in ids)]
+    ranks = {mi: r for r, mi in enumerate(reversed(closed_groups))}
     for it in items:
-        loc = idx.calls.get(it.block.call_id)
-        it.group_closed = closed.get(loc.message, False) if loc else False
-        it.group_rank = ranks.get(loc.message, -1) if loc else -1
+        call = scan.calls.get(it.block.call_id)
+        it.group_rank = ranks.get(call[1], -1) if call else -1
+        it.group_closed = it.group_rank >= 0
     return items
 
 
-def _conversation_facts(items: list[_Item], state: ReductionState) -> tuple[dict, set, set, frozenset]:
+def _conversation_facts(items: list[_Item], state: ReductionState,
+                        memo: dict) -> tuple[dict, set, set, frozenset]:
     """Read validity, repeated outputs, and the recalled inputs of this request."""
-    validity = analyze_read_validity(ReadEvent(it.info.call_id, it.info.facts, it.info.text) for it in items
-                                     if it.info.kind in ("read", "edit", "write", "delete"))
+    validity = analyze_read_validity((ReadEvent(it.info.call_id, it.info.facts, it.info.text) for it in items
+                                      if it.info.kind in ("read", "edit", "write", "delete")), memo)
     repeated, seen, newest = set(), set(), {}
     for it in reversed(items):
         key = (it.info.input_key, it.info.digest)
@@ -122,13 +164,14 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
     est = estimator or default_estimator()
     kinds = tool_kinds or ToolKindMap()
     items = _collect(messages, memo, kinds)
-    validity, repeated, protected, recalled = _conversation_facts(items, state)
+    validity, repeated, protected, recalled = _conversation_facts(items, state, memo)
     hint = policy.enabled and context_read_available
+    cfg_key = config.model_dump_json()
     for it in items:
         ctx = Context(age=it.age, validity=validity.get(it.info.call_id),
                       repeated=it.info.call_id in repeated, recalled=it.info.call_id in protected,
                       tool_results=len(items))
-        _decide(it, ctx, config, state, session_dir)
+        _decide(it, ctx, config, state, session_dir, memo, cfg_key)
     fresh = [it for it in items if it.frozen is None and it.rendering is not None]
     saving = sum(est.count(it.text) - est.count(it.rendering.text) for it in fresh)  # type: ignore[union-attr]
     grace = todos_completed and state.grace_used < config.wrap_up_grace_requests
@@ -143,8 +186,15 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
                    grace_used=(state.grace_used + 1 if grace else state.grace_used) if todos_completed else 0)
 
 
+def _age_cap(cfg: ReductionConfig) -> int:
+    """Every age at or above this compares the same against every age gate."""
+    return max(cfg.confirm_age_turns, cfg.error_age_turns, cfg.high_risk_protect_age_turns,
+               cfg.diff_protect_age_turns, cfg.shell_success_age_turns, cfg.shell_read_only_age_turns,
+               cfg.read_like_age_turns, cfg.stale_age_turns)
+
+
 def _decide(it: _Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
-            session_dir: Path | None) -> None:
+            session_dir: Path | None, memo: dict, cfg_key: str) -> None:
     frozen = state.frozen.get(it.info.call_id)
     if frozen is not None and frozen.ref == it.ref and frozen.digest == it.info.digest:
         it.frozen = frozen
@@ -155,11 +205,20 @@ def _decide(it: _Item, ctx: Context, cfg: ReductionConfig, state: ReductionState
     if not cfg.enabled:
         it.verdict = Verdict("kept", "reduction_disabled", it.info.shape, "reduction: false → kept")
         return
-    it.verdict = classify(it.info, ctx, cfg)
+    key = ("verdict", it.info.call_id, it.info.digest, min(ctx.age, _age_cap(cfg)), ctx.validity, ctx.repeated,
+           ctx.recalled, min(ctx.tool_results, cfg.min_tool_results_prune), cfg_key)
+    verdict = memo.get(key)
+    if verdict is None:
+        verdict = memo[key] = classify(it.info, ctx, cfg)
+    it.verdict = verdict
     if it.verdict.action != "kept":
-        it.rendering = render_verdict(it.verdict, it.info, session_dir=session_dir,
-                                      existing_artifact=it.block.artifact_path
-                                      or state.externalized.get(it.info.call_id))
+        existing = it.block.artifact_path or state.externalized.get(it.info.call_id)
+        rkey = ("render", it.info.call_id, it.info.digest, verdict.render, verdict.why, str(session_dir), existing)
+        rendering = memo.get(rkey)
+        if rendering is None:
+            rendering = memo[rkey] = render_verdict(verdict, it.info, session_dir=session_dir,
+                                                    existing_artifact=existing)
+        it.rendering = rendering
 
 
 def _gate(state: ReductionState, cfg: ReductionConfig, saving: int, grace: bool) -> str | None:
@@ -233,17 +292,17 @@ def _finish(messages: Sequence[Message], items: list[_Item], state: ReductionSta
                     text += f'\n[Read back with context_read(ref="{it.ref}")]'
                 frozen[it.info.call_id] = FrozenRendering(
                     ref=it.ref, digest=it.info.digest, text=text, action=v.action, rule=v.rule,
-                    category=v.category, reason=v.reason, artifact_path=art, read_back=read_back,
+                    category=v.category, reason=v.reason.replace("{age}", str(it.age)), artifact_path=art, read_back=read_back,
                     since_request=request_no)
                 reduced_inputs.add(it.info.input_key)
         else:
             text = it.block.text
         if text != it.block.text:
             changed.setdefault(it.mi, {})[it.bi] = text
-        decisions.append(ToolResultDecision.model_construct(
+        decisions.append(ToolResultDecision.fast(
             ref=it.ref, message_index=it.mi, block_index=it.bi, call_id=it.info.call_id,
             tool_name=it.info.tool_name, kind=it.info.kind, category=v.category, age=it.age,
-            bytes=it.info.bytes, action=v.action, rule=v.rule, reason=v.reason,
+            bytes=it.info.bytes, action=v.action, rule=v.rule, reason=v.reason.replace("{age}", str(it.age)),
             tokens_before=est.count(it.block.text), tokens_after=est.count(text),
             artifact_path=art or it.block.artifact_path, read_back=read_back))
     out = list(messages)

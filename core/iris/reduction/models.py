@@ -51,6 +51,19 @@ class ToolResultDecision(_Frozen):
     def saved_tokens(self) -> int:
         return self.tokens_before - self.tokens_after
 
+    @classmethod
+    def fast(cls, **values: Any) -> ToolResultDecision:
+        """Build from values the engine already validated (its hot loop; every field given)."""
+        obj = cls.__new__(cls)
+        object.__setattr__(obj, "__dict__", values)
+        object.__setattr__(obj, "__pydantic_fields_set__", set(_DECISION_FIELDS))
+        object.__setattr__(obj, "__pydantic_extra__", None)
+        object.__setattr__(obj, "__pydantic_private__", None)
+        return obj
+
+
+_DECISION_FIELDS = frozenset(ToolResultDecision.model_fields)
+
 
 class FrozenRendering(_Frozen):
     """A reduced/trimmed rendering reused byte-for-byte by later requests (R-RED-9)."""

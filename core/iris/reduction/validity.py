@@ -87,8 +87,13 @@ def _edit_invalidates(read: ReadEvent, change: FileChange, several: bool) -> str
     return None
 
 
-def analyze_read_validity(events: Iterable[ReadEvent]) -> dict[str, Validity]:
-    """Call id → (``stale``/``superseded``, why) for every read that is no longer current."""
+def analyze_read_validity(events: Iterable[ReadEvent],
+                          memo: dict | None = None) -> dict[str, Validity]:
+    """Call id → (``stale``/``superseded``, why) for every read that is no longer current.
+
+    ``memo`` caches each read's verdict by the call ids of the later events on a file of the same
+    name, so a replay only re-analyses a read when a new edit or read of that file appears.
+    """
     ordered = list(events)
     result: dict[str, Validity] = {}
     by_name: dict[str, list[int]] = {}
@@ -104,7 +109,11 @@ def analyze_read_validity(events: Iterable[ReadEvent]) -> dict[str, Validity]:
             continue
         key = posixpath.basename(read.facts.path.replace("\\", "/"))
         later = [ordered[j] for j in by_name.get(key, ()) if j > i]
-        verdict = _verdict(read, later)
+        if memo is None:
+            verdict = _verdict(read, later)
+        else:
+            mkey = ("validity", read.call_id, tuple(ev.call_id for ev in later))
+            verdict = memo[mkey] if mkey in memo else memo.setdefault(mkey, _verdict(read, later))
         if verdict:
             result[read.call_id] = verdict
     return result
