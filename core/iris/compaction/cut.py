@@ -114,4 +114,5 @@ def choose_cut(history: Sequence[Message], *, profile: str, input_budget: int, r
         return CutPlan(cut_index=fitting[0], profile=resolved, tail_budget=budget,
                        reason="oversized turn: largest safe suffix within the tail budget")
     return CutPlan(cut_index=cuts[-1], profile=resolved, tail_budget=budget,
-                   reason="oversized turn: no safe suffix fits; smallest safe tail kept")
+                   reason="oversized turn: no safe suffix fits the tail budget; "
+                   + ("no raw tail kept" if cuts[-1] == len(history) else "smallest safe tail kept"))

@@ -21,16 +21,16 @@ from .summarizers import SummaryRequest
 __all__ = ["build_summary_request", "input_allowance", "reduce_head", "summary_messages"]
 
 
-def reduce_head(head: Sequence[Message], config: Any) -> tuple[Message, ...]:
-    """The head after the reduction rules (R-CMP-6); the one switch point to the reducer."""
+def reduce_head(head: Sequence[Message], config: Any,
+                estimator: TokenEstimator | None = None) -> tuple[Message, ...]:
+    """The head after the reduction rules (R-CMP-6), on a scratch copy: no artifacts are written
+    (``session_dir=None``) because the archive keeps the lossless original."""
     if not config.reduction.enabled or not head:
         return tuple(head)
-    try:
-        from ..reduction import reduce_request
-    except ImportError:  # the reducer is optional at this layer: summarise the raw head
-        return tuple(head)
-    return tuple(reduce_request(list(head), config=config.reduction, policy=config.context_policy)
-                 .messages)
+    from ..reduction import reduce_request  # deferred: reduction imports are heavier
+
+    return reduce_request(list(head), config=config.reduction, policy=config.context_policy,
+                          session_dir=None, estimator=estimator).messages
 
 
 def input_allowance(budget: int) -> int:
@@ -74,7 +74,7 @@ def build_summary_request(head: Sequence[Message], *, config: Any, prompts: Any,
                           current_request: str | None, previous_checkpoint: str | None,
                           constraints: Sequence[str], archive_name: str) -> SummaryRequest:
     """Render the summary request for ``head`` (the previous checkpoint, if any, excluded)."""
-    items, dropped = _trim(summary_messages(reduce_head(head, config)), input_allowance(budget),
+    items, dropped = _trim(summary_messages(reduce_head(head, config, estimator)), input_allowance(budget),
                            estimator)
     note = (f"[system] The earliest {dropped} messages of this segment were omitted from the "
             f"summary input; they remain verbatim in {archive_name}.") if dropped else ""

@@ -1,0 +1,226 @@
+"""`compact` end to end (R-CMP-5…9, R-CMP-6 reduction of the head, R-PREP-3 decisions): success,
+each failure keeping the old state, recursion, and the long sample session compacted repeatedly."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from iris.compaction import (REQUIRED_SECTIONS, ExtractiveSummarizer, OpenAICompatibleSummarizer,
+                             compact, read_archive, thresholds, validate_summary)
+from iris.config import parse_config
+from iris.prompts import PromptSnapshot
+from iris.session import Message, TextBlock, ToolCallBlock, ToolResultBlock
+from iris.tokens import default_estimator
+
+EST = default_estimator()
+ROOT = Path(__file__).resolve().parents[1]
+LONG = ROOT / "sample_sessions" / "long_session.jsonl"
+
+
+def user(text):
+    return Message(role="user", content=(TextBlock(text=text),))
+
+
+def work(n, size=400):
+    return [user(f"Step {n}: never edit generated files. Please handle module{n}."),
+            Message(role="assistant", content=(TextBlock(text=f"I will run the checks for {n}."),
+                                               ToolCallBlock(id=f"c{n}", name="bash",
+                                                             arguments={"command": f"make t{n}"}))),
+            Message(role="tool", content=(ToolResultBlock(
+                call_id=f"c{n}", text="\n".join(f"ok line {i} of run {n}" for i in range(size))),)),
+            Message(role="assistant", content=(TextBlock(text=f"Module {n} passes its checks."),))]
+
+
+def run(history, tmp_path, *, current=None, summarizer=None, extra=0, previous=None, **comp):
+    cfg = parse_config({"compaction": {"input_budget_tokens": 20000, **comp}})
+    t = thresholds(cfg)
+    before = EST.request_tokens([*history, *([current] if current else [])]) + extra
+    return compact(history, current_request=current, config=cfg, thresholds=t,
+                   prompts=PromptSnapshot.defaults(), summarizer=summarizer or ExtractiveSummarizer(),
+                   session_dir=tmp_path, estimator=EST, request_tokens=before, previous=previous), t
+
+
+def test_r_cmp_8_applied_compaction_meets_success_condition(tmp_path):
+    """R-CMP-7/8: checkpoint + raw tail; after ≤ pressure line and < before; decisions carry numbers;
+    the archive holds exactly the head."""
+    history = [m for n in range(6) for m in work(n)]
+    out, t = run(history, tmp_path, current=user("Now summarise the results."),
+                 profile="continuation")
+    assert out.status == "applied"
+    kinds = [d.kind for d in out.decisions]
+    assert kinds == ["plan", "candidate", "applied"]
+    plan, cand, applied = out.decisions
+    assert plan.head_messages + plan.tail_messages == len(history)
+    assert applied.after_tokens <= t.pressure_line and applied.after_tokens < applied.before_tokens
+    assert applied.after_tokens == cand.projected_request_tokens
+    assert out.history[0].is_compaction_summary and out.history[0].role == "user"
+    assert out.history[1:] == tuple(history[out.cut_index:])
+    assert read_archive(Path(out.archive_path)) == tuple(history[:out.cut_index])
+    assert Path(out.archive_path).name == "history-1.md"
+    text = out.history[0].text
+    assert text.startswith("[Context Summary]") and "history-1.md" in text
+    assert "summary: extractive" in text and "## Session Constraints" in text
+    validate_summary(text.split("[Context compressed]")[0].replace("[Context Summary]", ""))
+    assert "## Archived Messages" in out.summary_request_text
+    assert all(f"## {s}" in out.summary_request_text for s in REQUIRED_SECTIONS)
+
+
+def test_r_cmp_6_head_reduced_for_summary_archive_lossless(tmp_path):
+    """R-CMP-6: the summary input is the reduced head; the archive keeps the original."""
+    history = [m for n in range(8) for m in work(n, size=600)]
+    out, _ = run(history, tmp_path, profile="archival")
+    assert out.status == "applied"
+    original = history[2].content[0].text
+    assert original not in out.summary_request_text
+    assert "ok line 0 of run 0" in out.summary_request_text or "summarized" in out.summary_request_text
+    assert read_archive(Path(out.archive_path)) == tuple(history)
+
+
+def test_r_cmp_8_summary_too_large_keeps_old_state(tmp_path):
+    """R-CMP-8: a summary over summary_max_tokens is a failed attempt: history, state and
+    directory unchanged."""
+    history = [m for n in range(6) for m in work(n)]
+    out, _ = run(history, tmp_path, summary_ratio=0.001)
+    assert out.status == "rejected" and out.history == tuple(history)
+    assert out.decisions[-1].reason.startswith("summary too large")
+    assert list(tmp_path.iterdir()) == [] and out.state.archives == ()
+
+
+def test_r_cmp_8_not_small_enough_is_rejected(tmp_path):
+    """R-CMP-8: after > pressure line (a large fixed part) is rejected with its numbers."""
+    history = [m for n in range(6) for m in work(n)]
+    out, t = run(history, tmp_path, extra=30000)
+    rej = out.decisions[-1]
+    assert out.status == "rejected" and rej.kind == "rejected"
+    assert rej.reason == (f"after {rej.projected_request_tokens:,} > pressure line "
+                          f"{t.pressure_line:,}")
+    assert out.decisions[-2].kind == "candidate" and list(tmp_path.iterdir()) == []
+
+
+def test_r_cmp_8_no_cut_continues_within_hard_limit(tmp_path):
+    """R-CMP-8: no new cut point but within the hard limit: continue without compacting."""
+    out, t = run([], tmp_path)
+    assert out.status == "no_cut" and out.decisions[0].within_hard_limit
+    assert out.history == ()
+
+
+class _Server(BaseHTTPRequestHandler):
+    reply = ""
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        if type(self).reply == "hang":
+            time.sleep(2)
+            return
+        body = json.dumps({"choices": [{"message": {"content": type(self).reply}}]}).encode()
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def endpoint():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Server)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True).start()
+    yield OpenAICompatibleSummarizer(f"http://127.0.0.1:{srv.server_address[1]}", "m"), _Server
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_r_cmp_8_timeout_with_hanging_server_keeps_old_state(tmp_path, endpoint):
+    """R-CMP-8: a timeout at timeout_seconds is a failed attempt (never an exception)."""
+    summarizer, handler = endpoint
+    handler.reply = "hang"
+    history = [m for n in range(6) for m in work(n)]
+    out, _ = run(history, tmp_path, summarizer=summarizer, timeout_seconds=0.5)
+    assert out.status == "rejected" and out.decisions[-1].reason == "timeout after 0.5 s"
+    assert out.history == tuple(history) and list(tmp_path.iterdir()) == []
+
+
+def test_r_cmp_7_invalid_remote_summary_is_failed_attempt(tmp_path, endpoint):
+    """R-CMP-7/8: a summary missing a section is rejected with the section named."""
+    summarizer, handler = endpoint
+    handler.reply = "\n\n".join(f"## {s}\nSomething specific about {s} here."
+                                for s in REQUIRED_SECTIONS if s != "Progress")
+    history = [m for n in range(6) for m in work(n)]
+    out, _ = run(history, tmp_path, summarizer=summarizer)
+    assert out.status == "rejected"
+    assert out.decisions[-1].reason == "summary invalid: missing section '## Progress'"
+
+
+def test_r_cmp_9_recursive_compaction_carries_previous_checkpoint(tmp_path):
+    """R-CMP-9: the second compaction runs over a history starting with a checkpoint; its body
+    becomes ## Previous Checkpoint; archives number 1, 2 and the second archive starts with the
+    first checkpoint."""
+    history = [m for n in range(6) for m in work(n)]
+    first, _ = run(history, tmp_path, profile="continuation")
+    grown = [*first.history, *[m for n in range(6, 12) for m in work(n)]]
+    second, _ = run(grown, tmp_path, profile="continuation", previous=first.state)
+    assert second.status == "applied" and Path(second.archive_path).name == "history-2.md"
+    assert "## Previous Checkpoint" in second.history[0].text
+    assert "## Previous Checkpoint" in second.summary_request_text
+    assert read_archive(Path(second.archive_path))[0] == first.history[0]
+    assert [a.number for a in second.state.archives] == [1, 2]
+    assert "history-1.md" in second.history[0].text and "history-2.md" in second.history[0].text
+
+
+def test_r_cmp_7_current_request_deduplicated_in_retained(tmp_path):
+    """R-CMP-7: an archived message identical to the current request becomes one note."""
+    history = [user("Ship it."), *[m for n in range(4) for m in work(n)], user("Ship it.")]
+    out, _ = run(history, tmp_path, current=user("Ship it."), profile="archival")
+    text = out.history[0].text
+    assert "repeats the current request verbatim" in text
+    assert text.count("> Ship it.") == 0
+
+
+def test_compact_is_deterministic(tmp_path):
+    history = [m for n in range(6) for m in work(n)]
+    a, _ = run(history, tmp_path / "a")
+    b, _ = run(history, tmp_path / "b")
+    assert a.history == b.history and a.summary_request_text == b.summary_request_text
+    assert Path(a.archive_path).read_bytes() == Path(b.archive_path).read_bytes()
+
+
+def test_r_cmp_8_long_sample_session_compacted_repeatedly(tmp_path):
+    """R-CMP-8: replaying the long sample session, compacting whenever the pressure line is
+    reached; every applied compaction is ≤ the line, smaller than before, and archives exactly its
+    head."""
+    if not LONG.exists():
+        pytest.skip("sample_sessions/long_session.jsonl is not generated yet")
+    from workbench.importers.native import load_native
+
+    session = load_native(LONG)
+    cfg = parse_config({"compaction": {"input_budget_tokens": 96000}})
+    t = thresholds(cfg, session.header.limits)
+    prompts, summarizer = PromptSnapshot.defaults(), ExtractiveSummarizer()
+    history: list[Message] = []
+    state, applied = None, 0
+    for message in session.messages:
+        if message.role == "assistant" and history:
+            before = EST.request_tokens(history)
+            if before >= t.threshold_line:
+                out = compact(history, current_request=None, config=cfg, thresholds=t,
+                              prompts=prompts, summarizer=summarizer, session_dir=tmp_path,
+                              estimator=EST, request_tokens=before, previous=state)
+                assert out.status in ("applied", "no_cut"), out.decisions[-1]
+                if out.status == "applied":
+                    applied += 1
+                    after = out.decisions[-1].after_tokens
+                    assert after <= t.pressure_line and after < before
+                    assert after == EST.request_tokens(out.history)
+                    assert read_archive(Path(out.archive_path)) == tuple(history[:out.cut_index])
+                    assert Path(out.archive_path).name == f"history-{applied}.md"
+                    history, state = list(out.history), out.state
+        history.append(message)
+    assert applied >= 3
+    assert len(list(tmp_path.glob("history-*.md"))) == applied
