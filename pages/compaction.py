@@ -1,0 +1,86 @@
+"""Compaction page (R-UI-3): where did each compaction cut, what was kept raw, archived, summarised
+or retained verbatim, which attempts were rejected and why, and what history-N.md holds."""
+
+from __future__ import annotations
+
+import traceback
+
+import streamlit as st
+
+from workbench import state
+from workbench.replay_service import open_saved, session_messages
+from workbench.views.compaction import (
+    COMPACTION_KINDS, attempts_table, compactions_table, replay_bands, timeline_figure,
+)
+
+st.title("Compaction")
+st.caption("Where did compaction cut the history, and what happened to each message? One band per "
+           "compaction of the selected replay; the red line is the cut point.")
+
+store = state.get_store()
+session_id, replay_id = state.current_session_id(), state.current_replay_id()
+if session_id is None:
+    st.info("No session yet: import a transcript or open a sample on the Sessions page.", icon="👋")
+    st.stop()
+if replay_id is None:
+    st.info("This session has no replay yet: it is made when the session is opened (see the "
+            "sidebar), or run `workbench replay SESSION_ID --name default`.")
+    st.stop()
+
+try:
+    replay = open_saved(store, replay_id)
+    decisions = replay.decisions_of_kind(*COMPACTION_KINDS)
+    archives = replay.archives()
+    compactions = replay.info.extras.get("compactions") or []
+    messages = session_messages(store, session_id)
+
+    def request_at(step: int):
+        prep = replay.preparation(step)
+        return replay.request(prep.final_request_ref) if prep.final_request_ref else None
+
+    bands = replay_bands(compactions, request_at=request_at, session_messages=messages,
+                         checkpoints={a.n: a.checkpoint_text for a in archives})
+except Exception as exc:  # the UI boundary: the message, and the traceback only on demand
+    st.error(f"Could not read the compactions of this replay: {exc}")
+    with st.expander("Traceback (for developers)"):
+        st.code(traceback.format_exc(), language=None)
+    st.stop()
+
+thresholds = replay.info.extras.get("thresholds") or {}
+if thresholds:
+    st.caption(f"Budget {thresholds.get('input_budget', 0):,} ({thresholds.get('budget_source')}) · "
+               f"pressure line {thresholds.get('pressure_line', 0):,} · summariser "
+               f"**{replay.info.summariser}**"
+               + (" (offline extractive: no model wrote these checkpoints)"
+                  if replay.info.summariser == "extractive" else ""))
+
+if not decisions:
+    st.info("No compaction was planned in this replay: every request stayed below the pressure "
+            "line. Pick another replay in the sidebar (e.g. `budget 96k`), or replay with a "
+            "smaller `compaction.input_budget_tokens`.")
+    st.stop()
+
+if bands:
+    st.plotly_chart(timeline_figure(bands), key="cmp_timeline")
+else:
+    st.info("Compaction was planned but never applied: see the attempts below.")
+
+st.markdown("#### Applied compactions")
+st.dataframe(compactions_table(decisions), hide_index=True, key="cmp_applied")
+st.markdown("#### Every attempt")
+st.caption("Plans and summary candidates, rejected attempts with their reason, and the committed "
+           "one (R-CMP-8).")
+st.dataframe(attempts_table(decisions), hide_index=True, key="cmp_attempts")
+
+if archives:
+    st.markdown("#### Checkpoints and archives")
+    labels = {a.n: f"{a.path} · step {a.step_index}" for a in archives}
+    chosen = st.selectbox("Compaction", list(labels), format_func=labels.get, key="cmp_archive")
+    record = next(a for a in archives if a.n == chosen)
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Checkpoint** ({len(record.checkpoint_text):,} characters)")
+        st.code(record.checkpoint_text, language="markdown", wrap_lines=True)
+    with right:
+        st.markdown(f"**{record.path}** ({len(record.text):,} characters, lossless original)")
+        st.code(record.text, language="markdown", wrap_lines=True)

@@ -1,0 +1,53 @@
+"""Usage page (R-UI-5, R-TOK-6): how does the local estimate of each replayed request compare
+with what the provider reported, and how close did each step come to the pressure line?"""
+
+from __future__ import annotations
+
+import traceback
+
+import streamlit as st
+
+from workbench import state
+from workbench.replay_service import open_saved
+from workbench.views.usage import summary_usage_table, usage_figure, usage_table
+
+st.title("Usage")
+st.caption("How does the local estimate of each replayed request compare with the provider's "
+           "prompt tokens? `≈` marks a frozen estimate (hollow markers); dashed lines are the "
+           "pressure and reminder lines; diamonds mark applied compactions.")
+
+store = state.get_store()
+session_id, replay_id = state.current_session_id(), state.current_replay_id()
+if session_id is None:
+    st.info("No session yet: import a transcript or open a sample on the Sessions page.", icon="👋")
+    st.stop()
+if replay_id is None:
+    st.info("This session has no replay yet: it is made when the session is opened (see the "
+            "sidebar), or run `workbench replay SESSION_ID --name default`.")
+    st.stop()
+
+try:
+    replay = open_saved(store, replay_id)
+    table = usage_table(replay.steps)
+except Exception as exc:  # the UI boundary: the message, and the traceback only on demand
+    st.error(f"Could not read the usage of this replay: {exc}")
+    with st.expander("Traceback (for developers)"):
+        st.code(traceback.format_exc(), language=None)
+    st.stop()
+
+if table.empty:
+    st.info("This replay has no steps: the session has no assistant response.")
+    st.stop()
+
+st.plotly_chart(usage_figure(replay.steps), key="usage_chart")
+st.caption("After the replay applies a compaction its requests differ from what the agent really "
+           "sent, so the provider's numbers stop describing the replayed request.")
+st.markdown("#### Per step")
+st.dataframe(table.drop(columns=["provider_tokens", "estimated"]), hide_index=True,
+             key="usage_table",
+             column_config={"provider_label": "provider (≈ frozen estimate)",
+                            "ratio": st.column_config.NumberColumn("provider / local",
+                                                                   format="%.3f")})
+st.markdown("#### Summary (compaction) usage, apart from the main model")
+st.dataframe(summary_usage_table(replay.info.extras.get("run_usage")), hide_index=True,
+             key="usage_summary")

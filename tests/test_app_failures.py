@@ -1,0 +1,50 @@
+"""AppTest for the Failures page (R-UI-7): failed steps listed with stage, error and a step link."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from iris.errors import SummarizerError
+from workbench.replay_service import budget_96k_config, ensure_default_replay, replay_and_save
+from workbench.store import open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "workbench" / "app.py")
+PAGE = "../pages/failures.py"
+
+
+class BrokenSummarizer:
+    """A summariser that always fails, as an unreachable model would."""
+
+    def summarize(self, request, *, timeout_seconds):
+        raise SummarizerError("model endpoint refused the connection")
+
+
+def test_r_ui_7_all_ready_says_so():
+    with open_store() as store:
+        store.import_file(ROOT / "sample_sessions" / "bugfix.jsonl")
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    at.switch_page(PAGE).run()
+    assert not at.exception and "is ready" in at.success[0].value
+
+
+def test_r_ui_7_failed_steps_with_stage_error_and_link():
+    with open_store() as store:
+        session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
+        ensure_default_replay(store, session_id)
+        info, _ = replay_and_save(store, session_id, name="broken summariser",
+                                  config=budget_96k_config(), summarizer=BrokenSummarizer())
+    assert info.failed_count + info.cancelled_count >= 1
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    at.sidebar.selectbox(key="wb_replay").select(info.id).run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert set(table["phase"]) <= {"failed", "cancelled"} and len(table) >= 1
+    assert set(table["stage"]) == {"compaction"}
+    assert table["error"].str.contains("refused").any()
+    first = table.iloc[0]
+    assert first["link"] == (f"step-through?session={session_id}&replay={info.id}"
+                             f"&step={first['step']}")
