@@ -1,0 +1,249 @@
+"""The six stages (R-PREP-1…4): order, statuses, decisions from the branch taken, no extra estimates.
+
+Sessions are built in memory with the real session model; every stage runs for real (reduction,
+selection, compaction with the extractive summariser).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from iris.config import default_config, parse_config
+from iris.context import ContextContribution, StaticContextSource, load_context_build_input
+from iris.preparation import STAGE_NAMES
+from iris.preparation.fold import FOLD_MIN_CHARS
+from iris.replay import replay
+from iris.session import (Message, Session, SessionHeader, TextBlock, ToolCallBlock,
+                          ToolResultBlock, Usage)
+from iris.tokens import TokenEstimator
+from workbench.importers.native import load_native
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=(TextBlock(text=text),))
+
+
+def call(cid: str, name: str, **args) -> Message:
+    return Message(role="assistant", content=(ToolCallBlock(id=cid, name=name, arguments=args),),
+                   usage=Usage(input_tokens=1000, output_tokens=10))
+
+
+def result(cid: str, text: str) -> Message:
+    return Message(role="tool", content=(ToolResultBlock(call_id=cid, text=text),))
+
+
+def answer(text: str) -> Message:
+    return Message(role="assistant", content=(TextBlock(text=text),),
+                   usage=Usage(input_tokens=1000, output_tokens=10))
+
+
+def session(*messages: Message, sid: str = "t") -> Session:
+    return Session(header=SessionHeader(session_id=sid), messages=tuple(messages))
+
+
+BODY = "\n".join(f"{i:>5}\tline {i} of the ledger module: total = amount * rate" for i in range(60))
+assert len(BODY) > FOLD_MIN_CHARS
+
+
+def reread_session() -> Session:
+    """The same file read twice with an identical body, then a final answer."""
+    return session(user("Look at ledger.py twice"), call("c1", "Read", file_path="ledger.py"),
+                   result("c1", BODY), call("c2", "Read", file_path="ledger.py"),
+                   result("c2", BODY), answer("done"))
+
+
+def test_r_prep_1_one_preparation_per_assistant_response_with_identity():
+    """R-PREP-1: every before-model step has a record with budget, lines, ids and phase."""
+    s = reread_session()
+    r = replay(s)
+    assert [p.step_index for p in r.preparations] == [0, 1, 2]
+    assert [p.response_message_index for p in r.preparations] == [1, 3, 5]
+    for p in r.preparations:
+        assert p.phase == "ready" and p.error is None
+        assert p.session_id == "t" and p.run_id == "t:run-0" and p.activation == "replay"
+        assert p.configuration_snapshot_id == r.configuration_snapshot_id
+        assert p.input_budget == r.thresholds.input_budget
+        assert p.pressure_line == r.thresholds.pressure_line
+        assert p.final_request_ref in r.requests
+        assert p.message_count == len(r.requests[p.final_request_ref].messages)
+
+
+def test_r_prep_2_six_stages_in_order_with_whole_request_tokens():
+    """R-PREP-2: the six stages in order; each stage starts where the previous one ended."""
+    r = replay(reread_session())
+    for p in r.preparations:
+        assert tuple(s.name for s in p.stages) == STAGE_NAMES
+        assert p.stages[0].before_input_tokens == 0
+        for a, b in zip(p.stages, p.stages[1:]):
+            assert a.after_input_tokens == b.before_input_tokens
+        assert p.stages[-1].after_input_tokens == p.final_input_tokens
+
+
+def test_r_prep_2_fold_collapses_identical_reread_to_read_back_note():
+    """R-PREP-2/R-PREP-4: the earlier identical body becomes a note naming result:N:B of the later
+    copy; the durable history keeps both copies."""
+    s = reread_session()
+    r = replay(s)
+    last = r.preparations[2]
+    fold = last.stage("fold_repeats")
+    assert fold.status == "entered"
+    (d,) = fold.decisions
+    assert d.kind == "folded-repeat"
+    assert (d.ref, d.read_back) == ("result:2:0", "result:4:0")
+    assert d.tokens_after < d.tokens_before
+    request = r.requests[last.final_request_ref]
+    folded = [i for i, m in enumerate(request.marks) if "folded" in m.marks]
+    assert [request.marks[i].history_index for i in folded] == [2]
+    assert "result:4:0" in request.messages[folded[0]].text
+    assert s.messages[2].content[0].text == BODY  # durable history untouched
+
+
+def test_r_prep_2_fold_skipped_without_context_read():
+    """R-PREP-3: with the context policy off there is no read-back: the fold stage is skipped."""
+    cfg = parse_config({"context_policy": {"enabled": False}})
+    p = replay(reread_session(), cfg).preparations[2]
+    assert p.stage("fold_repeats").status == "skipped"
+    assert "context policy disabled" in p.stage("fold_repeats").note
+
+
+def _contribution_source() -> StaticContextSource:
+    filler = "note " * 400
+    return StaticContextSource((
+        ContextContribution(key="goal", text="Ship the ledger fix", required=True),
+        ContextContribution(key="tips", text=filler, required=False, priority=50),
+        ContextContribution(key="hints", text=filler, required=False, priority=10),
+        ContextContribution(key="extra", text=filler, required=False, priority=50),
+    ))
+
+
+def test_r_prep_4_dropped_optional_in_r_dyn_4_order_with_priority_reason():
+    """R-PREP-4/R-DYN-4: under pressure the lowest priority goes first, then the later of equal
+    priority; the reason names the priority; required entries are kept-required."""
+    cfg = parse_config({"compaction": {"input_budget_tokens": 1000}})
+    s = session(user("fix it"), answer("ok"))
+    p = replay(s, cfg, context_source=_contribution_source()).preparations[0]
+    drop = p.stage("drop_optional")
+    assert drop.status == "entered"
+    dropped = [d for d in drop.decisions if d.kind == "dropped-optional"]
+    assert [d.key for d in dropped] == ["hints", "extra"]
+    assert "priority 10" in dropped[0].reason and "later entry" in dropped[1].reason
+    assert p.final_contribution_keys == ("goal", "tips")
+    assert "contribution:goal" in p.protected_sources
+    required = [d for d in p.stage("assembly").decisions if d.kind == "kept-required"]
+    assert [d.key for d in required] == ["goal"]
+    assert drop.after_input_tokens < drop.before_input_tokens
+
+
+def test_r_prep_3_drop_stage_skipped_when_nothing_is_optional():
+    """R-PREP-3: a stage with nothing to decide is not entered."""
+    p = replay(reread_session()).preparations[0]
+    assert p.stage("drop_optional").status == "skipped"
+
+
+def test_r_pol_1_deferred_tools_are_dropped_until_used():
+    """R-POL-1/R-PREP-2: with deferred_tools, schemas of tools not used yet are left out."""
+    cfg = parse_config({"context_policy": {"deferred_tools": True}})
+    tools = [{"name": "Read", "description": "read a file", "parameters": {}},
+             {"name": "WebFetch", "description": "fetch a URL", "parameters": {}}]
+    r = replay(reread_session(), cfg, tools=tools)
+    first, last = r.preparations[0], r.preparations[2]
+    assert first.final_tools == ()
+    assert {d.tool_name for d in first.stage("drop_optional").decisions} == {"Read", "WebFetch"}
+    assert last.final_tools == ("Read",)
+    assert r.requests[last.final_request_ref].dropped == ("WebFetch",)
+
+
+def test_r_prep_4_trim_decisions_carry_category_rule_and_reference():
+    """R-PREP-4: reduced/trimmed decisions come from the reduction engine's branch, with the rule,
+    and the final request marks the shortened messages."""
+    s = load_native(SAMPLES / "bugfix.jsonl")
+    r = replay(s)
+    decisions = [(p, d) for p in r.preparations for d in p.stage("trim_old_bodies").decisions]
+    changed = [(p, d) for p, d in decisions if d.kind in ("reduced", "trimmed")]
+    assert changed, "the bugfix sample has old bodies that get shortened"
+    p, d = changed[0]
+    assert d.ref == f"result:{d.message_index}:{d.block_index}"
+    assert d.rule and d.reason and d.tokens_after < d.tokens_before
+    request = r.requests[p.final_request_ref]
+    marked = {m.history_index for m in request.marks if {"reduced", "trimmed"} & set(m.marks)}
+    assert d.message_index in marked
+    assert any(d.kind == "kept-recent" for _, d in decisions)
+
+
+def test_r_prep_3_compaction_skipped_below_the_line_applied_when_committed():
+    """R-PREP-3: compaction is skipped below the threshold and applied only when committed."""
+    s = load_native(SAMPLES / "long_session.jsonl")
+    default = replay(s)
+    assert {p.stage("compaction").status for p in default.preparations} == {"skipped"}
+    small = replay(s, parse_config({"compaction": {"input_budget_tokens": 96000}}))
+    statuses = [p.stage("compaction").status for p in small.preparations]
+    assert "applied" in statuses
+    applied = small.preparations[statuses.index("applied")]
+    kinds = [d.kind for d in applied.stage("compaction").decisions]
+    assert kinds == ["compaction-plan", "compaction-candidate", "compaction-applied"]
+    assert applied.compaction_applied
+    st = applied.stage("compaction")
+    assert st.after_input_tokens < st.before_input_tokens <= applied.input_budget
+
+
+def test_r_prep_3_rejected_summary_fails_the_step_and_keeps_old_state():
+    """R-PREP-3/R-CMP-8: a summary that is not small enough is rejected; the run ends (failed) and
+    the durable history stays as it was."""
+    big = "x " * 30000
+    s = session(user("please " + big), answer("ok"), user("and now?"), answer("fine"))
+    r = replay(s, parse_config({"compaction": {"input_budget_tokens": 20000}}))
+    first = r.preparations[0]
+    assert first.phase == "failed" and first.error.stage == "compaction"
+    st = first.stage("compaction")
+    assert st.status == "rejected"
+    assert [d.kind for d in st.decisions][-1] == "compaction-rejected"
+    assert "pressure line" in first.error.message
+    assert first.final_request_ref is None and first.stage("final_selection").status == "skipped"
+    assert len(r.preparations) == 2  # the replay goes on
+
+
+def test_r_prep_3_no_cut_point_is_a_candidate_plan():
+    """R-PREP-3/R-CMP-8: over the line with nothing to cut: the plan stays a candidate."""
+    src = StaticContextSource((ContextContribution(key="big", text="word " * 6000),))
+    s = session(answer("hello, how can I help?"))  # step 0 has no history to cut
+    p = replay(s, parse_config({"compaction": {"input_budget_tokens": 5000}}),
+               context_source=src).preparations[0]
+    st = p.stage("compaction")
+    assert st.status == "candidate"
+    assert st.decisions[0].kind == "compaction-plan" and st.decisions[0].cut_index is None
+
+
+def test_r_prep_4_no_extra_estimator_calls_for_display():
+    """R-PREP-4: a second identical replay encodes nothing new (every count is a cached reuse),
+    and the recorded final tokens equal a fresh whole-request estimate of the final request."""
+    s = load_native(SAMPLES / "bugfix.jsonl")
+    est = TokenEstimator()
+    first = replay(s, estimator=est)
+    calls = est.encode_calls
+    second = replay(s, estimator=est)
+    assert est.encode_calls == calls
+    assert second.preparations == first.preparations
+    for p in first.preparations[::7]:
+        request = first.requests[p.final_request_ref]
+        assert est.request_tokens(request.messages, request.tools) == p.final_input_tokens
+
+
+def test_r_prep_2_context_yaml_messages_are_assembled_and_protected():
+    """R-PREP-2: assembly puts the context.yaml messages first; they are protected sources."""
+    s = load_native(SAMPLES / "bugfix.jsonl")
+    ctx = load_context_build_input(SAMPLES / "bugfix.context.yaml")
+    p = replay(s, context_input=ctx).preparations[1]
+    assert p.protected_sources[0] == "context:system"
+    request = replay(s, context_input=ctx).requests[p.final_request_ref]
+    assert request.messages[0].role == "system" and request.marks[0].origin == "context"
+
+
+@pytest.mark.parametrize("name", ["bugfix", "long_session", "unanswered"])
+def test_r_prep_1_sample_replays_are_ready(name):
+    """R-PREP-1: every sample replays under the default configuration without failures."""
+    r = replay(load_native(SAMPLES / f"{name}.jsonl"), default_config())
+    assert r.preparations and all(p.phase == "ready" for p in r.preparations)
