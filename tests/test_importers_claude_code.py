@@ -131,3 +131,50 @@ def test_r_ses_4_slash_command_title(tmp_path):
     path = tmp_path / "cmd.jsonl"
     path.write_text(json.dumps(row) + "\n")
     assert load_session(path).session.header.title == "/fix the flaky test"
+
+
+def _long_transcript(path: Path, turns: int, output_chars: int) -> None:
+    """A chain of ``turns`` call/result pairs with big results and big toolUseResult copies."""
+    parent = None
+    with path.open("w") as fh:
+        for t in range(turns):
+            big = f"line {t} " * (output_chars // 8)
+            rows = [
+                {"type": "assistant", "uuid": f"a{t}", "parentUuid": parent, "message": {
+                    "id": f"msg_{t}", "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": [{"type": "tool_use", "id": f"toolu_{t}", "name": "Bash", "input": {"command": "ls"}}],
+                    "usage": {"input_tokens": 1, "cache_read_input_tokens": 100 * t, "output_tokens": 5}}},
+                {"type": "user", "uuid": f"r{t}", "parentUuid": f"a{t}", "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": f"toolu_{t}", "content": big}]},
+                 "toolUseResult": {"stdout": big, "stderr": ""}},
+            ]
+            fh.write("".join(json.dumps(r) + "\n" for r in rows))
+            parent = f"r{t}"
+
+
+def test_r_ses_4_streaming_keeps_about_one_copy(tmp_path):
+    """The file is read line by line and toolUseResult copies are dropped: peak Python memory
+    stays well under twice the file size (the UI copy is half of every line here)."""
+    import tracemalloc
+
+    path = tmp_path / "long.jsonl"
+    _long_transcript(path, turns=200, output_chars=12_000)
+    size = path.stat().st_size
+    tracemalloc.start()
+    result = load_session(path)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(result.session.messages) == 400 and result.session.index.unanswered_calls == ()
+    assert size > 4_000_000
+    assert peak < 1.0 * size, (peak, size)
+
+
+def test_r_ses_4_sidechain_lines_do_not_hide_the_main_branch(tmp_path):
+    """A subagent (isSidechain) line logged last in the main file is not taken as the leaf."""
+    rows = [json.loads(line) for line in (FIX / "claude_rewind.jsonl").read_text().splitlines()]
+    rows.append({"type": "user", "uuid": "s1", "parentUuid": None, "isSidechain": True,
+                 "message": {"role": "user", "content": "subagent prompt"}})
+    path = tmp_path / "side.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    texts = [m.text for m in load_session(path).session.messages]
+    assert texts == ["Rename the helper", "Which helper?", "parse_args in cli.py", "Renamed."]

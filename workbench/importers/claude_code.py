@@ -60,6 +60,7 @@ class _Line:
     compact_meta: dict[str, Any] | None = None
     call_ids: tuple[str, ...] = ()
     result_ids: tuple[str, ...] = ()
+    sidechain: bool = False
 
 
 @dataclass
@@ -116,7 +117,7 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> _Line | None:
     if parent is not None:
         parent = as_str(parent, "parentUuid")
     line = _Line(lineno=lineno, kind=kind, uuid=uuid, parent=parent,
-                 timestamp=parse_time(data.get("timestamp")))
+                 timestamp=parse_time(data.get("timestamp")), sidechain=data.get("isSidechain") is True)
     if kind in _CONVERSATION:
         _fill_conversation(line, data)
         if meta.session_id is None and isinstance(data.get("sessionId"), str):
@@ -162,7 +163,10 @@ def _fill_conversation(line: _Line, data: dict[str, Any]) -> None:
 def _live_branch(lines: list[_Line], errors: LineErrors) -> list[_Line]:
     by_uuid = {line.uuid: line for line in lines}
     position = {line.uuid: i for i, line in enumerate(lines)}
-    leaf = next(line for line in reversed(lines) if line.kind in _CONVERSATION)
+    # Older versions log subagent (sidechain) lines inside the main file: the main conversation's
+    # leaf is the last non-sidechain line; a subagent file is all sidechain.
+    talk = [line for line in lines if line.kind in _CONVERSATION]
+    leaf = next((line for line in reversed(talk) if not line.sidechain), talk[-1])
     chain: set[str] = set()
     node: _Line | None = leaf
     while node is not None and node.uuid not in chain:
