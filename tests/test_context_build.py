@@ -8,6 +8,8 @@ from pathlib import Path
 
 import iris.context as ctx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from iris.context import (
     ContextBuilder,
     ContextBuildInput,
@@ -289,3 +291,20 @@ def test_r_build_bundled_examples_build_and_match_sample_copies(name):
     sample = ContextBuilder().build(
         load_context_build_input(ROOT / "sample_sessions" / f"{name}.context.yaml"))
     assert bundled == sample and bundled.system.text.startswith("<identity")
+
+
+_XML_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\r")
+                    | st.sampled_from(["\n", "\t", "&", "<", ">", '"', "'"]), max_size=60)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_XML_TEXT, value=_XML_TEXT)
+def test_r_build_4_xml_renderer_round_trips_any_text(text, value):
+    """Property: whatever the text and attribute value, the element parses back to them exactly."""
+    from iris.context.xml import render_element
+
+    element = ET.fromstring(render_element("a", text, {"v": value}))
+    assert element.attrib["v"] == value
+    body = text.removesuffix("\n")  # one trailing newline is layout (documented)
+    expected = None if body == "" else (f"\n{body}\n" if "\n" in body else body)
+    assert element.text == expected

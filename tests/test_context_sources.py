@@ -146,6 +146,7 @@ def test_r_dyn_4_equal_priority_later_entry_removed_first():
     result = select_contributions(snap, 15, estimator=FixedEstimator())
     assert [r.key for r in result.removed] == ["low", "c", "b"]
     assert [k.key for k in result.kept] == ["a"]
+    assert result.kept_keys == ("a",) and result.removed_keys == ("low", "c", "b")
     assert "removed before 2 earlier entries of the same priority" in result.removed[1].reason
     assert "removed before 1 earlier entry" in result.removed[2].reason
 

@@ -53,6 +53,14 @@ class ContributionSelection(_Frozen):
     over_allowance: bool = Field(description="required contributions alone exceed the allowance")
 
     @property
+    def kept_keys(self) -> tuple[str, ...]:
+        return tuple(k.key for k in self.kept)
+
+    @property
+    def removed_keys(self) -> tuple[str, ...]:
+        return tuple(r.key for r in self.removed)
+
+    @property
     def kept_snapshot(self) -> ContextSnapshot:
         return ContextSnapshot(contributions=tuple(k.contribution for k in self.kept))
 
