@@ -9,7 +9,7 @@ PORT ?= 8501
 export STREAMLIT_BROWSER_GATHER_USAGE_STATS := false
 export TIKTOKEN_CACHE_DIR ?= $(CURDIR)/.venv/tiktoken-cache
 
-.PHONY: run test bench setup setup-dev browser clean samples golden screenshots
+.PHONY: run test bench setup setup-dev browser clean samples schema golden screenshots
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ browser:
 	  echo "Installing Debian's chromium for the browser tests…"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
+# The store of `make run` lives in the repository (.workbench/, git-ignored) unless WORKBENCH_HOME is set;
+# the samples are imported idempotently (same content hash -> not stored again).
+run: export WORKBENCH_HOME ?= $(CURDIR)/.workbench
 run: setup
 	$(VENV)/bin/workbench import sample_sessions/*.jsonl --quiet
 	$(VENV)/bin/workbench run --port $(PORT)
@@ -43,6 +46,9 @@ bench: setup-dev
 
 samples: setup
 	$(PY) scripts/generate_samples.py
+
+schema: setup
+	$(PY) scripts/write_schema.py
 
 clean:
 	rm -rf $(VENV) .workbench .pytest_cache

@@ -20,7 +20,7 @@ st.caption("What was said in this session, message by message: tool calls with t
 
 session_id = state.current_session_id()
 if session_id is None:
-    st.info("No session selected. Import a transcript or open a sample on the Sessions page.", icon="👋")
+    st.info("No session selected. Import a transcript or open a sample on the Sessions page.")
     st.stop()
 
 
@@ -69,13 +69,13 @@ def show_text(block: view.BlockView, language: str | None = None) -> None:
 
 
 def show_call(block: view.BlockView) -> None:
-    st.markdown(f"🔧 **Tool call** {code_span(block.title)} · {code_span(block.call_id)}")
+    st.markdown(f"**Tool call** {code_span(block.title)} · {code_span(block.call_id)}")
     st.code(block.text, language="json", wrap_lines=True)
     result = block.result
     if result is None:
-        st.warning("Unanswered: no result was recorded for this call.", icon="⏳")
+        st.warning("Unanswered: no result was recorded for this call.")
         return
-    mark = "❌ Error" if result.is_error else "↳ Result"
+    mark = ":red[**Error**]" if result.is_error else "↳ Result"
     with st.expander(f"{mark} (message #{block.result_message}) · {result.size}",
                      expanded=not result.long):
         st.code(result.text, language=None, wrap_lines=True)
@@ -91,7 +91,7 @@ def show_message(msg: view.MessageView) -> None:
             flags.append("injected")
         if msg.is_compaction_summary:
             flags.append("compaction summary")
-        error = " · ❌ error" if msg.has_error else ""
+        error = " · :red[**error**]" if msg.has_error else ""
         st.markdown(f"**#{msg.index} · {msg.role}**{error}")
         st.caption(" · ".join(flags))
         if msg.usage is not None:
@@ -106,7 +106,7 @@ def show_message(msg: view.MessageView) -> None:
                 show_call(block)
             elif block.kind == "tool_result" and block.call_message is not None:
                 st.caption(f"↳ {code_span(block.title)} · {block.size}"
-                           + (" · ❌ error" if block.is_error else "") + " — shown with its call")
+                           + (" · :red[error]" if block.is_error else "") + " — shown with its call")
             else:
                 if block.kind != "text":
                     st.caption(code_span(block.title))

@@ -34,14 +34,14 @@ def run_imports(paths: list[str], lenient: bool, fmt: str | None) -> None:
 def show_reports() -> None:
     for report in state.import_reports():
         if report.error is not None:
-            st.error(f"Import failed — {report.error.message}", icon="🚫")
+            st.error(f"Import failed — {report.error.message}")
             with st.expander("Traceback (for developers)"):
                 st.code(report.error.traceback, language=None)
             continue
         outcome = report.outcome
         verb = "Imported" if outcome.created else "Already stored (same content)"
         st.success(f"{verb}: {outcome.title or outcome.session_id} — {outcome.format}, "
-                   f"{outcome.message_count} messages", icon="✅")
+                   f"{outcome.message_count} messages")
         if outcome.skipped:
             st.warning(f"{len(outcome.skipped)} line(s) of {report.path} were skipped:")
             st.dataframe(view.skipped_frame(outcome), hide_index=True)
@@ -50,9 +50,10 @@ def show_reports() -> None:
 summaries = store.list_sessions()
 samples = view.bundled_samples()
 if not summaries:
-    st.info("No sessions yet. Import a transcript or the bundled samples.", icon="👋")
+    st.info("No sessions yet. Import a transcript or the bundled samples.")
 else:
-    st.dataframe(view.sessions_frame(summaries), hide_index=True, key="wb_sessions_table")
+    st.dataframe(view.sessions_frame(summaries), hide_index=True, key="wb_sessions_table",
+                 column_config={"Tokens (est.)": st.column_config.NumberColumn(format="localized")})
 
 show_reports()
 st.subheader("Import")

@@ -174,7 +174,7 @@ def test_r_ui_1_messages_page_shows_the_conversation():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Messages"] == "82" and metrics["Responses"] == "36" and metrics["Unanswered"] == "0"
     labels = [e.label for e in at.expander]
-    assert any(label.startswith("❌ Error") for label in labels)
+    assert any(label.startswith(":red[**Error**]") for label in labels)
     assert any(label.startswith("↳ Result") for label in labels)
     captions = texts(at.caption)
     assert any("Provider usage: prompt" in c and "cache read" in c for c in captions)
