@@ -34,18 +34,20 @@ _SHAPE_RENDER = {"search": "search", "json": "json", "diff": "diff", "shell_succ
                  "shell_log": "shell_log", "read": "read_like", "web_fetch": "read_like", "skill": "skill"}
 
 
-def _trim_text(it: _Item, policy: ContextPolicy) -> tuple[str, str]:
-    shape = it.info.shape
+def _trim_text(it: _Item, policy: ContextPolicy, est: TokenEstimator) -> tuple[str, str] | None:
+    """The category summary if it saves tokens, else the preview; None when neither is smaller."""
+    shape, text = it.info.shape, it.info.text
+    original = est.count(text)
     render = _SHAPE_RENDER.get(shape)
     if render:
         summary = render_base(Verdict("trimmed", "old_body_trim", shape, "", render=render), it.info)
-        if len(summary) < len(it.info.text):
+        if est.count(summary) < original:
             return summary, f"{shape} summary"
     n = policy.old_result_preview_chars
-    text = it.info.text
     note = (f"[Older {it.info.tool_name.lower()} output trimmed by the context policy; "
             f"{len(text):,} characters, the first {n:,} shown]")
-    return (f"{text[:n]}\n{note}" if n else note), f"preview of {n} characters"
+    preview = f"{text[:n]}\n{note}" if n else note
+    return (preview, f"preview of {n} characters") if est.count(preview) < original else None
 
 
 def plan_trims(items: list[_Item], policy: ContextPolicy, est: TokenEstimator) -> None:
@@ -59,9 +61,10 @@ def plan_trims(items: list[_Item], policy: ContextPolicy, est: TokenEstimator) -
             continue
         if len(it.info.text) <= policy.old_result_preview_chars:
             continue
-        text, how = _trim_text(it, policy)
-        if est.count(text) >= est.count(it.info.text):
+        trimmed = _trim_text(it, policy, est)
+        if trimmed is None:
             continue
+        text, how = trimmed
         it.verdict = Verdict("trimmed", "old_body_trim", v.category,
                              f"outside the {keep} most recent complete tool groups (group rank "
                              f"{it.group_rank}) and not protected (reduction: {v.rule}) → {how} + read-back "
