@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from iris.errors import SessionFormatError
+
 from workbench.importers import load_session
 
 FIX = Path(__file__).parent / "fixtures" / "importers"

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from iris.session import ImageBlock, ThinkingBlock, ToolResultBlock
+
 from workbench.importers import load_session
 
 FIX = Path(__file__).parent / "fixtures" / "importers"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from iris.session import ThinkingBlock, ToolCallBlock
+
 from workbench.importers import load_session
 
 FIX = Path(__file__).parent / "fixtures" / "importers"

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-
 from iris.errors import SessionFormatError
 from iris.session import Message, Session, SessionHeader, TextBlock
+from pydantic import ValidationError
+
 from workbench.importers import FORMATS, ImportResult, detect_format, load_session
 from workbench.importers.native import dump_session
 from workbench.inspect import inspect_session
@@ -71,7 +72,7 @@ def test_r_ses_5_import_result_is_frozen_with_content_hash():
     assert isinstance(result, ImportResult)
     assert result.content_hash == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
     assert result.path == str(path) and result.skipped == ()
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         result.format = "x"  # frozen
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from iris.errors import SessionFormatError
 from iris.session import Session
+from pydantic import BaseModel, ConfigDict
 
 from ._common import sha256_file
 from .native import load_native
@@ -65,17 +64,25 @@ def load_session(path: str | Path, *, format: str | None = None, lenient: bool =
     path = Path(path)
     if not path.is_file():
         raise SessionFormatError("no such file", path=path)
-    fmt = format or detect_format(path)
+    try:
+        fmt = format or detect_format(path)
+    except OSError as exc:
+        raise SessionFormatError(f"cannot read the file ({exc.strerror or exc})", path=path) from None
     if fmt not in FORMATS:
         raise SessionFormatError(f"unknown format {fmt!r}; supported: {', '.join(FORMATS)}", path=path)
     errors: list[SessionFormatError] = []
     notes: list[SessionFormatError] = []
-    content_hash = file_hash(path)
-    if fmt == "native":
-        session = load_native(path, lenient=lenient, skipped=errors)
-    else:
-        session = _importer(fmt)(path, lenient=lenient, skipped=errors, warnings=notes,
-                                 content_hash=content_hash)
+    try:
+        content_hash = file_hash(path)
+        if fmt == "native":
+            session = load_native(path, lenient=lenient, skipped=errors)
+        else:
+            session = _importer(fmt)(path, lenient=lenient, skipped=errors, warnings=notes,
+                                     content_hash=content_hash)
+    except OSError as exc:
+        raise SessionFormatError(f"cannot read the file ({exc.strerror or exc})", path=path) from None
+    except RecursionError:
+        raise SessionFormatError("JSON nested too deeply to read", path=path) from None
     return ImportResult(session=session, format=fmt, path=str(path), skipped=_lines(errors),
                         warnings=_lines(notes), content_hash=content_hash)
 

@@ -13,13 +13,12 @@ import hashlib
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from iris.errors import SessionFormatError
+from pydantic import ValidationError
 
 __all__ = ["LineErrors", "as_dict", "as_int", "as_list", "as_str", "iter_json_lines",
            "parse_arguments", "parse_time", "sha256_file", "short_id", "shorten_title"]
@@ -148,17 +147,17 @@ def parse_time(value: Any, field: str = "timestamp") -> datetime | None:
     if value is None or value == "":
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+        return datetime.fromtimestamp(float(value), tz=UTC)
     if isinstance(value, str):
         try:
-            return datetime.fromtimestamp(float(value), tz=timezone.utc)
+            return datetime.fromtimestamp(float(value), tz=UTC)
         except ValueError:
             pass
         try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            parsed = datetime.fromisoformat(value)  # Python ≥ 3.11 reads the "Z" suffix
         except ValueError:
             raise SessionFormatError(f"not a timestamp: {value[:40]!r}", field=field) from None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     raise SessionFormatError(f"must be a timestamp, got {_kind(value)}", field=field)
 
 

@@ -129,7 +129,7 @@ def is_injected(blocks: tuple[ContentBlock, ...]) -> bool:
     return bool(texts) and all(t.lstrip().startswith(_INJECTED) for t in texts)
 
 
-_TAG = re.compile(r"<(command-name|command-args)>(.*?)</\1>", re.S)
+_TAG = re.compile(r"<(command-name|command-args)>(.*?)</\1>", re.DOTALL)
 
 
 def command_text(text: str) -> str:

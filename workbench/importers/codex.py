@@ -33,12 +33,11 @@ from iris.session import (
     Session,
     SessionHeader,
     TextBlock,
-    Usage,
 )
 
 from . import codex_items as ci
 from ._builder import MessageList
-from ._common import LineErrors, as_dict, as_str, iter_json_lines, parse_time, short_id, shorten_title
+from ._common import LineErrors, as_dict, iter_json_lines, parse_time, short_id, shorten_title
 
 __all__ = ["load_codex"]
 
