@@ -4,15 +4,24 @@ constraints, the bounded previous checkpoint, archive numbering and losslessness
 from __future__ import annotations
 
 import pytest
-
-from iris.compaction import (REQUIRED_SECTIONS, Checkpoint, SummaryInvalid, next_archive_number,
-                             read_archive, validate_summary, write_archive)
-from iris.compaction.carried import (bound_previous_checkpoint, merge_constraints,
-                                     select_retained, session_constraints)
+from iris.compaction import (
+    REQUIRED_SECTIONS,
+    Checkpoint,
+    SummaryInvalid,
+    next_archive_number,
+    read_archive,
+    validate_summary,
+    write_archive,
+)
+from iris.compaction.carried import (
+    bound_previous_checkpoint,
+    merge_constraints,
+    select_retained,
+    session_constraints,
+)
 from iris.compaction.checkpoint import ArchiveRef, checkpoint_body
 from iris.errors import StorageError
-from iris.session import (ImageBlock, Message, TextBlock, ThinkingBlock, ToolCallBlock,
-                          ToolResultBlock, Usage)
+from iris.session import ImageBlock, Message, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
 from iris.tokens import default_estimator
 
 EST = default_estimator()

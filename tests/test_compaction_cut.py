@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from iris.compaction import choose_cut, resolve_profile, safe_cuts
 from iris.session import Message, TextBlock, ToolCallBlock, ToolResultBlock, index_session
 from iris.tokens import default_estimator
@@ -112,9 +111,8 @@ def test_r_cmp_5_auto_profile_choice():
 def test_r_cmp_5_property_no_cut_orphans_a_result(shape):
     """R-CMP-5 (property): for any history, every safe cut leaves no call/result pair split and
     no unanswered call in the head."""
-    h, n = [], 0
-    for kind in shape:
-        n += 1
+    h: list[Message] = []
+    for n, kind in enumerate(shape, start=1):
         if kind == "user":
             h.append(user(f"u{n}"))
         elif kind == "text":

@@ -10,9 +10,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
-from iris.compaction import (REQUIRED_SECTIONS, ExtractiveSummarizer, OpenAICompatibleSummarizer,
-                             compact, read_archive, thresholds, validate_summary)
+from iris.compaction import (
+    REQUIRED_SECTIONS,
+    ExtractiveSummarizer,
+    OpenAICompatibleSummarizer,
+    compact,
+    read_archive,
+    thresholds,
+    validate_summary,
+)
 from iris.config import parse_config
 from iris.prompts import PromptSnapshot
 from iris.session import Message, TextBlock, ToolCallBlock, ToolResultBlock
@@ -105,7 +111,7 @@ def test_r_cmp_8_not_small_enough_is_rejected(tmp_path):
 
 def test_r_cmp_8_no_cut_continues_within_hard_limit(tmp_path):
     """R-CMP-8: no new cut point but within the hard limit: continue without compacting."""
-    out, t = run([], tmp_path)
+    out, _ = run([], tmp_path)
     assert out.status == "no_cut" and out.decisions[0].within_hard_limit
     assert out.history == ()
 

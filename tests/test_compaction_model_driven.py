@@ -4,14 +4,20 @@ typed state merge, state_files escapes, worklog and repository state."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
-
-from iris.compaction import (COMPACT_CONTEXT_TOOL, CheckpointArgsError, TypedCheckpointState,
-                             apply_model_checkpoint, check_gates, checkpoint_worklog,
-                             merge_typed_state, normalize_state_files, parse_compact_args,
-                             thresholds)
+from iris.compaction import (
+    COMPACT_CONTEXT_TOOL,
+    CheckpointArgsError,
+    TypedCheckpointState,
+    apply_model_checkpoint,
+    check_gates,
+    checkpoint_worklog,
+    merge_typed_state,
+    normalize_state_files,
+    parse_compact_args,
+    thresholds,
+)
 from iris.compaction.typed_state import MAX_ITEMS, Claim
 from iris.config import parse_config
 from iris.session import Message, TextBlock, ToolCallBlock, ToolResultBlock
@@ -69,9 +75,9 @@ def test_r_cmp_12_state_files_normalised_and_escapes_rejected(tmp_path):
 
 
 def _gate(**kw):
-    base = dict(current_tokens=100000, projected_tokens=50000, current_batch=10,
-                last_apply_batch=None, cooldown_until_batch=None, fingerprint="a",
-                last_fingerprint=None)
+    base = {"current_tokens": 100000, "projected_tokens": 50000, "current_batch": 10,
+            "last_apply_batch": None, "cooldown_until_batch": None, "fingerprint": "a",
+            "last_fingerprint": None}
     return check_gates(**{**base, **kw})
 
 

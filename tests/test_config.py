@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from iris.config import (ContextConfig, config_hash, config_to_yaml, default_config, load_config,
-                         parse_config)
+from iris.config import ContextConfig, config_hash, config_to_yaml, default_config, load_config, parse_config
 from iris.errors import ConfigError
 
 

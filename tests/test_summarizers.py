@@ -7,14 +7,28 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
-
-from iris.compaction import (REQUIRED_SECTIONS, ExtractiveSummarizer, OpenAICompatibleSummarizer,
-                             RecordedSummarizer, SummaryRequest, SummaryTimeout, validate_summary)
+from iris.compaction import (
+    REQUIRED_SECTIONS,
+    ExtractiveSummarizer,
+    OpenAICompatibleSummarizer,
+    RecordedSummarizer,
+    SummaryRequest,
+    SummaryTimeout,
+    validate_summary,
+)
 from iris.errors import SummarizerError
-from iris.session import (Message, RecordedCompaction, Session, SessionHeader, TextBlock,
-                          ToolCallBlock, ToolResultBlock)
+from iris.session import (
+    Message,
+    RecordedCompaction,
+    Session,
+    SessionHeader,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 
 GOOD = "\n\n".join(f"## {s}\nConcrete content for {s.lower()} with enough detail."
                    for s in REQUIRED_SECTIONS)
@@ -81,7 +95,7 @@ def test_r_prep_7_recorded_picks_summary_nearest_to_cut():
 
 class _Handler(BaseHTTPRequestHandler):
     mode = "ok"
-    seen: list = []
+    seen: ClassVar[list] = []
 
     def log_message(self, *args):  # keep test output quiet
         pass

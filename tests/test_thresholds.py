@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from iris.compaction import pressure_colour, thresholds
 from iris.config import parse_config
 from iris.session import ModelLimits

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from iris.compaction import (PressureWindow, UsageTracker, context_bytes, decide_trigger,
-                             should_trigger, thresholds)
+from iris.compaction import (
+    PressureWindow,
+    UsageTracker,
+    context_bytes,
+    decide_trigger,
+    should_trigger,
+    thresholds,
+)
 from iris.config import parse_config
 from iris.session import Message, TextBlock, ThinkingBlock, ToolCallBlock, Usage
 

@@ -6,24 +6,60 @@ The preparation pipeline calls :func:`decide_trigger` while preparing each main 
 """
 
 from .archive import next_archive_number, read_archive, render_archive, write_archive
-from .checkpoint import (REQUIRED_SECTIONS, ArchiveRef, Checkpoint, CheckpointSection,
-                         RetainedMessage, SessionConstraint, SummaryInvalid, validate_summary)
+from .checkpoint import (
+                         REQUIRED_SECTIONS,
+                         ArchiveRef,
+                         Checkpoint,
+                         CheckpointSection,
+                         RetainedMessage,
+                         SessionConstraint,
+                         SummaryInvalid,
+                         validate_summary,
+)
 from .config import CompactionConfig, ModelCompactionOverride, ModelConfig
 from .cut import CutPlan, choose_cut, resolve_profile, safe_cuts
 from .engine import compact
 from .model_checkpoint import apply_model_checkpoint, checkpoint_worklog
-from .model_driven import (COMPACT_CONTEXT_TOOL, CheckpointArgsError, CompactContextArgs,
-                           check_gates, normalize_state_files, parse_compact_args)
-from .records import (AppliedDecision, CandidateDecision, CompactionDecision, CompactionOutcome,
-                      CompactionState, NoCutDecision, PlanDecision, RejectedDecision,
-                      SkippedDecision)
-from .summarizers import (ExtractiveSummarizer, OpenAICompatibleSummarizer, RecordedSummarizer,
-                          Summarizer, SummaryRequest, SummaryResult, SummaryTimeout)
+from .model_driven import (
+                         COMPACT_CONTEXT_TOOL,
+                         CheckpointArgsError,
+                         CompactContextArgs,
+                         check_gates,
+                         normalize_state_files,
+                         parse_compact_args,
+)
+from .records import (
+                         AppliedDecision,
+                         CandidateDecision,
+                         CompactionDecision,
+                         CompactionOutcome,
+                         CompactionState,
+                         NoCutDecision,
+                         PlanDecision,
+                         RejectedDecision,
+                         SkippedDecision,
+)
+from .summarizers import (
+                         ExtractiveSummarizer,
+                         OpenAICompatibleSummarizer,
+                         RecordedSummarizer,
+                         Summarizer,
+                         SummaryRequest,
+                         SummaryResult,
+                         SummaryTimeout,
+)
 from .thresholds import Thresholds, budget_from_limits, pressure_colour, thresholds
 from .triggers import Notice, PressureWindow, TriggerStep, decide_trigger, select_notice
 from .typed_state import Claim, TypedCheckpointState, merge_typed_state
-from .usage import (RunUsage, TriggerDecision, UsageReading, UsageTotals, UsageTracker,
-                    context_bytes, should_trigger)
+from .usage import (
+                         RunUsage,
+                         TriggerDecision,
+                         UsageReading,
+                         UsageTotals,
+                         UsageTracker,
+                         context_bytes,
+                         should_trigger,
+)
 
 __all__ = [
     "COMPACT_CONTEXT_TOOL",

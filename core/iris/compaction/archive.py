@@ -78,8 +78,8 @@ def render_archive(messages: Sequence[Message], *, number: int, first_index: int
     export = "\n\n---\n\n".join(_block(m, names) for m in messages)
     raw = "\n".join(m.model_dump_json(exclude_none=False) for m in messages)
     header = [f"# Session Export (history-{number}.md, format {ARCHIVE_FORMAT_VERSION})",
-              f"Session: {session_id or '-'}  Model: {model or '-'}  Messages: {first_index}–"
-              f"{first_index + len(messages) - 1}"]
+              (f"Session: {session_id or '-'}  Model: {model or '-'}  Messages: {first_index}–"
+               f"{first_index + len(messages) - 1}")]
     return "\n".join([*_index(messages, first_index), "", *header, "", export, "",
                       "## Exact messages", "", _RAW_OPEN, raw, "```", ""])
 

@@ -16,9 +16,18 @@ from pydantic import BaseModel, ConfigDict
 
 from ..session import Message, TextBlock
 
-__all__ = ["ArchiveRef", "Checkpoint", "CheckpointSection", "REQUIRED_SECTIONS", "RetainedMessage",
-           "SessionConstraint", "SummaryInvalid", "checkpoint_body", "parse_sections",
-           "validate_summary"]
+__all__ = [
+    "REQUIRED_SECTIONS",
+    "ArchiveRef",
+    "Checkpoint",
+    "CheckpointSection",
+    "RetainedMessage",
+    "SessionConstraint",
+    "SummaryInvalid",
+    "checkpoint_body",
+    "parse_sections",
+    "validate_summary",
+]
 
 REQUIRED_SECTIONS: tuple[str, ...] = (
     "Current User Request", "Active Objective", "Background Goals", "User Constraints", "Progress",
@@ -28,7 +37,7 @@ MIN_SUMMARY_CHARS = 160
 SUMMARY_HEADER = "[Context Summary]"
 COMPRESSED_HEADER = "[Context compressed]"
 _HEADING = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
-_LEAK = re.compile(r"</?think(ing)?>|<reasoning>|^\s*(Thinking|Reasoning):", re.IGNORECASE | re.M)
+_LEAK = re.compile(r"</?think(ing)?>|<reasoning>|^\s*(Thinking|Reasoning):", re.IGNORECASE | re.MULTILINE)
 _VAGUE = {"continue", "continue working", "keep going", "proceed", "n/a", "na", "none", "tbd",
           "todo", "next", "carry on", "continue the task", "keep working", "-", "..."}
 
@@ -166,6 +175,6 @@ def checkpoint_body(text: str) -> str:
     """The summary body of a rendered checkpoint, without its own ``## Previous Checkpoint``
     (so carrying it never nests) and without the runtime part."""
     body = text.split(COMPRESSED_HEADER, 1)[0].replace(SUMMARY_HEADER, "", 1).strip()
-    before, sections = parse_sections(body)
+    _, sections = parse_sections(body)
     kept = [f"## {s.title}\n{s.body}" for s in sections if s.title in REQUIRED_SECTIONS]
     return "\n\n".join(kept) if kept else body

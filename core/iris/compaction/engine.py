@@ -17,13 +17,19 @@ from ..errors import SummarizerError
 from ..session import Message, Usage
 from ..tokens import TokenEstimator
 from .archive import next_archive_number, write_archive
-from .carried import (bound_previous_checkpoint, merge_constraints, select_retained,
-                      session_constraints)
-from .checkpoint import (ArchiveRef, Checkpoint, SummaryInvalid, checkpoint_body,
-                         validate_summary)
+from .carried import bound_previous_checkpoint, merge_constraints, select_retained, session_constraints
+from .checkpoint import ArchiveRef, Checkpoint, SummaryInvalid, checkpoint_body, validate_summary
 from .cut import choose_cut
-from .records import (AppliedDecision, CandidateDecision, CompactionDecision, CompactionOutcome,
-                      CompactionState, NoCutDecision, PlanDecision, RejectedDecision)
+from .records import (
+    AppliedDecision,
+    CandidateDecision,
+    CompactionDecision,
+    CompactionOutcome,
+    CompactionState,
+    NoCutDecision,
+    PlanDecision,
+    RejectedDecision,
+)
 from .request import build_summary_request
 from .summarizers import Summarizer, SummaryResult, SummaryTimeout
 from .thresholds import Thresholds

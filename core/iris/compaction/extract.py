@@ -20,12 +20,12 @@ __all__ = ["extractive_sections"]
 MAX_ITEMS = 8
 MAX_CHARS = 220
 _PATH_KEYS = ("path", "file_path", "filePath", "filename", "notebook_path")
-_EDIT = re.compile(r"edit|write|patch|replace|create|delete|move", re.I)
-_SHELL = re.compile(r"bash|shell|exec|command|terminal|run", re.I)
-_TODO = re.compile(r"todo", re.I)
-_AGENT = re.compile(r"agent|task|delegate", re.I)
+_EDIT = re.compile(r"edit|write|patch|replace|create|delete|move", re.IGNORECASE)
+_SHELL = re.compile(r"bash|shell|exec|command|terminal|run", re.IGNORECASE)
+_TODO = re.compile(r"todo", re.IGNORECASE)
+_AGENT = re.compile(r"agent|task|delegate", re.IGNORECASE)
 _DECISION = re.compile(r"\b(decid\w*|I will|I'll|we will|plan\w*|instead|approach|chose|use)\b",
-                       re.I)
+                       re.IGNORECASE)
 
 
 def _short(text: str, limit: int = MAX_CHARS) -> str:
@@ -102,9 +102,9 @@ def extractive_sections(head: Sequence[Message], *, current_request: str | None,
     objective = users[-1] if users else request
     decisions = [_short(s) for t in assistant for s in re.split(r"(?<=[.!?。])\s+", t)
                  if _DECISION.search(s)]
-    progress = [f"{len(facts['commands'])} command(s), {len(facts['read'])} read(s), "
-                f"{len(facts['edited'])} edit(s), {len(facts['errors'])} error(s) in "
-                f"{len(head)} archived messages."]
+    progress = [(f"{len(facts['commands'])} command(s), {len(facts['read'])} read(s), "
+                 f"{len(facts['edited'])} edit(s), {len(facts['errors'])} error(s) in "
+                 f"{len(head)} archived messages.")]
     progress += [_short(t) for t in assistant[-3:]]
     if previous_checkpoint:
         progress.insert(0, "Continues the previous checkpoint (see ## Previous Checkpoint).")

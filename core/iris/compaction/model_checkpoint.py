@@ -22,11 +22,24 @@ from .checkpoint import ArchiveRef, Checkpoint, CheckpointSection, SummaryInvali
 from .cut import safe_cuts
 from .engine import projected_tokens, state_from_history
 from .extract import _EDIT, _PATH_KEYS, _SHELL
-from .model_driven import (COOLDOWN_BATCHES, PROJECTED_OVERHEAD, CheckpointArgsError,
-                           CompactContextArgs, args_fingerprint, check_gates,
-                           normalize_state_files, parse_compact_args)
-from .records import (AppliedDecision, CompactionOutcome, CompactionState, PlanDecision,
-                      RejectedDecision, SkippedDecision)
+from .model_driven import (
+    COOLDOWN_BATCHES,
+    PROJECTED_OVERHEAD,
+    CheckpointArgsError,
+    CompactContextArgs,
+    args_fingerprint,
+    check_gates,
+    normalize_state_files,
+    parse_compact_args,
+)
+from .records import (
+    AppliedDecision,
+    CompactionOutcome,
+    CompactionState,
+    PlanDecision,
+    RejectedDecision,
+    SkippedDecision,
+)
 from .thresholds import Thresholds
 from .typed_state import TypedCheckpointState, merge_typed_state
 

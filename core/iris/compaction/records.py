@@ -6,7 +6,7 @@ numbers, discriminated by ``kind`` so views can branch on it exhaustively.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -87,8 +87,7 @@ class AppliedDecision(_Frozen):
 
 
 CompactionDecision = Annotated[
-    Union[PlanDecision, CandidateDecision, RejectedDecision, SkippedDecision, NoCutDecision,
-          AppliedDecision], Field(discriminator="kind")]
+    PlanDecision | CandidateDecision | RejectedDecision | SkippedDecision | NoCutDecision | AppliedDecision, Field(discriminator="kind")]
 
 
 class CompactionState(_Frozen):

@@ -19,8 +19,15 @@ from ..session import Message, Session, Usage
 from .checkpoint import REQUIRED_SECTIONS, SummaryInvalid, validate_summary
 from .extract import extractive_sections
 
-__all__ = ["ExtractiveSummarizer", "OpenAICompatibleSummarizer", "RecordedSummarizer",
-           "SummaryRequest", "SummaryResult", "SummaryTimeout", "Summarizer"]
+__all__ = [
+    "ExtractiveSummarizer",
+    "OpenAICompatibleSummarizer",
+    "RecordedSummarizer",
+    "Summarizer",
+    "SummaryRequest",
+    "SummaryResult",
+    "SummaryTimeout",
+]
 
 
 class SummaryTimeout(SummarizerError):

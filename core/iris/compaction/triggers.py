@@ -20,8 +20,15 @@ from pydantic import BaseModel, ConfigDict
 from .thresholds import Thresholds
 from .usage import TriggerDecision, UsageReading, should_trigger
 
-__all__ = ["GRACE_REQUESTS", "GRACE_END_RATIO", "Notice", "PressureWindow", "TriggerStep",
-           "decide_trigger", "select_notice"]
+__all__ = [
+    "GRACE_END_RATIO",
+    "GRACE_REQUESTS",
+    "Notice",
+    "PressureWindow",
+    "TriggerStep",
+    "decide_trigger",
+    "select_notice",
+]
 
 GRACE_REQUESTS = 2
 GRACE_END_RATIO = Decimal("0.95")
