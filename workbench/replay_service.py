@@ -34,7 +34,7 @@ from .store import Store
 
 __all__ = ["BUDGET_REPLAY_NAME", "DEFAULT_REPLAY_NAME", "budget_96k_config", "bundle_from_replay", "ensure_default_replay", "load_configuration",
            "open_saved", "replay_and_save", "replay_choices", "replay_session", "session_messages",
-           "summariser_name"]
+           "save_replay_result", "summariser_name"]
 
 DEFAULT_REPLAY_NAME = "default"
 BUDGET_REPLAY_NAME = "budget 96k"
@@ -181,3 +181,9 @@ def session_messages(store: Store, session_id: str) -> tuple[Message, ...]:
 @lru_cache(maxsize=8)
 def _messages_cached(store: Store, session_id: str, content_hash: str) -> tuple[Message, ...]:
     return store.get_session(session_id).messages
+
+
+def save_replay_result(store: Store, bundle: EvidenceBundle, *, session_id: str,
+                       name: str) -> ReplayInfo:
+    """Save an already computed replay (the CLI's ``--name``) under ``name``."""
+    return save_replay(store.db, bundle, session_id=session_id, name=name)

@@ -1,0 +1,103 @@
+"""`workbench replay` (issue 6 item 7, R-UI-9): JSON lines, summary, --name, --config, errors,
+on every sample and on the real sessions in ../shared/real-sessions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from iris.preparation.records import ContextPreparation
+from workbench.cli import main
+from workbench.evidence import list_replays
+from workbench.store import open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = sorted((ROOT / "sample_sessions").glob("*.jsonl"))
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["replay", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
+def test_replay_every_sample_writes_json_lines_and_a_summary(sample, tmp_path, capsys):
+    out = tmp_path / "preps.jsonl"
+    code, stdout, stderr = _run(capsys, str(sample), "--json", str(out))
+    assert code == 0, stderr
+    preps = [ContextPreparation.model_validate_json(line) for line in out.read_text().splitlines()]
+    assert preps and [p.step_index for p in preps] == list(range(len(preps)))
+    assert f": {len(preps)} steps in " in stdout
+    ready = sum(p.phase == "ready" for p in preps)
+    assert f"ready {ready} · failed " in stdout
+    assert "compactions applied: " in stdout
+    assert f"final tokens: {preps[-1].final_input_tokens:,} " in stdout
+
+
+def test_replay_real_sessions(real_sessions, tmp_path, capsys):
+    """Done-when: `workbench replay` works on the real files in ../shared/real-sessions/."""
+    files = sorted(p for p in real_sessions.glob("*/*") if p.suffix in (".jsonl", ".json"))
+    assert files
+    for path in files:
+        out = tmp_path / (path.stem + ".jsonl")
+        code, stdout, stderr = _run(capsys, str(path), "--json", str(out))
+        assert code == 0, (path, stderr)
+        lines = out.read_text().splitlines()
+        assert lines and f": {len(lines)} steps in " in stdout
+
+
+def test_r_prep_6_two_replays_write_identical_json(tmp_path, capsys):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    sample = str(ROOT / "sample_sessions" / "bugfix.jsonl")
+    assert _run(capsys, sample, "--json", str(a))[0] == 0
+    assert _run(capsys, sample, "--json", str(b))[0] == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_replay_with_config_shows_applied_compaction(tmp_path, capsys):
+    config = tmp_path / "tight.yaml"
+    config.write_text("compaction:\n  input_budget_tokens: 96000\n", encoding="utf-8")
+    code, stdout, _ = _run(capsys, str(ROOT / "sample_sessions" / "long_session.jsonl"),
+                           "--config", str(config))
+    assert code == 0
+    assert "compactions applied: 1" in stdout
+    assert "budget 96,000 from config, pressure line 76,800" in stdout
+
+
+def test_replay_name_saves_in_the_store_and_replays_by_session_id(capsys):
+    sample = str(ROOT / "sample_sessions" / "unanswered.jsonl")
+    code, stdout, _ = _run(capsys, sample, "--name", "first look")
+    assert code == 0 and "saved as 'first look'" in stdout
+    with open_store() as store:
+        session_id = store.list_sessions()[0].id
+    code, stdout, _ = _run(capsys, session_id, "--name", "again")
+    assert code == 0
+    with open_store() as store:
+        assert [r.name for r in list_replays(store.db, session_id)] == ["first look", "again"]
+
+
+def test_replay_json_to_stdout_sends_the_summary_to_stderr(capsys):
+    code, stdout, stderr = _run(capsys, str(ROOT / "sample_sessions" / "unanswered.jsonl"),
+                                "--json", "-")
+    assert code == 0
+    assert all(json.loads(line)["session_id"] for line in stdout.splitlines())
+    assert "steps in" in stderr and "steps in" not in stdout
+
+
+def test_replay_bad_config_names_file_and_field_without_traceback(tmp_path, capsys):
+    config = tmp_path / "bad.yaml"
+    config.write_text("compaction:\n  keep_recent_ratio: 2\n", encoding="utf-8")
+    code, stdout, stderr = _run(capsys, str(ROOT / "sample_sessions" / "bugfix.jsonl"),
+                                "--config", str(config))
+    assert code == 1 and stdout == ""
+    assert str(config) in stderr and "keep_recent_ratio" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_replay_unknown_target_is_a_clear_error(capsys):
+    code, _, stderr = _run(capsys, "no-such-session")
+    assert code == 1
+    assert "'no-such-session' is neither a transcript file nor a stored session id" in stderr

@@ -1,0 +1,110 @@
+"""``workbench replay PATH_OR_SESSION_ID [--config FILE] [--json OUT] [--name NAME]`` (R-UI-9, issue 6).
+
+Replays a transcript file or a stored session headless. ``--json`` writes the preparations, one
+JSON object per line in step order (``-`` for standard output, the summary then goes to standard
+error); ``--name`` saves the replay in the store under that name (a file is imported first), where
+the app's replay picker finds it. Without either, only the summary is printed. A preparation that
+failed is a result, not an error: the exit code is 0 unless the input or configuration is bad.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from iris.errors import StorageError
+from iris.replay import Replay
+
+__all__ = ["register", "summary_lines"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("replay", help="replay a session headless and print (or save) its preparations")
+    p.add_argument("target", metavar="PATH_OR_SESSION_ID",
+                   help="a transcript file, or the id of a stored session (see `workbench sessions`)")
+    p.add_argument("--config", metavar="FILE", help="context configuration YAML (default: bundled)")
+    p.add_argument("--json", metavar="OUT", help="write preparations as JSON lines ('-': stdout)")
+    p.add_argument("--name", help="save the replay in the store under this name")
+    p.add_argument("--format", help="transcript format of PATH (default: detect)")
+    p.set_defaults(handler=_replay)
+
+
+def summary_lines(result: Replay, seconds: float) -> list[str]:
+    """The printed summary: steps, phases, compactions applied, final tokens."""
+    preps = result.preparations
+    phases = [p.phase for p in preps]
+    final = preps[-1].final_input_tokens if preps else 0
+    t = result.thresholds
+    return [
+        f"replayed {result.session_id}: {len(preps)} steps in {seconds:.2f} s",
+        f"  ready {phases.count('ready')} · failed {phases.count('failed')} · "
+        f"cancelled {phases.count('cancelled')}",
+        f"  compactions applied: {sum(1 for p in preps if p.compaction_applied)}",
+        f"  final tokens: {final:,} (budget {t.input_budget:,} from {t.budget_source}, "
+        f"pressure line {t.pressure_line:,})",
+    ]
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from .replay_service import load_configuration, replay_session, save_replay_result
+    from .store import open_store
+
+    config = load_configuration(args.config)
+    out: TextIO = sys.stderr if args.json == "-" else sys.stdout
+    with open_store() as store:
+        session_id, session = _resolve(store, args)
+        started = time.perf_counter()
+        result, bundle = replay_session(session, config=config, progress=_progress(out))
+        elapsed = time.perf_counter() - started
+        if sys.stderr.isatty():
+            print("\r" + " " * 50 + "\r", end="", file=sys.stderr, flush=True)
+        if args.name:
+            info = save_replay_result(store, bundle, session_id=session_id, name=args.name)
+    lines = summary_lines(result, elapsed)
+    if args.name:
+        lines.append(f"  saved as {args.name!r} ({info.id}) for session {session_id!r}")
+    if args.json:
+        _write_json(args.json, result)
+        if args.json != "-":
+            lines.append(f"  wrote {len(result.preparations)} preparations to {args.json}")
+    print("\n".join(lines), file=out)
+    return 0
+
+
+def _resolve(store, args: argparse.Namespace):
+    """``(session_id, session)``: a file is loaded (and imported with ``--name``); else a stored id."""
+    path = Path(args.target)
+    if path.is_file():
+        if args.name:
+            outcome = store.import_file(path, format=args.format)
+            return outcome.session_id, store.get_session(outcome.session_id)
+        from .importers import load_session
+
+        session = load_session(path, format=args.format).session
+        return session.header.session_id, session
+    if any(s.id == args.target for s in store.list_sessions()):
+        return args.target, store.get_session(args.target)
+    raise StorageError(f"{args.target!r} is neither a transcript file nor a stored session id "
+                       "(list them with `workbench sessions`)")
+
+
+def _progress(out: TextIO):
+    """Progress on standard error, only for a person watching a terminal."""
+    def report(fraction: float, label: str) -> None:
+        if sys.stderr.isatty():
+            print(f"\r  {fraction:4.0%} {label:<40}", end="", file=sys.stderr, flush=True)
+    return report
+
+
+def _write_json(target: str, result: Replay) -> None:
+    lines = "".join(p.model_dump_json() + "\n" for p in result.preparations)
+    if target == "-":
+        sys.stdout.write(lines)
+        return
+    try:
+        Path(target).write_text(lines, encoding="utf-8")
+    except OSError as exc:
+        raise StorageError(f"{target}: cannot write the preparations ({exc.strerror or exc})") from None
