@@ -62,11 +62,11 @@ if not view.ok:
     lines = [f"- `{p.field or '(file)'}`" + (f" (line {p.line})" if p.line else "") + f": {p.problem}"
              for p in view.problems]
     st.error(f"{len(view.problems)} problem(s) in `{view.source}`:\n" + "\n".join(lines))
-    st.dataframe(problems_frame(view), hide_index=True, width="stretch", key="ctx_problems")
+    st.table(problems_frame(view), hide_index=True)
     st.stop()
 
 frame = messages_frame(view)
-st.dataframe(frame, hide_index=True, width="stretch", key="ctx_messages")
+st.table(frame, hide_index=True)  # three rows at most: a static table shows at once
 st.caption(f"{int(frame['characters'].sum()):,} characters, "
            f"{int(frame['tokens (local estimate)'].sum()):,} tokens (local estimate, per message "
            "including framing). An empty optional section produces no message.")

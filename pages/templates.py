@@ -73,7 +73,7 @@ with out_col:
 with diff_col:
     st.subheader("Diff against the saved template")
     if preview.diff:
-        st.code(preview.diff, language="diff")
+        st.code(preview.diff, language="diff", wrap_lines=True)
     else:
         st.caption("No changes.")
 with st.expander("Example variables"):

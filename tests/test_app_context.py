@@ -20,7 +20,7 @@ def test_r_build_5_bundled_example_shows_three_messages_with_sizes():
     assert [s.value for s in at.subheader] == [
         "system · system", "memory · user (context sender)",
         "before_current_input · user (context sender)"]
-    frame = at.dataframe[0].value
+    frame = at.table[0].value
     assert list(frame["position"]) == ["system", "memory", "before_current_input"]
     assert (frame["characters"] > 0).all() and (frame["tokens (local estimate)"] > 0).all()
     assert at.code[0].value.startswith("<identity>")
@@ -45,7 +45,7 @@ def test_r_build_1_path_with_errors_lists_field_paths_without_traceback(tmp_path
     message = at.error[0].value
     assert "2 problem(s)" in message and "`system.slots[0].name` (line 3)" in message
     assert "`extra` (line 5)" in message and "Traceback" not in message
-    assert list(at.dataframe[0].value["field"]) == ["system.slots[0].name", "extra"]
+    assert list(at.table[0].value["field"]) == ["system.slots[0].name", "extra"]
 
 
 def test_r_build_2_max_chars_overflow_shown_as_error(tmp_path):
