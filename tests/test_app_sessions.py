@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from iris.session import Message, Session, SessionHeader, TextBlock, ToolCallBlock, ToolResultBlock
 from iris.tokens import default_estimator
+from streamlit.testing.v1 import AppTest
+
 from workbench.importers import load_session
 from workbench.importers.native import dump_session
 from workbench.store import open_store

@@ -94,7 +94,7 @@ def test_r_ui_9_console_script_exit_code_and_no_traceback(tmp_path):
     """The installed entry point, in a real process."""
     env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
     done = subprocess.run([sys.executable, "-m", "workbench.cli", "import", str(tmp_path / "nope.jsonl")],
-                          capture_output=True, text=True, env=env, timeout=60)
+                          check=False, capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 1
     assert done.stderr.strip() == f"error: {tmp_path / 'nope.jsonl'}: no such file"
 

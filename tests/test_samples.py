@@ -10,9 +10,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from iris.session import Session, ToolCallBlock
 from iris.tokens import default_estimator
+
 from workbench.importers import load_session
 
 ROOT = Path(__file__).resolve().parents[1]

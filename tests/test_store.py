@@ -9,15 +9,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-
 from iris.errors import SessionFormatError, StorageError
 from iris.session import (
-    ImageBlock, Message, ModelLimits, ModelSwitch, RecordedCompaction, RecordedContribution, Session,
-    SessionHeader, StepSnapshot, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage,
+    ImageBlock,
+    Message,
+    ModelLimits,
+    ModelSwitch,
+    RecordedCompaction,
+    RecordedContribution,
+    Session,
+    SessionHeader,
+    StepSnapshot,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    Usage,
 )
+
+from workbench import store as store_module
 from workbench.importers import load_session
 from workbench.importers.native import dump_session
-from workbench import store as store_module
 from workbench.store import DB_NAME, Store, default_db_path, open_store
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
