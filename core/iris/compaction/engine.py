@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,8 +19,15 @@ from ..session import Message, Usage
 from ..tokens import TokenEstimator
 from .archive import next_archive_number, write_archive
 from .carried import bound_previous_checkpoint, merge_constraints, select_retained, session_constraints
-from .checkpoint import ArchiveRef, Checkpoint, SummaryInvalid, checkpoint_body, validate_summary
-from .cut import choose_cut
+from .checkpoint import (
+    ArchiveRef,
+    Checkpoint,
+    CheckpointSection,
+    SummaryInvalid,
+    checkpoint_body,
+    validate_summary,
+)
+from .cut import CutPlan, choose_cut
 from .records import (
     AppliedDecision,
     CandidateDecision,
@@ -70,13 +78,63 @@ def _run_summarizer(summarizer: Summarizer, request, timeout: float,
     return result
 
 
-def _rejected(history, decisions, state, reason_or_decision, *, usage=None, prompt="",
-              cut=None) -> CompactionOutcome:
-    d = (reason_or_decision if isinstance(reason_or_decision, RejectedDecision)
-         else RejectedDecision(reason=reason_or_decision))
-    return CompactionOutcome(status="rejected", decisions=(*decisions, d), history=tuple(history),
-                             cut_index=cut, summary_usage=usage, summary_request_text=prompt,
-                             state=state)
+@dataclass(frozen=True)
+class _Attempt:
+    """What every exit of one attempt reports (kept together so failures keep the old state)."""
+
+    history: tuple[Message, ...]
+    state: CompactionState
+    cut: int
+    prompt: str = ""
+
+    def reject(self, decisions: Sequence[CompactionDecision], rejected: RejectedDecision,
+               usage: Usage | None = None) -> CompactionOutcome:
+        return CompactionOutcome(status="rejected", decisions=(*decisions, rejected),
+                                 history=self.history, cut_index=self.cut, summary_usage=usage,
+                                 summary_request_text=self.prompt, state=self.state)
+
+
+def _no_cut(plan: CutPlan, request_tokens: int, t: Thresholds, history: tuple[Message, ...],
+            state: CompactionState) -> CompactionOutcome:
+    within = request_tokens <= t.input_budget
+    d = NoCutDecision(reason=plan.reason + ("; within the hard input limit, continuing"
+                                            if within else "; over the hard input limit"),
+                      request_tokens=request_tokens, hard_limit=t.input_budget,
+                      within_hard_limit=within)
+    return CompactionOutcome(status="no_cut", decisions=(d,), history=history, state=state)
+
+
+def _plan_decision(plan: CutPlan, history: tuple[Message, ...], trigger: str, t: Thresholds,
+                   estimator: TokenEstimator) -> PlanDecision:
+    head, tail = history[:plan.cut_index], history[plan.cut_index:]
+    return PlanDecision(
+        trigger=trigger, cut_index=plan.cut_index, profile=plan.profile, head_messages=len(head),
+        head_tokens=sum(map(estimator.message_tokens, head)), tail_messages=len(tail),
+        tail_tokens=sum(map(estimator.message_tokens, tail)), recent_target=t.recent_target,
+        tail_budget=plan.tail_budget, reason=plan.reason)
+
+
+def _check_summary(result: SummaryResult, t: Thresholds, estimator: TokenEstimator,
+                   ) -> tuple[CheckpointSection, ...] | RejectedDecision:
+    """R-CMP-7 validation, then the summary_max_tokens bound; a failure is a failed attempt."""
+    tokens = estimator.count(result.text)
+    try:
+        sections = validate_summary(result.text)
+    except SummaryInvalid as exc:
+        return RejectedDecision(reason=exc.reason, summary_tokens=tokens)
+    if tokens > t.summary_max_tokens:
+        return RejectedDecision(reason=f"summary too large: {tokens:,} > summary max "
+                                f"{t.summary_max_tokens:,} tokens", summary_tokens=tokens)
+    return sections
+
+
+def _success_problem(after: int, before: int, t: Thresholds) -> str | None:
+    """R-CMP-8: the whole request after the summary must be ≤ the pressure line and smaller."""
+    if after > t.pressure_line:
+        return f"after {after:,} > pressure line {t.pressure_line:,}"
+    if after >= before:
+        return f"after {after:,} ≥ before {before:,}"
+    return None
 
 
 def compact(history: Sequence[Message], *, current_request: Message | None, config: Any,
@@ -87,27 +145,14 @@ def compact(history: Sequence[Message], *, current_request: Message | None, conf
             previous: CompactionState | None = None) -> CompactionOutcome:
     """Compact ``history`` once (see the module docstring); ``request_tokens`` is the whole-request
     estimate before compaction."""
-    history = tuple(history)
+    history, t = tuple(history), thresholds
     state = state_from_history(history, previous)
-    fixed = max(request_tokens - projected_tokens(history, current_request, estimator=estimator,
-                                                  tools=tools, fixed=0), 0)
-    plan = choose_cut(history, profile=config.compaction.profile,
-                      input_budget=thresholds.input_budget, recent_target=thresholds.recent_target,
-                      estimator=estimator)
+    plan = choose_cut(history, profile=config.compaction.profile, input_budget=t.input_budget,
+                      recent_target=t.recent_target, estimator=estimator)
     if plan.cut_index is None:
-        within = request_tokens <= thresholds.input_budget
-        d = NoCutDecision(reason=plan.reason + ("; within the hard input limit, continuing"
-                                                if within else "; over the hard input limit"),
-                          request_tokens=request_tokens, hard_limit=thresholds.input_budget,
-                          within_hard_limit=within)
-        return CompactionOutcome(status="no_cut", decisions=(d,), history=history, state=state)
-    cut = plan.cut_index
-    head, tail = history[:cut], history[cut:]
-    decisions: list[CompactionDecision] = [PlanDecision(
-        trigger=trigger, cut_index=cut, profile=plan.profile, head_messages=len(head),
-        head_tokens=sum(estimator.message_tokens(m) for m in head), tail_messages=len(tail),
-        tail_tokens=sum(estimator.message_tokens(m) for m in tail),
-        recent_target=thresholds.recent_target, tail_budget=plan.tail_budget, reason=plan.reason)]
+        return _no_cut(plan, request_tokens, t, history, state)
+    head, tail = history[:plan.cut_index], history[plan.cut_index:]
+    decisions: list[CompactionDecision] = [_plan_decision(plan, history, trigger, t, estimator)]
     fresh = head[1:] if head and head[0].is_compaction_summary else head
     constraints, omitted = merge_constraints(state.constraints, session_constraints(fresh))
     number = next_archive_number(Path(session_dir))
@@ -115,57 +160,60 @@ def compact(history: Sequence[Message], *, current_request: Message | None, conf
     previous_body = (bound_previous_checkpoint(state.previous_checkpoint, estimator)
                      if state.previous_checkpoint else None)
     request = build_summary_request(
-        fresh, config=config, prompts=prompts, profile=plan.profile,
-        budget=thresholds.input_budget, summary_max_tokens=thresholds.summary_max_tokens,
-        estimator=estimator, current_request=current_text, previous_checkpoint=previous_body,
+        fresh, config=config, prompts=prompts, profile=plan.profile, budget=t.input_budget,
+        summary_max_tokens=t.summary_max_tokens, estimator=estimator,
+        current_request=current_text, previous_checkpoint=previous_body,
         constraints=[c.text for c in constraints if not c.superseded],
         archive_name=f"history-{number}.md")
-    prompt = request.system_prompt + "\n\n" + request.input_text
+    attempt = _Attempt(history, state, plan.cut_index,
+                       request.system_prompt + "\n\n" + request.input_text)
     result = _run_summarizer(summarizer, request, config.compaction.timeout_seconds)
     if isinstance(result, RejectedDecision):
-        return _rejected(history, decisions, state, result, prompt=prompt, cut=cut)
-    usage: Usage | None = result.usage
-    summary_tokens = estimator.count(result.text)
-    try:
-        sections = validate_summary(result.text)
-    except SummaryInvalid as exc:
-        return _rejected(history, decisions, state, RejectedDecision(
-            reason=exc.reason, summary_tokens=summary_tokens), usage=usage, prompt=prompt, cut=cut)
-    if summary_tokens > thresholds.summary_max_tokens:
-        return _rejected(history, decisions, state, RejectedDecision(
-            reason=f"summary too large: {summary_tokens:,} > summary max "
-                   f"{thresholds.summary_max_tokens:,} tokens", summary_tokens=summary_tokens),
-            usage=usage, prompt=prompt, cut=cut)
-    ref = ArchiveRef(path=f"history-{number}.md", number=number, messages=len(head))
+        return attempt.reject(decisions, result)
+    sections = _check_summary(result, t, estimator)
+    if isinstance(sections, RejectedDecision):
+        return attempt.reject(decisions, sections, result.usage)
     checkpoint = Checkpoint(
         mode=plan.profile, summarizer=result.kind, sections=sections,
         previous_checkpoint=previous_body, constraints=constraints, constraints_omitted=omitted,
         retained=select_retained(fresh, budget=config.compaction.retain_recent_tokens,
                                  estimator=estimator, current_request=current_text),
-        archives=(*state.archives, ref))
+        archives=(*state.archives, ArchiveRef(path=f"history-{number}.md", number=number,
+                                              messages=len(head))))
+    return _finish(attempt, decisions, checkpoint, tail, result, number=number, t=t,
+                   before=request_tokens, current=current_request, estimator=estimator,
+                   tools=tools, session_dir=Path(session_dir))
+
+
+def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: Checkpoint,
+            tail: tuple[Message, ...], result: SummaryResult, *, number: int, t: Thresholds,
+            before: int, current: Message | None, estimator: TokenEstimator,
+            tools: Sequence[Mapping[str, Any]], session_dir: Path) -> CompactionOutcome:
+    """Project the new request, check R-CMP-8, and only then write the archive and apply."""
+    fixed = max(before - projected_tokens(attempt.history, current, estimator=estimator,
+                                          tools=tools, fixed=0), 0)
     new_history = (checkpoint.to_message(), *tail)
-    after = projected_tokens(new_history, current_request, estimator=estimator, tools=tools,
-                             fixed=fixed)
+    after = projected_tokens(new_history, current, estimator=estimator, tools=tools, fixed=fixed)
     cp_tokens = estimator.message_tokens(new_history[0])
-    decisions.append(CandidateDecision(
+    summary_tokens = estimator.count(result.text)
+    decisions = [*decisions, CandidateDecision(
         summarizer=result.kind, model=result.model, summary_tokens=summary_tokens,
-        summary_max_tokens=thresholds.summary_max_tokens, checkpoint_tokens=cp_tokens,
-        projected_request_tokens=after, pressure_line=thresholds.pressure_line))
-    problem = (f"after {after:,} > pressure line {thresholds.pressure_line:,}"
-               if after > thresholds.pressure_line else
-               f"after {after:,} ≥ before {request_tokens:,}" if after >= request_tokens else None)
+        summary_max_tokens=t.summary_max_tokens, checkpoint_tokens=cp_tokens,
+        projected_request_tokens=after, pressure_line=t.pressure_line)]
+    problem = _success_problem(after, before, t)
     if problem:
-        return _rejected(history, decisions, state, RejectedDecision(
+        return attempt.reject(decisions, RejectedDecision(
             reason=problem, summary_tokens=summary_tokens, projected_request_tokens=after),
-            usage=usage, prompt=prompt, cut=cut)
-    path = write_archive(Path(session_dir), head, number=number, first_index=0)
-    decisions.append(AppliedDecision(before_tokens=request_tokens, after_tokens=after,
+            result.usage)
+    path = write_archive(session_dir, attempt.history[:attempt.cut], number=number)
+    decisions.append(AppliedDecision(before_tokens=before, after_tokens=after,
                                      checkpoint_tokens=cp_tokens, archive_path=str(path),
                                      archive_number=number))
-    new_state = state.model_copy(update={
-        "archives": checkpoint.archives, "constraints": constraints,
-        "constraints_omitted": omitted,
+    state = attempt.state.model_copy(update={
+        "archives": checkpoint.archives, "constraints": checkpoint.constraints,
+        "constraints_omitted": checkpoint.constraints_omitted,
         "previous_checkpoint": checkpoint_body(checkpoint.render())})
     return CompactionOutcome(status="applied", decisions=tuple(decisions), history=new_history,
-                             checkpoint=checkpoint, archive_path=str(path), cut_index=cut,
-                             summary_usage=usage, summary_request_text=prompt, state=new_state)
+                             checkpoint=checkpoint, archive_path=str(path), cut_index=attempt.cut,
+                             summary_usage=result.usage, summary_request_text=attempt.prompt,
+                             state=state)

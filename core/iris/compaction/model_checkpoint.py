@@ -107,9 +107,48 @@ def _typed_block(typed: TypedCheckpointState) -> str:
     return f"```json\n{body}\n```{note}"
 
 
-def _skip(history, state, decision) -> CompactionOutcome:
-    return CompactionOutcome(status="skipped", decisions=(decision,), history=tuple(history),
-                             state=state)
+def _reject(history: tuple[Message, ...], state: CompactionState, reason: str,
+            ) -> CompactionOutcome:
+    return CompactionOutcome(status="rejected", decisions=(RejectedDecision(reason=reason),),
+                             history=history, state=state)
+
+
+def _typed_from(args: CompactContextArgs, state_files: tuple[str, ...],
+                planned: tuple[str, ...], previous: TypedCheckpointState | None,
+                ) -> TypedCheckpointState:
+    refs = (*args.evidence_refs, *(r for v in args.claim_evidence.values() for r in v))
+    new = TypedCheckpointState(
+        active_objective=args.active_objective, next_step=args.next_step, completed=args.completed,
+        decisions=args.decisions, open_issues=args.open_issues, claims=args.claims(),
+        evidence_refs=tuple(dict.fromkeys(refs)), state_files=state_files,
+        planned_state_files=planned)
+    return merge_typed_state(previous, new, retired_items=args.retired_items,
+                             open_issues_complete=args.open_issues_complete)
+
+
+def _build(history: tuple[Message, ...], head: tuple[Message, ...], args: CompactContextArgs,
+           typed: TypedCheckpointState, state: CompactionState, *, number: int,
+           retain_tokens: int, estimator: TokenEstimator, repository_state: str | None,
+           ) -> Checkpoint:
+    """The checkpoint, deterministically from the arguments (raises SummaryInvalid)."""
+    fresh = head[1:] if head and head[0].is_compaction_summary else head
+    users = [m.text.strip() for m in history if is_real_user_message(m)]
+    sections = _sections(args, typed, users, users[-1] if users else "")
+    parsed = validate_summary("\n\n".join(f"## {k}\n{v}" for k, v in sections.items()))
+    worklog = [line[2:] for line in checkpoint_worklog(fresh)]
+    extra = (CheckpointSection(title="Typed Checkpoint State", body=_typed_block(typed)),
+             CheckpointSection(title="Checkpoint Worklog", body=_bul(
+                 worklog, "No file changes or shell results in this segment.")),
+             CheckpointSection(title="Repository State", body=repository_state or
+                               "Not observed when this checkpoint was built."))
+    constraints, omitted = merge_constraints(state.constraints, session_constraints(fresh))
+    return Checkpoint(
+        mode="model_driven", summarizer="model_driven", sections=parsed, extra_sections=extra,
+        constraints=constraints, constraints_omitted=omitted,
+        retained=select_retained(fresh, budget=retain_tokens, estimator=estimator,
+                                 current_request=None),
+        archives=(*state.archives, ArchiveRef(path=f"history-{number}.md", number=number,
+                                              messages=len(head))))
 
 
 def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, Any], *, config: Any,
@@ -124,58 +163,30 @@ def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, An
     state = state_from_history(history, state)
     try:
         args = parse_compact_args(raw_args, known_evidence=known_evidence)
-        state_files = normalize_state_files(args.state_files, project_root)
+        files = normalize_state_files(args.state_files, project_root)
         planned = normalize_state_files(args.planned_state_files, project_root)
     except CheckpointArgsError as exc:
-        return CompactionOutcome(status="rejected", decisions=(RejectedDecision(reason=exc.reason),),
-                                 history=history, state=state)
-    work = sum(1 for m in history if is_real_user_message(m) or
-               any(r for r in m.tool_results))
-    fingerprint = args_fingerprint(args, work)
+        return _reject(history, state, exc.reason)
     cuts = safe_cuts(history)
-    cut = cuts[-1] if cuts else None
-    if cut is None:
-        return CompactionOutcome(status="rejected", decisions=(RejectedDecision(
-            reason="no safe cut for a model-driven checkpoint"),), history=history, state=state)
+    if not cuts:
+        return _reject(history, state, "no safe cut for a model-driven checkpoint")
+    cut = cuts[-1]
     head, tail = history[:cut], history[cut:]
-    fresh = head[1:] if head and head[0].is_compaction_summary else head
-    users = [m.text.strip() for m in history if is_real_user_message(m)]
-    new_typed = TypedCheckpointState(
-        active_objective=args.active_objective, next_step=args.next_step, completed=args.completed,
-        decisions=args.decisions, open_issues=args.open_issues, claims=args.claims(),
-        evidence_refs=tuple(dict.fromkeys((*args.evidence_refs,
-                                           *(r for v in args.claim_evidence.values() for r in v)))),
-        state_files=state_files, planned_state_files=planned)
-    typed = merge_typed_state(state.typed, new_typed, retired_items=args.retired_items,
-                              open_issues_complete=args.open_issues_complete)
-    constraints, omitted = merge_constraints(state.constraints, session_constraints(fresh))
+    typed = _typed_from(args, files, planned, state.typed)
     number = next_archive_number(Path(session_dir))
-    sections = _sections(args, typed, users, users[-1] if users else "")
-    text = "\n\n".join(f"## {k}\n{v}" for k, v in sections.items())
     try:
-        parsed = validate_summary(text)
+        checkpoint = _build(history, head, args, typed, state, number=number,
+                            retain_tokens=config.compaction.retain_recent_tokens,
+                            estimator=estimator, repository_state=repository_state)
     except SummaryInvalid as exc:
-        return CompactionOutcome(status="rejected", decisions=(RejectedDecision(reason=exc.reason),),
-                                 history=history, state=state)
-    extra = (CheckpointSection(title="Typed Checkpoint State", body=_typed_block(typed)),
-             CheckpointSection(title="Checkpoint Worklog",
-                               body=_bul([line[2:] for line in checkpoint_worklog(fresh)],
-                                         "No file changes or shell results in this segment.")),
-             CheckpointSection(title="Repository State", body=repository_state or
-                               "Not observed when this checkpoint was built."))
-    checkpoint = Checkpoint(
-        mode="model_driven", summarizer="model_driven", sections=parsed, extra_sections=extra,
-        constraints=constraints, constraints_omitted=omitted,
-        retained=select_retained(fresh, budget=config.compaction.retain_recent_tokens,
-                                 estimator=estimator, current_request=None),
-        archives=(*state.archives, ArchiveRef(path=f"history-{number}.md", number=number,
-                                              messages=len(head))))
+        return _reject(history, state, exc.reason)
     new_history = (checkpoint.to_message(), *tail)
     fixed = max(request_tokens - projected_tokens(history, None, estimator=estimator, tools=tools,
                                                   fixed=0), 0)
-    projected = projected_tokens(new_history, None, estimator=estimator, tools=tools,
-                                 fixed=fixed) + PROJECTED_OVERHEAD
-    gate = check_gates(current_tokens=request_tokens, projected_tokens=projected,
+    after = projected_tokens(new_history, None, estimator=estimator, tools=tools, fixed=fixed)
+    work = sum(1 for m in history if is_real_user_message(m) or m.tool_results)
+    fingerprint = args_fingerprint(args, work)
+    gate = check_gates(current_tokens=request_tokens, projected_tokens=after + PROJECTED_OVERHEAD,
                        current_batch=current_batch, last_apply_batch=state.last_model_apply_batch,
                        cooldown_until_batch=state.cooldown_until_batch, fingerprint=fingerprint,
                        last_fingerprint=state.last_model_fingerprint)
@@ -183,11 +194,11 @@ def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, An
         update: dict[str, Any] = {"last_model_fingerprint": fingerprint}
         if gate.gate == "low_gain":
             update["cooldown_until_batch"] = current_batch + COOLDOWN_BATCHES
-        return _skip(history, state.model_copy(update=update), SkippedDecision(
+        return CompactionOutcome(status="skipped", decisions=(SkippedDecision(
             gate=gate.gate, reason=gate.reason, saved_tokens=gate.saved_tokens,  # type: ignore[arg-type]
-            current_tokens=gate.current_tokens))
+            current_tokens=gate.current_tokens),), history=history,
+            state=state.model_copy(update=update))
     path = write_archive(Path(session_dir), head, number=number)
-    after = projected - PROJECTED_OVERHEAD
     cp_tokens = estimator.message_tokens(new_history[0])
     decisions = (
         PlanDecision(trigger="model_driven", cut_index=cut, profile="model_driven",
@@ -198,8 +209,9 @@ def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, An
         AppliedDecision(before_tokens=request_tokens, after_tokens=after, checkpoint_tokens=cp_tokens,
                         archive_path=str(path), archive_number=number))
     new_state = state.model_copy(update={
-        "archives": checkpoint.archives, "constraints": constraints, "constraints_omitted": omitted,
-        "typed": typed, "last_model_apply_batch": current_batch, "cooldown_until_batch": None,
+        "archives": checkpoint.archives, "constraints": checkpoint.constraints,
+        "constraints_omitted": checkpoint.constraints_omitted, "typed": typed,
+        "last_model_apply_batch": current_batch, "cooldown_until_batch": None,
         "last_model_fingerprint": fingerprint})
     return CompactionOutcome(status="applied", decisions=decisions, history=new_history,
                              checkpoint=checkpoint, archive_path=str(path), cut_index=cut,
