@@ -299,3 +299,20 @@ def test_r_ses_5_type_confusion_never_escapes_chat(tmp_path, name):
             _import_both(path, OA)
             tried += 1
     assert tried > 60
+
+
+def test_r_ses_5_native_junk_line_names_the_line(tmp_path):
+    """The native loader decodes line by line: junk on line 3 is that line's error."""
+    from iris.session import Message, Session, SessionHeader, TextBlock
+    from workbench.importers.native import dumps_session
+
+    session = Session(header=SessionHeader(session_id="n"), messages=tuple(
+        Message(role="user", content=(TextBlock(text=f"m{i}"),)) for i in range(3)))
+    lines = dumps_session(session).encode().splitlines()
+    lines[2] = b"\xff\xfe junk"
+    path = tmp_path / "n.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    err = _strict_error(path, "native")
+    assert err.line == 3 and "UTF-8" in err.problem
+    result = load_session(path, format="native", lenient=True)
+    assert [s.line for s in result.skipped] == [3] and len(result.session.messages) == 2

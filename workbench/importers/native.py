@@ -96,7 +96,7 @@ def dump_session(session: Session, path: str | Path) -> Path:
     return path
 
 
-def parse_native_lines(lines: Iterable[str], *, path: str | Path | None = None,
+def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Path | None = None,
                        lenient: bool = False, skipped: list[SessionFormatError] | None = None) -> Session:
     """Build a session from native lines. Strict: the first bad line raises; lenient: bad lines
     are appended to ``skipped`` and left out (the header must still be valid)."""
@@ -109,6 +109,13 @@ def parse_native_lines(lines: Iterable[str], *, path: str | Path | None = None,
         if not raw.strip():
             continue
         try:
+            if isinstance(raw, bytes):
+                # Bytes lines (from load_native) are decoded one by one so junk names its line.
+                try:
+                    raw = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise SessionFormatError(f"not UTF-8 text (byte {exc.start + 1} of the line)",
+                                             path=path, line=lineno) from None
             try:
                 data = json.loads(raw)
             except json.JSONDecodeError as exc:
@@ -155,8 +162,5 @@ def parse_native_lines(lines: Iterable[str], *, path: str | Path | None = None,
 def load_native(path: str | Path, *, lenient: bool = False,
                 skipped: list[SessionFormatError] | None = None) -> Session:
     path = Path(path)
-    with path.open(encoding="utf-8", errors="strict") as fh:
-        try:
-            return parse_native_lines(fh, path=path, lenient=lenient, skipped=skipped)
-        except UnicodeDecodeError as exc:
-            raise SessionFormatError(f"not UTF-8 text ({exc.reason})", path=path) from None
+    with path.open("rb") as fh:
+        return parse_native_lines(fh, path=path, lenient=lenient, skipped=skipped)
