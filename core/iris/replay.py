@@ -9,8 +9,9 @@ each response is recorded next to the local estimate (trusted, or a frozen ``≈
 Cost follows what changes: each recorded message is turned into a part (and counted) once, token
 sums are carried incrementally, the reduction engine reuses its frozen prefix, and the request
 hash is built from per-message hashes computed once. Same session + configuration + template
-snapshot + summariser = identical records; paths inside the replay's working directory are written
-as ``<session_dir>`` in hashes and records, so the directory does not change them.
+snapshot + summariser = identical records; paths inside the replay's working directory (reduced
+artifacts) are written as ``<session_dir>`` in the records and in the final requests kept for
+display, so where the replay ran changes nothing.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def apply(state: PreparationState, settings: PipelineSettings
     before = state.input_tokens
     parts = compose(state)
     request = PreparedRequest(
-        messages=tuple(p.message for p in parts),
+        messages=tuple(settings.cache.display(p.message) for p in parts),
         tools=tuple(t.schema for t in state.tools),
         marks=tuple(settings.cache.mark(p.origin, p.history_index, p.key, p.marks)
                     for p in parts),

@@ -265,9 +265,7 @@ class PreparedRequest(_Frozen):
 
     @property
     def ref(self) -> str:
-        """Content hash of this request as it is. A replay's ``final_request_ref`` is the same
-        hash with the replay's working directory written as ``<session_dir>`` (so it does not
-        depend on where the replay ran); look requests up by that ref in ``Replay.requests``."""
+        """Content hash of this request: the preparation's ``final_request_ref``."""
         return request_ref(self)
 
 

@@ -9,7 +9,6 @@ text already seen. Stages return new states (``dataclasses.replace``); nothing i
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,12 +57,27 @@ class TokenCache:
         hit = self.memo.get(key)
         if hit is not None and hit[0] is message:
             return hit[1]
-        from .records import canonical_json
+        from .records import content_hash
 
-        text = self.aliased(canonical_json(message))
-        digest = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+        digest = content_hash(message)
         self.memo[key] = (message, digest)
         return digest
+
+    def display(self, message: Message) -> Message:
+        """``message`` with the working directory written as the placeholder (same object when
+        it does not mention the directory), computed once per message object."""
+        if self.alias is None:
+            return message
+        key = ("display", id(message))
+        hit = self.memo.get(key)
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        shown = message
+        if any(self.alias[0] in getattr(b, "text", "") or self.alias[0] in str(
+                getattr(b, "artifact_path", "") or "") for b in message.content):
+            shown = Message.model_validate_json(self.aliased(message.model_dump_json()))
+        self.memo[key] = (message, shown)
+        return shown
 
     def aliased(self, text: str | None) -> str:
         """``text`` with the working directory replaced by its placeholder."""
