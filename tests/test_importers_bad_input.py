@@ -304,6 +304,7 @@ def test_r_ses_5_type_confusion_never_escapes_chat(tmp_path, name):
 def test_r_ses_5_native_junk_line_names_the_line(tmp_path):
     """The native loader decodes line by line: junk on line 3 is that line's error."""
     from iris.session import Message, Session, SessionHeader, TextBlock
+
     from workbench.importers.native import dumps_session
 
     session = Session(header=SessionHeader(session_id="n"), messages=tuple(
@@ -316,3 +317,15 @@ def test_r_ses_5_native_junk_line_names_the_line(tmp_path):
     assert err.line == 3 and "UTF-8" in err.problem
     result = load_session(path, format="native", lenient=True)
     assert [s.line for s in result.skipped] == [3] and len(result.session.messages) == 2
+
+
+def test_r_ses_5_chat_truncated_after_the_messages(tmp_path):
+    """mini-swe-agent puts trajectory_format/instance_id after messages: a cut there loses
+    nothing in lenient mode, and strict mode still names the line."""
+    text = (FIX / "mini_swe.traj.json").read_text()
+    path = tmp_path / "cut.traj.json"
+    path.write_text(text[: text.index('"trajectory_format"') + 25])
+    err = _strict_error(path, OA)
+    assert err.line is not None and "truncated" in err.problem
+    result = load_session(path, format=OA, lenient=True)
+    assert len(result.session.messages) == 7 and len(result.skipped) == 1

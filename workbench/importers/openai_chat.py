@@ -94,6 +94,21 @@ def _messages(text: str, top: dict[str, Any], errors: LineErrors) -> list[tuple[
     if text[pos] != "{":
         raise SessionFormatError("expected a JSON array of messages or an object with 'messages'",
                                  path=errors.path, line=_line(text, pos))
+    try:
+        has_messages = _object(text, pos, top, errors, found)
+    except SessionFormatError as exc:
+        if not (found and errors.lenient):
+            raise
+        errors.record(exc)  # broken after the messages (lenient): keep them
+        return found
+    if not has_messages:
+        raise SessionFormatError("no 'messages' array", path=errors.path, field="messages")
+    return found
+
+
+def _object(text: str, pos: int, top: dict[str, Any], errors: LineErrors,
+            found: list[tuple[int, Any]]) -> bool:
+    """Walk the top-level object's members; True when it had a ``messages`` member."""
     has_messages = False
     pos = _skip(text, pos + 1)
     while pos < len(text) and text[pos] != "}":
@@ -110,16 +125,14 @@ def _messages(text: str, top: dict[str, Any], errors: LineErrors) -> list[tuple[
                                          line=_line(text, pos), field="messages")
             end = _array(text, pos, errors, found)
             if end is None:
-                return found  # truncated inside the messages (lenient): keep what was read
+                return True  # truncated inside the messages (lenient): keep what was read
             pos = end
         else:
             top[key], pos = _decode(text, pos, errors)
         pos = _skip(text, pos)
         if text[pos:pos + 1] == ",":
             pos = _skip(text, pos + 1)
-    if not has_messages:
-        raise SessionFormatError("no 'messages' array", path=errors.path, field="messages")
-    return found
+    return has_messages
 
 
 def _array(text: str, pos: int, errors: LineErrors, found: list[tuple[int, Any]]) -> int | None:
