@@ -6,6 +6,14 @@ Static: ``load_context_build_input`` reads a context.yaml into ``ContextBuildInp
 contributions; ``select_contributions`` applies the R-DYN-4 removal order under an allowance.
 """
 
+from .access import (
+    ContextAccessPort,
+    ContextReadPage,
+    ContextReadParams,
+    ContextSearchMatch,
+    ContextSearchPage,
+    ContextSearchParams,
+)
 from .build import ContextBuilder
 from .load import ContextValidationError, load_context_build_input, parse_context_build_input
 from .model import (
@@ -33,6 +41,7 @@ from .sources import (
 from .xml import escape_attribute, escape_text, is_xml_name
 
 __all__ = [
+    "ContextAccessPort",
     "ContextBuildInput",
     "ContextBuildOutput",
     "ContextBuildScope",
@@ -40,6 +49,11 @@ __all__ = [
     "ContextContribution",
     "ContextMessage",
     "ContextPolicy",
+    "ContextReadPage",
+    "ContextReadParams",
+    "ContextSearchMatch",
+    "ContextSearchPage",
+    "ContextSearchParams",
     "ContextSection",
     "ContextSlot",
     "ContextSnapshot",
