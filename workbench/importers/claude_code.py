@@ -34,7 +34,7 @@ from iris.session import (
 
 from . import _builder as cb
 from . import claude_blocks as cc
-from ._common import LineErrors, as_dict, as_str, iter_json_lines, parse_time, shorten_title
+from ._common import LineErrors, as_dict, as_str, iter_json_lines, parse_time, short_id, shorten_title
 
 __all__ = ["load_claude_code"]
 
@@ -105,9 +105,9 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> _Line | None:
     kind = data.get("type")
     if not isinstance(kind, str):
         raise SessionFormatError("missing or non-string 'type'", field="type")
-    if kind == "summary":
-        meta.summary_title = meta.summary_title or (data.get("summary") if isinstance(
-            data.get("summary"), str) else None)
+    if kind == "summary":  # an old-style session title, not a compaction
+        if meta.summary_title is None and isinstance(data.get("summary"), str):
+            meta.summary_title = data["summary"]
         return None
     uuid = data.get("uuid")
     if uuid is None and kind not in _CONVERSATION:
@@ -261,6 +261,4 @@ def _title(messages: list[Message] | tuple[Message, ...]) -> str:
 
 
 def _hash_id(content_hash: str | None) -> str:
-    from ._common import short_id
-
     return short_id("claude_code", content_hash or "sha256:unknown")
