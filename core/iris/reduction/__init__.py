@@ -9,8 +9,8 @@ from .config import REDUCTION_DEFAULTS, ReductionConfig, parse_reduction
 from .engine import reduce_request
 from .facts import FileChange, ToolFacts, extract_facts
 from .models import FrozenRendering, ReductionResult, ReductionState, ToolResultDecision
-from .toolkinds import DEFAULT_TOOL_KINDS, ToolKind, ToolKindMap
 from .todos import todos_all_completed
+from .toolkinds import DEFAULT_TOOL_KINDS, ToolKind, ToolKindMap
 
 __all__ = [
     "DEFAULT_TOOL_KINDS",

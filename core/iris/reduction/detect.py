@@ -19,7 +19,7 @@ _HIGH_RISK = ("traceback", "panic:", "exception", "segmentation fault", "permiss
               "assert failed", "--- fail", "npm err!", "fatal:")
 _DIFF_META = ("new file mode", "deleted file mode", "old mode", "new mode", "rename from", "rename to",
               "copy from", "copy to", "binary files", "git binary patch", "index ")
-_CONFIRM = re.compile(r"\b\w+ successfully\b|background task (?:started|completed)|\bdone\b", re.I)
+_CONFIRM = re.compile(r"\b\w+ successfully\b|background task (?:started|completed)|\bdone\b", re.IGNORECASE)
 _LOG_START = ("fail ", "--- fail", "build failed", "lint failed", "panic:", "traceback", "diagnostics:")
 _LOG_WORDS = ("error", "warning", "fail", "panic", "traceback", "exception")
 _SEARCH_LINE = re.compile(r"^(?P<path>[^:\s][^:]*?):(?P<line>\d+)(?::\d+)?[:\-](?P<text>.*)$")

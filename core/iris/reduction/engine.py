@@ -36,8 +36,19 @@ __all__ = ["reduce_request"]
 class _Item:
     """One tool result in this request and what is being decided for it."""
 
-    __slots__ = ("mi", "bi", "block", "info", "age", "verdict", "rendering", "frozen", "group_closed",
-                 "group_rank", "text")
+    __slots__ = (
+        "age",
+        "bi",
+        "block",
+        "frozen",
+        "group_closed",
+        "group_rank",
+        "info",
+        "mi",
+        "rendering",
+        "text",
+        "verdict",
+    )
 
     def __init__(self, mi: int, bi: int, block: ToolResultBlock, info: ResultInfo, age: int) -> None:
         self.mi, self.bi, self.block, self.info, self.age = mi, bi, block, info, age

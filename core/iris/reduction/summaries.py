@@ -23,8 +23,8 @@ CONFIRMED = "[Confirmed]"
 SEARCH_BUDGET_BYTES = 1400
 """Byte budget of the path:line list of a search summary (the reference's figure)."""
 LINE_CAP = 200
-_STRONG = re.compile(r"\b(pass(ed)?|ok|done|success(ful(ly)?)?|coverage)\b", re.I)
-_WEAK = re.compile(r"\b(created|updated|completed|wrote|written|installed|added|removed|saved)\b", re.I)
+_STRONG = re.compile(r"\b(pass(ed)?|ok|done|success(ful(ly)?)?|coverage)\b", re.IGNORECASE)
+_WEAK = re.compile(r"\b(created|updated|completed|wrote|written|installed|added|removed|saved)\b", re.IGNORECASE)
 _HEADING = re.compile(r"^#{1,6}\s+\S")
 _STALE_NOTES = {
     "modified": "[File modified after this read; the content above may be outdated. "
@@ -89,8 +89,8 @@ def log_summary(text: str) -> str:
     failed = sum("fail" in ln or "panic" in ln or "traceback" in ln for ln in low)
     marked = [lines[i] for i, ln in enumerate(low)
               if any(w in ln for w in ("error", "warn", "fail", "panic", "traceback", "exception"))]
-    out = [f"[Older shell log summarized for this request to save context; lines={len(lines)} "
-           f"errors={errors} warnings={warnings} failed={failed}]"]
+    out = [(f"[Older shell log summarized for this request to save context; lines={len(lines)} "
+            f"errors={errors} warnings={warnings} failed={failed}]")]
     out += [_cap(ln) for ln in marked[:6]]
     if len(lines) > len(marked[:6]):
         out.append(f"- ... ({len(lines) - len(marked[:6])} more lines omitted) ...")
@@ -111,8 +111,8 @@ def search_summary(tool: str, text: str, args: dict[str, Any]) -> str:
             if ln.strip():
                 by_file.setdefault(ln.strip(), [])
     total = len(hits) or len(by_file)
-    out = [f'[Older {tool.lower()} results summarized for this request to save context; '
-           f'pattern="{pattern}" paths="{paths}" includes="{includes}"; matches={total}]']
+    out = [(f'[Older {tool.lower()} results summarized for this request to save context; '
+            f'pattern="{pattern}" paths="{paths}" includes="{includes}"; matches={total}]')]
     used = 0
     files = list(by_file.items())
     for n, (path, found) in enumerate(files):
@@ -239,12 +239,13 @@ def stale_read_marker(text: str, *, read_range: tuple[int, int] | None, total: i
 def skill_summary(text: str) -> str | None:
     """Anchors and a section outline; None when that would not be smaller than the original."""
     anchors = [m.group(0) for tag in ("name", "path", "root", "relative_paths_base")
-               for m in [re.search(rf"<{tag}>.*?</{tag}>", text, re.S)] if m]
+               for m in [re.search(rf"<{tag}>.*?</{tag}>", text, re.DOTALL)] if m]
     headings, used = [], 0
     for ln in text.splitlines():
         if _HEADING.match(ln.strip()) and len(headings) < 20 and used + len(ln) <= 600:
             headings.append(ln.strip())
             used += len(ln.strip())
-    out = "\n".join(["[Older skill output summarized for this request; the full text stays readable "
-                     "at the address below]", *anchors, "Workflow headings:", *(f"- {h}" for h in headings)])
+    header = ("[Older skill output summarized for this request; the full text stays readable "
+              "at the address below]")
+    out = "\n".join([header, *anchors, "Workflow headings:", *(f"- {h}" for h in headings)])
     return out if len(out) < len(text) else None
