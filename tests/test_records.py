@@ -26,7 +26,7 @@ from iris.preparation.records import (
     Reduced,
     StageRecord,
     Trimmed,
-    content_hash,
+    request_ref,
 )
 from iris.session import Message, TextBlock
 
@@ -115,7 +115,8 @@ def test_prepared_request_ref_is_its_content_hash():
     """R-PREP-1: final_request_ref is the hash of the prepared request (messages, tools, marks)."""
     msg = Message(role="user", content=(TextBlock(text="hi"),))
     req = PreparedRequest(messages=(msg,), marks=(MessageMark(origin="history", history_index=0),))
-    assert req.ref == content_hash(req)
+    assert req.ref == request_ref(req)
+    assert req.ref.startswith("sha256:")
     other = PreparedRequest(messages=(msg,),
                             marks=(MessageMark(origin="history", history_index=0,
                                                marks=("trimmed",)),))
