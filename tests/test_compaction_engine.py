@@ -230,3 +230,59 @@ def test_r_cmp_8_long_sample_session_compacted_repeatedly(tmp_path):
         history.append(message)
     assert applied >= 3
     assert len(list(tmp_path.glob("history-*.md"))) == applied
+
+
+def test_r_prm_4_edited_template_used_and_broken_template_rejected(tmp_path):
+    """R-PRM-4/R-CMP-6: the operation's own snapshot renders the request (an edit shows in
+    summary_request_text); a template that fails to render is a failed attempt, not a crash."""
+    history = [m for n in range(6) for m in work(n)]
+    cfg = parse_config({"compaction": {"input_budget_tokens": 20000}})
+    t = thresholds(cfg)
+    base = PromptSnapshot.defaults()
+    kw = {"current_request": None, "config": cfg, "thresholds": t, "estimator": EST,
+          "summarizer": ExtractiveSummarizer(), "request_tokens": EST.request_tokens(history)}
+    edited = base.with_template("compaction", "EDITED PROMPT for {{ profile }}")
+    out = compact(history, prompts=edited, session_dir=tmp_path / "a", **kw)
+    assert out.summary_request_text.startswith("EDITED PROMPT for ")
+    broken = base.with_template("compaction", "{{ required_sections[99] }}")  # fails at render
+    bad = compact(history, prompts=broken, session_dir=tmp_path / "b", **kw)
+    assert bad.status == "rejected" and bad.decisions[-1].reason.startswith("template error")
+    assert not (tmp_path / "b").exists()
+
+
+def test_r_cmp_8_plugin_exception_is_failed_attempt(tmp_path):
+    """R-CMP-8: any summariser failure becomes a rejected attempt; compact never raises for it."""
+
+    class Broken:
+        def summarize(self, request, *, timeout_seconds):
+            raise RuntimeError("model pool unavailable")
+
+    out, _ = run([m for n in range(6) for m in work(n)], tmp_path, summarizer=Broken())
+    assert out.status == "rejected"
+    assert out.decisions[-1].reason == "summarizer error: RuntimeError: model pool unavailable"
+
+
+def test_r_cmp_6_summary_input_trimmed_from_oldest_with_note(tmp_path):
+    """R-CMP-6 (reference §2.3): the summary input is trimmed from the oldest end to
+    budget − 4096 − clamp(budget/8, 2048, 4096) − max(budget/50, 1024), floor budget/6, with a note."""
+    from iris.compaction.request import input_allowance
+
+    assert input_allowance(96000) == 96000 - 4096 - 4096 - 1920
+    assert input_allowance(20000) == 20000 - 4096 - 2500 - 1024
+    assert input_allowance(6000) == 1000
+    history = [m for n in range(30) for m in work(n, size=60)]
+    out, _ = run(history, tmp_path, input_budget_tokens=6000, profile="archival",
+                 summary_ratio=0.5)
+    assert "[system] The earliest" in out.summary_request_text
+    assert "history-1.md" in out.summary_request_text
+    assert "### [119] assistant" in out.summary_request_text
+    assert "### [0] user" not in out.summary_request_text
+
+
+def test_r_cmp_12_durable_apply_clears_model_driven_cooldown(tmp_path):
+    """Reference §2.6: any durable apply clears the model-driven cooldown."""
+    from iris.compaction import CompactionState
+
+    history = [m for n in range(6) for m in work(n)]
+    out, _ = run(history, tmp_path, previous=CompactionState(cooldown_until_batch=99))
+    assert out.status == "applied" and out.state.cooldown_until_batch is None

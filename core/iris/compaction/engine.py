@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import SummarizerError
+from ..errors import SummarizerError, TemplateError
 from ..session import Message, Usage
 from ..tokens import TokenEstimator
 from .archive import next_archive_number, write_archive
@@ -73,6 +73,8 @@ def _run_summarizer(summarizer: Summarizer, request, timeout: float,
         return RejectedDecision(reason=f"timeout after {timeout:g} s")
     except SummarizerError as exc:
         return RejectedDecision(reason=f"summarizer error: {exc}")
+    except Exception as exc:  # noqa: BLE001 -- a plug-in bug is a failed attempt, not a crash
+        return RejectedDecision(reason=f"summarizer error: {type(exc).__name__}: {exc}")
     if time.monotonic() - started > timeout:
         return RejectedDecision(reason=f"timeout after {timeout:g} s")
     return result
@@ -159,12 +161,16 @@ def compact(history: Sequence[Message], *, current_request: Message | None, conf
     current_text = current_request.text if current_request is not None else None
     previous_body = (bound_previous_checkpoint(state.previous_checkpoint, estimator)
                      if state.previous_checkpoint else None)
-    request = build_summary_request(
-        fresh, config=config, prompts=prompts, profile=plan.profile, budget=t.input_budget,
-        summary_max_tokens=t.summary_max_tokens, estimator=estimator,
-        current_request=current_text, previous_checkpoint=previous_body,
-        constraints=[c.text for c in constraints if not c.superseded],
-        archive_name=f"history-{number}.md")
+    try:
+        request = build_summary_request(
+            fresh, config=config, prompts=prompts, profile=plan.profile, budget=t.input_budget,
+            summary_max_tokens=t.summary_max_tokens, estimator=estimator,
+            current_request=current_text, previous_checkpoint=previous_body,
+            constraints=[c.text for c in constraints if not c.superseded],
+            archive_name=f"history-{number}.md")
+    except TemplateError as exc:  # an edited template that fails to render is a failed attempt
+        return _Attempt(history, state, plan.cut_index).reject(
+            decisions, RejectedDecision(reason=f"template error: {exc}"))
     attempt = _Attempt(history, state, plan.cut_index,
                        request.system_prompt + "\n\n" + request.input_text)
     result = _run_summarizer(summarizer, request, config.compaction.timeout_seconds)
@@ -212,7 +218,8 @@ def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: 
     state = attempt.state.model_copy(update={
         "archives": checkpoint.archives, "constraints": checkpoint.constraints,
         "constraints_omitted": checkpoint.constraints_omitted,
-        "previous_checkpoint": checkpoint_body(checkpoint.render())})
+        "previous_checkpoint": checkpoint_body(checkpoint.render()),
+        "cooldown_until_batch": None})  # any durable apply clears the model-driven cooldown
     return CompactionOutcome(status="applied", decisions=tuple(decisions), history=new_history,
                              checkpoint=checkpoint, archive_path=str(path), cut_index=attempt.cut,
                              summary_usage=result.usage, summary_request_text=attempt.prompt,

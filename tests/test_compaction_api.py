@@ -1,0 +1,25 @@
+"""The public surface of `iris.compaction` (STYLE 11): every exported name imports, `__all__` is
+sorted, and the pipeline contract's names exist."""
+
+from __future__ import annotations
+
+import inspect
+
+from iris import compaction
+
+
+def test_public_surface_imports_and_is_sorted():
+    for name in compaction.__all__:
+        assert getattr(compaction, name) is not None, name
+    assert compaction.__all__ == sorted(compaction.__all__, key=lambda n: (not n.isupper(), n))
+
+
+def test_pipeline_contract_signature():
+    """The preparation pipeline calls compact() with these keyword names."""
+    params = inspect.signature(compaction.compact).parameters
+    assert list(params) == ["history", "current_request", "config", "thresholds", "prompts",
+                            "summarizer", "session_dir", "estimator", "request_tokens", "tools",
+                            "trigger", "previous"]
+    fields = set(compaction.CompactionOutcome.model_fields)
+    assert fields == {"status", "decisions", "history", "checkpoint", "archive_path", "cut_index",
+                      "summary_usage", "summary_request_text", "state"}
