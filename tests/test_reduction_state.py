@@ -134,3 +134,20 @@ def test_incremental_replay_describes_each_result_once():
     assert len(infos) == 300
     assert elapsed < 20, f"replay of 300 steps took {elapsed:.1f}s"
     assert len(res.decisions) == 300
+
+
+def test_r_red_9_state_keyed_by_call_id_survives_index_shift():
+    """R-RED-9: frozen renderings are keyed by call id; when a compaction shifts indices the rendering is
+    rebuilt with the new result:N:B reference instead of reusing a wrong one."""
+    from iris.context.policy import ContextPolicy
+
+    c = Conv()
+    cid = c.call("Bash", {"command": "make"}, lines(300))
+    c.turns(2)
+    first = c.reduce(policy=ContextPolicy())
+    assert decision(first, cid).ref == "result:2:0"
+    c.messages = c.messages[1:]  # the head moved (e.g. a compaction replaced it)
+    second = c.reduce(policy=ContextPolicy(), state=first.state)
+    d = decision(second, cid)
+    assert d.ref == "result:1:0" and d.action == "reduced"
+    assert sent_text(second, cid).endswith('[Read back with context_read(ref="result:1:0")]')

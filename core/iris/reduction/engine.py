@@ -182,7 +182,7 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
         ctx = Context(age=it.age, validity=validity.get(it.info.call_id),
                       repeated=it.info.call_id in repeated, recalled=it.info.call_id in protected,
                       tool_results=len(items))
-        _decide(it, ctx, config, state, session_dir, memo, cfg_key)
+        _decide(it, ctx, config, state, session_dir, memo, cfg_key, hint)
     fresh = [it for it in items if it.frozen is None and it.rendering is not None]
     saving = sum(est.count(it.text) - est.count(it.rendering.text) for it in fresh)  # type: ignore[union-attr]
     grace = todos_completed and state.grace_used < config.wrap_up_grace_requests
@@ -205,9 +205,11 @@ def _age_cap(cfg: ReductionConfig) -> int:
 
 
 def _decide(it: _Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
-            session_dir: Path | None, memo: dict, cfg_key: str) -> None:
+            session_dir: Path | None, memo: dict, cfg_key: str, hint: bool) -> None:
     frozen = state.frozen.get(it.info.call_id)
-    if frozen is not None and frozen.ref == it.ref and frozen.digest == it.info.digest:
+    # Reused only while its ref, original and read-back mode still hold (a compaction shifts refs).
+    if (frozen is not None and frozen.ref == it.ref and frozen.digest == it.info.digest
+            and (frozen.read_back == it.ref) == hint):
         it.frozen = frozen
         it.verdict = Verdict(frozen.action, frozen.rule, frozen.category,  # type: ignore[arg-type]
                              f"{frozen.reason} (frozen since request {frozen.since_request})")
