@@ -286,3 +286,28 @@ def test_r_cmp_12_durable_apply_clears_model_driven_cooldown(tmp_path):
     history = [m for n in range(6) for m in work(n)]
     out, _ = run(history, tmp_path, previous=CompactionState(cooldown_until_batch=99))
     assert out.status == "applied" and out.state.cooldown_until_batch is None
+
+
+def _tool_only(n, size=400):
+    return work(n, size)[1:3]
+
+
+def test_r_cmp_9_anchors_and_retained_survive_repeated_compaction(tmp_path):
+    """R-CMP-9/R-CMP-7: compacting heads with no user message keeps the original request and the
+    retained user messages; previous checkpoints never nest (one level only)."""
+    history = [user("Original task: migrate the sinks."), *_tool_only(0),
+               user("Then update the docs."), *_tool_only(1)]
+    out, _ = run(history, tmp_path, profile="archival")
+    for round_ in range(2, 5):
+        grown = [*out.history, *[m for n in range(round_ * 10, round_ * 10 + 4)
+                                 for m in _tool_only(n)]]
+        out, _ = run(grown, tmp_path, profile="archival", previous=out.state)
+        assert out.status == "applied"
+        text = out.history[0].text
+        assert "## Current User Request\nThen update the docs." in text
+        assert "## Background Goals\nOriginal task: migrate the sinks." in text
+        assert "> Original task: migrate the sinks." in text and "> Then update the docs." in text
+        headings = [line for line in text.splitlines() if line.startswith("## ")]
+        assert headings.count("## Previous Checkpoint") == 1
+        assert headings.count("## Current User Request") == 1
+    assert [a.number for a in out.state.archives] == [1, 2, 3, 4]

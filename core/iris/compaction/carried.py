@@ -37,19 +37,21 @@ def is_real_user_message(message: Message) -> bool:
 
 
 def select_retained(head: Sequence[Message], *, budget: int, estimator: TokenEstimator,
-                    current_request: str | None) -> tuple[RetainedMessage, ...]:
+                    current_request: str | None, carried: Sequence[RetainedMessage] = (),
+                    ) -> tuple[RetainedMessage, ...]:
     """Newest to oldest real user messages within ``budget`` tokens of text (oldest first out).
 
-    A message identical to the current request becomes one de-duplication note; the oldest
-    message that does not fit is cut at a character boundary and marked truncated.
+    ``carried`` are the previous checkpoint's retained messages, older than the head, so recent
+    instructions survive a compaction whose head holds no user message. A message identical to
+    the current request becomes one de-duplication note; the oldest message that does not fit is
+    cut at a character boundary and marked truncated.
     """
+    texts = [m.text.strip() for m in head if is_real_user_message(m)]
+    texts = [r.text for r in carried if not r.duplicate_of_current] + texts
     kept: list[RetainedMessage] = []
     used = 0
     deduped = False
-    for message in reversed(head):
-        if not is_real_user_message(message):
-            continue
-        text = message.text.strip()
+    for text in reversed(texts):
         if current_request is not None and text == current_request.strip():
             if not deduped:
                 kept.append(RetainedMessage(text="[This message repeats the current request "

@@ -26,6 +26,7 @@ __all__ = [
     "SummaryInvalid",
     "checkpoint_body",
     "parse_sections",
+    "previous_sections",
     "validate_summary",
 ]
 
@@ -36,6 +37,7 @@ REQUIRED_SECTIONS: tuple[str, ...] = (
 MIN_SUMMARY_CHARS = 160
 SUMMARY_HEADER = "[Context Summary]"
 COMPRESSED_HEADER = "[Context compressed]"
+TYPED_STATE = "Typed Checkpoint State"
 _HEADING = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
 _LEAK = re.compile(r"</?think(ing)?>|<reasoning>|^\s*(Thinking|Reasoning):", re.IGNORECASE | re.MULTILINE)
 _VAGUE = {"continue", "continue working", "keep going", "proceed", "n/a", "na", "none", "tbd",
@@ -141,7 +143,9 @@ class Checkpoint(_Frozen):
         parts = [SUMMARY_HEADER]
         parts += [f"## {s.title}\n{s.body}" for s in self.sections]
         if self.previous_checkpoint:
-            parts.append(f"## Previous Checkpoint\n{self.previous_checkpoint}")
+            # Demoted headings: the carried body never reads as this checkpoint's own sections.
+            demoted = re.sub(r"^## ", "### ", self.previous_checkpoint, flags=re.MULTILINE)
+            parts.append(f"## Previous Checkpoint\n{demoted}")
         parts += [f"## {s.title}\n{s.body}" for s in self.extra_sections]
         parts.append(f"{COMPRESSED_HEADER}\nMode: {self.mode} checkpoint (summary: "
                      f"{self.summarizer})")
@@ -172,9 +176,18 @@ class Checkpoint(_Frozen):
 
 
 def checkpoint_body(text: str) -> str:
-    """The summary body of a rendered checkpoint, without its own ``## Previous Checkpoint``
-    (so carrying it never nests) and without the runtime part."""
+    """The summary body of a rendered checkpoint: its required sections and its typed state block
+    (kept whole), without its own ``## Previous Checkpoint`` (so carrying never nests) and without
+    the runtime part."""
     body = text.split(COMPRESSED_HEADER, 1)[0].replace(SUMMARY_HEADER, "", 1).strip()
     _, sections = parse_sections(body)
-    kept = [f"## {s.title}\n{s.body}" for s in sections if s.title in REQUIRED_SECTIONS]
+    keep = (*REQUIRED_SECTIONS, TYPED_STATE)
+    kept = [f"## {s.title}\n{s.body}" for s in sections if s.title in keep]
     return "\n\n".join(kept) if kept else body
+
+
+def previous_sections(body: str | None) -> dict[str, str]:
+    """Required sections of a carried checkpoint body, by title."""
+    if not body:
+        return {}
+    return {s.title: s.body for s in parse_sections(body)[1] if s.title in REQUIRED_SECTIONS}

@@ -183,7 +183,8 @@ def compact(history: Sequence[Message], *, current_request: Message | None, conf
         mode=plan.profile, summarizer=result.kind, sections=sections,
         previous_checkpoint=previous_body, constraints=constraints, constraints_omitted=omitted,
         retained=select_retained(fresh, budget=config.compaction.retain_recent_tokens,
-                                 estimator=estimator, current_request=current_text),
+                                 estimator=estimator, current_request=current_text,
+                                 carried=state.retained),
         archives=(*state.archives, ArchiveRef(path=f"history-{number}.md", number=number,
                                               messages=len(head))))
     return _finish(attempt, decisions, checkpoint, tail, result, number=number, t=t,
@@ -217,7 +218,7 @@ def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: 
                                      archive_number=number))
     state = attempt.state.model_copy(update={
         "archives": checkpoint.archives, "constraints": checkpoint.constraints,
-        "constraints_omitted": checkpoint.constraints_omitted,
+        "constraints_omitted": checkpoint.constraints_omitted, "retained": checkpoint.retained,
         "previous_checkpoint": checkpoint_body(checkpoint.render()),
         "cooldown_until_batch": None})  # any durable apply clears the model-driven cooldown
     return CompactionOutcome(status="applied", decisions=tuple(decisions), history=new_history,

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ..session import Message, TextBlock
 from .carried import is_real_user_message
+from .checkpoint import previous_sections
 
 __all__ = ["extractive_sections"]
 
@@ -93,13 +94,29 @@ def _next_step(assistant: list[str], request: str) -> str:
     return f"Work on the current request: {_short(request or 'see the retained messages')}"
 
 
+def _background(users: list[str], carried: dict[str, str], objective: str) -> str:
+    """The first request of the segment, else the carried goals (or the carried objective when
+    the objective changed), so the original task survives repeated compactions."""
+    if len(users) > 1:
+        return _short(users[0], 400)
+    goals = carried.get("Background Goals", "")
+    old = carried.get("Active Objective", "")
+    if (not goals or goals.startswith("None beyond")) and old and old != objective:
+        return old
+    return goals or "None beyond the active objective."
+
+
 def extractive_sections(head: Sequence[Message], *, current_request: str | None,
                         constraints: Sequence[str] = (),
                         previous_checkpoint: str | None = None) -> dict[str, str]:
-    """The eleven required sections, filled from ``head``."""
+    """The eleven required sections, filled from ``head``; with no user message in the head the
+    anchors (request, objective, goals) are carried verbatim from the previous checkpoint."""
     users, assistant, facts = _user_texts(head), _assistant_texts(head), _tool_facts(head)
+    carried = previous_sections(previous_checkpoint)
     request = (current_request or (users[-1] if users else "")).strip()
-    objective = users[-1] if users else request
+    request = request or carried.get("Current User Request", "")
+    objective = users[-1] if users else carried.get("Active Objective", request)
+    background = _background(users, carried, objective)
     decisions = [_short(s) for t in assistant for s in re.split(r"(?<=[.!?。])\s+", t)
                  if _DECISION.search(s)]
     progress = [(f"{len(facts['commands'])} command(s), {len(facts['read'])} read(s), "
@@ -115,8 +132,7 @@ def extractive_sections(head: Sequence[Message], *, current_request: str | None,
     return {
         "Current User Request": _short(request, 600) or "No user request in the archived segment.",
         "Active Objective": _short(objective, 400) or "No objective stated in the archived segment.",
-        "Background Goals": (_short(users[0], 400) if len(users) > 1 else
-                             "None beyond the active objective."),
+        "Background Goals": background,
         "User Constraints": _bullets([_short(c) for c in constraints], "None stated."),
         "Progress": "(Extractive summary: built offline from the archived messages; no model "
                     "wrote it.)\n" + _bullets(progress, "No progress recorded."),

@@ -146,7 +146,7 @@ def _build(history: tuple[Message, ...], head: tuple[Message, ...], args: Compac
         mode="model_driven", summarizer="model_driven", sections=parsed, extra_sections=extra,
         constraints=constraints, constraints_omitted=omitted,
         retained=select_retained(fresh, budget=retain_tokens, estimator=estimator,
-                                 current_request=None),
+                                 current_request=None, carried=state.retained),
         archives=(*state.archives, ArchiveRef(path=f"history-{number}.md", number=number,
                                               messages=len(head))))
 
@@ -211,6 +211,7 @@ def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, An
     new_state = state.model_copy(update={
         "archives": checkpoint.archives, "constraints": checkpoint.constraints,
         "constraints_omitted": checkpoint.constraints_omitted, "typed": typed,
+        "retained": checkpoint.retained,
         "last_model_apply_batch": current_batch, "cooldown_until_batch": None,
         "last_model_fingerprint": fingerprint})
     return CompactionOutcome(status="applied", decisions=decisions, history=new_history,

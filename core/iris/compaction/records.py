@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..session import Message, Usage
-from .checkpoint import ArchiveRef, Checkpoint, SessionConstraint
+from .checkpoint import ArchiveRef, Checkpoint, RetainedMessage, SessionConstraint
 from .typed_state import TypedCheckpointState
 
 __all__ = ["AppliedDecision", "CandidateDecision", "CompactionDecision", "CompactionOutcome",
@@ -98,6 +98,8 @@ class CompactionState(_Frozen):
     """Body of the latest checkpoint (its required sections), the next summary's protected input."""
     constraints: tuple[SessionConstraint, ...] = ()
     constraints_omitted: int = 0
+    retained: tuple[RetainedMessage, ...] = ()
+    """The latest checkpoint's retained user messages, carried into the next one."""
     typed: TypedCheckpointState | None = None
     last_model_apply_batch: int | None = None
     cooldown_until_batch: int | None = None
