@@ -178,3 +178,18 @@ def test_r_ses_4_sidechain_lines_do_not_hide_the_main_branch(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     texts = [m.text for m in load_session(path).session.messages]
     assert texts == ["Rename the helper", "Which helper?", "parse_args in cli.py", "Renamed."]
+
+
+def test_r_ses_4_old_summary_line_is_a_title_not_a_compaction(tmp_path):
+    """``{type: summary}`` (older versions) is a session title: used only when no typed request
+    exists, and never a RecordedCompaction."""
+    rows = [{"type": "summary", "summary": "Parser refactor", "leafUuid": "a1"},
+            {"type": "user", "uuid": "a0", "parentUuid": None, "isMeta": True,
+             "message": {"role": "user", "content": "<system-reminder>x</system-reminder>"}},
+            {"type": "assistant", "uuid": "a1", "parentUuid": "a0", "message": {
+                "id": "m1", "role": "assistant", "content": [{"type": "text", "text": "ok"}]}}]
+    path = tmp_path / "old.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    session = load_session(path).session
+    assert session.header.title == "Parser refactor" and session.compactions == ()
+    assert session.messages[1].usage is None  # a response without usage stays without
