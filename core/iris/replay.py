@@ -17,6 +17,8 @@ display, so where the replay ran changes nothing.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import itertools
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -143,6 +145,26 @@ def _provider(tracker: UsageTracker, usage: Usage | None) -> tuple[int | None, U
     return None, "missing"
 
 
+def _claim_work_dir(session: Session, snapshot_id: str) -> Path:
+    """A fresh working directory whose path depends only on the session and configuration.
+
+    Reduced bodies name their artifact path, so the path's text reaches token counts; a random
+    temporary name would make two replays differ by a token. ``mkdir`` claims the directory
+    atomically; a concurrent replay of the same inputs takes the next number.
+    """
+    key = hashlib.sha256(f"{session.header.session_id}\0{snapshot_id}".encode()).hexdigest()[:12]
+    root = Path(tempfile.gettempdir()) / "iris-replay"
+    root.mkdir(parents=True, exist_ok=True)
+    for n in itertools.count(1):
+        candidate = root / f"{key}-{n}"
+        try:
+            candidate.mkdir()
+            return candidate
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
+
+
 def replay(session: Session, config: Any = None, *, prompts: Any = None, summarizer: Any = None,
            context_source: Any = None, context_input: Any = None,
            session_dir: str | Path | None = None, sink: Any = None,
@@ -153,14 +175,17 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
            ) -> Replay:
     """Prepare every step of ``session``; never raises for a stage failure (see module doc).
 
-    ``session_dir`` receives archives and reduction artifacts; by default a temporary directory
-    is used and removed afterwards (archive texts are kept in :attr:`Replay.archives`).
+    ``session_dir`` receives archives and reduction artifacts (use an empty directory: archive
+    numbers continue from the ``history-N.md`` files already there). By default a temporary
+    directory named after the session and configuration is used and removed afterwards; the
+    archive texts are kept in :attr:`Replay.archives`.
     """
     config = config if config is not None else adapters.default_config()
     prompts = prompts if prompts is not None else adapters.default_prompts()
     summarizer = summarizer if summarizer is not None else adapters.default_summarizer()
     own_dir = session_dir is None
-    work_dir = Path(tempfile.mkdtemp(prefix="iris-replay-")) if own_dir else Path(session_dir)
+    work_dir = (_claim_work_dir(session, adapters.config_snapshot_id(config, prompts)) if own_dir
+                else Path(session_dir))
     try:
         return _Runner(session, config, prompts, summarizer, context_source, context_input,
                        work_dir, sink, on_event, progress, cancel, tools,

@@ -69,7 +69,9 @@ def apply(state: PreparationState, settings: PipelineSettings
             seen.add(mark)
             decisions.append(_decision(d, part, ref, settings))
         if new_message is not part.message:
-            tokens = settings.cache.message(new_message)
+            # counted as shown (working directory as ``<session_dir>``): the count must not depend
+            # on where the replay runs (R-PREP-6)
+            tokens = settings.cache.message(settings.cache.display(new_message))
             acts = {d.action for d in by_message.get(i, ())} - {"kept"}
             marked = part.replaced(new_message, tokens,
                                    "trimmed" if "trimmed" in acts else "reduced")
