@@ -1,1 +1,63 @@
-"""Context Workbench: storage, importers, views, CLI and notebook API on top of the Iris engine."""
+"""Context Workbench: storage, importers, views, CLI and notebook API on top of the Iris engine.
+
+The public API is the notebook one (R-UI-8) plus the report writer and the store::
+
+    import workbench as wb
+    r = wb.replay(wb.load_session("session.jsonl"), "cost-first")
+    r.usage(); r.figure("usage"); r.step(3)
+
+Names are imported on first use (PEP 562), so ``workbench import`` and the Streamlit pages do not
+pay for pandas and plotly before they need them; ``__all__`` is the complete, sorted list.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "Comparison",
+    "NotebookReplay",
+    "StepView",
+    "Store",
+    "build_report",
+    "compare",
+    "load_session",
+    "open_store",
+    "preset_names",
+    "replay",
+    "resolve_config",
+    "sample_path",
+    "write_report",
+]
+
+#: Public name → the module that defines it.
+_HOMES = {
+    "Comparison": "workbench.notebook", "NotebookReplay": "workbench.notebook",
+    "StepView": "workbench.notebook", "compare": "workbench.notebook",
+    "load_session": "workbench.notebook", "preset_names": "workbench.notebook",
+    "replay": "workbench.notebook", "resolve_config": "workbench.notebook",
+    "sample_path": "workbench.notebook", "build_report": "workbench.report",
+    "write_report": "workbench.report", "Store": "workbench.store", "open_store": "workbench.store",
+}
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+    from .notebook import (
+        Comparison, NotebookReplay, StepView, compare, load_session, preset_names, replay,
+        resolve_config, sample_path,
+    )
+    from .report import build_report, write_report
+    from .store import Store, open_store
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

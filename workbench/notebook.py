@@ -1,0 +1,352 @@
+"""The Jupyter API (R-UI-8): the workbench's views from Python, as pandas DataFrames and plotly figures.
+
+    import workbench as wb
+    s = wb.load_session("sample_sessions/long_session.jsonl")   # a path or a stored session id
+    r = wb.replay(s, "cost-first")          # None, a YAML path, a preset name or a ContextConfig
+    r.stages(); r.decisions(); r.usage()    # DataFrames (columns documented on each method)
+    r.figure("usage"); r.figure("timeline")  # plotly figures, the same functions the pages use
+    r.step(12)                               # one preparation, rendered in Jupyter
+    wb.compare(r, wb.replay(s)).figure()     # two configurations on one chart
+
+Nothing here recomputes a decision: every table and figure is a view function of
+``workbench.views`` applied to the engine's records, so a notebook shows what the app shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from iris.config import ContextConfig, default_config, load_config, parse_config
+from iris.errors import ConfigError, StorageError
+from iris.preparation.records import ContextPreparation, PreparedRequest
+from iris.prompts import PromptSnapshot
+from iris.replay import Replay
+from iris.session import Session
+
+from .rich_html import comparison_html, replay_html, step_html
+from .replay_service import replay_session
+from .store import open_store
+from .views.compaction import attempts_table, compactions_table, replay_bands, timeline_figure
+from .views.failures import failures_table
+from .views.sessions import SAMPLES_DIR
+from .views.step_through import decision_table, request_messages, stage_table, step_header
+from .views.usage import summary_usage_table, usage_figure, usage_table
+
+__all__ = ["FIGURES", "Comparison", "NotebookReplay", "StepView", "compare", "load_session",
+           "preset_names", "replay", "resolve_config", "sample_path"]
+
+#: Figure kinds :meth:`NotebookReplay.figure` draws.
+FIGURES: tuple[str, ...] = ("usage", "timeline")
+#: Stages whose before → after difference is what reduction saved on a request (R-RED, R-POL-2).
+REDUCING_STAGES: tuple[str, ...] = ("fold_repeats", "trim_old_bodies")
+
+
+def sample_path(name: str = "long_session") -> Path:
+    """A bundled sample session (``bugfix``, ``long_session``, ``unanswered``)."""
+    path = SAMPLES_DIR / f"{name.removesuffix('.jsonl')}.jsonl"
+    if not path.is_file():
+        names = sorted(p.stem for p in SAMPLES_DIR.glob("*.jsonl"))
+        raise FileNotFoundError(f"no bundled sample {name!r} (bundled: {', '.join(names) or 'none'})")
+    return path
+
+
+def load_session(source: str | Path, *, format: str | None = None, lenient: bool = False) -> Session:
+    """A session from a transcript file (any supported format) or from the store by its id."""
+    from .importers import load_session as import_file
+
+    path = Path(source).expanduser()
+    if path.is_file():
+        return import_file(path, format=format, lenient=lenient).session
+    with open_store() as store:
+        if any(s.id == str(source) for s in store.list_sessions()):
+            return store.get_session(str(source))
+    raise StorageError(f"{str(source)!r} is neither a transcript file nor a stored session id "
+                       "(list them with `workbench sessions`)")
+
+
+def _presets() -> dict[str, Any]:
+    folder = resources.files("workbench").joinpath("presets")
+    if not folder.is_dir():
+        return {}
+    return {p.name.removesuffix(".yaml"): p for p in folder.iterdir() if p.name.endswith(".yaml")}
+
+
+def preset_names() -> tuple[str, ...]:
+    """Names of the bundled configuration presets (``default`` is always available)."""
+    return tuple(sorted({"default", *_presets()}))
+
+
+def resolve_config(config: ContextConfig | Mapping[str, Any] | str | Path | None) -> ContextConfig:
+    """A configuration from None (bundled default), a mapping, a YAML path or a preset name."""
+    if config is None:
+        return default_config()
+    if isinstance(config, ContextConfig):
+        return config
+    if isinstance(config, Mapping):
+        return parse_config(config, source="<mapping>")
+    path = Path(config).expanduser()
+    if path.is_file():
+        return load_config(path)
+    presets = _presets()
+    if str(config) in presets:
+        return parse_config(presets[str(config)].read_text(encoding="utf-8"),
+                            source=f"preset {str(config)!r}")
+    if str(config) == "default":
+        return default_config()
+    raise ConfigError(f"neither a configuration file nor a preset (presets: "
+                      f"{', '.join(preset_names())})", path=str(config))
+
+
+class StepView:
+    """One preparation: its header, stage table, decisions and final request (rich in Jupyter)."""
+
+    def __init__(self, preparation: ContextPreparation, request: PreparedRequest | None,
+                 session: Session) -> None:
+        self.preparation, self.request, self._session = preparation, request, session
+
+    @property
+    def header(self):
+        """:class:`workbench.views.step_through.StepHeader` (phase, tokens, pressure colour)."""
+        return step_header(self.preparation)
+
+    def stages(self) -> pd.DataFrame:
+        """stage, status, before_tokens, after_tokens, change, decisions, decision_kinds, note."""
+        return stage_table(self.preparation)
+
+    def decisions(self) -> pd.DataFrame:
+        """stage, kind, what (plain words with numbers), reason, message (session index), ref."""
+        return decision_table(self.preparation)
+
+    def messages(self) -> tuple:
+        """The final request message by message, with marks and the original of changed ones."""
+        if self.request is None:
+            return ()
+        return request_messages(self.request, self._session.messages)
+
+    def __repr__(self) -> str:
+        p = self.preparation
+        return (f"<StepView step {p.step_index} {p.phase}: {p.final_input_tokens:,} of "
+                f"{p.input_budget:,} tokens, {len(p.stages)} stages>")
+
+    def _repr_html_(self) -> str:
+        return step_html(self.preparation, self.header, self.stages(), self.decisions(),
+                         self.messages())
+
+
+class NotebookReplay:
+    """A replay of one session under one configuration, with DataFrame and figure views."""
+
+    def __init__(self, session: Session, config: ContextConfig, result: Replay, *,
+                 label: str = "replay") -> None:
+        self.session, self.config, self.result, self.label = session, config, result, label
+
+    @property
+    def preparations(self) -> tuple[ContextPreparation, ...]:
+        return self.result.preparations
+
+    def __len__(self) -> int:
+        return len(self.result.preparations)
+
+    def stages(self) -> pd.DataFrame:
+        """One row per (step, stage): ``step`` + the columns of :meth:`StepView.stages`."""
+        return _per_step(self.preparations, stage_table)
+
+    def decisions(self) -> pd.DataFrame:
+        """One row per decision: ``step`` + the columns of :meth:`StepView.decisions`."""
+        return _per_step(self.preparations, decision_table)
+
+    def usage(self) -> pd.DataFrame:
+        """Per step: step, phase, local_estimate, provider_tokens, provider_label (``≈`` when a
+        frozen estimate), estimated, difference, ratio, compaction_applied, pressure_line,
+        reminder_line."""
+        return usage_table(self.preparations)
+
+    def summary_usage(self) -> pd.DataFrame:
+        """Main model and summary (compaction) calls apart: kind, calls, prompt/input/output tokens."""
+        return summary_usage_table(self.result.run_usage.model_dump(mode="json"))
+
+    def _compaction_decisions(self) -> tuple:
+        return tuple((p.step_index, s.name, d) for p in self.preparations for s in p.stages
+                     for d in s.decisions if d.kind.startswith("compaction-"))
+
+    def compactions(self) -> pd.DataFrame:
+        """Applied compactions: n, step, cut_index, tokens_before, tokens_after, checkpoint_tokens,
+        archive, reason."""
+        return compactions_table(self._compaction_decisions())
+
+    def attempts(self) -> pd.DataFrame:
+        """Every compaction plan, candidate, rejection and commit: step, outcome, attempt, what, reason."""
+        return attempts_table(self._compaction_decisions())
+
+    def failures(self) -> pd.DataFrame:
+        """Failed and cancelled steps: step, phase, stage, kind, error, link (to the app's step)."""
+        return failures_table(self.preparations, session_id=self.result.session_id,
+                              replay_id=self.label)
+
+    def figure(self, kind: str = "usage") -> go.Figure:
+        """``usage`` (tokens per step with the pressure lines) or ``timeline`` (compaction bands)."""
+        if kind == "usage":
+            return usage_figure(self.preparations)
+        if kind in ("timeline", "compaction"):
+            return timeline_figure(self.bands())
+        raise ValueError(f"unknown figure {kind!r}; choose one of {', '.join(FIGURES)}")
+
+    def bands(self) -> tuple:
+        """One :class:`~workbench.views.compaction.CompactionBand` per applied compaction."""
+        facts = [{"n": n, "step_index": c.step_index, "archived_messages": c.archived_messages,
+                  "first_kept_message": c.first_kept_message}
+                 for n, c in enumerate(self.result.checkpoints, start=1)]
+        return replay_bands(facts, request_at=self._request_at,
+                            session_messages=self.session.messages,
+                            checkpoints={n: c.checkpoint_text
+                                         for n, c in enumerate(self.result.checkpoints, start=1)})
+
+    def _request_at(self, step: int) -> PreparedRequest | None:
+        return self.result.request(self.preparations[step])
+
+    def step(self, n: int) -> StepView:
+        """The preparation of step ``n`` (0-based; negative counts from the end)."""
+        count = len(self.preparations)
+        if not -count <= n < count:
+            raise IndexError(f"step {n} is out of range: this replay has {count} steps (0…{count - 1})")
+        prep = self.preparations[n]
+        return StepView(prep, self.result.request(prep), self.session)
+
+    def totals(self) -> dict[str, Any]:
+        """Replay-wide figures: steps, phases, tokens sent, compactions, reduction, summary usage."""
+        preps = self.preparations
+        saved = sum(s.before_input_tokens - s.after_input_tokens for p in preps for s in p.stages
+                    if s.name in REDUCING_STAGES)
+        summary = self.result.run_usage.compaction
+        return {"label": self.label, "steps": len(preps),
+                "ready": sum(p.phase == "ready" for p in preps),
+                "failed": sum(p.phase == "failed" for p in preps),
+                "cancelled": sum(p.phase == "cancelled" for p in preps),
+                "tokens_sent": sum(p.final_input_tokens for p in preps if p.phase == "ready"),
+                "final_tokens": preps[-1].final_input_tokens if preps else 0,
+                "compactions": len(self.result.checkpoints),
+                "cut_points": ", ".join(str(c.first_kept_message) for c in self.result.checkpoints),
+                "reduction_saved_tokens": saved,
+                "summary_calls": summary.calls, "summary_prompt_tokens": summary.prompt_tokens,
+                "summary_output_tokens": summary.output_tokens}
+
+    def __repr__(self) -> str:
+        t = self.totals()
+        return (f"<NotebookReplay {self.label!r} of {self.result.session_id!r}: {t['steps']} steps, "
+                f"{t['compactions']} compactions, {t['failed']} failed>")
+
+    def _repr_html_(self) -> str:
+        return replay_html(self.result.session_id, self.totals(), self.result.thresholds)
+
+
+def _per_step(preps: tuple[ContextPreparation, ...],
+              table: Callable[[ContextPreparation], pd.DataFrame]) -> pd.DataFrame:
+    """``table`` of every step stacked, with a leading ``step`` column."""
+    frames = [table(p) for p in preps]
+    frames = [f.assign(step=p.step_index) for f, p in zip(frames, preps) if not f.empty]
+    if not frames:
+        blank = ContextPreparation(configuration_snapshot_id="", run_id="", session_id="",
+                                   activation="", step_index=0, response_message_index=0,
+                                   input_budget=0, pressure_line=0)
+        frames = [table(blank).assign(step=pd.Series(dtype="int64"))]
+    merged = pd.concat(frames, ignore_index=True)
+    return merged[["step", *(c for c in merged.columns if c != "step")]]
+
+
+def replay(session: Session | str | Path, config: Any = None, *,
+           prompts: PromptSnapshot | None = None, summarizer: Any = None,
+           label: str | None = None,
+           progress: Callable[[float, str], None] | None = None) -> NotebookReplay:
+    """Replay ``session`` (a Session, a path or a stored id) under ``config``.
+
+    ``config`` is None (bundled default), a YAML path, a preset name, a mapping or a
+    :class:`~iris.config.ContextConfig`; ``label`` names it in comparisons (default: the preset
+    name or file stem).
+    """
+    if not isinstance(session, Session):
+        session = load_session(session)
+    resolved = resolve_config(config)
+    result, _ = replay_session(session, config=resolved, prompts=prompts, summarizer=summarizer,
+                               progress=progress or (lambda fraction, text: None))
+    if label is None:
+        label = Path(str(config)).stem if isinstance(config, (str, Path)) else (
+            "default" if config is None else "custom")
+    return NotebookReplay(session, resolved, result, label=label)
+
+
+class Comparison:
+    """Two replays of the same session, step by step (R-UI-6 from Python)."""
+
+    def __init__(self, first: NotebookReplay, second: NotebookReplay) -> None:
+        if first.result.session_id != second.result.session_id:
+            raise ValueError(f"compare needs two replays of one session, got "
+                             f"{first.result.session_id!r} and {second.result.session_id!r}")
+        self.first, self.second = first, second
+        names = [first.label, second.label]
+        if names[0] == names[1]:
+            names = [f"{names[0]} (a)", f"{names[1]} (b)"]
+        self.labels: tuple[str, str] = (names[0], names[1])
+
+    def steps(self) -> pd.DataFrame:
+        """Per step: step, a_tokens, b_tokens, difference (b − a), a_compaction, b_compaction,
+        a_phase, b_phase (``a`` is the first replay, ``b`` the second; see :attr:`labels`)."""
+        a, b = self.first.usage(), self.second.usage()
+        merged = a[["step", "local_estimate", "compaction_applied", "phase"]].merge(
+            b[["step", "local_estimate", "compaction_applied", "phase"]], on="step", how="outer",
+            suffixes=("_a", "_b"))
+        frame = pd.DataFrame({
+            "step": merged["step"],
+            "a_tokens": merged["local_estimate_a"].astype("Int64"),
+            "b_tokens": merged["local_estimate_b"].astype("Int64"),
+            "a_compaction": merged["compaction_applied_a"].astype("boolean"),
+            "b_compaction": merged["compaction_applied_b"].astype("boolean"),
+            "a_phase": merged["phase_a"], "b_phase": merged["phase_b"]})
+        frame.insert(3, "difference", frame["b_tokens"] - frame["a_tokens"])
+        return frame
+
+    def totals(self) -> pd.DataFrame:
+        """One row per replay: the columns of :meth:`NotebookReplay.totals`."""
+        rows = [{**r.totals(), "label": name} for r, name in zip((self.first, self.second), self.labels)]
+        return pd.DataFrame(rows)
+
+    def figure(self) -> go.Figure:
+        """Both replays' per-step tokens on one chart, with each one's pressure line and compactions."""
+        from .views.colors import SERIES_COLOURS
+
+        fig = go.Figure()
+        colours = (SERIES_COLOURS["local estimate"], SERIES_COLOURS["provider"])
+        for replay_, name, colour in zip((self.first, self.second), self.labels, colours):
+            table = replay_.usage()
+            fig.add_trace(go.Scatter(x=table["step"], y=table["local_estimate"], name=name,
+                                     mode="lines", line={"color": colour},
+                                     hovertemplate="step %{x}<br>%{y:,} tokens<extra>" + name
+                                     + "</extra>"))
+            fig.add_trace(go.Scatter(x=table["step"], y=table["pressure_line"], mode="lines",
+                                     name=f"{name}: pressure line", hoverinfo="skip",
+                                     line={"color": colour, "dash": "dash", "shape": "hv"}))
+            applied = table[table["compaction_applied"]]
+            fig.add_trace(go.Scatter(x=applied["step"], y=applied["local_estimate"], mode="markers",
+                                     name=f"{name}: compaction",
+                                     marker={"symbol": "diamond", "size": 11, "color": colour}))
+        fig.update_layout(xaxis_title="step", yaxis_title="prompt tokens (whole request)",
+                          legend={"orientation": "h", "y": -0.2},
+                          margin={"l": 10, "r": 10, "t": 30, "b": 10})
+        return fig
+
+    def __repr__(self) -> str:
+        return f"<Comparison {self.labels[0]!r} vs {self.labels[1]!r}>"
+
+    def _repr_html_(self) -> str:
+        return comparison_html(self.labels, self.totals())
+
+
+def compare(first: NotebookReplay, second: NotebookReplay) -> Comparison:
+    """Compare two replays of the same session (e.g. two presets, or two template snapshots)."""
+    return Comparison(first, second)
+

@@ -1,0 +1,185 @@
+"""``workbench report SESSION --config FILE --out report.html``: one self-contained HTML file (R-UI-9).
+
+A report is what a reviewer opens from a bug ticket without installing anything: the usage chart
+(local estimate vs provider), the compaction timeline with its cut points, the stage table of every
+step, the failed preparations and the configuration used. plotly.js is embedded inline (plotly
+ships it), so the file opens offline and references no external script or stylesheet. The same
+session, configuration and summariser give byte-identical files (no timestamps, fixed element ids).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from iris.errors import StorageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .notebook import NotebookReplay
+
+# pandas, plotly and the replay machinery are imported where used: the CLI builds every
+# subcommand's parser at start-up, and `workbench sessions` should not pay for them.
+
+__all__ = ["build_report", "register", "render_report", "write_report"]
+
+Progress = Callable[[float, str], None]
+_FIGURE_CONFIG = {"displaylogo": False, "responsive": True}
+_PAGE_STYLE = "body { max-width: 1200px; margin: 1.5em auto; padding: 0 1em; } h2 { margin-top: 1.6em; }"
+
+
+def _quiet(fraction: float, label: str) -> None:
+    return None
+
+
+def _figure(fig: Any, div_id: str) -> str:
+    return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
+                       config=_FIGURE_CONFIG)
+
+
+def _stage_overview(r: NotebookReplay) -> pd.DataFrame:
+    """One row per step: phase, final tokens and each stage's status (the spec's words)."""
+    import pandas as pd
+
+    rows = []
+    for p in r.preparations:
+        row = {"step": p.step_index, "phase": p.phase, "final_tokens": p.final_input_tokens,
+               "pressure_line": p.pressure_line}
+        row.update({s.name: s.status for s in p.stages})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _cut_points(r: NotebookReplay) -> pd.DataFrame:
+    """Applied compactions with where they cut in the recorded session."""
+    table = r.compactions()
+    if table.empty:
+        return table
+    facts = r.result.checkpoints
+    table.insert(3, "first_kept_message", [c.first_kept_message for c in facts])
+    table.insert(4, "archived_messages", [len(c.archived_messages) for c in facts])
+    return table
+
+
+def _section(title: str, *body: str) -> str:
+    return f"<h2>{escape(title)}</h2>" + "".join(body)
+
+
+def render_report(r: NotebookReplay, *, title: str | None = None, config_source: str = "") -> str:
+    """The report of an existing notebook replay, as one HTML document."""
+    import pandas as pd
+    from plotly.offline import get_plotlyjs
+
+    from iris.config import config_hash, config_to_yaml
+
+    from .rich_html import STYLE, table_html
+
+    t, header = r.totals(), r.session.header
+    th = r.result.thresholds
+    name = title or header.title or r.result.session_id
+    failures = r.failures().drop(columns=["link"])
+    warnings = "".join(f"<li>{escape(w)}</li>" for w in r.config.warnings)
+    timeline = (_figure(r.figure("timeline"), "wb-timeline") if r.result.checkpoints else
+                "<p class='wb-muted'>No compaction was applied: every request stayed below the "
+                "pressure line.</p>")
+    body = [
+        f"<h1>Context report: {escape(name)}</h1>",
+        f"<p>Session <code>{escape(r.result.session_id)}</code> ({len(r.session.messages):,} "
+        f"messages, {escape(header.source_format or 'native')}) · configuration "
+        f"<code>{escape(config_source or r.label)}</code> <code>{escape(config_hash(r.config)[:19])}"
+        f"…</code> · budget {th.input_budget:,} ({escape(str(th.budget_source))}) · pressure line "
+        f"{th.pressure_line:,}</p>",
+        f"<ul>{warnings}</ul>" if warnings else "",
+        _section("Summary", table_html(pd.DataFrame([t]))),
+        _section("Usage: local estimate vs provider", _figure(r.figure("usage"), "wb-usage"),
+                 "<details><summary>Per step</summary>",
+                 table_html(r.usage().drop(columns=["provider_tokens", "estimated"])), "</details>",
+                 "<h3>Summary (compaction) usage, apart from the main model</h3>",
+                 table_html(r.summary_usage())),
+        _section("Compaction", timeline, "<h3>Cut points</h3>",
+                 table_html(_cut_points(r), empty="no compaction applied"),
+                 "<h3>Every attempt</h3>", table_html(r.attempts(), empty="no compaction planned")),
+        _section("Stages", "<p class='wb-muted'>Statuses per step; before → after tokens are "
+                 "whole-request estimates, not costs that add up.</p>",
+                 table_html(_stage_overview(r)), "<details><summary>Every stage of every step"
+                 "</summary>", table_html(r.stages()), "</details>"),
+        _section("Failed preparations",
+                 table_html(failures, empty=f"Every one of the {t['steps']} preparations is ready.")),
+        _section("Configuration", f"<pre>{escape(config_to_yaml(r.config))}</pre>"),
+    ]
+    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{escape(name)} · Context Workbench report</title>"
+            f"<style>{STYLE}{_PAGE_STYLE}</style>"
+            f"<script type='text/javascript'>{get_plotlyjs()}</script></head>"
+            f"<body class='wb'>{''.join(body)}</body></html>\n")
+
+
+def build_report(session: Any, config: Any = None, *, title: str | None = None,
+                 summarizer: Any = None, progress: Progress = _quiet) -> str:
+    """Replay ``session`` (Session, path or stored id) under ``config`` and render the report."""
+    from .notebook import replay
+
+    progress(0.0, "replaying")
+    r = replay(session, config, summarizer=summarizer,
+               progress=lambda f, label: progress(0.85 * f, f"replaying: {label}"))
+    progress(0.9, "rendering")
+    source = str(config) if config is not None and not hasattr(config, "model_dump") else ""
+    html = render_report(r, title=title, config_source=source or r.label)
+    progress(1.0, "rendered")
+    return html
+
+
+def write_report(session: Any, out: str | Path, config: Any = None, *, title: str | None = None,
+                 summarizer: Any = None, progress: Progress = _quiet) -> Path:
+    """Write the report of ``session`` to ``out`` (parent folders are created)."""
+    html = build_report(session, config, title=title, summarizer=summarizer, progress=progress)
+    target = Path(out)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise StorageError(f"{target}: cannot write the report ({exc.strerror or exc})") from None
+    return target
+
+
+# ------------------------------------------------------------------------------------ CLI
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="write a self-contained HTML report of a replayed session")
+    p.add_argument("session", metavar="SESSION",
+                   help="a transcript file, or the id of a stored session (see `workbench sessions`)")
+    p.add_argument("--config", metavar="FILE",
+                   help="context configuration YAML or a preset name (default: bundled)")
+    p.add_argument("--out", metavar="HTML", default="report.html", help="default: report.html")
+    p.add_argument("--title", help="report title (default: the session title)")
+    p.set_defaults(handler=_report)
+
+
+def _stderr_progress() -> Progress:
+    """Progress on standard error: a live line on a terminal, else one line per quarter."""
+    printed: set[int] = set()
+
+    def report(fraction: float, label: str) -> None:
+        if sys.stderr.isatty():
+            print(f"\r  {fraction:4.0%} {label:<48}", end="", file=sys.stderr, flush=True)
+            return
+        quarter = int(fraction * 4)
+        if quarter not in printed:
+            printed.add(quarter)
+            print(f"report: {fraction:4.0%} {label}", file=sys.stderr, flush=True)
+    return report
+
+
+def _report(args: argparse.Namespace) -> int:
+    target = write_report(args.session, args.out, args.config, title=args.title,
+                          progress=_stderr_progress())
+    if sys.stderr.isatty():
+        print("\r" + " " * 56 + "\r", end="", file=sys.stderr, flush=True)
+    print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
+    return 0
