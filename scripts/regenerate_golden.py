@@ -40,6 +40,7 @@ def golden_text(path: Path, overrides: dict | None) -> str:
     """The golden JSON text of one replay: records, checkpoints and thresholds."""
     from iris.config import default_config, parse_config
     from iris.replay import replay
+
     from workbench.importers.native import load_native
 
     config = parse_config(overrides) if overrides else default_config()

@@ -9,15 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from iris.config import default_config, parse_config
 from iris.context import ContextContribution, StaticContextSource, load_context_build_input
 from iris.preparation import STAGE_NAMES
 from iris.preparation.fold import FOLD_MIN_CHARS
 from iris.replay import replay
-from iris.session import (Message, Session, SessionHeader, TextBlock, ToolCallBlock,
-                          ToolResultBlock, Usage)
+from iris.session import Message, Session, SessionHeader, TextBlock, ToolCallBlock, ToolResultBlock, Usage
 from iris.tokens import TokenEstimator
+
 from workbench.importers.native import load_native
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"

@@ -8,9 +8,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from iris.preparation import Broker, ListSink, PreparationEvent, Publisher
 from iris.replay import replay
+
 from workbench.importers.native import load_native
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"

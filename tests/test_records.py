@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from pydantic import ValidationError
-
 from iris.preparation.records import (
     STAGE_NAMES,
     CompactionApplied,
@@ -29,6 +27,7 @@ from iris.preparation.records import (
     request_ref,
 )
 from iris.session import Message, TextBlock
+from pydantic import ValidationError
 
 ALL_DECISIONS = (
     KeptRequired(reason="required contribution", key="goal", tokens=12),
@@ -56,11 +55,11 @@ ALL_DECISIONS = (
 
 
 def _prep(**over) -> ContextPreparation:
-    fields = dict(configuration_snapshot_id="sha256:cfg", run_id="s:run-0", session_id="s",
-                  activation="replay", step_index=3, response_message_index=7, input_budget=1000,
-                  pressure_line=800, reminder_line=600,
-                  stages=tuple(StageRecord(name=n, status="entered", before_input_tokens=10,
-                                           after_input_tokens=9) for n in STAGE_NAMES))
+    fields = {"configuration_snapshot_id": "sha256:cfg", "run_id": "s:run-0", "session_id": "s",
+              "activation": "replay", "step_index": 3, "response_message_index": 7,
+              "input_budget": 1000, "pressure_line": 800, "reminder_line": 600,
+              "stages": tuple(StageRecord(name=n, status="entered", before_input_tokens=10,
+                                          after_input_tokens=9) for n in STAGE_NAMES)}
     fields.update(over)
     return ContextPreparation(**fields).with_id()
 

@@ -12,7 +12,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
 from iris.compaction import ExtractiveSummarizer, OpenAICompatibleSummarizer
 from iris.compaction.checkpoint import REQUIRED_SECTIONS
 from iris.config import parse_config
@@ -20,6 +19,7 @@ from iris.context import ContextSnapshot
 from iris.prompts import PromptSnapshot
 from iris.replay import replay
 from iris.session import Session
+
 from workbench.importers.native import load_native
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
@@ -124,7 +124,7 @@ def test_r_prep_1_cancellation_gives_cancelled_record_and_stops(long_session):
 class _Handler(BaseHTTPRequestHandler):
     delay = 0.0
 
-    def do_POST(self):  # noqa: N802 (http.server API)
+    def do_POST(self):
         self.rfile.read(int(self.headers["Content-Length"]))
         time.sleep(self.delay)
         text = "\n\n".join(f"## {name}\nNothing more than the ledger fix." for name in

@@ -31,7 +31,7 @@ from .compaction.thresholds import Thresholds
 from .compaction.usage import RunUsage, UsageTracker, context_bytes
 from .preparation import adapters
 from .preparation.pipeline import PreparationOutcome, StepMeta, prepare
-from .preparation.publisher import Publisher, PreparationEvent
+from .preparation.publisher import PreparationEvent, Publisher
 from .preparation.records import ContextPreparation, PreparedRequest, UsageKind
 from .preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
 from .session import Message, Session, Usage
@@ -267,7 +267,7 @@ class _Runner:
                 self.source, self.loop, session_id=header.session_id, run_id=self._run_id(walk),
                 step_index=k, workspace_root=header.workspace_root, run_input=walk.run_input)
             return _contribution_parts(found, self.cache), None
-        except Exception as exc:  # the source failed: this step's assembly fails, replay goes on
+        except Exception as exc:  # noqa: BLE001 -- the source failed: this step's assembly fails, replay goes on
             return (), exc
 
     def _run_id(self, walk: _Walk) -> str:

@@ -41,6 +41,9 @@ from .records import (
 from .state import Part, PipelineSettings, PreparationState, StageFailed, TokenCache, ToolSpec
 
 __all__ = [
+    "RECORD_SCHEMA_VERSION",
+    "STAGES",
+    "STAGE_NAMES",
     "Broker",
     "CompactionApplied",
     "CompactionCandidate",
@@ -66,10 +69,7 @@ __all__ = [
     "PreparationState",
     "PreparedRequest",
     "Publisher",
-    "RECORD_SCHEMA_VERSION",
     "Reduced",
-    "STAGES",
-    "STAGE_NAMES",
     "StageFailed",
     "StageName",
     "StageRecord",

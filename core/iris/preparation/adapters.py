@@ -117,11 +117,12 @@ def _key(item: Any) -> str:
 
 
 def tool_kind_map(source_format: str) -> Any:
+    from ..errors import ConfigError
     from ..reduction import ToolKindMap
 
     try:
         return ToolKindMap(format=source_format)
-    except Exception:  # an unknown format falls back to the common lowercase names
+    except ConfigError:  # a format without its own table uses the common (Claude Code) names
         return ToolKindMap(format="native")
 
 

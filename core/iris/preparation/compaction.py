@@ -17,12 +17,25 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..compaction.records import (AppliedDecision, CandidateDecision, NoCutDecision, PlanDecision,
-                                  RejectedDecision, SkippedDecision)
+from ..compaction.records import (
+    AppliedDecision,
+    CandidateDecision,
+    NoCutDecision,
+    PlanDecision,
+    RejectedDecision,
+    SkippedDecision,
+)
 from . import adapters
 from .final import current_input_index
-from .records import (CompactionApplied, CompactionCandidate, CompactionPlan, CompactionRejected,
-                      Decision, PreparationFailure, StageRecord)
+from .records import (
+    CompactionApplied,
+    CompactionCandidate,
+    CompactionPlan,
+    CompactionRejected,
+    Decision,
+    PreparationFailure,
+    StageRecord,
+)
 from .state import Part, PipelineSettings, PreparationState, StageFailed
 
 __all__ = ["apply", "trigger"]
@@ -145,7 +158,7 @@ def apply(state: PreparationState, settings: PipelineSettings
             # the engine compares against the raw (durable) request it can rebuild itself
             request_tokens=before - state.history_tokens + state.durable_tokens,
             tools=tuple(t.schema for t in state.tools), previous=state.compaction_state)
-    except Exception as exc:  # the attempt failed: the run ends, the old state is kept (R-CMP-8)
+    except Exception as exc:
         text = f"{type(exc).__name__}: {exc}"
         record = StageRecord(
             name="compaction", status="rejected", before_input_tokens=before,

@@ -46,7 +46,7 @@ def apply(state: PreparationState, settings: PipelineSettings
         others = before - sum(p.tokens for p in optional) - sum(t.tokens for t in state.tools)
         others += sum(t.tokens for t in tools)
         allowance = max(settings.pressure_line - others, 0)
-        kept, removed = adapters.select_contributions(
+        _, removed = adapters.select_contributions(
             tuple(p.payload for p in state.contributions), allowance, settings.cache.estimator)
         for part in optional:
             if part.key in removed:

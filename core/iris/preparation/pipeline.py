@@ -14,8 +14,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from . import assembly, compaction, drop, final, fold, trim
-from .records import (STAGE_NAMES, ContextPreparation, PreparationFailure, PreparedRequest,
-                      StageName, StageRecord, UsageKind, request_ref)
+from .records import (
+    STAGE_NAMES,
+    ContextPreparation,
+    PreparationFailure,
+    PreparedRequest,
+    StageName,
+    StageRecord,
+    UsageKind,
+    request_ref,
+)
 from .state import PipelineSettings, PreparationState, StageFailed
 
 __all__ = ["STAGES", "PreparationOutcome", "StepMeta", "prepare"]
@@ -84,7 +92,7 @@ def prepare(state: PreparationState, settings: PipelineSettings, meta: StepMeta,
             records.append(exc.record)
             records = list(_stopped(records, at + 1, state, f"stage {name!r} failed"))
             break
-        except Exception as exc:  # any stage error becomes a failed record, never an exception
+        except Exception as exc:  # noqa: BLE001 -- any stage error becomes a failed record, never an exception
             phase = "failed"
             failure = PreparationFailure(stage=name, message=str(exc) or type(exc).__name__,
                                          kind="error", error_type=type(exc).__name__)

@@ -64,7 +64,7 @@ class Broker:
         for subscriber in self._subscribers:
             try:
                 subscriber(event)
-            except Exception as exc:  # an observer's failure never changes execution
+            except Exception as exc:  # noqa: BLE001 -- an observer's failure never changes execution
                 on_error(f"subscriber {getattr(subscriber, '__name__', subscriber)!r}: "
                          f"{type(exc).__name__}: {exc}")
 
@@ -96,7 +96,7 @@ class Publisher:
         if self.sink is not None:
             try:
                 ref = self.sink.save(preparation, request)
-            except Exception as exc:  # R-PREP-5: a failing sink never changes execution
+            except Exception as exc:  # noqa: BLE001 -- R-PREP-5: a failing sink never changes execution
                 self.failures.append(f"step {step}: sink: {type(exc).__name__}: {exc}")
         self.broker.publish(PreparationEvent.of(preparation),
                             lambda msg: self.failures.append(f"step {step}: {msg}"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +20,7 @@ from ..session import Message
 
 __all__ = [
     "RECORD_SCHEMA_VERSION",
+    "STAGE_NAMES",
     "CompactionApplied",
     "CompactionCandidate",
     "CompactionPlan",
@@ -37,7 +38,6 @@ __all__ = [
     "PreparationFailure",
     "PreparedRequest",
     "Reduced",
-    "STAGE_NAMES",
     "StageName",
     "StageRecord",
     "StageStatus",
@@ -217,9 +217,7 @@ class FinalSelection(_DecisionBase):
 
 
 Decision = Annotated[
-    Union[KeptRequired, KeptRecent, FoldedRepeat, DroppedOptional, DroppedTool, Trimmed, Reduced,
-          CompactionPlan, CompactionCandidate, CompactionRejected, CompactionApplied,
-          FinalSelection],
+    KeptRequired | KeptRecent | FoldedRepeat | DroppedOptional | DroppedTool | Trimmed | Reduced | CompactionPlan | CompactionCandidate | CompactionRejected | CompactionApplied | FinalSelection,
     Field(discriminator="kind"),
 ]
 

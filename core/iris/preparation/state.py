@@ -18,7 +18,7 @@ from ..session import Message
 from ..tokens import REQUEST_OVERHEAD, TokenEstimator
 from .records import MarkKind
 
-__all__ = ["Part", "PipelineSettings", "PreparationState", "StageFailed", "ToolSpec", "TokenCache"]
+__all__ = ["Part", "PipelineSettings", "PreparationState", "StageFailed", "TokenCache", "ToolSpec"]
 
 Origin = Literal["context", "contribution", "history", "checkpoint"]
 
