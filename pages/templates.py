@@ -1,16 +1,28 @@
-"""Templates page: how does an edited prompt template render? (R-UI-4, R-PRM-3).
+"""Templates page: how does an edited prompt template render, and what changes when the replay
+uses it? (R-UI-4, R-PRM-3).
 
 The edit lives only in a ``with_template`` snapshot in the session state; nothing is written to
-disk until Save, which writes ``<workspace>/.iris/prompts/<id>.j2``.
+disk until Save, which writes ``<workspace>/.iris/prompts/<id>.j2``. With a replay selected in the
+sidebar, the compaction templates render with the variables the engine passed at that replay's
+compaction step, and the step (or the whole replay) can be re-run with the edit and compared side
+by side (``workbench.rerun``); re-runs are saved to the store only on "Save edited replay".
 """
 
 from __future__ import annotations
+
+import traceback
 
 import streamlit as st
 from iris.errors import TemplateError
 from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptSource
 
-from workbench.views.templates import default_workspace, example_variables, preview_template
+from workbench import state as wb_state
+from workbench import rerun
+from workbench.replay_service import open_saved, save_replay_result
+from workbench.views.compare import compare_figure, totals_table
+from workbench.views.templates import (
+    ENGINE_RENDERED_IDS, default_workspace, example_variables, preview_template, rerun_table,
+)
 
 st.title("Templates")
 st.write("How does an edited prompt template render? Edit it below: the output and the diff update "
@@ -41,7 +53,38 @@ st.caption("Variables provided by the consuming code: "
            + ", ".join(f"`{name}`" for name in PROMPT_VARIABLES[prompt_id]))
 text = st.text_area("Template source", value=edited.template_source(prompt_id), height=360,
                     key=f"tpl_src_{prompt_id}")
-preview = preview_template(base, edited, prompt_id, text)
+
+
+def compaction_context():
+    """(store, stored replay, compaction step, original outcome) of the sidebar's replay, or why not."""
+    store, replay_id = wb_state.get_store(), wb_state.current_replay_id()
+    if wb_state.current_session_id() is None or replay_id is None:
+        return None, "Open a session (Sessions page) and pick a replay in the sidebar to render " \
+                     "with a real step's variables and re-run its compaction."
+    stored = open_saved(store, replay_id)
+    step = rerun.nearest_compaction_step(rerun.compaction_steps(stored), wb_state.current_step())
+    if step is None:
+        return None, (f"No compaction was planned in replay **{stored.info.name}**, so the engine "
+                      "never rendered the compaction templates. Pick another replay in the sidebar "
+                      "(e.g. `budget 96k`) or replay with a smaller budget on the Configuration page.")
+    with st.spinner(f"Walking replay {stored.info.name!r} to step {step}…"):
+        return (store, stored, step, rerun.original_step(store, replay_id, step)), None
+
+
+try:
+    context, no_context = compaction_context()
+except Exception as exc:  # the UI boundary: the page still edits and previews
+    context, no_context = None, f"Could not walk the selected replay: {exc}"
+real_vars = None
+if context is not None and prompt_id in context[3].variables:
+    _, stored_replay, rerun_step_index, _ = context
+    choice = st.radio("Render with", ("step", "example"), horizontal=True, key="tpl_vars",
+                      format_func=lambda c: (f"the variables of step {rerun_step_index} (replay "
+                                             f"{stored_replay.info.name})") if c == "step"
+                      else "example variables")
+    if choice == "step":
+        real_vars = dict(context[3].variables[prompt_id])
+preview = preview_template(base, edited, prompt_id, text, variables=real_vars)
 state["tpl_edited"] = preview.snapshot
 
 if preview.edited:
@@ -65,7 +108,8 @@ if discard_col.button("Discard edit", key="tpl_discard", disabled=not preview.di
 
 out_col, diff_col = st.columns(2)
 with out_col:
-    st.subheader("Rendered with example variables")
+    st.subheader("Rendered with example variables" if real_vars is None
+                 else f"Rendered with the variables of step {context[2]}")
     if preview.error is not None:
         st.error(preview.error)
     else:
@@ -76,5 +120,115 @@ with diff_col:
         st.code(preview.diff, language="diff", wrap_lines=True)
     else:
         st.caption("No changes.")
-with st.expander("Example variables"):
-    st.json(example_variables(prompt_id))
+with st.expander("Example variables" if real_vars is None else "Variables of this step"):
+    st.json(example_variables(prompt_id) if real_vars is None else real_vars)
+
+# ------------------------------------------------------------------ re-run with the edited snapshot
+st.divider()
+st.subheader("Re-run with the edited snapshot")
+if context is None:
+    st.info(no_context)
+    st.stop()
+store, stored_replay, step, original = context
+if prompt_id not in ENGINE_RENDERED_IDS:
+    st.caption(f"The engine renders only {', '.join(f'`{i}`' for i in ENGINE_RENDERED_IDS)} during "
+               f"a replay; an edit of `{prompt_id}` does not change a replay.")
+inputs = rerun.saved_inputs(store, stored_replay.id)
+edited_run = rerun.apply_edits(inputs.snapshot, base, preview.snapshot)
+selected = wb_state.current_step()
+st.write(f"Compaction step **{step}** of replay **{stored_replay.info.name}** "
+         f"(stage {original.status})" + ("" if selected in (None, step) else
+                                         f"; the nearest compaction to the selected step {selected}")
+         + ". Both sides walk the same history; only the template snapshot differs.")
+st.caption(f"OpenAI-compatible summary endpoint: {rerun.endpoint_status()}.")
+kind = st.radio("Summariser", rerun.summariser_options(inputs.session), horizontal=True,
+                key="tpl_summariser", format_func=lambda k: {
+                    "extractive": "extractive (offline: ignores the prompt, so checkpoints match)",
+                    "recorded": "recorded (the session's own summaries)",
+                    "remote": "remote (the configured endpoint writes a new summary)"}[k])
+if not edited_run.edited_ids(inputs.snapshot):
+    st.caption("No template edit yet: both sides will be identical.")
+run_key = (stored_replay.id, step, edited_run.snapshot_id, kind)
+
+
+def progress_bar():
+    bar = st.progress(0.0, text="re-running…")
+    return bar, lambda done, total: bar.progress(min(done / max(total, 1), 1.0),
+                                                 text=f"step {done:,} of {total:,}")
+
+
+step_col, all_col = st.columns(2)
+try:
+    if step_col.button(f"Re-run step {step}", key="tpl_rerun_step", type="primary"):
+        bar, report = progress_bar()
+        result = rerun.rerun_step(inputs, edited_run, step, progress=report,
+                                  summarizer=rerun.make_summarizer(kind, inputs.session))
+        st.session_state["tpl_rerun"] = ("step", run_key, result)
+        bar.empty()
+    if all_col.button("Re-run the whole replay", key="tpl_rerun_all"):
+        bar, report = progress_bar()
+        result = rerun.rerun_replay(inputs, edited_run, progress=report,
+                                    summarizer=rerun.make_summarizer(kind, inputs.session))
+        st.session_state["tpl_rerun"] = ("replay", run_key, result)
+        bar.empty()
+except Exception as exc:  # the UI boundary: the message, and the traceback only on demand
+    st.error(f"Re-run failed: {exc}")
+    with st.expander("Traceback (for developers)"):
+        st.code(traceback.format_exc(), language=None)
+    st.stop()
+
+
+def show_comparison(cmp: rerun.StepComparison) -> None:
+    """Rendered prompt diff, checkpoint diff, tokens and the success condition, side by side."""
+    st.dataframe(rerun_table(cmp), hide_index=True, key=f"tpl_rerun_table_{cmp.step_index}")
+    st.markdown("##### Rendered summary request: diff")
+    if cmp.prompt_diff:
+        st.code(cmp.prompt_diff, language="diff", wrap_lines=True)
+    else:
+        st.caption("The rendered summary request is identical.")
+    left, right = st.columns(2)
+    for col, side in ((left, cmp.original), (right, cmp.edited)):
+        with col.expander(f"{side.label}: summary request ({len(side.summary_request):,} chars)"):
+            st.code(side.summary_request or "(not rendered at this step)", language=None,
+                    wrap_lines=True)
+    st.markdown("##### Checkpoint: diff")
+    if cmp.checkpoint_diff:
+        st.code(cmp.checkpoint_diff, language="diff", wrap_lines=True)
+    else:
+        st.caption("The checkpoint text is identical"
+                   + (": the extractive summariser reads the messages, not the prompt."
+                      if cmp.edited.summariser == "extractive" else "."))
+    left, right = st.columns(2)
+    for col, side in ((left, cmp.original), (right, cmp.edited)):
+        with col.expander(f"{side.label}: checkpoint ({len(side.checkpoint_text):,} chars)"):
+            st.code(side.checkpoint_text or side.summary_text or "(no checkpoint)",
+                    language="markdown", wrap_lines=True)
+
+
+if "tpl_rerun" not in st.session_state:
+    st.caption("Press a re-run button to compare the original and the edited snapshot.")
+    st.stop()
+what, key, result = st.session_state["tpl_rerun"]
+if key != run_key:
+    st.warning("These results are from an earlier edit, replay or summariser: re-run to refresh.")
+if what == "step":
+    show_comparison(result)
+    st.stop()
+st.plotly_chart(compare_figure([result.original, result.edited]), key="tpl_rerun_chart")
+st.dataframe(totals_table([result.original, result.edited]), hide_index=True,
+             key="tpl_rerun_totals")
+if result.steps:
+    labels = {c.step_index: f"step {c.step_index}: {c.original.status} → {c.edited.status}"
+              for c in result.steps}
+    chosen = st.selectbox("Compaction step", list(labels), format_func=labels.get,
+                          key="tpl_rerun_pick")
+    show_comparison(next(c for c in result.steps if c.step_index == chosen))
+else:
+    st.caption("Neither replay entered compaction.")
+name = st.text_input("Save the edited replay as", key="tpl_replay_name",
+                     value=f"templates {result.edited.template_snapshot_id[7:15]}")
+if st.button("Save edited replay", key="tpl_save_replay", disabled=not name.strip()):
+    info = save_replay_result(store, result.edited_bundle, session_id=stored_replay.info.session_id,
+                              name=name.strip())
+    st.success(f"Saved replay **{info.name}** with template snapshot "
+               f"`{info.template_snapshot_id[:19]}…` (kept in the store); pick it in the sidebar.")

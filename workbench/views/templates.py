@@ -12,12 +12,17 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from iris.errors import TemplateError
 from iris.prompts import PROMPT_IDS, PromptSnapshot, PromptSource
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["TemplatePreview", "default_workspace", "example_variables", "preview_template",
-           "saved_snapshot", "template_diff"]
+__all__ = ["ENGINE_RENDERED_IDS", "TemplatePreview", "default_workspace", "example_variables",
+           "preview_template", "rerun_table", "saved_snapshot", "template_diff"]
+
+#: The ids the engine renders during a replay (the summary request, R-CMP-6); every other id
+#: can only be previewed with example variables.
+ENGINE_RENDERED_IDS: tuple[str, ...] = ("compaction", "compaction_input")
 
 _TODOS = [
     {"id": "1", "content": "Reproduce the missing 31 March entry with a failing test", "status": "completed"},
@@ -132,3 +137,30 @@ def preview_template(base: PromptSnapshot, current: PromptSnapshot, prompt_id: s
 def saved_snapshot(workspace: str | Path) -> PromptSnapshot:
     """The workspace's saved templates (packaged defaults for ids without a file)."""
     return PromptSource(workspace).snapshot()
+
+
+def _usage(outcome: Any) -> str:
+    usage = outcome.summary_usage
+    if usage is None:
+        return "— (not reported)" if outcome.summary_text else "—"
+    return f"{usage.input_tokens:,} in / {usage.output_tokens:,} out"
+
+
+def rerun_table(comparison: Any) -> pd.DataFrame:
+    """Original and edited snapshot side by side (a ``workbench.rerun.StepComparison``): status,
+    tokens before/after, pressure line and whether R-CMP-8's success condition held."""
+    rows = {
+        "template snapshot": lambda o: o.snapshot_id[:19] + "…",
+        "compaction stage": lambda o: o.status,
+        "request before (tokens)": lambda o: f"{o.tokens_before:,}",
+        "request after (tokens)": lambda o: "—" if o.tokens_after is None else f"{o.tokens_after:,}",
+        "pressure line": lambda o: f"{o.pressure_line:,}",
+        "success (≤ line and smaller)": lambda o: ("✓ " if o.success else "✗ ") + o.success_reason,
+        "summariser": lambda o: o.summariser,
+        "summary usage": _usage,
+        "summary request (characters)": lambda o: f"{len(o.summary_request):,}",
+        "checkpoint (characters)": lambda o: f"{len(o.checkpoint_text):,}",
+    }
+    return pd.DataFrame([{"": name, "original": show(comparison.original),
+                          "edited": show(comparison.edited)} for name, show in rows.items()],
+                        columns=["", "original", "edited"])

@@ -1,0 +1,392 @@
+"""Re-run one step's compaction, or a whole replay, with an edited template snapshot (R-UI-4).
+
+The variables a template is rendered with at a step are the ones the engine itself passed: the
+replay is walked again with a recording stand-in for the :class:`~iris.prompts.PromptSnapshot` that
+renders exactly as the snapshot does and keeps what each step passed and got back, and a recording
+wrapper around the summariser that keeps its answer (even one the engine then rejects). Nothing
+is re-created beside the engine.
+
+Re-running a step walks the session with the replay's own snapshot up to the step before, then
+switches to the edited snapshot for that one step and stops, so both sides start from the same
+history and only the template differs. Replays are deterministic (R-PREP-6), so the original side
+matches the saved replay. A whole re-run walks the session with the edited snapshot from the start.
+Both report, side by side, the rendered summary request, the checkpoint, the request tokens before
+and after, and whether the success condition held (R-CMP-8: ≤ the pressure line and smaller).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import os
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from iris.compaction import (ExtractiveSummarizer, OpenAICompatibleSummarizer,
+                             RecordedSummarizer)
+from iris.config import ContextConfig, config_hash, default_config, parse_config
+from iris.errors import SummarizerError
+from iris.preparation.records import CompactionCandidate, CompactionRejected
+from iris.prompts import PromptSnapshot
+from iris.replay import Replay
+from iris.replay import replay as run_replay
+from iris.session import Session, Usage
+
+from .evidence import StoredReplay
+from .replay_service import bundle_from_replay
+from .views.compare import RunSummary, summary_from_replay
+
+__all__ = ["SUMMARISERS", "ReplayComparison", "ReplayInputs", "StepComparison", "StepOutcome",
+           "apply_edits", "compaction_steps", "endpoint_status", "make_summarizer",
+           "nearest_compaction_step", "original_step", "replay_inputs", "rerun_replay", "rerun_step",
+           "run_step", "saved_inputs", "stored_snapshot", "summariser_options", "text_diff"]
+
+#: Summarisers a re-run can use (R-PREP-7); ``remote`` needs the endpoint environment variables.
+SUMMARISERS = ("extractive", "recorded", "remote")
+Progress = Callable[[int, int], object]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+
+class ReplayInputs(_Frozen):
+    """What a saved replay was made from: its session, configuration and template snapshot."""
+
+    session: Session
+    config: ContextConfig
+    snapshot: PromptSnapshot
+    summariser: str
+    replay_id: str = ""
+
+
+class StepOutcome(_Frozen):
+    """One side of a step comparison: what the compaction stage did with one snapshot."""
+
+    label: str
+    step_index: int
+    snapshot_id: str
+    status: str
+    """The compaction stage's status (skipped, candidate, rejected, applied)."""
+    variables: Mapping[str, Mapping[str, Any]] = {}
+    """Prompt id → the variables the engine passed when rendering it at this step."""
+    rendered: Mapping[str, str] = {}
+    """Prompt id → the rendered text at this step."""
+    summary_request: str = ""
+    """The rendered ``compaction`` + ``compaction_input`` text, as the summariser received it."""
+    summary_text: str = ""
+    """What the summariser answered (kept even when the engine rejected it)."""
+    checkpoint_text: str = ""
+    """The committed checkpoint ("" unless the compaction was applied)."""
+    tokens_before: int = 0
+    tokens_after: int | None = None
+    """The projected whole request after the summary (None when no summary was produced)."""
+    pressure_line: int = 0
+    success: bool = False
+    success_reason: str = ""
+    summary_usage: Usage | None = None
+    summariser: str = "extractive"
+    phase: str = "ready"
+    note: str = ""
+
+
+class StepComparison(_Frozen):
+    """Original and edited snapshot at one step, side by side."""
+
+    step_index: int
+    original: StepOutcome
+    edited: StepOutcome
+    prompt_diff: str
+    checkpoint_diff: str
+    edited_ids: tuple[str, ...] = ()
+
+
+class ReplayComparison(_Frozen):
+    """A whole replay with the original and the edited snapshot."""
+
+    original: RunSummary
+    edited: RunSummary
+    steps: tuple[StepComparison, ...]
+    """One comparison per step where either side entered compaction."""
+    edited_replay: Replay
+    edited_bundle: Any
+    """The edited replay as an ``EvidenceBundle`` (what saving it under a name stores)."""
+
+
+class _RecordingPrompts:
+    """Renders like a :class:`PromptSnapshot` and records what each step passed and got.
+
+    ``switch_at`` makes one step render from ``switched`` instead (the step being re-run).
+    """
+
+    def __init__(self, snapshot: PromptSnapshot, switched: PromptSnapshot | None = None,
+                 switch_at: int | None = None) -> None:
+        self.snapshot, self.switched, self.switch_at = snapshot, switched, switch_at
+        self.step = 0
+        self.renders: dict[int, dict[str, tuple[dict[str, Any], str]]] = {}
+
+    @property
+    def snapshot_id(self) -> str:
+        return (self.switched or self.snapshot).snapshot_id
+
+    def active(self) -> PromptSnapshot:
+        if self.switched is not None and self.step == self.switch_at:
+            return self.switched
+        return self.snapshot
+
+    def render(self, prompt_id: str, variables: Mapping[str, Any]) -> str:
+        text = self.active().render(prompt_id, variables)
+        self.renders.setdefault(self.step, {})[prompt_id] = (copy.deepcopy(dict(variables)), text)
+        return text
+
+
+class _RecordingSummarizer:
+    """Passes requests to the real summariser and keeps each step's answer."""
+
+    def __init__(self, inner: Any, prompts: _RecordingPrompts) -> None:
+        self.inner, self.prompts = inner, prompts
+        self.kind = getattr(inner, "kind", "extractive")
+        self.answers: dict[int, Any] = {}
+
+    def summarize(self, request: Any, *, timeout_seconds: float) -> Any:
+        result = self.inner.summarize(request, timeout_seconds=timeout_seconds)
+        self.answers[self.prompts.step] = result
+        return result
+
+
+def endpoint_status() -> str:
+    """Whether an OpenAI-compatible summary endpoint is configured in the environment."""
+    base, model, key = (os.environ.get(n, "").strip() for n in OpenAICompatibleSummarizer.ENV)
+    if base and model:
+        return f"configured: {base} · model {model}" + (" · API key set" if key else " · no API key")
+    return ("not configured (set WORKBENCH_SUMMARY_BASE_URL and WORKBENCH_SUMMARY_MODEL, and "
+            "WORKBENCH_SUMMARY_API_KEY if the endpoint needs one)")
+
+
+def make_summarizer(kind: str, session: Session) -> Any:
+    """A summariser by name; ``remote`` raises SummarizerError when the endpoint is not set."""
+    if kind == "extractive":
+        return ExtractiveSummarizer()
+    if kind == "recorded":
+        return RecordedSummarizer(session)
+    if kind == "remote":
+        remote = OpenAICompatibleSummarizer.from_env()
+        if remote is None:
+            raise SummarizerError(f"the remote summariser is {endpoint_status()}")
+        return remote
+    raise SummarizerError(f"unknown summariser {kind!r}; expected one of {', '.join(SUMMARISERS)}")
+
+
+def stored_snapshot(stored: StoredReplay) -> PromptSnapshot:
+    """The template snapshot a saved replay used (the packaged defaults if it was not kept)."""
+    snapshot_id = stored.info.template_snapshot_id
+    rows = list(stored.db.query("SELECT sources_json FROM template_snapshots WHERE id = ?",
+                                [snapshot_id])) if snapshot_id else []
+    if not rows:
+        return PromptSnapshot.defaults()
+    return PromptSnapshot(json.loads(rows[0]["sources_json"]))
+
+
+def replay_inputs(store: Any, stored: StoredReplay) -> ReplayInputs:
+    """Session, configuration and snapshot of a saved replay, ready to be walked again."""
+    text = stored.configuration_yaml()
+    config = parse_config(text, source=f"replay {stored.info.name!r}") if text else default_config()
+    return ReplayInputs(session=store.get_session(stored.info.session_id), config=config,
+                        snapshot=stored_snapshot(stored), summariser=stored.info.summariser,
+                        replay_id=stored.id)
+
+
+def apply_edits(target: PromptSnapshot, base: PromptSnapshot, edited: PromptSnapshot
+                ) -> PromptSnapshot:
+    """``target`` with every template ``edited`` changed relative to ``base`` (with_template)."""
+    for prompt_id in edited.edited_ids(base):
+        target = target.with_template(prompt_id, edited.template_source(prompt_id))
+    return target
+
+
+def compaction_steps(stored: StoredReplay) -> tuple[int, ...]:
+    """Steps where the compaction stage was entered (a plan was recorded), in order."""
+    return tuple(sorted({step for step, _, _ in stored.decisions_of_kind("compaction-plan")}))
+
+
+def nearest_compaction_step(steps: tuple[int, ...], selected: int | None) -> int | None:
+    """The selected step if it compacted, else the latest compaction before it, else the first."""
+    if not steps:
+        return None
+    if selected is None:
+        return steps[0]
+    before = [s for s in steps if s <= selected]
+    return before[-1] if before else steps[0]
+
+
+def text_diff(original: str, edited: str, name: str) -> str:
+    """Unified diff of two texts ("" when equal)."""
+    return "".join(difflib.unified_diff(original.splitlines(keepends=True),
+                                        edited.splitlines(keepends=True),
+                                        fromfile=f"original/{name}", tofile=f"edited/{name}"))
+
+
+def _walk(inputs: ReplayInputs, prompts: _RecordingPrompts, summarizer: Any,
+          last_step: int | None, progress: Progress | None) -> tuple[Replay, _RecordingSummarizer]:
+    """Replay with the recording stand-ins, stopping after ``last_step`` (None: the whole session)."""
+    recorder = _RecordingSummarizer(summarizer, prompts)
+    stop = [False]
+
+    def advanced(done: int, total: int) -> None:
+        prompts.step = done  # the next step the replay prepares
+        if last_step is not None and done > last_step:
+            stop[0] = True
+        if progress is not None:
+            progress(min(done, total if last_step is None else last_step + 1),
+                     total if last_step is None else min(total, last_step + 1))
+
+    result = run_replay(inputs.session, inputs.config, prompts=prompts, summarizer=recorder,
+                        progress=advanced, cancel=lambda: stop[0])
+    return result, recorder
+
+
+def _success(before: int, after: int | None, line: int, rejected: str | None) -> tuple[bool, str]:
+    if after is None:
+        return False, rejected or "no summary was produced"
+    if after > line:
+        return False, f"after {after:,} > pressure line {line:,}"
+    if after >= before:
+        return False, f"after {after:,} ≥ before {before:,}"
+    return True, f"after {after:,} ≤ pressure line {line:,} and < before {before:,}"
+
+
+def _outcome(label: str, result: Replay, prompts: _RecordingPrompts,
+             recorder: _RecordingSummarizer, step: int, snapshot_id: str) -> StepOutcome:
+    """What the compaction stage did at ``step`` of ``result``, with the recorded texts."""
+    if step >= len(result.preparations):
+        return StepOutcome(label=label, step_index=step, snapshot_id=snapshot_id,
+                           status="skipped", phase="missing", note="the replay has no such step")
+    prep = result.preparations[step]
+    stage = prep.stage("compaction")
+    renders = prompts.renders.get(step, {})
+    candidate = next((d for d in stage.decisions if isinstance(d, CompactionCandidate)), None)
+    rejected = next((d.reason for d in stage.decisions if isinstance(d, CompactionRejected)), None)
+    applied = next((c for c in result.checkpoints if c.step_index == step), None)
+    answer = recorder.answers.get(step)
+    after = candidate.tokens_after if candidate is not None else None
+    success, why = _success(stage.before_input_tokens, after, prep.pressure_line, rejected)
+    rendered_ids = [pid for pid in ("compaction", "compaction_input") if pid in renders]
+    return StepOutcome(
+        label=label, step_index=step, snapshot_id=snapshot_id, status=stage.status, variables={pid: v for pid, (v, _) in renders.items()},
+        rendered={pid: t for pid, (_, t) in renders.items()},
+        summary_request="\n\n".join(renders[pid][1] for pid in rendered_ids),
+        summary_text=answer.text if answer is not None else "",
+        checkpoint_text=applied.checkpoint_text if applied else "",
+        tokens_before=stage.before_input_tokens, tokens_after=after,
+        pressure_line=prep.pressure_line, success=success and stage.status == "applied",
+        success_reason=why, summary_usage=answer.usage if answer is not None else None,
+        summariser=recorder.kind, phase=prep.phase, note=stage.note)
+
+
+def run_step(inputs: ReplayInputs, step: int, *, snapshot: PromptSnapshot | None = None,
+             summarizer: Any = None, label: str = "original",
+             progress: Progress | None = None) -> StepOutcome:
+    """Walk to ``step`` with the replay's snapshot; render that step with ``snapshot`` if given."""
+    prompts = _RecordingPrompts(inputs.snapshot, snapshot, step if snapshot is not None else None)
+    summarizer = summarizer if summarizer is not None else make_summarizer(
+        "extractive", inputs.session)
+    result, recorder = _walk(inputs, prompts, summarizer, step, progress)
+    used = snapshot if snapshot is not None else inputs.snapshot
+    return _outcome(label, result, prompts, recorder, step, used.snapshot_id)
+
+
+def _compare(step: int, original: StepOutcome, edited: StepOutcome,
+             edited_ids: tuple[str, ...]) -> StepComparison:
+    return StepComparison(
+        step_index=step, original=original, edited=edited,
+        prompt_diff=text_diff(original.summary_request, edited.summary_request,
+                              f"summary-request-step-{step}.txt"),
+        checkpoint_diff=text_diff(original.checkpoint_text or original.summary_text,
+                                  edited.checkpoint_text or edited.summary_text,
+                                  f"checkpoint-step-{step}.md"),
+        edited_ids=edited_ids)
+
+
+def rerun_step(inputs: ReplayInputs, edited: PromptSnapshot, step: int, *, summarizer: Any = None,
+               progress: Progress | None = None) -> StepComparison:
+    """The step's compaction with the replay's snapshot and with ``edited``, from one history."""
+    summarizer = summarizer if summarizer is not None else make_summarizer(
+        "extractive", inputs.session)
+    original = run_step(inputs, step, summarizer=summarizer, progress=progress)
+    changed = run_step(inputs, step, snapshot=edited, summarizer=summarizer, label="edited",
+                       progress=progress)
+    return _compare(step, original, changed, edited.edited_ids(inputs.snapshot))
+
+
+def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summarizer: Any = None,
+                 progress: Progress | None = None) -> ReplayComparison:
+    """The whole session with the replay's snapshot and with ``edited``; compaction steps paired."""
+    summarizer = summarizer if summarizer is not None else make_summarizer(
+        "extractive", inputs.session)
+    runs = []
+    for snapshot in (inputs.snapshot, edited):
+        prompts = _RecordingPrompts(snapshot)
+        result, recorder = _walk(inputs, prompts, summarizer, None, progress)
+        runs.append((result, prompts, recorder, snapshot))
+    entered = sorted({p.step_index for result, *_ in runs for p in result.preparations
+                      if (s := p.stage("compaction")) is not None and s.status != "skipped"})
+    pairs = tuple(_compare(k, *(_outcome(label, r, p, rec, k, snap.snapshot_id)
+                                for label, (r, p, rec, snap) in zip(("original", "edited"), runs)),
+                           edited.edited_ids(inputs.snapshot)) for k in entered)
+    h = config_hash(inputs.config)
+    (base, *_), (new, *_) = runs
+    return ReplayComparison(
+        original=summary_from_replay("original templates", base, configuration_hash=h,
+                                     template_snapshot_id=inputs.snapshot.snapshot_id),
+        edited=summary_from_replay("edited templates", new, configuration_hash=h,
+                                   template_snapshot_id=edited.snapshot_id),
+        steps=pairs, edited_replay=new,
+        edited_bundle=bundle_from_replay(new, config=inputs.config, prompts=edited,
+                                         summariser=getattr(summarizer, "kind", "extractive")))
+
+
+@lru_cache(maxsize=16)
+def _cached_inputs(store: Any, replay_id: str, stamp: str) -> ReplayInputs:
+    from .replay_service import open_saved
+
+    return replay_inputs(store, open_saved(store, replay_id))
+
+
+@lru_cache(maxsize=32)
+def _cached_original(store: Any, replay_id: str, stamp: str, step: int) -> StepOutcome:
+    inputs = _cached_inputs(store, replay_id, stamp)
+    try:
+        summarizer = make_summarizer(inputs.summariser, inputs.session)
+    except SummarizerError:  # e.g. a remote replay opened without the endpoint configured
+        summarizer = make_summarizer("extractive", inputs.session)
+    return run_step(inputs, step, summarizer=summarizer)
+
+
+def _stamp(store: Any, replay_id: str) -> str:
+    rows = list(store.db.query("SELECT created_at FROM replays WHERE id = ?", [replay_id]))
+    return rows[0]["created_at"] if rows else ""
+
+
+def saved_inputs(store: Any, replay_id: str) -> ReplayInputs:
+    """:func:`replay_inputs` of a saved replay, cached until it is saved again."""
+    return _cached_inputs(store, replay_id, _stamp(store, replay_id))
+
+
+def original_step(store: Any, replay_id: str, step: int) -> StepOutcome:
+    """The step as the saved replay made it, with the variables the engine rendered (cached)."""
+    return _cached_original(store, replay_id, _stamp(store, replay_id), step)
+
+
+def summariser_options(session: Session) -> tuple[str, ...]:
+    """Summarisers that can run for ``session``: recorded only when it holds recorded summaries,
+    remote only when the endpoint is configured."""
+    options = ["extractive"]
+    if session.compactions or any(m.is_compaction_summary for m in session.messages):
+        options.append("recorded")
+    if OpenAICompatibleSummarizer.from_env() is not None:
+        options.append("remote")
+    return tuple(options)

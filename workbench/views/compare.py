@@ -1,0 +1,225 @@
+"""A/B comparison of replays of one session (R-UI-6, UX.md "A/B comparison").
+
+Two (or more) replays of the same session under different configurations or template snapshots
+are reduced to a :class:`RunSummary` each: per-step whole-request tokens, the tokens the reduction
+and fold stages saved, every applied compaction with its cut point, and the summary (compaction)
+usage. The summaries come from an in-memory :class:`iris.replay.Replay` or from a replay reopened
+from the store, so the Configuration page, the Templates page and notebooks draw the same chart
+and the same totals. Savings are stage ``before − after`` differences of whole-request estimates:
+they say how much smaller the request got at that stage, not a per-block cost (R-TOK-2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+from pydantic import BaseModel, ConfigDict
+
+from .colors import SERIES_COLOURS, STATUS_COLOURS
+
+__all__ = ["RUN_COLOURS", "CompactionPoint", "RunSummary", "StepPoint", "compactions_table",
+           "compare_figure", "steps_table", "summary_from_replay", "summary_from_stored",
+           "totals_table"]
+
+#: One colour per compared run (A, B, C), each readable on light and dark backgrounds.
+RUN_COLOURS: tuple[str, ...] = (SERIES_COLOURS["local estimate"], SERIES_COLOURS["summary usage"],
+                                STATUS_COLOURS["candidate"])
+_SAVING_STAGES = {"trim_old_bodies": "reduction_saved", "fold_repeats": "fold_saved"}
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StepPoint(_Frozen):
+    """One step of one run."""
+
+    step: int
+    phase: str
+    final_input_tokens: int
+    compaction_applied: bool = False
+    reduction_saved: int = 0
+    """Tokens the trim-old-bodies stage (reduction, §8) took off this request."""
+    fold_saved: int = 0
+    """Tokens the fold-repeated-observations stage took off this request."""
+
+
+class CompactionPoint(_Frozen):
+    """One applied compaction of one run and where it cut."""
+
+    n: int
+    step: int
+    cut_index: int
+    """Index in the replay's durable history where the raw tail starts."""
+    first_kept_message: int | None = None
+    """Session index of the first message kept raw (None: no raw tail)."""
+    archived_messages: int = 0
+    summary_input_tokens: int = 0
+    summary_output_tokens: int = 0
+
+
+class RunSummary(_Frozen):
+    """What the comparison needs of one replay."""
+
+    label: str
+    input_budget: int
+    pressure_line: int
+    reminder_line: int | None = None
+    steps: tuple[StepPoint, ...] = ()
+    compactions: tuple[CompactionPoint, ...] = ()
+    summary_calls: int = 0
+    summary_input_tokens: int = 0
+    summary_output_tokens: int = 0
+    configuration_hash: str | None = None
+    template_snapshot_id: str | None = None
+
+
+def _usage_int(usage: Mapping[str, Any] | None, key: str) -> int:
+    return int((usage or {}).get(key) or 0)
+
+
+def _compaction_points(items: Sequence[Mapping[str, Any]]) -> tuple[CompactionPoint, ...]:
+    """From the ``compactions`` list a replay bundle keeps (``workbench.replay_service``)."""
+    return tuple(CompactionPoint(
+        n=int(c["n"]), step=int(c["step_index"]), cut_index=int(c["cut_index"]),
+        first_kept_message=c.get("first_kept_message"),
+        archived_messages=len(c.get("archived_messages") or ()),
+        summary_input_tokens=_usage_int(c.get("summary_usage"), "input_tokens"),
+        summary_output_tokens=_usage_int(c.get("summary_usage"), "output_tokens"))
+        for c in items)
+
+
+def summary_from_replay(label: str, replay: Any, *, configuration_hash: str | None = None,
+                        template_snapshot_id: str | None = None) -> RunSummary:
+    """A :class:`RunSummary` of an in-memory ``iris.replay.Replay``."""
+    steps = []
+    for p in replay.preparations:
+        saved = {field: 0 for field in _SAVING_STAGES.values()}
+        for stage in p.stages:
+            if stage.name in _SAVING_STAGES:
+                saved[_SAVING_STAGES[stage.name]] = max(
+                    stage.before_input_tokens - stage.after_input_tokens, 0)
+        steps.append(StepPoint(step=p.step_index, phase=p.phase,
+                               final_input_tokens=p.final_input_tokens,
+                               compaction_applied=p.compaction_applied, **saved))
+    items = [{"n": n, "step_index": c.step_index, "cut_index": c.cut_index,
+              "first_kept_message": c.first_kept_message,
+              "archived_messages": c.archived_messages,
+              "summary_usage": c.summary_usage.model_dump() if c.summary_usage else None}
+             for n, c in enumerate(replay.checkpoints, start=1)]
+    t, summary = replay.thresholds, replay.run_usage.compaction
+    return RunSummary(
+        label=label, input_budget=t.input_budget, pressure_line=t.pressure_line,
+        reminder_line=t.reminder_line, steps=tuple(steps), compactions=_compaction_points(items),
+        summary_calls=summary.calls, summary_input_tokens=summary.input_tokens,
+        summary_output_tokens=summary.output_tokens, configuration_hash=configuration_hash,
+        template_snapshot_id=template_snapshot_id)
+
+
+def summary_from_stored(label: str, stored: Any) -> RunSummary:
+    """A :class:`RunSummary` of a replay reopened from the store (``StoredReplay``)."""
+    saved: dict[int, dict[str, int]] = {}
+    rows = stored.db.query(
+        "SELECT step_index, name, before_input_tokens, after_input_tokens FROM stages "
+        "WHERE replay_id = ? AND name IN ('trim_old_bodies', 'fold_repeats')", [stored.id])
+    for r in rows:
+        saved.setdefault(r["step_index"], {})[_SAVING_STAGES[r["name"]]] = max(
+            r["before_input_tokens"] - r["after_input_tokens"], 0)
+    steps = tuple(StepPoint(step=s.step_index, phase=s.phase,
+                            final_input_tokens=s.final_input_tokens,
+                            compaction_applied=s.compaction_applied,
+                            **saved.get(s.step_index, {})) for s in stored.steps)
+    extras = stored.info.extras
+    t = extras.get("thresholds") or {}
+    first = stored.steps[0] if stored.steps else None
+    summary = (extras.get("run_usage") or {}).get("compaction") or {}
+    return RunSummary(
+        label=label, input_budget=int(t.get("input_budget") or (first.input_budget if first else 0)),
+        pressure_line=int(t.get("pressure_line") or (first.pressure_line if first else 0)),
+        reminder_line=t.get("reminder_line", first.reminder_line if first else None),
+        steps=steps, compactions=_compaction_points(extras.get("compactions") or ()),
+        summary_calls=_usage_int(summary, "calls"),
+        summary_input_tokens=_usage_int(summary, "input_tokens"),
+        summary_output_tokens=_usage_int(summary, "output_tokens"),
+        configuration_hash=stored.info.configuration_hash,
+        template_snapshot_id=stored.info.template_snapshot_id)
+
+
+TOTALS_COLUMNS = ["configuration", "steps", "failed_steps", "tokens_sent", "compactions",
+                  "cut_points", "reduction_saved", "fold_saved", "summary_calls",
+                  "summary_input_tokens", "summary_output_tokens", "input_budget",
+                  "pressure_line"]
+
+
+def totals_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
+    """One row per run: tokens sent over all steps, compactions, savings and summary usage."""
+    rows = []
+    for run in runs:
+        rows.append({
+            "configuration": run.label, "steps": len(run.steps),
+            "failed_steps": sum(1 for s in run.steps if s.phase != "ready"),
+            "tokens_sent": sum(s.final_input_tokens for s in run.steps),
+            "compactions": len(run.compactions),
+            "cut_points": ", ".join(f"step {c.step} @ {c.cut_index}" for c in run.compactions),
+            "reduction_saved": sum(s.reduction_saved for s in run.steps),
+            "fold_saved": sum(s.fold_saved for s in run.steps),
+            "summary_calls": run.summary_calls, "summary_input_tokens": run.summary_input_tokens,
+            "summary_output_tokens": run.summary_output_tokens,
+            "input_budget": run.input_budget, "pressure_line": run.pressure_line})
+    return pd.DataFrame(rows, columns=TOTALS_COLUMNS)
+
+
+COMPACTION_COLUMNS = ["configuration", "n", "step", "cut_index", "first_kept_message",
+                      "archived_messages", "summary_input_tokens", "summary_output_tokens"]
+
+
+def compactions_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
+    """Every applied compaction of every run, with its cut point."""
+    rows = [{"configuration": run.label, **c.model_dump(exclude={"step"}), "step": c.step}
+            for run in runs for c in run.compactions]
+    frame = pd.DataFrame(rows, columns=COMPACTION_COLUMNS)
+    return frame.astype({"first_kept_message": "Int64"})
+
+
+def steps_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
+    """Wide per-step table: ``tokens · <label>`` per run (and the difference for two runs)."""
+    frame = pd.DataFrame({"step": sorted({s.step for run in runs for s in run.steps})})
+    for run in runs:
+        tokens = {s.step: s.final_input_tokens for s in run.steps}
+        frame[f"tokens · {run.label}"] = frame["step"].map(tokens).astype("Int64")
+    if len(runs) == 2:
+        frame["difference (B − A)"] = frame.iloc[:, 2] - frame.iloc[:, 1]
+    return frame
+
+
+def compare_figure(runs: Sequence[RunSummary]) -> go.Figure:
+    """Per-step whole-request tokens of every run on one chart, each run's pressure line dashed
+    in its colour, and a diamond where that run applied a compaction."""
+    fig = go.Figure()
+    hover = "step %{x}<br>%{y:,} tokens<extra>%{fullData.name}</extra>"
+    for i, run in enumerate(runs):
+        colour = RUN_COLOURS[i % len(RUN_COLOURS)]
+        steps = [s.step for s in run.steps]
+        fig.add_trace(go.Scatter(
+            x=steps, y=[s.final_input_tokens for s in run.steps], name=run.label,
+            mode="lines+markers", marker={"size": 5}, line={"color": colour},
+            hovertemplate=hover, legendgroup=run.label))
+        if steps:
+            fig.add_trace(go.Scatter(
+                x=[min(steps), max(steps)], y=[run.pressure_line] * 2,
+                name=f"pressure line · {run.label}", mode="lines", hoverinfo="skip",
+                line={"color": colour, "dash": "dash", "width": 1}, legendgroup=run.label))
+        applied = [s for s in run.steps if s.compaction_applied]
+        fig.add_trace(go.Scatter(
+            x=[s.step for s in applied], y=[s.final_input_tokens for s in applied],
+            name=f"compaction · {run.label}", mode="markers", hovertemplate=hover,
+            marker={"symbol": "diamond", "size": 12, "color": colour,
+                    "line": {"width": 1, "color": SERIES_COLOURS["compaction"]}},
+            legendgroup=run.label))
+    fig.update_layout(xaxis_title="step", yaxis_title="prompt tokens (whole request)",
+                      hovermode="closest", legend={"orientation": "h", "y": -0.2},
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    return fig
