@@ -1,0 +1,53 @@
+"""Through a real browser (R-UI-2, R-UI-3, issue 6): open a sample, let the sidebar make its
+replays, pick the 96k-budget replay, move to the step after its compaction, and see the applied
+compaction, the checkpoint and (on the Compaction page) the cut point."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from workbench.evidence import replay_id_for
+from workbench.replay_service import BUDGET_REPLAY_NAME
+from workbench.store import Store
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "long_session.jsonl"
+FIRST = 60_000
+LATER = 60_000
+
+
+def test_step_after_compaction_shows_cut_point_and_checkpoint(page: Page, streamlit_factory, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    with Store(home / "workbench.db") as store:
+        session_id = store.import_file(SAMPLE).session_id
+    replay_id = replay_id_for(session_id, BUDGET_REPLAY_NAME)
+    url = streamlit_factory(home)
+    page.goto(f"{url}/step-through")
+    expect(page.get_by_role("heading", name="Step-through", exact=True)).to_be_visible(timeout=FIRST)
+    expect(page.get_by_text("Step 0 of 67")).to_be_visible(timeout=FIRST)  # default replay made
+
+    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").filter(has_text="Replay").click()
+    page.get_by_role("option", name="budget 96k · 68 steps · extractive").click()
+    expect(page).to_have_url(re.compile(f"replay={replay_id}"), timeout=LATER)
+    box = page.get_by_label("Step number")
+    expect(box).to_have_count(1, timeout=LATER)  # the rerun after the pick has finished
+    box.fill("12")
+    box.press("Enter")
+    expect(page.get_by_text("Step 12 of 67")).to_be_visible(timeout=LATER)
+    assert "step=12" in page.url
+    expect(page.get_by_text("compaction — applied")).to_be_visible()
+    expect(page.get_by_text("[Context Summary]").first).to_be_visible()
+
+    page.get_by_role("button", name="▶").click()
+    expect(page.get_by_text("Step 13 of 67")).to_be_visible(timeout=LATER)
+
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compaction").click()
+    expect(page.get_by_role("heading", name="Compaction", exact=True)).to_be_visible(timeout=LATER)
+    chart = page.get_by_test_id("stPlotlyChart")
+    expect(chart).to_be_visible(timeout=LATER)
+    expect(chart.get_by_text("cut point")).to_be_visible()
+    expect(page.get_by_text("[Context Summary]").first).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^Checkpoint \(\d[\d,]* characters\)$"))).to_be_visible()
