@@ -27,6 +27,7 @@ from .model_driven import (
     PROJECTED_OVERHEAD,
     CheckpointArgsError,
     CompactContextArgs,
+    GateResult,
     args_fingerprint,
     check_gates,
     normalize_state_files,
@@ -191,29 +192,41 @@ def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, An
                        cooldown_until_batch=state.cooldown_until_batch, fingerprint=fingerprint,
                        last_fingerprint=state.last_model_fingerprint)
     if not gate.passed:
-        update: dict[str, Any] = {"last_model_fingerprint": fingerprint}
-        if gate.gate == "low_gain":
-            update["cooldown_until_batch"] = current_batch + COOLDOWN_BATCHES
-        return CompactionOutcome(status="skipped", decisions=(SkippedDecision(
-            gate=gate.gate, reason=gate.reason, saved_tokens=gate.saved_tokens,  # type: ignore[arg-type]
-            current_tokens=gate.current_tokens),), history=history,
-            state=state.model_copy(update=update))
+        return _skipped(history, state, gate, fingerprint, current_batch)
     path = write_archive(Path(session_dir), head, number=number)
-    cp_tokens = estimator.message_tokens(new_history[0])
-    decisions = (
-        PlanDecision(trigger="model_driven", cut_index=cut, profile="model_driven",
-                     head_messages=len(head), head_tokens=sum(map(estimator.message_tokens, head)),
-                     tail_messages=len(tail), tail_tokens=sum(map(estimator.message_tokens, tail)),
-                     recent_target=thresholds.recent_target, tail_budget=0,
-                     reason="model-driven checkpoint at the tool-batch barrier"),
-        AppliedDecision(before_tokens=request_tokens, after_tokens=after, checkpoint_tokens=cp_tokens,
-                        archive_path=str(path), archive_number=number))
     new_state = state.model_copy(update={
         "archives": checkpoint.archives, "constraints": checkpoint.constraints,
         "constraints_omitted": checkpoint.constraints_omitted, "typed": typed,
-        "retained": checkpoint.retained,
-        "last_model_apply_batch": current_batch, "cooldown_until_batch": None,
-        "last_model_fingerprint": fingerprint})
-    return CompactionOutcome(status="applied", decisions=decisions, history=new_history,
-                             checkpoint=checkpoint, archive_path=str(path), cut_index=cut,
-                             state=new_state)
+        "retained": checkpoint.retained, "last_model_apply_batch": current_batch,
+        "cooldown_until_batch": None, "last_model_fingerprint": fingerprint})
+    return CompactionOutcome(
+        status="applied", history=new_history, checkpoint=checkpoint, archive_path=str(path),
+        cut_index=cut, state=new_state, decisions=_applied_decisions(
+            head, tail, new_history[0], path=path, number=number, before=request_tokens,
+            after=after, recent_target=thresholds.recent_target, estimator=estimator))
+
+
+def _skipped(history: tuple[Message, ...], state: CompactionState, gate: GateResult,
+             fingerprint: str, current_batch: int) -> CompactionOutcome:
+    """A gate said no: remember the attempt (duplicate gate) and start a low-gain cooldown."""
+    update: dict[str, Any] = {"last_model_fingerprint": fingerprint}
+    if gate.gate == "low_gain":
+        update["cooldown_until_batch"] = current_batch + COOLDOWN_BATCHES
+    return CompactionOutcome(status="skipped", decisions=(SkippedDecision(
+        gate=gate.gate, reason=gate.reason, saved_tokens=gate.saved_tokens,  # type: ignore[arg-type]
+        current_tokens=gate.current_tokens),), history=history,
+        state=state.model_copy(update=update))
+
+
+def _applied_decisions(head: tuple[Message, ...], tail: tuple[Message, ...], checkpoint: Message,
+                       *, path: Path, number: int, before: int, after: int, recent_target: int,
+                       estimator: TokenEstimator) -> tuple[PlanDecision, AppliedDecision]:
+    return (
+        PlanDecision(trigger="model_driven", cut_index=len(head), profile="model_driven",
+                     head_messages=len(head), head_tokens=sum(map(estimator.message_tokens, head)),
+                     tail_messages=len(tail), tail_tokens=sum(map(estimator.message_tokens, tail)),
+                     recent_target=recent_target, tail_budget=0,
+                     reason="model-driven checkpoint at the tool-batch barrier"),
+        AppliedDecision(before_tokens=before, after_tokens=after,
+                        checkpoint_tokens=estimator.message_tokens(checkpoint),
+                        archive_path=str(path), archive_number=number))
