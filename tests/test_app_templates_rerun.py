@@ -1,0 +1,97 @@
+"""AppTest for the Templates page's re-run part (R-UI-4): the compaction templates render with the
+variables the engine passed at the replay's compaction step, a step or the whole replay re-runs
+with the edited snapshot, results show side by side, and only explicit actions write anything."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from workbench.evidence import find_replay, list_replays
+from workbench.replay_service import BUDGET_REPLAY_NAME
+from workbench.store import open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "workbench" / "app.py")
+PAGE = "../pages/templates.py"
+EDIT = "\nALWAYS MENTION PENGUINS.\n"
+
+
+@pytest.fixture
+def long_session_page(workbench_home) -> AppTest:
+    """The app on the Templates page with the long sample's ``budget 96k`` replay (compacts at 12)."""
+    with open_store() as store:
+        session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    with open_store() as store:
+        replay = find_replay(store.db, session_id, BUDGET_REPLAY_NAME)
+    at.sidebar.selectbox(key="wb_replay").select(replay.id).run()
+    return at.switch_page(PAGE).run()
+
+
+def _codes(at: AppTest) -> list[str]:
+    return [c.value for c in at.code]
+
+
+def test_r_ui_4_renders_with_the_variables_of_the_compaction_step(long_session_page):
+    at = long_session_page
+    assert not at.exception, at.exception
+    assert at.radio(key="tpl_vars").value == "step"
+    assert any("Rendered with the variables of step 12" in h.value for h in at.subheader)
+    at.selectbox(key="tpl_id").select("compaction_input").run()
+    rendered = _codes(at)[0]
+    assert "moving harbor from per-record retries" in rendered  # the session's own first request
+    # the real variables, not the examples: the example's invented March bug is absent
+    assert "The March report is missing money" not in rendered
+    at.radio(key="tpl_vars").set_value("example").run()
+    assert "The March report is missing money" in _codes(at)[0]
+
+
+def test_r_ui_4_rerun_step_shows_prompt_diff_tokens_and_success(long_session_page, workbench_home):
+    at = long_session_page
+    source = at.text_area(key="tpl_src_compaction").value
+    at.text_area(key="tpl_src_compaction").input(source + EDIT).run()
+    at.button(key="tpl_rerun_step").click().run()
+    assert not at.exception, at.exception
+    diffs = [c for c in _codes(at) if c.startswith("--- original/summary-request-step-12")]
+    assert diffs and "+ALWAYS MENTION PENGUINS." in diffs[0]
+    table = at.dataframe[0].value
+    row = table.set_index("").loc["success (≤ line and smaller)"]
+    assert row["original"].startswith("✓") and row["edited"].startswith("✓")
+    assert table.set_index("").loc["compaction stage", "edited"] == "applied"
+    assert not (workbench_home / "workspace" / ".iris").exists()  # nothing saved to disk
+
+
+def test_r_ui_4_rerun_whole_replay_compares_and_saves_with_its_snapshot(long_session_page):
+    at = long_session_page
+    source = at.text_area(key="tpl_src_compaction").value
+    at.text_area(key="tpl_src_compaction").input(source + EDIT).run()
+    at.button(key="tpl_rerun_all").click().run()
+    assert not at.exception, at.exception
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    names = {t.get("name") for t in figure["data"]}
+    assert {"original templates", "edited templates"} <= names
+    totals = at.dataframe[0].value
+    assert list(totals["configuration"]) == ["original templates", "edited templates"]
+    assert list(totals["compactions"]) == [1, 1]
+    at.text_input(key="tpl_replay_name").input("penguins").run()
+    at.button(key="tpl_save_replay").click().run()
+    assert not at.exception and "penguins" in at.success[-1].value
+    with open_store() as store:
+        saved = next(r for r in list_replays(store.db) if r.name == "penguins")
+        row = list(store.db.query("SELECT sources_json FROM template_snapshots WHERE id = ?",
+                                  [saved.template_snapshot_id]))
+    assert EDIT.strip() in json.loads(row[0]["sources_json"])["compaction"]
+
+
+def test_r_ui_4_replay_without_compaction_explains_instead_of_rerunning(workbench_home):
+    with open_store() as store:
+        store.import_file(ROOT / "sample_sessions" / "unanswered.jsonl")
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert any("No compaction was planned" in i.value for i in at.info)
+    assert not [b for b in at.button if b.key == "tpl_rerun_step"]
