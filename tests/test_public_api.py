@@ -1,0 +1,55 @@
+"""The explicit public API (STYLE.md 11, R-UI-8): ``iris.context``, ``iris.prompts`` and
+``workbench`` each list a sorted ``__all__`` whose every name imports, and importing the engine or
+the notebook API never pulls in Streamlit."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+MODULES = ("iris.context", "iris.prompts", "workbench")
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_r_ui_8_all_is_sorted_unique_and_importable(name):
+    module = importlib.import_module(name)
+    exported = list(module.__all__)
+    assert exported == sorted(exported), f"{name}.__all__ is not sorted"
+    assert len(set(exported)) == len(exported)
+    for symbol in exported:
+        assert getattr(module, symbol) is not None, f"{name}.{symbol}"
+
+
+def test_r_ui_8_star_import_gives_the_notebook_api():
+    namespace: dict[str, object] = {}
+    exec("from workbench import *", namespace)
+    for symbol in ("load_session", "replay", "compare", "write_report", "NotebookReplay"):
+        assert callable(namespace[symbol]), symbol
+
+
+def test_r_ui_8_unknown_attribute_is_an_attribute_error():
+    import workbench
+
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        workbench.nonexistent  # noqa: B018
+    assert "replay" in dir(workbench)
+
+
+def test_notebook_api_and_engine_never_import_streamlit():
+    """core/iris never imports streamlit; neither does the notebook/report API."""
+    code = ("import sys, iris.context, iris.prompts, iris.replay, workbench as wb\n"
+            "wb.replay; wb.compare; wb.write_report; wb.open_store\n"
+            "bad = sorted(m for m in sys.modules if m == 'streamlit' or m.startswith('streamlit.'))\n"
+            "print(','.join(bad))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_importing_workbench_is_light():
+    """``import workbench`` alone (what the CLI and pages do first) loads neither pandas nor plotly."""
+    code = "import sys, workbench; print('pandas' in sys.modules, 'plotly' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
