@@ -50,7 +50,7 @@ def test_r_cmp_7_valid_summary_passes():
     (summary(**{"Key Decisions": "   "}), "empty section '## Key Decisions'"),
     (summary(**{"Next Step": "Continue."}), "vague Next Step"),
     ("<think>let me see</think>\n" + summary(), "reasoning leakage"),
-    (summary().replace("<", "") + "\n<think>x</think>", "reasoning leakage"),
+    (summary(Progress="Done.\n<reasoning>hidden chain</reasoning>"), "reasoning leakage"),
     ("## Current User Request\nshort", "fewer than 160"),
 ])
 def test_r_cmp_7_summary_validation_failures(text, reason):
@@ -59,6 +59,11 @@ def test_r_cmp_7_summary_validation_failures(text, reason):
     with pytest.raises(SummaryInvalid) as err:
         validate_summary(text)
     assert reason in err.value.reason and err.value.reason.startswith("summary invalid")
+
+
+def test_r_cmp_7_reasoning_word_in_prose_is_not_leakage():
+    """R-CMP-7: only reasoning blocks are leakage, not the word in a decision's rationale."""
+    validate_summary(summary(**{"Key Decisions": "Reasoning: batch retries bound latency."}))
 
 
 def test_r_cmp_7_sections_out_of_order_rejected():

@@ -39,7 +39,8 @@ SUMMARY_HEADER = "[Context Summary]"
 COMPRESSED_HEADER = "[Context compressed]"
 TYPED_STATE = "Typed Checkpoint State"
 _HEADING = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
-_LEAK = re.compile(r"</?think(ing)?>|<reasoning>|^\s*(Thinking|Reasoning):", re.IGNORECASE | re.MULTILINE)
+# Tags only: a "Reasoning:" line inside Key Decisions is legitimate prose, a <think> block is not.
+_LEAK = re.compile(r"</?(think|thinking|reasoning)>", re.IGNORECASE)
 _VAGUE = {"continue", "continue working", "keep going", "proceed", "n/a", "na", "none", "tbd",
           "todo", "next", "carry on", "continue the task", "keep working", "-", "..."}
 
