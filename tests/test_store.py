@@ -205,3 +205,11 @@ def test_r_ui_1_progress_reports_reach_one(store):
     store.import_file(SAMPLES / "unanswered.jsonl", progress=lambda f, label: seen.append((f, label)))
     fractions = [f for f, _ in seen]
     assert fractions[0] == 0.0 and fractions[-1] == 1.0 and fractions == sorted(fractions)
+
+
+def test_r_tok_2_stored_estimate_equals_inspect(store):
+    from workbench.inspect import inspect_session
+
+    outcome = store.import_file(SAMPLES / "bugfix.jsonl")
+    expected = inspect_session(load_session(SAMPLES / "bugfix.jsonl"))["estimated_tokens"]
+    assert store.get_summary(outcome.session_id).estimated_tokens == expected

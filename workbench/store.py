@@ -72,7 +72,7 @@ class SessionSummary(_Frozen):
     response_count: int
     tool_call_count: int
     estimated_tokens: int
-    """Local estimate of the whole session text (sum of message estimates)."""
+    """Local estimate of the whole session as one request (messages + framing), as ``inspect`` reports."""
     imported_at: str
     """UTC ISO 8601 timestamp of the import."""
 
@@ -227,7 +227,7 @@ class Store:
                      source_path: str | None) -> dict[str, object]:
         header = session.header
         messages = session.messages
-        tokens = sum(self.estimator.message_tokens(m) for m in messages)
+        tokens = self.estimator.request_tokens(messages)  # same figure as `workbench inspect`
         extras = {
             "model_switches": [s.model_dump(mode="json", exclude_none=True) for s in session.model_switches],
             "compactions": [c.model_dump(mode="json", exclude_none=True) for c in session.compactions],
