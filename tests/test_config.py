@@ -116,3 +116,11 @@ def test_yaml_round_trip_and_stable_hash():
     assert h.startswith("sha256:") and len(h) == 71 and h == config_hash(again)
     assert config_hash(parse_config({"compaction": {"threshold": 9}})) == config_hash(ContextConfig())
     assert config_hash(parse_config({"compaction": {"threshold": 0.7}})) != config_hash(ContextConfig())
+
+
+def test_section_of_wrong_type_names_field_and_line():
+    """A section that is not a mapping is an error naming the section and its line."""
+    with pytest.raises(ConfigError) as err:
+        parse_config("prompts:\n  root: p\ncompaction: 5\n", source="d.yaml")
+    assert (err.value.field, err.value.line) == ("compaction", 3)
+    assert "must be a mapping" in str(err.value)

@@ -88,6 +88,9 @@ def test_r_prep_7_recorded_picks_summary_nearest_to_cut():
     validate_summary(near_early.text)  # wrapped into the required structure
     late = RecordedSummarizer(session).summarize(_request(head=msgs), timeout_seconds=1)
     assert late.text == GOOD  # already structured: used verbatim
+    inline = Session(header=SessionHeader(session_id="i"), messages=(
+        *head, Message(role="user", content=(TextBlock(text=GOOD),), is_compaction_summary=True)))
+    assert RecordedSummarizer(inline).summarize(_request(head=head), timeout_seconds=1).text == GOOD
     with pytest.raises(SummarizerError, match="no recorded"):
         RecordedSummarizer(Session(header=SessionHeader(session_id="e"))).summarize(
             _request(), timeout_seconds=1)
