@@ -102,7 +102,8 @@ def choose_cut(history: Sequence[Message], *, profile: str, input_budget: int, r
     suffix = [0] * (len(history) + 1)
     for i in range(len(history) - 1, -1, -1):
         suffix[i] = suffix[i + 1] + sizes[i]
-    starts = [i for i, m in enumerate(history) if is_real_user_message(m) and i in cuts]
+    allowed = set(cuts)
+    starts = [i for i, m in enumerate(history) if is_real_user_message(m) and i in allowed]
     for turns in range(min(MAX_TAIL_TURNS, len(starts)), 0, -1):
         start = starts[-turns]
         if suffix[start] <= budget:
