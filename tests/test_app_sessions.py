@@ -221,3 +221,12 @@ def test_r_ui_1_every_page_of_this_issue_runs_on_an_empty_store(page):
     at = app().run()
     at.switch_page(page).run()
     assert not at.exception
+
+
+def test_r_ses_5_damaged_store_is_a_clear_message_not_a_traceback(workbench_home):
+    workbench_home.mkdir(parents=True)
+    (workbench_home / "workbench.db").write_bytes(b"not sqlite at all\n" * 100)
+    at = app().run()
+    assert not at.exception
+    (error,) = at.error
+    assert str(workbench_home / "workbench.db") in error.value and "not a SQLite database" in error.value

@@ -15,6 +15,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 import streamlit as st
+from iris.errors import WorkbenchError
 
 from workbench.state import render_sidebar
 
@@ -32,5 +33,9 @@ navigation = st.navigation([
             default=(i == 0))
     for i, (name, title) in enumerate(p for p in PAGES if (PAGES_DIR / p[0]).is_file())
 ])
-render_sidebar()
+try:
+    render_sidebar()
+except WorkbenchError as exc:  # e.g. a damaged store: say which file, without a traceback
+    st.error(str(exc))
+    st.stop()
 navigation.run()
