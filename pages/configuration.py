@@ -1,0 +1,190 @@
+"""Configuration page (R-UI-6): which configuration prepares this session best?
+
+Edit the whole configuration as YAML (validated on every change: field path, line and reason;
+Chord-style fallbacks as warnings) or its common fields in a form kept in sync with the text;
+replay the session with it (saved under a name, with progress); compare two configurations (the
+editor's, a preset, or a saved replay) on one chart with a totals table. Nothing touches disk
+except the explicit "Replay and save".
+"""
+
+from __future__ import annotations
+
+import traceback
+
+import streamlit as st
+
+from iris.config import config_hash
+
+from workbench import state as wb_state
+from workbench.evidence import list_replays
+from workbench.replay_service import open_saved, replay_and_save, replay_session
+from workbench.views.compare import (
+    compactions_table, compare_figure, steps_table, summary_from_replay, summary_from_stored,
+    totals_table,
+)
+from workbench.views.configuration import (
+    FORM_FIELDS, PRESET_NAMES, apply_form, check_config, form_values, preset_text,
+)
+from workbench.views.templates import default_workspace, saved_snapshot
+
+st.title("Configuration")
+st.write("Which configuration prepares this session best? Edit the YAML or the common fields, "
+         "replay the session with it, and compare two configurations on one chart.")
+
+state = st.session_state
+
+
+def sync_form_from_yaml() -> None:
+    check = check_config(state["cfg_yaml"])
+    if check.ok:
+        for key, value in form_values(check.config).items():
+            state[f"cfg_f_{key}"] = value
+
+
+def sync_yaml_from_form() -> None:
+    values = {f.key: state[f"cfg_f_{f.key}"] for f in FORM_FIELDS}
+    state["cfg_yaml"] = apply_form(state["cfg_yaml"], values)
+
+
+def load_preset_into_editor() -> None:
+    state["cfg_yaml"] = preset_text(state["cfg_preset"])
+    sync_form_from_yaml()
+
+
+if "cfg_yaml" not in state:
+    state["cfg_preset"] = state.get("cfg_preset", "default")
+    load_preset_into_editor()
+
+preset_col, load_col = st.columns([3, 1], vertical_alignment="bottom")
+preset_col.selectbox("Preset", PRESET_NAMES, key="cfg_preset",
+                     help="Shipped in workbench/presets/<name>.yaml")
+load_col.button("Load preset", key="cfg_load_preset", on_click=load_preset_into_editor)
+
+yaml_col, form_col = st.columns([3, 2])
+with yaml_col:
+    st.text_area("Configuration (YAML)", key="cfg_yaml", height=520, on_change=sync_form_from_yaml)
+    check = check_config(state["cfg_yaml"])
+    if check.ok:
+        st.success(f"Valid · configuration `{config_hash(check.config)[:19]}…`")
+    else:
+        where = " · ".join(part for part in (
+            f"field `{check.field}`" if check.field else "",
+            f"line {check.line}" if check.line else "") if part)
+        st.error(f"{where or 'Invalid'}: {check.reason}")
+    for warning in check.warnings:
+        st.warning(f"Fallback: {warning}")
+with form_col:
+    st.markdown("**Common fields** (kept in sync with the YAML)")
+    for f in FORM_FIELDS:
+        widget_key = f"cfg_f_{f.key}"
+        common = {"key": widget_key, "help": f.help or None, "on_change": sync_yaml_from_form,
+                  "disabled": not check.ok}
+        if f.kind == "bool":
+            st.toggle(f.label, **common)
+        elif f.kind == "float":
+            st.number_input(f.label, min_value=f.minimum, max_value=f.maximum, step=f.step,
+                            format="%.2f", **common)
+        else:
+            st.number_input(f.label, min_value=int(f.minimum) if f.minimum is not None else None,
+                            max_value=None, step=int(f.step or 1),
+                            placeholder="derived" if f.kind == "optional_int" else None, **common)
+
+store, session_id = wb_state.get_store(), wb_state.current_session_id()
+st.divider()
+if session_id is None:
+    st.info("No session yet: import a transcript or open a sample on the Sessions page, then "
+            "replay it here with this configuration.", icon="👋")
+    st.stop()
+templates = saved_snapshot(default_workspace())
+st.caption(f"Replays use the workspace's saved templates (snapshot `{templates.snapshot_id[:19]}…`) "
+           "and the offline extractive summariser.")
+
+
+def progress_bar(text: str):
+    bar = st.progress(0.0, text=text)
+    return bar, lambda fraction, label: bar.progress(min(max(fraction, 0.0), 1.0), text=label)
+
+
+# ------------------------------------------------------------------------------ replay with it
+st.subheader("Replay with this configuration")
+name_col, button_col = st.columns([3, 1], vertical_alignment="bottom")
+name = name_col.text_input("Save the replay as", value="configuration", key="cfg_replay_name")
+if button_col.button("Replay and save", key="cfg_replay", type="primary",
+                     disabled=not check.ok or not name.strip()):
+    bar, report = progress_bar("replaying…")
+    try:
+        info, result = replay_and_save(store, session_id, name=name.strip(), config=check.config,
+                                       prompts=templates, progress=report)
+        state["cfg_last"] = (info.name, summary_from_replay(info.name, result))
+    except Exception as exc:  # the UI boundary: the message, and the traceback only on demand
+        st.error(f"Replay failed: {exc}")
+        with st.expander("Traceback (for developers)"):
+            st.code(traceback.format_exc(), language=None)
+    bar.empty()
+if "cfg_last" in state:
+    saved_name, run = state["cfg_last"]
+    steps = ", ".join(str(c.step) for c in run.compactions) or "none"
+    st.success(f"Replay **{saved_name}** saved: **{len(run.compactions)} compactions** "
+               f"(steps {steps}) over {len(run.steps)} steps; budget {run.input_budget:,}, "
+               f"pressure line {run.pressure_line:,}. Pick it in the sidebar to step through it.")
+
+# ------------------------------------------------------------------------------ compare
+st.subheader("Compare two configurations on this session")
+saved = {f"replay:{r.id}": f"saved replay · {r.name}" for r in list_replays(store.db, session_id)}
+choices = {"editor": "this editor's configuration",
+           **{f"preset:{n}": f"preset · {n}" for n in PRESET_NAMES}, **saved}
+a_col, b_col = st.columns(2)
+a = a_col.selectbox("A", list(choices), format_func=choices.get, key="cfg_a",
+                    index=list(choices).index("preset:default"))
+b = b_col.selectbox("B", list(choices), format_func=choices.get, key="cfg_b",
+                    index=list(choices).index("preset:cost-first"))
+
+
+def run_summary(choice: str, report, suffix: str = ""):
+    """A RunSummary of one choice: saved replays are read back, configurations replayed (cached)."""
+    label = {"editor": "editor"}.get(choice) or choices[choice].replace("saved replay · ", "replay ")
+    label = label.removeprefix("preset · ") + suffix
+    if choice.startswith("replay:"):
+        return summary_from_stored(label, open_saved(store, choice.removeprefix("replay:")))
+    config = check.config if choice == "editor" else check_config(
+        preset_text(choice.removeprefix("preset:"))).config
+    if config is None:
+        raise ValueError("the editor's configuration is not valid; fix it first")
+    cache = state.setdefault("cfg_runs", {})
+    key = (session_id, config_hash(config), templates.snapshot_id, label)
+    if key not in cache:
+        result, _ = replay_session(store.get_session(session_id), config=config,
+                                   prompts=templates, progress=report)
+        cache[key] = summary_from_replay(label, result, configuration_hash=config_hash(config),
+                                         template_snapshot_id=templates.snapshot_id)
+    return cache[key]
+
+
+if st.button("Compare", key="cfg_compare"):
+    bar, report = progress_bar("replaying A…")
+    try:
+        same = " (A)" if a == b else ""
+        first = run_summary(a, lambda f, label: report(f / 2, f"A: {label}"), same)
+        second = run_summary(b, lambda f, label: report(0.5 + f / 2, f"B: {label}"),
+                             " (B)" if same else "")
+        state["cfg_compared"] = (first, second)
+    except Exception as exc:  # the UI boundary
+        st.error(f"Comparison failed: {exc}")
+        with st.expander("Traceback (for developers)"):
+            st.code(traceback.format_exc(), language=None)
+    bar.empty()
+if "cfg_compared" not in state:
+    st.caption("Pick A and B and press Compare.")
+    st.stop()
+runs = list(state["cfg_compared"])
+st.plotly_chart(compare_figure(runs), key="cfg_compare_chart")
+st.markdown("#### Totals")
+st.dataframe(totals_table(runs), hide_index=True, key="cfg_totals")
+st.markdown("#### Compactions and cut points")
+cuts = compactions_table(runs)
+if cuts.empty:
+    st.caption("Neither configuration compacted this session.")
+else:
+    st.dataframe(cuts, hide_index=True, key="cfg_cuts")
+with st.expander("Tokens per step"):
+    st.dataframe(steps_table(runs), hide_index=True, key="cfg_steps")
