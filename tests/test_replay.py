@@ -209,3 +209,29 @@ def test_replay_reports_progress_per_step(long_session):
     replay(long_session, progress=lambda done, total: seen.append((done, total)))
     n = len(long_session.index.batches)
     assert seen[0] == (1, n) and seen[-1] == (n, n) and len(seen) == n
+
+
+def test_r_prep_1_replay_result_round_trips_through_json(long_session):
+    """R-PREP-1: the whole replay (records, requests, archives, usage) loads back unchanged."""
+    from iris.replay import Replay
+
+    end = long_session.index.batches[20].assistant_message + 1  # past the 96k compaction
+    head = Session(header=long_session.header, messages=long_session.messages[:end])
+    r = replay(head, parse_config(SMALL))
+    assert r.checkpoints and r.archives
+    assert Replay.model_validate(json.loads(_json(r))) == r
+
+
+def test_r_prep_6_real_sessions_replay_ready_and_deterministic(real_sessions):
+    """R-PREP-6/issue 6: every real transcript (Claude Code, Codex, chat completions) replays
+    with every step ready, twice identically."""
+    from workbench.importers import load_session
+
+    files = sorted(p for p in real_sessions.glob("*/*") if p.suffix in (".jsonl", ".json"))
+    assert len(files) >= 3
+    for path in files:
+        s = load_session(path, lenient=True).session
+        a = replay(s)
+        assert a.preparations and all(p.phase == "ready" for p in a.preparations), path.name
+        if path.parent.name == "openai_chat":  # the smallest: replay twice, compare
+            assert _json(a) == _json(replay(s)), path.name
