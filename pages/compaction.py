@@ -17,6 +17,7 @@ st.title("Compaction")
 st.caption("Where did compaction cut the history, and what happened to each message? One band per "
            "compaction of the selected replay; the red line is the cut point.")
 
+ARCHIVE_PREVIEW = 6000
 store = state.get_store()
 session_id, replay_id = state.current_session_id(), state.current_replay_id()
 if session_id is None:
@@ -83,4 +84,9 @@ if archives:
         st.code(record.checkpoint_text, language="markdown", wrap_lines=True)
     with right:
         st.markdown(f"**{record.path}** ({len(record.text):,} characters, lossless original)")
-        st.code(record.text, language="markdown", wrap_lines=True)
+        whole = st.toggle("Show the whole archive", key="cmp_whole_archive",
+                          disabled=len(record.text) <= ARCHIVE_PREVIEW)
+        text = record.text if whole or len(record.text) <= ARCHIVE_PREVIEW else (
+            record.text[:ARCHIVE_PREVIEW] + f"\n… [{len(record.text) - ARCHIVE_PREVIEW:,} more "
+            "characters: switch on “Show the whole archive”]")
+        st.code(text, language=None, wrap_lines=True)

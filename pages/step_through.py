@@ -11,7 +11,7 @@ from workbench import state
 from workbench.replay_service import open_saved, session_messages
 from workbench.views.colors import MARK_COLOURS, STATUS_COLOURS
 from workbench.views.step_through import (
-    STAGE_EXPLANATIONS, decision_table, request_messages, stage_table, step_header,
+    STAGE_EXPLANATIONS, decision_table, plain, request_messages, stage_table, step_header,
 )
 
 st.title("Step-through")
@@ -29,6 +29,8 @@ if replay_id is None or step is None:
     st.stop()
 
 LONG = 3000
+FEW = 12
+SHOWN = 80
 BADGE = {"ready": "green", "failed": "red", "cancelled": "gray"}
 PRESSURE = {"green": "green", "orange": "orange", "red": "red"}
 
@@ -68,6 +70,8 @@ st.dataframe(
     column_config={"before_tokens": st.column_config.NumberColumn("before", format="localized"),
                    "after_tokens": st.column_config.NumberColumn("after", format="localized")})
 
+
+
 st.markdown("#### Why")
 for stage in prep.stages:
     label = f"{stage.name} — {stage.status} · {len(stage.decisions)} decision(s)"
@@ -75,7 +79,11 @@ for stage in prep.stages:
         st.caption(STAGE_EXPLANATIONS[stage.name])
         if stage.note:
             st.text(stage.note)
-        if stage.decisions:
+        if 0 < len(stage.decisions) <= FEW:
+            rows = decision_table(prep, stage=stage.name)
+            st.markdown("\n".join(f"- **{plain(r.kind)}**: {plain(r.what)} — "
+                                   f"{plain(r.reason)}" for r in rows.itertuples()))
+        elif stage.decisions:
             st.dataframe(decision_table(prep, stage=stage.name), hide_index=True,
                          key=f"st_decisions_{stage.name}")
 
@@ -84,25 +92,37 @@ if request is None:
     st.info("No final request: this step did not become ready.")
     st.stop()
 shown = request_messages(request, originals)
-only_changed = st.toggle("Only marked messages", key="st_only_changed")
+toggles = st.columns(3)
+only_changed = toggles[0].toggle("Only marked messages", key="st_only_changed")
+every = toggles[1].toggle(f"Show every message ({len(shown)})", key="st_every_message")
+full = toggles[2].toggle("Show full texts", key="st_full_texts",
+                         help=f"Texts over {LONG:,} characters are cut unless this is on.")
 css = "\n".join(f'[class*="st-key-wbmsg-"][class*="-{k}"] {{border-left: 5px solid {c}; '
                 f'padding-left: 0.6rem;}}' for k, c in MARK_COLOURS.items())
 st.html(f"<style>{css}</style>")
 st.caption(f"{len(shown)} messages · tools: {', '.join(prep.final_tools) or 'none'} · dropped: "
            f"{', '.join(request.dropped) or 'nothing'}")
-for message in shown:
-    if only_changed and not message.marks:
-        continue
+visible = [m for m in shown if m.marks or not only_changed]
+if not every and len(visible) > SHOWN:
+    st.caption(f"Showing the last {SHOWN} of {len(visible)} messages (switch on “Show every "
+               "message” to see them all).")
+    visible = visible[-SHOWN:]
+
+
+def cut(text: str) -> str:
+    if full or len(text) <= LONG:
+        return text
+    return text[:LONG] + f"\n… [{len(text) - LONG:,} more characters: switch on “Show full texts”]"
+
+
+for message in visible:
     key = f"wbmsg-{message.position}" + "".join(f"-{m}" for m in message.marks)
     with st.container(border=True, key=key):
         marks = " ".join(f":{'violet' if m == 'summarised' else 'orange'}-badge[{m}]"
                          for m in message.marks)
-        st.markdown(f"**{message.position} · {message.role}** · {message.label} {marks}")
-        text = message.text
-        st.code(text[:LONG] + ("\n…" if len(text) > LONG else ""), language=None, wrap_lines=True)
-        if len(text) > LONG:
-            with st.expander(f"Show all ({message.chars:,} characters)"):
-                st.code(text, language=None, wrap_lines=True)
+        st.markdown(f"**{message.position} · {message.role}** · {message.label} {marks} · "
+                    f"{message.chars:,} characters")
+        st.code(cut(message.text), language=None, wrap_lines=True)
         if message.original_text is not None:
             with st.expander(f"Original ({len(message.original_text):,} characters)"):
-                st.code(message.original_text, language=None, wrap_lines=True)
+                st.code(cut(message.original_text), language=None, wrap_lines=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evidence_builders import messages, preparation, request
 from workbench.views.step_through import (
-    STAGE_EXPLANATIONS, decision_table, describe, pressure_of, request_messages, request_table,
+    STAGE_EXPLANATIONS, decision_table, describe, plain, pressure_of, request_messages, request_table,
     stage_table, step_header,
 )
 
@@ -81,3 +81,10 @@ def test_r_ui_2_request_rendered_with_marks_and_original():
     table = request_table(request())
     assert list(table["marks"]) == ["", "", "reduced", ""]
     assert list(table["role"]) == ["user", "assistant", "tool", "assistant"]
+
+
+def test_plain_escapes_markdown_html_and_streamlit_colour_directives():
+    """UX.md: transcript and record content is shown as text, never as markup."""
+    assert plain("<b>x</b>") == "\\<b\\>x\\</b\\>"
+    assert plain(":red[alarm] *a*") == "\\:red\\[alarm\\] \\*a\\*"
+    assert plain("plain words 12") == "plain words 12"

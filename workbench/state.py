@@ -153,13 +153,16 @@ def sidebar_step_selector(n_steps: int) -> int | None:
     if n_steps > 1:
         box.slider("Step", 0, n_steps - 1, key="_wb_step_slider",
                    on_change=lambda: _set_step(st.session_state["_wb_step_slider"], n_steps))
-    prev, number, nxt = box.columns([1, 2, 1], vertical_alignment="bottom")
+    # The number box gets its own row and the buttons the full width: the shortcut hints that
+    # Streamlit prints on the buttons do not fit three narrow columns.
+    box.number_input("Step number", 0, n_steps - 1, key="_wb_step_number",
+                     label_visibility="collapsed",
+                     on_change=lambda: _set_step(st.session_state["_wb_step_number"], n_steps))
+    prev, nxt = box.columns(2)
     prev.button("◀", key="_wb_step_prev", help="previous step (Shift+Left)", shortcut="Shift+Left",
-                on_click=lambda: _set_step(st.session_state[STEP_KEY] - 1, n_steps))
-    number.number_input("Step number", 0, n_steps - 1, key="_wb_step_number", label_visibility="collapsed",
-                        on_change=lambda: _set_step(st.session_state["_wb_step_number"], n_steps))
+                width="stretch", on_click=lambda: _set_step(st.session_state[STEP_KEY] - 1, n_steps))
     nxt.button("▶", key="_wb_step_next", help="next step (Shift+Right)", shortcut="Shift+Right",
-               on_click=lambda: _set_step(st.session_state[STEP_KEY] + 1, n_steps))
+               width="stretch", on_click=lambda: _set_step(st.session_state[STEP_KEY] + 1, n_steps))
     return st.session_state[STEP_KEY]
 
 

@@ -24,7 +24,7 @@ from iris.session import Message
 from .colors import PHASE_COLOURS, PRESSURE_COLOURS
 
 __all__ = ["STAGE_EXPLANATIONS", "RequestMessage", "StepHeader", "decision_table", "describe",
-           "pressure_of", "request_messages", "request_table", "stage_table", "step_header"]
+           "plain", "pressure_of", "request_messages", "request_table", "stage_table", "step_header"]
 
 #: One paragraph per stage, for teaching (the "why" panel).
 STAGE_EXPLANATIONS: dict[str, str] = {
@@ -115,6 +115,15 @@ def stage_table(prep: ContextPreparation) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+_MARKDOWN_CONTROL = set("\\`*_{}[]()<>#+-.!|~$:")
+
+
+def plain(text: str) -> str:
+    """Text for ``st.markdown`` that renders literally: every markdown/HTML control character
+    (and Streamlit's ``:colour[…]`` colon) is backslash-escaped, so record text stays text."""
+    return "".join("\\" + ch if ch in _MARKDOWN_CONTROL else ch for ch in str(text))
+
+
 def _tool(name: str | None) -> str:
     return name or "tool"
 
@@ -186,7 +195,7 @@ class RequestMessage(_Frozen):
 def _label(origin: str, history_index: int | None, key: str | None) -> str:
     if origin == "history" and history_index is not None:
         return f"history #{history_index}"
-    return f"{origin} {key}" if key else origin
+    return f"{origin} {key}" if key and key != origin else origin
 
 
 def request_messages(request: PreparedRequest,
