@@ -219,7 +219,8 @@ def test_r_prep_1_replay_result_round_trips_through_json(long_session):
     head = Session(header=long_session.header, messages=long_session.messages[:end])
     r = replay(head, parse_config(SMALL))
     assert r.checkpoints and r.archives
-    assert Replay.model_validate(json.loads(_json(r))) == r
+    back = Replay.model_validate(json.loads(_json(r)))
+    assert back == r.model_copy(update={"messages_counted": 0})  # a cost figure, not in the JSON
 
 
 def test_r_prep_6_real_sessions_replay_ready_and_deterministic(real_sessions):
@@ -235,3 +236,13 @@ def test_r_prep_6_real_sessions_replay_ready_and_deterministic(real_sessions):
         assert a.preparations and all(p.phase == "ready" for p in a.preparations), path.name
         if path.parent.name == "openai_chat":  # the smallest: replay twice, compare
             assert _json(a) == _json(replay(s)), path.name
+
+
+def test_replay_cost_grows_with_what_changes_not_with_steps_times_history(long_session):
+    """Issue 6 item 4: each message is counted once; per step only new or rewritten messages are
+    counted (a naive replay would count about steps × history / 2 messages)."""
+    r = replay(long_session)
+    naive = sum(p.message_count for p in r.preparations)
+    rewritten = sum(1 for req in r.requests.values() for m in req.marks if m.marks)
+    assert r.messages_counted <= len(long_session.messages) + rewritten
+    assert r.messages_counted * 5 < naive

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .compaction.thresholds import Thresholds
 from .compaction.usage import RunUsage, UsageTracker, context_bytes
@@ -78,6 +78,9 @@ class Replay(BaseModel):
     cancelled: bool = False
     observation_failures: tuple[str, ...] = ()
     """Sink or subscriber failures (they never change the records)."""
+    messages_counted: int = Field(0, exclude=True)
+    """Messages whose tokens were counted (not cached): grows with what changes, not with steps
+    × history. Not part of the JSON form (it depends on what an estimator had cached)."""
 
     def request(self, preparation: ContextPreparation) -> PreparedRequest | None:
         ref = preparation.final_request_ref
@@ -256,7 +259,8 @@ class _Runner:
                       configuration_snapshot_id=self.snapshot_id, thresholds=self.thresholds,
                       preparations=tuple(preparations), requests=requests, archives=archives,
                       checkpoints=tuple(checkpoints), run_usage=tracker.totals,
-                      cancelled=cancelled, observation_failures=tuple(self.publisher.failures))
+                      cancelled=cancelled, observation_failures=tuple(self.publisher.failures),
+                      messages_counted=self.cache.counted)
 
     def _contributions(self, k: int, walk: _Walk) -> tuple[tuple[Part, ...], Exception | None]:
         if self.source is None:

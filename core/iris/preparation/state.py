@@ -36,6 +36,8 @@ class TokenCache:
         """``(working directory, placeholder)``: paths of the replay's own directory are written
         with the placeholder in hashes and records, so the directory never changes an id."""
         self._by_id: dict[int, tuple[Message, int]] = {}
+        self.counted = 0
+        """How many messages were counted (cache misses): a replay's cost indicator."""
         self.memo: dict[Any, Any] = {}
         """Rewritten messages keyed by what they were made from, so a fold or trim that repeats
         at every later step builds its message once (a cache: it never changes results)."""
@@ -46,6 +48,7 @@ class TokenCache:
             return hit[1]
         n = self.estimator.message_tokens(message)
         self._by_id[id(message)] = (message, n)
+        self.counted += 1
         return n
 
     def text(self, text: str) -> int:
