@@ -1,0 +1,185 @@
+"""Template re-runs (R-UI-4): the variables come from the engine's own rendering at the step, a
+step re-runs from the same history with only the template changed, the whole replay re-runs and
+saves with its snapshot, and a real OpenAI-compatible endpoint (a local HTTP server) writes a new
+summary that the comparison shows, including a failed success condition (R-CMP-8)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from iris.compaction import REQUIRED_SECTIONS, ExtractiveSummarizer, OpenAICompatibleSummarizer
+from iris.errors import SummarizerError
+from iris.prompts import PromptSnapshot
+from iris.replay import replay
+from workbench import rerun
+from workbench.evidence import find_replay
+from workbench.replay_service import BUDGET_REPLAY_NAME, ensure_default_replay, open_saved
+from workbench.replay_service import save_replay_result
+from workbench.store import open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+EDIT = "\nALWAYS MENTION PENGUINS.\n"
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """The long sample's ``budget 96k`` replay in a store of its own (one compaction, step 12)."""
+    store = open_store(tmp_path_factory.mktemp("rerun") / "workbench.db")
+    session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
+    ensure_default_replay(store, session_id)
+    stored = open_saved(store, find_replay(store.db, session_id, BUDGET_REPLAY_NAME).id)
+    yield store, stored, rerun.replay_inputs(store, stored)
+    store.close()
+
+
+def _edited(inputs: rerun.ReplayInputs, extra: str = EDIT) -> PromptSnapshot:
+    return inputs.snapshot.with_template(
+        "compaction", inputs.snapshot.template_source("compaction") + extra)
+
+
+class _Summary(BaseHTTPRequestHandler):
+    """An OpenAI-compatible endpoint whose summary follows the system prompt it receives."""
+
+    def do_POST(self):
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        system = request["messages"][0]["content"]
+        style = "Penguins were mentioned as asked." if "PENGUINS" in system else "Plain summary."
+        body = "Migrating harbor to batch retry policies; continue with the sinks module. " + style
+        if "VERBOSE" in system:
+            body += " " + "padding " * 8000  # far over the summary max
+        text = "\n\n".join(f"## {name}\n{body}" for name in REQUIRED_SECTIONS)
+        payload = json.dumps({"model": "local", "choices": [{"message": {"content": text}}],
+                              "usage": {"prompt_tokens": len(system), "completion_tokens": 99}})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload.encode())
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def endpoint(monkeypatch):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Summary)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("WORKBENCH_SUMMARY_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
+    monkeypatch.setenv("WORKBENCH_SUMMARY_MODEL", "local")
+    monkeypatch.delenv("WORKBENCH_SUMMARY_API_KEY", raising=False)
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_r_ui_4_variables_are_the_ones_the_engine_rendered(saved):
+    store, stored, inputs = saved
+    assert rerun.compaction_steps(stored) == (12,)
+    outcome = rerun.run_step(inputs, 12)
+    assert set(outcome.variables) == {"compaction", "compaction_input"}
+    for prompt_id, variables in outcome.variables.items():  # re-rendering gives the same text
+        assert inputs.snapshot.render(prompt_id, variables) == outcome.rendered[prompt_id]
+    plain = replay(inputs.session, inputs.config, prompts=inputs.snapshot)
+    assert outcome.summary_request == plain.checkpoints[0].summary_request_text
+    assert outcome.checkpoint_text == stored.archives()[0].checkpoint_text  # R-PREP-6
+    assert outcome.status == "applied" and outcome.success
+
+
+def test_r_ui_4_rerun_step_changes_only_the_template(saved):
+    _, stored, inputs = saved
+    cmp = rerun.rerun_step(inputs, _edited(inputs), 12)
+    assert cmp.edited_ids == ("compaction",)
+    assert "+ALWAYS MENTION PENGUINS." in cmp.prompt_diff
+    assert cmp.original.tokens_before == cmp.edited.tokens_before  # same history
+    assert cmp.original.snapshot_id == stored.info.template_snapshot_id
+    assert cmp.edited.snapshot_id != cmp.original.snapshot_id
+    # the extractive summariser reads messages, not the prompt: same checkpoint, both succeed
+    assert cmp.checkpoint_diff == "" and cmp.edited.checkpoint_text
+    assert cmp.original.success and cmp.edited.success
+    assert cmp.edited.tokens_after <= cmp.edited.pressure_line
+    assert cmp.original.variables == cmp.edited.variables
+
+
+def test_r_prep_7_remote_endpoint_writes_a_new_summary_shown_in_the_diff(saved, endpoint):
+    _, _, inputs = saved
+    assert rerun.endpoint_status().startswith("configured: http://127.0.0.1:")
+    remote = rerun.make_summarizer("remote", inputs.session)
+    cmp = rerun.rerun_step(inputs, _edited(inputs), 12, summarizer=remote)
+    assert "+" in cmp.checkpoint_diff and "Penguins were mentioned as asked." in cmp.checkpoint_diff
+    assert "Plain summary." in cmp.original.checkpoint_text
+    assert cmp.edited.summariser == "remote" and cmp.edited.summary_usage.output_tokens == 99
+    assert cmp.edited.summary_usage.input_tokens > cmp.original.summary_usage.input_tokens
+
+
+def test_r_cmp_8_rejected_edit_reports_the_failed_success_condition(saved, endpoint):
+    _, _, inputs = saved
+    remote = rerun.make_summarizer("remote", inputs.session)
+    cmp = rerun.rerun_step(inputs, _edited(inputs, "\nBe VERBOSE.\n"), 12, summarizer=remote)
+    assert cmp.original.success and cmp.original.status == "applied"
+    assert not cmp.edited.success and cmp.edited.status == "rejected"
+    assert cmp.edited.phase == "failed" and "summary too large" in cmp.edited.success_reason
+    assert cmp.edited.checkpoint_text == "" and "padding" in cmp.edited.summary_text
+
+
+def test_r_ui_4_whole_replay_rerun_saves_with_its_snapshot(saved):
+    store, stored, inputs = saved
+    progress = []
+    result = rerun.rerun_replay(inputs, _edited(inputs),
+                                progress=lambda done, total: progress.append((done, total)))
+    assert progress[-1] == (68, 68)
+    assert [c.step_index for c in result.steps] == [12]
+    assert "+ALWAYS MENTION PENGUINS." in result.steps[0].prompt_diff
+    assert len(result.original.compactions) == len(result.edited.compactions) == 1
+    # the extractive checkpoint ignores the prompt: every later request is the same size
+    assert [s.final_input_tokens for s in result.edited.steps] == [
+        s.final_input_tokens for s in result.original.steps]
+    info = save_replay_result(store, result.edited_bundle, session_id=stored.info.session_id,
+                              name="penguins")
+    rows = list(store.db.query("SELECT sources_json FROM template_snapshots WHERE id = ?",
+                               [info.template_snapshot_id]))
+    assert "PENGUINS" in json.loads(rows[0]["sources_json"])["compaction"]
+    reopened = rerun.stored_snapshot(open_saved(store, info.id))
+    assert reopened == _edited(inputs)
+    assert rerun.stored_snapshot(stored) == inputs.snapshot  # the original one is still kept
+
+
+def test_r_ui_4_edits_carry_over_to_the_replay_snapshot():
+    base = PromptSnapshot.defaults()
+    page_edit = base.with_template("compaction_input", "{{ messages | length }} messages"
+                                   "{{ previous_checkpoint }}{{ omitted_note }}{{ current_request }}")
+    target = base.with_template("todo_context", "{{ todos | length }}")
+    carried = rerun.apply_edits(target, base, page_edit)
+    assert carried.edited_ids(target) == ("compaction_input",)
+    assert carried.template_source("todo_context") == "{{ todos | length }}"
+
+
+def test_r_ui_4_nearest_compaction_step():
+    assert rerun.nearest_compaction_step((), 5) is None
+    assert rerun.nearest_compaction_step((3, 9), None) == 3
+    assert rerun.nearest_compaction_step((3, 9), 9) == 9
+    assert rerun.nearest_compaction_step((3, 9), 8) == 3
+    assert rerun.nearest_compaction_step((3, 9), 1) == 3
+
+
+def test_r_prep_7_summariser_choice_and_endpoint_status(saved, monkeypatch):
+    _, _, inputs = saved
+    for name in OpenAICompatibleSummarizer.ENV:
+        monkeypatch.delenv(name, raising=False)
+    assert rerun.endpoint_status().startswith("not configured")
+    assert rerun.summariser_options(inputs.session) == ("extractive",)
+    assert isinstance(rerun.make_summarizer("extractive", inputs.session), ExtractiveSummarizer)
+    with pytest.raises(SummarizerError, match="not configured"):
+        rerun.make_summarizer("remote", inputs.session)
+    with pytest.raises(SummarizerError, match="unknown summariser 'gpt'"):
+        rerun.make_summarizer("gpt", inputs.session)
+
+
+def test_r_ui_4_step_beyond_the_replay_is_reported_not_raised(saved):
+    _, _, inputs = saved
+    outcome = rerun.run_step(inputs, 500)
+    assert outcome.phase == "missing" and not outcome.success

@@ -1,0 +1,95 @@
+"""A/B comparison views (R-UI-6): run summaries from a replay in memory and from the store agree;
+totals, compactions and per-step tables; one chart with both runs (UX.md "A/B comparison")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.importers import load_session
+from workbench.replay_service import replay_and_save
+from workbench.store import open_store
+from workbench.views.compare import (
+    COMPACTION_COLUMNS, RUN_COLOURS, TOTALS_COLUMNS, compactions_table, compare_figure,
+    steps_table, summary_from_replay, summary_from_stored, totals_table,
+)
+from workbench.views.configuration import load_preset
+from iris.replay import replay
+
+ROOT = Path(__file__).resolve().parents[1]
+LONG = ROOT / "sample_sessions" / "long_session.jsonl"
+
+
+def _session():
+    loaded = load_session(LONG)
+    return getattr(loaded, "session", loaded)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """The long sample under the default and the cost-first preset (0 and 2 compactions)."""
+    session = _session()
+    return (summary_from_replay("default", replay(session, load_preset("default"))),
+            summary_from_replay("cost-first", replay(session, load_preset("cost-first"))))
+
+
+def test_r_ui_6_totals_count_tokens_compactions_and_reduction(runs):
+    default, cost = runs
+    table = totals_table(runs)
+    assert list(table.columns) == TOTALS_COLUMNS
+    assert list(table["configuration"]) == ["default", "cost-first"]
+    assert list(table["compactions"]) == [0, 2]
+    assert table.loc[1, "cut_points"].startswith("step 7 @ ")
+    assert table.loc[0, "tokens_sent"] == sum(s.final_input_tokens for s in default.steps)
+    assert table.loc[1, "tokens_sent"] < table.loc[0, "tokens_sent"]
+    assert table.loc[1, "reduction_saved"] > 0  # cost-first reduces earlier and harder
+    assert table.loc[1, "input_budget"] == 64000 and table.loc[1, "pressure_line"] == 44800
+
+
+def test_r_ui_6_compactions_table_lists_each_cut_point(runs):
+    table = compactions_table(runs)
+    assert list(table.columns) == COMPACTION_COLUMNS
+    assert list(table["configuration"]) == ["cost-first", "cost-first"]
+    assert list(table["step"]) == [7, 39] and list(table["n"]) == [1, 2]
+    assert (table["cut_index"] > 0).all() and (table["archived_messages"] > 0).all()
+
+
+def test_r_ui_6_steps_table_has_both_runs_and_the_difference(runs):
+    table = steps_table(runs)
+    assert list(table.columns) == ["step", "tokens · default", "tokens · cost-first",
+                                   "difference (B − A)"]
+    assert len(table) == 68
+    row = table.iloc[-1]
+    assert row["difference (B − A)"] == row["tokens · cost-first"] - row["tokens · default"]
+
+
+def test_r_ui_6_one_chart_with_both_runs_their_lines_and_compactions(runs):
+    fig = compare_figure(runs)
+    names = [t.name for t in fig.data]
+    assert names == ["default", "pressure line · default", "compaction · default",
+                     "cost-first", "pressure line · cost-first", "compaction · cost-first"]
+    by_name = {t.name: t for t in fig.data}
+    assert by_name["default"].line.color == RUN_COLOURS[0]
+    assert by_name["cost-first"].line.color == RUN_COLOURS[1]
+    assert list(by_name["compaction · cost-first"].x) == [7, 39]
+    assert len(by_name["compaction · default"].x) == 0
+    assert set(by_name["pressure line · cost-first"].y) == {44800}
+    assert len(by_name["cost-first"].x) == 68
+
+
+def test_r_ui_6_stored_replay_summary_matches_the_in_memory_one(runs):
+    """R-PREP-6 determinism: the summary read back from the store equals the replayed one."""
+    with open_store() as store:
+        session_id = store.import_file(LONG).session_id
+        replay_and_save(store, session_id, name="cost", config=load_preset("cost-first"))
+        from workbench.replay_service import open_saved
+        from workbench.evidence import find_replay
+
+        stored = open_saved(store, find_replay(store.db, session_id, "cost").id)
+        summary = summary_from_stored("cost-first", stored)
+    expected = runs[1]
+    assert summary.steps == expected.steps
+    assert summary.compactions == expected.compactions
+    assert (summary.input_budget, summary.pressure_line) == (64000, 44800)
+    assert summary.template_snapshot_id is not None and summary.configuration_hash
