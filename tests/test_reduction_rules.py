@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from iris.reduction import ReductionConfig
 from test_reduction_support import Conv, decision, lines, padding, sent_text
 
@@ -223,3 +222,30 @@ def test_r_red_1_every_result_gets_exactly_one_decision():
     assert len(res.decisions) == 5
     saved = sum(d.tokens_before - d.tokens_after for d in res.decisions)
     assert res.tokens_before - res.tokens_after == saved > 0
+
+
+def _exact(size: int) -> str:
+    text = ("w" * 99 + "\n") * (size // 100) + "v" * (size % 100)
+    assert len(text.encode()) == size
+    return text
+
+
+@pytest.mark.parametrize("size,action", [(3000, "kept"), (3001, "reduced")])
+def test_r_red_3_read_like_byte_gate(size, action):
+    """R-RED-3: read-like outputs are summarised only above read_like_output_bytes."""
+    res, cid = _aged("WebFetch", {"url": "https://example.org"}, _exact(size), 5)
+    assert decision(res, cid).action == action
+
+
+@pytest.mark.parametrize("size,action", [(1500, "kept"), (1501, "reduced")])
+def test_r_red_3_generic_byte_gate_boundary(size, action):
+    """R-RED-3: the generic fallback needs more than stale_output_bytes."""
+    res, cid = _aged("Task", {"prompt": "x"}, _exact(size), 3, conv=padding(6))
+    assert decision(res, cid).action == action
+
+
+def test_r_red_5_old_small_diff_kept():
+    """R-RED-5: past the diff window a diff of 3000 bytes or less is not summarised."""
+    res, cid = _aged("Bash", {"command": "git diff"}, _diff(files=1, hunks=1, body=5), 20)
+    d = decision(res, cid)
+    assert d.category == "diff" and d.action == "kept"

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..context.policy import ContextPolicy
 from ..session import Message, ToolCallBlock, ToolResultBlock
 from ..tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
-from .artifacts import externalize_large_result
+from .artifacts import INLINE_BUDGET_BYTES, externalize_large_result
 from .classify import Context, ResultInfo, Verdict, classify, describe
 from .config import ReductionConfig
 from .facts import extract_facts
@@ -192,7 +192,7 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
             _defer(it, gate, saving, config)
     if hint:
         plan_trims(items, policy, est)
-    _externalize(items, state, session_dir)
+    _externalize(items, memo, session_dir)
     return _finish(messages, items, state, est, memo, hint, recalled, session_dir,
                    grace_used=(state.grace_used + 1 if grace else state.grace_used) if todos_completed else 0)
 
@@ -255,19 +255,25 @@ def _defer(it: _Item, gate: str, saving: int, cfg: ReductionConfig) -> None:
     it.rendering = None
 
 
-def _externalize(items: list[_Item], state: ReductionState, session_dir: Path | None) -> None:
+def _externalize(items: list[_Item], memo: dict, session_dir: Path | None) -> None:
     """Results over the inline budget are replaced by a preview on first entry (R-RED-8)."""
     if session_dir is None:
         return
     for it in items:
-        if it.verdict and it.verdict.action == "kept" and it.frozen is None and not it.block.artifact_path:
-            block, path = externalize_large_result(it.block, session_dir=session_dir,
-                                                   tool_name=it.info.tool_name)
-            if path is not None:
-                it.verdict = Verdict("externalized", "inline_budget", it.verdict.category,
-                                     f"{it.info.bytes:,} B > inline budget 51,200 B → preview + saved file "
-                                     f"(kept by {it.verdict.rule})")
-                it.rendering = Rendering(block.text, str(path), False)
+        v = it.verdict
+        if v is None or v.action != "kept" or it.frozen is not None or it.block.artifact_path:
+            continue
+        if it.info.bytes <= INLINE_BUDGET_BYTES:
+            continue
+        key = ("ext", it.info.call_id, it.info.digest, str(session_dir))
+        if key not in memo:
+            memo[key] = externalize_large_result(it.block, session_dir=session_dir,
+                                                 tool_name=it.info.tool_name)
+        block, path = memo[key]
+        it.verdict = Verdict("externalized", "inline_budget", v.category,
+                             f"{it.info.bytes:,} B > inline budget {INLINE_BUDGET_BYTES:,} B → preview + "
+                             f"saved file (kept by {v.rule})")
+        it.rendering = Rendering(block.text, str(path), False)
 
 
 def _message_tokens(memo: dict, est: TokenEstimator, msg: Message) -> int:
