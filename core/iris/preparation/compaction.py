@@ -35,6 +35,7 @@ from .records import (
     Decision,
     PreparationFailure,
     StageRecord,
+    StageStatus,
 )
 from .state import Part, PipelineSettings, PreparationState, StageFailed
 
@@ -140,17 +141,13 @@ def _fail(record: StageRecord, message: str, kind: str, error_type: str = "") ->
                                                   error_type=error_type))
 
 
-def apply(state: PreparationState, settings: PipelineSettings
-          ) -> tuple[PreparationState, StageRecord]:
-    start, basis, reason = trigger(state, settings)
-    if not start:
-        return _skip(state, f"not entered: {reason}")
-    before = state.input_tokens
-    entered = f"entered: {reason} (basis: {basis})"
+def _attempt(state: PreparationState, settings: PipelineSettings, before: int, entered: str
+             ) -> Any:
+    """One call of the compaction engine; an exception becomes a rejected, failed stage."""
     u = current_input_index(state.history)
     current = state.history[u].message if u < len(state.history) else None
     try:
-        outcome = adapters.compact_history(
+        return adapters.compact_history(
             tuple(p.message for p in state.durable), current_request=current,
             config=settings.config, thresholds=settings.thresholds, prompts=settings.prompts,
             summarizer=settings.summarizer, session_dir=settings.session_dir,
@@ -168,24 +165,34 @@ def apply(state: PreparationState, settings: PipelineSettings
                        CompactionRejected(attempt=1, reason=text)))
         kind = "timeout" if isinstance(exc, TimeoutError) else "error"
         raise _fail(record, text, kind, type(exc).__name__) from exc
+
+
+def apply(state: PreparationState, settings: PipelineSettings
+          ) -> tuple[PreparationState, StageRecord]:
+    start, basis, reason = trigger(state, settings)
+    if not start:
+        return _skip(state, f"not entered: {reason}")
+    before = state.input_tokens
+    entered = f"entered: {reason} (basis: {basis})"
+    outcome = _attempt(state, settings, before, entered)
     decisions = _decisions(outcome, before, settings)
+
+    def record(status: StageStatus, after: int, note: str) -> StageRecord:
+        return StageRecord(name="compaction", status=status, before_input_tokens=before,
+                           after_input_tokens=after, decisions=decisions, note=f"{entered}; {note}")
+
     if outcome.status == "applied":
         new = _applied_state(state, outcome, settings)
-        return new, StageRecord(name="compaction", status="applied", before_input_tokens=before,
-                                after_input_tokens=new.input_tokens, decisions=decisions,
-                                note=f"{entered}; committed, cut at history message "
-                                     f"{outcome.cut_index}")
-    if outcome.status == "no_cut":
-        record = StageRecord(name="compaction", status="candidate", before_input_tokens=before,
-                             after_input_tokens=before, decisions=decisions,
-                             note=f"{entered}; no new cut point")
+        return new, record("applied", new.input_tokens,
+                           f"committed, cut at history message {outcome.cut_index}")
+    if outcome.status in ("no_cut", "skipped"):  # planned, not committed (R-CMP-8: continue)
+        planned = record("candidate", before, "no new cut point" if outcome.status == "no_cut"
+                         else "the engine skipped the attempt")
         if before > settings.input_budget:
-            raise _fail(record, f"no cut point and the request ({before:,} tokens) is over the "
-                                f"hard input limit {settings.input_budget:,}", "error")
-        return state, record
+            raise _fail(planned, f"no cut point and the request ({before:,} tokens) is over the "
+                                 f"hard input limit {settings.input_budget:,}", "error")
+        return state, planned
     why = next((d.reason for d in reversed(decisions) if isinstance(d, CompactionRejected)),
                "the summary was not accepted")
-    record = StageRecord(name="compaction", status="rejected", before_input_tokens=before,
-                         after_input_tokens=before, decisions=decisions,
-                         note=f"{entered}; rejected: the run ends and the old state is kept")
-    raise _fail(record, why, "timeout" if why.startswith("timeout") else "error")
+    raise _fail(record("rejected", before, "rejected: the run ends and the old state is kept"),
+                why, "timeout" if why.startswith("timeout") else "error")

@@ -14,8 +14,9 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import PreparationError
+from ..session import Message
 from . import adapters
-from .records import KeptRecent, Reduced, StageRecord, Trimmed
+from .records import Decision, KeptRecent, Reduced, StageRecord, Trimmed
 from .state import Part, PipelineSettings, PreparationState
 
 __all__ = ["apply"]
@@ -34,6 +35,35 @@ def _decision(d: Any, part: Part, ref: str, settings: PipelineSettings):
     return Reduced(block_index=d.block_index, tool_name=d.tool_name, category=str(d.category),
                    rule=d.rule or "", action=d.action, age=d.age, tokens_before=d.tokens_before,
                    tokens_after=d.tokens_after, artifact_path=path, **common)
+
+
+def _shortened(part: Part, new_message: Message, actions: set[str],
+               settings: PipelineSettings) -> Part:
+    """The part carrying the engine's rewritten message, marked trimmed and/or reduced."""
+    # counted as shown (working directory as ``<session_dir>``): the count must not depend on
+    # where the replay runs (R-PREP-6)
+    tokens = settings.cache.message(settings.cache.display(new_message))
+    actions = actions - {"kept"}
+    marked = part.replaced(new_message, tokens, "trimmed" if "trimmed" in actions else "reduced")
+    if "trimmed" in actions and actions - {"trimmed"}:
+        marked = marked.replaced(new_message, tokens, "reduced")
+    return marked
+
+
+def _new_decisions(part: Part, found: list[Any], seen: set[str], settings: PipelineSettings
+                   ) -> tuple[list[Decision], int]:
+    """Decisions not recorded at an earlier step (``seen`` is updated) and the carried count."""
+    out, carried = [], 0
+    for d in found:
+        ref = (f"result:{part.history_index}:{d.block_index}" if part.history_index is not None
+               else d.ref)
+        mark = f"{d.action} {ref} {d.rule}"
+        if mark in seen:
+            carried += 1
+            continue
+        seen.add(mark)
+        out.append(_decision(d, part, ref, settings))
+    return out, carried
 
 
 def apply(state: PreparationState, settings: PipelineSettings
@@ -55,35 +85,22 @@ def apply(state: PreparationState, settings: PipelineSettings
     by_message: dict[int, list[Any]] = {}
     for d in result.decisions:
         by_message.setdefault(d.message_index, []).append(d)
-    history, delta = list(state.history), 0
-    decisions, seen, carried = [], set(state.seen), 0
+    history, decisions, seen, carried, changed = list(state.history), [], set(state.seen), 0, 0
     for i, new_message in enumerate(result.messages):
-        part = state.history[i]
-        for d in by_message.get(i, ()):
-            ref = (f"result:{part.history_index}:{d.block_index}" if part.history_index is not None
-                   else d.ref)
-            mark = f"{d.action} {ref} {d.rule}"
-            if mark in seen:
-                carried += 1
-                continue
-            seen.add(mark)
-            decisions.append(_decision(d, part, ref, settings))
-        if new_message is not part.message:
-            # counted as shown (working directory as ``<session_dir>``): the count must not depend
-            # on where the replay runs (R-PREP-6)
-            tokens = settings.cache.message(settings.cache.display(new_message))
-            acts = {d.action for d in by_message.get(i, ())} - {"kept"}
-            marked = part.replaced(new_message, tokens,
-                                   "trimmed" if "trimmed" in acts else "reduced")
-            if "trimmed" in acts and acts - {"trimmed"}:
-                marked = marked.replaced(new_message, tokens, "reduced")
-            history[i] = marked
-            delta += tokens - part.tokens
-    new = replace(state, history=tuple(history), history_tokens=state.history_tokens + delta,
-                  reduction_state=result.state, seen=frozenset(seen))
-    changed = sum(1 for a, b in zip(history, state.history) if a is not b)
+        found = by_message.get(i, [])
+        new, kept_over = _new_decisions(state.history[i], found, seen, settings)
+        decisions += new
+        carried += kept_over
+        if new_message is not state.history[i].message:
+            history[i] = _shortened(state.history[i], new_message, {d.action for d in found},
+                                    settings)
+            changed += 1
+    delta = sum(a.tokens - b.tokens for a, b in zip(history, state.history) if a is not b)
+    new_state = replace(state, history=tuple(history), history_tokens=state.history_tokens + delta,
+                        reduction_state=result.state, seen=frozenset(seen))
     note = (f"{changed} message(s) shortened in this request; {len(decisions)} new decision(s), "
             f"{carried} carried over unchanged from earlier steps")
-    return new, StageRecord(name="trim_old_bodies", status="entered", before_input_tokens=before,
-                            after_input_tokens=new.input_tokens, decisions=tuple(decisions),
-                            note=note)
+    return new_state, StageRecord(name="trim_old_bodies", status="entered",
+                                  before_input_tokens=before,
+                                  after_input_tokens=new_state.input_tokens,
+                                  decisions=tuple(decisions), note=note)
