@@ -197,3 +197,16 @@ def test_r_ui_8_frames_are_plain_pandas(default):
     assert Path(wb.sample_path("bugfix")).name == "bugfix.jsonl"
     with pytest.raises(FileNotFoundError, match="bundled: bugfix"):
         wb.sample_path("nope")
+
+
+def test_r_ui_8_replay_inside_a_running_event_loop_like_jupyter():
+    """A Jupyter kernel runs an asyncio loop on the main thread; dynamic-context sources must
+    still be collected (no step fails because a loop is already running)."""
+    import asyncio
+
+    async def in_kernel() -> wb.NotebookReplay:
+        return wb.replay(LONG, "cost-first")
+
+    r = asyncio.run(in_kernel())
+    assert r.failures().empty and r.totals()["compactions"] >= 1
+    assert any(d == "kept-required" for d in r.decisions()["kind"])  # the recorded snapshots

@@ -14,7 +14,9 @@ Nothing here recomputes a decision: every table and figure is a view function of
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -38,7 +40,7 @@ from .views.sessions import SAMPLES_DIR
 from .views.step_through import decision_table, request_messages, stage_table, step_header
 from .views.usage import summary_usage_table, usage_figure, usage_table
 
-__all__ = ["FIGURES", "Comparison", "NotebookReplay", "StepView", "compare", "load_session",
+__all__ = ["FIGURES", "Comparison", "NotebookReplay", "StepView", "compare", "config_label", "load_session",
            "preset_names", "replay", "resolve_config", "sample_path"]
 
 #: Figure kinds :meth:`NotebookReplay.figure` draws.
@@ -272,12 +274,35 @@ def replay(session: Session | str | Path, config: Any = None, *,
     if not isinstance(session, Session):
         session = load_session(session)
     resolved = resolve_config(config)
-    result, _ = replay_session(session, config=resolved, prompts=prompts, summarizer=summarizer,
-                               progress=progress or (lambda fraction, text: None))
-    if label is None:
-        label = Path(str(config)).stem if isinstance(config, (str, Path)) else (
-            "default" if config is None else "custom")
-    return NotebookReplay(session, resolved, result, label=label)
+
+    def run() -> Replay:
+        return replay_session(session, config=resolved, prompts=prompts, summarizer=summarizer,
+                              progress=progress or (lambda fraction, text: None))[0]
+
+    result = _off_the_running_loop(run)
+    return NotebookReplay(session, resolved, result, label=label or config_label(config))
+
+
+def _off_the_running_loop(work: Callable[[], Replay]) -> Replay:
+    """Run ``work`` here, or on a worker thread when this thread runs an asyncio loop.
+
+    Jupyter kernels (and Playwright's sync API) keep a loop running on the main thread; the engine
+    drives dynamic-context sources with ``run_until_complete``, which cannot nest inside it, so
+    every step of a session with recorded context snapshots would fail in a notebook.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return work()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-replay") as pool:
+        return pool.submit(work).result()
+
+
+def config_label(config: Any) -> str:
+    """How a configuration is named in comparisons: the preset name or file stem, else default/custom."""
+    if isinstance(config, (str, Path)):
+        return Path(str(config)).stem
+    return "default" if config is None else "custom"
 
 
 class Comparison:

@@ -122,10 +122,13 @@ def render_report(r: NotebookReplay, *, title: str | None = None, config_source:
 def build_report(session: Any, config: Any = None, *, title: str | None = None,
                  summarizer: Any = None, progress: Progress = _quiet) -> str:
     """Replay ``session`` (Session, path or stored id) under ``config`` and render the report."""
-    from .notebook import replay
+    from .notebook import config_label, load_session, replay, resolve_config
 
+    resolved = resolve_config(config)  # a bad file or preset fails before any work is shown
+    if isinstance(session, (str, Path)):
+        session = load_session(session)
     progress(0.0, "replaying")
-    r = replay(session, config, summarizer=summarizer,
+    r = replay(session, resolved, summarizer=summarizer, label=config_label(config),
                progress=lambda f, label: progress(0.85 * f, f"replaying: {label}"))
     progress(0.9, "rendering")
     source = str(config) if config is not None and not hasattr(config, "model_dump") else ""

@@ -1,0 +1,99 @@
+"""``workbench report`` (R-UI-9): one self-contained HTML file with the figures, the stage table,
+the compaction cut points, the usage comparison and the failed preparations; offline, escaped and
+deterministic. The browser check that its figures render is tests/browser/test_browser_report.py."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import workbench as wb
+from iris.context import ContextSnapshot
+from iris.replay import replay as engine_replay
+from workbench.cli import main
+from workbench.notebook import NotebookReplay
+from workbench.report import render_report
+from workbench.store import open_store
+
+LONG = wb.sample_path("long_session")
+SMALL = wb.sample_path("unanswered")
+#: A tag that loads something from elsewhere: <script src=…>, <link href=…>, <img src=…>, …
+EXTERNAL = re.compile(r"<(script|link|img|iframe|embed|object)\b[^>]*\b(src|href)\s*=", re.I)
+
+
+@pytest.fixture(scope="module")
+def cost_report(tmp_path_factory) -> tuple[str, wb.NotebookReplay]:
+    """The long sample under the cost-first preset (it compacts), written by the CLI."""
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    assert main(["report", str(LONG), "--config", "cost-first", "--out", str(out)]) == 0
+    return out.read_text(encoding="utf-8"), wb.replay(LONG, "cost-first")
+
+
+def test_r_ui_9_report_is_one_offline_html_file(cost_report):
+    html, _ = cost_report
+    assert html.startswith("<!DOCTYPE html>")
+    assert not EXTERNAL.search(html), EXTERNAL.search(html)
+    assert "Plotly.newPlot" in html and 'id="wb-usage"' in html and 'id="wb-timeline"' in html
+    from plotly.offline import get_plotlyjs
+
+    assert get_plotlyjs()[:2000] in html  # the library itself, inline
+
+
+def test_r_ui_9_report_holds_the_tables(cost_report):
+    html, r = cost_report
+    for heading in ("Summary", "Usage: local estimate vs provider", "Compaction", "Cut points",
+                    "Stages", "Failed preparations", "Configuration"):
+        assert f">{heading}</h" in html, heading
+    first = r.result.checkpoints[0]
+    applied = r.compactions().iloc[0]
+    assert f"<td>{applied['cut_index']}</td>" in html and f"<td>{first.step_index}</td>" in html
+    assert "summary (compaction)" in html and "main model" in html
+    assert f"Every one of the {len(r)} preparations is ready." in html
+    assert "input_budget_tokens: 64000" in html  # the configuration used
+
+
+def test_r_ui_9_report_lists_failed_preparations_escaped():
+    """A failed step appears with its stage and error; transcript/error text is escaped."""
+    class Flaky:
+        async def collect(self, scope):
+            if scope.step_index == 1:
+                raise RuntimeError("<img src=x onerror=alert(1)> snapshot service down")
+            return ContextSnapshot()
+
+    session = wb.load_session(SMALL)
+    config = wb.resolve_config(None)
+    result = engine_replay(session, config, context_source=Flaky())
+    html = render_report(NotebookReplay(session, config, result, label="flaky"))
+    section = html.split(">Failed preparations</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "<td>failed</td>" in section and "<td>assembly</td>" in section
+    assert "&lt;img src=x onerror=alert(1)&gt; snapshot service down" in section
+    assert "<img src=x" not in html
+
+
+def test_r_ui_9_report_is_deterministic():
+    first = wb.build_report(SMALL)
+    assert wb.build_report(SMALL) == first
+
+
+def test_r_ui_9_report_of_a_stored_session_with_progress(tmp_path, capsys):
+    with open_store() as store:
+        session_id = store.import_file(SMALL).session_id
+    out = tmp_path / "nested" / "stored.html"
+    assert main(["report", session_id, "--out", str(out), "--title", "Coverage <run>"]) == 0
+    captured = capsys.readouterr()
+    assert f"wrote {out}" in captured.out
+    assert "report:   0% replaying" in captured.err and "report: 100% rendered" in captured.err
+    html = out.read_text(encoding="utf-8")
+    assert "<h1>Context report: Coverage &lt;run&gt;</h1>" in html
+
+
+def test_r_ui_9_report_errors_name_what_was_wrong(tmp_path, capsys):
+    assert main(["report", "no-such-session", "--out", str(tmp_path / "x.html")]) == 1
+    assert "'no-such-session' is neither a transcript file" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("compaction:\n  threshold: [1\n", encoding="utf-8")
+    assert main(["report", str(SMALL), "--config", str(bad), "--out", str(tmp_path / "y.html")]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:3: invalid YAML" in err and "replaying" not in err
+    assert not (tmp_path / "y.html").exists()
