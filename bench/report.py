@@ -1,0 +1,136 @@
+"""Turns the cases' JSON into ``bench/RESULTS.md``: one table row per figure with median, min,
+max, the same-run baseline and the ratio, and whether the issue's target is met."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MB = 1024 * 1024
+
+
+def _s(v: float) -> str:
+    return f"{v * 1000:,.1f} ms" if v < 1 else f"{v:,.2f} s"
+
+
+def _mb(v: float) -> str:
+    return f"{v / MB:,.1f} MB"
+
+
+def _row(name: str, st: dict, fmt, base: str = "—", ratio: str = "—", target: str = "—", ok: bool | None = None) -> str:
+    mark = "—" if ok is None else ("✅ met" if ok else "❌ missed")
+    return (f"| {name} | {fmt(st['median'])} | {fmt(st['min'])} | {fmt(st['max'])} | {base} | {ratio} | "
+            f"{target} | {mark} |")
+
+
+def _one(v: float) -> dict:
+    return {"median": v, "min": v, "max": v}
+
+
+HEADER = ("| Measurement | median | min | max | baseline (same run) | ratio | target | |\n"
+          "|---|---:|---:|---:|---:|---:|---|---|")
+
+
+def replay_rows(r: dict) -> list[str]:
+    n, nv = r["naive_steps"], r["naive"]
+    speed_wall = nv["wall"] / r["prefix_wall"]["median"]
+    speed_cpu = nv["cpu"] / r["prefix_cpu"]["median"]
+    mem_ratio = r["peak_extra"]["median"] / r["session_bytes"]
+    return [
+        _row(f"Replay, {r['responses']:,} responses, total wall", r["wall"], _s),
+        _row("Replay, total CPU", r["cpu"], _s),
+        _row(f"Replay, first {n} steps, wall (naive: same steps)", r["prefix_wall"], _s, _s(nv["wall"]),
+             f"{speed_wall:,.1f}× faster", "≥ 20×", speed_wall >= 20),
+        _row(f"Replay, first {n} steps, CPU (naive: same steps)", r["prefix_cpu"], _s, _s(nv["cpu"]),
+             f"{speed_cpu:,.1f}× faster", "≥ 20×", speed_cpu >= 20),
+        f"| Replay, per step wall (median / p95 / max) | {r['step_ms_median']:.2f} ms | — | — | — | "
+        f"p95 {r['step_ms_p95']:.2f} ms, max {r['step_ms_max']:.1f} ms | median ≤ 2 ms | "
+        f"{'✅ met' if r['step_ms_median'] <= 2 else '❌ missed'} |",
+        f"| Replay, per step CPU (median / p95) | {r['step_cpu_ms_median']:.2f} ms | — | — | — | "
+        f"p95 {r['step_cpu_ms_p95']:.2f} ms | median ≤ 2 ms | "
+        f"{'✅ met' if r['step_cpu_ms_median'] <= 2 else '❌ missed'} |",
+        _row("Replay, peak memory above the loaded session (RSS)", r["peak_extra"], _mb, _mb(r["session_bytes"]) +
+             " (session in memory)", f"{mem_ratio:.2f}×", "≤ 3×", mem_ratio <= 3),
+    ]
+
+
+def store_rows(s: dict) -> list[str]:
+    return [
+        _row(f"Store, save the {s['steps']:,}-step replay (one run)", _one(s["save_wall"]), _s),
+        _row("Store, reopen (open store + replay + last step + its request)", s["reopen_wall"], _s,
+             target="≤ 1 s", ok=s["reopen_wall"]["max"] <= 1),
+    ]
+
+
+def import_rows(i: dict) -> list[str]:
+    ratio = i["wall"]["median"] / i["base_wall"]["median"]
+    ratio_cpu = i["cpu"]["median"] / i["base_cpu"]["median"]
+    mem = i["peak_extra"]["median"] / i["file_bytes"]
+    return [
+        _row(f"Import {_mb(i['file_bytes'])} Claude Code transcript, wall", i["wall"], _s,
+             _s(i["base_wall"]["median"]), f"{ratio:.2f}× the baseline", "≤ 3×", ratio <= 3),
+        _row("Import, CPU", i["cpu"], _s, _s(i["base_cpu"]["median"]), f"{ratio_cpu:.2f}× the baseline",
+             "≤ 3×", ratio_cpu <= 3),
+        _row("Import, peak memory above start (RSS)", i["peak_extra"], _mb, _mb(i["base_peak"]["median"]),
+             f"{mem:.2f}× the file size; session itself {_mb(i['session_bytes'])}",
+             "streaming (< 2× file + session)", i["peak_extra"]["median"] < 2 * i["file_bytes"] + i["session_bytes"]),
+    ]
+
+
+def token_rows(t: dict) -> list[str]:
+    tok = t["tokens"]
+
+    def rate(st: dict) -> dict:
+        return {"median": tok / st["median"], "min": tok / st["max"], "max": tok / st["min"]}
+
+    def f(v: float) -> str:
+        return f"{v / 1e6:,.2f} M tok/s"
+
+    raw = tok / t["raw_cpu"]["median"]
+    cold, warm = rate(t["cold_cpu"]), rate(t["warm_cpu"])
+    return [
+        _row("Token estimation, raw tiktoken (CPU throughput)", rate(t["raw_cpu"]), f),
+        _row("Token estimation, cold cache (CPU throughput)", cold, f, f(raw), f"{cold['median'] / raw:.2f}× raw",
+             "≥ 0.8×", cold["median"] / raw >= 0.8),
+        _row("Token estimation, warm cache (CPU throughput)", warm, f, f(raw), f"{warm['median'] / raw:,.0f}× raw"),
+    ]
+
+
+def ui_rows(u: dict) -> list[str]:
+    return [
+        _row("UI, step-through first render (fresh server)", _one(u["cold_first_render"]), _s),
+        _row("UI, step-through first render (new page load)", u["warm_first_render"], _s),
+        _row("UI, next step → new step header shown", u["next_shown"], _s, target="≤ 1 s",
+             ok=u["next_shown"]["median"] <= 1),
+        _row("UI, next step → step completely rendered", u["next_done"], _s, target="≤ 1 s",
+             ok=u["next_done"]["median"] <= 1),
+    ]
+
+
+def render(results: dict[str, Any], meta: dict[str, Any]) -> str:
+    rows = []
+    if "replay" in results:
+        rows += replay_rows(results["replay"]) + store_rows(results["replay"]["store"])
+    if "import" in results:
+        rows += import_rows(results["import"])
+    if "tokens" in results:
+        rows += token_rows(results["tokens"])
+    if "ui" in results:
+        rows += ui_rows(results["ui"])
+    r = results.get("replay", {})
+    lines = [
+        "# Benchmark results", "",
+        f"Written by `make bench` on {meta['date']} in {meta['duration']:.0f} s; {meta['load_before']} at "
+        f"the start, {meta['load_after']} at the end. Wall times include any load from other processes on "
+        "the machine; CPU times and the ratios against baselines measured in the same run do not depend "
+        "on it as much. See `docs/readme/performance.md` for what each figure means.", "",
+    ]
+    if r:
+        lines += [f"Replay input: synthetic session (seed 7), {r['responses']:,} assistant responses, "
+                  f"{r['session_messages']:,} messages, {r['tool_output_tokens']:,} tokens of tool output, "
+                  f"{_mb(r['session_bytes'])} in memory; {r['compactions']} compactions applied; phases "
+                  f"{r['phases']}. The naive baseline replays the first {r['naive_steps']} responses "
+                  "(it takes minutes for all of them).", ""]
+    lines += [HEADER, *rows, ""]
+    if meta.get("errors"):
+        lines += ["## Cases that failed", "", *(f"- {e}" for e in meta["errors"]), ""]
+    return "\n".join(lines)
