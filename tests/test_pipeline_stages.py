@@ -246,3 +246,36 @@ def test_r_prep_1_sample_replays_are_ready(name):
     """R-PREP-1: every sample replays under the default configuration without failures."""
     r = replay(load_native(SAMPLES / f"{name}.jsonl"), default_config())
     assert r.preparations and all(p.phase == "ready" for p in r.preparations)
+
+
+def test_r_cmp_3_budget_follows_the_model_switch_limits():
+    """R-CMP-3: after a recorded model switch the budget comes from the new model's limits."""
+    from iris.session import ModelLimits, ModelSwitch
+
+    s = Session(header=SessionHeader(session_id="sw", model="a",
+                                     limits=ModelLimits(context=200000, output=64000)),
+                messages=(user("hi"), answer("one"), user("again"), answer("two")),
+                model_switches=(ModelSwitch(at_message=2, model="b",
+                                            limits=ModelLimits(input=50000)),))
+    r = replay(s)
+    assert [p.input_budget for p in r.preparations] == [136000, 50000]
+    assert r.preparations[1].pressure_line == 40000
+
+
+def test_r_tok_3_after_a_recorded_compaction_the_local_estimate_triggers():
+    """R-TOK-3/R-PREP-6: provider usage decides while it measured the replayed history; once the
+    recorded agent compacted, its small readings no longer describe the replay's request."""
+    big = "ledger " * 40000
+    tiny = Usage(input_tokens=100, output_tokens=5)
+    base = (user("please read " + big), Message(role="assistant", content=(TextBlock(text="ok"),),
+                                                  usage=tiny))
+    summary = Message(role="user", content=(TextBlock(text="Summary of the earlier work"),),
+                      is_compaction_summary=True)
+    last = Message(role="assistant", content=(TextBlock(text="done"),), usage=tiny)
+    cfg = parse_config({"compaction": {"input_budget_tokens": 40000}})
+    plain = replay(session(*base, user("next"), last), cfg).preparations[1]
+    assert plain.stage("compaction").status == "skipped"
+    assert "105 < threshold line" in plain.stage("compaction").note  # provider: 100 + 5 output
+    after = replay(session(*base, summary, user("next"), last), cfg).preparations[1]
+    assert after.stage("compaction").status != "skipped"
+    assert "basis: local" in after.stage("compaction").note

@@ -22,6 +22,7 @@ import itertools
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,8 @@ class Replay(BaseModel):
     session_id: str
     configuration_snapshot_id: str
     thresholds: Thresholds
+    """Budget and lines at the start; each preparation carries those of its own step (they
+    follow the recorded limits after a model switch)."""
     preparations: tuple[ContextPreparation, ...]
     requests: dict[str, PreparedRequest]
     """Final requests by ``final_request_ref``."""
@@ -95,8 +98,15 @@ def _is_user_input(message: Message) -> bool:
 class _Walk:
     """The replay's own durable state between steps (mutable here, frozen inside each step)."""
 
-    def __init__(self, cache: TokenCache) -> None:
+    def __init__(self, cache: TokenCache, session: Session) -> None:
         self.cache = cache
+        self.switches = {sw.at_message: sw for sw in session.model_switches}
+        self.recorded_cuts = {c.at_message for c in session.compactions}
+        self.model = session.header.model
+        self.limits = session.header.limits
+        self.recorded_compaction = False
+        """True once the walk passed a compaction the recorded agent made: from then on the
+        provider measured a compacted context, not the replay's history."""
         self.durable: tuple[Part, ...] = ()
         self.durable_tokens = 0
         self.called: set[str] = set()
@@ -112,6 +122,11 @@ class _Walk:
         new = []
         for i in range(self.position, upto):
             m = session.messages[i]
+            if i in self.switches:
+                self.model = self.switches[i].model
+                self.limits = self.switches[i].limits or self.limits
+            if m.is_compaction_summary or i in self.recorded_cuts:
+                self.recorded_compaction = True
             part = Part(m, self.cache.message(m), "history", i)
             new.append(part)
             self.durable_tokens += part.tokens
@@ -219,6 +234,7 @@ class _Runner:
             session_dir=work_dir, tool_kinds=adapters.tool_kind_map(session.header.source_format),
             input_budget=t.input_budget, pressure_line=t.pressure_line,
             reminder_line=t.reminder_line, cancel=cancel)
+        self._by_limits: dict[Any, PipelineSettings] = {}
         self.snapshot_id = adapters.config_snapshot_id(config, prompts)
         self.source = context_source
         if self.source is None and session.context_snapshots:
@@ -232,7 +248,7 @@ class _Runner:
         self.loop = asyncio.new_event_loop() if self.source is not None else None
 
     def run(self) -> Replay:
-        walk, tracker = _Walk(self.cache), UsageTracker(model=self.session.header.model)
+        walk, tracker = _Walk(self.cache, self.session), UsageTracker(model=self.session.header.model)
         preparations, requests, checkpoints, archives = [], {}, [], {}
         batches, cancelled = self.session.index.batches, False
         try:
@@ -281,7 +297,7 @@ class _Runner:
               ) -> tuple[PreparationOutcome, UsageTracker]:
         walk.advance(self.session, at)
         response = self.session.messages[at]
-        model = response.model or (response.usage.model if response.usage else None)
+        model = response.model or (response.usage.model if response.usage else None) or walk.model
         if model and tracker.model and model != tracker.model:
             tracker = tracker.observe_switch(model)
         contributions, error = self._contributions(k, walk)
@@ -290,7 +306,8 @@ class _Runner:
             step_index=k, context=self.context, contributions=contributions,
             durable=walk.durable, durable_tokens=walk.durable_tokens, tools=self.tools,
             called_tools=frozenset(walk.called), reduction_state=carry.reduction_state,
-            seen=carry.seen, usage_reading=tracker.reading, diverged=carry.diverged,
+            seen=carry.seen, usage_reading=tracker.reading,
+            diverged=carry.diverged or walk.recorded_compaction,
             compaction_state=carry.compaction_state)
         answered = tracker.observe_response(response.usage, context_bytes=walk.bytes, model=model)
         tokens, kind = _provider(answered, response.usage)
@@ -301,7 +318,7 @@ class _Runner:
         from .preparation.pipeline import STAGES
 
         stages = STAGES if error is None else (("assembly", _failing(error)), *STAGES[1:])
-        outcome = prepare(state, self.settings, meta, stages=stages)
+        outcome = prepare(state, self._settings_for(walk.limits), meta, stages=stages)
         walk.previous = walk.durable
         if outcome.preparation.phase == "ready":
             walk.durable, walk.durable_tokens = outcome.state.durable, outcome.state.durable_tokens
@@ -313,6 +330,19 @@ class _Runner:
                 answered = tracker.observe_response(response.usage, context_bytes=walk.bytes,
                                                     model=model)
         return outcome, answered
+
+    def _settings_for(self, limits: Any) -> PipelineSettings:
+        """Settings for the model window in use: the budget follows the recorded limits of the
+        current model (R-CMP-3) unless the configuration sets it."""
+        if limits == self.session.header.limits:
+            return self.settings
+        cached = self._by_limits.get(limits)
+        if cached is None:
+            t = adapters.resolve_thresholds(self.settings.config, limits)
+            cached = self._by_limits[limits] = replace(
+                self.settings, thresholds=t, input_budget=t.input_budget,
+                pressure_line=t.pressure_line, reminder_line=t.reminder_line)
+        return cached
 
     def _applied(self, k: int, p: ContextPreparation, before: tuple[Part, ...],
                  outcome: Any) -> AppliedCompaction:

@@ -171,7 +171,7 @@ def apply(state: PreparationState, settings: PipelineSettings
           ) -> tuple[PreparationState, StageRecord]:
     start, basis, reason = trigger(state, settings)
     if not start:
-        return _skip(state, f"not entered: {reason}")
+        return _skip(state, f"not entered: {reason} (basis: {basis})")
     before = state.input_tokens
     entered = f"entered: {reason} (basis: {basis})"
     outcome = _attempt(state, settings, before, entered)
