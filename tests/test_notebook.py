@@ -133,6 +133,7 @@ def test_r_ui_8_compactions_and_totals(cost, default):
     assert list(table["step"]) == [c.step_index for c in cost.result.checkpoints]
     totals = cost.totals()
     assert totals["compactions"] == len(table) and totals["steps"] == len(cost)
+    assert totals["configuration"] == "cost-first" and totals["failed_steps"] == 0
     assert totals["tokens_sent"] == sum(p.final_input_tokens for p in cost.preparations)
     assert default.totals()["compactions"] == 0
     assert cost.failures().empty
@@ -165,25 +166,30 @@ def test_r_ui_8_step_html_escapes_transcript_content(tmp_path):
 
 
 def test_r_ui_6_compare_two_presets(cost, default):
+    """The comparison uses the Configuration page's view functions (workbench.views.compare)."""
     comparison = wb.compare(default, cost)
     assert comparison.labels == ("default", "cost-first")
     steps = comparison.steps()
-    assert list(steps.columns) == ["step", "a_tokens", "b_tokens", "difference", "a_compaction",
-                                   "b_compaction", "a_phase", "b_phase"]
-    assert list(steps["a_tokens"]) == list(default.usage()["local_estimate"])
-    assert list(steps["b_tokens"]) == list(cost.usage()["local_estimate"])
-    assert (steps["difference"] == steps["b_tokens"] - steps["a_tokens"]).all()
+    assert list(steps.columns) == ["step", "tokens · default", "tokens · cost-first",
+                                   "difference (B − A)"]
+    assert list(steps["tokens · default"]) == list(default.usage()["local_estimate"])
+    assert list(steps["tokens · cost-first"]) == list(cost.usage()["local_estimate"])
+    assert (steps["difference (B − A)"]
+            == steps["tokens · cost-first"] - steps["tokens · default"]).all()
     totals = comparison.totals()
-    assert list(totals["label"]) == ["default", "cost-first"]
+    assert list(totals["configuration"]) == ["default", "cost-first"]
     assert list(totals["compactions"]) == [0, len(cost.result.checkpoints)]
+    assert totals.iloc[1]["tokens_sent"] < totals.iloc[0]["tokens_sent"]
+    cuts = comparison.compactions()
+    assert list(cuts["step"]) == [c.step_index for c in cost.result.checkpoints]
     names = [t.name for t in comparison.figure().data]
-    assert {"default", "cost-first", "cost-first: compaction"} <= set(names)
+    assert {"default", "cost-first", "compaction · cost-first"} <= set(names)
     assert "default" in comparison._repr_html_()
 
 
 def test_r_ui_6_compare_refuses_two_sessions(cost):
     other = wb.replay(wb.sample_path("unanswered"))
-    with pytest.raises(ValueError, match="two replays of one session"):
+    with pytest.raises(ValueError, match="replays of one session"):
         wb.compare(cost, other)
 
 

@@ -17,14 +17,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from iris.config import ContextConfig, default_config, load_config, parse_config
+from iris.config import ContextConfig, config_hash, default_config, load_config, parse_config
 from iris.errors import ConfigError, StorageError
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.prompts import PromptSnapshot
@@ -34,7 +33,12 @@ from iris.session import Session
 from .rich_html import comparison_html, replay_html, step_html
 from .replay_service import replay_session
 from .store import open_store
+from .views.compare import (
+    RunSummary, compare_figure, steps_table, summary_from_replay, totals_table,
+)
+from .views.compare import compactions_table as compared_compactions
 from .views.compaction import attempts_table, compactions_table, replay_bands, timeline_figure
+from .views.configuration import PRESET_NAMES, load_preset
 from .views.failures import failures_table
 from .views.sessions import SAMPLES_DIR
 from .views.step_through import decision_table, request_messages, stage_table, step_header
@@ -45,8 +49,6 @@ __all__ = ["FIGURES", "Comparison", "NotebookReplay", "StepView", "compare", "co
 
 #: Figure kinds :meth:`NotebookReplay.figure` draws.
 FIGURES: tuple[str, ...] = ("usage", "timeline")
-#: Stages whose before → after difference is what reduction saved on a request (R-RED, R-POL-2).
-REDUCING_STAGES: tuple[str, ...] = ("fold_repeats", "trim_old_bodies")
 
 
 def sample_path(name: str = "long_session") -> Path:
@@ -72,16 +74,9 @@ def load_session(source: str | Path, *, format: str | None = None, lenient: bool
                        "(list them with `workbench sessions`)")
 
 
-def _presets() -> dict[str, Any]:
-    folder = resources.files("workbench").joinpath("presets")
-    if not folder.is_dir():
-        return {}
-    return {p.name.removesuffix(".yaml"): p for p in folder.iterdir() if p.name.endswith(".yaml")}
-
-
 def preset_names() -> tuple[str, ...]:
-    """Names of the bundled configuration presets (``default`` is always available)."""
-    return tuple(sorted({"default", *_presets()}))
+    """Names of the bundled configuration presets (``workbench/presets/*.yaml``)."""
+    return PRESET_NAMES
 
 
 def resolve_config(config: ContextConfig | Mapping[str, Any] | str | Path | None) -> ContextConfig:
@@ -95,14 +90,10 @@ def resolve_config(config: ContextConfig | Mapping[str, Any] | str | Path | None
     path = Path(config).expanduser()
     if path.is_file():
         return load_config(path)
-    presets = _presets()
-    if str(config) in presets:
-        return parse_config(presets[str(config)].read_text(encoding="utf-8"),
-                            source=f"preset {str(config)!r}")
-    if str(config) == "default":
-        return default_config()
+    if str(config) in PRESET_NAMES:
+        return load_preset(str(config))
     raise ConfigError(f"neither a configuration file nor a preset (presets: "
-                      f"{', '.join(preset_names())})", path=str(config))
+                      f"{', '.join(PRESET_NAMES)})", path=str(config))
 
 
 class StepView:
@@ -220,28 +211,21 @@ class NotebookReplay:
         prep = self.preparations[n]
         return StepView(prep, self.result.request(prep), self.session)
 
+    def summary(self) -> RunSummary:
+        """What a comparison needs of this replay (:class:`workbench.views.compare.RunSummary`)."""
+        return summary_from_replay(self.label, self.result,
+                                   configuration_hash=config_hash(self.config))
+
     def totals(self) -> dict[str, Any]:
-        """Replay-wide figures: steps, phases, tokens sent, compactions, reduction, summary usage."""
-        preps = self.preparations
-        saved = sum(s.before_input_tokens - s.after_input_tokens for p in preps for s in p.stages
-                    if s.name in REDUCING_STAGES)
-        summary = self.result.run_usage.compaction
-        return {"label": self.label, "steps": len(preps),
-                "ready": sum(p.phase == "ready" for p in preps),
-                "failed": sum(p.phase == "failed" for p in preps),
-                "cancelled": sum(p.phase == "cancelled" for p in preps),
-                "tokens_sent": sum(p.final_input_tokens for p in preps if p.phase == "ready"),
-                "final_tokens": preps[-1].final_input_tokens if preps else 0,
-                "compactions": len(self.result.checkpoints),
-                "cut_points": ", ".join(str(c.first_kept_message) for c in self.result.checkpoints),
-                "reduction_saved_tokens": saved,
-                "summary_calls": summary.calls, "summary_prompt_tokens": summary.prompt_tokens,
-                "summary_output_tokens": summary.output_tokens}
+        """Replay-wide figures, the Configuration page's totals row: configuration, steps,
+        failed_steps, tokens_sent, compactions, cut_points, reduction_saved, fold_saved,
+        summary_calls, summary_input_tokens, summary_output_tokens, input_budget, pressure_line."""
+        return totals_table([self.summary()]).iloc[0].to_dict()
 
     def __repr__(self) -> str:
         t = self.totals()
         return (f"<NotebookReplay {self.label!r} of {self.result.session_id!r}: {t['steps']} steps, "
-                f"{t['compactions']} compactions, {t['failed']} failed>")
+                f"{t['compactions']} compactions, {t['failed_steps']} failed>")
 
     def _repr_html_(self) -> str:
         return replay_html(self.result.session_id, self.totals(), self.result.thresholds)
@@ -306,72 +290,48 @@ def config_label(config: Any) -> str:
 
 
 class Comparison:
-    """Two replays of the same session, step by step (R-UI-6 from Python)."""
+    """Replays of the same session side by side (R-UI-6 from Python), drawn by the same view
+    functions as the Configuration page (:mod:`workbench.views.compare`)."""
 
-    def __init__(self, first: NotebookReplay, second: NotebookReplay) -> None:
-        if first.result.session_id != second.result.session_id:
-            raise ValueError(f"compare needs two replays of one session, got "
-                             f"{first.result.session_id!r} and {second.result.session_id!r}")
-        self.first, self.second = first, second
-        names = [first.label, second.label]
-        if names[0] == names[1]:
-            names = [f"{names[0]} (a)", f"{names[1]} (b)"]
-        self.labels: tuple[str, str] = (names[0], names[1])
+    def __init__(self, *replays: NotebookReplay) -> None:
+        if len(replays) < 2:
+            raise ValueError("compare needs at least two replays")
+        sessions = sorted({r.result.session_id for r in replays})
+        if len(sessions) > 1:
+            raise ValueError(f"compare needs replays of one session, got {', '.join(map(repr, sessions))}")
+        labels = [r.label for r in replays]
+        if len(set(labels)) < len(labels):  # e.g. two custom configurations: tell them apart
+            labels = [f"{label} ({chr(ord('a') + i)})" for i, label in enumerate(labels)]
+        self.replays = replays
+        self.labels: tuple[str, ...] = tuple(labels)
+        self.runs: tuple[RunSummary, ...] = tuple(
+            r.summary().model_copy(update={"label": label}) for r, label in zip(replays, labels))
 
     def steps(self) -> pd.DataFrame:
-        """Per step: step, a_tokens, b_tokens, difference (b − a), a_compaction, b_compaction,
-        a_phase, b_phase (``a`` is the first replay, ``b`` the second; see :attr:`labels`)."""
-        a, b = self.first.usage(), self.second.usage()
-        merged = a[["step", "local_estimate", "compaction_applied", "phase"]].merge(
-            b[["step", "local_estimate", "compaction_applied", "phase"]], on="step", how="outer",
-            suffixes=("_a", "_b"))
-        frame = pd.DataFrame({
-            "step": merged["step"],
-            "a_tokens": merged["local_estimate_a"].astype("Int64"),
-            "b_tokens": merged["local_estimate_b"].astype("Int64"),
-            "a_compaction": merged["compaction_applied_a"].astype("boolean"),
-            "b_compaction": merged["compaction_applied_b"].astype("boolean"),
-            "a_phase": merged["phase_a"], "b_phase": merged["phase_b"]})
-        frame.insert(3, "difference", frame["b_tokens"] - frame["a_tokens"])
-        return frame
+        """Per step: step, ``tokens · <label>`` per replay and, for two, ``difference (B − A)``."""
+        return steps_table(self.runs)
 
     def totals(self) -> pd.DataFrame:
         """One row per replay: the columns of :meth:`NotebookReplay.totals`."""
-        rows = [{**r.totals(), "label": name} for r, name in zip((self.first, self.second), self.labels)]
-        return pd.DataFrame(rows)
+        return totals_table(self.runs)
+
+    def compactions(self) -> pd.DataFrame:
+        """Every applied compaction of every replay with its cut point: configuration, n, step,
+        cut_index, first_kept_message, archived_messages, summary_input_tokens,
+        summary_output_tokens."""
+        return compared_compactions(self.runs)
 
     def figure(self) -> go.Figure:
-        """Both replays' per-step tokens on one chart, with each one's pressure line and compactions."""
-        from .views.colors import SERIES_COLOURS
-
-        fig = go.Figure()
-        colours = (SERIES_COLOURS["local estimate"], SERIES_COLOURS["provider"])
-        for replay_, name, colour in zip((self.first, self.second), self.labels, colours):
-            table = replay_.usage()
-            fig.add_trace(go.Scatter(x=table["step"], y=table["local_estimate"], name=name,
-                                     mode="lines", line={"color": colour},
-                                     hovertemplate="step %{x}<br>%{y:,} tokens<extra>" + name
-                                     + "</extra>"))
-            fig.add_trace(go.Scatter(x=table["step"], y=table["pressure_line"], mode="lines",
-                                     name=f"{name}: pressure line", hoverinfo="skip",
-                                     line={"color": colour, "dash": "dash", "shape": "hv"}))
-            applied = table[table["compaction_applied"]]
-            fig.add_trace(go.Scatter(x=applied["step"], y=applied["local_estimate"], mode="markers",
-                                     name=f"{name}: compaction",
-                                     marker={"symbol": "diamond", "size": 11, "color": colour}))
-        fig.update_layout(xaxis_title="step", yaxis_title="prompt tokens (whole request)",
-                          legend={"orientation": "h", "y": -0.2},
-                          margin={"l": 10, "r": 10, "t": 30, "b": 10})
-        return fig
+        """Per-step tokens of every replay on one chart, each one's pressure line and compactions."""
+        return compare_figure(self.runs)
 
     def __repr__(self) -> str:
-        return f"<Comparison {self.labels[0]!r} vs {self.labels[1]!r}>"
+        return f"<Comparison {' vs '.join(map(repr, self.labels))}>"
 
     def _repr_html_(self) -> str:
         return comparison_html(self.labels, self.totals())
 
 
-def compare(first: NotebookReplay, second: NotebookReplay) -> Comparison:
-    """Compare two replays of the same session (e.g. two presets, or two template snapshots)."""
-    return Comparison(first, second)
-
+def compare(first: NotebookReplay, second: NotebookReplay, *more: NotebookReplay) -> Comparison:
+    """Compare replays of the same session (two presets, or two template snapshots, …)."""
+    return Comparison(first, second, *more)

@@ -101,7 +101,7 @@ def step_html(prep: Any, header: Any, stages: pd.DataFrame, decisions: pd.DataFr
 def replay_html(session_id: str, totals: Mapping[str, Any], thresholds: Any) -> str:
     """A replay's one-line identity and its totals."""
     frame = pd.DataFrame([dict(totals)])
-    return (f"<style>{STYLE}</style><div class='wb'><b>Replay {escape(str(totals['label']))}</b> of "
+    return (f"<style>{STYLE}</style><div class='wb'><b>Replay {escape(str(totals['configuration']))}</b> of "
             f"<code>{escape(session_id)}</code> · budget {thresholds.input_budget:,} "
             f"({escape(str(thresholds.budget_source))}) · pressure line "
             f"{thresholds.pressure_line:,}{table_html(frame)}</div>")
