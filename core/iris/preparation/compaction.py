@@ -12,10 +12,9 @@ within the hard input limit); ``rejected`` or an error/timeout ends the run: the
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from ..compaction.records import (
     AppliedDecision,
@@ -25,6 +24,7 @@ from ..compaction.records import (
     RejectedDecision,
     SkippedDecision,
 )
+from ..compaction.records import CompactionDecision as EngineDecision
 from . import adapters
 from .final import current_input_index
 from .records import (
@@ -61,47 +61,49 @@ def trigger(state: PreparationState, settings: PipelineSettings) -> tuple[bool, 
     return decision.trigger, decision.basis, decision.reason
 
 
-def _map(d: Any, *, cut: int | None, before: int, line: int, attempt: int,
-         archive_name: Callable[[str], str]) -> Decision:
-    """One compaction-engine decision as a record decision, branch by branch."""
-    if isinstance(d, PlanDecision):
-        return CompactionPlan(trigger=d.trigger, request_tokens=before, pressure_line=line,
-                              cut_index=d.cut_index, archived_messages=d.head_messages,
-                              kept_messages=d.tail_messages,
-                              reason=f"{d.reason} (head {d.head_tokens:,} tokens, tail "
-                                     f"{d.tail_tokens:,} tokens, recent target {d.recent_target:,})")
-    if isinstance(d, NoCutDecision):
-        return CompactionPlan(trigger="auto", request_tokens=d.request_tokens, pressure_line=line,
-                              cut_index=None, reason=d.reason)
-    if isinstance(d, CandidateDecision):
-        return CompactionCandidate(
-            attempt=attempt, cut_index=cut, summary_tokens=d.summary_tokens,
-            tokens_after=d.projected_request_tokens,
-            reason=f"{d.summarizer} summary of {d.summary_tokens:,} tokens (max "
-                   f"{d.summary_max_tokens:,}); checkpoint {d.checkpoint_tokens:,} tokens; request "
-                   f"would be {d.projected_request_tokens:,} against the pressure line "
-                   f"{d.pressure_line:,}")
-    if isinstance(d, RejectedDecision):
-        return CompactionRejected(attempt=attempt, tokens_after=d.projected_request_tokens,
-                                  reason=d.reason)
-    if isinstance(d, SkippedDecision):
-        return CompactionRejected(attempt=attempt, reason=f"{d.gate}: {d.reason}")
-    if isinstance(d, AppliedDecision):
-        return CompactionApplied(cut_index=cut if cut is not None else 0,
-                                 archive_path=archive_name(d.archive_path),
-                                 checkpoint_tokens=d.checkpoint_tokens,
-                                 tokens_before=d.before_tokens, tokens_after=d.after_tokens,
-                                 reason=f"committed: request {d.before_tokens:,} → "
-                                        f"{d.after_tokens:,} tokens; head archived to "
-                                        f"{archive_name(d.archive_path)}")
-    raise TypeError(f"unknown compaction decision {type(d).__name__}")
+def _map(d: EngineDecision, *, cut: int | None, before: int, line: int, attempt: int) -> Decision:
+    """One compaction-engine decision as a record decision, branch by branch (exhaustive)."""
+    match d:
+        case PlanDecision():
+            return CompactionPlan(
+                trigger=d.trigger, request_tokens=before, pressure_line=line,
+                cut_index=d.cut_index, archived_messages=d.head_messages,
+                kept_messages=d.tail_messages,
+                reason=f"{d.reason} (head {d.head_tokens:,} tokens, tail {d.tail_tokens:,} "
+                       f"tokens, recent target {d.recent_target:,})")
+        case NoCutDecision():
+            return CompactionPlan(trigger="auto", request_tokens=d.request_tokens,
+                                  pressure_line=line, cut_index=None, reason=d.reason)
+        case CandidateDecision():
+            return CompactionCandidate(
+                attempt=attempt, cut_index=cut, summary_tokens=d.summary_tokens,
+                tokens_after=d.projected_request_tokens,
+                reason=f"{d.summarizer} summary of {d.summary_tokens:,} tokens (max "
+                       f"{d.summary_max_tokens:,}); checkpoint {d.checkpoint_tokens:,} tokens; "
+                       f"request would be {d.projected_request_tokens:,} against the pressure "
+                       f"line {d.pressure_line:,}")
+        case RejectedDecision():
+            return CompactionRejected(attempt=attempt, tokens_after=d.projected_request_tokens,
+                                      reason=d.reason)
+        case SkippedDecision():
+            return CompactionRejected(attempt=attempt, reason=f"{d.gate}: {d.reason}")
+        case AppliedDecision():
+            name = Path(d.archive_path).name  # the working directory is not part of the record
+            return CompactionApplied(
+                cut_index=cut if cut is not None else 0, archive_path=name,
+                checkpoint_tokens=d.checkpoint_tokens, tokens_before=d.before_tokens,
+                tokens_after=d.after_tokens,
+                reason=f"committed: request {d.before_tokens:,} → {d.after_tokens:,} tokens; "
+                       f"head archived to {name}")
+        case _:
+            assert_never(d)
 
 
 def _decisions(outcome: Any, before: int, settings: PipelineSettings) -> tuple[Decision, ...]:
     out, attempt = [], 1
     for d in outcome.decisions:
         out.append(_map(d, cut=outcome.cut_index, before=before, line=settings.pressure_line,
-                        attempt=attempt, archive_name=lambda p: Path(p).name))
+                        attempt=attempt))
         if isinstance(d, (RejectedDecision, SkippedDecision)):
             attempt += 1
     return tuple(out)
