@@ -92,7 +92,7 @@ def test_r_prep_2_fold_collapses_identical_reread_to_read_back_note():
     assert fold.status == "entered"
     (d,) = fold.decisions
     assert d.kind == "folded-repeat"
-    assert (d.ref, d.read_back) == ("result:2:0", "result:4:0")
+    assert (d.ref, d.read_back, d.tool_name) == ("result:2:0", "result:4:0", "Read")
     assert d.tokens_after < d.tokens_before
     request = r.requests[last.final_request_ref]
     folded = [i for i, m in enumerate(request.marks) if "folded" in m.marks]

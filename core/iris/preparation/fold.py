@@ -27,17 +27,20 @@ def fold_note(read_back: str, chars: int) -> str:
             f"this earlier copy was folded. Read it back with context_read(ref=\"{read_back}\").]")
 
 
-def _latest_copies(history: tuple[Part, ...]) -> dict[str, str]:
-    """Body text → ``result:N:B`` of its latest foldable copy."""
+def _latest_copies(history: tuple[Part, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """Body text → ``result:N:B`` of its latest foldable copy, and call id → tool name."""
     latest: dict[str, str] = {}
+    names: dict[str, str] = {}
     for part in history:
         if part.history_index is None:
             continue
         for bi, block in enumerate(part.message.content):
-            if (block.type == "tool_result" and not block.is_error and block.reducible
+            if block.type == "tool_call":
+                names[block.id] = block.name
+            elif (block.type == "tool_result" and not block.is_error and block.reducible
                     and len(block.text) >= FOLD_MIN_CHARS):
                 latest[block.text] = f"result:{part.history_index}:{bi}"
-    return latest
+    return latest, names
 
 
 def _folded_message(part: Part, latest: dict[str, str], settings: PipelineSettings
@@ -74,7 +77,7 @@ def apply(state: PreparationState, settings: PipelineSettings
         return state, StageRecord(name="fold_repeats", status="skipped", before_input_tokens=before,
                                   after_input_tokens=before,
                                   note="context policy disabled: no context_read to point at")
-    latest = _latest_copies(state.history)
+    latest, names = _latest_copies(state.history)
     history = list(state.history)
     decisions, seen, delta, carried = [], set(state.seen), 0, 0
     for i, part in enumerate(state.history):
@@ -94,6 +97,7 @@ def apply(state: PreparationState, settings: PipelineSettings
             seen.add(mark)
             decisions.append(FoldedRepeat(
                 ref=ref, message_index=part.history_index, read_back=target,
+                tool_name=names.get(part.message.content[bi].call_id),  # type: ignore[union-attr]
                 tokens_before=part.tokens, tokens_after=tokens,
                 reason=f"identical body appears again at {target}; the earlier copy is folded"))
     new = replace(state, history=tuple(history), history_tokens=state.history_tokens + delta,
