@@ -250,6 +250,7 @@ def _save_requests(db: Database, replay_id: str, requests: Mapping[str, Prepared
     """Each distinct message/tool body is stored once per replay; requests keep their ids."""
     ids: dict[str, int] = {}
     memo: dict[int, tuple[object, int]] = {}  # id(obj) → (obj, row id): objects are shared
+    bodies: list[tuple[str, int, str, str]] = []
 
     def blob_id(obj: Any) -> int:
         hit = memo.get(id(obj))
@@ -260,19 +261,29 @@ def _save_requests(db: Database, replay_id: str, requests: Mapping[str, Prepared
         row = ids.get(digest)
         if row is None:
             row = ids[digest] = len(ids)
-            db.execute("INSERT INTO request_messages (replay_id, id, hash, json) VALUES (?,?,?,?)",
-                       [replay_id, row, digest, body])
+            bodies.append((replay_id, row, digest, body))
         memo[id(obj)] = (obj, row)
         return row
 
+    skeletons = []
     for ref in sorted(requests):
         request = requests[ref]
+        # Marks as plain lists (origin, history index, key, marks): a model dump per message and
+        # step was most of the saving time of a long replay.
         skeleton = {"m": [blob_id(m) for m in request.messages],
                     "t": [blob_id(t) for t in request.tools],
-                    "k": [m.model_dump(mode="json", exclude_defaults=True) for m in request.marks],
+                    "k": [[k.origin, k.history_index, k.key, list(k.marks)] for k in request.marks],
                     "d": list(request.dropped)}
-        db.execute("INSERT INTO requests (replay_id, ref, skeleton) VALUES (?, ?, ?)",
-                   [replay_id, ref, zlib.compress(_canonical(skeleton).encode(), 6)])
+        text = json.dumps(skeleton, separators=(",", ":"), ensure_ascii=False)
+        skeletons.append((replay_id, ref, zlib.compress(text.encode(), 6)))
+    db.conn.executemany("INSERT INTO request_messages (replay_id, id, hash, json) VALUES (?,?,?,?)",
+                        bodies)
+    db.conn.executemany("INSERT INTO requests (replay_id, ref, skeleton) VALUES (?, ?, ?)", skeletons)
+
+
+def _mark(row: list[Any]) -> MessageMark:
+    origin, history_index, key, marks = row
+    return MessageMark(origin=origin, history_index=history_index, key=key, marks=tuple(marks))
 
 
 @_guard("deleting a replay")
@@ -375,7 +386,7 @@ class StoredReplay:
         return PreparedRequest(
             messages=tuple(Message.model_validate_json(bodies[i]) for i in skeleton["m"]),
             tools=tuple(json.loads(bodies[i]) for i in skeleton["t"]),
-            marks=tuple(MessageMark.model_validate(k) for k in skeleton["k"]),
+            marks=tuple(_mark(k) for k in skeleton["k"]),
             dropped=tuple(skeleton["d"]))
 
     def archives(self) -> tuple[ArchiveRecord, ...]:
