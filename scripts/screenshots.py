@@ -1,0 +1,209 @@
+"""Regenerate the README screenshots from the real app, driven through a real browser.
+
+    .venv/bin/python scripts/screenshots.py            # writes docs/screenshots/*.png
+    .venv/bin/python scripts/screenshots.py --only usage --theme dark
+
+The script imports the bundled samples into a throw-away WORKBENCH_HOME, makes their replays
+(``default`` and, for the long session, ``budget 96k`` which compacts), serves ``workbench/app.py``
+with Streamlit (once per theme: light, then dark), opens each view by its URL query
+(``?session=…&replay=…&step=…``, as a user's link would) and saves the viewport at 1280x900.
+PNGs are reduced to a 256-colour palette (UI screenshots have few colours) to keep the repository
+small. Needs Debian's chromium (``/usr/bin/chromium`` or ``$CHROMIUM_PATH``); no network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlencode
+
+from playwright.sync_api import Page, expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "screenshots"
+SIZE = {"width": 1280, "height": 900}
+CHROME_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               "--no-first-run", "--disable-quic"]
+WAIT = 90_000
+
+
+def prepare_store(home: Path) -> dict[str, str]:
+    """Import the samples, make their replays; returns the ids and the step a view should open."""
+    from workbench.evidence import replay_id_for
+    from workbench.replay_service import BUDGET_REPLAY_NAME, ensure_default_replay, open_saved
+    from workbench.store import Store
+    from workbench.views.sessions import bundled_samples
+
+    with Store(home / "workbench.db") as store:
+        ids = {p.stem: store.import_file(p).session_id for p in bundled_samples()}
+        for session_id in ids.values():
+            ensure_default_replay(store, session_id)
+        long_id = ids["long_session"]
+        replay = replay_id_for(long_id, BUDGET_REPLAY_NAME)
+        steps = open_saved(store, replay).steps
+        step = next(s.step_index for s in steps if s.compaction_applied)
+    return {"session": long_id, "replay": replay, "step": str(step)}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def serve(home: Path, theme: str) -> Iterator[str]:
+    """The real app on a free port with ``home`` as WORKBENCH_HOME; stopped by its PID after."""
+    from workbench.cli import streamlit_command
+
+    port = _free_port()
+    cmd = [*streamlit_command(port), "--theme.base", theme, "--client.toolbarMode", "minimal"]
+    env = {**os.environ, "WORKBENCH_HOME": str(home), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    log = (home / f"streamlit-{theme}.log").open("wb")
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"streamlit did not start; see {log.name}")
+            time.sleep(0.2)  # polling a starting server
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+        log.close()
+
+
+def _settled(page: Page) -> None:
+    """Wait until the script run is over: sidebar drawn, no skeletons, charts and tables drawn."""
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_test_id("stSelectbox").first).to_be_visible(timeout=WAIT)
+    expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=WAIT)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=WAIT)
+    for chart in page.get_by_test_id("stPlotlyChart").all():
+        expect(chart.locator("svg.main-svg").first).to_be_visible(timeout=WAIT)
+    for table in page.get_by_test_id("stDataFrame").all():
+        expect(table.locator("canvas").first).to_be_attached(timeout=WAIT)
+    page.wait_for_timeout(800)  # a screenshot, not a test: let fonts and chart transitions finish
+
+
+def _open(page: Page, url: str, path: str, query: dict[str, str], heading: str) -> None:
+    page.goto(f"{url}/{path}" + (f"?{urlencode(query)}" if query else ""))
+    expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible(timeout=WAIT)
+    _settled(page)
+
+
+def shot_sessions(page: Page, url: str, q: dict[str, str]) -> None:
+    _open(page, url, "", {"session": q["session"]}, "Sessions")
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible(timeout=WAIT)
+    _settled(page)
+
+
+def shot_step_through(page: Page, url: str, q: dict[str, str]) -> None:
+    _open(page, url, "step-through", q, "Step-through")
+    expect(page.get_by_text("compaction — applied")).to_be_visible(timeout=WAIT)
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible(timeout=WAIT)
+    _settled(page)
+
+
+def shot_compaction(page: Page, url: str, q: dict[str, str]) -> None:
+    _open(page, url, "compaction", q, "Compaction")
+    expect(page.get_by_test_id("stPlotlyChart").get_by_text("cut point")).to_be_visible(timeout=WAIT)
+    _settled(page)
+
+
+def shot_usage(page: Page, url: str, q: dict[str, str]) -> None:
+    _open(page, url, "usage", q, "Usage")
+    expect(page.get_by_test_id("stPlotlyChart").locator("svg.main-svg").first).to_be_visible(
+        timeout=WAIT)
+    _settled(page)
+
+
+def shot_templates(page: Page, url: str, q: dict[str, str]) -> None:
+    _open(page, url, "templates", q, "Templates")
+
+
+def shot_configuration(page: Page, url: str, q: dict[str, str]) -> None:
+    _open(page, url, "configuration", {"session": q["session"]}, "Configuration")
+    page.get_by_role("button", name="Compare", exact=True).click()
+    chart = page.get_by_test_id("stPlotlyChart")
+    expect(chart.locator("svg.main-svg").first).to_be_visible(timeout=WAIT)
+    _settled(page)
+    page.get_by_role("heading", name="Compare two configurations on this session").scroll_into_view_if_needed()
+    page.mouse.wheel(0, 120)  # the heading at the top, chart and totals below it
+
+
+SHOTS: dict[str, Callable[[Page, str, dict[str, str]], None]] = {
+    "sessions": shot_sessions, "step-through": shot_step_through, "compaction": shot_compaction,
+    "usage": shot_usage, "templates": shot_templates, "configuration": shot_configuration,
+}
+#: Views also shown in the dark theme (the README shows both renderings).
+DARK = ("step-through", "usage")
+
+
+def _shrink(path: Path) -> None:
+    """Palette PNG: a UI screenshot keeps its look at a third of the size."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        small = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+    small.save(path, optimize=True)
+
+
+def run(names: list[str], themes: list[str], out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    with tempfile.TemporaryDirectory(prefix="wb-screens-") as tmp:
+        home = Path(tmp)
+        query = prepare_store(home)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"), args=CHROME_ARGS)
+            for theme in themes:
+                wanted = [n for n in names if theme == "light" or n in DARK]
+                if not wanted:
+                    continue
+                with serve(home, theme) as url:
+                    for name in wanted:
+                        page = browser.new_page(viewport=SIZE)  # a new browser session: the URL decides
+                        SHOTS[name](page, url, query)
+                        target = out / (name + ("-dark" if theme == "dark" else "") + ".png")
+                        page.screenshot(path=str(target))
+                        page.close()
+                        _shrink(target)
+                        written.append(target)
+                        print(f"wrote {target.relative_to(ROOT)} ({target.stat().st_size // 1024} KB)")
+            browser.close()
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", action="append", choices=sorted(SHOTS), help="repeatable")
+    parser.add_argument("--theme", choices=["light", "dark", "both"], default="both")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    themes = ["light", "dark"] if args.theme == "both" else [args.theme]
+    run(args.only or list(SHOTS), themes, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
