@@ -15,6 +15,7 @@ a partial read leaves that read current.
 from __future__ import annotations
 
 import posixpath
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -64,14 +65,15 @@ def _locate(old_text: str, read_text: str) -> tuple[int, int] | None:
     return None
 
 
-def _edit_invalidates(read: ReadEvent, change: FileChange, several: bool) -> str | None:
+def _edit_invalidates(read: ReadEvent, change: FileChange, several: bool, memo: dict) -> str | None:
     """``modified``/``replaced`` when this change invalidates the read, else None."""
     if change.deleted or change.whole_file:
         return "replaced"
     first, last = read.facts.read_range or (1, WHOLE_FILE_END)
     start, end, shift = change.start, change.end, change.shift
     if start is None and change.old_text is not None:
-        found = _locate(change.old_text, read.text)
+        key = ("locate", read.call_id, change.old_text)
+        found = memo[key] if key in memo else memo.setdefault(key, _locate(change.old_text, read.text))
         if found:
             start, end = found
         elif shift == 0 and last < WHOLE_FILE_END and not several:
@@ -91,8 +93,9 @@ def analyze_read_validity(events: Iterable[ReadEvent],
                           memo: dict | None = None) -> dict[str, Validity]:
     """Call id → (``stale``/``superseded``, why) for every read that is no longer current.
 
-    ``memo`` caches each read's verdict by the call ids of the later events on a file of the same
-    name, so a replay only re-analyses a read when a new edit or read of that file appears.
+    With a ``memo`` (a replay), a verdict, once reached, is kept while the event that decided it is
+    still later in the conversation (events only accumulate), and a current read is re-analysed only
+    when a new event on a file of the same name appears.
     """
     ordered = list(events)
     result: dict[str, Validity] = {}
@@ -104,34 +107,58 @@ def analyze_read_validity(events: Iterable[ReadEvent],
         for name in names:
             if name:
                 by_name.setdefault(posixpath.basename(name.replace("\\", "/")), []).append(i)
+    memo = {} if memo is None else memo
     for i, read in enumerate(ordered):
         if read.facts.kind != "read" or read.facts.is_error or not read.facts.path:
             continue
-        key = posixpath.basename(read.facts.path.replace("\\", "/"))
-        later = [ordered[j] for j in by_name.get(key, ()) if j > i]
-        if memo is None:
-            verdict = _verdict(read, later)
-        else:
-            mkey = ("validity", read.call_id, tuple(ev.call_id for ev in later))
-            verdict = memo[mkey] if mkey in memo else memo.setdefault(mkey, _verdict(read, later))
+        indices = by_name.get(posixpath.basename(read.facts.path.replace("\\", "/")), [])
+        later_idx = indices[bisect_right(indices, i):]
+        verdict = _cached_verdict(read, [ordered[j] for j in later_idx] if later_idx else [], later_idx,
+                                  ordered, memo)
         if verdict:
             result[read.call_id] = verdict
     return result
 
 
-def _verdict(read: ReadEvent, later: list[ReadEvent]) -> Validity | None:
+def _cached_verdict(read: ReadEvent, later: list[ReadEvent], later_idx: list[int],
+                    ordered: list[ReadEvent], memo: dict) -> Validity | None:
+    """Stale is final (later events cannot undo it, nor change which edit decided); anything else is
+    reused until a new event on a file of the same name appears."""
+    final = memo.get(("vstale", read.call_id))
+    if final is not None:
+        decider, verdict, pos = final
+        if later_idx and later_idx[0] <= pos < len(ordered) and ordered[pos].call_id == decider:
+            return verdict
+        if any(ordered[j].call_id == decider for j in later_idx):  # positions moved (compaction)
+            return verdict
+    signature = (len(later_idx), ordered[later_idx[-1]].call_id if later_idx else None)
+    cached = memo.get(("vsig", read.call_id))
+    if cached is not None and cached[0] == signature:
+        return cached[1]
+    found = _verdict(read, later, memo)
+    verdict = found[1] if found else None
+    if found and verdict and verdict[0] == "stale":
+        pos = next(j for j in later_idx if ordered[j].call_id == found[0])
+        memo[("vstale", read.call_id)] = (found[0], verdict, pos)
+    else:
+        memo[("vsig", read.call_id)] = (signature, verdict)
+    return verdict
+
+
+def _verdict(read: ReadEvent, later: list[ReadEvent], memo: dict) -> tuple[str, Validity] | None:
+    """(call id of the deciding event, verdict), or None while the read is current."""
     path = read.facts.path or ""
-    changes = [c for ev in later if ev.facts.kind != "read"
+    changes = [(ev.call_id, c) for ev in later if ev.facts.kind != "read"
                for c in ev.facts.changes if same_file(c.path, path)]
-    several = len(changes) > 1 and any(c.shift != 0 for c in changes)
-    for change in changes:
-        why = _edit_invalidates(read, change, several)
+    several = len(changes) > 1 and any(c.shift != 0 for _, c in changes)
+    for call_id, change in changes:
+        why = _edit_invalidates(read, change, several, memo)
         if why:
-            return ("stale", "replaced" if why == "replaced" else "modified")
+            return call_id, ("stale", "replaced" if why == "replaced" else "modified")
     first, last = read.facts.read_range or (1, WHOLE_FILE_END)
     for ev in later:
         if ev.facts.kind == "read" and ev.facts.path and same_file(ev.facts.path, path):
             f2, l2 = ev.facts.read_range or (1, WHOLE_FILE_END)
             if f2 <= first and l2 >= last:
-                return ("superseded", "superseded")
+                return ev.call_id, ("superseded", "superseded")
     return None
