@@ -93,8 +93,8 @@ def _map(d: EngineDecision, *, cut: int | None, before: int, line: int, attempt:
                 cut_index=cut if cut is not None else 0, archive_path=name,
                 checkpoint_tokens=d.checkpoint_tokens, tokens_before=d.before_tokens,
                 tokens_after=d.after_tokens,
-                reason=f"committed: request {d.before_tokens:,} → {d.after_tokens:,} tokens; "
-                       f"head archived to {name}")
+                reason=f"committed: request {d.before_tokens:,} → {d.after_tokens:,} tokens "
+                       f"(counted on the untrimmed durable history); head archived to {name}")
         case _:
             assert_never(d)
 
