@@ -246,3 +246,18 @@ def test_replay_cost_grows_with_what_changes_not_with_steps_times_history(long_s
     rewritten = sum(1 for req in r.requests.values() for m in req.marks if m.marks)
     assert r.messages_counted <= len(long_session.messages) + rewritten
     assert r.messages_counted * 5 < naive
+
+
+def test_r_build_2_context_yaml_render_error_fails_assembly_of_each_step(long_session, tmp_path):
+    """R-BUILD-2/issue 6: a context.yaml whose section exceeds max_chars is an error: each step's
+    assembly fails with it (nothing silently truncated), and the replay still returns."""
+    from iris.context import load_context_build_input
+
+    path = tmp_path / "context.yaml"
+    path.write_text("system:\n  max_chars: 10\n  slots:\n    - name: rules\n"
+                    "      content: Always run the whole test suite before committing.\n",
+                    encoding="utf-8")
+    r = replay(long_session, context_input=load_context_build_input(path))
+    assert {p.phase for p in r.preparations} == {"failed"}
+    first = r.preparations[0]
+    assert first.error.stage == "assembly" and "max_chars" in first.error.message

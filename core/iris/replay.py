@@ -239,7 +239,12 @@ class _Runner:
         self.source = context_source
         if self.source is None and session.context_snapshots:
             self.source = adapters.recorded_context_source(session)
-        self.context = _context_parts(context_input, self.cache)
+        self.context: tuple[Part, ...] = ()
+        self.context_error: Exception | None = None
+        try:  # static: rendered once; a failure fails every step's assembly (R-BUILD-2 errors)
+            self.context = _context_parts(context_input, self.cache)
+        except Exception as exc:  # noqa: BLE001 -- recorded per step, never raised out of replay
+            self.context_error = exc
         self.tools = tuple(ToolSpec(str(s["name"]), dict(s), estimator.tool_schema_tokens(s))
                            for s in tools)
         self.publisher = Publisher(sink)
@@ -301,6 +306,7 @@ class _Runner:
         if model and tracker.model and model != tracker.model:
             tracker = tracker.observe_switch(model)
         contributions, error = self._contributions(k, walk)
+        error = self.context_error or error
         carry = walk.carry
         state = PreparationState(
             step_index=k, context=self.context, contributions=contributions,
