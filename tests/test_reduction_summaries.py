@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from iris.reduction import summaries as S
 from iris.reduction import detect
+from iris.reduction import summaries as S
 
 
 def test_r_red_4_search_keeps_every_path_line_within_budget():
@@ -42,7 +42,7 @@ def test_r_red_4_json_keeps_keys_and_counts():
 
 def test_r_red_4_diff_keeps_files_hunks_and_counts():
     """R-RED-4: diffs keep files, hunks, change counts and bounded representative lines."""
-    diff = "\n".join([
+    diff = "\n".join([  # noqa: FLY002 -- one diff line per item reads best
         "diff --git a/a.py b/a.py", "--- a/a.py", "+++ b/a.py", "@@ -1,3 +1,4 @@", " x", "+added one",
         "@@ -20,2 +21,2 @@", "-gone", "+back",
         "diff --git a/new.txt b/new.txt", "new file mode 100644", "--- /dev/null", "+++ b/new.txt",
