@@ -4,6 +4,7 @@ R-PREP-5, R-UI-1)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from sqlite_utils import Database
@@ -129,3 +130,32 @@ def test_reopening_a_2000_step_replay_takes_under_a_second(store):
     elapsed = time.perf_counter() - started
     assert len(replay) == 2000 and last.step_index == 1999
     assert elapsed <= 1.0, f"reopening took {elapsed:.2f} s"
+
+
+def test_r_prep_5_store_sink_saves_each_published_preparation_readable_by_id(store, tmp_path):
+    """R-PREP-5: the engine's publisher hands each snapshot to the store, which reads it by id;
+    the streamed replay holds the same rows as one saved in a piece."""
+    from iris.replay import replay
+
+    from workbench.evidence_sink import StoreSink
+    from workbench.importers import load_session
+    from workbench.replay_service import bundle_from_replay
+
+    from iris.config import default_config
+    from iris.prompts import PromptSnapshot
+
+    sample = Path(__file__).resolve().parents[1] / "sample_sessions" / "bugfix.jsonl"
+    session_id = store.import_file(sample).session_id
+    sink = StoreSink(store.db, session_id=session_id, name="streamed")
+    result = replay(load_session(sample).session, sink=sink)
+    info = sink.finish()
+    assert info.step_count == len(result.preparations) and info.ready_count == info.step_count
+    for prep in result.preparations[::7]:
+        assert load_preparation_by_id(store.db, prep.preparation_id) == prep
+    whole = save_replay(store.db, bundle_from_replay(result, config=default_config(),
+                                                     prompts=PromptSnapshot.defaults()),
+                        session_id=session_id, name="whole")
+    streamed, saved = open_replay(store.db, info.id), open_replay(store.db, whole.id)
+    assert streamed.steps == saved.steps
+    last = result.preparations[-1]
+    assert streamed.request(last.final_request_ref) == result.request(last)

@@ -31,6 +31,7 @@ __all__ = [
     "ArchiveRecord",
     "EvidenceBundle",
     "ReplayInfo",
+    "RequestWriter",
     "StepRow",
     "StoredReplay",
     "decisions_of_kind",
@@ -246,39 +247,53 @@ def _decision_rows(replay_id: str, preps: Iterable[ContextPreparation]) -> Itera
                        "reason": decision.reason, "json": decision.model_dump_json()}
 
 
-def _save_requests(db: Database, replay_id: str, requests: Mapping[str, PreparedRequest]) -> None:
-    """Each distinct message/tool body is stored once per replay; requests keep their ids."""
-    ids: dict[str, int] = {}
-    memo: dict[int, tuple[object, int]] = {}  # id(obj) → (obj, row id): objects are shared
-    bodies: list[tuple[str, int, str, str]] = []
+class RequestWriter:
+    """Writes final requests of one replay: each distinct message/tool body once, each request as
+    a compressed skeleton of ids (state kept across calls so a streaming sink can use it too)."""
 
-    def blob_id(obj: Any) -> int:
-        hit = memo.get(id(obj))
+    def __init__(self, db: Database, replay_id: str) -> None:
+        self.db, self.replay_id = db, replay_id
+        self._ids: dict[str, int] = {}
+        self._memo: dict[int, tuple[object, int]] = {}  # id(obj) → (obj, row): objects are shared
+        self._bodies: list[tuple[str, int, str, str]] = []
+        self._skeletons: list[tuple[str, str, bytes]] = []
+
+    def _blob_id(self, obj: Any) -> int:
+        hit = self._memo.get(id(obj))
         if hit is not None and hit[0] is obj:
             return hit[1]
         body = obj.model_dump_json() if isinstance(obj, BaseModel) else _canonical(obj)
         digest = hashlib.sha256(body.encode()).hexdigest()
-        row = ids.get(digest)
+        row = self._ids.get(digest)
         if row is None:
-            row = ids[digest] = len(ids)
-            bodies.append((replay_id, row, digest, body))
-        memo[id(obj)] = (obj, row)
+            row = self._ids[digest] = len(self._ids)
+            self._bodies.append((self.replay_id, row, digest, body))
+        self._memo[id(obj)] = (obj, row)
         return row
 
-    skeletons = []
-    for ref in sorted(requests):
-        request = requests[ref]
+    def add(self, ref: str, request: PreparedRequest) -> None:
         # Marks as plain lists (origin, history index, key, marks): a model dump per message and
         # step was most of the saving time of a long replay.
-        skeleton = {"m": [blob_id(m) for m in request.messages],
-                    "t": [blob_id(t) for t in request.tools],
+        skeleton = {"m": [self._blob_id(m) for m in request.messages],
+                    "t": [self._blob_id(t) for t in request.tools],
                     "k": [[k.origin, k.history_index, k.key, list(k.marks)] for k in request.marks],
                     "d": list(request.dropped)}
         text = json.dumps(skeleton, separators=(",", ":"), ensure_ascii=False)
-        skeletons.append((replay_id, ref, zlib.compress(text.encode(), 6)))
-    db.conn.executemany("INSERT INTO request_messages (replay_id, id, hash, json) VALUES (?,?,?,?)",
-                        bodies)
-    db.conn.executemany("INSERT INTO requests (replay_id, ref, skeleton) VALUES (?, ?, ?)", skeletons)
+        self._skeletons.append((self.replay_id, ref, zlib.compress(text.encode(), 6)))
+
+    def flush(self) -> None:
+        self.db.conn.executemany("INSERT INTO request_messages (replay_id, id, hash, json) "
+                                 "VALUES (?,?,?,?)", self._bodies)
+        self.db.conn.executemany("INSERT OR IGNORE INTO requests (replay_id, ref, skeleton) "
+                                 "VALUES (?, ?, ?)", self._skeletons)
+        self._bodies, self._skeletons = [], []
+
+
+def _save_requests(db: Database, replay_id: str, requests: Mapping[str, PreparedRequest]) -> None:
+    writer = RequestWriter(db, replay_id)
+    for ref in sorted(requests):
+        writer.add(ref, requests[ref])
+    writer.flush()
 
 
 def _mark(row: list[Any]) -> MessageMark:
