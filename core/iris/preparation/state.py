@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from ..session import Message
 from ..tokens import REQUEST_OVERHEAD, TokenEstimator
-from .records import MarkKind
+from .records import MarkKind, MessageMark, content_hash
 
 __all__ = ["Part", "PipelineSettings", "PreparationState", "StageFailed", "TokenCache", "ToolSpec"]
 
@@ -60,8 +60,6 @@ class TokenCache:
         hit = self.memo.get(key)
         if hit is not None and hit[0] is message:
             return hit[1]
-        from .records import content_hash
-
         digest = content_hash(message)
         self.memo[key] = (message, digest)
         return digest
@@ -94,8 +92,6 @@ class TokenCache:
         memo_key = ("mark", origin, history_index, key, marks)
         hit = self.memo.get(memo_key)
         if hit is None:
-            from .records import MessageMark
-
             mark = MessageMark(origin=origin, history_index=history_index, key=key, marks=marks)
             hit = self.memo[memo_key] = (mark, mark.model_dump(mode="json"))
         return hit[0]
