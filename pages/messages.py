@@ -49,7 +49,18 @@ with st.expander("All messages as a table"):
     st.dataframe(view.message_frame(session, estimator), hide_index=True)
 
 n_pages = max(1, math.ceil(len(session.messages) / PAGE_SIZE))
-page = st.number_input(f"Page (of {n_pages}, {PAGE_SIZE} messages each)", 1, n_pages, 1, key="wb_msg_page")
+# A link from another view (``?message=N``, e.g. a decision on the Step-through page) opens the
+# page holding message N once; after that the page box is the user's again.
+linked_param = st.query_params.get("message")
+linked = int(linked_param) if linked_param and linked_param.isdigit() else None
+if linked is not None and st.session_state.get("_wb_msg_linked") != (session_id, linked):
+    st.session_state["_wb_msg_linked"] = (session_id, linked)
+    st.session_state["wb_msg_page"] = min(linked // PAGE_SIZE + 1, n_pages)
+if linked is not None and linked < len(session.messages):
+    st.caption(f"Opened from a link to message #{linked} (outlined below).")
+    st.html("<style>.st-key-wb_linked_message {outline: 3px solid #2563EB; outline-offset: 2px;}"
+            "</style>")
+page = st.number_input(f"Page (of {n_pages}, {PAGE_SIZE} messages each)", 1, n_pages, key="wb_msg_page")
 start = (page - 1) * PAGE_SIZE
 
 
@@ -82,7 +93,7 @@ def show_call(block: view.BlockView) -> None:
 
 
 def show_message(msg: view.MessageView) -> None:
-    with st.container(border=True):
+    with st.container(border=True, key="wb_linked_message" if msg.index == linked else None):
         flags = [f"batch {msg.batch}" if msg.batch is not None else "before the first response",
                  f"≈ {msg.estimate:,} tokens (local estimate)"]
         if msg.model:
