@@ -64,9 +64,9 @@ class _Item:
         return f"result:{self.mi}:{self.bi}"
 
 
-def _info(memo: dict, kinds: ToolKindMap, call: ToolCallBlock | None, block: ToolResultBlock) -> ResultInfo:
-    key = ("info", block.call_id, call.name if call else None, block.text, kinds.format,
-           tuple(sorted(kinds.overrides.items())))
+def _info(memo: dict, kinds: ToolKindMap, kinds_key: tuple, call: ToolCallBlock | None,
+          block: ToolResultBlock) -> ResultInfo:
+    key = ("info", block.call_id, call.name if call else None, block.text, kinds_key)
     info = memo.get(key)
     if info is None:
         name = call.name if call else "unknown"
@@ -126,13 +126,14 @@ def _scan(messages: Sequence[Message], memo: dict) -> _Scan:
 def _collect(messages: Sequence[Message], memo: dict, kinds: ToolKindMap) -> list[_Item]:
     scan = _scan(messages, memo)
     current = scan.batches
+    kinds_key = (kinds.format, tuple(sorted(kinds.overrides.items())))
     items = []
     answered: set[str] = set()
     for mi, bi, block, own_batch in scan.results:
         call = scan.calls.get(block.call_id)
         batch = call[2] if call else own_batch
         age = max(current - (batch if batch is not None else 0), 0)
-        items.append(_Item(mi, bi, block, _info(memo, kinds, call[0] if call else None, block), age))
+        items.append(_Item(mi, bi, block, _info(memo, kinds, kinds_key, call[0] if call else None, block), age))
         answered.add(block.call_id)
     closed_groups = [mi for mi, ids in scan.group_calls.items() if all(c in answered for c in ids)]
     ranks = {mi: r for r, mi in enumerate(reversed(closed_groups))}
