@@ -176,13 +176,13 @@ class ContextAccessPort:
         if not block.artifact_path:
             raise ContextAccessError(f"ref {ref!r}: raw is only available for results with an artifact")
         roots = [r for r in (self.artifact_root, Path(workspace_root).resolve() if workspace_root else None) if r]
+        if not roots:  # the recorded path is untrusted input: without a root nothing is "inside"
+            raise ContextAccessError(f"ref {ref!r}: no artifact root or workspace to read raw artifacts from")
         path = Path(block.artifact_path)
         if not path.is_absolute():
-            if not roots:
-                raise ContextAccessError(f"ref {ref!r}: relative artifact path and no artifact root")
             path = roots[0] / path
         path = path.resolve()
-        if roots and not any(path.is_relative_to(r) for r in roots):
+        if not any(path.is_relative_to(r) for r in roots):
             raise ContextAccessError(f"ref {ref!r}: artifact {str(path)!r} is outside the session's directories")
         try:
             return path.read_text(encoding="utf-8", errors="replace")
