@@ -10,8 +10,8 @@ from __future__ import annotations
 import traceback
 
 import streamlit as st
-
 from iris.config import default_config, parse_config
+
 from workbench.state import current_replay_id, current_session_id, current_step, get_store
 from workbench.views.reduction import reduction_table, reduction_totals, step_count, tool_kind_table
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from iris.reduction import ReductionConfig
 from streamlit.testing.v1 import AppTest
 
-from iris.reduction import ReductionConfig
 from workbench.importers import load_session
 from workbench.store import open_store
 from workbench.views.reduction import COLUMNS, reduction_table, reduction_totals, step_count

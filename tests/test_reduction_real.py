@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from iris.context.policy import ContextPolicy
 from iris.reduction import ReductionConfig, ToolKindMap, reduce_request
 from iris.session import ToolResultBlock

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from iris.errors import ConfigError
 from iris.reduction import DEFAULT_TOOL_KINDS, ToolKindMap, extract_facts
 from iris.reduction.facts import WHOLE_FILE_END

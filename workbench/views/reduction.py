@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-
 from iris.context.policy import ContextPolicy
 from iris.reduction import ReductionConfig, ReductionResult, ReductionState, ToolKindMap, reduce_request
 from iris.reduction.toolkinds import FORMATS
