@@ -10,7 +10,11 @@ import streamlit as st
 from workbench import state
 from workbench.replay_service import open_saved, session_messages
 from workbench.views.compaction import (
-    COMPACTION_KINDS, attempts_table, compactions_table, replay_bands, timeline_figure,
+    COMPACTION_KINDS,
+    attempts_table,
+    compactions_table,
+    replay_bands,
+    timeline_figure,
 )
 
 st.title("Compaction")
@@ -41,7 +45,7 @@ try:
 
     bands = replay_bands(compactions, request_at=request_at, session_messages=messages,
                          checkpoints={a.n: a.checkpoint_text for a in archives})
-except Exception as exc:  # the UI boundary: the message, and the traceback only on demand
+except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
     st.error(f"Could not read the compactions of this replay: {exc}")
     with st.expander("Traceback (for developers)"):
         st.code(traceback.format_exc(), language=None)

@@ -28,7 +28,7 @@ if replay_id is None:
 try:
     replay = open_saved(store, replay_id)
     table = failures_table(replay.steps, session_id=session_id, replay_id=replay_id)
-except Exception as exc:  # the UI boundary: the message, and the traceback only on demand
+except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
     st.error(f"Could not read the failures of this replay: {exc}")
     with st.expander("Traceback (for developers)"):
         st.code(traceback.format_exc(), language=None)

@@ -11,7 +11,12 @@ from workbench import state
 from workbench.replay_service import open_saved, session_messages
 from workbench.views.colors import MARK_COLOURS, STATUS_COLOURS
 from workbench.views.step_through import (
-    STAGE_EXPLANATIONS, decision_table, plain, request_messages, stage_table, step_header,
+    STAGE_EXPLANATIONS,
+    decision_table,
+    plain,
+    request_messages,
+    stage_table,
+    step_header,
 )
 
 st.title("Step-through")
@@ -39,7 +44,7 @@ try:
     prep = replay.preparation(step)
     request = replay.request(prep.final_request_ref) if prep.final_request_ref else None
     originals = session_messages(store, session_id)
-except Exception as exc:  # the UI boundary: the message, and the traceback only on demand
+except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
     st.error(f"Could not open step {step} of this replay: {exc}")
     with st.expander("Traceback (for developers)"):
         st.code(traceback.format_exc(), language=None)

@@ -8,9 +8,20 @@ sessions instead.
 from __future__ import annotations
 
 from iris.preparation.records import (
-    STAGE_NAMES, CompactionApplied, CompactionCandidate, CompactionPlan, CompactionRejected,
-    ContextPreparation, FinalSelection, FoldedRepeat, KeptRecent, MessageMark, PreparationFailure,
-    PreparedRequest, Reduced, StageRecord,
+    STAGE_NAMES,
+    CompactionApplied,
+    CompactionCandidate,
+    CompactionPlan,
+    CompactionRejected,
+    ContextPreparation,
+    FinalSelection,
+    FoldedRepeat,
+    KeptRecent,
+    MessageMark,
+    PreparationFailure,
+    PreparedRequest,
+    Reduced,
+    StageRecord,
 )
 from iris.session import Message, TextBlock, ToolCallBlock, ToolResultBlock
 

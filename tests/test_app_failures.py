@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from iris.errors import SummarizerError
 from streamlit.testing.v1 import AppTest
 
-from iris.errors import SummarizerError
 from workbench.replay_service import budget_96k_config, ensure_default_replay, replay_and_save
 from workbench.store import open_store
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from workbench.evidence import find_replay
-from workbench.replay_service import BUDGET_REPLAY_NAME, replay_and_save, budget_96k_config
+from workbench.replay_service import BUDGET_REPLAY_NAME
 from workbench.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]

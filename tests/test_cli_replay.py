@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from iris.preparation.records import ContextPreparation
+
 from workbench.cli import main
 from workbench.evidence import list_replays
 from workbench.store import open_store

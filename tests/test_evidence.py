@@ -7,15 +7,20 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlite_utils import Database
-
+from evidence_builders import bundle, messages, preparation, request
 from iris.errors import StorageError
 from iris.session import Session, SessionHeader
+from sqlite_utils import Database
 
-from evidence_builders import bundle, messages, preparation, request
 from workbench.evidence import (
-    EvidenceBundle, delete_replay, find_replay, list_replays, load_preparation_by_id, open_replay,
-    replay_id_for, save_replay,
+    EvidenceBundle,
+    delete_replay,
+    find_replay,
+    list_replays,
+    load_preparation_by_id,
+    open_replay,
+    replay_id_for,
+    save_replay,
 )
 from workbench.migrations import MIGRATIONS, migration_names
 from workbench.store import Store
@@ -135,14 +140,13 @@ def test_reopening_a_2000_step_replay_takes_under_a_second(store):
 def test_r_prep_5_store_sink_saves_each_published_preparation_readable_by_id(store, tmp_path):
     """R-PREP-5: the engine's publisher hands each snapshot to the store, which reads it by id;
     the streamed replay holds the same rows as one saved in a piece."""
+    from iris.config import default_config
+    from iris.prompts import PromptSnapshot
     from iris.replay import replay
 
     from workbench.evidence_sink import StoreSink
     from workbench.importers import load_session
     from workbench.replay_service import bundle_from_replay
-
-    from iris.config import default_config
-    from iris.prompts import PromptSnapshot
 
     sample = Path(__file__).resolve().parents[1] / "sample_sessions" / "bugfix.jsonl"
     session_id = store.import_file(sample).session_id

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from evidence_builders import bundle, messages, request
 from iris.preparation.records import MessageMark, PreparedRequest
 from iris.session import Message, TextBlock
 
-from evidence_builders import bundle, messages, request
 from workbench.views.compaction import (
-    attempts_table, compaction_band, compactions_table, retained_texts, timeline_figure,
+    attempts_table,
+    compaction_band,
+    compactions_table,
+    retained_texts,
+    timeline_figure,
 )
 
 CHECKPOINT = ("## Goal\nFix it\n\n## Retained Recent Messages\nUser:\n> Fix the failing test\n"

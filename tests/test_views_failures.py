@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evidence_builders import bundle, preparation
+
 from workbench.views.failures import failures_table, step_link
 
 

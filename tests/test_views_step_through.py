@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from evidence_builders import messages, preparation, request
-from workbench.views.step_through import (
-    STAGE_EXPLANATIONS, decision_table, describe, plain, pressure_of, request_messages, request_table,
-    stage_table, step_header,
-)
-
 from iris.preparation.records import STAGE_NAMES, Reduced
+
+from workbench.views.step_through import (
+    STAGE_EXPLANATIONS,
+    decision_table,
+    describe,
+    plain,
+    pressure_of,
+    request_messages,
+    request_table,
+    stage_table,
+    step_header,
+)
 
 
 def test_r_ui_2_stage_table_has_status_tokens_and_decision_counts():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evidence_builders import bundle
+
 from workbench.views.usage import summary_usage_table, usage_figure, usage_table
 
 

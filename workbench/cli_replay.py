@@ -40,11 +40,11 @@ def summary_lines(result: Replay, seconds: float) -> list[str]:
     t = result.thresholds
     return [
         f"replayed {result.session_id}: {len(preps)} steps in {seconds:.2f} s",
-        f"  ready {phases.count('ready')} · failed {phases.count('failed')} · "
-        f"cancelled {phases.count('cancelled')}",
+        (f"  ready {phases.count('ready')} · failed {phases.count('failed')} · "
+         f"cancelled {phases.count('cancelled')}"),
         f"  compactions applied: {sum(1 for p in preps if p.compaction_applied)}",
-        f"  final tokens: {final:,} (budget {t.input_budget:,} from {t.budget_source}, "
-        f"pressure line {t.pressure_line:,})",
+        (f"  final tokens: {final:,} (budget {t.input_budget:,} from {t.budget_source}, "
+         f"pressure line {t.pressure_line:,})"),
     ]
 
 

@@ -20,12 +20,11 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter
-from sqlite_utils import Database
-
 from iris.errors import StorageError
 from iris.preparation.records import ContextPreparation, Decision, MessageMark, PreparedRequest
 from iris.session import Message
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+from sqlite_utils import Database
 
 __all__ = [
     "ArchiveRecord",

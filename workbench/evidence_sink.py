@@ -13,13 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from iris.preparation.records import ContextPreparation, PreparedRequest
 from sqlite_utils import Database
 
-from iris.preparation.records import ContextPreparation, PreparedRequest
-
 from .evidence import (
-    EvidenceBundle, ReplayInfo, RequestWriter, _decision_rows, _info_row, _now, _stage_rows,
-    _step_row, replay_id_for,
+    EvidenceBundle,
+    ReplayInfo,
+    RequestWriter,
+    _decision_rows,
+    _info_row,
+    _now,
+    _stage_rows,
+    _step_row,
+    replay_id_for,
 )
 
 __all__ = ["StoreSink"]

@@ -17,9 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from iris.config import (
-    ContextConfig, config_hash, config_to_yaml, default_config, load_config, parse_config,
+    ContextConfig,
+    config_hash,
+    config_to_yaml,
+    default_config,
+    load_config,
+    parse_config,
 )
 from iris.prompts import PromptSnapshot
 from iris.replay import Replay
@@ -27,14 +31,32 @@ from iris.replay import replay as run_replay
 from iris.session import Message, Session
 
 from .evidence import (
-    ArchiveRecord, EvidenceBundle, ReplayInfo, StoredReplay, find_replay, list_replays,
-    open_replay, save_replay,
+    ArchiveRecord,
+    EvidenceBundle,
+    ReplayInfo,
+    StoredReplay,
+    find_replay,
+    list_replays,
+    open_replay,
+    save_replay,
 )
 from .store import Store
 
-__all__ = ["BUDGET_REPLAY_NAME", "DEFAULT_REPLAY_NAME", "budget_96k_config", "bundle_from_replay", "ensure_default_replay", "load_configuration",
-           "open_saved", "replay_and_save", "replay_choices", "replay_session", "session_messages",
-           "save_replay_result", "summariser_name"]
+__all__ = [
+    "BUDGET_REPLAY_NAME",
+    "DEFAULT_REPLAY_NAME",
+    "budget_96k_config",
+    "bundle_from_replay",
+    "ensure_default_replay",
+    "load_configuration",
+    "open_saved",
+    "replay_and_save",
+    "replay_choices",
+    "replay_session",
+    "save_replay_result",
+    "session_messages",
+    "summariser_name",
+]
 
 DEFAULT_REPLAY_NAME = "default"
 BUDGET_REPLAY_NAME = "budget 96k"
@@ -143,7 +165,7 @@ def ensure_default_replay(store: Store, session_id: str,
     existing = find_replay(store.db, session_id, DEFAULT_REPLAY_NAME)
     if existing is not None:
         return existing
-    half = lambda lo: (lambda f, label: progress(lo + f / 2, label))  # noqa: E731
+    half = lambda lo: (lambda f, label: progress(lo + f / 2, label))
     info, result = replay_and_save(store, session_id, progress=half(0.0))
     if result.thresholds.input_budget != BUDGET_96K and \
             find_replay(store.db, session_id, BUDGET_REPLAY_NAME) is None:

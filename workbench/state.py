@@ -194,7 +194,7 @@ def sidebar_replay_and_step(store: Store, session_id: str | None) -> None:
             bar.progress(min(max(fraction, 0.0), 1.0), text=label)
         try:
             ensure_default_replay(store, session_id, progress=show)
-        except Exception as exc:  # the page shows the session; the replay error stays visible
+        except Exception as exc:  # noqa: BLE001 - the page still shows; the error stays visible
             st.sidebar.error(f"Replay failed: {exc}")
         bar.empty()
         options = replay_choices(store, session_id)

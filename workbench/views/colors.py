@@ -9,7 +9,7 @@ stage statuses, compaction fates, request marks), so a view never invents a syno
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 __all__ = [
     "BACKGROUNDS",

@@ -17,13 +17,16 @@ from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
-from pydantic import BaseModel, ConfigDict
-
 from iris.preparation.records import (
-    CompactionApplied, CompactionCandidate, CompactionPlan, CompactionRejected, Decision,
+    CompactionApplied,
+    CompactionCandidate,
+    CompactionPlan,
+    CompactionRejected,
+    Decision,
     PreparedRequest,
 )
 from iris.session import Message
+from pydantic import BaseModel, ConfigDict
 
 from .colors import FATE_COLOURS, PHASE_COLOURS
 from .step_through import describe

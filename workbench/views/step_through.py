@@ -12,14 +12,25 @@ from collections.abc import Sequence
 from typing import Literal, assert_never
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict
-
 from iris.preparation.records import (
-    CompactionApplied, CompactionCandidate, CompactionPlan, CompactionRejected, ContextPreparation,
-    Decision, DroppedOptional, DroppedTool, FinalSelection, FoldedRepeat, KeptRecent, KeptRequired,
-    PreparedRequest, Reduced, Trimmed,
+    CompactionApplied,
+    CompactionCandidate,
+    CompactionPlan,
+    CompactionRejected,
+    ContextPreparation,
+    Decision,
+    DroppedOptional,
+    DroppedTool,
+    FinalSelection,
+    FoldedRepeat,
+    KeptRecent,
+    KeptRequired,
+    PreparedRequest,
+    Reduced,
+    Trimmed,
 )
 from iris.session import Message
+from pydantic import BaseModel, ConfigDict
 
 from .colors import PHASE_COLOURS, PRESSURE_COLOURS
 
