@@ -48,6 +48,9 @@ def test_r_prep_6_records_match_golden(stem, path, overrides):
     """R-PREP-6: replaying a sample under the stored configuration gives the golden records."""
     expected_text = (golden.GOLDEN / f"{stem}.json").read_text(encoding="utf-8")
     actual_text = golden.golden_text(path, overrides)
+    if overrides is None:  # R-PREP-1: the samples replay without failures by default
+        phases = {p["phase"] for p in json.loads(actual_text)["preparations"]}
+        assert phases == {"ready"}, f"{stem}: {phases}"
     if actual_text != expected_text:
         why = _first_difference(json.loads(expected_text), json.loads(actual_text))
         pytest.fail(f"{stem}: {why}. If the change is intended, run "

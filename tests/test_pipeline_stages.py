@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from iris.config import default_config, parse_config
+from iris.config import parse_config
 from iris.context import ContextContribution, StaticContextSource, load_context_build_input
 from iris.preparation import STAGE_NAMES
 from iris.preparation.fold import FOLD_MIN_CHARS
@@ -239,13 +238,6 @@ def test_r_prep_2_context_yaml_messages_are_assembled_and_protected():
     assert p.protected_sources[0] == "context:system"
     request = replay(s, context_input=ctx).requests[p.final_request_ref]
     assert request.messages[0].role == "system" and request.marks[0].origin == "context"
-
-
-@pytest.mark.parametrize("name", ["bugfix", "long_session", "unanswered"])
-def test_r_prep_1_sample_replays_are_ready(name):
-    """R-PREP-1: every sample replays under the default configuration without failures."""
-    r = replay(load_native(SAMPLES / f"{name}.jsonl"), default_config())
-    assert r.preparations and all(p.phase == "ready" for p in r.preparations)
 
 
 def test_r_cmp_3_budget_follows_the_model_switch_limits():

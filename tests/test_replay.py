@@ -31,6 +31,14 @@ def long_session():
     return load_native(SAMPLES / "long_session.jsonl")
 
 
+@pytest.fixture(scope="module")
+def long_default(long_session):
+    """One default replay of the long sample, with the progress it reported."""
+    seen = []
+    result = replay(long_session, progress=lambda done, total: seen.append((done, total)))
+    return result, seen
+
+
 def _json(r) -> str:
     return json.dumps(r.model_dump(mode="json"), sort_keys=True)
 
@@ -190,10 +198,10 @@ def test_r_cmp_8_summary_timeout_fails_the_step_and_keeps_old_state(long_session
     assert len(r.preparations) == first + 3 and r.preparations[-1].step_index == first + 2
 
 
-def test_r_tok_4_provider_usage_recorded_next_to_local_estimate(long_session):
+def test_r_tok_4_provider_usage_recorded_next_to_local_estimate(long_session, long_default):
     """R-PREP-6/R-TOK-4: each step records the provider's prompt tokens (trusted) or the frozen
     ≈ estimate when the response had none."""
-    r = replay(long_session)
+    r, _ = long_default
     kinds = {p.provider_usage_kind for p in r.preparations}
     assert {"trusted", "estimated"} <= kinds
     for p, batch in zip(r.preparations, long_session.index.batches):
@@ -203,10 +211,9 @@ def test_r_tok_4_provider_usage_recorded_next_to_local_estimate(long_session):
         assert p.final_input_tokens > 0
 
 
-def test_replay_reports_progress_per_step(long_session):
+def test_replay_reports_progress_per_step(long_session, long_default):
     """R-UI-1 support: progress is reported once per step with the total."""
-    seen = []
-    replay(long_session, progress=lambda done, total: seen.append((done, total)))
+    _, seen = long_default
     n = len(long_session.index.batches)
     assert seen[0] == (1, n) and seen[-1] == (n, n) and len(seen) == n
 
@@ -238,10 +245,11 @@ def test_r_prep_6_real_sessions_replay_ready_and_deterministic(real_sessions):
             assert _json(a) == _json(replay(s)), path.name
 
 
-def test_replay_cost_grows_with_what_changes_not_with_steps_times_history(long_session):
+def test_replay_cost_grows_with_what_changes_not_with_steps_times_history(long_session,
+                                                                          long_default):
     """Issue 6 item 4: each message is counted once; per step only new or rewritten messages are
     counted (a naive replay would count about steps × history / 2 messages)."""
-    r = replay(long_session)
+    r, _ = long_default
     naive = sum(p.message_count for p in r.preparations)
     rewritten = sum(1 for req in r.requests.values() for m in req.marks if m.marks)
     assert r.messages_counted <= len(long_session.messages) + rewritten
