@@ -17,6 +17,7 @@ from workbench.views.step_through import (
     request_messages,
     stage_table,
     step_header,
+    step_timeline_figure,
 )
 
 st.title("Step-through")
@@ -50,6 +51,7 @@ except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback o
         st.code(traceback.format_exc(), language=None)
     st.stop()
 
+st.plotly_chart(step_timeline_figure(replay.steps, step), key="st_timeline")
 head = step_header(prep)
 st.subheader(f"Step {head.step_index} of {len(replay) - 1} · response message "
              f"#{prep.response_message_index}")

@@ -15,6 +15,7 @@ from workbench.views.step_through import (
     request_table,
     stage_table,
     step_header,
+    step_timeline_figure,
 )
 
 
@@ -95,3 +96,15 @@ def test_plain_escapes_markdown_html_and_streamlit_colour_directives():
     assert plain("<b>x</b>") == "\\<b\\>x\\</b\\>"
     assert plain(":red[alarm] *a*") == "\\:red\\[alarm\\] \\*a\\*"
     assert plain("plain words 12") == "plain words 12"
+
+
+def test_r_ui_2_step_timeline_colours_phases_and_marks_current_and_compactions():
+    """R-UI-2: a timeline of steps; the current one outlined, compactions marked."""
+    from evidence_builders import bundle
+
+    fig = step_timeline_figure(bundle().preparations, current=2)
+    traces = {t.name: t for t in fig.data}
+    assert list(traces["ready"].x) == [0, 1, 2, 4] and list(traces["failed"].x) == [3]
+    assert list(traces["ready"].marker.line.width) == [0, 0, 3, 0]
+    assert list(traces["compaction applied"].x) == [2]
+    assert [s.x0 for s in fig.layout.shapes] == [2]

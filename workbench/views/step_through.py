@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Literal, assert_never
 
 import pandas as pd
+import plotly.graph_objects as go
 from iris.preparation.records import (
     CompactionApplied,
     CompactionCandidate,
@@ -32,10 +33,11 @@ from iris.preparation.records import (
 from iris.session import Message
 from pydantic import BaseModel, ConfigDict
 
-from .colors import PHASE_COLOURS, PRESSURE_COLOURS
+from .colors import PHASE_COLOURS, PRESSURE_COLOURS, SERIES_COLOURS, STATUS_COLOURS
+from .usage import StepLike
 
 __all__ = ["STAGE_EXPLANATIONS", "RequestMessage", "StepHeader", "decision_table", "describe",
-           "plain", "pressure_of", "request_messages", "request_table", "stage_table", "step_header"]
+           "plain", "pressure_of", "request_messages", "request_table", "stage_table", "step_header", "step_timeline_figure"]
 
 #: One paragraph per stage, for teaching (the "why" panel).
 STAGE_EXPLANATIONS: dict[str, str] = {
@@ -233,3 +235,32 @@ def request_table(request: PreparedRequest) -> pd.DataFrame:
     rows = [{"position": m.position, "role": m.role, "origin": m.origin, "label": m.label,
              "marks": ", ".join(m.marks), "chars": m.chars} for m in request_messages(request)]
     return pd.DataFrame(rows, columns=["position", "role", "origin", "label", "marks", "chars"])
+
+
+def step_timeline_figure(steps: Sequence[StepLike], current: int | None = None) -> go.Figure:
+    """The replay's steps as a strip: final input tokens per step coloured by phase, applied
+    compactions marked, the current step outlined (a map for the step selector)."""
+    fig = go.Figure()
+    for phase, colour in PHASE_COLOURS.items():
+        chosen = [s for s in steps if s.phase == phase]
+        if not chosen:
+            continue
+        fig.add_trace(go.Bar(
+            x=[s.step_index for s in chosen], y=[s.final_input_tokens for s in chosen], name=phase,
+            marker={"color": colour,
+                    "line": {"width": [3 if s.step_index == current else 0 for s in chosen],
+                             "color": STATUS_COLOURS["candidate"]}},
+            hovertemplate="step %{x}<br>%{y:,} tokens<extra>" + phase + "</extra>"))
+    applied = [s for s in steps if s.compaction_applied]
+    if applied:
+        fig.add_trace(go.Scatter(
+            x=[s.step_index for s in applied], y=[s.final_input_tokens for s in applied],
+            mode="markers", name="compaction applied",
+            marker={"symbol": "diamond", "size": 10, "color": SERIES_COLOURS["compaction"]},
+            hovertemplate="step %{x}: compaction applied<extra></extra>"))
+    if current is not None:
+        fig.add_vline(x=current, line={"color": STATUS_COLOURS["candidate"], "width": 2})
+    fig.update_layout(height=170, bargap=0.1, showlegend=True, xaxis_title="step",
+                      yaxis_title="tokens", legend={"orientation": "h", "y": 1.25},
+                      margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    return fig
