@@ -99,8 +99,6 @@ def _settled(page: Page) -> None:
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=WAIT)
     for chart in page.get_by_test_id("stPlotlyChart").all():
         expect(chart.locator("svg.main-svg").first).to_be_visible(timeout=WAIT)
-    for table in page.get_by_test_id("stDataFrame").all():
-        expect(table.locator("canvas").first).to_be_attached(timeout=WAIT)
     page.wait_for_timeout(800)  # a screenshot, not a test: let fonts and chart transitions finish
 
 
@@ -146,8 +144,9 @@ def shot_configuration(page: Page, url: str, q: dict[str, str]) -> None:
     chart = page.get_by_test_id("stPlotlyChart")
     expect(chart.locator("svg.main-svg").first).to_be_visible(timeout=WAIT)
     _settled(page)
-    page.get_by_role("heading", name="Compare two configurations on this session").scroll_into_view_if_needed()
-    page.mouse.wheel(0, 120)  # the heading at the top, chart and totals below it
+    heading = page.get_by_role("heading", name="Compare two configurations on this session")
+    heading.evaluate("element => element.scrollIntoView({block: 'start'})")  # chart below it
+    page.wait_for_timeout(500)
 
 
 SHOTS: dict[str, Callable[[Page, str, dict[str, str]], None]] = {
