@@ -104,6 +104,8 @@ def _decode_line(raw: bytes, lineno: int) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise SessionFormatError(f"not valid JSON ({exc.msg} at column {exc.colno}; "
                                  "truncated line?)", line=lineno) from None
+    except RecursionError:  # hostile nesting: an error of this line, not of the whole import
+        raise SessionFormatError("JSON nested too deeply to read", line=lineno) from None
     if not isinstance(data, dict):
         raise SessionFormatError(f"expected a JSON object, got {_kind(data)}", line=lineno)
     return data

@@ -59,7 +59,7 @@ def detect(path: Path) -> str:
         probed += 1
         try:
             found = detect_record(json.loads(raw))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # not JSON, or hostile nesting
             found = None
         if found:
             return found
@@ -77,7 +77,7 @@ def _first_line_is_json(text: str) -> bool:
     line = text.lstrip().split("\n", 1)[0]
     try:
         json.loads(line)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
     return True
 

@@ -121,6 +121,9 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
             except json.JSONDecodeError as exc:
                 raise SessionFormatError(f"not valid JSON ({exc.msg} at column {exc.colno})",
                                          path=path, line=lineno) from None
+            except RecursionError:  # hostile nesting names its line
+                raise SessionFormatError("JSON nested too deeply to read", path=path,
+                                         line=lineno) from None
             if not isinstance(data, dict):
                 raise SessionFormatError(f"expected a JSON object, got {type(data).__name__}",
                                          path=path, line=lineno)

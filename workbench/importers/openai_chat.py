@@ -102,7 +102,8 @@ def _messages(text: str, top: dict[str, Any], errors: LineErrors) -> list[tuple[
         errors.record(exc)  # broken after the messages (lenient): keep them
         return found
     if not has_messages:
-        raise SessionFormatError("no 'messages' array", path=errors.path, field="messages")
+        raise SessionFormatError("no 'messages' array", path=errors.path, field="messages",
+                                 line=_line(text, pos))
     return found
 
 
@@ -147,6 +148,9 @@ def _array(text: str, pos: int, errors: LineErrors, found: list[tuple[int, Any]]
             # A cut or broken element: nothing after it can be located reliably.
             errors.error(f"not valid JSON ({exc.msg}; truncated file?)", line=exc.lineno)
             return None
+        except RecursionError:  # hostile nesting names the element's line
+            errors.error("JSON nested too deeply to read", line=line)
+            return None
         found.append((line, value))
         pos = _skip(text, pos)
         if text[pos:pos + 1] == ",":
@@ -166,6 +170,9 @@ def _decode(text: str, pos: int, errors: LineErrors) -> tuple[Any, int]:
     except json.JSONDecodeError as exc:
         raise SessionFormatError(f"not valid JSON ({exc.msg}; truncated file?)", path=errors.path,
                                  line=exc.lineno) from None
+    except RecursionError:
+        raise SessionFormatError("JSON nested too deeply to read", path=errors.path,
+                                 line=_line(text, pos)) from None
 
 
 def _skip(text: str, pos: int) -> int:
