@@ -48,3 +48,30 @@ def test_r_ui_7_failed_steps_with_stage_error_and_link():
     first = table.iloc[0]
     assert first["link"] == (f"step-through?session={session_id}&replay={info.id}"
                              f"&step={first['step']}")
+
+
+def test_r_ui_7_the_link_opens_the_failed_step_with_its_error():
+    """R-UI-7: the link's query (?session=…&replay=…&step=…) opens that step, phase and error shown."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from workbench.evidence import open_replay
+    from workbench.views.failures import failures_table
+
+    with open_store() as store:
+        session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
+        ensure_default_replay(store, session_id)
+        info, _ = replay_and_save(store, session_id, name="broken summariser",
+                                  config=budget_96k_config(), summarizer=BrokenSummarizer())
+        link = failures_table(open_replay(store.db, info.id).steps, session_id=session_id,
+                              replay_id=info.id).iloc[0]["link"]
+    query = dict(parse_qsl(urlsplit(link).query))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params.update(query)
+    at.run()
+    at.switch_page("../pages/step_through.py").run()
+    assert not at.exception, at.exception
+    assert at.subheader[0].value.startswith(f"Step {query['step']} ")
+    message = at.error[0].value
+    assert message.startswith(("This preparation is **failed**", "This preparation is **cancelled**"))
+    assert "in stage `compaction`" in message and "refused" in message
+    assert "Traceback" not in message
