@@ -50,10 +50,18 @@ def show_reports() -> None:
 summaries = store.list_sessions()
 samples = view.bundled_samples()
 if not summaries:
-    st.info("No sessions yet. Import a transcript or the bundled samples.")
+    st.info("No sessions yet. Import a transcript or the bundled samples.", icon="👋")
+    # A new user's one next step: three realistic sessions, one of which compacts.
+    st.markdown("New here? Open the bundled samples (a bug fix, a long refactor that compacts, an "
+                "interrupted run), then go to **Step-through** in the sidebar.")
+    if st.button("Open the bundled samples", key="wb_empty_samples", type="primary",
+                 disabled=not samples):
+        run_imports([str(p) for p in samples], False, None)
 else:
     st.dataframe(view.sessions_frame(summaries), hide_index=True, key="wb_sessions_table",
                  column_config={"Tokens (est.)": st.column_config.NumberColumn(format="localized")})
+    st.caption("Pick a session in the sidebar, then open **Step-through** (one preparation, stage "
+               "by stage), **Compaction** or **Usage**.")
 
 show_reports()
 st.subheader("Import")

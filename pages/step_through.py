@@ -4,7 +4,9 @@ decision and the final request as it would be sent."""
 from __future__ import annotations
 
 import traceback
+from urllib.parse import urlencode
 
+import pandas as pd
 import streamlit as st
 
 from workbench import state
@@ -79,6 +81,18 @@ st.dataframe(
 
 
 
+def message_url(index) -> str | None:
+    """A link to one recorded message on the Messages page (a decision links to its message)."""
+    if pd.isna(index):
+        return None
+    return f"messages?{urlencode({'session': session_id, 'message': int(index)})}"
+
+
+def message_link(index) -> str:
+    url = message_url(index)
+    return f" · [message #{int(index)}]({url})" if url else ""
+
+
 st.markdown("#### Why")
 for stage in prep.stages:
     label = f"{stage.name} — {stage.status} · {len(stage.decisions)} decision(s)"
@@ -89,10 +103,14 @@ for stage in prep.stages:
         if 0 < len(stage.decisions) <= FEW:
             rows = decision_table(prep, stage=stage.name)
             st.markdown("\n".join(f"- **{plain(r.kind)}**: {plain(r.what)} — "
-                                   f"{plain(r.reason)}" for r in rows.itertuples()))
+                                   f"{plain(r.reason)}{message_link(r.message)}"
+                                   for r in rows.itertuples()))
         elif stage.decisions:
-            st.dataframe(decision_table(prep, stage=stage.name), hide_index=True,
-                         key=f"st_decisions_{stage.name}")
+            rows = decision_table(prep, stage=stage.name)
+            rows["open"] = [message_url(m) for m in rows["message"]]
+            st.dataframe(rows, hide_index=True, key=f"st_decisions_{stage.name}",
+                         column_config={"open": st.column_config.LinkColumn(
+                             "message", display_text="open message", help="on the Messages page")})
 
 st.markdown("#### Final request")
 if request is None:

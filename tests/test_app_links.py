@@ -30,3 +30,34 @@ def test_ux_message_link_opens_the_page_holding_that_message():
     at.number_input(key="wb_msg_page").set_value(1).run()
     assert at.number_input(key="wb_msg_page").value == 1
     assert any(m.value.startswith("**#0 ·") for m in at.markdown)
+
+
+def test_ux_a_decision_links_to_its_message():
+    """Step-through: each decision about a message links to it on the Messages page."""
+    with open_store() as store:
+        sid = store.import_file(BUGFIX).session_id
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["session"] = sid
+    at.query_params["step"] = "6"
+    at.run()
+    at.switch_page("../pages/step_through.py").run()
+    assert not at.exception
+    links = [m.value for m in at.markdown if "](messages?" in m.value]
+    frames = [f.value for f in at.dataframe if "open" in f.value.columns]
+    urls = [line for text in links for line in text.splitlines()]
+    urls += [u for f in frames for u in f["open"].dropna()]
+    assert urls, "no decision links to a message"
+    assert all(f"session={sid}" in u and "message=" in u for u in urls)
+
+
+def test_ux_empty_state_opens_the_samples_in_one_click():
+    """A new user's empty store: the Sessions page says what to do and does it in one click."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    assert not at.exception
+    assert any(i.value == "No sessions yet. Import a transcript or the bundled samples." for i in at.info)
+    at.button(key="wb_empty_samples").click().run()
+    assert not at.exception
+    with open_store() as store:
+        assert {s.id for s in store.list_sessions()} >= {"bugfix-tally-march", "long-harbor-retries"}
+    assert any("Pick a session in the sidebar" in c.value for c in at.caption)
