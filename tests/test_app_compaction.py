@@ -7,8 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from workbench.evidence import find_replay
-from workbench.replay_service import BUDGET_REPLAY_NAME
+from workbench.replay_service import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
 from workbench.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,10 +35,14 @@ def test_r_ui_3_replay_without_compaction_says_so():
 
 
 def test_r_ui_3_band_cut_point_attempts_checkpoint_and_archive():
-    at = opened("long_session")
     with open_store() as store:
-        info = find_replay(store.db, store.list_sessions()[0].id, BUDGET_REPLAY_NAME)
-    at.sidebar.selectbox(key="wb_replay").select(info.id).run()
+        session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
+        # Only the 96k replay: the sidebar then makes no default replay (saves a replay's time).
+        info, _ = replay_and_save(store, session_id, name=BUDGET_REPLAY_NAME,
+                                  config=budget_96k_config())
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    at.switch_page(PAGE).run()
+    assert at.session_state["wb_replay"] == info.id
     assert not at.exception, at.exception
     figure = json.loads(at.get("plotly_chart")[0].proto.spec)
     names = {t.get("name") for t in figure["data"]}

@@ -7,7 +7,7 @@ from pathlib import Path
 from iris.errors import SummarizerError
 from streamlit.testing.v1 import AppTest
 
-from workbench.replay_service import budget_96k_config, ensure_default_replay, replay_and_save
+from workbench.replay_service import budget_96k_config, replay_and_save
 from workbench.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +33,6 @@ def test_r_ui_7_all_ready_says_so():
 def test_r_ui_7_failed_steps_with_stage_error_and_link():
     with open_store() as store:
         session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
-        ensure_default_replay(store, session_id)
         info, _ = replay_and_save(store, session_id, name="broken summariser",
                                   config=budget_96k_config(), summarizer=BrokenSummarizer())
     assert info.failed_count + info.cancelled_count >= 1
@@ -59,7 +58,6 @@ def test_r_ui_7_the_link_opens_the_failed_step_with_its_error():
 
     with open_store() as store:
         session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
-        ensure_default_replay(store, session_id)
         info, _ = replay_and_save(store, session_id, name="broken summariser",
                                   config=budget_96k_config(), summarizer=BrokenSummarizer())
         link = failures_table(open_replay(store.db, info.id).steps, session_id=session_id,

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from workbench.evidence import find_replay
-from workbench.replay_service import BUDGET_REPLAY_NAME
+from workbench.replay_service import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
 from workbench.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,16 +64,16 @@ def test_r_ui_2_prev_next_move_one_step_and_mirror_the_url():
 def test_r_ui_2_step_after_a_compaction_shows_applied_stage_and_checkpoint():
     """R-UI-2 + R-PREP-3: the applied compaction is visible at its step; the request starts with
     the checkpoint marked summarised."""
-    at = opened("long_session")
     with open_store() as store:
-        session_id = store.list_sessions()[0].id
-        info = find_replay(store.db, session_id, BUDGET_REPLAY_NAME)
-        assert info is not None and info.compactions_applied >= 1
-    at.sidebar.selectbox(key="wb_replay").select(info.id).run()
+        session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
+        info, _ = replay_and_save(store, session_id, name=BUDGET_REPLAY_NAME,
+                                  config=budget_96k_config())
+    assert info.compactions_applied >= 1
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    at.switch_page(PAGE).run()
     at.sidebar.number_input(key="_wb_step_number").set_value(12).run()
     assert not at.exception, at.exception
     stages = at.dataframe[0].value.set_index("stage")
     assert stages.loc["compaction", "status"] == "applied"
-    first = at.markdown
-    assert any("summarised" in m.value for m in first)
+    assert any("summarised" in m.value for m in at.markdown)
     assert any("[Context Summary]" in c.value for c in at.code)
