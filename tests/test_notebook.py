@@ -9,12 +9,12 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
-
-import workbench as wb
 from iris.config import ContextConfig, default_config
 from iris.errors import ConfigError, StorageError
 from iris.preparation.records import STAGE_NAMES
 from iris.session import Session
+
+import workbench as wb
 from workbench.store import open_store
 from workbench.views.usage import USAGE_COLUMNS
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 
 import pytest
-
-import workbench as wb
 from iris.context import ContextSnapshot
 from iris.replay import replay as engine_replay
+
+import workbench as wb
 from workbench.cli import main
 from workbench.notebook import NotebookReplay
 from workbench.report import render_report
@@ -19,7 +19,7 @@ from workbench.store import open_store
 LONG = wb.sample_path("long_session")
 SMALL = wb.sample_path("unanswered")
 #: A tag that loads something from elsewhere: <script src=…>, <link href=…>, <img src=…>, …
-EXTERNAL = re.compile(r"<(script|link|img|iframe|embed|object)\b[^>]*\b(src|href)\s*=", re.I)
+EXTERNAL = re.compile(r"<(script|link|img|iframe|embed|object)\b[^>]*\b(src|href)\s*=", re.IGNORECASE)
 
 
 @pytest.fixture(scope="module")

@@ -43,8 +43,15 @@ _HOMES = {
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from .notebook import (
-        Comparison, NotebookReplay, StepView, compare, load_session, preset_names, replay,
-        resolve_config, sample_path,
+        Comparison,
+        NotebookReplay,
+        StepView,
+        compare,
+        load_session,
+        preset_names,
+        replay,
+        resolve_config,
+        sample_path,
     )
     from .report import build_report, write_report
     from .store import Store, open_store

@@ -22,7 +22,6 @@ from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
-
 from iris.config import ContextConfig, config_hash, default_config, load_config, parse_config
 from iris.errors import ConfigError, StorageError
 from iris.preparation.records import ContextPreparation, PreparedRequest
@@ -30,14 +29,18 @@ from iris.prompts import PromptSnapshot
 from iris.replay import Replay
 from iris.session import Session
 
-from .rich_html import comparison_html, replay_html, step_html
 from .replay_service import replay_session
+from .rich_html import comparison_html, replay_html, step_html
 from .store import open_store
+from .views.compaction import attempts_table, compactions_table, replay_bands, timeline_figure
 from .views.compare import (
-    RunSummary, compare_figure, steps_table, summary_from_replay, totals_table,
+    RunSummary,
+    compare_figure,
+    steps_table,
+    summary_from_replay,
+    totals_table,
 )
 from .views.compare import compactions_table as compared_compactions
-from .views.compaction import attempts_table, compactions_table, replay_bands, timeline_figure
 from .views.configuration import PRESET_NAMES, load_preset
 from .views.failures import failures_table
 from .views.sessions import SAMPLES_DIR

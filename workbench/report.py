@@ -70,32 +70,32 @@ def _section(title: str, *body: str) -> str:
     return f"<h2>{escape(title)}</h2>" + "".join(body)
 
 
-def render_report(r: NotebookReplay, *, title: str | None = None, config_source: str = "") -> str:
-    """The report of an existing notebook replay, as one HTML document."""
-    import pandas as pd
-    from plotly.offline import get_plotlyjs
+def _header(r: NotebookReplay, name: str, config_source: str) -> str:
+    from iris.config import config_hash
 
-    from iris.config import config_hash, config_to_yaml
-
-    from .rich_html import STYLE, table_html
-
-    t, header = r.totals(), r.session.header
-    th = r.result.thresholds
-    name = title or header.title or r.result.session_id
-    failures = r.failures().drop(columns=["link"])
+    th, fmt = r.result.thresholds, r.session.header.source_format or "native"
     warnings = "".join(f"<li>{escape(w)}</li>" for w in r.config.warnings)
+    return (f"<h1>Context report: {escape(name)}</h1><p>Session "
+            f"<code>{escape(r.result.session_id)}</code> ({len(r.session.messages):,} messages, "
+            f"{escape(fmt)}) · configuration <code>{escape(config_source or r.label)}</code> "
+            f"<code>{escape(config_hash(r.config)[:19])}…</code> · budget {th.input_budget:,} "
+            f"({escape(str(th.budget_source))}) · pressure line {th.pressure_line:,}</p>"
+            + (f"<ul>{warnings}</ul>" if warnings else ""))
+
+
+def _sections(r: NotebookReplay) -> list[str]:
+    """Summary, usage, compaction, stages, failures and configuration, in that order."""
+    import pandas as pd
+    from iris.config import config_to_yaml
+
+    from .rich_html import table_html
+
+    steps = len(r)
     timeline = (_figure(r.figure("timeline"), "wb-timeline") if r.result.checkpoints else
                 "<p class='wb-muted'>No compaction was applied: every request stayed below the "
                 "pressure line.</p>")
-    body = [
-        f"<h1>Context report: {escape(name)}</h1>",
-        f"<p>Session <code>{escape(r.result.session_id)}</code> ({len(r.session.messages):,} "
-        f"messages, {escape(header.source_format or 'native')}) · configuration "
-        f"<code>{escape(config_source or r.label)}</code> <code>{escape(config_hash(r.config)[:19])}"
-        f"…</code> · budget {th.input_budget:,} ({escape(str(th.budget_source))}) · pressure line "
-        f"{th.pressure_line:,}</p>",
-        f"<ul>{warnings}</ul>" if warnings else "",
-        _section("Summary", table_html(pd.DataFrame([t]))),
+    return [
+        _section("Summary", table_html(pd.DataFrame([r.totals()]))),
         _section("Usage: local estimate vs provider", _figure(r.figure("usage"), "wb-usage"),
                  "<details><summary>Per step</summary>",
                  table_html(r.usage().drop(columns=["provider_tokens", "estimated"])), "</details>",
@@ -108,15 +108,26 @@ def render_report(r: NotebookReplay, *, title: str | None = None, config_source:
                  "whole-request estimates, not costs that add up.</p>",
                  table_html(_stage_overview(r)), "<details><summary>Every stage of every step"
                  "</summary>", table_html(r.stages()), "</details>"),
-        _section("Failed preparations",
-                 table_html(failures, empty=f"Every one of the {t['steps']} preparations is ready.")),
+        _section("Failed preparations", table_html(
+            r.failures().drop(columns=["link"]),
+            empty=f"Every one of the {steps} preparations is ready.")),
         _section("Configuration", f"<pre>{escape(config_to_yaml(r.config))}</pre>"),
     ]
+
+
+def render_report(r: NotebookReplay, *, title: str | None = None, config_source: str = "") -> str:
+    """The report of an existing notebook replay, as one HTML document."""
+    from plotly.offline import get_plotlyjs
+
+    from .rich_html import STYLE
+
+    name = title or r.session.header.title or r.result.session_id
+    body = _header(r, name, config_source) + "".join(_sections(r))
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             f"<title>{escape(name)} · Context Workbench report</title>"
             f"<style>{STYLE}{_PAGE_STYLE}</style>"
             f"<script type='text/javascript'>{get_plotlyjs()}</script></head>"
-            f"<body class='wb'>{''.join(body)}</body></html>\n")
+            f"<body class='wb'>{body}</body></html>\n")
 
 
 def build_report(session: Any, config: Any = None, *, title: str | None = None,

@@ -81,11 +81,11 @@ def step_html(prep: Any, header: Any, stages: pd.DataFrame, decisions: pd.DataFr
     reminder = f"{prep.reminder_line:,}" if prep.reminder_line is not None else "off"
     parts = [f"<style>{STYLE}</style><div class='wb'>",
              f"<h4>Step {prep.step_index} {badge(header.phase, header.phase_colour)}</h4>",
-             f"<p>Final input <b style='color:{header.pressure_colour}'>"
-             f"{header.final_input_tokens:,}</b> of {header.input_budget:,} "
-             f"({header.percent_of_budget}%) · pressure line {prep.pressure_line:,} · reminder "
-             f"{reminder} · provider {escape(header.provider_label)} · response message "
-             f"#{prep.response_message_index}</p>"]
+             (f"<p>Final input <b style='color:{header.pressure_colour}'>"
+              f"{header.final_input_tokens:,}</b> of {header.input_budget:,} "
+              f"({header.percent_of_budget}%) · pressure line {prep.pressure_line:,} · reminder "
+              f"{reminder} · provider {escape(header.provider_label)} · response message "
+              f"#{prep.response_message_index}</p>")]
     if header.error:
         parts.append(f"<p class='wb-error'>{escape(header.phase)} in stage "
                      f"<code>{escape(header.error_stage or '—')}</code>: {escape(header.error)}</p>")
