@@ -269,3 +269,16 @@ def test_r_build_2_context_yaml_render_error_fails_assembly_of_each_step(long_se
     assert {p.phase for p in r.preparations} == {"failed"}
     first = r.preparations[0]
     assert first.error.stage == "assembly" and "max_chars" in first.error.message
+
+
+def test_r_dyn_1_replay_inside_a_running_event_loop(long_session):
+    """R-DYN-1/R-UI-8: called from a running loop (a Jupyter cell), the async context source still
+    answers: the recorded snapshots are collected on the replay's own loop in a helper thread."""
+    import asyncio
+
+    async def in_a_cell():
+        return replay(long_session)
+
+    r = asyncio.run(in_a_cell())
+    assert all(p.phase == "ready" for p in r.preparations)
+    assert any(p.final_contribution_keys for p in r.preparations)

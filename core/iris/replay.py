@@ -21,6 +21,7 @@ import hashlib
 import itertools
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -213,6 +214,37 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
             shutil.rmtree(work_dir, ignore_errors=True)
 
 
+class _Collector:
+    """Runs the context source's coroutines on the replay's own event loop.
+
+    Inside a running loop (a Jupyter cell, an async web handler) a second loop cannot run in the
+    same thread, so the replay's loop then runs in a helper thread."""
+
+    def __init__(self) -> None:
+        try:
+            asyncio.get_running_loop()
+            nested = True
+        except RuntimeError:
+            nested = False
+        self.loop = asyncio.new_event_loop()
+        self.thread: threading.Thread | None = None
+        if nested:
+            self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
+                                           name="iris-replay-context-source")
+            self.thread.start()
+
+    def run(self, coroutine: Any) -> Any:
+        if self.thread is None:
+            return self.loop.run_until_complete(coroutine)
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    def close(self) -> None:
+        if self.thread is not None:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join()
+        self.loop.close()
+
+
 def _failing(exc: Exception) -> Callable[..., Any]:
     """Assembly for a step whose context source failed: the failure belongs to assembly."""
     def stage(state: PreparationState, settings: PipelineSettings) -> Any:
@@ -250,7 +282,7 @@ class _Runner:
         self.publisher = Publisher(sink)
         if on_event is not None:
             self.publisher.broker.subscribe(on_event)
-        self.loop = asyncio.new_event_loop() if self.source is not None else None
+        self.collector = _Collector() if self.source is not None else None
 
     def run(self) -> Replay:
         walk, tracker = _Walk(self.cache, self.session), UsageTracker(model=self.session.header.model)
@@ -274,8 +306,8 @@ class _Runner:
                     cancelled = True
                     break
         finally:
-            if self.loop is not None:
-                self.loop.close()
+            if self.collector is not None:
+                self.collector.close()
         return Replay(session_id=self.session.header.session_id,
                       configuration_snapshot_id=self.snapshot_id, thresholds=self.thresholds,
                       preparations=tuple(preparations), requests=requests, archives=archives,
@@ -289,7 +321,7 @@ class _Runner:
         header = self.session.header
         try:
             found = adapters.collect_contributions(
-                self.source, self.loop, session_id=header.session_id, run_id=self._run_id(walk),
+                self.source, self.collector.run, session_id=header.session_id, run_id=self._run_id(walk),
                 step_index=k, workspace_root=header.workspace_root, run_input=walk.run_input)
             return _contribution_parts(found, self.cache), None
         except Exception as exc:  # noqa: BLE001 -- the source failed: this step's assembly fails, replay goes on

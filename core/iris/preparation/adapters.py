@@ -7,7 +7,7 @@ and ``iris.prompts`` is visible in one place and a change of signature is a one-
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,15 +87,17 @@ def recorded_context_source(session: Session) -> Any:
     return RecordedContextSource(session)
 
 
-def collect_contributions(source: Any, loop: asyncio.AbstractEventLoop, *, session_id: str,
+def collect_contributions(source: Any, run: Callable[[Any], Any], *, session_id: str,
                           run_id: str, step_index: int, workspace_root: str | None,
                           run_input: str) -> tuple[Any, ...]:
-    """Ask the context source for this step's snapshot (R-DYN-1); the snapshot is the whole state."""
+    """Ask the context source for this step's snapshot (R-DYN-1); the snapshot is the whole state.
+
+    ``run`` drives the coroutine to completion (the replay's own event loop)."""
     from ..context import ContextBuildScope
 
     scope = ContextBuildScope(session_id=session_id, run_id=run_id, step_index=step_index,
                               workspace_root=workspace_root, run_input=run_input)
-    snapshot = loop.run_until_complete(source.collect(scope))
+    snapshot = run(source.collect(scope))
     return tuple(snapshot.contributions)
 
 
