@@ -23,11 +23,10 @@ EXTERNAL = re.compile(r"<(script|link|img|iframe|embed|object)\b[^>]*\b(src|href
 
 
 @pytest.fixture(scope="module")
-def cost_report(tmp_path_factory) -> tuple[str, wb.NotebookReplay]:
-    """The long sample under the cost-first preset (it compacts), written by the CLI."""
-    out = tmp_path_factory.mktemp("report") / "report.html"
-    assert main(["report", str(LONG), "--config", "cost-first", "--out", str(out)]) == 0
-    return out.read_text(encoding="utf-8"), wb.replay(LONG, "cost-first")
+def cost_report() -> tuple[str, wb.NotebookReplay]:
+    """The long sample under the cost-first preset (it compacts). The CLI path is tested below."""
+    r = wb.replay(LONG, "cost-first")
+    return render_report(r, config_source="cost-first"), r
 
 
 def test_r_ui_9_report_is_one_offline_html_file(cost_report):

@@ -14,9 +14,7 @@ Nothing here recomputes a decision: every table and figure is a view function of
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -261,28 +259,9 @@ def replay(session: Session | str | Path, config: Any = None, *,
     if not isinstance(session, Session):
         session = load_session(session)
     resolved = resolve_config(config)
-
-    def run() -> Replay:
-        return replay_session(session, config=resolved, prompts=prompts, summarizer=summarizer,
-                              progress=progress or (lambda fraction, text: None))[0]
-
-    result = _off_the_running_loop(run)
+    result, _ = replay_session(session, config=resolved, prompts=prompts, summarizer=summarizer,
+                               progress=progress or (lambda fraction, text: None))
     return NotebookReplay(session, resolved, result, label=label or config_label(config))
-
-
-def _off_the_running_loop(work: Callable[[], Replay]) -> Replay:
-    """Run ``work`` here, or on a worker thread when this thread runs an asyncio loop.
-
-    Jupyter kernels (and Playwright's sync API) keep a loop running on the main thread; the engine
-    drives dynamic-context sources with ``run_until_complete``, which cannot nest inside it, so
-    every step of a session with recorded context snapshots would fail in a notebook.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return work()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-replay") as pool:
-        return pool.submit(work).result()
 
 
 def config_label(config: Any) -> str:
