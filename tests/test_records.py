@@ -121,3 +121,17 @@ def test_prepared_request_ref_is_its_content_hash():
                                                marks=("trimmed",)),))
     assert other.ref != req.ref
     assert PreparedRequest.model_validate(req.model_dump(mode="json")) == req
+
+
+def test_public_surface_of_iris_preparation_is_sorted_and_importable():
+    """STYLE 11: iris.preparation exports a sorted __all__ (constants, classes, functions, as
+    ruff sorts it) whose names all exist."""
+    import iris.preparation as prep
+
+    def ruff_order(name: str) -> tuple[int, str]:
+        return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+    assert list(prep.__all__) == sorted(prep.__all__, key=ruff_order)
+    for name in prep.__all__:
+        assert getattr(prep, name) is not None, name
+    assert prep.STAGE_NAMES == tuple(name for name, _ in prep.STAGES)
