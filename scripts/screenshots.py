@@ -166,7 +166,7 @@ def _shrink(path: Path) -> None:
     small.save(path, optimize=True)
 
 
-def run(names: list[str], themes: list[str], out: Path) -> list[Path]:
+def run(names: list[str], themes: list[str], out: Path, *, palette: bool = True) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     with tempfile.TemporaryDirectory(prefix="wb-screens-") as tmp:
@@ -186,9 +186,10 @@ def run(names: list[str], themes: list[str], out: Path) -> list[Path]:
                         target = out / (name + ("-dark" if theme == "dark" else "") + ".png")
                         page.screenshot(path=str(target))
                         page.close()
-                        _shrink(target)
+                        if palette:
+                            _shrink(target)
                         written.append(target)
-                        print(f"wrote {target.relative_to(ROOT)} ({target.stat().st_size // 1024} KB)")
+                        print(f"wrote {target} ({target.stat().st_size // 1024} KB)")
             browser.close()
     return written
 
@@ -198,9 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", choices=sorted(SHOTS), help="repeatable")
     parser.add_argument("--theme", choices=["light", "dark", "both"], default="both")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--full-colour", action="store_true", help="keep 24-bit PNGs (larger)")
     args = parser.parse_args(argv)
     themes = ["light", "dark"] if args.theme == "both" else [args.theme]
-    run(args.only or list(SHOTS), themes, args.out)
+    run(args.only or list(SHOTS), themes, args.out, palette=not args.full_colour)
     return 0
 
 
