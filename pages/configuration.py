@@ -134,9 +134,9 @@ saved = {f"replay:{r.id}": f"saved replay · {r.name}" for r in list_replays(sto
 choices = {"editor": "this editor's configuration",
            **{f"preset:{n}": f"preset · {n}" for n in PRESET_NAMES}, **saved}
 a_col, b_col = st.columns(2)
-a = a_col.selectbox("A", list(choices), format_func=choices.get, key="cfg_a",
+a = a_col.selectbox("Configuration A", list(choices), format_func=choices.get, key="cfg_a",
                     index=list(choices).index("preset:default"))
-b = b_col.selectbox("B", list(choices), format_func=choices.get, key="cfg_b",
+b = b_col.selectbox("Configuration B", list(choices), format_func=choices.get, key="cfg_b",
                     index=list(choices).index("preset:cost-first"))
 
 

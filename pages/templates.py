@@ -180,7 +180,7 @@ except Exception as exc:  # the UI boundary: the message, and the traceback only
 
 def show_comparison(cmp: rerun.StepComparison) -> None:
     """Rendered prompt diff, checkpoint diff, tokens and the success condition, side by side."""
-    st.dataframe(rerun_table(cmp), hide_index=True, key=f"tpl_rerun_table_{cmp.step_index}")
+    st.table(rerun_table(cmp).set_index(""))
     st.markdown("##### Rendered summary request: diff")
     if cmp.prompt_diff:
         st.code(cmp.prompt_diff, language="diff", wrap_lines=True)

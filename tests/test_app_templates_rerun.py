@@ -58,10 +58,12 @@ def test_r_ui_4_rerun_step_shows_prompt_diff_tokens_and_success(long_session_pag
     assert not at.exception, at.exception
     diffs = [c for c in _codes(at) if c.startswith("--- original/summary-request-step-12")]
     assert diffs and "+ALWAYS MENTION PENGUINS." in diffs[0]
-    table = at.dataframe[0].value
-    row = table.set_index("").loc["success (≤ line and smaller)"]
+    table = at.table[0].value
+    row = table.loc["success (≤ line and smaller)"]
     assert row["original"].startswith("✓") and row["edited"].startswith("✓")
-    assert table.set_index("").loc["compaction stage", "edited"] == "applied"
+    assert table.loc["compaction stage", "edited"] == "applied"
+    assert table.loc["request before (tokens)", "original"] == \
+        table.loc["request before (tokens)", "edited"]
     assert not (workbench_home / "workspace" / ".iris").exists()  # nothing saved to disk
 
 
