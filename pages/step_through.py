@@ -53,7 +53,9 @@ except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback o
         st.code(traceback.format_exc(), language=None)
     st.stop()
 
-st.plotly_chart(step_timeline_figure(replay.steps, step), key="st_timeline")
+clicked = st.plotly_chart(step_timeline_figure(replay.steps, step), key="st_timeline",
+                         on_select="rerun", selection_mode="points")
+state.follow_timeline_click(clicked.selection.points if clicked else [], step)
 head = step_header(prep)
 st.subheader(f"Step {head.step_index} of {len(replay) - 1} · response message "
              f"#{prep.response_message_index}")

@@ -21,11 +21,13 @@ __all__ = [
     "current_replay_id",
     "current_session_id",
     "current_step",
+    "follow_timeline_click",
     "get_store",
     "import_reports",
     "pending_delete",
     "render_sidebar",
     "request_session",
+    "request_step",
     "set_import_reports",
     "set_pending_delete",
     "sidebar_replay_and_step",
@@ -41,6 +43,8 @@ _REQUEST_KEY = "_wb_session_request"
 _LOADED_KEY = "_wb_query_loaded"
 _REPORTS_KEY = "_wb_import_reports"
 _DELETE_KEY = "_wb_pending_delete"
+_STEP_REQUEST_KEY = "_wb_step_request"
+_TIMELINE_KEY = "_wb_timeline_done"
 #: session_state key -> URL query parameter.
 QUERY_KEYS = {SESSION_KEY: "session", REPLAY_KEY: "replay", STEP_KEY: "step"}
 
@@ -91,6 +95,23 @@ def current_step() -> int | None:
 def request_session(session_id: str | None) -> None:
     """Select a session from a page (applied by the picker on the next run; call ``st.rerun()``)."""
     st.session_state[_REQUEST_KEY] = session_id
+
+
+def request_step(step: int) -> None:
+    """Go to ``step`` from a page (applied by the step selector on the next run; call ``st.rerun()``)."""
+    st.session_state[_STEP_REQUEST_KEY] = int(step)
+
+
+def follow_timeline_click(points: list, current: int) -> None:
+    """Go to the step a timeline chart's selection points at. A selection stays until the next
+    click, so each clicked step is acted on once (prev/next keep working after a click)."""
+    target = int(points[0]["x"]) if points else None
+    if target is None or target == st.session_state.get(_TIMELINE_KEY):
+        return
+    st.session_state[_TIMELINE_KEY] = target
+    if target != current:
+        request_step(target)
+        st.rerun()
 
 
 def set_import_reports(reports: list[ImportReport]) -> None:
@@ -148,6 +169,8 @@ def sidebar_step_selector(n_steps: int) -> int | None:
     if n_steps <= 0:
         st.session_state[STEP_KEY] = None
         return None
+    if _STEP_REQUEST_KEY in st.session_state:  # a page asked for a step (e.g. a timeline click)
+        st.session_state[STEP_KEY] = st.session_state.pop(_STEP_REQUEST_KEY)
     _set_step(st.session_state.get(STEP_KEY) or 0, n_steps)
     box = st.sidebar.container()
     if n_steps > 1:
