@@ -16,12 +16,7 @@ display, so where the replay ran changes nothing.
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import itertools
 import shutil
-import tempfile
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -30,13 +25,21 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .compaction.thresholds import Thresholds
-from .compaction.usage import RunUsage, UsageTracker, context_bytes
+from .compaction.usage import RunUsage, UsageTracker
 from .preparation import adapters
 from .preparation.pipeline import PreparationOutcome, StepMeta, prepare
 from .preparation.publisher import PreparationEvent, Publisher
-from .preparation.records import ContextPreparation, PreparedRequest, UsageKind
+from .preparation.records import ContextPreparation, PreparedRequest
 from .preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
-from .session import Message, Session, Usage
+from .preparation.walk import (
+    Collector,
+    Walk,
+    claim_work_dir,
+    context_parts,
+    contribution_parts,
+    provider_reading,
+)
+from .session import Session, Usage
 from .tokens import TokenEstimator, default_estimator
 
 __all__ = ["AppliedCompaction", "Replay", "replay"]
@@ -91,99 +94,6 @@ class Replay(BaseModel):
         return self.requests.get(ref) if ref else None
 
 
-def _is_user_input(message: Message) -> bool:
-    return (message.role == "user" and not message.synthetic and not message.is_compaction_summary
-            and any(b.type != "tool_result" for b in message.content))
-
-
-class _Walk:
-    """The replay's own durable state between steps (mutable here, frozen inside each step)."""
-
-    def __init__(self, cache: TokenCache, session: Session) -> None:
-        self.cache = cache
-        self.switches = {sw.at_message: sw for sw in session.model_switches}
-        self.recorded_cuts = {c.at_message for c in session.compactions}
-        self.model = session.header.model
-        self.limits = session.header.limits
-        self.recorded_compaction = False
-        """True once the walk passed a compaction the recorded agent made: from then on the
-        provider measured a compacted context, not the replay's history."""
-        self.durable: tuple[Part, ...] = ()
-        self.durable_tokens = 0
-        self.called: set[str] = set()
-        self.position = 0
-        self.bytes = 0
-        self.runs = 0
-        self.run_input = ""
-        self.carry = PreparationState(step_index=0)
-        self.previous: tuple[Part, ...] = ()
-
-    def advance(self, session: Session, upto: int) -> None:
-        """Append the recorded messages ``[position, upto)`` to the durable history."""
-        new = []
-        for i in range(self.position, upto):
-            m = session.messages[i]
-            if i in self.switches:
-                self.model = self.switches[i].model
-                self.limits = self.switches[i].limits or self.limits
-            if m.is_compaction_summary or i in self.recorded_cuts:
-                self.recorded_compaction = True
-            part = Part(m, self.cache.message(m), "history", i)
-            new.append(part)
-            self.durable_tokens += part.tokens
-            self.called.update(c.name for c in m.tool_calls)
-            if _is_user_input(m):
-                self.runs += 1
-                self.run_input = m.text
-        self.bytes += context_bytes(session.messages[self.position:upto])
-        self.durable = self.durable + tuple(new)
-        self.position = upto
-
-
-def _context_parts(context_input: Any, cache: TokenCache) -> tuple[Part, ...]:
-    if context_input is None:
-        return ()
-    return tuple(Part(m, cache.message(m), "context", None, position)
-                 for position, m in adapters.build_context_messages(context_input))
-
-
-def _contribution_parts(contributions: Sequence[Any], cache: TokenCache) -> tuple[Part, ...]:
-    parts = []
-    for i, c in enumerate(contributions):
-        m = adapters.contribution_message(c)
-        parts.append(Part(m, cache.message(m), "contribution", None, c.key, c.required,
-                          c.priority, i, payload=c))
-    return tuple(parts)
-
-
-def _provider(tracker: UsageTracker, usage: Usage | None) -> tuple[int | None, UsageKind]:
-    if usage is not None and usage.is_trusted:
-        return usage.prompt_tokens, "trusted"
-    if tracker.reading.kind == "estimated":
-        return tracker.reading.tokens, "estimated"
-    return None, "missing"
-
-
-def _claim_work_dir(session: Session, snapshot_id: str) -> Path:
-    """A fresh working directory whose path depends only on the session and configuration.
-
-    Reduced bodies name their artifact path, so the path's text reaches token counts; a random
-    temporary name would make two replays differ by a token. ``mkdir`` claims the directory
-    atomically; a concurrent replay of the same inputs takes the next number.
-    """
-    key = hashlib.sha256(f"{session.header.session_id}\0{snapshot_id}".encode()).hexdigest()[:12]
-    root = Path(tempfile.gettempdir()) / "iris-replay"
-    root.mkdir(parents=True, exist_ok=True)
-    for n in itertools.count(1):
-        candidate = root / f"{key}-{n}"
-        try:
-            candidate.mkdir()
-            return candidate
-        except FileExistsError:
-            continue
-    raise AssertionError("unreachable")
-
-
 def replay(session: Session, config: Any = None, *, prompts: Any = None, summarizer: Any = None,
            context_source: Any = None, context_input: Any = None,
            session_dir: str | Path | None = None, sink: Any = None,
@@ -203,7 +113,7 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
     prompts = prompts if prompts is not None else adapters.default_prompts()
     summarizer = summarizer if summarizer is not None else adapters.default_summarizer()
     own_dir = session_dir is None
-    work_dir = (_claim_work_dir(session, adapters.config_snapshot_id(config, prompts)) if own_dir
+    work_dir = (claim_work_dir(session, adapters.config_snapshot_id(config, prompts)) if own_dir
                 else Path(session_dir))
     try:
         return _Runner(session, config, prompts, summarizer, context_source, context_input,
@@ -212,37 +122,6 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
     finally:
         if own_dir:
             shutil.rmtree(work_dir, ignore_errors=True)
-
-
-class _Collector:
-    """Runs the context source's coroutines on the replay's own event loop.
-
-    Inside a running loop (a Jupyter cell, an async web handler) a second loop cannot run in the
-    same thread, so the replay's loop then runs in a helper thread."""
-
-    def __init__(self) -> None:
-        try:
-            asyncio.get_running_loop()
-            nested = True
-        except RuntimeError:
-            nested = False
-        self.loop = asyncio.new_event_loop()
-        self.thread: threading.Thread | None = None
-        if nested:
-            self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
-                                           name="iris-replay-context-source")
-            self.thread.start()
-
-    def run(self, coroutine: Any) -> Any:
-        if self.thread is None:
-            return self.loop.run_until_complete(coroutine)
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
-
-    def close(self) -> None:
-        if self.thread is not None:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join()
-        self.loop.close()
 
 
 def _failing(exc: Exception) -> Callable[..., Any]:
@@ -274,7 +153,7 @@ class _Runner:
         self.context: tuple[Part, ...] = ()
         self.context_error: Exception | None = None
         try:  # static: rendered once; a failure fails every step's assembly (R-BUILD-2 errors)
-            self.context = _context_parts(context_input, self.cache)
+            self.context = context_parts(context_input, self.cache)
         except Exception as exc:  # noqa: BLE001 -- recorded per step, never raised out of replay
             self.context_error = exc
         self.tools = tuple(ToolSpec(str(s["name"]), dict(s), estimator.tool_schema_tokens(s))
@@ -282,10 +161,10 @@ class _Runner:
         self.publisher = Publisher(sink)
         if on_event is not None:
             self.publisher.broker.subscribe(on_event)
-        self.collector = _Collector() if self.source is not None else None
+        self.collector = Collector() if self.source is not None else None
 
     def run(self) -> Replay:
-        walk, tracker = _Walk(self.cache, self.session), UsageTracker(model=self.session.header.model)
+        walk, tracker = Walk(self.cache, self.session), UsageTracker(model=self.session.header.model)
         preparations, requests, checkpoints, archives = [], {}, [], {}
         batches, cancelled = self.session.index.batches, False
         try:
@@ -315,7 +194,7 @@ class _Runner:
                       cancelled=cancelled, observation_failures=tuple(self.publisher.failures),
                       messages_counted=self.cache.counted)
 
-    def _contributions(self, k: int, walk: _Walk) -> tuple[tuple[Part, ...], Exception | None]:
+    def _contributions(self, k: int, walk: Walk) -> tuple[tuple[Part, ...], Exception | None]:
         if self.source is None:
             return (), None
         header = self.session.header
@@ -323,14 +202,14 @@ class _Runner:
             found = adapters.collect_contributions(
                 self.source, self.collector.run, session_id=header.session_id, run_id=self._run_id(walk),
                 step_index=k, workspace_root=header.workspace_root, run_input=walk.run_input)
-            return _contribution_parts(found, self.cache), None
+            return contribution_parts(found, self.cache), None
         except Exception as exc:  # noqa: BLE001 -- the source failed: this step's assembly fails, replay goes on
             return (), exc
 
-    def _run_id(self, walk: _Walk) -> str:
+    def _run_id(self, walk: Walk) -> str:
         return f"{self.session.header.session_id}:run-{max(walk.runs - 1, 0)}"
 
-    def _step(self, k: int, at: int, walk: _Walk, tracker: UsageTracker
+    def _step(self, k: int, at: int, walk: Walk, tracker: UsageTracker
               ) -> tuple[PreparationOutcome, UsageTracker]:
         walk.advance(self.session, at)
         response = self.session.messages[at]
@@ -348,7 +227,7 @@ class _Runner:
             diverged=carry.diverged or walk.recorded_compaction,
             compaction_state=carry.compaction_state)
         answered = tracker.observe_response(response.usage, context_bytes=walk.bytes, model=model)
-        tokens, kind = _provider(answered, response.usage)
+        tokens, kind = provider_reading(answered, response.usage)
         meta = StepMeta(configuration_snapshot_id=self.snapshot_id, run_id=self._run_id(walk),
                         session_id=self.session.header.session_id, step_index=k,
                         response_message_index=at, provider_prompt_tokens=tokens,

@@ -1,0 +1,151 @@
+"""Walking a recorded session for the replay: the replay's own durable state between steps.
+
+:class:`Walk` appends recorded messages to the durable history as the replay reaches them (each
+message becomes a counted :class:`Part` once), tracks runs, model switches and recorded
+compactions; :class:`Collector` drives an async context source; :func:`claim_work_dir` gives
+a working directory whose path does not change from one replay to the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..compaction.usage import UsageTracker, context_bytes
+from ..session import Message, Session, Usage
+from . import adapters
+from .records import UsageKind
+from .state import Part, PreparationState, TokenCache
+
+__all__ = ["Collector", "Walk", "claim_work_dir", "context_parts", "contribution_parts",
+           "is_user_input", "provider_reading"]
+
+
+def is_user_input(message: Message) -> bool:
+    return (message.role == "user" and not message.synthetic and not message.is_compaction_summary
+            and any(b.type != "tool_result" for b in message.content))
+
+
+class Walk:
+    """The replay's own durable state between steps (mutable here, frozen inside each step)."""
+
+    def __init__(self, cache: TokenCache, session: Session) -> None:
+        self.cache = cache
+        self.switches = {sw.at_message: sw for sw in session.model_switches}
+        self.recorded_cuts = {c.at_message for c in session.compactions}
+        self.model = session.header.model
+        self.limits = session.header.limits
+        self.recorded_compaction = False
+        """True once the walk passed a compaction the recorded agent made: from then on the
+        provider measured a compacted context, not the replay's history."""
+        self.durable: tuple[Part, ...] = ()
+        self.durable_tokens = 0
+        self.called: set[str] = set()
+        self.position = 0
+        self.bytes = 0
+        self.runs = 0
+        self.run_input = ""
+        self.carry = PreparationState(step_index=0)
+        self.previous: tuple[Part, ...] = ()
+
+    def advance(self, session: Session, upto: int) -> None:
+        """Append the recorded messages ``[position, upto)`` to the durable history."""
+        new = []
+        for i in range(self.position, upto):
+            m = session.messages[i]
+            if i in self.switches:
+                self.model = self.switches[i].model
+                self.limits = self.switches[i].limits or self.limits
+            if m.is_compaction_summary or i in self.recorded_cuts:
+                self.recorded_compaction = True
+            part = Part(m, self.cache.message(m), "history", i)
+            new.append(part)
+            self.durable_tokens += part.tokens
+            self.called.update(c.name for c in m.tool_calls)
+            if is_user_input(m):
+                self.runs += 1
+                self.run_input = m.text
+        self.bytes += context_bytes(session.messages[self.position:upto])
+        self.durable = self.durable + tuple(new)
+        self.position = upto
+
+
+def context_parts(context_input: Any, cache: TokenCache) -> tuple[Part, ...]:
+    if context_input is None:
+        return ()
+    return tuple(Part(m, cache.message(m), "context", None, position)
+                 for position, m in adapters.build_context_messages(context_input))
+
+
+def contribution_parts(contributions: Sequence[Any], cache: TokenCache) -> tuple[Part, ...]:
+    parts = []
+    for i, c in enumerate(contributions):
+        m = adapters.contribution_message(c)
+        parts.append(Part(m, cache.message(m), "contribution", None, c.key, c.required,
+                          c.priority, i, payload=c))
+    return tuple(parts)
+
+
+def provider_reading(tracker: UsageTracker, usage: Usage | None) -> tuple[int | None, UsageKind]:
+    if usage is not None and usage.is_trusted:
+        return usage.prompt_tokens, "trusted"
+    if tracker.reading.kind == "estimated":
+        return tracker.reading.tokens, "estimated"
+    return None, "missing"
+
+
+def claim_work_dir(session: Session, snapshot_id: str) -> Path:
+    """A fresh working directory whose path depends only on the session and configuration.
+
+    Reduced bodies name their artifact path, so the path's text reaches token counts; a random
+    temporary name would make two replays differ by a token. ``mkdir`` claims the directory
+    atomically; a concurrent replay of the same inputs takes the next number.
+    """
+    key = hashlib.sha256(f"{session.header.session_id}\0{snapshot_id}".encode()).hexdigest()[:12]
+    root = Path(tempfile.gettempdir()) / "iris-replay"
+    root.mkdir(parents=True, exist_ok=True)
+    for n in itertools.count(1):
+        candidate = root / f"{key}-{n}"
+        try:
+            candidate.mkdir()
+            return candidate
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
+
+
+class Collector:
+    """Runs the context source's coroutines on the replay's own event loop.
+
+    Inside a running loop (a Jupyter cell, an async web handler) a second loop cannot run in the
+    same thread, so the replay's loop then runs in a helper thread."""
+
+    def __init__(self) -> None:
+        try:
+            asyncio.get_running_loop()
+            nested = True
+        except RuntimeError:
+            nested = False
+        self.loop = asyncio.new_event_loop()
+        self.thread: threading.Thread | None = None
+        if nested:
+            self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
+                                           name="iris-replay-context-source")
+            self.thread.start()
+
+    def run(self, coroutine: Any) -> Any:
+        if self.thread is None:
+            return self.loop.run_until_complete(coroutine)
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    def close(self) -> None:
+        if self.thread is not None:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join()
+        self.loop.close()
