@@ -11,13 +11,13 @@ the same messages, and storing each request whole would grow with the square of 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any
 
 from iris.errors import StorageError
@@ -143,12 +143,12 @@ def _canonical(value: Any) -> str:
 def _guard(action: str):
     """Turn SQLite errors into a StorageError naming the action (decorator)."""
     def wrap(fn):
+        @functools.wraps(fn)
         def inner(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
             except sqlite3.Error as exc:
                 raise StorageError(f"{action} failed ({exc})") from None
-        inner.__name__, inner.__doc__ = fn.__name__, fn.__doc__
         return inner
     return wrap
 
@@ -370,8 +370,8 @@ class StoredReplay:
                 [replay_id]))
         except sqlite3.Error as exc:
             raise StorageError(f"reading replay {replay_id!r} failed ({exc})") from None
-        self.preparation = lru_cache(maxsize=64)(self._preparation)
-        self.request = lru_cache(maxsize=16)(self._request)
+        self.preparation = functools.lru_cache(maxsize=64)(self._preparation)
+        self.request = functools.lru_cache(maxsize=16)(self._request)
 
     @property
     def id(self) -> str:
