@@ -28,6 +28,7 @@ __all__ = ["Collector", "Walk", "claim_work_dir", "context_parts", "contribution
 
 
 def is_user_input(message: Message) -> bool:
+    """A message a person typed: it starts a run (not a tool result, injection or summary)."""
     return (message.role == "user" and not message.synthetic and not message.is_compaction_summary
             and any(b.type != "tool_result" for b in message.content))
 
@@ -77,6 +78,7 @@ class Walk:
 
 
 def context_parts(context_input: Any, cache: TokenCache) -> tuple[Part, ...]:
+    """The static context messages (context.yaml) as parts keyed by their position."""
     if context_input is None:
         return ()
     return tuple(Part(m, cache.message(m), "context", None, position)
@@ -84,6 +86,7 @@ def context_parts(context_input: Any, cache: TokenCache) -> tuple[Part, ...]:
 
 
 def contribution_parts(contributions: Sequence[Any], cache: TokenCache) -> tuple[Part, ...]:
+    """This step's dynamic contributions as parts (the contribution kept as the payload)."""
     parts = []
     for i, c in enumerate(contributions):
         m = adapters.contribution_message(c)
@@ -93,6 +96,8 @@ def contribution_parts(contributions: Sequence[Any], cache: TokenCache) -> tuple
 
 
 def provider_reading(tracker: UsageTracker, usage: Usage | None) -> tuple[int | None, UsageKind]:
+    """What the provider said about this step's request: trusted usage, the tracker's frozen
+    ``≈`` estimate (R-TOK-4), or nothing."""
     if usage is not None and usage.is_trusted:
         return usage.prompt_tokens, "trusted"
     if tracker.reading.kind == "estimated":
