@@ -96,3 +96,42 @@ def test_r_ui_9_report_errors_name_what_was_wrong(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{bad}:3: invalid YAML" in err and "replaying" not in err
     assert not (tmp_path / "y.html").exists()
+
+
+def test_r_ui_9_report_of_a_stored_replay_matches_its_records():
+    """The app's report button: the saved replay's configuration and templates are used again."""
+    from iris.config import parse_config
+
+    from workbench.replay_service import replay_and_save
+    from workbench.report import stored_replay_report
+
+    with open_store() as store:
+        session_id = store.import_file(LONG).session_id
+        config = parse_config({"compaction": {"input_budget_tokens": 96000}})
+        info, result = replay_and_save(store, session_id, name="budget 96k", config=config)
+        seen: list[float] = []
+        html = stored_replay_report(store, info.id, progress=lambda f, text: seen.append(f))
+    assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+    assert "<code>budget 96k</code>" in html and "input_budget_tokens: 96000" in html
+    first = result.checkpoints[0]
+    cuts = html.split("<h3>Cut points</h3>", 1)[1].split("<h3>", 1)[0]
+    assert f"<td>{first.step_index}</td>" in cuts and f"<td>{first.cut_index}</td>" in cuts
+
+
+def test_r_ui_9_usage_page_builds_a_downloadable_report():
+    """AppTest: the Usage page's button builds the report with progress and offers the download."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    with open_store() as store:
+        session_id = store.import_file(SMALL).session_id
+    app = Path(__file__).resolve().parents[1] / "workbench" / "app.py"
+    at = AppTest.from_file(str(app), default_timeout=90)
+    at.query_params["session"] = session_id
+    at.run()
+    at.switch_page("../pages/usage.py").run()
+    at.button(key="usage_report").click().run()
+    assert not at.exception and not at.error
+    downloads = at.get("download_button")
+    assert len(downloads) == 1 and "report.html" in downloads[0].proto.label

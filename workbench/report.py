@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # pandas, plotly and the replay machinery are imported where used: the CLI builds every
 # subcommand's parser at start-up, and `workbench sessions` should not pay for them.
 
-__all__ = ["build_report", "register", "render_report", "write_report"]
+__all__ = ["build_report", "register", "render_report", "stored_replay_report", "write_report"]
 
 Progress = Callable[[float, str], None]
 _FIGURE_CONFIG = {"displaylogo": False, "responsive": True}
@@ -131,7 +131,8 @@ def render_report(r: NotebookReplay, *, title: str | None = None, config_source:
 
 
 def build_report(session: Any, config: Any = None, *, title: str | None = None,
-                 summarizer: Any = None, progress: Progress = _quiet) -> str:
+                 prompts: Any = None, summarizer: Any = None, label: str | None = None,
+                 progress: Progress = _quiet) -> str:
     """Replay ``session`` (Session, path or stored id) under ``config`` and render the report."""
     from .notebook import config_label, load_session, replay, resolve_config
 
@@ -139,8 +140,9 @@ def build_report(session: Any, config: Any = None, *, title: str | None = None,
     if isinstance(session, (str, Path)):
         session = load_session(session)
     progress(0.0, "replaying")
-    r = replay(session, resolved, summarizer=summarizer, label=config_label(config),
-               progress=lambda f, label: progress(0.85 * f, f"replaying: {label}"))
+    r = replay(session, resolved, prompts=prompts, summarizer=summarizer,
+               label=label or config_label(config),
+               progress=lambda f, text: progress(0.85 * f, f"replaying: {text}"))
     progress(0.9, "rendering")
     source = str(config) if config is not None and not hasattr(config, "model_dump") else ""
     html = render_report(r, title=title, config_source=source or r.label)
@@ -159,6 +161,30 @@ def write_report(session: Any, out: str | Path, config: Any = None, *, title: st
     except OSError as exc:
         raise StorageError(f"{target}: cannot write the report ({exc.strerror or exc})") from None
     return target
+
+
+def stored_replay_report(store: Any, replay_id: str, *, progress: Progress = _quiet) -> str:
+    """The report of a replay saved in the store (the app's "Build an HTML report" button).
+
+    The replay is run again from its stored configuration and template snapshot, so the report
+    holds the same records; a replay made with a recorded or remote summariser is re-run with the
+    offline extractive one (the header says which configuration was used).
+    """
+    import json
+
+    from iris.config import parse_config
+    from iris.prompts import PromptSnapshot
+
+    from .replay_service import open_saved
+
+    saved = open_saved(store, replay_id)
+    info = saved.info
+    config = parse_config(saved.configuration_yaml() or "{}", source=f"replay {info.name!r}")
+    rows = list(store.db.query("SELECT sources_json FROM template_snapshots WHERE id = ?",
+                               [info.template_snapshot_id]))
+    prompts = PromptSnapshot(json.loads(rows[0]["sources_json"])) if rows else None
+    session = store.get_session(info.session_id)
+    return build_report(session, config, prompts=prompts, label=info.name, progress=progress)
 
 
 # ------------------------------------------------------------------------------------ CLI
