@@ -161,12 +161,20 @@ class Store:
         row = self._session_row(session, format, content_hash, source_path)
         report = progress or (lambda fraction, label: None)
         report(0.8, "writing")
-        with self._storage_errors(f"storing session {row['id']!r}"), self.db.atomic():
-            self.db["sessions"].insert(row)
-            self.db["messages"].insert_all(
-                ({"session_id": row["id"], "idx": i, "role": m.role, "json": _canonical(
-                    m.model_dump(mode="json", exclude_none=True))}
-                 for i, m in enumerate(session.messages)), batch_size=500)
+        try:
+            with self._storage_errors(f"storing session {row['id']!r}"), self.db.atomic():
+                self.db["sessions"].insert(row)
+                self.db["messages"].insert_all(
+                    ({"session_id": row["id"], "idx": i, "role": m.role, "json": _canonical(
+                        m.model_dump(mode="json", exclude_none=True))}
+                     for i, m in enumerate(session.messages)), batch_size=500)
+        except StorageError:
+            # another process stored the same content meanwhile (unique content hash): that is
+            # the "already stored" outcome, not a failure
+            existing = self._id_for_hash(content_hash)
+            if existing is None:
+                raise
+            return existing, False
         return row["id"], True
 
     def delete_session(self, session_id: str) -> bool:

