@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pytest
 from iris.errors import SummarizerError
 from streamlit.testing.v1 import AppTest
 
+from workbench.evidence import ReplayInfo
 from workbench.replay_service import budget_96k_config, replay_and_save
-from workbench.store import open_store
+from workbench.store import Store, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")
@@ -22,6 +25,26 @@ class BrokenSummarizer:
         raise SummarizerError("model endpoint refused the connection")
 
 
+@pytest.fixture(scope="module")
+def broken_db(tmp_path_factory) -> tuple[Path, str, ReplayInfo]:
+    """One store holding long_session replayed with a failing summariser (made once per module)."""
+    path = tmp_path_factory.mktemp("broken") / "workbench.db"
+    with Store(path) as store:
+        session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
+        info, _ = replay_and_save(store, session_id, name="broken summariser",
+                                  config=budget_96k_config(), summarizer=BrokenSummarizer())
+    return path, session_id, info
+
+
+@pytest.fixture
+def broken(broken_db, workbench_home) -> tuple[str, ReplayInfo]:
+    """This test's WORKBENCH_HOME with a copy of that store."""
+    path, session_id, info = broken_db
+    workbench_home.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(path, workbench_home / "workbench.db")
+    return session_id, info
+
+
 def test_r_ui_7_all_ready_says_so():
     with open_store() as store:
         store.import_file(ROOT / "sample_sessions" / "bugfix.jsonl")
@@ -30,11 +53,8 @@ def test_r_ui_7_all_ready_says_so():
     assert not at.exception and "is ready" in at.success[0].value
 
 
-def test_r_ui_7_failed_steps_with_stage_error_and_link():
-    with open_store() as store:
-        session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
-        info, _ = replay_and_save(store, session_id, name="broken summariser",
-                                  config=budget_96k_config(), summarizer=BrokenSummarizer())
+def test_r_ui_7_failed_steps_with_stage_error_and_link(broken):
+    session_id, info = broken
     assert info.failed_count + info.cancelled_count >= 1
     at = AppTest.from_file(APP, default_timeout=90).run()
     at.sidebar.selectbox(key="wb_replay").select(info.id).run()
@@ -49,17 +69,15 @@ def test_r_ui_7_failed_steps_with_stage_error_and_link():
                              f"&step={first['step']}")
 
 
-def test_r_ui_7_the_link_opens_the_failed_step_with_its_error():
+def test_r_ui_7_the_link_opens_the_failed_step_with_its_error(broken):
     """R-UI-7: the link's query (?session=…&replay=…&step=…) opens that step, phase and error shown."""
     from urllib.parse import parse_qsl, urlsplit
 
     from workbench.evidence import open_replay
     from workbench.views.failures import failures_table
 
+    session_id, info = broken
     with open_store() as store:
-        session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
-        info, _ = replay_and_save(store, session_id, name="broken summariser",
-                                  config=budget_96k_config(), summarizer=BrokenSummarizer())
         link = failures_table(open_replay(store.db, info.id).steps, session_id=session_id,
                               replay_id=info.id).iloc[0]["link"]
     query = dict(parse_qsl(urlsplit(link).query))
