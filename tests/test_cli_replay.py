@@ -101,3 +101,25 @@ def test_replay_unknown_target_is_a_clear_error(capsys):
     code, _, stderr = _run(capsys, "no-such-session")
     assert code == 1
     assert "'no-such-session' is neither a transcript file nor a stored session id" in stderr
+
+
+def test_replay_defaults_makes_the_app_replays_of_every_stored_session(capsys):
+    """Item 4: `make run` can have replays ready before the app opens."""
+    from workbench.evidence import find_replay
+
+    with open_store() as store:
+        ids = [store.import_file(ROOT / "sample_sessions" / f"{n}.jsonl").session_id
+               for n in ("bugfix", "unanswered")]
+    code, stdout, _ = _run(capsys, "--defaults")
+    assert code == 0
+    with open_store() as store:
+        for session_id in ids:
+            assert find_replay(store.db, session_id, "default") is not None
+            assert f"{session_id}: replay 'default' ready" in stdout
+    code, stdout, _ = _run(capsys, "--defaults")  # already there: nothing replayed again
+    assert code == 0 and stdout.count("ready") == 2
+
+
+def test_replay_without_target_or_defaults_is_a_usage_error(capsys):
+    code, _, stderr = _run(capsys)
+    assert code == 1 and "give PATH_OR_SESSION_ID, or --defaults" in stderr

@@ -1,10 +1,13 @@
-"""``workbench replay PATH_OR_SESSION_ID [--config FILE] [--json OUT] [--name NAME]`` (R-UI-9, issue 6).
+"""``workbench replay PATH_OR_SESSION_ID [--config FILE] [--json OUT] [--name NAME]`` and
+``workbench replay --defaults`` (R-UI-9, issue 6).
 
 Replays a transcript file or a stored session headless. ``--json`` writes the preparations, one
 JSON object per line in step order (``-`` for standard output, the summary then goes to standard
 error); ``--name`` saves the replay in the store under that name (a file is imported first), where
-the app's replay picker finds it. Without either, only the summary is printed. A preparation that
-failed is a result, not an error: the exit code is 0 unless the input or configuration is bad.
+the app's replay picker finds it. Without either, only the summary is printed. ``--defaults``
+makes the ``default`` (and ``budget 96k``) replays of every stored session that lacks them, the
+same ones the app makes on a session's first open. A preparation that failed is a result, not an
+error: the exit code is 0 unless the input or configuration is bad.
 """
 
 from __future__ import annotations
@@ -15,16 +18,22 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from iris.errors import StorageError
+from iris.errors import StorageError, WorkbenchError
 from iris.replay import Replay
 
-__all__ = ["register", "summary_lines"]
+__all__ = ["UsageError", "register", "summary_lines"]
+
+
+class UsageError(WorkbenchError):
+    """The command line was incomplete."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("replay", help="replay a session headless and print (or save) its preparations")
-    p.add_argument("target", metavar="PATH_OR_SESSION_ID",
+    p.add_argument("target", metavar="PATH_OR_SESSION_ID", nargs="?",
                    help="a transcript file, or the id of a stored session (see `workbench sessions`)")
+    p.add_argument("--defaults", action="store_true",
+                   help="make the default replays of every stored session that lacks them")
     p.add_argument("--config", metavar="FILE", help="context configuration YAML (default: bundled)")
     p.add_argument("--json", metavar="OUT", help="write preparations as JSON lines ('-': stdout)")
     p.add_argument("--name", help="save the replay in the store under this name")
@@ -48,9 +57,32 @@ def summary_lines(result: Replay, seconds: float) -> list[str]:
     ]
 
 
+def _defaults() -> int:
+    from .replay_service import ensure_default_replays
+    from .store import open_store
+
+    with open_store() as store:
+        infos = ensure_default_replays(store, progress=_progress(sys.stderr))
+    _clear_progress()
+    for info in infos:
+        print(f"{info.session_id}: replay {info.name!r} ready ({info.step_count} steps, "
+              f"{info.compactions_applied} compactions applied)")
+    return 0
+
+
+def _clear_progress() -> None:
+    if sys.stderr.isatty():
+        print("\r" + " " * 50 + "\r", end="", file=sys.stderr, flush=True)
+
+
 def _replay(args: argparse.Namespace) -> int:
     from .replay_service import load_configuration, replay_session, save_replay_result
     from .store import open_store
+
+    if args.defaults:
+        return _defaults()
+    if args.target is None:
+        raise UsageError("give PATH_OR_SESSION_ID, or --defaults")
 
     config = load_configuration(args.config)
     out: TextIO = sys.stderr if args.json == "-" else sys.stdout
@@ -59,8 +91,7 @@ def _replay(args: argparse.Namespace) -> int:
         started = time.perf_counter()
         result, bundle = replay_session(session, config=config, progress=_progress(out))
         elapsed = time.perf_counter() - started
-        if sys.stderr.isatty():
-            print("\r" + " " * 50 + "\r", end="", file=sys.stderr, flush=True)
+        _clear_progress()
         if args.name:
             info = save_replay_result(store, bundle, session_id=session_id, name=args.name)
     lines = summary_lines(result, elapsed)

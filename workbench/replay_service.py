@@ -175,6 +175,17 @@ def ensure_default_replay(store: Store, session_id: str,
     return info
 
 
+def ensure_default_replays(store: Store, progress: Progress = _no_progress) -> tuple[ReplayInfo, ...]:
+    """:func:`ensure_default_replay` for every stored session (``workbench replay --defaults``)."""
+    sessions = store.list_sessions()
+    out = []
+    for i, summary in enumerate(sessions):
+        def part(fraction: float, label: str, i: int = i, sid: str = summary.id) -> None:
+            progress((i + fraction) / len(sessions), f"{sid}: {label}")
+        out.append(ensure_default_replay(store, summary.id, progress=part))
+    return tuple(out)
+
+
 def replay_choices(store: Store, session_id: str) -> dict[str, str]:
     """Replay id → label for the sidebar picker (default first, then by save time)."""
     replays = sorted(list_replays(store.db, session_id),
