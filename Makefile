@@ -36,6 +36,7 @@ browser:
 run: export WORKBENCH_HOME ?= $(CURDIR)/.workbench
 run: setup
 	$(VENV)/bin/workbench import sample_sessions/*.jsonl --quiet
+	-$(VENV)/bin/workbench replay --defaults
 	$(VENV)/bin/workbench run --port $(PORT)
 
 test: setup-dev browser
