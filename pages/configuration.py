@@ -12,18 +12,26 @@ from __future__ import annotations
 import traceback
 
 import streamlit as st
-
 from iris.config import config_hash
 
 from workbench import state as wb_state
 from workbench.evidence import list_replays
 from workbench.replay_service import open_saved, replay_and_save, replay_session
 from workbench.views.compare import (
-    compactions_table, compare_figure, steps_table, summary_from_replay, summary_from_stored,
+    compactions_table,
+    compare_figure,
+    steps_table,
+    summary_from_replay,
+    summary_from_stored,
     totals_table,
 )
 from workbench.views.configuration import (
-    FORM_FIELDS, PRESET_NAMES, apply_form, check_config, form_values, preset_text,
+    FORM_FIELDS,
+    PRESET_NAMES,
+    apply_form,
+    check_config,
+    form_values,
+    preset_text,
 )
 from workbench.views.templates import default_workspace, saved_snapshot
 
@@ -116,7 +124,7 @@ if button_col.button("Replay and save", key="cfg_replay", type="primary",
         info, result = replay_and_save(store, session_id, name=name.strip(), config=check.config,
                                        prompts=templates, progress=report)
         state["cfg_last"] = (info.name, summary_from_replay(info.name, result))
-    except Exception as exc:  # the UI boundary: the message, and the traceback only on demand
+    except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
         st.error(f"Replay failed: {exc}")
         with st.expander("Traceback (for developers)"):
             st.code(traceback.format_exc(), language=None)
@@ -168,7 +176,7 @@ if st.button("Compare", key="cfg_compare"):
         second = run_summary(b, lambda f, label: report(0.5 + f / 2, f"B: {label}"),
                              " (B)" if same else "")
         state["cfg_compared"] = (first, second)
-    except Exception as exc:  # the UI boundary
+    except Exception as exc:  # noqa: BLE001 - the UI boundary shows every error
         st.error(f"Comparison failed: {exc}")
         with st.expander("Traceback (for developers)"):
             st.code(traceback.format_exc(), language=None)

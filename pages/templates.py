@@ -16,12 +16,16 @@ import streamlit as st
 from iris.errors import TemplateError
 from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptSource
 
-from workbench import state as wb_state
 from workbench import rerun
+from workbench import state as wb_state
 from workbench.replay_service import open_saved, save_replay_result
 from workbench.views.compare import compare_figure, totals_table
 from workbench.views.templates import (
-    ENGINE_RENDERED_IDS, default_workspace, example_variables, preview_template, rerun_table,
+    ENGINE_RENDERED_IDS,
+    default_workspace,
+    example_variables,
+    preview_template,
+    rerun_table,
 )
 
 st.title("Templates")
@@ -59,8 +63,8 @@ def compaction_context():
     """(store, stored replay, compaction step, original outcome) of the sidebar's replay, or why not."""
     store, replay_id = wb_state.get_store(), wb_state.current_replay_id()
     if wb_state.current_session_id() is None or replay_id is None:
-        return None, "Open a session (Sessions page) and pick a replay in the sidebar to render " \
-                     "with a real step's variables and re-run its compaction."
+        return None, ("Open a session (Sessions page) and pick a replay in the sidebar to render "
+                      "with a real step's variables and re-run its compaction.")
     stored = open_saved(store, replay_id)
     step = rerun.nearest_compaction_step(rerun.compaction_steps(stored), wb_state.current_step())
     if step is None:
@@ -73,7 +77,7 @@ def compaction_context():
 
 try:
     context, no_context = compaction_context()
-except Exception as exc:  # the UI boundary: the page still edits and previews
+except Exception as exc:  # noqa: BLE001 - the page still edits and previews
     context, no_context = None, f"Could not walk the selected replay: {exc}"
 real_vars = None
 if context is not None and prompt_id in context[3].variables:
@@ -171,7 +175,7 @@ try:
                                     summarizer=rerun.make_summarizer(kind, inputs.session))
         st.session_state["tpl_rerun"] = ("replay", run_key, result)
         bar.empty()
-except Exception as exc:  # the UI boundary: the message, and the traceback only on demand
+except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
     st.error(f"Re-run failed: {exc}")
     with st.expander("Traceback (for developers)"):
         st.code(traceback.format_exc(), language=None)

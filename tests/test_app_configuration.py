@@ -5,12 +5,14 @@ comparison of two configurations on one chart with totals and cut points."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from workbench.evidence import find_replay
+from workbench.replay_service import ensure_default_replay
 from workbench.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,10 +28,27 @@ def _open(sample: str | None) -> AppTest:
     return at.switch_page(PAGE).run()
 
 
+@pytest.fixture(scope="module")
+def long_store(tmp_path_factory) -> Path:
+    """A store with the long sample and its default replays, built once and copied per test."""
+    folder = tmp_path_factory.mktemp("long-store")
+    with open_store(folder / "workbench.db") as store:
+        ensure_default_replay(store, store.import_file(
+            ROOT / "sample_sessions" / "long_session.jsonl").session_id)
+    return folder
+
+
+def _copy_store(source: Path, home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    for file in source.glob("workbench.db*"):
+        shutil.copy(file, home / file.name)
+
+
 @pytest.fixture
-def long_page() -> AppTest:
-    """The long sample: compacts under the cost-first preset (slower to open)."""
-    return _open("long_session")
+def long_page(workbench_home, long_store) -> AppTest:
+    """The long sample (compacts under the cost-first preset), replays already made."""
+    _copy_store(long_store, workbench_home)
+    return _open(None)
 
 
 @pytest.fixture

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from iris.compaction import thresholds
 from iris.config import default_config
 from iris.errors import ConfigError
 from iris.replay import replay
 from iris.session import ModelLimits
+
 from workbench.importers import load_session
 from workbench.views.configuration import PRESET_NAMES, load_preset, preset_text
 
@@ -60,5 +60,5 @@ def test_r_prep_6_cost_first_compacts_the_long_sample_and_sends_fewer_tokens():
     cost = replay(session, load_preset("cost-first"))
     assert [c.step_index for c in base.checkpoints] == []
     assert [c.step_index for c in cost.checkpoints] == [7, 39]
-    sent = lambda r: sum(p.final_input_tokens for p in r.preparations)  # noqa: E731
+    sent = lambda r: sum(p.final_input_tokens for p in r.preparations)
     assert sent(cost) < sent(base)

@@ -11,15 +11,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
 from iris.compaction import REQUIRED_SECTIONS, ExtractiveSummarizer, OpenAICompatibleSummarizer
 from iris.errors import SummarizerError
 from iris.prompts import PromptSnapshot
 from iris.replay import replay
+
 from workbench import rerun
 from workbench.evidence import find_replay
-from workbench.replay_service import BUDGET_REPLAY_NAME, ensure_default_replay, open_saved
-from workbench.replay_service import save_replay_result
+from workbench.replay_service import BUDGET_REPLAY_NAME, ensure_default_replay, open_saved, save_replay_result
 from workbench.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,7 +77,7 @@ def endpoint(monkeypatch):
 
 
 def test_r_ui_4_variables_are_the_ones_the_engine_rendered(saved):
-    store, stored, inputs = saved
+    _, stored, inputs = saved
     assert rerun.compaction_steps(stored) == (12,)
     outcome = rerun.run_step(inputs, 12)
     assert set(outcome.variables) == {"compaction", "compaction_input"}

@@ -6,11 +6,16 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from iris.config import parse_config
 from iris.errors import ConfigError
+
 from workbench.views.configuration import (
-    FORM_FIELDS, apply_form, check_config, form_values, preset_text, set_yaml_value,
+    FORM_FIELDS,
+    apply_form,
+    check_config,
+    form_values,
+    preset_text,
+    set_yaml_value,
 )
 
 BASE = preset_text("default")

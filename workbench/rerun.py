@@ -24,10 +24,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from iris.compaction import (ExtractiveSummarizer, OpenAICompatibleSummarizer,
-                             RecordedSummarizer)
+from iris.compaction import ExtractiveSummarizer, OpenAICompatibleSummarizer, RecordedSummarizer
 from iris.config import ContextConfig, config_hash, default_config, parse_config
 from iris.errors import SummarizerError
 from iris.preparation.records import CompactionCandidate, CompactionRejected
@@ -35,6 +32,7 @@ from iris.prompts import PromptSnapshot
 from iris.replay import Replay
 from iris.replay import replay as run_replay
 from iris.session import Session, Usage
+from pydantic import BaseModel, ConfigDict
 
 from .evidence import StoredReplay
 from .replay_service import bundle_from_replay

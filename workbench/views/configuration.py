@@ -15,10 +15,9 @@ from importlib import resources
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict
-
 from iris.config import ContextConfig, parse_config
 from iris.errors import ConfigError
+from pydantic import BaseModel, ConfigDict
 
 __all__ = ["FORM_FIELDS", "PRESET_NAMES", "ConfigCheck", "FormField", "apply_form", "check_config",
            "form_values", "load_preset", "preset_text", "set_yaml_value"]
