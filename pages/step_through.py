@@ -79,7 +79,9 @@ st.dataframe(
     table.style.map(lambda v: f"color: {STATUS_COLOURS.get(v, 'inherit')}", subset=["status"]),
     hide_index=True, key="st_stage_table",
     column_config={"before_tokens": st.column_config.NumberColumn("before", format="localized"),
-                   "after_tokens": st.column_config.NumberColumn("after", format="localized")})
+                   "after_tokens": st.column_config.NumberColumn("after", format="localized"),
+                   "change": st.column_config.NumberColumn("change", format="localized"),
+                   "decision_kinds": "decision kinds"})
 
 
 
