@@ -295,7 +295,9 @@ def _save_requests(db: Database, replay_id: str, requests: Mapping[str, Prepared
     writer.flush()
 
 
-def _mark(row: list[Any]) -> MessageMark:
+def _mark(row: list[Any] | dict[str, Any]) -> MessageMark:
+    if isinstance(row, dict):  # skeletons written before marks were stored as lists
+        return MessageMark.model_validate(row)
     origin, history_index, key, marks = row
     return MessageMark(origin=origin, history_index=history_index, key=key, marks=tuple(marks))
 
