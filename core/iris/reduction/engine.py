@@ -6,15 +6,19 @@ batch of the assistant message that declared its call (``index_session``: the k-
 message is batch k, parallel calls share it), so ``age = A − batch``: a result is age 1 at the
 first request that can react to it. A result whose call is missing takes the batch of its message.
 
-Incremental: per-result content facts are computed once (cached in the state's memo, keyed by call
-id and the text object), message token counts are cached per message object, reduced renderings
-are frozen by call id and reused byte-for-byte; per request only new results and results whose
-age crossed a gate are rendered.
+Incremental (issue 4 item 9): per-result content facts are computed once (cached in the state's
+memo, keyed by call id and text), reduced renderings are frozen by call id and reused
+byte-for-byte, and a :class:`~iris.reduction.tracker.Tracker` kept in the memo extends what it
+derived from the history with the new messages only. Per request only the results it names dirty
+(new, age gate reached, affected by a new event, group window moved, reduced or deferred last
+time) are classified and rendered; every other result keeps its decision with the new age. The
+first request of a tracker decides every result, exactly as the incremental path would.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from ..context.policy import ContextPolicy
@@ -27,41 +31,10 @@ from .facts import extract_facts
 from .models import FrozenRendering, ReductionResult, ReductionState, ToolResultDecision
 from .render import Rendering, commit, render_verdict
 from .toolkinds import ToolKindMap
+from .tracker import Item, Tracker
 from .trim import plan_trims
-from .validity import ReadEvent, analyze_read_validity
 
 __all__ = ["reduce_request"]
-
-
-class _Item:
-    """One tool result in this request and what is being decided for it."""
-
-    __slots__ = (
-        "age",
-        "bi",
-        "block",
-        "frozen",
-        "group_closed",
-        "group_rank",
-        "info",
-        "mi",
-        "rendering",
-        "text",
-        "verdict",
-    )
-
-    def __init__(self, mi: int, bi: int, block: ToolResultBlock, info: ResultInfo, age: int) -> None:
-        self.mi, self.bi, self.block, self.info, self.age = mi, bi, block, info, age
-        self.verdict: Verdict | None = None
-        self.rendering: Rendering | None = None
-        self.frozen: FrozenRendering | None = None
-        self.group_closed = True
-        self.group_rank = 0
-        self.text = block.text
-
-    @property
-    def ref(self) -> str:
-        return f"result:{self.mi}:{self.bi}"
 
 
 def _info(memo: dict, kinds: ToolKindMap, kinds_key: tuple, call: ToolCallBlock | None,
@@ -78,91 +51,29 @@ def _info(memo: dict, kinds: ToolKindMap, kinds_key: tuple, call: ToolCallBlock 
     return info
 
 
-class _Scan:
-    """Calls, batches and results of the messages seen so far; extended in place when a later request
-    only appended messages (checked by identity of the first and last scanned message)."""
-
-    def __init__(self) -> None:
-        self.msgs: list[Message] = []
-        self.batches = 0
-        self.calls: dict[str, tuple[ToolCallBlock, int, int]] = {}
-        """Call id → (call block, assistant message index, batch)."""
-        self.results: list[tuple[int, int, ToolResultBlock, int | None]] = []
-        """(message, block, result, batch of the latest assistant message before it)."""
-        self.group_calls: dict[int, list[str]] = {}
-
-    def extends(self, messages: Sequence[Message]) -> bool:
-        k = len(self.msgs)
-        return k <= len(messages) and (k == 0 or (messages[0] is self.msgs[0] and messages[k - 1] is self.msgs[-1]))
-
-    def extend(self, messages: Sequence[Message]) -> None:
-        for mi in range(len(self.msgs), len(messages)):
-            msg = messages[mi]
-            if msg.role == "assistant":
-                ids = []
-                for block in msg.content:
-                    if isinstance(block, ToolCallBlock) and block.id not in self.calls:
-                        self.calls[block.id] = (block, mi, self.batches)
-                        ids.append(block.id)
-                if ids:
-                    self.group_calls[mi] = ids
-                self.batches += 1
-                continue
-            for bi, block in enumerate(msg.content):
-                if isinstance(block, ToolResultBlock):
-                    self.results.append((mi, bi, block, self.batches - 1 if self.batches else None))
-        self.msgs.extend(messages[len(self.msgs):])
+def _tracker(messages: Sequence[Message], state: ReductionState, memo: dict, key: tuple,
+             kinds: ToolKindMap, kinds_key: tuple) -> Tracker:
+    """The replay's tracker when this request continues its previous one, else a new one."""
+    tracker = memo.get("tracker")
+    if (tracker is None or tracker.unsafe or tracker.key != key or tracker.out_state is not state
+            or not tracker.extends(messages)):
+        tracker = Tracker(key, partial(_info, memo, kinds, kinds_key), memo)
+        memo["tracker"] = tracker
+    return tracker
 
 
-def _scan(messages: Sequence[Message], memo: dict) -> _Scan:
-    scan = memo.get("scan")
-    if scan is None or not scan.extends(messages):
-        scan = _Scan()
-        memo["scan"] = scan
-    scan.extend(messages)
-    return scan
+def _gates(cfg: ReductionConfig) -> tuple[int, ...]:
+    """Every age at which some rule's comparison flips (``age >= 1`` for repeats included)."""
+    return tuple(sorted({1, cfg.confirm_age_turns, cfg.error_age_turns, cfg.high_risk_protect_age_turns,
+                         cfg.diff_protect_age_turns, cfg.shell_success_age_turns,
+                         cfg.shell_read_only_age_turns, cfg.read_like_age_turns, cfg.stale_age_turns}))
 
 
-def _collect(messages: Sequence[Message], memo: dict, kinds: ToolKindMap) -> list[_Item]:
-    scan = _scan(messages, memo)
-    current = scan.batches
-    kinds_key = (kinds.format, tuple(sorted(kinds.overrides.items())))
-    items = []
-    answered: set[str] = set()
-    for mi, bi, block, own_batch in scan.results:
-        call = scan.calls.get(block.call_id)
-        batch = call[2] if call else own_batch
-        age = max(current - (batch if batch is not None else 0), 0)
-        items.append(_Item(mi, bi, block, _info(memo, kinds, kinds_key, call[0] if call else None, block), age))
-        answered.add(block.call_id)
-    closed_groups = [mi for mi, ids in scan.group_calls.items() if all(c in answered for c in ids)]
-    ranks = {mi: r for r, mi in enumerate(reversed(closed_groups))}
-    for it in items:
-        call = scan.calls.get(it.block.call_id)
-        it.group_rank = ranks.get(call[1], -1) if call else -1
-        it.group_closed = it.group_rank >= 0
-    return items
-
-
-def _conversation_facts(items: list[_Item], state: ReductionState,
-                        memo: dict) -> tuple[dict, set, set, frozenset]:
-    """Read validity, repeated outputs, and the recalled inputs of this request."""
-    validity = analyze_read_validity((ReadEvent(it.info.call_id, it.info.facts, it.info.text) for it in items
-                                      if it.info.kind in ("read", "edit", "write", "delete")), memo)
-    repeated, seen, newest = set(), set(), {}
-    for it in reversed(items):
-        key = (it.info.input_key, it.info.digest)
-        if key in seen:
-            repeated.add(it.info.call_id)
-        if not it.info.facts.is_error:
-            seen.add(key)
-        newest.setdefault(it.info.input_key, it)
-    recalled = set(state.recalled_inputs)
-    for key, it in newest.items():
-        if key in state.reduced_inputs and it.info.refetchable and it.info.call_id not in state.frozen:
-            recalled.add(key)
-    protected = {newest[k].info.call_id for k in recalled if k in newest}
-    return validity, repeated, protected, frozenset(recalled)
+def _cfg_key(memo: dict, config: ReductionConfig) -> str:
+    hit = memo.get(("cfg", id(config)))
+    if hit is None or hit[0] is not config:
+        hit = memo[("cfg", id(config))] = (config, config.model_dump_json())
+    return hit[1]
 
 
 def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, policy: ContextPolicy,
@@ -175,16 +86,30 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
     memo = state.memo()
     est = estimator or default_estimator()
     kinds = tool_kinds or ToolKindMap()
-    items = _collect(messages, memo, kinds)
-    validity, repeated, protected, recalled = _conversation_facts(items, state, memo)
     hint = policy.enabled and context_read_available
-    cfg_key = config.model_dump_json()
-    for it in items:
-        ctx = Context(age=it.age, validity=validity.get(it.info.call_id),
-                      repeated=it.info.call_id in repeated, recalled=it.info.call_id in protected,
-                      tool_results=len(items))
+    cfg_key = _cfg_key(memo, config)
+    kinds_key = (kinds.format, tuple(sorted(kinds.overrides.items())))
+    key = (cfg_key, policy, hint, str(session_dir), kinds_key, id(est))
+    tracker = _tracker(messages, state, memo, key, kinds, kinds_key)
+    seen_items = len(tracker.items)
+    dirty, recalled, first_new = tracker.advance(messages, state, policy.preserve_recent_tool_groups)
+    if seen_items < config.min_tool_results_prune:  # the generic rule's activation may change
+        dirty = {it.seq: it for it in tracker.items}
+    work = [dirty[k] for k in sorted(dirty)]
+    tracker.classified += len(work)
+    for it in work:
+        it.age = max(tracker.batches - it.batch, 0)
+        it.group_rank = tracker.rank(it)
+        it.group_closed = it.group_rank >= 0
+        it.reset()
+        ctx = Context(age=it.age, validity=it.validity, repeated=it.repeated, recalled=it.protected,
+                      tool_results=len(tracker.items))
         _decide(it, ctx, config, state, session_dir, memo, cfg_key, hint)
-    fresh = [it for it in items if it.frozen is None and it.rendering is not None]
+    fresh = [it for it in work if it.frozen is None and it.rendering is not None]
+    for it in work:
+        it.fresh = False
+    for it in fresh:
+        it.fresh = True
     saving = sum(est.count(it.text) - est.count(it.rendering.text) for it in fresh)  # type: ignore[union-attr]
     grace = todos_completed and state.grace_used < config.wrap_up_grace_requests
     gate = _gate(state, config, saving, grace)
@@ -192,9 +117,12 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
         for it in fresh:
             _defer(it, gate, saving, config)
     if hint:
-        plan_trims(items, policy, est)
-    _externalize(items, memo, session_dir)
-    return _finish(messages, items, state, est, memo, hint, recalled, session_dir,
+        plan_trims(work, policy, est)
+    _externalize(work, memo, session_dir)
+    gates = _gates(config)
+    for it in work:
+        tracker.schedule(it, gates)
+    return _finish(messages, tracker, work, first_new, state, est, memo, hint, recalled, session_dir,
                    grace_used=(state.grace_used + 1 if grace else state.grace_used) if todos_completed else 0)
 
 
@@ -205,7 +133,7 @@ def _age_cap(cfg: ReductionConfig) -> int:
                cfg.read_like_age_turns, cfg.stale_age_turns)
 
 
-def _decide(it: _Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
+def _decide(it: Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
             session_dir: Path | None, memo: dict, cfg_key: str, hint: bool) -> None:
     frozen = state.frozen.get(it.info.call_id)
     # Reused only while its ref, original and read-back mode still hold (a compaction shifts refs).
@@ -245,7 +173,7 @@ def _gate(state: ReductionState, cfg: ReductionConfig, saving: int, grace: bool)
     return None
 
 
-def _defer(it: _Item, gate: str, saving: int, cfg: ReductionConfig) -> None:
+def _defer(it: Item, gate: str, saving: int, cfg: ReductionConfig) -> None:
     v = it.verdict
     assert v is not None
     why = ("todos completed: wrap-up grace request" if gate == "wrap_up_grace"
@@ -256,7 +184,7 @@ def _defer(it: _Item, gate: str, saving: int, cfg: ReductionConfig) -> None:
     it.rendering = None
 
 
-def _externalize(items: list[_Item], memo: dict, session_dir: Path | None) -> None:
+def _externalize(items: list[Item], memo: dict, session_dir: Path | None) -> None:
     """Results over the inline budget are replaced by a preview on first entry (R-RED-8)."""
     if session_dir is None:
         return
@@ -286,47 +214,71 @@ def _message_tokens(memo: dict, est: TokenEstimator, msg: Message) -> int:
     return n
 
 
-def _finish(messages: Sequence[Message], items: list[_Item], state: ReductionState, est: TokenEstimator,
-            memo: dict, hint: bool, recalled: frozenset, session_dir: Path | None,
-            grace_used: int) -> ReductionResult:
-    request_no = state.requests + 1
-    frozen = dict(state.frozen)
-    externalized = dict(state.externalized)
-    reduced_inputs = set(state.reduced_inputs)
-    decisions, changed = [], {}
-    for it in items:
-        v = it.verdict
-        assert v is not None
-        art = read_back = None
-        if it.frozen is not None:
-            text, art, read_back = it.frozen.text, it.frozen.artifact_path, it.frozen.read_back
-        elif it.rendering is not None:
-            commit(it.rendering, it.info, session_dir)
-            art = it.rendering.artifact
-            text = it.rendering.text
-            if v.action == "externalized":
-                externalized[it.info.call_id] = art or ""
-            else:
-                read_back = it.ref if hint else art
-                if hint and v.render not in ("repeat", "confirmation"):
-                    text += f'\n[Read back with context_read(ref="{it.ref}")]'
-                frozen[it.info.call_id] = FrozenRendering(
-                    ref=it.ref, digest=it.info.digest, text=text, action=v.action, rule=v.rule,
-                    category=v.category, reason=v.reason.replace("{age}", str(it.age)), artifact_path=art, read_back=read_back,
-                    since_request=request_no)
-                reduced_inputs.add(it.info.input_key)
+
+
+def _settle(it: Item, state: ReductionState, est: TokenEstimator, hint: bool, request_no: int,
+            session_dir: Path | None, frozen: dict, externalized: dict, new_reduced: set) -> None:
+    """The text sent for a re-decided result, its frozen rendering, and its decision values."""
+    v = it.verdict
+    assert v is not None
+    art = read_back = None
+    if it.frozen is not None:
+        text, art, read_back = it.frozen.text, it.frozen.artifact_path, it.frozen.read_back
+    elif it.rendering is not None:
+        commit(it.rendering, it.info, session_dir)
+        art = it.rendering.artifact
+        text = it.rendering.text
+        if v.action == "externalized":
+            externalized[it.info.call_id] = art or ""
         else:
-            text = it.block.text
-        if text != it.block.text:
-            changed.setdefault(it.mi, {})[it.bi] = text
-        decisions.append(ToolResultDecision.fast(
-            ref=it.ref, message_index=it.mi, block_index=it.bi, call_id=it.info.call_id,
-            tool_name=it.info.tool_name, kind=it.info.kind, category=v.category, age=it.age,
-            bytes=it.info.bytes, action=v.action, rule=v.rule, reason=v.reason.replace("{age}", str(it.age)),
-            tokens_before=est.count(it.block.text), tokens_after=est.count(text),
-            artifact_path=art or it.block.artifact_path, read_back=read_back))
-    out = list(messages)
-    for mi, texts in changed.items():
+            read_back = it.ref if hint else art
+            if hint and v.render not in ("repeat", "confirmation"):
+                text += f'\n[Read back with context_read(ref="{it.ref}")]'
+            frozen[it.info.call_id] = FrozenRendering(
+                ref=it.ref, digest=it.info.digest, text=text, action=v.action, rule=v.rule,
+                category=v.category, reason=v.reason.replace("{age}", str(it.age)), artifact_path=art,
+                read_back=read_back, since_request=request_no)
+            if it.info.input_key not in state.reduced_inputs:
+                new_reduced.add(it.info.input_key)
+    else:
+        text = it.block.text
+    it.text = text
+    before, after = est.count(it.block.text), est.count(text)
+    it.saved = before - after
+    it.reason, it.age_in_reason = v.reason, "{age}" in v.reason
+    it.vals = {"ref": it.ref, "message_index": it.mi, "block_index": it.bi, "call_id": it.info.call_id,
+               "tool_name": it.info.tool_name, "kind": it.info.kind, "category": v.category, "age": it.age,
+               "bytes": it.info.bytes, "action": v.action, "rule": v.rule,
+               "reason": v.reason.replace("{age}", str(it.age)), "tokens_before": before,
+               "tokens_after": after, "artifact_path": art or it.block.artifact_path, "read_back": read_back}
+
+
+def _decisions(tracker: Tracker, work: list[Item]) -> tuple[ToolResultDecision, ...]:
+    """One decision per result: the re-decided ones as settled, the others with their new age."""
+    done = {it.seq for it in work}
+    current, make, out = tracker.batches, ToolResultDecision.from_values, []
+    for it in tracker.items:
+        if it.seq not in done:
+            it.age = age = max(current - it.batch, 0)
+            vals = it.vals.copy()
+            vals["age"] = age
+            if it.age_in_reason:
+                vals["reason"] = it.reason.replace("{age}", str(age))
+            it.vals = vals
+        out.append(make(it.vals))
+    return tuple(out)
+
+
+def _messages(messages: Sequence[Message], tracker: Tracker, touched: set[int], first_new: int,
+              memo: dict) -> None:
+    """Bring the tracker's output messages up to date: new messages as they are, and each message
+    holding a re-decided result rebuilt (memoised: the same texts give the same object)."""
+    tracker.out.extend(messages[first_new:])
+    for mi in sorted(touched):
+        texts = {it.bi: it.text for it in tracker.by_msg[mi] if it.text != it.block.text}
+        if not texts:
+            tracker.out[mi] = messages[mi]
+            continue
         key = ("msg", id(messages[mi]), tuple(sorted(texts.items())))
         hit = memo.get(key)
         if hit is None or hit[0] is not messages[mi]:
@@ -334,12 +286,36 @@ def _finish(messages: Sequence[Message], items: list[_Item], state: ReductionSta
                             for i, b in enumerate(messages[mi].content))
             hit = (messages[mi], messages[mi].model_copy(update={"content": content}))
             memo[key] = hit
-        out[mi] = hit[1]
-    before = REQUEST_OVERHEAD + sum(_message_tokens(memo, est, m) for m in messages)
-    after = before - sum(d.tokens_before - d.tokens_after for d in decisions)
-    new_state = ReductionState(frozen=frozen, externalized=externalized,
-                               reduced_inputs=frozenset(reduced_inputs), recalled_inputs=recalled,
-                               requests=request_no, has_prefix=bool(frozen), grace_used=grace_used)
+        tracker.out[mi] = hit[1]
+
+
+def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], first_new: int,
+            state: ReductionState, est: TokenEstimator, memo: dict, hint: bool, recalled: frozenset,
+            session_dir: Path | None, grace_used: int) -> ReductionResult:
+    request_no = state.requests + 1
+    frozen, externalized, new_reduced = dict(state.frozen), dict(state.externalized), set()
+    for it in work:
+        saved = it.saved
+        _settle(it, state, est, hint, request_no, session_dir, frozen, externalized, new_reduced)
+        tracker.saved += it.saved - saved
+    decisions = _decisions(tracker, work)
+    touched = {it.mi for it in work}
+    _messages(messages, tracker, touched, first_new, memo)
+    for m in messages[first_new:]:
+        tracker.before += _message_tokens(memo, est, m)
+    before = REQUEST_OVERHEAD + tracker.before
+    new_state = ReductionState(
+        frozen=frozen, externalized=externalized,
+        reduced_inputs=state.reduced_inputs | new_reduced if new_reduced else state.reduced_inputs,
+        recalled_inputs=recalled, requests=request_no, has_prefix=bool(frozen), grace_used=grace_used)
     new_state._memo = memo
-    return ReductionResult(messages=tuple(out), decisions=tuple(decisions), state=new_state,
-                           tokens_before=before, tokens_after=after)
+    result = ReductionResult(messages=tuple(tracker.out), decisions=decisions, state=new_state,
+                             tokens_before=before, tokens_after=before - tracker.saved)
+    if tracker.requests:  # a continuation: say what may differ from the previous result
+        result._since = state
+        result._touched = tuple(sorted(touched.union(range(first_new, len(messages)))))
+    tracker.requests += 1
+    tracker.carry = [it for it in work if it.fresh or (it.rendering is not None and it.frozen is None)]
+    tracker.new_reduced = frozenset(new_reduced)
+    tracker.out_state = new_state
+    return result

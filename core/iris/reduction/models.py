@@ -54,6 +54,11 @@ class ToolResultDecision(_Frozen):
     @classmethod
     def fast(cls, **values: Any) -> ToolResultDecision:
         """Build from values the engine already validated (its hot loop; every field given)."""
+        return cls.from_values(values)
+
+    @classmethod
+    def from_values(cls, values: dict[str, Any]) -> ToolResultDecision:
+        """Like :meth:`fast`, taking ownership of ``values`` (the caller never changes it again)."""
         obj = cls.__new__(cls)
         object.__setattr__(obj, "__dict__", values)
         object.__setattr__(obj, "__pydantic_fields_set__", set(_DECISION_FIELDS))
@@ -115,3 +120,11 @@ class ReductionResult(_Frozen):
     state: ReductionState
     tokens_before: int
     tokens_after: int
+    _since: Any = PrivateAttr(default=None)
+    _touched: tuple[int, ...] = PrivateAttr(default=())
+
+    def changed_since(self, state: Any) -> tuple[int, ...] | None:
+        """Indices of the messages whose text or decisions may differ from the result that returned
+        ``state`` (every other message and its decisions' action, rule and ref are the same), or
+        None when this result was decided in full or from another state."""
+        return self._touched if state is not None and self._since is state else None

@@ -20,7 +20,7 @@ from .classify import Verdict
 from .render import Rendering, render_base
 
 if TYPE_CHECKING:
-    from .engine import _Item
+    from .tracker import Item
 
 __all__ = ["PROTECTING_RULES", "plan_trims"]
 
@@ -34,7 +34,7 @@ _SHAPE_RENDER = {"search": "search", "json": "json", "diff": "diff", "shell_succ
                  "shell_log": "shell_log", "read": "read_like", "web_fetch": "read_like", "skill": "skill"}
 
 
-def _trim_text(it: _Item, policy: ContextPolicy, est: TokenEstimator) -> tuple[str, str] | None:
+def _trim_text(it: Item, policy: ContextPolicy, est: TokenEstimator) -> tuple[str, str] | None:
     """The category summary if it saves tokens, else the preview; None when neither is smaller."""
     shape, text = it.info.shape, it.info.text
     original = est.count(text)
@@ -50,7 +50,7 @@ def _trim_text(it: _Item, policy: ContextPolicy, est: TokenEstimator) -> tuple[s
     return (preview, f"preview of {n} characters") if est.count(preview) < original else None
 
 
-def plan_trims(items: list[_Item], policy: ContextPolicy, est: TokenEstimator) -> None:
+def plan_trims(items: list[Item], policy: ContextPolicy, est: TokenEstimator) -> None:
     """Turn eligible kept results into ``trimmed`` ones (in place on the items)."""
     keep = policy.preserve_recent_tool_groups
     for it in items:

@@ -22,7 +22,7 @@ from typing import Literal
 
 from .facts import WHOLE_FILE_END, FileChange, ToolFacts, numbered_lines
 
-__all__ = ["ReadEvent", "Validity", "analyze_read_validity", "same_file"]
+__all__ = ["ReadEvent", "Validity", "ValidityIndex", "analyze_read_validity", "same_file"]
 
 Validity = tuple[Literal["stale", "superseded"], Literal["modified", "replaced", "superseded"]]
 
@@ -97,27 +97,56 @@ def analyze_read_validity(events: Iterable[ReadEvent],
     still later in the conversation (events only accumulate), and a current read is re-analysed only
     when a new event on a file of the same name appears.
     """
-    ordered = list(events)
-    result: dict[str, Validity] = {}
-    by_name: dict[str, list[int]] = {}
-    for i, ev in enumerate(ordered):
-        if ev.facts.is_error:
-            continue
-        names = {ev.facts.path} if ev.facts.kind == "read" else {c.path for c in ev.facts.changes}
-        for name in names:
-            if name:
-                by_name.setdefault(posixpath.basename(name.replace("\\", "/")), []).append(i)
-    memo = {} if memo is None else memo
-    for i, read in enumerate(ordered):
-        if read.facts.kind != "read" or read.facts.is_error or not read.facts.path:
-            continue
-        indices = by_name.get(posixpath.basename(read.facts.path.replace("\\", "/")), [])
-        later_idx = indices[bisect_right(indices, i):]
-        verdict = _cached_verdict(read, [ordered[j] for j in later_idx] if later_idx else [], later_idx,
-                                  ordered, memo)
-        if verdict:
-            result[read.call_id] = verdict
-    return result
+    index = ValidityIndex(memo)
+    return {cid: v for cid, v in index.add(events).items() if v}
+
+
+def _basename(path: str) -> str:
+    return posixpath.basename(path.replace("\\", "/"))
+
+
+class ValidityIndex:
+    """The events of a conversation kept across requests that only append results (a replay).
+
+    :meth:`add` appends new events and re-derives only the reads of the file names those events
+    touch; every other read keeps its verdict (no new later event can concern it), which is what
+    re-running :func:`analyze_read_validity` over all events would also give.
+    """
+
+    def __init__(self, memo: dict | None = None) -> None:
+        self.memo = {} if memo is None else memo
+        self.ordered: list[ReadEvent] = []
+        self.by_name: dict[str, list[int]] = {}
+        """File name → positions of the (successful) events naming it."""
+        self.reads: dict[str, list[int]] = {}
+        """File name → positions of the reads whose validity is analysed."""
+
+    def add(self, events: Iterable[ReadEvent]) -> dict[str, Validity | None]:
+        """Append ``events``; call id → verdict (None: current) of every read re-derived."""
+        touched: set[str] = set()
+        for ev in events:
+            i = len(self.ordered)
+            self.ordered.append(ev)
+            if ev.facts.is_error:
+                continue
+            names = {ev.facts.path} if ev.facts.kind == "read" else {c.path for c in ev.facts.changes}
+            for name in names:
+                if name:
+                    base = _basename(name)
+                    self.by_name.setdefault(base, []).append(i)
+                    touched.add(base)
+            if ev.facts.kind == "read" and ev.facts.path:
+                self.reads.setdefault(_basename(ev.facts.path), []).append(i)
+        result: dict[str, Validity | None] = {}
+        for base in sorted(touched):
+            indices = self.by_name.get(base, [])
+            for i in self.reads.get(base, ()):
+                later_idx = indices[bisect_right(indices, i):]
+                read = self.ordered[i]
+                result[read.call_id] = _cached_verdict(
+                    read, [self.ordered[j] for j in later_idx] if later_idx else [], later_idx,
+                    self.ordered, self.memo)
+        return result
 
 
 def _cached_verdict(read: ReadEvent, later: list[ReadEvent], later_idx: list[int],
