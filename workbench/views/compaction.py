@@ -128,7 +128,8 @@ def timeline_figure(bands: Sequence[CompactionBand]) -> go.Figure:
                              hovertemplate="cut before message %{x:.0f}<extra>%{y}</extra>"))
     fig.update_layout(barmode="overlay", xaxis_title="session message", bargap=0.3,
                       yaxis={"autorange": "reversed", "type": "category"},
-                      height=140 + 60 * len(bands), legend={"orientation": "h", "y": -0.3},
+                      height=160 + 60 * len(bands),
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
                       margin={"l": 10, "r": 10, "t": 30, "b": 10})
     return fig
 
