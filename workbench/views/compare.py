@@ -197,21 +197,29 @@ def steps_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
 
 def compare_figure(runs: Sequence[RunSummary]) -> go.Figure:
     """Per-step whole-request tokens of every run on one chart, each run's pressure line dashed
-    in its colour, and a diamond where that run applied a compaction."""
+    in its colour (its value in the legend), and a diamond where that run applied a compaction.
+
+    The second run's line is dotted so identical runs still show both. The y axis covers the
+    tokens and only the pressure lines near them: a line far above every request (a large
+    derived budget) would flatten the curves, so it stays in the legend with its value.
+    """
     fig = go.Figure()
     hover = "step %{x}<br>%{y:,} tokens<extra>%{fullData.name}</extra>"
+    peak = max((s.final_input_tokens for run in runs for s in run.steps), default=0)
     for i, run in enumerate(runs):
         colour = RUN_COLOURS[i % len(RUN_COLOURS)]
         steps = [s.step for s in run.steps]
         fig.add_trace(go.Scatter(
             x=steps, y=[s.final_input_tokens for s in run.steps], name=run.label,
-            mode="lines+markers", marker={"size": 5}, line={"color": colour},
+            mode="lines+markers", marker={"size": 5},
+            line={"color": colour, "width": 3 if i == 0 else 2, "dash": "solid" if i == 0 else "dot"},
             hovertemplate=hover, legendgroup=run.label))
         if steps:
             fig.add_trace(go.Scatter(
                 x=[min(steps), max(steps)], y=[run.pressure_line] * 2,
-                name=f"pressure line · {run.label}", mode="lines", hoverinfo="skip",
-                line={"color": colour, "dash": "dash", "width": 1}, legendgroup=run.label))
+                name=f"pressure line · {run.label} ({run.pressure_line:,})", mode="lines",
+                hoverinfo="skip", line={"color": colour, "dash": "dash", "width": 1},
+                legendgroup=run.label))
         applied = [s for s in run.steps if s.compaction_applied]
         fig.add_trace(go.Scatter(
             x=[s.step for s in applied], y=[s.final_input_tokens for s in applied],
@@ -219,7 +227,10 @@ def compare_figure(runs: Sequence[RunSummary]) -> go.Figure:
             marker={"symbol": "diamond", "size": 12, "color": colour,
                     "line": {"width": 1, "color": SERIES_COLOURS["compaction"]}},
             legendgroup=run.label))
+    near = [r.pressure_line for r in runs if r.pressure_line <= 1.5 * peak]
+    top = max([peak, *near]) * 1.1 if peak else None
     fig.update_layout(xaxis_title="step", yaxis_title="prompt tokens (whole request)",
                       hovermode="closest", legend={"orientation": "h", "y": -0.2},
-                      margin={"l": 10, "r": 10, "t": 30, "b": 10})
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      yaxis={"range": [0, top]} if top else {})
     return fig
