@@ -58,3 +58,26 @@ st.dataframe(summary_usage_table(replay.info.extras.get("run_usage")), hide_inde
              key="usage_summary",
              column_config={c: NUMBER(c.replace("_", " "), format="localized")
                             for c in ("calls", "prompt_tokens", "input_tokens", "output_tokens")})
+
+st.markdown("#### Share")
+st.caption("One self-contained HTML file with these charts, the stage table, the compaction cut "
+           "points and the failed preparations; it opens offline (`workbench report` does the "
+           "same from the command line).")
+if st.button("Build an HTML report of this replay", key="usage_report"):
+    from workbench.report import stored_replay_report
+
+    bar = st.progress(0.0, text="replaying…")
+    try:
+        html = stored_replay_report(store, replay_id, progress=lambda f, text: bar.progress(
+            min(max(f, 0.0), 1.0), text=text))
+        st.session_state["_wb_report"] = (replay_id, html)
+    except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
+        st.error(f"Could not build the report: {exc}")
+        with st.expander("Traceback (for developers)"):
+            st.code(traceback.format_exc(), language=None)
+    bar.empty()
+built = st.session_state.get("_wb_report")
+if built and built[0] == replay_id:
+    st.download_button("Download report.html", built[1], key="usage_report_download",
+                       file_name=f"{session_id}-{replay.info.name}.html".replace(" ", "-"),
+                       mime="text/html", type="primary")
