@@ -138,7 +138,7 @@ if prompt_id not in ENGINE_RENDERED_IDS:
     st.caption(f"The engine renders only {', '.join(f'`{i}`' for i in ENGINE_RENDERED_IDS)} during "
                f"a replay; an edit of `{prompt_id}` does not change a replay.")
 inputs = rerun.saved_inputs(store, stored_replay.id)
-edited_run = rerun.apply_edits(inputs.snapshot, base, preview.snapshot)
+edited_run = rerun.with_engine_templates(inputs.snapshot, preview.snapshot)
 selected = wb_state.current_step()
 st.write(f"Compaction step **{step}** of replay **{stored_replay.info.name}** "
          f"(stage {original.status})" + ("" if selected in (None, step) else
@@ -150,8 +150,14 @@ kind = st.radio("Summariser", rerun.summariser_options(inputs.session), horizont
                     "extractive": "extractive (offline: ignores the prompt, so checkpoints match)",
                     "recorded": "recorded (the session's own summaries)",
                     "remote": "remote (the configured endpoint writes a new summary)"}[k])
-if not edited_run.edited_ids(inputs.snapshot):
-    st.caption("No template edit yet: both sides will be identical.")
+changed = edited_run.edited_ids(inputs.snapshot)
+if changed:
+    st.caption("The edited side uses this page's "
+               + ", ".join(f"`{i}`" for i in changed) + " (edited or saved in the workspace); "
+               "the original side uses the replay's own templates.")
+else:
+    st.caption("This page's compaction templates are the replay's own: both sides will be "
+               "identical until you edit one.")
 run_key = (stored_replay.id, step, edited_run.snapshot_id, kind)
 
 

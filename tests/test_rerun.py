@@ -182,3 +182,14 @@ def test_r_ui_4_step_beyond_the_replay_is_reported_not_raised(saved):
     _, _, inputs = saved
     outcome = rerun.run_step(inputs, 500)
     assert outcome.phase == "missing" and not outcome.success
+
+
+def test_r_ui_4_rerun_takes_the_page_compaction_templates_even_once_saved():
+    """After Save the page's snapshot equals the workspace, yet still differs from the replay's."""
+    replay_snapshot = PromptSnapshot.defaults()
+    saved = replay_snapshot.with_template(
+        "compaction", replay_snapshot.template_source("compaction") + EDIT).with_template(
+        "todo_context", "{{ todos | length }}")
+    run = rerun.with_engine_templates(replay_snapshot, saved)
+    assert run.edited_ids(replay_snapshot) == ("compaction",)  # only what a replay renders
+    assert rerun.with_engine_templates(replay_snapshot, replay_snapshot) is replay_snapshot

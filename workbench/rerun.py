@@ -37,11 +37,13 @@ from pydantic import BaseModel, ConfigDict
 from .evidence import StoredReplay
 from .replay_service import bundle_from_replay
 from .views.compare import RunSummary, summary_from_replay
+from .views.templates import ENGINE_RENDERED_IDS
 
-__all__ = ["SUMMARISERS", "ReplayComparison", "ReplayInputs", "StepComparison", "StepOutcome",
+__all__ = ["ENGINE_RENDERED_IDS", "SUMMARISERS", "ReplayComparison", "ReplayInputs", "StepComparison", "StepOutcome",
            "apply_edits", "compaction_steps", "endpoint_status", "make_summarizer",
            "nearest_compaction_step", "original_step", "replay_inputs", "rerun_replay", "rerun_step",
-           "run_step", "saved_inputs", "stored_snapshot", "summariser_options", "text_diff"]
+           "run_step", "saved_inputs", "stored_snapshot", "summariser_options", "text_diff",
+           "with_engine_templates"]
 
 #: Summarisers a re-run can use (R-PREP-7); ``remote`` needs the endpoint environment variables.
 SUMMARISERS = ("extractive", "recorded", "remote")
@@ -203,6 +205,16 @@ def apply_edits(target: PromptSnapshot, base: PromptSnapshot, edited: PromptSnap
     """``target`` with every template ``edited`` changed relative to ``base`` (with_template)."""
     for prompt_id in edited.edited_ids(base):
         target = target.with_template(prompt_id, edited.template_source(prompt_id))
+    return target
+
+
+def with_engine_templates(target: PromptSnapshot, current: PromptSnapshot) -> PromptSnapshot:
+    """``target`` with the templates a replay renders (``compaction``, ``compaction_input``) taken
+    from ``current`` (the Templates page's snapshot, edited or saved) where they differ."""
+    for prompt_id in ENGINE_RENDERED_IDS:
+        source = current.template_source(prompt_id)
+        if source != target.template_source(prompt_id):
+            target = target.with_template(prompt_id, source)
     return target
 
 
