@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from ..session import Message, ToolResultBlock
 from .records import FoldedRepeat, StageRecord
-from .state import Part, PipelineSettings, PreparationState
+from .state import Marks, Part, PipelineSettings, PreparationState
 
 __all__ = ["FOLD_MIN_CHARS", "apply", "fold_note"]
 
@@ -79,7 +79,7 @@ def apply(state: PreparationState, settings: PipelineSettings
                                   note="context policy disabled: no context_read to point at")
     latest, names = _latest_copies(state.history)
     history = list(state.history)
-    decisions, seen, delta, carried = [], set(state.seen), 0, 0
+    decisions, seen, added, delta, carried = [], Marks.of(state.seen), set(), 0, 0
     for i, part in enumerate(state.history):
         folded = _folded_message(part, latest, settings) if part.history_index is not None else None
         if folded is None:
@@ -91,17 +91,17 @@ def apply(state: PreparationState, settings: PipelineSettings
         for bi, target in folds:
             ref = f"result:{part.history_index}:{bi}"
             mark = f"fold {ref}->{target}"
-            if mark in seen:
+            if mark in added or mark in seen:
                 carried += 1
                 continue
-            seen.add(mark)
+            added.add(mark)
             decisions.append(FoldedRepeat(
                 ref=ref, message_index=part.history_index, read_back=target,
                 tool_name=names.get(part.message.content[bi].call_id),  # type: ignore[union-attr]
                 tokens_before=part.tokens, tokens_after=tokens,
                 reason=f"identical body appears again at {target}; the earlier copy is folded"))
     new = replace(state, history=tuple(history), history_tokens=state.history_tokens + delta,
-                  seen=frozenset(seen))
+                  seen=seen.with_added(added))
     note = f"{len(decisions)} new fold(s), {carried} carried over from earlier steps"
     return new, StageRecord(name="fold_repeats", status="entered", before_input_tokens=before,
                             after_input_tokens=new.input_tokens, decisions=tuple(decisions),

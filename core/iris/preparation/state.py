@@ -18,7 +18,8 @@ from ..session import Message
 from ..tokens import REQUEST_OVERHEAD, TokenEstimator
 from .records import MarkKind, MessageMark, content_hash
 
-__all__ = ["Part", "PipelineSettings", "PreparationState", "StageFailed", "TokenCache", "ToolSpec"]
+__all__ = ["Marks", "Part", "PipelineSettings", "PreparationState", "StageFailed", "TokenCache",
+           "ToolSpec"]
 
 Origin = Literal["context", "contribution", "history", "checkpoint"]
 
@@ -100,6 +101,61 @@ class TokenCache:
         return self.memo[("mark", mark.origin, mark.history_index, mark.key, mark.marks)][1]
 
 
+class Marks:
+    """An immutable set of decision marks that grows step after step without being copied.
+
+    The fold and trim stages record a decision only the first time its mark appears; the marks of
+    a long replay run into thousands, and copying them into a new ``frozenset`` at every step is
+    whole-history work. Here each step adds a small level; levels merge like a binary counter
+    (a level is merged into the one before while that one is at most twice its size), so a step
+    costs about the logarithm of the total and a lookup checks a few levels. Older values stay
+    valid: a failed step's state simply keeps its own levels.
+    """
+
+    __slots__ = ("_levels",)
+
+    def __init__(self, levels: tuple[frozenset[str], ...] = ()) -> None:
+        self._levels = levels
+
+    @classmethod
+    def of(cls, marks: Any) -> Marks:
+        if isinstance(marks, Marks):
+            return marks
+        return cls((frozenset(marks),) if marks else ())
+
+    def __contains__(self, mark: object) -> bool:
+        return any(mark in level for level in self._levels)
+
+    def __iter__(self) -> Any:
+        for level in self._levels:
+            yield from level
+
+    def __len__(self) -> int:
+        return sum(len(level) for level in self._levels)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Marks, set, frozenset)):
+            return frozenset(self) == frozenset(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self))
+
+    def __repr__(self) -> str:
+        return f"Marks({len(self)} marks in {len(self._levels)} level(s))"
+
+    def with_added(self, marks: Any) -> Marks:
+        """These marks plus ``marks`` (self when nothing is new)."""
+        new = frozenset(m for m in marks if m not in self)
+        if not new:
+            return self
+        levels = [*self._levels, new]
+        while len(levels) > 1 and len(levels[-2]) <= 2 * len(levels[-1]):
+            last = levels.pop()
+            levels[-1] = levels[-1] | last
+        return Marks(tuple(levels))
+
+
 @dataclass(frozen=True, slots=True)
 class Part:
     """One message of the request being prepared."""
@@ -174,8 +230,9 @@ class PreparationState:
     """The ``PreparedRequest`` composed by final selection."""
     compaction_state: Any = None
     """The compaction engine's carried state (previous checkpoint, archive counter)."""
-    seen: frozenset[str] = frozenset()
-    """Fold/trim decisions already recorded at an earlier step (only changes are recorded again)."""
+    seen: Marks = Marks()
+    """Fold/trim decisions already recorded at an earlier step (only changes are recorded again);
+    a frozenset is accepted too."""
     usage_reading: Any = None
     """The usage reading of the previous response (``iris.compaction.UsageReading``) or None."""
     diverged: bool = False

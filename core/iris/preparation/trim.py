@@ -6,18 +6,22 @@ decisions become records as they are: ``kept`` results of recent groups → ``ke
 category and rule that fired. Only this request changes; the durable history keeps the originals.
 A decision already recorded at an earlier step for the same result and action is counted in the
 stage note instead of being repeated (the frozen prefix is reused byte for byte, R-RED-9).
+
+Incremental (issue 6 item 4): when the engine says which messages may differ from its previous
+result, only those are looked at again; the rest of the previous output is reused as it was.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from operator import is_
 from typing import Any
 
 from ..errors import PreparationError
 from ..session import Message
 from . import adapters
 from .records import Decision, KeptRecent, Reduced, StageRecord, Trimmed
-from .state import Part, PipelineSettings, PreparationState
+from .state import Marks, Part, PipelineSettings, PreparationState
 
 __all__ = ["apply"]
 
@@ -50,18 +54,18 @@ def _shortened(part: Part, new_message: Message, actions: set[str],
     return marked
 
 
-def _new_decisions(part: Part, found: list[Any], seen: set[str], settings: PipelineSettings
-                   ) -> tuple[list[Decision], int]:
-    """Decisions not recorded at an earlier step (``seen`` is updated) and the carried count."""
+def _new_decisions(part: Part, found: list[Any], seen: Marks, added: set[str],
+                   settings: PipelineSettings) -> tuple[list[Decision], int]:
+    """Decisions not recorded at an earlier step (``added`` is updated) and the carried count."""
     out, carried = [], 0
     for d in found:
         ref = (f"result:{part.history_index}:{d.block_index}" if part.history_index is not None
                else d.ref)
         mark = f"{d.action} {ref} {d.rule}"
-        if mark in seen:
+        if mark in added or mark in seen:
             carried += 1
             continue
-        seen.add(mark)
+        added.add(mark)
         out.append(_decision(d, part, ref, settings))
     return out, carried
 
@@ -82,25 +86,93 @@ def apply(state: PreparationState, settings: PipelineSettings
     if len(result.messages) != len(messages):
         raise PreparationError(f"reduction returned {len(result.messages)} messages for "
                                f"{len(messages)}", stage="trim_old_bodies", step=state.step_index)
-    by_message: dict[int, list[Any]] = {}
-    for d in result.decisions:
-        by_message.setdefault(d.message_index, []).append(d)
-    history, decisions, seen, carried, changed = list(state.history), [], set(state.seen), 0, 0
-    for i, new_message in enumerate(result.messages):
-        found = by_message.get(i, [])
-        new, kept_over = _new_decisions(state.history[i], found, seen, settings)
-        decisions += new
-        carried += kept_over
-        if new_message is not state.history[i].message:
-            history[i] = _shortened(state.history[i], new_message, {d.action for d in found},
-                                    settings)
-            changed += 1
-    delta = sum(a.tokens - b.tokens for a, b in zip(history, state.history) if a is not b)
-    new_state = replace(state, history=tuple(history), history_tokens=state.history_tokens + delta,
-                        reduction_state=result.state, seen=frozenset(seen))
-    note = (f"{changed} message(s) shortened in this request; {len(decisions)} new decision(s), "
-            f"{carried} carried over unchanged from earlier steps")
+    run = _Run(state, result, settings)
+    new_state = replace(state, history=tuple(run.history),
+                        history_tokens=state.history_tokens + run.delta,
+                        reduction_state=result.state, seen=run.seen)
+    note = (f"{run.changed} message(s) shortened in this request; {len(run.decisions)} new "
+            f"decision(s), {run.carried} carried over unchanged from earlier steps")
     return new_state, StageRecord(name="trim_old_bodies", status="entered",
                                   before_input_tokens=before,
                                   after_input_tokens=new_state.input_tokens,
-                                  decisions=tuple(decisions), note=note)
+                                  decisions=tuple(run.decisions), note=note)
+
+
+class _Run:
+    """The stage's work on one result: every message in full, or (when the engine continued the
+    previous step's result and the history only grew) just the messages it says may differ.
+
+    The previous run is kept in the replay's cache memo: its input and output history, the token
+    delta of its shortened messages and how many there were. Every mark of its decisions is in
+    ``state.seen`` (the step that made it was ready), so untouched messages add nothing new."""
+
+    def __init__(self, state: PreparationState, result: Any, settings: PipelineSettings) -> None:
+        self.state, self.result, self.settings = state, result, settings
+        self.decisions: list[Decision] = []
+        seen = Marks.of(state.seen)
+        self.added: set[str] = set()
+        self._seen = seen
+        memo = settings.cache.memo
+        prev = memo.get("trim-stage")
+        touched = result.changed_since(state.reduction_state)
+        if prev is not None and touched is not None and prev[0] is state.reduction_state \
+                and _extends(prev[1], state.history):
+            self._continue(prev, touched)
+        else:
+            self._full()
+        self.seen = seen.with_added(self.added)
+        memo["trim-stage"] = (result.state, state.history, tuple(self.history), self.delta,
+                              self.changed, self._shrunk)
+
+    def _full(self) -> None:
+        self.history = list(self.state.history)
+        self.delta = self.changed = self.carried = 0
+        self._shrunk: set[int] = set()
+        self._messages(range(len(self.history)), self._grouped(None))
+
+    def _continue(self, prev: tuple, touched: tuple[int, ...]) -> None:
+        _, old_in, old_out, self.delta, self.changed, shrunk = prev
+        self._shrunk = set(shrunk)
+        self.history = [*old_out, *self.state.history[len(old_out):]]
+        for i in touched:
+            if i < len(old_out) and i in self._shrunk:  # undo what the previous run did here
+                self.delta -= old_out[i].tokens - old_in[i].tokens
+                self.changed -= 1
+                self._shrunk.discard(i)
+            if i < len(old_out):
+                self.history[i] = self.state.history[i]
+        wanted = set(touched)
+        grouped = self._grouped(wanted)
+        self.carried = sum(1 for d in self.result.decisions if d.message_index not in wanted)
+        self._messages(touched, grouped)
+
+    def _grouped(self, wanted: set[int] | None) -> dict[int, list[Any]]:
+        by_message: dict[int, list[Any]] = {}
+        for d in self.result.decisions:
+            if wanted is None or d.message_index in wanted:
+                by_message.setdefault(d.message_index, []).append(d)
+        return by_message
+
+    def _messages(self, indices: Any, by_message: dict[int, list[Any]]) -> None:
+        seen, added, history = self._seen, self.added, self.state.history
+        for i in indices:
+            found = by_message.get(i, [])
+            new, kept_over = _new_decisions(history[i], found, seen, added, self.settings)
+            self.decisions += new
+            self.carried += kept_over
+            new_message = self.result.messages[i]
+            if new_message is not history[i].message:
+                self.history[i] = _shortened(history[i], new_message, {d.action for d in found},
+                                             self.settings)
+                self.delta += self.history[i].tokens - history[i].tokens
+                self.changed += 1
+                self._shrunk.add(i)
+
+
+def _extends(old: tuple[Part, ...], new: tuple[Part, ...]) -> bool:
+    """``new`` starts with the parts of ``old`` (the same objects, or equal ones)."""
+    if len(old) > len(new):
+        return False
+    if all(map(is_, old, new)):
+        return True
+    return all(a is b or a == b for a, b in zip(old, new))
