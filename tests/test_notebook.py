@@ -222,3 +222,9 @@ def test_r_ui_8_replay_inside_a_running_event_loop_like_jupyter():
     r = asyncio.run(in_kernel())
     assert r.failures().empty and r.totals()["compactions"] >= 1
     assert len(r) == 11
+
+
+def test_r_ui_8_missing_refs_are_none_not_nan(default):
+    refs = default.decisions()["ref"]
+    assert None in refs.tolist() and all(r is None or r.startswith(("result:", "message:"))
+                                         for r in refs)

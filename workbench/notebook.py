@@ -45,8 +45,8 @@ from .views.sessions import SAMPLES_DIR
 from .views.step_through import decision_table, request_messages, stage_table, step_header
 from .views.usage import summary_usage_table, usage_figure, usage_table
 
-__all__ = ["FIGURES", "Comparison", "NotebookReplay", "StepView", "compare", "config_label", "load_session",
-           "preset_names", "replay", "resolve_config", "sample_path"]
+__all__ = ["FIGURES", "Comparison", "NotebookReplay", "StepView", "compare", "config_label",
+           "load_session", "preset_names", "replay", "resolve_config", "sample_path"]
 
 #: Figure kinds :meth:`NotebookReplay.figure` draws.
 FIGURES: tuple[str, ...] = ("usage", "timeline")
@@ -243,6 +243,8 @@ def _per_step(preps: tuple[ContextPreparation, ...],
                                    input_budget=0, pressure_line=0)
         frames = [table(blank).assign(step=pd.Series(dtype="int64"))]
     merged = pd.concat(frames, ignore_index=True)
+    for column in merged.columns[merged.dtypes == object]:  # one missing marker: None, not NaN
+        merged[column] = merged[column].astype(object).where(merged[column].notna(), None)
     return merged[["step", *(c for c in merged.columns if c != "step")]]
 
 
