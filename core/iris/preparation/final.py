@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .records import FinalSelection, PreparedRequest, StageRecord
+from .records import FinalSelection, PreparedRequest, StageRecord, request_ref_of
 from .state import Part, PipelineSettings, PreparationState
 
 __all__ = ["apply", "compose", "current_input_index"]
@@ -39,12 +39,12 @@ def apply(state: PreparationState, settings: PipelineSettings
           ) -> tuple[PreparationState, StageRecord]:
     before = state.input_tokens
     parts = compose(state)
-    request = PreparedRequest(
-        messages=tuple(settings.cache.display(p.message) for p in parts),
-        tools=tuple(t.schema for t in state.tools),
-        marks=tuple(settings.cache.mark(p.origin, p.history_index, p.key, p.marks)
-                    for p in parts),
-        dropped=state.dropped)
+    views = settings.cache.views(parts)
+    shown, marks, hashes, mark_texts = zip(*views) if views else ((), (), (), ())
+    request = PreparedRequest(messages=shown, tools=tuple(t.schema for t in state.tools),
+                              marks=marks, dropped=state.dropped)
+    # the hash from per-message pieces cached across steps (identical to request_ref's full form)
+    ref = request_ref_of(hashes, mark_texts, request.tools, request.dropped)
     keys = tuple(p.key or "" for p in state.contributions)
     tools = tuple(t.name for t in state.tools)
     over = before > settings.input_budget
@@ -54,6 +54,6 @@ def apply(state: PreparationState, settings: PipelineSettings
                 f"{before:,} tokens" + (f", over the input budget {settings.input_budget:,}"
                                         if over else f" within the input budget "
                                                      f"{settings.input_budget:,}")))
-    new = replace(state, request=request)
+    new = replace(state, request=request, request_ref=ref)
     return new, StageRecord(name="final_selection", status="entered", before_input_tokens=before,
                             after_input_tokens=before, decisions=(decision,))

@@ -110,8 +110,10 @@ def _finish(start: PreparationState, state: PreparationState, settings: Pipeline
             meta: StepMeta, records: tuple[StageRecord, ...], phase: str,
             failure: PreparationFailure | None) -> PreparationOutcome:
     request = state.request if phase == "ready" else None
-    ref = (request_ref(request, settings.cache.message_hash, settings.cache.mark_json)
-           if request is not None else None)
+    ref = None
+    if request is not None:
+        ref = state.request_ref or request_ref(request, settings.cache.message_hash,
+                                                settings.cache.mark_json)
     protected = tuple(f"context:{p.key}" for p in state.context) + tuple(
         f"contribution:{p.key}" for p in state.contributions if p.required)
     preparation = ContextPreparation(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,6 +46,7 @@ __all__ = [
     "canonical_json",
     "content_hash",
     "request_ref",
+    "request_ref_of",
 ]
 
 #: Record format version. 1: first version.
@@ -280,6 +281,17 @@ def request_ref(request: PreparedRequest,
     return content_hash({"messages": [digest(m) for m in request.messages],
                          "marks": [dump(m) for m in request.marks],
                          "tools": list(request.tools), "dropped": list(request.dropped)})
+
+
+def request_ref_of(message_hashes: Sequence[str], mark_texts: Sequence[str],
+                   tools: Sequence[dict[str, Any]], dropped: Sequence[str]) -> str:
+    """:func:`request_ref` from parts already serialised: each message's hash and each mark's
+    canonical JSON (cached per message/mark by a replay), joined into the very text
+    :func:`canonical_json` would produce for the whole request (sorted keys, no spaces)."""
+    hashes = '["' + '","'.join(message_hashes) + '"]' if message_hashes else "[]"  # hex: no escaping
+    text = "".join(('{"dropped":', canonical_json(list(dropped)), ',"marks":[', ",".join(mark_texts),
+                    '],"messages":', hashes, ',"tools":', canonical_json(list(tools)), "}"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class PreparationFailure(_Frozen):

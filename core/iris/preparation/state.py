@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from ..session import Message
 from ..tokens import REQUEST_OVERHEAD, TokenEstimator
-from .records import MarkKind, MessageMark, content_hash
+from .records import MarkKind, MessageMark, canonical_json, content_hash
 
 __all__ = ["Marks", "Part", "PipelineSettings", "PreparationState", "StageFailed", "TokenCache",
            "ToolSpec"]
@@ -39,6 +39,7 @@ class TokenCache:
         self._by_id: dict[int, tuple[Message, int]] = {}
         self.counted = 0
         """How many messages were counted (cache misses): a replay's cost indicator."""
+        self._views: dict[int, tuple[Part, tuple[Message, Any, str, str]]] = {}
         self.memo: dict[Any, Any] = {}
         """Rewritten messages keyed by what they were made from, so a fold or trim that repeats
         at every later step builds its message once (a cache: it never changes results)."""
@@ -94,11 +95,30 @@ class TokenCache:
         hit = self.memo.get(memo_key)
         if hit is None:
             mark = MessageMark(origin=origin, history_index=history_index, key=key, marks=marks)
-            hit = self.memo[memo_key] = (mark, mark.model_dump(mode="json"))
+            dump = mark.model_dump(mode="json")
+            hit = self.memo[memo_key] = (mark, dump, canonical_json(dump))
         return hit[0]
 
     def mark_json(self, mark: Any) -> Any:
         return self.memo[("mark", mark.origin, mark.history_index, mark.key, mark.marks)][1]
+
+    def views(self, parts: tuple[Part, ...]) -> list[tuple[Message, Any, str, str]]:
+        """Per part: (message as shown, its mark, the shown message's content hash, the mark's
+        canonical JSON). Computed once per part object: the parts of a replay's history are the
+        same objects from step to step. Only the latest request's parts are remembered."""
+        old, new = self._views, {}
+        out = []
+        for part in parts:
+            hit = old.get(id(part))
+            if hit is None or hit[0] is not part:
+                shown = self.display(part.message)
+                mark = self.mark(part.origin, part.history_index, part.key, part.marks)
+                memo_key = ("mark", mark.origin, mark.history_index, mark.key, mark.marks)
+                hit = (part, (shown, mark, self.message_hash(shown), self.memo[memo_key][2]))
+            new[id(part)] = hit
+            out.append(hit[1])
+        self._views = new
+        return out
 
 
 class Marks:
@@ -228,6 +248,8 @@ class PreparationState:
     compaction: Any = None
     request: Any = None
     """The ``PreparedRequest`` composed by final selection."""
+    request_ref: str | None = None
+    """Its content hash (``final_request_ref``), computed by final selection from cached pieces."""
     compaction_state: Any = None
     """The compaction engine's carried state (previous checkpoint, archive counter)."""
     seen: Marks = Marks()
