@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from html import escape
+from numbers import Real
 from typing import Any
 
 import pandas as pd
@@ -35,14 +36,31 @@ STYLE = """
   background: rgba(127,127,127,0.08); padding: 0.4em; }
 .wb .wb-error { border-left: 5px solid #DC2626; padding: 0.3em 0.7em; }
 .wb .wb-muted { opacity: 0.75; font-size: 0.9em; }
+.wb .wb-scroll { overflow-x: auto; max-width: 100%; }
 """
 
 
+#: Columns holding token counts (shown with thousands separators).
+_COUNT_WORDS = ("token", "saved", "line", "budget", "sent", "estimate", "difference")
+
+
+def _cell(value: Any, count: bool) -> Any:
+    if value is None or (not isinstance(value, (str, bytes)) and pd.isna(value)):
+        return ""
+    if count and isinstance(value, Real) and not isinstance(value, bool) and value == int(value):
+        return f"{int(value):,}"
+    return value
+
+
 def table_html(frame: pd.DataFrame, *, empty: str = "nothing to show") -> str:
-    """A DataFrame as an escaped HTML table (``<NA>`` shown as an empty cell)."""
+    """A DataFrame as an escaped HTML table that scrolls sideways when wide; missing values are
+    empty cells and token counts get thousands separators."""
     if frame.empty:
         return f'<p class="wb-muted">{escape(empty)}</p>'
-    return frame.to_html(index=False, escape=True, border=0, na_rep="", classes="wb-table")
+    shown = pd.DataFrame({c: [_cell(v, any(w in str(c) for w in _COUNT_WORDS)) for v in frame[c]]
+                          for c in frame.columns}, columns=frame.columns)
+    html = shown.to_html(index=False, escape=True, border=0, classes="wb-table")
+    return f'<div class="wb-scroll">{html}</div>'
 
 
 def badge(text: str, colour: str) -> str:
