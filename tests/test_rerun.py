@@ -27,13 +27,19 @@ EDIT = "\nALWAYS MENTION PENGUINS.\n"
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    """The long sample's ``budget 96k`` replay in a store of its own (one compaction, step 12)."""
+    """The long sample's ``budget 96k`` replay in a store of its own (one compaction)."""
     store = open_store(tmp_path_factory.mktemp("rerun") / "workbench.db")
     session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
     ensure_default_replay(store, session_id)
     stored = open_saved(store, find_replay(store.db, session_id, BUDGET_REPLAY_NAME).id)
     yield store, stored, rerun.replay_inputs(store, stored)
     store.close()
+
+
+@pytest.fixture(scope="module")
+def step(saved) -> int:
+    """The step where the saved replay compacted (checked against the engine in the first test)."""
+    return rerun.compaction_steps(saved[1])[0]
 
 
 def _edited(inputs: rerun.ReplayInputs, extra: str = EDIT) -> PromptSnapshot:
@@ -76,22 +82,23 @@ def endpoint(monkeypatch):
     server.server_close()
 
 
-def test_r_ui_4_variables_are_the_ones_the_engine_rendered(saved):
+def test_r_ui_4_variables_are_the_ones_the_engine_rendered(saved, step):
     _, stored, inputs = saved
-    assert rerun.compaction_steps(stored) == (12,)
-    outcome = rerun.run_step(inputs, 12)
+    plain = replay(inputs.session, inputs.config, prompts=inputs.snapshot)
+    assert rerun.compaction_steps(stored) == (step,) == tuple(
+        c.step_index for c in plain.checkpoints)
+    outcome = rerun.run_step(inputs, step)
     assert set(outcome.variables) == {"compaction", "compaction_input"}
     for prompt_id, variables in outcome.variables.items():  # re-rendering gives the same text
         assert inputs.snapshot.render(prompt_id, variables) == outcome.rendered[prompt_id]
-    plain = replay(inputs.session, inputs.config, prompts=inputs.snapshot)
     assert outcome.summary_request == plain.checkpoints[0].summary_request_text
     assert outcome.checkpoint_text == stored.archives()[0].checkpoint_text  # R-PREP-6
     assert outcome.status == "applied" and outcome.success
 
 
-def test_r_ui_4_rerun_step_changes_only_the_template(saved):
+def test_r_ui_4_rerun_step_changes_only_the_template(saved, step):
     _, stored, inputs = saved
-    cmp = rerun.rerun_step(inputs, _edited(inputs), 12)
+    cmp = rerun.rerun_step(inputs, _edited(inputs), step)
     assert cmp.edited_ids == ("compaction",)
     assert "+ALWAYS MENTION PENGUINS." in cmp.prompt_diff
     assert cmp.original.tokens_before == cmp.edited.tokens_before  # same history
@@ -104,34 +111,34 @@ def test_r_ui_4_rerun_step_changes_only_the_template(saved):
     assert cmp.original.variables == cmp.edited.variables
 
 
-def test_r_prep_7_remote_endpoint_writes_a_new_summary_shown_in_the_diff(saved, endpoint):
+def test_r_prep_7_remote_endpoint_writes_a_new_summary_shown_in_the_diff(saved, endpoint, step):
     _, _, inputs = saved
     assert rerun.endpoint_status().startswith("configured: http://127.0.0.1:")
     remote = rerun.make_summarizer("remote", inputs.session)
-    cmp = rerun.rerun_step(inputs, _edited(inputs), 12, summarizer=remote)
+    cmp = rerun.rerun_step(inputs, _edited(inputs), step, summarizer=remote)
     assert "+" in cmp.checkpoint_diff and "Penguins were mentioned as asked." in cmp.checkpoint_diff
     assert "Plain summary." in cmp.original.checkpoint_text
     assert cmp.edited.summariser == "remote" and cmp.edited.summary_usage.output_tokens == 99
     assert cmp.edited.summary_usage.input_tokens > cmp.original.summary_usage.input_tokens
 
 
-def test_r_cmp_8_rejected_edit_reports_the_failed_success_condition(saved, endpoint):
+def test_r_cmp_8_rejected_edit_reports_the_failed_success_condition(saved, endpoint, step):
     _, _, inputs = saved
     remote = rerun.make_summarizer("remote", inputs.session)
-    cmp = rerun.rerun_step(inputs, _edited(inputs, "\nBe VERBOSE.\n"), 12, summarizer=remote)
+    cmp = rerun.rerun_step(inputs, _edited(inputs, "\nBe VERBOSE.\n"), step, summarizer=remote)
     assert cmp.original.success and cmp.original.status == "applied"
     assert not cmp.edited.success and cmp.edited.status == "rejected"
     assert cmp.edited.phase == "failed" and "summary too large" in cmp.edited.success_reason
     assert cmp.edited.checkpoint_text == "" and "padding" in cmp.edited.summary_text
 
 
-def test_r_ui_4_whole_replay_rerun_saves_with_its_snapshot(saved):
+def test_r_ui_4_whole_replay_rerun_saves_with_its_snapshot(saved, step):
     store, stored, inputs = saved
     progress = []
     result = rerun.rerun_replay(inputs, _edited(inputs),
                                 progress=lambda done, total: progress.append((done, total)))
     assert progress[-1] == (68, 68)
-    assert [c.step_index for c in result.steps] == [12]
+    assert [c.step_index for c in result.steps] == [step]
     assert "+ALWAYS MENTION PENGUINS." in result.steps[0].prompt_diff
     assert len(result.original.compactions) == len(result.edited.compactions) == 1
     # the extractive checkpoint ignores the prompt: every later request is the same size

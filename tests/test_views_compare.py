@@ -34,31 +34,45 @@ def _session():
 
 
 @pytest.fixture(scope="module")
-def runs():
-    """The long sample under the default and the cost-first preset (0 and 2 compactions)."""
+def replays():
+    """The long sample under the default preset (no compaction) and cost-first (compacts)."""
     session = _session()
-    return (summary_from_replay("default", replay(session, load_preset("default"))),
-            summary_from_replay("cost-first", replay(session, load_preset("cost-first"))))
+    return replay(session, load_preset("default")), replay(session, load_preset("cost-first"))
 
 
-def test_r_ui_6_totals_count_tokens_compactions_and_reduction(runs):
+@pytest.fixture(scope="module")
+def runs(replays):
+    return (summary_from_replay("default", replays[0]),
+            summary_from_replay("cost-first", replays[1]))
+
+
+def _cut_steps(result) -> list[int]:
+    """Compaction steps straight from the engine's replay record (independent of the views)."""
+    return [c.step_index for c in result.checkpoints]
+
+
+def test_r_ui_6_totals_count_tokens_compactions_and_reduction(runs, replays):
     default = runs[0]
+    cuts = _cut_steps(replays[1])
+    assert _cut_steps(replays[0]) == [] and cuts
     table = totals_table(runs)
     assert list(table.columns) == TOTALS_COLUMNS
     assert list(table["configuration"]) == ["default", "cost-first"]
-    assert list(table["compactions"]) == [0, 2]
-    assert table.loc[1, "cut_points"].startswith("step 7 @ ")
+    assert list(table["compactions"]) == [0, len(cuts)]
+    assert table.loc[1, "cut_points"].startswith(f"step {cuts[0]} @ {replays[1].checkpoints[0].cut_index}")
     assert table.loc[0, "tokens_sent"] == sum(s.final_input_tokens for s in default.steps)
     assert table.loc[1, "tokens_sent"] < table.loc[0, "tokens_sent"]
     assert table.loc[1, "reduction_saved"] > 0  # cost-first reduces earlier and harder
     assert table.loc[1, "input_budget"] == 64000 and table.loc[1, "pressure_line"] == 44800
 
 
-def test_r_ui_6_compactions_table_lists_each_cut_point(runs):
+def test_r_ui_6_compactions_table_lists_each_cut_point(runs, replays):
+    cuts = _cut_steps(replays[1])
     table = compactions_table(runs)
     assert list(table.columns) == COMPACTION_COLUMNS
-    assert list(table["configuration"]) == ["cost-first", "cost-first"]
-    assert list(table["step"]) == [7, 39] and list(table["n"]) == [1, 2]
+    assert list(table["configuration"]) == ["cost-first"] * len(cuts)
+    assert list(table["step"]) == cuts and list(table["n"]) == list(range(1, len(cuts) + 1))
+    assert list(table["cut_index"]) == [c.cut_index for c in replays[1].checkpoints]
     assert (table["cut_index"] > 0).all() and (table["archived_messages"] > 0).all()
 
 
@@ -71,7 +85,7 @@ def test_r_ui_6_steps_table_has_both_runs_and_the_difference(runs):
     assert row["difference (B − A)"] == row["tokens · cost-first"] - row["tokens · default"]
 
 
-def test_r_ui_6_one_chart_with_both_runs_their_lines_and_compactions(runs):
+def test_r_ui_6_one_chart_with_both_runs_their_lines_and_compactions(runs, replays):
     fig = compare_figure(runs)
     names = [t.name for t in fig.data]
     assert names == ["default", "pressure line · default (748,800)", "compaction · default",
@@ -79,7 +93,7 @@ def test_r_ui_6_one_chart_with_both_runs_their_lines_and_compactions(runs):
     by_name = {t.name: t for t in fig.data}
     assert by_name["default"].line.color == RUN_COLOURS[0]
     assert by_name["cost-first"].line.color == RUN_COLOURS[1]
-    assert list(by_name["compaction · cost-first"].x) == [7, 39]
+    assert list(by_name["compaction · cost-first"].x) == _cut_steps(replays[1])
     assert len(by_name["compaction · default"].x) == 0
     assert set(by_name["pressure line · cost-first (44,800)"].y) == {44800}
     assert len(by_name["cost-first"].x) == 68

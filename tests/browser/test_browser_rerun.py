@@ -4,6 +4,7 @@ the success condition for both snapshots; nothing is written to the workspace.""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -27,15 +28,17 @@ def test_r_ui_4_edit_template_rerun_step_shows_side_by_side_diff(page: Page, str
     url = streamlit_factory(home)
     page.goto(f"{url}/templates?session={session_id}"
               f"&replay={replay_id_for(session_id, BUDGET_REPLAY_NAME)}")
-    expect(page.get_by_text("Rendered with the variables of step 12")).to_be_visible(timeout=SLOW)
+    heading = page.get_by_text(re.compile(r"Rendered with the variables of step \d+"))
+    expect(heading).to_be_visible(timeout=SLOW)
+    step = int(re.search(r"step (\d+)", heading.inner_text()).group(1))
 
     editor = page.get_by_label("Template source")
     editor.fill(editor.input_value() + "\nALWAYS MENTION PENGUINS.\n")
     page.get_by_text("Diff against the saved template").click()  # blur: the edit reaches Streamlit
     expect(page.get_by_text("This view uses an edited snapshot")).to_be_visible(timeout=SLOW)
 
-    page.get_by_role("button", name="Re-run step 12").click()
-    expect(page.get_by_text("original/summary-request-step-12.txt")).to_be_visible(timeout=SLOW)
+    page.get_by_role("button", name=f"Re-run step {step}").click()
+    expect(page.get_by_text(f"original/summary-request-step-{step}.txt")).to_be_visible(timeout=SLOW)
     table = page.get_by_test_id("stTable")
     expect(table).to_be_visible()
     expect(table.get_by_text("success (≤ line and smaller)")).to_be_visible()
