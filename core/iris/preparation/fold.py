@@ -11,6 +11,7 @@ location, so the stage needs ``context_read`` (the context policy) to be enabled
 from __future__ import annotations
 
 from dataclasses import replace
+from operator import is_
 
 from ..session import Message, ToolResultBlock
 from .records import FoldedRepeat, StageRecord
@@ -27,20 +28,56 @@ def fold_note(read_back: str, chars: int) -> str:
             f"this earlier copy was folded. Read it back with context_read(ref=\"{read_back}\").]")
 
 
-def _latest_copies(history: tuple[Part, ...]) -> tuple[dict[str, str], dict[str, str]]:
-    """Body text → ``result:N:B`` of its latest foldable copy, and call id → tool name."""
-    latest: dict[str, str] = {}
-    names: dict[str, str] = {}
-    for part in history:
-        if part.history_index is None:
-            continue
-        for bi, block in enumerate(part.message.content):
-            if block.type == "tool_call":
-                names[block.id] = block.name
-            elif (block.type == "tool_result" and not block.is_error and block.reducible
-                    and len(block.text) >= FOLD_MIN_CHARS):
-                latest[block.text] = f"result:{part.history_index}:{bi}"
-    return latest, names
+class _Index:
+    """Latest foldable copy of each body, kept across the steps of a replay (the history only
+    grows between compactions): a new copy of a body re-examines only the messages holding it."""
+
+    def __init__(self) -> None:
+        self.parts: list[Part] = []
+        self.latest: dict[str, str] = {}
+        """Body text → ``result:N:B`` of its latest foldable copy."""
+        self.names: dict[str, str] = {}
+        """Call id → tool name."""
+        self.holders: dict[str, list[int]] = {}
+        """Body text → positions of the history parts holding it as a tool result."""
+        self.folded: dict[int, tuple[Message, list[tuple[int, str]]]] = {}
+
+    def extends(self, history: tuple[Part, ...]) -> bool:
+        return len(self.parts) <= len(history) and all(map(is_, self.parts, history))
+
+    def extend(self, history: tuple[Part, ...], settings: PipelineSettings) -> None:
+        start = len(self.parts)
+        again: set[int] = set(range(start, len(history)))
+        for i in range(start, len(history)):
+            part = history[i]
+            self.parts.append(part)
+            if part.history_index is None:
+                continue
+            for bi, block in enumerate(part.message.content):
+                if block.type == "tool_call":
+                    self.names[block.id] = block.name
+                elif block.type == "tool_result":
+                    holders = self.holders.setdefault(block.text, [])
+                    if not holders or holders[-1] != i:
+                        holders.append(i)
+                    if not block.is_error and block.reducible and len(block.text) >= FOLD_MIN_CHARS:
+                        self.latest[block.text] = f"result:{part.history_index}:{bi}"
+                        again.update(holders)
+        for i in again:
+            part = history[i]
+            folded = _folded_message(part, self.latest, settings) if part.history_index is not None else None
+            if folded is None:
+                self.folded.pop(i, None)
+            else:
+                self.folded[i] = folded
+
+
+def _index(history: tuple[Part, ...], settings: PipelineSettings) -> _Index:
+    index = settings.cache.memo.get("fold-index")
+    if index is None or not index.extends(history):
+        index = settings.cache.memo["fold-index"] = _Index()
+    index.extend(history, settings)
+    return index
 
 
 def _folded_message(part: Part, latest: dict[str, str], settings: PipelineSettings
@@ -70,6 +107,16 @@ def _folded_message(part: Part, latest: dict[str, str], settings: PipelineSettin
     return message, folds
 
 
+def _fold_part(part: Part, message: Message, settings: PipelineSettings) -> Part:
+    """The part with its folded message: the same object at every step while nothing changes."""
+    key = ("fold-part", id(part), id(message))
+    hit = settings.cache.memo.get(key)
+    if hit is None or hit[0] is not part or hit[1] is not message:
+        hit = (part, message, part.replaced(message, settings.cache.message(message), "folded"))
+        settings.cache.memo[key] = hit
+    return hit[2]
+
+
 def apply(state: PreparationState, settings: PipelineSettings
           ) -> tuple[PreparationState, StageRecord]:
     before = state.input_tokens
@@ -77,17 +124,15 @@ def apply(state: PreparationState, settings: PipelineSettings
         return state, StageRecord(name="fold_repeats", status="skipped", before_input_tokens=before,
                                   after_input_tokens=before,
                                   note="context policy disabled: no context_read to point at")
-    latest, names = _latest_copies(state.history)
+    index = _index(state.history, settings)
     history = list(state.history)
     decisions, seen, added, delta, carried = [], Marks.of(state.seen), set(), 0, 0
-    for i, part in enumerate(state.history):
-        folded = _folded_message(part, latest, settings) if part.history_index is not None else None
-        if folded is None:
-            continue
-        message, folds = folded
-        tokens = settings.cache.message(message)
-        history[i] = part.replaced(message, tokens, "folded")
-        delta += tokens - part.tokens
+    for i in sorted(index.folded):
+        part = state.history[i]
+        message, folds = index.folded[i]
+        history[i] = _fold_part(part, message, settings)
+        delta += history[i].tokens - part.tokens
+        tokens = history[i].tokens
         for bi, target in folds:
             ref = f"result:{part.history_index}:{bi}"
             mark = f"fold {ref}->{target}"
@@ -97,7 +142,7 @@ def apply(state: PreparationState, settings: PipelineSettings
             added.add(mark)
             decisions.append(FoldedRepeat(
                 ref=ref, message_index=part.history_index, read_back=target,
-                tool_name=names.get(part.message.content[bi].call_id),  # type: ignore[union-attr]
+                tool_name=index.names.get(part.message.content[bi].call_id),  # type: ignore[union-attr]
                 tokens_before=part.tokens, tokens_after=tokens,
                 reason=f"identical body appears again at {target}; the earlier copy is folded"))
     new = replace(state, history=tuple(history), history_tokens=state.history_tokens + delta,
