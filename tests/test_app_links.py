@@ -47,6 +47,7 @@ def test_ux_a_decision_links_to_its_message():
     urls = [line for text in links for line in text.splitlines()]
     urls += [u for f in frames for u in f["open"].dropna()]
     assert urls, "no decision links to a message"
+    assert "_wb_cmp_next" not in {b.key for b in at.button}  # this replay never compacts
     assert all(f"session={sid}" in u and "message=" in u for u in urls)
 
 
@@ -61,3 +62,31 @@ def test_ux_empty_state_opens_the_samples_in_one_click():
     with open_store() as store:
         assert {s.id for s in store.list_sessions()} >= {"bugfix-tally-march", "long-harbor-retries"}
     assert any("Pick a session in the sidebar" in c.value for c in at.caption)
+
+
+def test_ux_jump_to_the_next_and_previous_compaction():
+    """Keyboard-friendly navigation: ⏮/⏭ compaction (Shift+Up/Down) jump between the steps where
+    the selected replay applied compaction; without compactions the buttons are not shown."""
+    from iris.config import parse_config
+    from workbench.replay_service import replay_and_save
+
+    long_session = ROOT / "sample_sessions" / "long_session.jsonl"
+    with open_store() as store:
+        sid = store.import_file(long_session).session_id
+        info, result = replay_and_save(store, sid, name="cost", config=parse_config(
+            {"compaction": {"input_budget_tokens": 64000, "threshold": 0.7}}))
+    steps = [c.step_index for c in result.checkpoints]
+    assert len(steps) >= 2
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["session"] = sid
+    at.query_params["replay"] = info.id
+    at.run()
+    assert at.session_state["wb_step"] == 0
+    at.button(key="_wb_cmp_next").click().run()
+    assert at.session_state["wb_step"] == steps[0]
+    at.button(key="_wb_cmp_next").click().run()
+    assert at.session_state["wb_step"] == steps[1]
+    at.button(key="_wb_cmp_prev").click().run()
+    assert at.session_state["wb_step"] == steps[0]
+    assert at.number_input(key="_wb_step_number").value == steps[0]
+    assert not at.exception

@@ -30,6 +30,7 @@ __all__ = [
     "request_step",
     "set_import_reports",
     "set_pending_delete",
+    "sidebar_compaction_jumps",
     "sidebar_replay_and_step",
     "sidebar_replay_picker",
     "sidebar_session_picker",
@@ -222,4 +223,29 @@ def sidebar_replay_and_step(store: Store, session_id: str | None) -> None:
         bar.empty()
         options = replay_choices(store, session_id)
     replay_id = sidebar_replay_picker(options)
-    sidebar_step_selector(len(open_saved(store, replay_id)) if replay_id else 0)
+    replay = open_saved(store, replay_id) if replay_id else None
+    sidebar_step_selector(len(replay) if replay else 0)
+    if replay is not None:
+        sidebar_compaction_jumps(tuple(s.step_index for s in replay.steps if s.compaction_applied),
+                                 len(replay))
+
+
+def _jump(targets: tuple[int, ...], direction: int, n_steps: int) -> None:
+    current = st.session_state.get(STEP_KEY) or 0
+    ahead = [t for t in targets if (t > current if direction > 0 else t < current)]
+    if ahead:
+        _set_step(ahead[0] if direction > 0 else ahead[-1], n_steps)
+
+
+def sidebar_compaction_jumps(compaction_steps: tuple[int, ...], n_steps: int) -> None:
+    """Jump to the previous / next step where compaction applied (Shift+Up / Shift+Down): the
+    question most people open a replay with is "where did it compact, and why?"."""
+    if not compaction_steps:
+        return
+    back, ahead = st.sidebar.columns(2)
+    back.button("⏮ compaction", key="_wb_cmp_prev", help="previous compaction (Shift+Up)",
+                shortcut="Shift+Up", width="stretch", on_click=_jump,
+                args=(compaction_steps, -1, n_steps))
+    ahead.button("compaction ⏭", key="_wb_cmp_next", help="next compaction (Shift+Down)",
+                 shortcut="Shift+Down", width="stretch", on_click=_jump,
+                 args=(compaction_steps, 1, n_steps))
