@@ -13,6 +13,8 @@ import traceback
 
 import streamlit as st
 from iris.config import config_hash
+from iris.errors import TemplateError
+from iris.prompts import PromptSnapshot
 
 from workbench import state as wb_state
 from workbench.evidence import list_replays
@@ -103,9 +105,14 @@ if session_id is None:
     st.info("No session yet: import a transcript or open a sample on the Sessions page, then "
             "replay it here with this configuration.", icon="👋")
     st.stop()
-templates = saved_snapshot(default_workspace())
-st.caption(f"Replays use the workspace's saved templates (snapshot `{templates.snapshot_id[:19]}…`) "
-           "and the offline extractive summariser.")
+try:
+    templates = saved_snapshot(default_workspace())
+    where = "the workspace's saved templates"
+except TemplateError as exc:  # a broken saved template must not block configuration work
+    templates, where = PromptSnapshot.defaults(), "the packaged default templates"
+    st.warning(f"A saved template cannot be used ({exc}); fix it on the Templates page.")
+st.caption(f"Replays use {where} (snapshot `{templates.snapshot_id[:19]}…`) and the offline "
+           "extractive summariser.")
 
 
 def progress_bar(text: str):

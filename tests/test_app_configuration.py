@@ -168,3 +168,15 @@ def test_r_ui_6_compare_a_saved_replay_with_the_editor(long_page):
     totals = at.dataframe[0].value
     assert list(totals["configuration"]) == ["replay budget 96k", "editor"]
     assert list(totals["compactions"]) == [1, 0]
+
+
+def test_r_ui_6_broken_saved_template_falls_back_to_defaults_with_a_warning(workbench_home,
+                                                                           long_store):
+    _copy_store(long_store, workbench_home)
+    prompts = workbench_home / "workspace" / ".iris" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "compaction.j2").write_text("{% if %}", encoding="utf-8")
+    at = _open(None)
+    assert not at.exception
+    assert any("cannot be used" in w.value and "compaction" in w.value for w in at.warning)
+    assert any("packaged default templates" in c.value for c in at.caption)
