@@ -200,3 +200,28 @@ def test_r_ui_4_rerun_takes_the_page_compaction_templates_even_once_saved():
     run = rerun.with_engine_templates(replay_snapshot, saved)
     assert run.edited_ids(replay_snapshot) == ("compaction",)  # only what a replay renders
     assert rerun.with_engine_templates(replay_snapshot, replay_snapshot) is replay_snapshot
+
+
+def test_r_cmp_8_real_codex_session_reports_the_engines_own_verdict(real_sessions, tmp_path):
+    """On a real rollout the re-run's status and success reason are the saved replay's own."""
+    from iris.preparation.records import CompactionApplied, CompactionRejected
+
+    rollout = next((real_sessions / "codex_rollout").glob("rollout-*.jsonl"))
+    with open_store(tmp_path / "w.db") as store:
+        session_id = store.import_file(rollout, lenient=True).session_id
+        ensure_default_replay(store, session_id)
+        stored = open_saved(store, find_replay(store.db, session_id, BUDGET_REPLAY_NAME).id)
+        steps = rerun.compaction_steps(stored)
+        if not steps:
+            pytest.skip("the engine no longer compacts this rollout at a 96k budget")
+        inputs = rerun.replay_inputs(store, stored)
+        outcome = rerun.run_step(inputs, steps[0])
+        stage = stored.preparation(steps[0]).stage("compaction")
+    assert outcome.status == stage.status
+    rejected = [d.reason for d in stage.decisions if isinstance(d, CompactionRejected)]
+    applied = [d for d in stage.decisions if isinstance(d, CompactionApplied)]
+    assert outcome.success == bool(applied)
+    if applied:
+        assert outcome.tokens_before == applied[0].tokens_before
+    else:
+        assert outcome.success_reason == rejected[0]

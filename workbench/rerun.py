@@ -27,7 +27,7 @@ from typing import Any
 from iris.compaction import ExtractiveSummarizer, OpenAICompatibleSummarizer, RecordedSummarizer
 from iris.config import ContextConfig, config_hash, default_config, parse_config
 from iris.errors import SummarizerError
-from iris.preparation.records import CompactionCandidate, CompactionRejected
+from iris.preparation.records import CompactionApplied, CompactionCandidate, CompactionRejected
 from iris.prompts import PromptSnapshot
 from iris.replay import Replay
 from iris.replay import replay as run_replay
@@ -259,14 +259,22 @@ def _walk(inputs: ReplayInputs, prompts: _RecordingPrompts, summarizer: Any,
     return result, recorder
 
 
-def _success(before: int, after: int | None, line: int, rejected: str | None) -> tuple[bool, str]:
-    if after is None:
-        return False, rejected or "no summary was produced"
-    if after > line:
-        return False, f"after {after:,} > pressure line {line:,}"
-    if after >= before:
-        return False, f"after {after:,} ≥ before {before:,}"
-    return True, f"after {after:,} ≤ pressure line {line:,} and < before {before:,}"
+def _verdict(stage: Any, line: int) -> tuple[int, int | None, bool, str]:
+    """(before, after, success, why) as the compaction engine judged R-CMP-8 at this stage.
+
+    Applied: the engine's own before/after (the request it compared, which can differ from the
+    stage's whole-request estimate). Otherwise the projected size of the candidate, if any, and
+    the engine's rejection reason; nothing is re-judged here.
+    """
+    applied = next((d for d in stage.decisions if isinstance(d, CompactionApplied)), None)
+    if applied is not None:
+        why = (f"after {applied.tokens_after:,} ≤ pressure line {line:,} and < before "
+               f"{applied.tokens_before:,}")
+        return applied.tokens_before, applied.tokens_after, True, why
+    candidate = next((d for d in stage.decisions if isinstance(d, CompactionCandidate)), None)
+    rejected = next((d.reason for d in stage.decisions if isinstance(d, CompactionRejected)), None)
+    why = rejected or (stage.note or "compaction was not entered")
+    return (stage.before_input_tokens, candidate.tokens_after if candidate else None, False, why)
 
 
 def _outcome(label: str, result: Replay, prompts: _RecordingPrompts,
@@ -278,21 +286,19 @@ def _outcome(label: str, result: Replay, prompts: _RecordingPrompts,
     prep = result.preparations[step]
     stage = prep.stage("compaction")
     renders = prompts.renders.get(step, {})
-    candidate = next((d for d in stage.decisions if isinstance(d, CompactionCandidate)), None)
-    rejected = next((d.reason for d in stage.decisions if isinstance(d, CompactionRejected)), None)
     applied = next((c for c in result.checkpoints if c.step_index == step), None)
     answer = recorder.answers.get(step)
-    after = candidate.tokens_after if candidate is not None else None
-    success, why = _success(stage.before_input_tokens, after, prep.pressure_line, rejected)
-    rendered_ids = [pid for pid in ("compaction", "compaction_input") if pid in renders]
+    before, after, success, why = _verdict(stage, prep.pressure_line)
+    rendered_ids = [pid for pid in ENGINE_RENDERED_IDS if pid in renders]
     return StepOutcome(
-        label=label, step_index=step, snapshot_id=snapshot_id, status=stage.status, variables={pid: v for pid, (v, _) in renders.items()},
+        label=label, step_index=step, snapshot_id=snapshot_id, status=stage.status,
+        variables={pid: v for pid, (v, _) in renders.items()},
         rendered={pid: t for pid, (_, t) in renders.items()},
         summary_request="\n\n".join(renders[pid][1] for pid in rendered_ids),
         summary_text=answer.text if answer is not None else "",
         checkpoint_text=applied.checkpoint_text if applied else "",
-        tokens_before=stage.before_input_tokens, tokens_after=after,
-        pressure_line=prep.pressure_line, success=success and stage.status == "applied",
+        tokens_before=before, tokens_after=after,
+        pressure_line=prep.pressure_line, success=success,
         success_reason=why, summary_usage=answer.usage if answer is not None else None,
         summariser=recorder.kind, phase=prep.phase, note=stage.note)
 
