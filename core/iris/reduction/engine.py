@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from weakref import WeakKeyDictionary
 from pathlib import Path
 
 from ..context.policy import ContextPolicy
@@ -37,27 +38,47 @@ from .trim import plan_trims
 __all__ = ["reduce_request"]
 
 
-def _info(memo: dict, kinds: ToolKindMap, kinds_key: tuple, call: ToolCallBlock | None,
+_SHARED: WeakKeyDictionary[TokenEstimator, dict] = WeakKeyDictionary()
+_SHARED_MAX = 20_000
+"""Result facts shared by every reduction that uses the same estimator, keyed by the result block
+object: the compaction engine reduces the head it archives with a fresh state, and those are the
+very blocks the replay described already. Bounded (cleared when full); the estimator's own token
+cache already keeps the same texts alive."""
+
+
+def _shared(est: TokenEstimator) -> dict:
+    shared = _SHARED.get(est)
+    if shared is None or len(shared) > _SHARED_MAX:
+        shared = _SHARED[est] = {}
+    return shared
+
+
+def _info(memo: dict, shared: dict, kinds: ToolKindMap, kinds_key: tuple, call: ToolCallBlock | None,
           block: ToolResultBlock) -> ResultInfo:
     key = ("info", block.call_id, call.name if call else None, block.text, kinds_key)
     info = memo.get(key)
     if info is None:
-        name = call.name if call else "unknown"
-        args = dict(call.arguments) if call else {}
-        facts = extract_facts(kinds.kind_of_call(name, args), args, block.text, block.is_error)
-        info = describe(block.call_id, name, args, facts, block.text, reducible=block.reducible,
-                        has_artifact=bool(block.artifact_path))
+        hit = shared.get(id(block))
+        if hit is not None and hit[0] is block and hit[1] is call and hit[2] == kinds_key:
+            info = hit[3]  # the same objects: the same facts
+        else:
+            name = call.name if call else "unknown"
+            args = dict(call.arguments) if call else {}
+            facts = extract_facts(kinds.kind_of_call(name, args), args, block.text, block.is_error)
+            info = describe(block.call_id, name, args, facts, block.text, reducible=block.reducible,
+                            has_artifact=bool(block.artifact_path))
+            shared[id(block)] = (block, call, kinds_key, info)
         memo[key] = info
     return info
 
 
 def _tracker(messages: Sequence[Message], state: ReductionState, memo: dict, key: tuple,
-             kinds: ToolKindMap, kinds_key: tuple) -> Tracker:
+             kinds: ToolKindMap, kinds_key: tuple, est: TokenEstimator) -> Tracker:
     """The replay's tracker when this request continues its previous one, else a new one."""
     tracker = memo.get("tracker")
     if (tracker is None or tracker.unsafe or tracker.key != key or tracker.out_state is not state
             or not tracker.extends(messages)):
-        tracker = Tracker(key, partial(_info, memo, kinds, kinds_key), memo)
+        tracker = Tracker(key, partial(_info, memo, _shared(est), kinds, kinds_key), memo)
         memo["tracker"] = tracker
     return tracker
 
@@ -90,7 +111,7 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
     cfg_key = _cfg_key(memo, config)
     kinds_key = (kinds.format, tuple(sorted(kinds.overrides.items())))
     key = (cfg_key, policy, hint, str(session_dir), kinds_key, id(est))
-    tracker = _tracker(messages, state, memo, key, kinds, kinds_key)
+    tracker = _tracker(messages, state, memo, key, kinds, kinds_key, est)
     seen_items = len(tracker.items)
     dirty, recalled, first_new = tracker.advance(messages, state, policy.preserve_recent_tool_groups)
     if seen_items < config.min_tool_results_prune:  # the generic rule's activation may change

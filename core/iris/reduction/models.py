@@ -59,15 +59,18 @@ class ToolResultDecision(_Frozen):
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> ToolResultDecision:
         """Like :meth:`fast`, taking ownership of ``values`` (the caller never changes it again)."""
-        obj = cls.__new__(cls)
-        object.__setattr__(obj, "__dict__", values)
-        object.__setattr__(obj, "__pydantic_fields_set__", set(_DECISION_FIELDS))
-        object.__setattr__(obj, "__pydantic_extra__", None)
-        object.__setattr__(obj, "__pydantic_private__", None)
+        obj = _new(cls)
+        _set(obj, "__dict__", values)
+        # every field is given, so all instances share one fields-set (pydantic copies it on copy)
+        _set(obj, "__pydantic_fields_set__", _ALL_SET)
+        _set(obj, "__pydantic_extra__", None)
+        _set(obj, "__pydantic_private__", None)
         return obj
 
 
+_new, _set = object.__new__, object.__setattr__
 _DECISION_FIELDS = frozenset(ToolResultDecision.model_fields)
+_ALL_SET = set(_DECISION_FIELDS)
 
 
 class FrozenRendering(_Frozen):

@@ -15,6 +15,7 @@ a partial read leaves that read current.
 from __future__ import annotations
 
 import posixpath
+from collections import OrderedDict
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -51,11 +52,36 @@ def same_file(a: str, b: str) -> bool:
     return bool(short) and long[-len(short):] == short
 
 
-def _locate(old_text: str, read_text: str) -> tuple[int, int] | None:
-    """Pre-edit lines of ``old_text`` inside a numbered read output, if it is shown there."""
+_SHOWN_CACHE = 64
+"""Parsed reads kept per replay (the most recently used): an edit is located in the current reads
+of its file, the same few reads again and again, but every read's parsed lines would cost more
+memory than its text."""
+
+
+def _shown(read_text: str, memo: dict | None = None) -> tuple[list[tuple[int, str]], list[str]]:
+    """The numbered lines of a read and their right-stripped texts (parsed once while recent)."""
+    cache: OrderedDict | None = None
+    if memo is not None:
+        cache = memo.get("shown")
+        if cache is None:
+            cache = memo["shown"] = OrderedDict()
+        hit = cache.get(read_text)
+        if hit is not None:
+            cache.move_to_end(read_text)
+            return hit
     shown = numbered_lines(read_text)
+    hit = (shown, [t.rstrip() for _, t in shown])
+    if cache is not None:
+        cache[read_text] = hit
+        if len(cache) > _SHOWN_CACHE:
+            cache.popitem(last=False)
+    return hit
+
+
+def _locate(old_text: str, read_text: str, memo: dict | None = None) -> tuple[int, int] | None:
+    """Pre-edit lines of ``old_text`` inside a numbered read output, if it is shown there."""
+    shown, texts = _shown(read_text, memo)
     want = [ln.rstrip() for ln in old_text.splitlines()] or [""]
-    texts = [t.rstrip() for _, t in shown]
     for i in range(len(texts) - len(want) + 1):
         if all(want[k] in texts[i + k] if len(want) == 1 else
                (texts[i + k].endswith(want[k]) if k == 0 else
@@ -73,7 +99,7 @@ def _edit_invalidates(read: ReadEvent, change: FileChange, several: bool, memo: 
     start, end, shift = change.start, change.end, change.shift
     if start is None and change.old_text is not None:
         key = ("locate", read.call_id, change.old_text)
-        found = memo[key] if key in memo else memo.setdefault(key, _locate(change.old_text, read.text))
+        found = memo[key] if key in memo else memo.setdefault(key, _locate(change.old_text, read.text, memo))
         if found:
             start, end = found
         elif shift == 0 and last < WHOLE_FILE_END and not several:
