@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,7 @@ def long_page(workbench_home, long_store) -> AppTest:
     return _open(None)
 
 
+@cache
 def _engine_cuts(threshold: float) -> list[int]:
     """Compaction steps of the cost-first preset at ``threshold``, from the engine directly."""
     data = yaml.safe_load(preset_text("cost-first"))

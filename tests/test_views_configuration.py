@@ -96,7 +96,7 @@ _VALUES = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(values=_VALUES, preset=st.sampled_from(["default", "cost-first", "quality-first"]))
 def test_r_ui_6_form_values_round_trip_through_the_yaml(values, preset):
     """Whatever the form says is what the written YAML validates to, on every preset."""
