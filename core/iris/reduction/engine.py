@@ -35,7 +35,7 @@ from .toolkinds import ToolKindMap
 from .tracker import Item, Tracker
 from .trim import plan_trims
 
-__all__ = ["reduce_request"]
+__all__ = ["classified_count", "reduce_request"]
 
 
 _SHARED: WeakKeyDictionary[TokenEstimator, dict] = WeakKeyDictionary()
@@ -81,6 +81,14 @@ def _tracker(messages: Sequence[Message], state: ReductionState, memo: dict, key
         tracker = Tracker(key, partial(_info, memo, _shared(est), kinds, kinds_key), memo)
         memo["tracker"] = tracker
     return tracker
+
+
+def classified_count(state: ReductionState) -> int:
+    """How many results the engine classified in the requests that led to ``state`` since its
+    tracker started (an instrumentation counter: it grows with new results and gate crossings,
+    not with requests × history)."""
+    tracker = state.memo().get("tracker")
+    return tracker.classified if tracker is not None and tracker.out_state is state else 0
 
 
 def _gates(cfg: ReductionConfig) -> tuple[int, ...]:
