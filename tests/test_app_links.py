@@ -65,9 +65,10 @@ def test_ux_empty_state_opens_the_samples_in_one_click():
 
 
 def test_ux_jump_to_the_next_and_previous_compaction():
-    """Keyboard-friendly navigation: ⏮/⏭ compaction (Shift+Up/Down) jump between the steps where
-    the selected replay applied compaction; without compactions the buttons are not shown."""
+    """Keyboard-friendly navigation: the ▲/▼ compaction buttons (Shift+Up/Down) jump between the
+    steps where the selected replay applied compaction; without compactions they are not shown."""
     from iris.config import parse_config
+
     from workbench.replay_service import replay_and_save
 
     long_session = ROOT / "sample_sessions" / "long_session.jsonl"

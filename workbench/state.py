@@ -242,10 +242,12 @@ def sidebar_compaction_jumps(compaction_steps: tuple[int, ...], n_steps: int) ->
     question most people open a replay with is "where did it compact, and why?"."""
     if not compaction_steps:
         return
+    shown = ", ".join(map(str, compaction_steps[:6])) + (" …" if len(compaction_steps) > 6 else "")
+    st.sidebar.caption(f"Compaction at step {shown}: jump with ▲ ▼")
     back, ahead = st.sidebar.columns(2)
-    back.button("⏮ compaction", key="_wb_cmp_prev", help="previous compaction (Shift+Up)",
+    back.button("▲", key="_wb_cmp_prev", help="previous compaction (Shift+Up)",
                 shortcut="Shift+Up", width="stretch", on_click=_jump,
                 args=(compaction_steps, -1, n_steps))
-    ahead.button("compaction ⏭", key="_wb_cmp_next", help="next compaction (Shift+Down)",
+    ahead.button("▼", key="_wb_cmp_next", help="next compaction (Shift+Down)",
                  shortcut="Shift+Down", width="stretch", on_click=_jump,
                  args=(compaction_steps, 1, n_steps))
