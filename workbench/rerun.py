@@ -39,11 +39,11 @@ from .replay_service import bundle_from_replay
 from .views.compare import RunSummary, summary_from_replay
 from .views.templates import ENGINE_RENDERED_IDS
 
-__all__ = ["ENGINE_RENDERED_IDS", "SUMMARISERS", "ReplayComparison", "ReplayInputs", "StepComparison", "StepOutcome",
-           "apply_edits", "compaction_steps", "endpoint_status", "make_summarizer",
-           "nearest_compaction_step", "original_step", "replay_inputs", "rerun_replay", "rerun_step",
-           "run_step", "saved_inputs", "stored_snapshot", "summariser_options", "text_diff",
-           "with_engine_templates"]
+__all__ = ["ENGINE_RENDERED_IDS", "SUMMARISERS", "ReplayComparison", "ReplayInputs",
+           "StepComparison", "StepOutcome", "apply_edits", "compaction_steps", "endpoint_status",
+           "make_summarizer", "nearest_compaction_step", "original_step", "replay_inputs",
+           "rerun_replay", "rerun_step", "run_step", "saved_inputs", "stored_snapshot",
+           "summariser_options", "text_diff", "with_engine_templates"]
 
 #: Summarisers a re-run can use (R-PREP-7); ``remote`` needs the endpoint environment variables.
 SUMMARISERS = ("extractive", "recorded", "remote")
