@@ -59,3 +59,11 @@ def test_r_ses_3_schema_lists_every_event_type():
     schema = json.dumps(event_schema())
     for kind in ("header", "message", "model_switch", "compaction", "context_snapshot"):
         assert f'"{kind}"' in schema
+
+
+def test_r_ses_1_model_copy_reindexes_new_messages():
+    s = _session()
+    assert s.index.unanswered_calls == ("c",)
+    shorter = s.model_copy(update={"messages": s.messages[:4]})
+    assert shorter.index.unanswered_calls == ()
+    assert len(shorter.index.batches) == 1

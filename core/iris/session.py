@@ -265,6 +265,12 @@ class Session(_Frozen):
     compactions: tuple[RecordedCompaction, ...] = ()
     context_snapshots: tuple[StepSnapshot, ...] = ()
 
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Session:
+        """A copy whose cached ``index`` is dropped, so a copy with new messages is re-indexed."""
+        copy = super().model_copy(update=update, deep=deep)
+        copy.__dict__.pop("index", None)
+        return copy
+
     @cached_property
     def index(self) -> SessionIndex:
         """Derived views, computed once per session object."""
