@@ -40,6 +40,7 @@ class TokenCache:
         self.counted = 0
         """How many messages were counted (cache misses): a replay's cost indicator."""
         self._views: dict[int, tuple[Part, tuple[Message, Any, str, str]]] = {}
+        self._last: tuple[tuple[Part, ...], list[tuple[Message, Any, str, str]]] = ((), [])
         self.memo: dict[Any, Any] = {}
         """Rewritten messages keyed by what they were made from, so a fold or trim that repeats
         at every later step builds its message once (a cache: it never changes results)."""
@@ -105,19 +106,26 @@ class TokenCache:
     def views(self, parts: tuple[Part, ...]) -> list[tuple[Message, Any, str, str]]:
         """Per part: (message as shown, its mark, the shown message's content hash, the mark's
         canonical JSON). Computed once per part object: the parts of a replay's history are the
-        same objects from step to step. Only the latest request's parts are remembered."""
-        old, new = self._views, {}
-        out = []
-        for part in parts:
-            hit = old.get(id(part))
+        same objects from step to step, so the previous request's views are reused up to the
+        first part that differs. Only the latest request's parts are remembered."""
+        old_parts, old_views = self._last
+        k, n = 0, min(len(old_parts), len(parts))
+        while k < n and old_parts[k] is parts[k]:
+            k += 1
+        by_id = self._views
+        out = old_views[:k]
+        for part in parts[k:]:
+            hit = by_id.get(id(part))
             if hit is None or hit[0] is not part:
                 shown = self.display(part.message)
                 mark = self.mark(part.origin, part.history_index, part.key, part.marks)
                 memo_key = ("mark", mark.origin, mark.history_index, mark.key, mark.marks)
-                hit = (part, (shown, mark, self.message_hash(shown), self.memo[memo_key][2]))
-            new[id(part)] = hit
+                hit = by_id[id(part)] = (part, (shown, mark, self.message_hash(shown),
+                                                self.memo[memo_key][2]))
             out.append(hit[1])
-        self._views = new
+        if len(by_id) > 2 * len(parts) + 64:  # forget parts no longer in the request
+            self._views = {id(p): by_id[id(p)] for p in parts}
+        self._last = (parts, out)
         return out
 
 

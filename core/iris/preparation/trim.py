@@ -43,7 +43,18 @@ def _decision(d: Any, part: Part, ref: str, settings: PipelineSettings):
 
 def _shortened(part: Part, new_message: Message, actions: set[str],
                settings: PipelineSettings) -> Part:
-    """The part carrying the engine's rewritten message, marked trimmed and/or reduced."""
+    """The part carrying the engine's rewritten message, marked trimmed and/or reduced (the same
+    object while part, message and actions stay the same: later stages cache by part object)."""
+    key = ("shortened", id(part), id(new_message), frozenset(actions))
+    hit = settings.cache.memo.get(key)
+    if hit is not None and hit[0] is part and hit[1] is new_message:
+        return hit[2]
+    marked = _mark(part, new_message, actions, settings)
+    settings.cache.memo[key] = (part, new_message, marked)
+    return marked
+
+
+def _mark(part: Part, new_message: Message, actions: set[str], settings: PipelineSettings) -> Part:
     # counted as shown (working directory as ``<session_dir>``): the count must not depend on
     # where the replay runs (R-PREP-6)
     tokens = settings.cache.message(settings.cache.display(new_message))

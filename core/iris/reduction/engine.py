@@ -333,13 +333,15 @@ def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], fir
     for m in messages[first_new:]:
         tracker.before += _message_tokens(memo, est, m)
     before = REQUEST_OVERHEAD + tracker.before
-    new_state = ReductionState(
+    # built from values of the right types already (validation would walk every decision)
+    new_state = ReductionState.model_construct(
         frozen=frozen, externalized=externalized,
         reduced_inputs=state.reduced_inputs | new_reduced if new_reduced else state.reduced_inputs,
         recalled_inputs=recalled, requests=request_no, has_prefix=bool(frozen), grace_used=grace_used)
     new_state._memo = memo
-    result = ReductionResult(messages=tuple(tracker.out), decisions=decisions, state=new_state,
-                             tokens_before=before, tokens_after=before - tracker.saved)
+    result = ReductionResult.model_construct(messages=tuple(tracker.out), decisions=decisions,
+                                             state=new_state, tokens_before=before,
+                                             tokens_after=before - tracker.saved)
     if tracker.requests:  # a continuation: say what may differ from the previous result
         result._since = state
         result._touched = tuple(sorted(touched.union(range(first_new, len(messages)))))
