@@ -18,11 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import Stats, peak_rss_bytes, percentile, reset_peak, retained_size, rss_bytes, timed  # noqa: E402
-from synth import synth_session, write_claude_code_transcript  # noqa: E402
-
-from iris.session import Session  # noqa: E402
-from iris.tokens import TokenEstimator  # noqa: E402
+from iris.session import Session
+from iris.tokens import TokenEstimator
+from measure import Stats, peak_rss_bytes, percentile, reset_peak, retained_size, rss_bytes, timed
+from synth import synth_session, write_claude_code_transcript
 
 
 def _prefix(session: Session, steps: int) -> Session:
@@ -50,8 +49,10 @@ def _one_replay(session: Session) -> dict:
     wall, cpu, result = timed(lambda: replay(session, estimator=estimator, progress=progress))
     steps = [b - a for a, b in zip([start, *stamps], stamps)]
     cpu_steps = [b - a for a, b in zip([cpu_start, *cpu_stamps], cpu_stamps)]
+    after = rss_bytes()  # the result (records, requests, archive texts) is still alive here
     return {"wall": wall, "cpu": cpu, "steps": steps, "cpu_steps": cpu_steps,
-            "peak_extra": peak_rss_bytes() - base, "stamps": [s - start for s in stamps],
+            "peak_extra": peak_rss_bytes() - base, "working": peak_rss_bytes() - after,
+            "archive_bytes": sum(len(t.encode()) for t in result.archives.values()), "stamps": [s - start for s in stamps],
             "cpu_stamps": [s - cpu_start for s in cpu_stamps], "result": result}
 
 
@@ -76,6 +77,7 @@ def case_replay(responses: int, repeats: int, naive_steps: int, home: Path) -> d
         "step_ms_max": max(per_step), "step_cpu_ms_median": percentile(per_step_cpu, 50),
         "step_cpu_ms_p95": percentile(per_step_cpu, 95),
         "peak_extra": Stats.of([r["peak_extra"] for r in runs]).as_dict(),
+        "working": Stats.of([r["working"] for r in runs]).as_dict(), "archive_bytes": runs[-1]["archive_bytes"],
         "compactions": len(last.checkpoints),
         "phases": {ph: sum(1 for p in last.preparations if p.phase == ph) for ph in ("ready", "failed", "cancelled")},
         "naive_steps": naive_steps, "prefix_wall": Stats.of(prefix_opt).as_dict(),
@@ -87,9 +89,8 @@ def case_replay(responses: int, repeats: int, naive_steps: int, home: Path) -> d
 
 
 def _naive(session: Session) -> dict:
-    from naive import NaiveEstimator, naive_mode
-
     from iris.replay import replay
+    from naive import NaiveEstimator, naive_mode
 
     with naive_mode():
         reset_peak()
@@ -100,13 +101,13 @@ def _naive(session: Session) -> dict:
 
 def case_store(session: Session, result, home: Path) -> dict:
     """Save the replay into a fresh store at ``home``, then reopen it as the app does."""
+    from iris.config import default_config
+    from iris.prompts import PromptSnapshot
+
     from workbench.evidence import open_replay, save_replay
     from workbench.importers.native import dump_session
     from workbench.replay_service import bundle_from_replay
     from workbench.store import Store
-
-    from iris.config import default_config
-    from iris.prompts import PromptSnapshot
 
     home.mkdir(parents=True, exist_ok=True)
     src = dump_session(session, home / "bench-synth.jsonl")
@@ -170,8 +171,8 @@ def case_tokens(responses: int, repeats: int) -> dict:
     for _ in range(repeats):
         raw.append(timed(lambda: [raw_encoding.encode_ordinary(t) for t in texts])[:2])
         est = TokenEstimator()
-        cold.append(timed(lambda: [est.count(t) for t in texts])[:2])
-        warm.append(timed(lambda: [est.count(t) for t in texts])[:2])
+        cold.append(timed(lambda est=est: [est.count(t) for t in texts])[:2])
+        warm.append(timed(lambda est=est: [est.count(t) for t in texts])[:2])
     return {"texts": len(texts), "chars": chars, "tokens": total,
             "raw_wall": Stats.of([r[0] for r in raw]).as_dict(), "raw_cpu": Stats.of([r[1] for r in raw]).as_dict(),
             "cold_wall": Stats.of([r[0] for r in cold]).as_dict(), "cold_cpu": Stats.of([r[1] for r in cold]).as_dict(),

@@ -19,8 +19,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from measure import load_note  # noqa: E402
-from report import render  # noqa: E402
+from measure import load_note
+from report import render
 
 
 def _case(name: str, script: str, args: list[str], tmp: Path) -> dict:
@@ -29,7 +29,7 @@ def _case(name: str, script: str, args: list[str], tmp: Path) -> dict:
     print(f"[bench] {name} …", flush=True)
     proc = subprocess.run([sys.executable, str(HERE / script), *args, str(out)]
                           if script == "ui.py" else [sys.executable, str(HERE / script), name, str(out), *args],
-                          cwd=HERE.parent)
+                          cwd=HERE.parent, check=False)
     if proc.returncode != 0 or not out.is_file():
         raise RuntimeError(f"{name}: exit code {proc.returncode}")
     print(f"[bench] {name} done in {time.perf_counter() - started:.0f} s", flush=True)
@@ -64,7 +64,7 @@ def main() -> int:
                 else:
                     script, args = jobs[name]
                     results[name] = _case(name, script, args, tmp)
-            except Exception as exc:  # one failed case is reported, the others still run
+            except Exception as exc:  # noqa: BLE001 (one failed case is reported, the others still run)
                 meta["errors"].append(f"{name}: {exc}")
     meta["load_after"] = load_note()
     meta["duration"] = time.perf_counter() - started

@@ -16,13 +16,20 @@ import random
 import uuid
 from pathlib import Path
 
-from iris.session import (Message, ModelLimits, Session, SessionHeader, TextBlock, ToolCallBlock,
-                          ToolResultBlock, Usage)
+from iris.session import (
+    Message,
+    ModelLimits,
+    Session,
+    SessionHeader,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    Usage,
+)
 
 MODULES = ["billing/invoice.py", "billing/tax.py", "api/routes.py", "api/auth.py", "core/models.py",
            "core/cache.py", "utils/dates.py", "utils/money.py", "workers/queue.py", "cli/main.py"]
-WORDS = ("total amount customer invoice line tax rate currency round cache key expiry token user "
-         "session route handler request response payload retry queue worker job status").split()
+WORDS = ["total", "amount", "customer", "invoice", "line", "tax", "rate", "currency", "round", "cache", "key", "expiry", "token", "user", "session", "route", "handler", "request", "response", "payload", "retry", "queue", "worker", "job", "status"]
 
 
 def _code_line(rng: random.Random, n: int) -> str:
@@ -60,7 +67,7 @@ def _pytest_output(rng: random.Random, failing: bool, tests: int) -> str:
             lines += [f'  File "src/{m}", line {rng.randint(1, 300)}, in {rng.choice(WORDS)}',
                       f"    {_code_line(rng, 3).strip()}"]
         lines += ["AssertionError: assert Decimal('10.01') == Decimal('10.00')",
-                  f"FAILED tests/test_invoice.py::test_invoice_total_rounding - AssertionError",
+                  "FAILED tests/test_invoice.py::test_invoice_total_rounding - AssertionError",
                   f"========================= 1 failed, {tests - 1} passed in 2.31s ========================="]
     else:
         lines.append(f"============================== {tests} passed in 2.05s ===============================")
@@ -121,8 +128,8 @@ def _tool_call(rng: random.Random, step: int, files_read: list[str]) -> tuple[st
         return "Bash", {"command": "ls -la src"}, "\n".join(f"-rw-r--r-- 1 dev dev {rng.randint(100, 9999)} {m}"
                                                             for m in MODULES), False
     return ("Bash", {"command": "python -m billing.cli recalc --all"},
-            f"Error: Traceback (most recent call last):\n  File \"src/cli/main.py\", line {step % 97}, in main\n"
-            "PermissionError: [Errno 13] Permission denied: '/var/lib/billing/lock'", True)
+            (f"Error: Traceback (most recent call last):\n  File \"src/cli/main.py\", line {step % 97}, in main\n"
+             "PermissionError: [Errno 13] Permission denied: '/var/lib/billing/lock'"), True)
 
 
 def synth_session(responses: int = 2000, seed: int = 7, *, session_id: str = "bench-synth") -> Session:

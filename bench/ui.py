@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import Stats  # noqa: E402
+from measure import Stats
 
 
 def _chrome_args() -> list[str]:
@@ -85,6 +85,27 @@ def _next(page, step: int, last: int) -> tuple[float, float]:
     return shown, time.perf_counter() - start
 
 
+def server_side(home: Path, session_id: str, replay_id: str, steps: int, clicks: int = 6) -> dict:
+    """The same step-through runs without a browser (Streamlit's AppTest): script time only."""
+    os.environ["WORKBENCH_HOME"] = str(home)
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "workbench" / "app.py"), default_timeout=300)
+    at.query_params.update({"session": session_id, "replay": replay_id, "step": str(steps * 3 // 4)})
+    at.run()
+    at.switch_page("../pages/step_through.py")
+    start = time.perf_counter()
+    at.run()
+    first = time.perf_counter() - start
+    runs = []
+    for _ in range(clicks):
+        button = next(b for b in at.button if b.label == "▶")
+        start = time.perf_counter()
+        button.click().run()
+        runs.append(time.perf_counter() - start)
+    return {"server_first": first, "server_next": Stats.of(runs).as_dict(), "code_blocks": len(at.code)}
+
+
 def measure(home: Path, session_id: str, replay_id: str, steps: int, clicks: int = 8) -> dict:
     from playwright.sync_api import sync_playwright
 
@@ -108,7 +129,7 @@ def measure(home: Path, session_id: str, replay_id: str, steps: int, clicks: int
     finally:
         proc.terminate()
         proc.wait(timeout=20)
-    return {"cold_first_render": cold, "warm_first_render": Stats.of(warm).as_dict(),
+    return {**server_side(home, session_id, replay_id, steps), "cold_first_render": cold, "warm_first_render": Stats.of(warm).as_dict(),
             "next_shown": Stats.of(shown).as_dict(), "next_done": Stats.of(done).as_dict()}
 
 
