@@ -45,6 +45,7 @@ def measure(responses: int, *, profile: bool = False) -> dict:
     """One cold replay (fresh estimator) of a generated session; figures in milliseconds."""
     session = synth_session(responses=responses)
     stamps: list[float] = []
+    cpu_stamps: list[float] = []
     estimator = TokenEstimator()
     profiler = None
     if profile:
@@ -53,15 +54,24 @@ def measure(responses: int, *, profile: bool = False) -> dict:
         profiler = Profiler(interval=0.0005)
         profiler.start()
     start, cpu = time.perf_counter(), time.process_time()
-    result = replay(session, estimator=estimator, progress=lambda *_: stamps.append(time.perf_counter()))
+    cpu_start = cpu
+
+    def progress(*_: int) -> None:
+        stamps.append(time.perf_counter())
+        cpu_stamps.append(time.process_time())
+
+    result = replay(session, estimator=estimator, progress=progress)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     if profiler is not None:
         profiler.stop()
         print(profiler.output_text(unicode=True, color=False, show_all=False))
     steps = [(b - a) * 1000 for a, b in zip([start, *stamps], stamps)]
+    cpu_steps = [(b - a) * 1000 for a, b in zip([cpu_start, *cpu_stamps], cpu_stamps)]
     return {"responses": responses, "steps": len(steps), "wall_s": round(wall, 3),
             "cpu_s": round(cpu, 3), "step_ms_median": round(statistics.median(steps), 3),
             "step_ms_p95": round(_percentile(steps, 95), 3), "step_ms_max": round(max(steps), 3),
+            "step_cpu_ms_median": round(statistics.median(cpu_steps), 3),
+            "step_cpu_ms_p95": round(_percentile(cpu_steps, 95), 3),
             "messages_counted": result.messages_counted, "encode_calls": estimator.encode_calls,
             "compactions": len(result.checkpoints),
             "phases": {ph: sum(p.phase == ph for p in result.preparations)
