@@ -1,0 +1,128 @@
+"""Issue 6 item 4 / issue 8: the replay's per-step work follows what changes, with the same records.
+
+The stages keep what they derived at the previous step (the reduction engine's tracker, the fold
+index, the trim stage's previous output, the final request's per-part views and hashes) and look
+again only at what changed. These tests show that (a) a replay whose caches are dropped at every
+step gives the very same records, (b) the reduction work per step does not grow with the history,
+(c) the request hash built from cached pieces is the full-form hash, and (d) consecutive final
+requests share their unchanged message objects.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from iris.preparation import adapters, fold
+from iris.preparation.records import content_hash
+from iris.preparation.state import Marks
+from iris.reduction.engine import classified_count
+from iris.replay import replay
+from iris.tokens import TokenEstimator
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from synth import synth_session  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def session():
+    return synth_session(responses=200, seed=5)
+
+
+@pytest.fixture(scope="module")
+def incremental(session):
+    return replay(session, estimator=TokenEstimator())
+
+
+def _dump(result) -> str:
+    return json.dumps(result.model_dump(mode="json"), sort_keys=True)
+
+
+def test_r_prep_6_replay_without_step_caches_gives_identical_records(session, incremental,
+                                                                     monkeypatch):
+    """Issue 6 item 4 / R-PREP-6: the incremental stages change no record. The same replay with
+    every step decided from scratch (reduction without its tracker and caches, fold index and
+    trim-stage memory dropped) gives byte-identical JSON, compactions included."""
+    real_reduce, real_index = adapters.reduce_history, fold._index
+
+    def reduce_from_scratch(messages, *, state, **kw):
+        fresh = state.model_copy() if state is not None else None
+        if fresh is not None:
+            fresh._memo = None
+        return real_reduce(messages, state=fresh, **kw)
+
+    def fresh_index(history, settings):
+        settings.cache.memo.pop("fold-index", None)
+        settings.cache.memo.pop("trim-stage", None)
+        return real_index(history, settings)
+
+    monkeypatch.setattr(adapters, "reduce_history", reduce_from_scratch)
+    monkeypatch.setattr(fold, "_index", fresh_index)
+    scratch = replay(session, estimator=TokenEstimator())
+    assert incremental.checkpoints  # the walk compacted at least once
+    assert _dump(scratch) == _dump(incremental)
+
+
+def test_issue8_reduction_work_per_step_does_not_grow_with_history(session, monkeypatch):
+    """Issue 8 / issue 4 item 9: the results the reduction engine classifies per step stay
+    bounded while the number of tool results in each request grows."""
+    real_reduce = adapters.reduce_history
+    work, sizes = [], []
+
+    def counting(messages, *, state, **kw):
+        before = classified_count(state) if state is not None else 0
+        result = real_reduce(messages, state=state, **kw)
+        after = classified_count(result.state)
+        work.append(after - before if after >= before else after)  # a new tracker restarts
+        sizes.append(len(result.decisions))
+        return result
+
+    monkeypatch.setattr(adapters, "reduce_history", counting)
+    replay(session, estimator=TokenEstimator())
+    steady = work[10:]
+    assert max(sizes) > 100
+    assert sum(steady) / len(steady) < 20
+    assert sum(work) * 5 < sum(sizes)
+
+
+def test_r_prep_1_request_ref_from_cached_pieces_is_the_full_hash(incremental):
+    """R-PREP-1: ``final_request_ref`` built from per-message hashes and mark JSON cached across
+    steps equals the hash of the whole request serialised at once."""
+    for p in incremental.preparations[::7]:
+        request = incremental.request(p)
+        full = content_hash({"messages": [content_hash(m) for m in request.messages],
+                             "marks": [m.model_dump(mode="json") for m in request.marks],
+                             "tools": list(request.tools), "dropped": list(request.dropped)})
+        assert p.final_request_ref == full == request.ref
+
+
+def test_issue6_item4_consecutive_requests_share_unchanged_messages(incremental):
+    """Issue 6 item 4: unchanged history messages are the same objects from one final request to
+    the next (nothing is copied or rebuilt for them), so caches keyed by message hold."""
+    shared = []
+    preps = [p for p in incremental.preparations if p.phase == "ready" and not p.compaction_applied]
+    for a, b in zip(preps, preps[1:]):
+        ra, rb = incremental.request(a), incremental.request(b)
+        if len(rb.messages) < len(ra.messages):
+            continue  # a compaction happened between them
+        same = sum(1 for x, y in zip(ra.messages, rb.messages) if x is y)
+        shared.append(same / len(ra.messages))
+    assert len(shared) > 100
+    assert sorted(shared)[len(shared) // 2] > 0.8
+
+
+def test_issue6_item4_marks_grow_without_copying_and_keep_old_values():
+    """Issue 6 item 4: the fold/trim marks are a persistent set: adding keeps the earlier value
+    unchanged (a failed step keeps its own), and the levels stay logarithmic in the size."""
+    marks, history = Marks(), []
+    for step in range(500):
+        history.append(marks)
+        marks = marks.with_added({f"kept result:{step}:0 rule", f"fold result:{step}:1->x"})
+    assert len(marks) == 1000 and "kept result:499:0 rule" in marks
+    assert "kept result:300:0 rule" not in history[300] and "kept result:299:0 rule" in history[300]
+    assert len(marks._levels) <= 12
+    assert marks.with_added({"kept result:1:0 rule"}) is marks
+    assert Marks.of(frozenset({"a"})) == {"a"}
