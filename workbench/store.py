@@ -103,9 +103,10 @@ class Store:
             # Streamlit reruns scripts on worker threads: one connection may cross threads.
             conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
             self.db = Database(conn)
-            self.db.enable_wal()
+            with _opening_lock(self.path):  # two processes opening a new store at once
+                self.db.enable_wal()
+                apply_migrations(self.db)
             self.db.execute("PRAGMA foreign_keys=ON;")
-            apply_migrations(self.db)
         except (sqlite3.DatabaseError, OSError) as exc:
             raise StorageError(
                 f"{self.path}: cannot open the workbench store ({exc}). The file is not a SQLite "
@@ -162,7 +163,7 @@ class Store:
         report = progress or (lambda fraction, label: None)
         report(0.8, "writing")
         try:
-            with self._storage_errors(f"storing session {row['id']!r}"), self.db.atomic():
+            with self._storage_errors(f"storing session {row['id']!r}"), _immediate(self.db):
                 self.db["sessions"].insert(row)
                 self.db["messages"].insert_all(
                     ({"session_id": row["id"], "idx": i, "role": m.role, "json": _canonical(
@@ -256,6 +257,40 @@ class Store:
             "header_json": _canonical(header.model_dump(mode="json", exclude_none=True)),
             "extras_json": _canonical(extras),
         }
+
+
+@contextmanager
+def _immediate(db: Database) -> Iterator[None]:
+    """One write transaction that takes the write lock at BEGIN (waiting up to the busy timeout):
+    a deferred one that reads first cannot be upgraded once another process has committed (WAL),
+    which made one of two concurrent imports fail with "database is locked"."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        with db.atomic():  # a savepoint inside the immediate transaction
+            yield
+    except BaseException:
+        if db.conn.in_transaction:
+            db.conn.rollback()
+        raise
+    db.conn.commit()
+
+
+@contextmanager
+def _opening_lock(db_path: Path) -> Iterator[None]:
+    """Serialise switching to WAL and migrating between processes (SQLite answers a concurrent
+    journal-mode switch with "database is locked" at once, and two processes would both apply the
+    same pending migration). An advisory lock on ``<db>.lock``; no lock where fcntl is missing."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks; opening concurrently stays unsupported there
+        yield
+        return
+    with open(db_path.with_name(db_path.name + ".lock"), "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _canonical(data: object) -> str:
