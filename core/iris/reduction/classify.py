@@ -102,7 +102,7 @@ def describe(call_id: str, tool_name: str, arguments: dict[str, Any], facts: Too
         call_id=call_id, tool_name=tool_name, arguments=arguments, facts=facts, text=text,
         bytes=len(text.encode()), input_key=input_key(tool_name, arguments),
         digest=hashlib.sha256(text.encode()).hexdigest(), reducible=reducible, has_artifact=has_artifact,
-        high_risk=diff or detect.is_high_risk(text, shell=shell), diff=diff,
+        high_risk=diff or detect.is_high_risk(text, shell=shell, diff=diff), diff=diff,
         confirmation=detect.is_confirmation(text),
         build_log=facts.kind in ("shell", "edit", "write") and detect.is_build_log(text),
         search=detect.is_search_content(text), numbered=detect.is_numbered_source(text),

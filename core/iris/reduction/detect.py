@@ -10,7 +10,8 @@ import json
 import re
 
 __all__ = [
-    "is_build_log", "is_confirmation", "is_diff", "is_high_risk", "is_json_document", "is_ndjson",
+    "head_lines", "is_build_log", "is_confirmation", "is_diff", "is_high_risk", "is_json_document",
+    "is_ndjson",
     "is_numbered_source", "is_read_only_shell", "is_search_content", "is_skill", "search_hits",
 ]
 
@@ -30,13 +31,31 @@ _READ_ONLY_GIT = {"status", "log", "diff", "show", "branch", "rev-parse"}
 _SHELL_META = set(";|&`$><\\()*?[]{}\n")
 
 
+_PATCH_FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: ")
+
+
+def head_lines(text: str, n: int) -> tuple[list[str], str]:
+    """``text.splitlines()[:n]`` without splitting the whole of a long text, and a prefix of the
+    text holding at least those lines (detectors only look at the first lines)."""
+    k = 4096
+    while k < len(text):
+        part = text[:k]
+        lines = part.splitlines()
+        if len(lines) > n + 1:  # the first n lines are complete: same as splitting it all
+            return lines[:n], part
+        k *= 4
+    return text.splitlines()[:n], text
+
+
 def is_diff(text: str) -> bool:
     """A unified/git diff header followed by a hunk or git metadata in the first 80 lines, or an
     apply-patch envelope."""
-    lines = text.splitlines()[:80]
+    lines, head = head_lines(text, 80)
+    if "***" not in head and "diff --git" not in head and "--- " not in head and "+++ " not in head:
+        return False  # none of the lines can start a header or an envelope
     header = False
     for line in lines:
-        if line.startswith("*** Begin Patch") or re.match(r"^\*\*\* (Update|Add|Delete) File: ", line):
+        if line.startswith("*** Begin Patch") or _PATCH_FILE.match(line):
             return True
         if line.startswith(("diff --git", "--- ", "+++ ")):
             header = True
@@ -45,9 +64,10 @@ def is_diff(text: str) -> bool:
     return False
 
 
-def is_high_risk(text: str, *, shell: bool = False) -> bool:
-    """Failure logs, stack traces, permission/security errors, assertion output, or a diff."""
-    if is_diff(text):
+def is_high_risk(text: str, *, shell: bool = False, diff: bool | None = None) -> bool:
+    """Failure logs, stack traces, permission/security errors, assertion output, or a diff
+    (``diff``: :func:`is_diff` already computed for this text)."""
+    if is_diff(text) if diff is None else diff:
         return True
     low = text[:65536].lower()
     if any(marker in low for marker in _HIGH_RISK):
@@ -64,6 +84,11 @@ def is_confirmation(text: str) -> bool:
 
 def is_build_log(text: str) -> bool:
     """A build/test/lint log: a line starting with a failure marker, or ≥2 lines naming problems."""
+    low_all = text.lower()
+    # every start marker but "diagnostics:" holds a log word; lowercasing is per character, so a
+    # word in a lowered line is in the lowered text: without any, no line can count
+    if not any(w in low_all for w in _LOG_WORDS) and "diagnostics:" not in low_all:
+        return False
     hits = 0
     for line in text.splitlines():
         low = line.strip().lower()
@@ -79,9 +104,7 @@ def is_build_log(text: str) -> bool:
 def search_hits(text: str, limit: int | None = None) -> list[tuple[str, int, str]]:
     """``(path, line, text)`` of every ``path:line:text`` line (path must contain / \\ or .)."""
     hits = []
-    for i, line in enumerate(text.splitlines()):
-        if limit is not None and i >= limit:
-            break
+    for line in (text.splitlines() if limit is None else head_lines(text, limit)[0]):
         m = _SEARCH_LINE.match(line)
         if m and any(c in m.group("path") for c in "/\\."):
             hits.append((m.group("path"), int(m.group("line")), m.group("text").strip()))
@@ -95,7 +118,7 @@ def is_search_content(text: str) -> bool:
 
 def is_numbered_source(text: str) -> bool:
     """At least 4 of the first 16 lines start with digits and whitespace (or Claude's arrow)."""
-    head = text.splitlines()[:16]
+    head = head_lines(text, 16)[0]
     return sum(1 for ln in head if _NUMBERED.match(ln) or _NUMBERED_ARROW.match(ln)) >= 4
 
 
@@ -113,10 +136,16 @@ def is_json_document(text: str) -> bool:
 
 def is_ndjson(text: str) -> bool:
     """JSON lines: several lines, the first lines each a ``{…}`` object."""
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    lines: list[str] = []
+    for ln in text.strip().splitlines():
+        ln = ln.strip()
+        if ln:
+            lines.append(ln)
+            if len(lines) == 8:
+                break
     if len(lines) < 2:
         return False
-    return all(ln.startswith("{") and ln.endswith("}") for ln in lines[:8])
+    return all(ln.startswith("{") and ln.endswith("}") for ln in lines)
 
 
 def is_skill(text: str) -> bool:

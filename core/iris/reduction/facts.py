@@ -108,9 +108,13 @@ def _read_range(args: Mapping[str, Any], text: str) -> tuple[tuple[int, int], in
     if header:
         total = int(header.group(3)) if header.group(3) else None
         return (int(header.group(1)), int(header.group(2))), total
-    numbered = numbered_lines(text)
-    if len(numbered) >= 2 or (numbered and len(text.splitlines()) == 1):
-        return (numbered[0][0], numbered[-1][0]), None
+    lines = text.splitlines()  # only the first and the last numbered line matter
+    i = next((k for k, line in enumerate(lines) if _NUMBERED.match(line)), None)
+    if i is not None:
+        j = next(k for k in range(len(lines) - 1, i - 1, -1) if _NUMBERED.match(lines[k]))
+        if j > i or len(lines) == 1:
+            first, last = _NUMBERED.match(lines[i]), _NUMBERED.match(lines[j])
+            return (int(first.group(1)), int(last.group(1))), None  # type: ignore[union-attr]
     view = args.get("view_range")
     if isinstance(view, (list, tuple)) and len(view) == 2 and _int(view[0]) is not None:
         end = _int(view[1])
