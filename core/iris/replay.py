@@ -214,18 +214,23 @@ class _Runner:
         walk.advance(self.session, at)
         response = self.session.messages[at]
         model = response.model or (response.usage.model if response.usage else None) or walk.model
+        carry = walk.carry
         if model and tracker.model and model != tracker.model:
             tracker = tracker.observe_switch(model)
+            # a model switch opens a new pressure window and withdraws the old notices (R-CMP-11)
+            kept = tuple(p for p in walk.durable if p.origin != "notice")
+            walk.durable, walk.durable_tokens = kept, sum(p.tokens for p in kept)
+            carry = replace(carry, window=None)
         contributions, error = self._contributions(k, walk)
         error = self.context_error or error
-        carry = walk.carry
         state = PreparationState(
             step_index=k, context=self.context, contributions=contributions,
             durable=walk.durable, durable_tokens=walk.durable_tokens, tools=self.tools,
             called_tools=frozenset(walk.called), reduction_state=carry.reduction_state,
             seen=carry.seen, usage_reading=tracker.reading,
             diverged=carry.diverged or walk.recorded_compaction,
-            compaction_state=carry.compaction_state)
+            compaction_state=carry.compaction_state, window=carry.window,
+            todos_completed=walk.todos_completed)
         answered = tracker.observe_response(response.usage, context_bytes=walk.bytes, model=model)
         tokens, kind = provider_reading(answered, response.usage)
         meta = StepMeta(configuration_snapshot_id=self.snapshot_id, run_id=self._run_id(walk),

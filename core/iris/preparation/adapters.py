@@ -130,14 +130,15 @@ def tool_kind_map(source_format: str) -> Any:
 
 def reduce_history(messages: tuple[Message, ...], *, config: Any, state: Any,
                    session_dir: Path | None, context_read_available: bool, tool_kinds: Any,
-                   estimator: Any) -> Any:
-    """One call of the reduction engine over the working history (R-RED-1, R-POL-2)."""
+                   estimator: Any, todos_completed: bool = False) -> Any:
+    """One call of the reduction engine over the working history (R-RED-1, R-POL-2);
+    ``todos_completed`` grants the wrap-up grace of R-RED-9."""
     from ..reduction import reduce_request
 
     return reduce_request(messages, config=config.reduction, policy=config.context_policy,
                           state=state, session_dir=session_dir,
                           context_read_available=context_read_available, tool_kinds=tool_kinds,
-                          estimator=estimator)
+                          todos_completed=todos_completed, estimator=estimator)
 
 
 def compact_history(history: tuple[Message, ...], *, current_request: Message | None,

@@ -25,7 +25,7 @@ from ..compaction.records import (
     SkippedDecision,
 )
 from ..compaction.records import CompactionDecision as EngineDecision
-from . import adapters
+from . import adapters, notices
 from .final import current_input_index
 from .records import (
     CompactionApplied,
@@ -109,10 +109,12 @@ def _decisions(outcome: Any, before: int, settings: PipelineSettings) -> tuple[D
     return tuple(out)
 
 
-def _skip(state: PreparationState, note: str) -> tuple[PreparationState, StageRecord]:
+def _skip(state: PreparationState, note: str, before: int | None = None,
+          decisions: tuple[Decision, ...] = ()) -> tuple[PreparationState, StageRecord]:
     n = state.input_tokens
-    return state, StageRecord(name="compaction", status="skipped", before_input_tokens=n,
-                              after_input_tokens=n, note=note)
+    return state, StageRecord(name="compaction", status="skipped",
+                              before_input_tokens=n if before is None else before,
+                              after_input_tokens=n, note=note, decisions=decisions)
 
 
 def _applied_state(state: PreparationState, outcome: Any, settings: PipelineSettings
@@ -169,31 +171,61 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
         raise _fail(record, text, kind, type(exc).__name__) from exc
 
 
+def _grace_note(step: Any, settings: PipelineSettings) -> str:
+    """Why the grace of R-CMP-12 did or did not defer this entry (model_driven only)."""
+    if step is None or not settings.config.compaction.model_driven:
+        return ""
+    if "grace ends" in step.reason:
+        return "; grace ends at 95% of the budget"
+    if not step.window.reminder_delivered:
+        return "; no grace: no reminder was delivered earlier in this window"
+    return "; the grace of this window is spent"
+
+
+def _notice(state: PreparationState, settings: PipelineSettings, pressure: Any
+            ) -> tuple[PreparationState, tuple[Decision, ...]]:
+    if pressure is None:
+        return state, ()
+    state, decision = notices.deliver(state, settings, *pressure)
+    return state, (decision,) if decision is not None else ()
+
+
 def apply(state: PreparationState, settings: PipelineSettings
           ) -> tuple[PreparationState, StageRecord]:
     start, basis, reason = trigger(state, settings)
-    if not start:
-        return _skip(state, f"not entered: {reason} (basis: {basis})")
+    # R-CMP-11/12: the same reading decides notices and the grace (nothing when disabled)
+    pressure = notices.pressure(state, settings, basis) if basis != "disabled" else None
+    step = pressure[0] if pressure is not None else None
     before = state.input_tokens
-    entered = f"entered: {reason} (basis: {basis})"
+    if not start or (step is not None and not step.compact):
+        note = f"not entered: {reason} (basis: {basis})"
+        if start:  # deferred: "…; grace: N request(s) before compaction"
+            note += "; " + step.reason.rsplit("; ", 1)[-1] + " (R-CMP-12)"
+        new, found = _notice(state, settings, pressure)
+        return _skip(new, note, before, found)
+    entered = f"entered: {reason} (basis: {basis}){_grace_note(step, settings)}"
     outcome = _attempt(state, settings, before, entered)
     decisions = _decisions(outcome, before, settings)
 
-    def record(status: StageStatus, after: int, note: str) -> StageRecord:
+    def record(status: StageStatus, after: int, note: str, extra: tuple[Decision, ...] = ()
+               ) -> StageRecord:
         return StageRecord(name="compaction", status=status, before_input_tokens=before,
-                           after_input_tokens=after, decisions=decisions, note=f"{entered}; {note}")
+                           after_input_tokens=after, decisions=decisions + extra,
+                           note=f"{entered}; {note}")
 
-    if outcome.status == "applied":
-        new = _applied_state(state, outcome, settings)
+    if outcome.status == "applied":  # a new window: the old notices no longer apply
+        new = notices.withdraw(_applied_state(state, outcome, settings))
         return new, record("applied", new.input_tokens,
                            f"committed, cut at history message {outcome.cut_index}")
     if outcome.status in ("no_cut", "skipped"):  # planned, not committed (R-CMP-8: continue)
-        planned = record("candidate", before, "no new cut point" if outcome.status == "no_cut"
-                         else "the engine skipped the attempt")
+        new, found = _notice(state, settings, pressure)
+        planned = record("candidate", new.input_tokens, "no new cut point"
+                         if outcome.status == "no_cut" else "the engine skipped the attempt",
+                         found)
         if before > settings.input_budget:
             raise _fail(planned, f"no cut point and the request ({before:,} tokens) is over the "
                                  f"hard input limit {settings.input_budget:,}", "error")
-        return state, planned
+        return new, planned
     why = next((d.reason for d in reversed(decisions) if isinstance(d, CompactionRejected)),
                "the summary was not accepted")
     raise _fail(record("rejected", before, "rejected: the run ends and the old state is kept"),

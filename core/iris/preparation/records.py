@@ -37,6 +37,7 @@ __all__ = [
     "Phase",
     "PreparationFailure",
     "PreparedRequest",
+    "PressureNotice",
     "Reduced",
     "StageName",
     "StageRecord",
@@ -60,7 +61,7 @@ STAGE_NAMES: tuple[StageName, ...] = ("assembly", "fold_repeats", "drop_optional
 StageStatus = Literal["entered", "skipped", "candidate", "rejected", "applied"]
 Phase = Literal["ready", "failed", "cancelled"]
 UsageKind = Literal["trusted", "estimated", "missing"]
-MarkKind = Literal["reduced", "trimmed", "folded", "dropped", "summarised"]
+MarkKind = Literal["reduced", "trimmed", "folded", "dropped", "summarised", "notice"]
 
 
 def canonical_json(value: Any) -> str:
@@ -207,6 +208,23 @@ class CompactionApplied(_DecisionBase):
     tokens_after: int = 0
 
 
+class PressureNotice(_DecisionBase):
+    """A pressure line reached for the first time in the window (R-CMP-11): the durable notice
+    added to the history, or why none was injected (request-side notices need ``model_driven``)."""
+
+    kind: Literal["pressure-notice"] = "pressure-notice"
+    notice: Literal["manual", "threshold", "grace", "reminder"]
+    line: int | None
+    """The reminder line or the threshold (pressure) line that was reached."""
+    reading_tokens: int
+    """The reading that reached it (provider usage, or the replay's own estimate)."""
+    basis: str
+    delivered: bool
+    """True when the notice message was added to the durable history and this request."""
+    text: str = ""
+    tokens: int = 0
+
+
 class FinalSelection(_DecisionBase):
     """What the final request holds."""
 
@@ -218,7 +236,7 @@ class FinalSelection(_DecisionBase):
 
 
 Decision = Annotated[
-    KeptRequired | KeptRecent | FoldedRepeat | DroppedOptional | DroppedTool | Trimmed | Reduced | CompactionPlan | CompactionCandidate | CompactionRejected | CompactionApplied | FinalSelection,
+    KeptRequired | KeptRecent | FoldedRepeat | DroppedOptional | DroppedTool | Trimmed | Reduced | CompactionPlan | CompactionCandidate | CompactionRejected | CompactionApplied | PressureNotice | FinalSelection,
     Field(discriminator="kind"),
 ]
 
@@ -244,7 +262,7 @@ class StageRecord(_Frozen):
 class MessageMark(_Frozen):
     """What happened to one message of the final request (for the marked rendering)."""
 
-    origin: Literal["context", "contribution", "history", "checkpoint"]
+    origin: Literal["context", "contribution", "history", "checkpoint", "notice"]
     history_index: int | None = None
     """Index in the durable history this message comes from (None for context/contributions)."""
     key: str | None = None

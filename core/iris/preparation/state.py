@@ -21,7 +21,7 @@ from .records import MarkKind, MessageMark, canonical_json, content_hash
 __all__ = ["Marks", "Part", "PipelineSettings", "PreparationState", "StageFailed", "TokenCache",
            "ToolSpec"]
 
-Origin = Literal["context", "contribution", "history", "checkpoint"]
+Origin = Literal["context", "contribution", "history", "checkpoint", "notice"]
 
 
 class TokenCache:
@@ -267,6 +267,12 @@ class PreparationState:
     """The usage reading of the previous response (``iris.compaction.UsageReading``) or None."""
     diverged: bool = False
     """True once the replayed history no longer matches what the provider measured."""
+    window: Any = None
+    """The pressure-notice and grace window (``iris.compaction.PressureWindow``; None: a new
+    window). Carried from step to step; an applied compaction or a model switch opens a new one."""
+    todos_completed: bool = False
+    """The latest todo call finished every item, with no user input or model switch since: the
+    wrap-up grace of R-RED-9 applies (passed to the reduction engine by the trim stage)."""
     """The compaction outcome when one was applied at this step."""
     durable_tokens: int = 0
     """Sum of ``durable`` part tokens (kept incrementally by the replay)."""

@@ -93,7 +93,7 @@ def apply(state: PreparationState, settings: PipelineSettings
     result = adapters.reduce_history(
         messages, config=config, state=state.reduction_state, session_dir=settings.session_dir,
         context_read_available=config.context_policy.enabled, tool_kinds=settings.tool_kinds,
-        estimator=settings.cache.estimator)
+        estimator=settings.cache.estimator, todos_completed=state.todos_completed)
     if len(result.messages) != len(messages):
         raise PreparationError(f"reduction returned {len(result.messages)} messages for "
                                f"{len(messages)}", stage="trim_old_bodies", step=state.step_index)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compaction.usage import UsageTracker, context_bytes
+from ..reduction.todos import todos_all_completed
 from ..session import Message, Session, Usage
 from . import adapters
 from .records import UsageKind
@@ -54,6 +55,24 @@ class Walk:
         self.run_input = ""
         self.carry = PreparationState(step_index=0)
         self.previous: tuple[Part, ...] = ()
+        self.kinds = adapters.tool_kind_map(session.header.source_format)
+        self.todos_done_at: int | None = None
+        """Index of the latest todo call when it finished every item (None: open or none)."""
+        self.interrupted_at = -1
+        """Index of the latest user input or model switch: either ends the wrap-up grace."""
+
+    @property
+    def todos_completed(self) -> bool:
+        """R-RED-9: the latest todo call completed the list and nothing new came since (a user
+        question or a model switch resumes normal trimming, seed 002)."""
+        return self.todos_done_at is not None and self.todos_done_at > self.interrupted_at
+
+    def _todos(self, i: int, m: Message) -> None:
+        """Only the new message is looked at: the replay never rescans the history for todos."""
+        if i in self.switches or is_user_input(m):
+            self.interrupted_at = i
+        if any(self.kinds.kind(c.name) == "todo" for c in m.tool_calls):
+            self.todos_done_at = i if todos_all_completed((m,), self.kinds) else None
 
     def advance(self, session: Session, upto: int) -> None:
         """Append the recorded messages ``[position, upto)`` to the durable history."""
@@ -69,6 +88,7 @@ class Walk:
             new.append(part)
             self.durable_tokens += part.tokens
             self.called.update(c.name for c in m.tool_calls)
+            self._todos(i, m)
             if is_user_input(m):
                 self.runs += 1
                 self.run_input = m.text
