@@ -1,6 +1,6 @@
 """The default XML renderer of static context sections (R-BUILD-3, R-BUILD-4) and XML name rules.
 
-Rules (documented in docs/readme/context.md):
+Rules (documented in docs/context-yaml.md):
 
 * a slot becomes ``<name a="v">content</name>``; attributes keep their given order;
 * text is escaped (``&``, ``<``, ``>``); quotes in text stay literal (valid XML, easier to read);
