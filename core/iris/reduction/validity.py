@@ -82,12 +82,16 @@ def _locate(old_text: str, read_text: str, memo: dict | None = None) -> tuple[in
     """Pre-edit lines of ``old_text`` inside a numbered read output, if it is shown there."""
     shown, texts = _shown(read_text, memo)
     want = [ln.rstrip() for ln in old_text.splitlines()] or [""]
-    for i in range(len(texts) - len(want) + 1):
-        if all(want[k] in texts[i + k] if len(want) == 1 else
-               (texts[i + k].endswith(want[k]) if k == 0 else
-                texts[i + k].startswith(want[k]) if k == len(want) - 1 else texts[i + k] == want[k])
-               for k in range(len(want))):
-            return shown[i][0], shown[i + len(want) - 1][0]
+    n = len(want)
+    if n == 1:  # one line: the first shown line containing it
+        i = next((i for i, t in enumerate(texts) if want[0] in t), None)
+        return (shown[i][0], shown[i][0]) if i is not None else None
+    head, tail, middle = want[0], want[-1], want[1:-1]
+    # a block: first line ends with its first line, last starts with its last, the rest equal
+    for i in range(len(texts) - n + 1):
+        if (texts[i].endswith(head) and texts[i + n - 1].startswith(tail)
+                and texts[i + 1:i + n - 1] == middle):
+            return shown[i][0], shown[i + n - 1][0]
     return None
 
 
