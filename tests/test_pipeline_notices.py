@@ -213,3 +213,13 @@ def test_r_red_9_a_new_user_question_ends_the_wrap_up_grace():
     """R-RED-9 + seed 002: a new user question after the completed list resumes normal trimming."""
     r = replay(todo_session("completed", user("one more question")))
     assert shell_decision(r.preparations[2]).kind == "reduced"
+
+
+def test_r_ui_2_step_through_describes_the_notice(driven):
+    """R-UI-2: the step-through's decision table shows the pressure notice with its numbers."""
+    from workbench.views.step_through import decision_table
+
+    table = decision_table(driven.preparations[REMINDER_STEP], stage="compaction")
+    (row,) = table[table["kind"] == "pressure-notice"].to_dict("records")
+    assert row["what"].startswith("reminder line 57,600 reached at 58,010 tokens")
+    assert "notice added" in row["what"]

@@ -27,6 +27,7 @@ from iris.preparation.records import (
     KeptRecent,
     KeptRequired,
     PreparedRequest,
+    PressureNotice,
     Reduced,
     Trimmed,
 )
@@ -175,6 +176,10 @@ def describe(d: Decision) -> str:
         return (f"compaction committed: {d.tokens_before:,} → {d.tokens_after:,} tokens, cut at "
                 f"{d.cut_index}, archive {d.archive_path or '—'}, checkpoint "
                 f"{d.checkpoint_tokens:,} tokens")
+    if isinstance(d, PressureNotice):
+        line = f"{d.line:,}" if d.line is not None else "—"
+        what = f"{d.tokens:,}-token notice added" if d.delivered else "no notice injected"
+        return f"{d.notice} line {line} reached at {d.reading_tokens:,} tokens: {what}"
     if isinstance(d, FinalSelection):
         return (f"{d.message_count} messages, {len(d.tool_names)} tools, "
                 f"{len(d.contribution_keys)} contributions, {d.input_tokens:,} tokens")
