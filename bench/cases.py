@@ -49,9 +49,8 @@ def _one_replay(session: Session) -> dict:
     wall, cpu, result = timed(lambda: replay(session, estimator=estimator, progress=progress))
     steps = [b - a for a, b in zip([start, *stamps], stamps)]
     cpu_steps = [b - a for a, b in zip([cpu_start, *cpu_stamps], cpu_stamps)]
-    after = rss_bytes()  # the result (records, requests, archive texts) is still alive here
     return {"wall": wall, "cpu": cpu, "steps": steps, "cpu_steps": cpu_steps,
-            "peak_extra": peak_rss_bytes() - base, "working": peak_rss_bytes() - after,
+            "peak_extra": peak_rss_bytes() - base,
             "archive_bytes": sum(len(t.encode()) for t in result.archives.values()), "stamps": [s - start for s in stamps],
             "cpu_stamps": [s - cpu_start for s in cpu_stamps], "result": result}
 
@@ -77,15 +76,37 @@ def case_replay(responses: int, repeats: int, naive_steps: int, home: Path) -> d
         "step_ms_max": max(per_step), "step_cpu_ms_median": percentile(per_step_cpu, 50),
         "step_cpu_ms_p95": percentile(per_step_cpu, 95),
         "peak_extra": Stats.of([r["peak_extra"] for r in runs]).as_dict(),
-        "working": Stats.of([r["working"] for r in runs]).as_dict(), "archive_bytes": runs[-1]["archive_bytes"],
+        "archive_bytes": runs[-1]["archive_bytes"],
         "compactions": len(last.checkpoints),
         "phases": {ph: sum(1 for p in last.preparations if p.phase == ph) for ph in ("ready", "failed", "cancelled")},
         "naive_steps": naive_steps, "prefix_wall": Stats.of(prefix_opt).as_dict(),
         "prefix_cpu": Stats.of(prefix_cpu).as_dict(), "naive": naive,
     }
     del runs
+    out["traced"] = _traced(session)
     out["store"] = case_store(session, last, home)
     return out
+
+
+def _traced(session: Session) -> dict:
+    """One more (untimed) replay under tracemalloc: Python memory at its peak and what the
+    result keeps (records, final requests, archive texts), so the peak splits into output and
+    working memory."""
+    import gc
+    import tracemalloc
+
+    from iris.replay import replay
+
+    estimator = TokenEstimator()
+    gc.collect()
+    tracemalloc.start()
+    start = tracemalloc.get_traced_memory()[0]
+    result = replay(session, estimator=estimator)
+    gc.collect()
+    kept, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del result
+    return {"peak": peak - start, "result": kept - start}
 
 
 def _naive(session: Session) -> dict:
