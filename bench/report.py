@@ -136,7 +136,7 @@ def render(results: dict[str, Any], meta: dict[str, Any]) -> str:
     intro = (f"Written by `make bench` on {meta['date']} in {meta['duration']:.0f} s; {meta['load_before']} "
              f"at the start, {meta['load_after']} at the end. Wall times include any load from other "
              "processes on the machine; CPU times and the ratios against baselines measured in the same run "
-             "do not depend on it as much. See `docs/readme/performance.md` for what each figure means.")
+             "do not depend on it as much. See `docs/performance.md` for what each figure means.")
     lines = ["# Benchmark results", "", intro, ""]
     if r:
         lines += [(f"Replay input: synthetic session (seed 7), {r['responses']:,} assistant responses, "
