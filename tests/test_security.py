@@ -96,6 +96,9 @@ def test_r_build_4_ordinary_templates_still_work():
     src = ("{{ 'ab' * 3 }}|{{ 2 ** 10 }}|{{ '%s-%03d' % ('a', 7) }}|{{ '{:>4}'.format(5) }}|"
            "{{ 'x' | center(5) }}|{{ '%d%%' | format(50) }}|{% for i in range(3) %}{{ i }}{% endfor %}")
     assert _render(src) == "ababab|1024|a-007|   5|  x  |50%|012"
+    big = "{{ '{:,}'.format(n) }}|{{ '%d' % n }}|{{ '%d' | format(n) }}|{{ n | string | length }}|{{ [n, 1] | max }}"
+    assert render_template(compile_template(big, "t"), {"n": 2_500_000_000}, "t") == \
+        "2,500,000,000|2500000000|2500000000|10|2500000000"
 
 
 def test_r_build_4_environment_and_files_unreachable(monkeypatch):
@@ -103,7 +106,7 @@ def test_r_build_4_environment_and_files_unreachable(monkeypatch):
     monkeypatch.setenv(SECRET_ENV, "s3cr3t-value")
     for name in ("os", "environ", "open", "__builtins__", "import", "getattr", "eval", "exec"):
         with pytest.raises(TemplateError, match="undefined"):
-            _render("{{ %s }}" % name)
+            _render("{{ " + name + " }}")
 
 
 # ----------------------------------------------------------------------------- state_files

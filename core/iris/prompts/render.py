@@ -30,6 +30,10 @@ MAX_BUILT_SIZE = 1_000_000
 MAX_POWER_BITS = 65_536
 _PRINTF_WIDE = re.compile(r"%[-#0 +]*(\d{7,}|\*|\d*\.(\d{7,}|\*))")
 _FORMAT_WIDE = re.compile(r"\{[^{}]*:[^{}]*?\d{7,}")
+#: Callables whose integer arguments are widths (the output grows with them); other calls (e.g.
+#: ``"{:,}".format(tokens)``) take any number.
+_WIDTH_METHODS = frozenset({"ljust", "rjust", "center", "zfill", "expandtabs"})
+_WIDTH_FILTERS = frozenset({"center", "indent", "wordwrap", "truncate"})
 
 
 class _BoundedSandbox(ImmutableSandboxedEnvironment):
@@ -40,7 +44,8 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         # Filters are called directly by compiled templates (not through ``call``): bound them too.
-        self.filters = {name: _bounded(f, name) for name, f in self.filters.items()}
+        self.filters = {name: _bounded(f, name) if name in _WIDTH_FILTERS | {"format"} else f
+                        for name, f in self.filters.items()}
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
@@ -51,9 +56,10 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
             raise SecurityError("format width or precision too large")
         return super().call_binop(context, operator, left, right)
 
-    def call(self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        _check_args((*args, *kwargs.values()))
-        return super().call(__context, __obj, *args, **kwargs)
+    def call(self, context: Any, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(getattr(obj, "__self__", None), str) and obj.__name__ in _WIDTH_METHODS:
+            _check_args((*args, *kwargs.values()))
+        return super().call(context, obj, *args, **kwargs)
 
     def wrap_str_format(self, value: Any) -> Any:
         owner = getattr(value, "__self__", None)
@@ -72,7 +78,8 @@ def _check_args(args: Any) -> None:
 def _bounded(fn: Any, name: str) -> Any:
     @functools.wraps(fn)  # keeps jinja's pass_context/pass_environment marks (copied __dict__)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        _check_args((*args, *kwargs.values()))
+        if name in _WIDTH_FILTERS:
+            _check_args((*args, *kwargs.values()))
         if name == "format" and any(isinstance(a, str) and _PRINTF_WIDE.search(a) for a in args):
             raise SecurityError("format width or precision too large")
         return fn(*args, **kwargs)
