@@ -285,16 +285,22 @@ def _settle(it: Item, state: ReductionState, est: TokenEstimator, hint: bool, re
 def _decisions(tracker: Tracker, work: list[Item]) -> tuple[ToolResultDecision, ...]:
     """One decision per result: the re-decided ones as settled, the others with their new age."""
     done = {it.seq for it in work}
-    current, make, out = tracker.batches, ToolResultDecision.from_values, []
+    current, make = tracker.batches, ToolResultDecision.from_values
+    out: list[ToolResultDecision] = []
+    append = out.append
     for it in tracker.items:
-        if it.seq not in done:
-            it.age = age = max(current - it.batch, 0)
-            vals = it.vals.copy()
-            vals["age"] = age
-            if it.age_in_reason:
-                vals["reason"] = it.reason.replace("{age}", str(age))
-            it.vals = vals
-        out.append(make(it.vals))
+        if it.seq in done:
+            append(make(it.vals))
+            continue
+        age = current - it.batch
+        if age < 0:
+            age = 0
+        vals = it.vals.copy()  # never changed once a decision owns it: copy, then set the age
+        vals["age"] = age
+        if it.age_in_reason:
+            vals["reason"] = it.reason.replace("{age}", str(age))
+        it.vals, it.age = vals, age
+        append(make(vals))
     return tuple(out)
 
 
