@@ -7,6 +7,7 @@ known step: budget 96,000 → threshold line 76,800, reminder line 57,600. Every
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -166,7 +167,7 @@ def test_r_cmp_11_an_applied_compaction_resets_the_window():
     assert applied
     bounds = [0, *(k + 1 for k in applied), len(r.preparations)]
     reminders = 0
-    for lo, hi in zip(bounds, bounds[1:]):
+    for lo, hi in pairwise(bounds):
         window = [d.notice for p in r.preparations[lo:hi] for d in notices_of(p)]
         assert window.count("reminder") <= 1 and window.count("threshold") <= 1
         reminders += window.count("reminder")

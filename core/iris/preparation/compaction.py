@@ -8,6 +8,11 @@ which basis was used. Outcomes (R-CMP-8, R-PREP-3): ``applied`` replaces the dur
 the checkpoint plus the raw tail; ``no_cut`` is a plan that stays a ``candidate`` (fine while
 within the hard input limit); ``rejected`` or an error/timeout ends the run: the preparation is
 ``failed`` and the old durable state is kept.
+
+Pressure notices and the grace (R-CMP-11, R-CMP-12) are decided here from the same reading
+(:mod:`.notices`): a line reached for the first time in the window adds a ``pressure-notice``
+decision (and, with ``model_driven``, the durable notice message); with ``model_driven`` the first
+crossing may be deferred by the grace, which the stage note says.
 """
 
 from __future__ import annotations

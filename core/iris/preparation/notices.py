@@ -18,6 +18,7 @@ withdraws the notices of the old one: their numbers no longer describe the reque
 from __future__ import annotations
 
 from dataclasses import replace
+
 from ..compaction.triggers import PressureWindow, TriggerStep, decide_trigger
 from ..compaction.usage import UsageReading
 from ..session import Message, TextBlock
