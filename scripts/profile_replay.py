@@ -26,10 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from synth import synth_session  # noqa: E402
-
-from iris.replay import replay  # noqa: E402
-from iris.tokens import TokenEstimator  # noqa: E402
+from iris.replay import replay
+from iris.tokens import TokenEstimator
+from synth import synth_session
 
 
 def _percentile(values: list[float], q: float) -> float:

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from iris.context.policy import ContextPolicy
 from iris.reduction import ReductionConfig, ReductionResult, ReductionState, reduce_request
 from iris.reduction.engine import classified_count
@@ -22,7 +21,7 @@ from iris.tokens import TokenEstimator
 from test_reduction_support import Conv, decision, lines, padding, sent_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from synth import synth_session  # noqa: E402
+from synth import synth_session
 
 POLICY = ContextPolicy()
 

@@ -10,12 +10,12 @@ requests share their unchanged message objects.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
 
 import pytest
-
 from iris.preparation import adapters, fold
 from iris.preparation.records import content_hash
 from iris.preparation.state import Marks
@@ -24,7 +24,7 @@ from iris.replay import replay
 from iris.tokens import TokenEstimator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from synth import synth_session  # noqa: E402
+from synth import synth_session
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +104,7 @@ def test_issue6_item4_consecutive_requests_share_unchanged_messages(incremental)
     the next (nothing is copied or rebuilt for them), so caches keyed by message hold."""
     shared = []
     preps = [p for p in incremental.preparations if p.phase == "ready" and not p.compaction_applied]
-    for a, b in zip(preps, preps[1:]):
+    for a, b in itertools.pairwise(preps):
         ra, rb = incremental.request(a), incremental.request(b)
         if len(rb.messages) < len(ra.messages):
             continue  # a compaction happened between them

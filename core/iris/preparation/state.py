@@ -10,7 +10,7 @@ text already seen. Stages return new states (``dataclasses.replace``); nothing i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -260,7 +260,7 @@ class PreparationState:
     """Its content hash (``final_request_ref``), computed by final selection from cached pieces."""
     compaction_state: Any = None
     """The compaction engine's carried state (previous checkpoint, archive counter)."""
-    seen: Marks = Marks()
+    seen: Marks = field(default_factory=Marks)
     """Fold/trim decisions already recorded at an earlier step (only changes are recorded again);
     a frozenset is accepted too."""
     usage_reading: Any = None

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from weakref import WeakKeyDictionary
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 from ..context.policy import ContextPolicy
 from ..session import Message, ToolCallBlock, ToolResultBlock
@@ -293,8 +293,7 @@ def _decisions(tracker: Tracker, work: list[Item]) -> tuple[ToolResultDecision, 
             append(make(it.vals))
             continue
         age = current - it.batch
-        if age < 0:
-            age = 0
+        age = max(age, 0)
         vals = it.vals.copy()  # never changed once a decision owns it: copy, then set the age
         vals["age"] = age
         if it.age_in_reason:

@@ -43,9 +43,33 @@ _EVENT_KINDS = ("read", "edit", "write", "delete")
 class Item:
     """One tool result and what was decided for it at the latest request that touched it."""
 
-    __slots__ = ("age", "batch", "bi", "block", "due", "fresh", "frozen", "group", "group_closed",
-                 "group_rank", "info", "mi", "own_batch", "protected", "ref", "rendering", "repeated",
-                 "saved", "seq", "text", "validity", "vals", "verdict", "age_in_reason", "reason")
+    __slots__ = (
+        "age",
+        "age_in_reason",
+        "batch",
+        "bi",
+        "block",
+        "due",
+        "fresh",
+        "frozen",
+        "group",
+        "group_closed",
+        "group_rank",
+        "info",
+        "mi",
+        "own_batch",
+        "protected",
+        "reason",
+        "ref",
+        "rendering",
+        "repeated",
+        "saved",
+        "seq",
+        "text",
+        "validity",
+        "vals",
+        "verdict",
+    )
 
     def __init__(self, seq: int, mi: int, bi: int, block: ToolResultBlock, own_batch: int | None) -> None:
         self.seq, self.mi, self.bi, self.block, self.own_batch = seq, mi, bi, block, own_batch

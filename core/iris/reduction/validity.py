@@ -15,8 +15,8 @@ a partial read leaves that read current.
 from __future__ import annotations
 
 import posixpath
-from collections import OrderedDict
 from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
