@@ -56,6 +56,7 @@ FATE_COLOURS: Mapping[str, str] = {
 #: Marks on messages of the final request (R-UI-2).
 MARK_COLOURS: Mapping[str, str] = {
     "reduced": _AMBER, "trimmed": _ORANGE, "folded": _SKY, "dropped": _RED, "summarised": _VIOLET,
+    "notice": _PINK,
 }
 
 #: Line series of the usage chart (R-UI-5).
