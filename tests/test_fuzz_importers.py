@@ -158,7 +158,7 @@ def test_r_ses_5_fuzzed_fixture_lines_fail_only_with_located_format_errors(fmt, 
 @pytest.mark.parametrize(("fmt", "folder"), REAL_SEEDS)
 def test_r_ses_5_fuzzed_real_lines_fail_only_with_located_format_errors(fmt, folder, real_sessions, tmp_path):
     """R-SES-5: mutated lines of the real transcripts import or fail with SessionFormatError(file, line)."""
-    seed_path = sorted((real_sessions / folder).iterdir())[0]
+    seed_path = min((real_sessions / folder).iterdir())
     tally = _fuzz(fmt, seed_path, tmp_path, seed=len(folder))
     assert tally["error"] > 0
 
