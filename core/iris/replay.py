@@ -30,6 +30,7 @@ from .preparation import adapters
 from .preparation.pipeline import PreparationOutcome, StepMeta, prepare
 from .preparation.publisher import PreparationEvent, Publisher
 from .preparation.records import ContextPreparation, PreparedRequest
+from .preparation.runner_tools import with_runner_tools
 from .preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
 from .preparation.walk import (
     Collector,
@@ -157,7 +158,7 @@ class _Runner:
         except Exception as exc:  # noqa: BLE001 -- recorded per step, never raised out of replay
             self.context_error = exc
         self.tools = tuple(ToolSpec(str(s["name"]), dict(s), estimator.tool_schema_tokens(s))
-                           for s in tools)
+                           for s in with_runner_tools(tools, config))
         self.publisher = Publisher(sink)
         if on_event is not None:
             self.publisher.broker.subscribe(on_event)

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from . import adapters
 from .records import DroppedOptional, DroppedTool, StageRecord
+from .runner_tools import RUNNER_TOOL_NAMES
 from .state import PipelineSettings, PreparationState
 
 __all__ = ["apply"]
@@ -23,7 +24,8 @@ def _drop_tools(state: PreparationState, settings: PipelineSettings):
         return state.tools, []
     kept, decisions = [], []
     for tool in state.tools:
-        if tool.name in state.called_tools:
+        # The runner's own tools are how deferred material is reached: never deferred themselves.
+        if tool.name in state.called_tools or tool.name in RUNNER_TOOL_NAMES:
             kept.append(tool)
             continue
         decisions.append(DroppedTool(tool_name=tool.name, tokens=tool.tokens,
