@@ -149,9 +149,10 @@ def test_r_pol_1_deferred_tools_are_dropped_until_used():
              {"name": "WebFetch", "description": "fetch a URL", "parameters": {}}]
     r = replay(reread_session(), cfg, tools=tools)
     first, last = r.preparations[0], r.preparations[2]
-    assert first.final_tools == ()
+    runner = ("context_read", "context_search")  # the runner's read-back tools are never deferred
+    assert first.final_tools == runner
     assert {d.tool_name for d in first.stage("drop_optional").decisions} == {"Read", "WebFetch"}
-    assert last.final_tools == ("Read",)
+    assert last.final_tools == ("Read", *runner)
     assert r.requests[last.final_request_ref].dropped == ("WebFetch",)
 
 
