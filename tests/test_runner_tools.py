@@ -8,6 +8,7 @@ from iris.config import parse_config
 from iris.context import ContextAccessPort, ContextReadParams, ContextSearchParams
 from iris.replay import replay
 from iris.session import Message, Session, SessionHeader, TextBlock, ToolCallBlock, ToolResultBlock, Usage
+
 from workbench.importers.native import load_native
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
