@@ -14,6 +14,7 @@ def page() -> AppTest:
 
 
 def test_r_build_5_bundled_example_shows_three_messages_with_sizes():
+    """R-BUILD-5."""
     at = page().run()
     assert not at.exception and not at.error
     assert at.selectbox(key="ctx_example").value == "bugfix.context.yaml"
@@ -27,6 +28,7 @@ def test_r_build_5_bundled_example_shows_three_messages_with_sizes():
 
 
 def test_r_build_5_empty_optional_sections_and_addendum():
+    """R-BUILD-5."""
     at = page().run()
     at.selectbox(key="ctx_example").select("unanswered.context.yaml").run()
     assert [s.value for s in at.subheader] == ["system · system"]

@@ -42,6 +42,7 @@ def problems(tmp_path: Path, text: str) -> dict[str, ConfigError]:
 
 
 def test_r_build_5_public_types_import_from_iris_context():
+    """R-BUILD-5."""
     for name in ("ContextSlot", "ContextSection", "ContextBuildInput", "ContextBuildOutput",
                  "ContextBuilder", "load_context_build_input", "ContextPolicy"):
         assert name in ctx.__all__
@@ -77,6 +78,7 @@ def test_r_build_1_yaml_syntax_error_names_file_and_line(tmp_path):
 
 
 def test_r_build_3_invalid_names_report_field_paths_and_lines(tmp_path):
+    """R-BUILD-3."""
     found = problems(tmp_path, """
         system:
           slots:
@@ -99,10 +101,12 @@ def test_r_build_3_invalid_names_report_field_paths_and_lines(tmp_path):
                                      ("1a", False), ("a b", False), ("a:b", False), ("", False),
                                      ("-a", False)])
 def test_r_build_3_xml_name_rule(name, ok):
+    """R-BUILD-3."""
     assert ctx.is_xml_name(name) is ok
 
 
 def test_r_build_3_yaml_boolean_names_get_a_hint(tmp_path):
+    """R-BUILD-3."""
     found = problems(tmp_path, "system: {slots: [{name: off, content: x}]}\n")
     assert "quote the value" in found["system.slots[0].name"].problem
 
@@ -131,6 +135,7 @@ def test_r_build_2_max_chars_overflow_is_an_error_not_a_truncation(tmp_path):
 
 
 def test_r_build_3_sort_by_order_then_name_and_skip_disabled(tmp_path):
+    """R-BUILD-3."""
     out = build(tmp_path, """
         system:
           slots:
@@ -248,6 +253,7 @@ def test_r_build_4_template_errors_name_template_and_line(tmp_path):
 
 
 def test_r_build_5_roles_senders_and_system_addendum(tmp_path):
+    """R-BUILD-5."""
     out = build(tmp_path, """
         system: {slots: [{name: a, content: x}]}
         memory: {slots: [{name: m, content: y}]}
@@ -261,6 +267,7 @@ def test_r_build_5_roles_senders_and_system_addendum(tmp_path):
 
 
 def test_r_build_5_empty_optional_section_gives_no_message(tmp_path):
+    """R-BUILD-5."""
     write(tmp_path, "{% for s in slots %}{{ s.content }}{% endfor %}\n\n", "blank.j2")
     out = build(tmp_path, """
         system: {slots: [{name: a, content: x}]}

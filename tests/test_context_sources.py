@@ -63,6 +63,7 @@ def test_r_dyn_1_typed_objects_and_defaults():
 
 
 def test_r_dyn_2_duplicate_keys_are_an_error():
+    """R-DYN-2."""
     with pytest.raises(ConfigError) as err:
         ContextSnapshot(contributions=(C("a", 1), C("b", 1), C("a", 2)))
     assert err.value.field == "contributions[2].key" and "'a'" in str(err.value)
@@ -83,6 +84,7 @@ def test_r_dyn_1_static_source_returns_same_snapshot_each_step():
 
 
 def test_r_dyn_2_recorded_snapshot_is_whole_state_not_inherited():
+    """R-DYN-2."""
     source = RecordedContextSource(session("s1", {2: [("git", "dirty"), ("ci", "red")], 5: [("git", "clean")]}))
     async def run():
         return [await source.collect(scope(step=i)) for i in (0, 2, 3, 5)]
@@ -93,6 +95,7 @@ def test_r_dyn_2_recorded_snapshot_is_whole_state_not_inherited():
 
 
 def test_r_dyn_3_concurrent_collect_for_different_sessions():
+    """R-DYN-3."""
     sessions = [session(f"s{n}", {i: [(f"k{n}", f"session {n} step {i}")] for i in range(20)})
                 for n in range(5)]
     source = RecordedContextSource(sessions)
@@ -108,12 +111,14 @@ def test_r_dyn_3_concurrent_collect_for_different_sessions():
 
 
 def test_r_dyn_3_unknown_session_is_a_clear_error():
+    """R-DYN-3."""
     source = RecordedContextSource(session("known", {}))
     with pytest.raises(PreparationError, match="'other'"):
         asyncio.run(source.collect(scope("other", 3)))
 
 
 def test_r_dyn_2_recorded_sample_session_snapshots():
+    """R-DYN-2."""
     from workbench.importers.native import load_native
     path = ROOT / "sample_sessions" / "long_session.jsonl"
     if not path.exists():

@@ -32,6 +32,7 @@ def test_r_prm_3_public_surface_sorted_all():
 
 
 def test_r_prm_2_fifteen_fixed_ids_each_with_a_packaged_default():
+    """R-PRM-2."""
     assert len(PROMPT_IDS) == 15 and len(set(PROMPT_IDS)) == 15
     assert set(PROMPT_IDS) == set(PROMPT_VARIABLES)
     snap = PromptSnapshot.defaults()
@@ -41,11 +42,13 @@ def test_r_prm_2_fifteen_fixed_ids_each_with_a_packaged_default():
 
 @pytest.mark.parametrize("prompt_id", PROMPT_IDS)
 def test_r_prm_2_every_default_renders_with_its_declared_variables(prompt_id):
+    """R-PRM-2."""
     text = PromptSnapshot.defaults().render(prompt_id, example(prompt_id))
     assert text.strip() and "{{" not in text and "{%" not in text
 
 
 def test_r_prm_2_compaction_contract_sections_in_order_and_no_reasoning():
+    """R-PRM-2."""
     text = PromptSnapshot.defaults().render("compaction", {
         "required_sections": SECTIONS, "summary_max_tokens": 4800, "profile": "continuation",
         "session_constraints": ["Never push to main", "Keep Python 3.11 support"]})
@@ -61,6 +64,7 @@ def test_r_prm_2_compaction_contract_sections_in_order_and_no_reasoning():
 
 
 def test_r_prm_2_compaction_input_renders_messages_and_previous_checkpoint():
+    """R-PRM-2."""
     variables = {"messages": [
         {"index": 0, "role": "user", "text": "Fix the failing parser test", "tool_name": None},
         {"index": 2, "role": "tool", "text": "1 failed", "tool_name": "bash"}],
