@@ -3,11 +3,9 @@ or retained verbatim, which attempts were rejected and why, and what history-N.m
 
 from __future__ import annotations
 
-import traceback
-
 import streamlit as st
 
-from workbench import state
+from workbench.page_guards import require_replay, show_error
 from workbench.replay_service import open_saved, session_messages
 from workbench.views.compaction import (
     COMPACTION_KINDS,
@@ -22,15 +20,7 @@ st.caption("Where did compaction cut the history, and what happened to each mess
            "compaction of the selected replay; the red line is the cut point.")
 
 ARCHIVE_PREVIEW = 6000
-store = state.get_store()
-session_id, replay_id = state.current_session_id(), state.current_replay_id()
-if session_id is None:
-    st.info("No session yet: import a transcript or open a sample on the Sessions page.", icon="👋")
-    st.stop()
-if replay_id is None:
-    st.info("This session has no replay yet: it is made when the session is opened (see the "
-            "sidebar), or run `workbench replay SESSION_ID --name default`.")
-    st.stop()
+store, session_id, replay_id = require_replay()
 
 try:
     replay = open_saved(store, replay_id)
@@ -45,10 +35,8 @@ try:
 
     bands = replay_bands(compactions, request_at=request_at, session_messages=messages,
                          checkpoints={a.n: a.checkpoint_text for a in archives})
-except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
-    st.error(f"Could not read the compactions of this replay: {exc}")
-    with st.expander("Traceback (for developers)"):
-        st.code(traceback.format_exc(), language=None)
+except Exception as exc:  # noqa: BLE001 - the UI boundary
+    show_error("read the compactions of this replay", exc)
     st.stop()
 
 thresholds = replay.info.extras.get("thresholds") or {}

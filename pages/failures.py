@@ -3,11 +3,9 @@ stage, with what error, and a link that opens each one on the Step-through page.
 
 from __future__ import annotations
 
-import traceback
-
 import streamlit as st
 
-from workbench import state
+from workbench.page_guards import require_replay, show_error
 from workbench.replay_service import open_saved
 from workbench.views.failures import failures_table
 
@@ -15,23 +13,13 @@ st.title("Failures")
 st.caption("Which preparations did not become ready, where did they stop, and why? Each link "
            "opens that step on the Step-through page.")
 
-store = state.get_store()
-session_id, replay_id = state.current_session_id(), state.current_replay_id()
-if session_id is None:
-    st.info("No session yet: import a transcript or open a sample on the Sessions page.", icon="👋")
-    st.stop()
-if replay_id is None:
-    st.info("This session has no replay yet: it is made when the session is opened (see the "
-            "sidebar), or run `workbench replay SESSION_ID --name default`.")
-    st.stop()
+store, session_id, replay_id = require_replay()
 
 try:
     replay = open_saved(store, replay_id)
     table = failures_table(replay.steps, session_id=session_id, replay_id=replay_id)
-except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
-    st.error(f"Could not read the failures of this replay: {exc}")
-    with st.expander("Traceback (for developers)"):
-        st.code(traceback.format_exc(), language=None)
+except Exception as exc:  # noqa: BLE001 - the UI boundary
+    show_error("read the failures of this replay", exc)
     st.stop()
 
 info = replay.info

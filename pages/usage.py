@@ -7,7 +7,7 @@ import traceback
 
 import streamlit as st
 
-from workbench import state
+from workbench.page_guards import require_replay, show_error
 from workbench.replay_service import open_saved
 from workbench.views.usage import summary_usage_table, usage_figure, usage_table
 
@@ -16,23 +16,13 @@ st.caption("How does the local estimate of each replayed request compare with th
            "prompt tokens? `≈` marks a frozen estimate (hollow markers); dashed lines are the "
            "pressure and reminder lines; diamonds mark applied compactions.")
 
-store = state.get_store()
-session_id, replay_id = state.current_session_id(), state.current_replay_id()
-if session_id is None:
-    st.info("No session yet: import a transcript or open a sample on the Sessions page.", icon="👋")
-    st.stop()
-if replay_id is None:
-    st.info("This session has no replay yet: it is made when the session is opened (see the "
-            "sidebar), or run `workbench replay SESSION_ID --name default`.")
-    st.stop()
+store, session_id, replay_id = require_replay()
 
 try:
     replay = open_saved(store, replay_id)
     table = usage_table(replay.steps)
-except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
-    st.error(f"Could not read the usage of this replay: {exc}")
-    with st.expander("Traceback (for developers)"):
-        st.code(traceback.format_exc(), language=None)
+except Exception as exc:  # noqa: BLE001 - the UI boundary
+    show_error("read the usage of this replay", exc)
     st.stop()
 
 if table.empty:
