@@ -14,6 +14,7 @@ from iris.session import Session
 from pydantic import BaseModel, ConfigDict
 
 from ._common import sha256_file
+from ._fast import paused_gc
 from .native import load_native
 
 __all__ = ["FORMATS", "ImportResult", "SkippedLine", "detect_format", "file_hash", "load_session"]
@@ -74,11 +75,12 @@ def load_session(path: str | Path, *, format: str | None = None, lenient: bool =
     notes: list[SessionFormatError] = []
     try:
         content_hash = file_hash(path)
-        if fmt == "native":
-            session = load_native(path, lenient=lenient, skipped=errors)
-        else:
-            session = _importer(fmt)(path, lenient=lenient, skipped=errors, warnings=notes,
-                                     content_hash=content_hash)
+        with paused_gc():
+            if fmt == "native":
+                session = load_native(path, lenient=lenient, skipped=errors)
+            else:
+                session = _importer(fmt)(path, lenient=lenient, skipped=errors, warnings=notes,
+                                         content_hash=content_hash)
     except OSError as exc:
         raise SessionFormatError(f"cannot read the file ({exc.strerror or exc})", path=path) from None
     except RecursionError:

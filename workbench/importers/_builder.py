@@ -11,6 +11,7 @@ from datetime import datetime
 from iris.session import ContentBlock, Message, ToolResultBlock, Usage
 
 from ._common import LineErrors
+from ._fast import maker
 
 __all__ = ["MessageList"]
 
@@ -32,11 +33,25 @@ class _Entry:
                        model=self.model, timestamp=self.timestamp, synthetic=self.synthetic,
                        is_compaction_summary=self.summary)
 
+    def freeze_checked(self) -> Message:
+        """:meth:`freeze` for an importer that has checked every value's type itself."""
+        return _message(self.role, tuple(self.blocks), self.id, self.usage, self.model,
+                        self.timestamp, self.synthetic, self.summary)
+
+
+_message = maker(Message, "role", "content", "id", "usage", "model", "timestamp", "synthetic",
+                 "is_compaction_summary")
+
 
 class MessageList:
-    """Mutable while importing; :meth:`freeze` returns the frozen messages."""
+    """Mutable while importing; :meth:`freeze` returns the frozen messages.
 
-    def __init__(self) -> None:
+    ``checked=True`` promises that every value passed in already has its field's type (roles,
+    ids, models as ``str``, timestamps as aware ``datetime``, flags as ``bool``): the messages are
+    then built without validating them again (see ``_fast``)."""
+
+    def __init__(self, *, checked: bool = False) -> None:
+        self.checked = checked
         self.entries: list[_Entry] = []
         self._groups: dict[str, int] = {}
         self.calls: set[str] = set()
@@ -113,6 +128,8 @@ class MessageList:
                     errors.error(problem, line=line or None)
 
     def freeze(self) -> list[Message]:
+        if self.checked:
+            return [entry.freeze_checked() for entry in self.entries]
         return [entry.freeze() for entry in self.entries]
 
 

@@ -23,6 +23,7 @@ from iris.session import (
 )
 
 from ._common import as_dict, as_int, as_str
+from ._fast import maker
 
 __all__ = ["anthropic_usage", "command_text", "convert_content", "is_injected"]
 
@@ -36,49 +37,69 @@ _INJECTED = ("<system-reminder>", "<local-command-caveat>", "<local-command-stdo
 def convert_content(content: Any, role: str) -> tuple[ContentBlock, ...]:
     """``message.content`` (a string or a list of blocks) → session blocks."""
     if isinstance(content, str):
-        return (TextBlock(text=content),) if content else ()
+        return (_text(content),) if content else ()
     if not isinstance(content, list):
         raise SessionFormatError(
             f"must be a string or a list of blocks, got {type(content).__name__}",
             field="message.content")
     blocks: list[ContentBlock] = []
     for i, raw in enumerate(content):
-        blocks.extend(_block(as_dict(raw, f"message.content[{i}]"), role, f"message.content[{i}]"))
+        if not isinstance(raw, dict):
+            as_dict(raw, f"message.content[{i}]")  # raises the field's error
+        kind = raw.get("type")
+        text = raw.get("text")
+        if kind == "text" and isinstance(text, str):  # the common case, checked inline
+            blocks.append(_text(text))
+        elif kind == "tool_result":
+            blocks.extend(_tool_result(raw, i))
+        else:
+            blocks.extend(_block(raw, role, f"message.content[{i}]"))
     return tuple(blocks)
+
+
+# Values are checked here, so the blocks are built without validating them again (see _fast).
+_text = maker(TextBlock, "text")
+_thinking = maker(ThinkingBlock, "text", "signature")
+_redacted = maker(ThinkingBlock, "text")
+_tool_call = maker(ToolCallBlock, "id", "name", "arguments")
+_result = maker(ToolResultBlock, "call_id", "text", "is_error", "image_refs")
+_image_block = maker(ImageBlock, "name", "original_ref")
+_usage = maker(Usage, "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+               "model", "raw")
 
 
 def _block(raw: dict[str, Any], role: str, where: str) -> list[ContentBlock]:
     kind = raw.get("type")
     if kind == "text":
-        return [TextBlock(text=as_str(raw.get("text"), f"{where}.text"))]
+        return [_text(as_str(raw.get("text"), f"{where}.text"))]
     if kind == "thinking":
-        return [ThinkingBlock(text=as_str(raw.get("thinking"), f"{where}.thinking"),
-                              signature=raw.get("signature") if isinstance(raw.get("signature"), str) else None)]
+        return [_thinking(as_str(raw.get("thinking"), f"{where}.thinking"),
+                          raw.get("signature") if isinstance(raw.get("signature"), str) else None)]
     if kind == "redacted_thinking":
-        return [ThinkingBlock(text="[redacted thinking]")]
+        return [_redacted("[redacted thinking]")]
     if kind == "tool_use":
-        return [ToolCallBlock(id=as_str(raw.get("id"), f"{where}.id"),
-                              name=as_str(raw.get("name"), f"{where}.name"),
-                              arguments=as_dict(raw.get("input", {}), f"{where}.input"))]
-    if kind == "tool_result":
-        return _tool_result(raw, where)
+        return [_tool_call(as_str(raw.get("id"), f"{where}.id"), as_str(raw.get("name"), f"{where}.name"),
+                           as_dict(raw.get("input", {}), f"{where}.input"))]
     if kind == "image":
         return [_image(raw, f"image-{where.rsplit('[', 1)[-1].rstrip(']')}")]
     if kind in ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "document"):
         # Server-side tools run inside one API response: no client call/result pair exists.
-        return [TextBlock(text=f"[{kind}] " + json.dumps(raw.get("input", raw.get("content", "")),
-                                                          ensure_ascii=False, sort_keys=True)[:2000])]
+        return [_text(f"[{kind}] " + json.dumps(raw.get("input", raw.get("content", "")),
+                                                ensure_ascii=False, sort_keys=True)[:2000])]
     raise SessionFormatError(f"unknown content block type {kind!r}", field=f"{where}.type")
 
 
-def _tool_result(raw: dict[str, Any], where: str) -> list[ContentBlock]:
-    call_id = as_str(raw.get("tool_use_id"), f"{where}.tool_use_id")
+def _tool_result(raw: dict[str, Any], i: int) -> list[ContentBlock]:
+    call_id = raw.get("tool_use_id")
+    if not isinstance(call_id, str):
+        as_str(call_id, f"message.content[{i}].tool_use_id")  # raises the field's error
     content = raw.get("content", "")
+    if isinstance(content, str):  # the common case: one text, no images
+        return [_result(call_id, content, bool(raw.get("is_error")), ())]
     texts: list[str] = []
     images: list[ImageBlock] = []
-    if isinstance(content, str):
-        texts.append(content)
-    elif isinstance(content, list):
+    if isinstance(content, list):
+        where = f"message.content[{i}]"
         for j, item in enumerate(content):
             item = as_dict(item, f"{where}.content[{j}]")
             if item.get("type") == "image":
@@ -89,10 +110,9 @@ def _tool_result(raw: dict[str, Any], where: str) -> list[ContentBlock]:
                 texts.append(json.dumps(item, ensure_ascii=False, sort_keys=True))
     elif content is not None:
         raise SessionFormatError(f"must be a string or a list, got {type(content).__name__}",
-                                 field=f"{where}.content")
-    is_error = raw.get("is_error")
-    result = ToolResultBlock(call_id=call_id, text="\n".join(texts), is_error=bool(is_error),
-                             image_refs=tuple(img.name for img in images))
+                                 field=f"message.content[{i}].content")
+    result = _result(call_id, "\n".join(texts), bool(raw.get("is_error")),
+                     tuple(img.name for img in images))
     return [result, *images]
 
 
@@ -107,20 +127,21 @@ def _image(raw: dict[str, Any], name: str) -> ImageBlock:
     else:
         ref = None
     ext = media.split("/")[-1] if "/" in media else "img"
-    return ImageBlock(name=f"{name}.{ext}" if "." not in name.rsplit("/", 1)[-1] else name,
-                      original_ref=ref)
+    return _image_block(f"{name}.{ext}" if "." not in name.rsplit("/", 1)[-1] else name, ref)
 
 
 def anthropic_usage(raw: dict[str, Any], model: str | None) -> Usage:
     """Anthropic usage: ``input_tokens`` is only the uncached part, so cache reads and writes are
     added to get the prompt size (``cache_*_in_input`` stay False)."""
-    return Usage(input_tokens=as_int(raw.get("input_tokens"), "message.usage.input_tokens"),
-                 output_tokens=as_int(raw.get("output_tokens"), "message.usage.output_tokens"),
-                 cache_read_tokens=as_int(raw.get("cache_read_input_tokens"),
-                                          "message.usage.cache_read_input_tokens"),
-                 cache_write_tokens=as_int(raw.get("cache_creation_input_tokens"),
-                                           "message.usage.cache_creation_input_tokens"),
-                 model=model, raw=raw)
+    counts = (raw.get("input_tokens"), raw.get("output_tokens"), raw.get("cache_read_input_tokens"),
+              raw.get("cache_creation_input_tokens"))
+    if all(type(c) is int for c in counts):  # the common case (``bool`` is not ``int`` here)
+        return _usage(*counts, model, raw)
+    return _usage(as_int(raw.get("input_tokens"), "message.usage.input_tokens"),
+                  as_int(raw.get("output_tokens"), "message.usage.output_tokens"),
+                  as_int(raw.get("cache_read_input_tokens"), "message.usage.cache_read_input_tokens"),
+                  as_int(raw.get("cache_creation_input_tokens"), "message.usage.cache_creation_input_tokens"),
+                  model, raw)
 
 
 def is_injected(blocks: tuple[ContentBlock, ...]) -> bool:

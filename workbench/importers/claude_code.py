@@ -34,7 +34,7 @@ from iris.session import (
 
 from . import _builder as cb
 from . import claude_blocks as cc
-from ._common import LineErrors, as_dict, as_str, iter_json_lines, parse_time, short_id, shorten_title
+from ._common import LINE_FAILURES, LineErrors, as_dict, as_str, iter_json_lines, parse_time, short_id, shorten_title
 
 __all__ = ["load_claude_code"]
 
@@ -92,12 +92,15 @@ def load_claude_code(path: str | Path, *, lenient: bool = False,
 
 def _read(path: Path, errors: LineErrors) -> _Meta:
     meta = _Meta()
+    keep = meta.lines.append
     for lineno, data in iter_json_lines(path, errors):
-        line = None
-        with errors.line(lineno):
+        try:
             line = _convert(data, lineno, meta)
+        except LINE_FAILURES as exc:  # what ``errors.line`` does, without a context per line
+            errors.failed(exc, lineno)
+            continue
         if line is not None:
-            meta.lines.append(line)
+            keep(line)
     return meta
 
 
@@ -143,8 +146,11 @@ def _fill_conversation(line: _Line, data: dict[str, Any]) -> None:
         raise SessionFormatError(f"role {role!r} on a {line.kind!r} line", field="message.role")
     blocks = cc.convert_content(message.get("content"), role)
     line.blocks = blocks
-    line.call_ids = tuple(b.id for b in blocks if b.type == "tool_call")
-    line.result_ids = tuple(b.call_id for b in blocks if b.type == "tool_result")
+    kinds = [b.type for b in blocks]
+    if "tool_call" in kinds:
+        line.call_ids = tuple(b.id for b in blocks if b.type == "tool_call")
+    if "tool_result" in kinds:
+        line.result_ids = tuple(b.call_id for b in blocks if b.type == "tool_result")
     if role == "assistant":
         line.msg_id = message.get("id") if isinstance(message.get("id"), str) else None
         line.model = message.get("model") if isinstance(message.get("model"), str) else None
@@ -205,7 +211,7 @@ def _bridge_gap(lines: list[_Line], before: int, missing: str, errors: LineError
 
 
 def _build(live: list[_Line], meta: _Meta, errors: LineErrors, content_hash: str | None) -> Session:
-    out = cb.MessageList()
+    out = cb.MessageList(checked=True)  # every value was checked while reading
     switches: list[ModelSwitch] = []
     compactions: list[RecordedCompaction] = []
     pending: _Line | None = None
