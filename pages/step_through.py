@@ -14,7 +14,11 @@ from workbench.replay_service import open_saved, session_messages
 from workbench.views.colors import MARK_COLOURS, STATUS_COLOURS
 from workbench.views.step_through import (
     STAGE_EXPLANATIONS,
+    RequestMessage,
     decision_table,
+    focus_messages,
+    message_overview,
+    page_of,
     plain,
     request_messages,
     stage_table,
@@ -38,7 +42,8 @@ if replay_id is None or step is None:
 
 LONG = 3000
 FEW = 12
-SHOWN = 80
+PAGE_SIZE = 10
+LAST = 5
 BADGE = {"ready": "green", "failed": "red", "cancelled": "gray"}
 PRESSURE = {"green": "green", "orange": "orange", "red": "red"}
 
@@ -53,8 +58,30 @@ except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback o
         st.code(traceback.format_exc(), language=None)
     st.stop()
 
-clicked = st.plotly_chart(step_timeline_figure(replay.steps, step), key="st_timeline",
-                         on_select="rerun", selection_mode="points")
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def timeline_spec(replay_id: str, created_at: str, _steps) -> dict:
+    """The replay's step timeline, built once per saved replay: its 2,000 bars are the same at
+    every step, so only the current-step line changes from one step to the next."""
+    return step_timeline_figure(_steps).to_plotly_json()
+
+
+def timeline_at(spec: dict, current: int) -> dict:
+    """The cached timeline with the current step drawn as a line (a new layout, shared data)."""
+    line = {"type": "line", "xref": "x", "yref": "paper", "x0": current, "x1": current,
+            "y0": 0, "y1": 1, "line": {"color": STATUS_COLOURS["candidate"], "width": 2}}
+    return {"data": spec["data"], "layout": {**spec["layout"], "shapes": [line]}}
+
+
+# The timeline of a 2,000-step replay is 2,000 bars: drawing it again on every step took most of
+# the seconds "next step" needed in the browser, so it is drawn only while its expander is open
+# (the open state is kept across steps).
+timeline = st.expander("Step timeline: every step's final input tokens (click a bar to open that "
+                       "step)", key="st_timeline_open", on_change="rerun")
+clicked = timeline.plotly_chart(
+    timeline_at(timeline_spec(replay.id, replay.info.created_at, replay.steps), step),
+    key="st_timeline", on_select="rerun", selection_mode="points") if timeline.open else None
 state.follow_timeline_click(clicked.selection.points if clicked else [], step)
 head = step_header(prep)
 st.subheader(f"Step {head.step_index} of {len(replay) - 1} · response message "
@@ -121,21 +148,40 @@ if request is None:
     st.info("No final request: this step did not become ready.")
     st.stop()
 shown = request_messages(request, originals)
-toggles = st.columns(3)
-only_changed = toggles[0].toggle("Only marked messages", key="st_only_changed")
-every = toggles[1].toggle(f"Show every message ({len(shown)})", key="st_every_message")
-full = toggles[2].toggle("Show full texts", key="st_full_texts",
-                         help=f"Texts over {LONG:,} characters are cut unless this is on.")
+st.caption(f"{len(shown)} messages · tools: {', '.join(prep.final_tools) or 'none'} · dropped: "
+           f"{', '.join(request.dropped) or 'nothing'}")
+st.dataframe(message_overview(shown), hide_index=True, key="st_request_overview", height=240,
+             column_config={"characters": st.column_config.NumberColumn(format="localized"),
+                            "original": st.column_config.CheckboxColumn("original kept"),
+                            "start": st.column_config.TextColumn("start of the text")})
+controls = st.columns([3, 2, 2])
+mode = controls[0].radio("Messages in full", ["This step", "Page by page"], horizontal=True,
+                         key="st_message_mode",
+                         help="This step: the checkpoint, the messages this step's decisions "
+                              f"changed and the last {LAST}. Page by page: every message, "
+                              f"{PAGE_SIZE} per page.")
+only_changed = controls[1].toggle("Only marked messages", key="st_only_changed",
+                                  disabled=mode != "Page by page")
+full = controls[2].toggle("Show full texts", key="st_full_texts",
+                          help=f"Texts over {LONG:,} characters are cut unless this is on.")
 css = "\n".join(f'[class*="st-key-wbmsg-"][class*="-{k}"] {{border-left: 5px solid {c}; '
                 f'padding-left: 0.6rem;}}' for k, c in MARK_COLOURS.items())
 st.html(f"<style>{css}</style>")
-st.caption(f"{len(shown)} messages · tools: {', '.join(prep.final_tools) or 'none'} · dropped: "
-           f"{', '.join(request.dropped) or 'nothing'}")
-visible = [m for m in shown if m.marks or not only_changed]
-if not every and len(visible) > SHOWN:
-    st.caption(f"Showing the last {SHOWN} of {len(visible)} messages (switch on “Show every "
-               "message” to see them all).")
-    visible = visible[-SHOWN:]
+if mode == "Page by page":
+    pool = [m for m in shown if m.marks or not only_changed]
+    pages = max(1, -(-len(pool) // PAGE_SIZE))
+    # One page box per step and filter: the newest page opens first, as the end of a request is
+    # what the model answers.
+    page = st.number_input(f"Page (of {pages}, {PAGE_SIZE} messages each)", 1, pages, pages,
+                           key=f"st_message_page_{step}_{only_changed}")
+    visible = page_of(pool, page, PAGE_SIZE)
+else:
+    visible, left_out = focus_messages(prep, shown, last=LAST, cap=PAGE_SIZE)
+    if len(visible) < len(shown):
+        st.caption(f"Showing {len(visible)} of {len(shown)} messages: the checkpoint, what this "
+                   f"step changed and the last {LAST}"
+                   + (f" ({left_out} more changed ones page by page)" if left_out else "")
+                   + ". Every message is in the table above and under “Page by page”.")
 
 
 def cut(text: str) -> str:
@@ -144,14 +190,22 @@ def cut(text: str) -> str:
     return text[:LONG] + f"\n… [{len(text) - LONG:,} more characters: switch on “Show full texts”]"
 
 
-for message in visible:
+def show_message(message: RequestMessage) -> None:
+    """One message as text in a bordered box (left border coloured by its marks); the original
+    is read only when its expander is opened, so closed ones cost nothing to send."""
     key = f"wbmsg-{message.position}" + "".join(f"-{m}" for m in message.marks)
     with st.container(border=True, key=key):
         marks = " ".join(f":{'violet' if m == 'summarised' else 'orange'}-badge[{m}]"
                          for m in message.marks)
-        st.markdown(f"**{message.position} · {message.role}** · {message.label} {marks} · "
+        st.markdown(f"**{message.position} · {message.role}** · {plain(message.label)} {marks} · "
                     f"{message.chars:,} characters")
         st.code(cut(message.text), language=None, wrap_lines=True)
         if message.original_text is not None:
-            with st.expander(f"Original ({len(message.original_text):,} characters)"):
-                st.code(cut(message.original_text), language=None, wrap_lines=True)
+            box = st.expander(f"Original ({len(message.original_text):,} characters)",
+                              key=f"st_original_{step}_{message.position}", on_change="rerun")
+            if box.open:
+                box.code(cut(message.original_text), language=None, wrap_lines=True)
+
+
+for message in visible:
+    show_message(message)

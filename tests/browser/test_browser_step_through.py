@@ -44,7 +44,11 @@ def test_step_after_compaction_shows_cut_point_and_checkpoint(page: Page, stream
     page.get_by_role("button", name="▶").click()
     expect(page.get_by_text("Step 13 of 67")).to_be_visible(timeout=LATER)
 
-    # The step timeline is a map: clicking a step's bar opens that step.
+    # The step timeline is a map: clicking a step's bar opens that step. It is drawn only while
+    # its expander is open (issue 8: a 2,000-bar chart re-sent on every step was the slow part).
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(0)
+    page.get_by_text("Step timeline", exact=False).first.click()
+    expect(page.get_by_test_id("stPlotlyChart")).to_be_visible(timeout=LATER)
     bar = page.get_by_test_id("stPlotlyChart").locator("g.point path").nth(20).bounding_box()
     page.mouse.click(bar["x"] + bar["width"] / 2, bar["y"] + bar["height"] / 2)  # plotly hit-tests
     expect(page.get_by_text("Step 20 of 67")).to_be_visible(timeout=LATER)

@@ -38,7 +38,9 @@ from .colors import PHASE_COLOURS, PRESSURE_COLOURS, SERIES_COLOURS, STATUS_COLO
 from .usage import StepLike
 
 __all__ = ["STAGE_EXPLANATIONS", "RequestMessage", "StepHeader", "decision_table", "describe",
-           "plain", "pressure_of", "request_messages", "request_table", "stage_table", "step_header", "step_timeline_figure"]
+           "focus_messages", "message_overview", "page_of", "plain", "pressure_of",
+           "request_messages", "request_table", "stage_table", "step_header",
+           "step_timeline_figure"]
 
 #: One paragraph per stage, for teaching (the "why" panel).
 STAGE_EXPLANATIONS: dict[str, str] = {
@@ -206,6 +208,8 @@ class RequestMessage(_Frozen):
     marks: tuple[str, ...]
     text: str
     chars: int
+    history_index: int | None = None
+    """Index of the recorded history message it comes from (None for context/contributions)."""
     original_text: str | None = None
     """The recorded message before it was changed (only for changed history messages)."""
 
@@ -231,7 +235,8 @@ def request_messages(request: PreparedRequest,
         out.append(RequestMessage(position=pos, role=message.role, origin=origin,
                                   label=_label(origin, index, mark.key if mark else None),
                                   marks=tuple(mark.marks) if mark else (), text=text,
-                                  chars=len(text), original_text=original))
+                                  chars=len(text), history_index=index,
+                                  original_text=original))
     return tuple(out)
 
 
@@ -240,6 +245,47 @@ def request_table(request: PreparedRequest) -> pd.DataFrame:
     rows = [{"position": m.position, "role": m.role, "origin": m.origin, "label": m.label,
              "marks": ", ".join(m.marks), "chars": m.chars} for m in request_messages(request)]
     return pd.DataFrame(rows, columns=["position", "role", "origin", "label", "marks", "chars"])
+
+
+#: Decisions that keep a message as it was: they do not make it "changed at this step".
+_KEEPING = frozenset({"kept-required", "kept-recent"})
+
+
+def focus_messages(prep: ContextPreparation, messages: Sequence[RequestMessage], *,
+                   last: int = 5, cap: int = 10) -> tuple[tuple[RequestMessage, ...], int]:
+    """The messages worth reading in full at this step, in request order: the checkpoint and
+    notices, the history messages a decision of this step changed (at most ``cap`` of these),
+    and the ``last`` newest messages. Returns them with the number of changed ones left out.
+
+    A 2,000-step replay has requests of hundreds of messages; rendering every one on each step
+    made "next step" take seconds in the browser, so the rest is in the overview table and the
+    page-by-page view."""
+    changed = {d.message_index for s in prep.stages for d in s.decisions
+               if d.message_index is not None and d.kind not in _KEEPING}
+    hits = [m for m in messages
+            if m.origin in ("checkpoint", "notice")
+            or (m.origin == "history" and m.marks and m.history_index in changed)]
+    tail = set(range(max(len(messages) - last, 0), len(messages)))
+    chosen = {m.position for m in hits[:cap]} | tail
+    left_out = sum(1 for m in hits[cap:] if m.position not in tail)
+    return tuple(m for m in messages if m.position in chosen), left_out
+
+
+def page_of(messages: Sequence[RequestMessage], page: int, size: int) -> tuple[RequestMessage, ...]:
+    """Messages of the 1-based ``page`` (``size`` each), clamped to the pages there are."""
+    pages = max(1, -(-len(messages) // size))
+    page = min(max(page, 1), pages)
+    return tuple(messages[(page - 1) * size: page * size])
+
+
+def message_overview(messages: Sequence[RequestMessage], preview: int = 120) -> pd.DataFrame:
+    """Every message of the request in one compact table (one element, whatever the length):
+    position, role, where it came from, marks, size and the start of its text."""
+    rows = [{"position": m.position, "role": m.role, "from": m.label, "marks": ", ".join(m.marks),
+             "characters": m.chars, "original": m.original_text is not None,
+             "start": " ".join(m.text[:preview].split())} for m in messages]
+    return pd.DataFrame(rows, columns=["position", "role", "from", "marks", "characters",
+                                       "original", "start"])
 
 
 def step_timeline_figure(steps: Sequence[StepLike], current: int | None = None) -> go.Figure:
