@@ -65,6 +65,51 @@ def test_r_ses_5_two_processes_importing_into_one_store_both_succeed(tmp_path):
             assert len(store.get_session(sid).messages) == count
 
 
+SAVE_REPLAYS = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, sys.argv[4])  # tests/: the evidence builders
+    from evidence_builders import bundle
+    from workbench.evidence import save_replay
+    from workbench.store import Store
+    db, who, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    evidence = bundle(steps=60)
+    with Store(db) as store:
+        time.sleep(max(0.0, start - time.time()))  # both processes begin together
+        for i in range(4):
+            save_replay(store.db, evidence, session_id="s1", name=f"{who}-{i}")
+    print("saved")
+""")
+
+
+def test_r_prep_5_two_processes_saving_replays_at_once_both_succeed(tmp_path):
+    """R-PREP-5 (evidence is stored): two processes saving replays into one store at the same
+    moment both succeed (BEGIN IMMEDIATE waits for the write lock instead of failing with
+    "database is locked"), and every replay is stored whole."""
+    from evidence_builders import messages
+    from iris.session import SessionHeader
+
+    from workbench.evidence import list_replays, open_replay
+
+    db = tmp_path / "workbench.db"
+    with Store(db) as store:
+        store.save_session(Session(header=SessionHeader(session_id="s1"), messages=messages()),
+                           format="native", content_hash="sha256:s1", source_path=None)
+    start = time.time() + 3.0
+    procs = [subprocess.Popen([sys.executable, "-c", SAVE_REPLAYS, str(db), who, str(start),
+                               str(ROOT / "tests")],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for who in ("a", "b")]
+    done = [subprocess.CompletedProcess(p.args, p.wait(timeout=120), *p.communicate()) for p in procs]
+    assert [p.returncode for p in done] == [0, 0], [p.stderr[-2000:] for p in done]
+    with Store(db) as store:
+        replays = list_replays(store.db, "s1")
+        assert sorted(r.name for r in replays) == [f"{w}-{i}" for w in "ab" for i in range(4)]
+        for info in replays:
+            assert info.step_count == 60
+            stored = open_replay(store.db, info.id)
+            assert len(stored) == 60 and stored.preparation(59).step_index == 59
+
+
 def test_r_ses_5_same_file_imported_twice_at_once_is_stored_once(tmp_path):
     """Both processes import the same file at once: both succeed, one session is stored."""
     db = tmp_path / "workbench.db"

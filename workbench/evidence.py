@@ -26,6 +26,8 @@ from iris.session import Message
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 from sqlite_utils import Database
 
+from .store import write_transaction
+
 __all__ = [
     "ArchiveRecord",
     "EvidenceBundle",
@@ -163,7 +165,9 @@ def save_replay(db: Database, bundle: EvidenceBundle, *, session_id: str, name: 
     replay_id = replay_id_for(session_id, name)
     created = clock().astimezone(UTC).isoformat(timespec="microseconds")
     info = _info_row(bundle, replay_id, session_id, name, created)
-    with db.atomic():
+    # BEGIN IMMEDIATE: two processes saving replays at once queue for the write lock instead of
+    # one failing with "database is locked" when its deferred transaction cannot be upgraded
+    with write_transaction(db):
         db.execute("DELETE FROM replays WHERE id = ?", [replay_id])
         _save_snapshots(db, bundle, created)
         db["replays"].insert(info)

@@ -37,6 +37,7 @@ __all__ = [
     "default_db_path",
     "open_store",
     "workbench_home",
+    "write_transaction",
 ]
 
 DB_NAME = "workbench.db"
@@ -163,7 +164,7 @@ class Store:
         report = progress or (lambda fraction, label: None)
         report(0.8, "writing")
         try:
-            with self._storage_errors(f"storing session {row['id']!r}"), _immediate(self.db):
+            with self._storage_errors(f"storing session {row['id']!r}"), write_transaction(self.db):
                 self.db["sessions"].insert(row)
                 self.db["messages"].insert_all(
                     ({"session_id": row["id"], "idx": i, "role": m.role, "json": _canonical(
@@ -260,10 +261,15 @@ class Store:
 
 
 @contextmanager
-def _immediate(db: Database) -> Iterator[None]:
+def write_transaction(db: Database) -> Iterator[None]:
     """One write transaction that takes the write lock at BEGIN (waiting up to the busy timeout):
     a deferred one that reads first cannot be upgraded once another process has committed (WAL),
-    which made one of two concurrent imports fail with "database is locked"."""
+    which made one of two concurrent imports (or replay saves) fail with "database is locked".
+    Inside a transaction the caller already holds, it is a savepoint of that transaction."""
+    if db.conn.in_transaction:
+        with db.atomic():
+            yield
+        return
     db.execute("BEGIN IMMEDIATE")
     try:
         with db.atomic():  # a savepoint inside the immediate transaction
