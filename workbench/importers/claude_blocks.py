@@ -48,13 +48,20 @@ def convert_content(content: Any, role: str) -> tuple[ContentBlock, ...]:
             as_dict(raw, f"message.content[{i}]")  # raises the field's error
         kind = raw.get("type")
         text = raw.get("text")
-        if kind == "text" and isinstance(text, str):  # the common case, checked inline
+        if kind == "text" and isinstance(text, str):  # the common cases, checked inline
             blocks.append(_text(text))
+        elif kind == "tool_use" and _plain_call(raw):
+            blocks.append(_tool_call(raw["id"], raw["name"], raw["input"]))
         elif kind == "tool_result":
             blocks.extend(_tool_result(raw, i))
         else:
             blocks.extend(_block(raw, role, f"message.content[{i}]"))
     return tuple(blocks)
+
+
+def _plain_call(raw: dict[str, Any]) -> bool:
+    """A ``tool_use`` block whose fields need no conversion (anything else takes ``_block``)."""
+    return type(raw.get("id")) is str and type(raw.get("name")) is str and type(raw.get("input")) is dict
 
 
 # Values are checked here, so the blocks are built without validating them again (see _fast).
@@ -135,8 +142,9 @@ def anthropic_usage(raw: dict[str, Any], model: str | None) -> Usage:
     added to get the prompt size (``cache_*_in_input`` stay False)."""
     counts = (raw.get("input_tokens"), raw.get("output_tokens"), raw.get("cache_read_input_tokens"),
               raw.get("cache_creation_input_tokens"))
-    if all(type(c) is int for c in counts):  # the common case (``bool`` is not ``int`` here)
-        return _usage(*counts, model, raw)
+    a, b, c, d = counts
+    if type(a) is int and type(b) is int and type(c) is int and type(d) is int:  # not bool
+        return _usage(a, b, c, d, model, raw)
     return _usage(as_int(raw.get("input_tokens"), "message.usage.input_tokens"),
                   as_int(raw.get("output_tokens"), "message.usage.output_tokens"),
                   as_int(raw.get("cache_read_input_tokens"), "message.usage.cache_read_input_tokens"),

@@ -115,10 +115,11 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> _Line | None:
     uuid = data.get("uuid")
     if uuid is None and kind not in _CONVERSATION:
         return None  # file-history-snapshot, queue-operation, … : not part of the tree
-    uuid = as_str(uuid, "uuid")
+    if type(uuid) is not str:
+        as_str(uuid, "uuid")  # raises the field's error
     parent = data.get("parentUuid")
-    if parent is not None:
-        parent = as_str(parent, "parentUuid")
+    if parent is not None and type(parent) is not str:
+        as_str(parent, "parentUuid")
     line = _Line(lineno=lineno, kind=kind, uuid=uuid, parent=parent,
                  timestamp=parse_time(data.get("timestamp")), sidechain=data.get("isSidechain") is True)
     if kind in _CONVERSATION:
@@ -137,26 +138,33 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> _Line | None:
 
 
 def _fill_conversation(line: _Line, data: dict[str, Any]) -> None:
-    message = as_dict(data.get("message"), "message")
+    message = data.get("message")
+    if type(message) is not dict:
+        as_dict(message, "message")  # raises the field's error
     role = message.get("role")
-    if role not in _CONVERSATION:
-        raise SessionFormatError(f"unknown role {role!r} (expected 'user' or 'assistant')",
-                                 field="message.role")
     if role != line.kind:
+        if role not in _CONVERSATION:
+            raise SessionFormatError(f"unknown role {role!r} (expected 'user' or 'assistant')",
+                                     field="message.role")
         raise SessionFormatError(f"role {role!r} on a {line.kind!r} line", field="message.role")
     blocks = cc.convert_content(message.get("content"), role)
     line.blocks = blocks
-    kinds = [b.type for b in blocks]
-    if "tool_call" in kinds:
-        line.call_ids = tuple(b.id for b in blocks if b.type == "tool_call")
-    if "tool_result" in kinds:
-        line.result_ids = tuple(b.call_id for b in blocks if b.type == "tool_result")
+    for block in blocks:
+        kind = block.type
+        if kind == "tool_call":
+            line.call_ids += (block.id,)
+        elif kind == "tool_result":
+            line.result_ids += (block.call_id,)
     if role == "assistant":
-        line.msg_id = message.get("id") if isinstance(message.get("id"), str) else None
-        line.model = message.get("model") if isinstance(message.get("model"), str) else None
-        if message.get("usage") is not None:
-            line.usage = cc.anthropic_usage(as_dict(message["usage"], "message.usage"), line.model)
-        line.synthetic = line.model == "<synthetic>"
+        msg_id, model = message.get("id"), message.get("model")
+        line.msg_id = msg_id if isinstance(msg_id, str) else None
+        line.model = model = model if isinstance(model, str) else None
+        usage = message.get("usage")
+        if usage is not None:
+            if type(usage) is not dict:
+                as_dict(usage, "message.usage")  # raises the field's error
+            line.usage = cc.anthropic_usage(usage, model)
+        line.synthetic = model == "<synthetic>"
     else:
         line.compact_summary = bool(data.get("isCompactSummary"))
         line.synthetic = bool(data.get("isMeta")) or cc.is_injected(blocks)
