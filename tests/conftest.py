@@ -42,3 +42,10 @@ def browser_type_launch_args(browser_type_launch_args):
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1280, "height": 1400}}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run the browser tests last: pytest-playwright's sync API keeps an asyncio loop running in
+    the main thread for the rest of the session, and tests that call ``asyncio.run`` (dynamic
+    context sources, replay inside a running loop) must not start inside it."""
+    items.sort(key=lambda item: "/browser/" in str(item.path).replace("\\", "/"))

@@ -17,6 +17,13 @@ from pathlib import Path
 
 import pytest
 
+try:  # a loaded 2-core CI machine renders Streamlit reruns slowly: wait longer than Playwright's 5 s
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=20_000)
+except ImportError:  # pragma: no cover - playwright is a dev dependency
+    pass
+
 from workbench.cli import streamlit_command
 
 ROOT = Path(__file__).resolve().parents[2]
