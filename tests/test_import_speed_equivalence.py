@@ -21,7 +21,7 @@ from workbench.importers._fast import validating
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "importers"
 sys.path.insert(0, str(ROOT / "bench"))
-from synth import write_claude_code_transcript  # noqa: E402
+from synth import write_claude_code_transcript
 
 ENV = {"sessionId": "s-rare", "cwd": "/w", "isSidechain": False}
 

@@ -34,7 +34,16 @@ from iris.session import (
 
 from . import _builder as cb
 from . import claude_blocks as cc
-from ._common import LINE_FAILURES, LineErrors, as_dict, as_str, iter_json_lines, parse_time, short_id, shorten_title
+from ._common import (
+    LINE_FAILURES,
+    LineErrors,
+    as_dict,
+    as_str,
+    iter_json_lines,
+    parse_time,
+    short_id,
+    shorten_title,
+)
 
 __all__ = ["load_claude_code"]
 
