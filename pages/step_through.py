@@ -59,7 +59,6 @@ except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback o
     st.stop()
 
 
-
 @st.cache_resource(show_spinner=False, max_entries=8)
 def timeline_spec(replay_id: str, created_at: str, _steps) -> dict:
     """The replay's step timeline, built once per saved replay: its 2,000 bars are the same at
