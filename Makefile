@@ -51,5 +51,11 @@ samples: setup
 schema: setup
 	$(PY) scripts/write_schema.py
 
+golden: setup
+	$(PY) scripts/regenerate_golden.py
+
+screenshots: setup-dev browser
+	$(PY) scripts/screenshots.py
+
 clean:
 	rm -rf $(VENV) .workbench .pytest_cache

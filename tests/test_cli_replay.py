@@ -123,3 +123,14 @@ def test_replay_defaults_makes_the_app_replays_of_every_stored_session(capsys):
 def test_replay_without_target_or_defaults_is_a_usage_error(capsys):
     code, _, stderr = _run(capsys)
     assert code == 1 and "give PATH_OR_SESSION_ID, or --defaults" in stderr
+
+
+def test_r_ui_9_replay_takes_a_preset_name_like_report_and_notebook(capsys):
+    """R-UI-9/R-UI-6: `--config` accepts a bundled preset name; an unknown name lists the presets."""
+    from workbench.views.configuration import load_preset
+
+    code, stdout, _ = _run(capsys, str(ROOT / "sample_sessions" / "long_session.jsonl"), "--config", "cost-first")
+    budget = load_preset("cost-first").compaction.input_budget_tokens
+    assert code == 0 and f"budget {budget:,} from config" in stdout
+    code, _, stderr = _run(capsys, str(ROOT / "sample_sessions" / "long_session.jsonl"), "--config", "nosuch")
+    assert code == 1 and "presets: default, cost-first, quality-first" in stderr

@@ -14,14 +14,14 @@ Nothing here recomputes a decision: every table and figure is a view function of
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
-from iris.config import ContextConfig, config_hash, default_config, load_config, parse_config
-from iris.errors import ConfigError, StorageError
+from iris.config import ContextConfig, config_hash
+from iris.errors import StorageError
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.prompts import PromptSnapshot
 from iris.replay import Replay
@@ -39,7 +39,7 @@ from .views.compare import (
     totals_table,
 )
 from .views.compare import compactions_table as compared_compactions
-from .views.configuration import PRESET_NAMES, load_preset
+from .views.configuration import PRESET_NAMES, resolve_config
 from .views.failures import failures_table
 from .views.sessions import SAMPLES_DIR
 from .views.step_through import decision_table, request_messages, stage_table, step_header
@@ -78,23 +78,6 @@ def load_session(source: str | Path, *, format: str | None = None, lenient: bool
 def preset_names() -> tuple[str, ...]:
     """Names of the bundled configuration presets (``workbench/presets/*.yaml``)."""
     return PRESET_NAMES
-
-
-def resolve_config(config: ContextConfig | Mapping[str, Any] | str | Path | None) -> ContextConfig:
-    """A configuration from None (bundled default), a mapping, a YAML path or a preset name."""
-    if config is None:
-        return default_config()
-    if isinstance(config, ContextConfig):
-        return config
-    if isinstance(config, Mapping):
-        return parse_config(config, source="<mapping>")
-    path = Path(config).expanduser()
-    if path.is_file():
-        return load_config(path)
-    if str(config) in PRESET_NAMES:
-        return load_preset(str(config))
-    raise ConfigError(f"neither a configuration file nor a preset (presets: "
-                      f"{', '.join(PRESET_NAMES)})", path=str(config))
 
 
 class StepView:

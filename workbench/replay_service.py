@@ -22,7 +22,6 @@ from iris.config import (
     config_hash,
     config_to_yaml,
     default_config,
-    load_config,
     parse_config,
 )
 from iris.prompts import PromptSnapshot
@@ -128,8 +127,11 @@ def bundle_from_replay(result: Replay, *, config: ContextConfig, prompts: Prompt
 
 
 def load_configuration(path: str | Path | None) -> ContextConfig:
-    """The configuration file at ``path`` (ConfigError names file/line/field) or the default."""
-    return load_config(path) if path else default_config()
+    """The configuration file or preset name at ``path`` (ConfigError names file/line/field), or
+    the default."""
+    from .views.configuration import resolve_config  # presets live with the configuration views
+
+    return resolve_config(path or None)
 
 
 def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY_NAME,

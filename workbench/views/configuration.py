@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from iris.config import ContextConfig, parse_config
+from iris.config import ContextConfig, default_config, load_config, parse_config
 from iris.errors import ConfigError
 from pydantic import BaseModel, ConfigDict
 
 __all__ = ["FORM_FIELDS", "PRESET_NAMES", "ConfigCheck", "FormField", "apply_form", "check_config",
-           "form_values", "load_preset", "preset_text", "set_yaml_value"]
+           "form_values", "load_preset", "preset_text", "resolve_config", "set_yaml_value"]
 
 #: The presets shipped in ``workbench/presets/<name>.yaml``.
 PRESET_NAMES: tuple[str, ...] = ("default", "cost-first", "quality-first")
@@ -212,3 +213,20 @@ def preset_text(name: str) -> str:
 def load_preset(name: str) -> ContextConfig:
     """A preset, validated."""
     return parse_config(preset_text(name), source=f"workbench/presets/{name}.yaml")
+
+
+def resolve_config(config: ContextConfig | Mapping[str, Any] | str | Path | None) -> ContextConfig:
+    """A configuration from None (bundled default), a mapping, a YAML path or a preset name."""
+    if config is None:
+        return default_config()
+    if isinstance(config, ContextConfig):
+        return config
+    if isinstance(config, Mapping):
+        return parse_config(config, source="<mapping>")
+    path = Path(config).expanduser()
+    if path.is_file():
+        return load_config(path)
+    if str(config) in PRESET_NAMES:
+        return load_preset(str(config))
+    raise ConfigError(f"neither a configuration file nor a preset (presets: "
+                      f"{', '.join(PRESET_NAMES)})", path=str(config))
