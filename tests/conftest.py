@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,23 @@ def pytest_collection_modifyitems(config, items):
     the main thread for the rest of the session, and tests that call ``asyncio.run`` (dynamic
     context sources, replay inside a running loop) must not start inside it."""
     items.sort(key=lambda item: "/browser/" in str(item.path).replace("\\", "/"))
+
+
+@pytest.fixture(scope="session")
+def long_store(tmp_path_factory) -> Path:
+    """A store folder with the long sample and its default replays, built once per test run;
+    tests copy it into their own WORKBENCH_HOME with :func:`copy_store`."""
+    from workbench.replay_service import ensure_default_replay
+    from workbench.store import open_store
+
+    folder = tmp_path_factory.mktemp("long-store")
+    with open_store(folder / "workbench.db") as store:
+        ensure_default_replay(store, store.import_file(SAMPLES / "long_session.jsonl").session_id)
+    return folder
+
+
+def copy_store(source: Path, home: Path) -> None:
+    """Copy a prepared store (database, WAL and lock files) into ``home``."""
+    home.mkdir(parents=True, exist_ok=True)
+    for file in source.glob("workbench.db*"):
+        shutil.copy(file, home / file.name)

@@ -5,12 +5,12 @@ comparison of two configurations on one chart with totals and cut points."""
 from __future__ import annotations
 
 import json
-import shutil
 from functools import cache
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import copy_store
 from iris.config import parse_config
 from iris.prompts import PromptSnapshot
 from iris.replay import replay
@@ -18,7 +18,6 @@ from streamlit.testing.v1 import AppTest
 
 from workbench.evidence import find_replay
 from workbench.importers import load_session
-from workbench.replay_service import ensure_default_replay
 from workbench.store import open_store
 from workbench.views.configuration import preset_text
 
@@ -35,26 +34,10 @@ def _open(sample: str | None) -> AppTest:
     return at.switch_page(PAGE).run()
 
 
-@pytest.fixture(scope="module")
-def long_store(tmp_path_factory) -> Path:
-    """A store with the long sample and its default replays, built once and copied per test."""
-    folder = tmp_path_factory.mktemp("long-store")
-    with open_store(folder / "workbench.db") as store:
-        ensure_default_replay(store, store.import_file(
-            ROOT / "sample_sessions" / "long_session.jsonl").session_id)
-    return folder
-
-
-def _copy_store(source: Path, home: Path) -> None:
-    home.mkdir(parents=True, exist_ok=True)
-    for file in source.glob("workbench.db*"):
-        shutil.copy(file, home / file.name)
-
-
 @pytest.fixture
 def long_page(workbench_home, long_store) -> AppTest:
     """The long sample (compacts under the cost-first preset), replays already made."""
-    _copy_store(long_store, workbench_home)
+    copy_store(long_store, workbench_home)
     return _open(None)
 
 
@@ -174,7 +157,7 @@ def test_r_ui_6_compare_a_saved_replay_with_the_editor(long_page):
 
 def test_r_ui_6_broken_saved_template_falls_back_to_defaults_with_a_warning(workbench_home,
                                                                            long_store):
-    _copy_store(long_store, workbench_home)
+    copy_store(long_store, workbench_home)
     prompts = workbench_home / "workspace" / ".iris" / "prompts"
     prompts.mkdir(parents=True)
     (prompts / "compaction.j2").write_text("{% if %}", encoding="utf-8")

@@ -5,14 +5,14 @@ with the edited snapshot, results show side by side, and only explicit actions w
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from conftest import copy_store
 from streamlit.testing.v1 import AppTest
 
 from workbench.evidence import find_replay, list_replays
-from workbench.replay_service import BUDGET_REPLAY_NAME, ensure_default_replay, open_saved
+from workbench.replay_service import BUDGET_REPLAY_NAME, open_saved
 from workbench.rerun import compaction_steps
 from workbench.store import open_store
 
@@ -22,26 +22,10 @@ PAGE = "../pages/templates.py"
 EDIT = "\nALWAYS MENTION PENGUINS.\n"
 
 
-@pytest.fixture(scope="module")
-def long_store(tmp_path_factory) -> Path:
-    """A store with the long sample and its default replays, built once and copied per test."""
-    folder = tmp_path_factory.mktemp("long-store")
-    with open_store(folder / "workbench.db") as store:
-        ensure_default_replay(store, store.import_file(
-            ROOT / "sample_sessions" / "long_session.jsonl").session_id)
-    return folder
-
-
-def _copy_store(source: Path, home: Path) -> None:
-    home.mkdir(parents=True, exist_ok=True)
-    for file in source.glob("workbench.db*"):
-        shutil.copy(file, home / file.name)
-
-
 @pytest.fixture
 def long_session_page(workbench_home, long_store) -> AppTest:
     """The app on the Templates page with the long sample's ``budget 96k`` replay (compacts at 12)."""
-    _copy_store(long_store, workbench_home)
+    copy_store(long_store, workbench_home)
     with open_store() as store:
         session_id = store.list_sessions()[0].id
     at = AppTest.from_file(APP, default_timeout=120).run()
