@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -55,7 +54,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def long_store(tmp_path_factory) -> Path:
     """A store folder with the long sample and its default replays, built once per test run;
-    tests copy it into their own WORKBENCH_HOME with :func:`copy_store`."""
+    tests copy it into their own WORKBENCH_HOME with ``store_helpers.copy_store``."""
     from workbench.replay_service import ensure_default_replay
     from workbench.store import open_store
 
@@ -64,9 +63,3 @@ def long_store(tmp_path_factory) -> Path:
         ensure_default_replay(store, store.import_file(SAMPLES / "long_session.jsonl").session_id)
     return folder
 
-
-def copy_store(source: Path, home: Path) -> None:
-    """Copy a prepared store (database, WAL and lock files) into ``home``."""
-    home.mkdir(parents=True, exist_ok=True)
-    for file in source.glob("workbench.db*"):
-        shutil.copy(file, home / file.name)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import copy_store
 from iris.config import parse_config
 from iris.prompts import PromptSnapshot
 from iris.replay import replay
+from store_helpers import copy_store
 from streamlit.testing.v1 import AppTest
 
 from workbench.evidence import find_replay

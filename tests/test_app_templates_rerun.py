@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import copy_store
+from store_helpers import copy_store
 from streamlit.testing.v1 import AppTest
 
 from workbench.evidence import find_replay, list_replays
