@@ -16,7 +16,7 @@ $(VENV)/bin/python:
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP): pyproject.toml | $(VENV)/bin/python
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e '.[app]'
 	touch $@
 
 $(DEV_STAMP): pyproject.toml | $(VENV)/bin/python

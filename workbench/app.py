@@ -17,9 +17,12 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 import streamlit as st
 from iris.errors import WorkbenchError
 
+import workbench.pages
 from workbench.state import render_sidebar
 
-PAGES_DIR = HERE.parent / "pages"
+# The pages are installed as `workbench.pages` (from `pages/` in a checkout), so the app works from
+# a wheel as well as from the repository.
+PAGES_DIR = Path(workbench.pages.__file__).resolve().parent
 PAGES = (
     ("sessions.py", "Sessions"), ("messages.py", "Messages"), ("step_through.py", "Step-through"),
     ("compaction.py", "Compaction"), ("reduction.py", "Reduction"), ("usage.py", "Usage"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -45,6 +46,9 @@ def _register_run(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("streamlit") is None:
+        raise WorkbenchError("the app needs Streamlit, which is an optional extra: "
+                             "pip install 'context-workbench[app]'")
     print(f"Context Workbench: http://127.0.0.1:{args.port}", flush=True)
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
     cmd = streamlit_command(args.port)

@@ -14,6 +14,7 @@ import pandas as pd
 from iris.errors import SessionFormatError, WorkbenchError
 from pydantic import BaseModel, ConfigDict
 
+from .. import sample_sessions as workbench_samples
 from ..store import ImportOutcome, SessionSummary, Store
 
 __all__ = [
@@ -28,7 +29,9 @@ __all__ = [
     "skipped_frame",
 ]
 
-SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_sessions"
+#: The bundled samples, installed as the package ``workbench.sample_sessions`` (``sample_sessions/``
+#: in a checkout), so notebooks and the app find them outside a checkout too.
+SAMPLES_DIR = Path(workbench_samples.__file__).resolve().parent
 SESSION_COLUMNS = ["Title", "Format", "Messages", "Responses", "Tokens (est.)", "Imported at", "ID"]
 
 

@@ -1,0 +1,1 @@
+"""The bundled sample sessions (native JSONL + context.yaml); installed as ``workbench.sample_sessions``."""
