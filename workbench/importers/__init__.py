@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ._common import sha256_file
 from ._fast import paused_gc
+from ._source import GZIP_ERRORS
 from .native import load_native
 
 __all__ = ["FORMATS", "ImportResult", "SkippedLine", "detect_format", "file_hash", "load_session"]
@@ -67,6 +68,8 @@ def load_session(path: str | Path, *, format: str | None = None, lenient: bool =
         raise SessionFormatError("no such file", path=path)
     try:
         fmt = format or detect_format(path)
+    except GZIP_ERRORS as exc:
+        raise _gzip_error(path, exc) from None
     except OSError as exc:
         raise SessionFormatError(f"cannot read the file ({exc.strerror or exc})", path=path) from None
     if fmt not in FORMATS:
@@ -81,12 +84,18 @@ def load_session(path: str | Path, *, format: str | None = None, lenient: bool =
             else:
                 session = _importer(fmt)(path, lenient=lenient, skipped=errors, warnings=notes,
                                          content_hash=content_hash)
+    except GZIP_ERRORS as exc:
+        raise _gzip_error(path, exc) from None
     except OSError as exc:
         raise SessionFormatError(f"cannot read the file ({exc.strerror or exc})", path=path) from None
     except RecursionError:
         raise SessionFormatError("JSON nested too deeply to read", path=path) from None
     return ImportResult(session=session, format=fmt, path=str(path), skipped=_lines(errors),
                         warnings=_lines(notes), content_hash=content_hash)
+
+
+def _gzip_error(path: Path, exc: BaseException) -> SessionFormatError:
+    return SessionFormatError(f"damaged or truncated gzip file ({exc})", path=path)
 
 
 def _lines(errors: list[SessionFormatError]) -> tuple[SkippedLine, ...]:

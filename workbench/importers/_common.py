@@ -20,6 +20,8 @@ from typing import Any
 from iris.errors import SessionFormatError
 from pydantic import ValidationError
 
+from ._source import open_bytes
+
 __all__ = ["LINE_FAILURES", "LineErrors", "as_dict", "as_int", "as_list", "as_str", "iter_json_lines",
            "parse_arguments", "parse_time", "sha256_file", "short_id", "shorten_title"]
 
@@ -93,7 +95,7 @@ def iter_json_lines(path: Path, errors: LineErrors) -> Iterator[tuple[int, dict[
 
     Blank lines are ignored; invalid UTF-8, invalid JSON and non-object lines are errors."""
     decode = _JSON.decode
-    with path.open("rb") as fh:
+    with open_bytes(path) as fh:
         for lineno, raw in enumerate(fh, start=1):
             if raw.isspace():  # a line from a file is never b"": this is ``not raw.strip()``
                 continue
@@ -209,7 +211,7 @@ def short_id(prefix: str, content_hash: str) -> str:
 
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
+    with open_bytes(path) as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return f"sha256:{digest.hexdigest()}"

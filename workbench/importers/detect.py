@@ -13,6 +13,8 @@ from typing import Any
 
 from iris.errors import SessionFormatError
 
+from ._source import open_bytes
+
 __all__ = ["detect", "detect_record"]
 
 #: How many leading non-blank lines are examined before giving up.
@@ -45,7 +47,7 @@ def detect_record(data: Any) -> str | None:
 
 def detect(path: Path) -> str:
     """Detect the format of ``path``; raise :class:`SessionFormatError` naming the file."""
-    with path.open("rb") as fh:
+    with open_bytes(path) as fh:
         head = fh.read(_PROBE_BYTES)
     if not head.strip():
         raise SessionFormatError("empty file: no session records", path=path)

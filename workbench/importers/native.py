@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
-
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from typing import Annotated, Any, Literal
 
 from iris.errors import SessionFormatError
 from iris.session import (
@@ -25,6 +23,9 @@ from iris.session import (
     SessionHeader,
     StepSnapshot,
 )
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from ._source import open_bytes
 
 __all__ = ["NativeEvent", "dump_session", "dumps_session", "event_schema", "load_native", "parse_native_lines"]
 
@@ -50,7 +51,7 @@ class ContextSnapshotEvent(StepSnapshot):
 
 
 NativeEvent = Annotated[
-    Union[HeaderEvent, MessageEvent, ModelSwitchEvent, CompactionEvent, ContextSnapshotEvent],
+    HeaderEvent | MessageEvent | ModelSwitchEvent | CompactionEvent | ContextSnapshotEvent,
     Field(discriminator="type"),
 ]
 _EVENT = TypeAdapter(NativeEvent)
@@ -165,5 +166,5 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
 def load_native(path: str | Path, *, lenient: bool = False,
                 skipped: list[SessionFormatError] | None = None) -> Session:
     path = Path(path)
-    with path.open("rb") as fh:
+    with open_bytes(path) as fh:
         return parse_native_lines(fh, path=path, lenient=lenient, skipped=skipped)

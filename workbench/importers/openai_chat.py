@@ -45,6 +45,7 @@ from ._common import (
     short_id,
     shorten_title,
 )
+from ._source import open_bytes, read_bytes
 
 __all__ = ["load_openai_chat"]
 
@@ -61,7 +62,7 @@ def load_openai_chat(path: str | Path, *, lenient: bool = False,
     path = Path(path)
     errors = LineErrors(path, lenient, skipped, warnings)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_bytes(path).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SessionFormatError(f"not UTF-8 text (byte offset {exc.start})", path=path,
                                  line=_line_of_byte(path, exc.start)) from None
@@ -186,7 +187,7 @@ def _line(text: str, pos: int) -> int:
 
 
 def _line_of_byte(path: Path, offset: int) -> int:
-    with path.open("rb") as fh:
+    with open_bytes(path) as fh:
         return fh.read(offset).count(b"\n") + 1
 
 
