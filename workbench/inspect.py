@@ -1,7 +1,8 @@
 """Counts that describe an imported session, for ``workbench inspect PATH --json`` and the UI.
 
 The figures are chosen so they can be checked against the source file by hand (issue 2, item 8):
-messages, responses (request batches), tool calls and results, unanswered calls, recorded
+messages, responses (model calls: request batches; copies a recorded compaction provided are
+not responses), tool calls and results, unanswered calls, recorded
 compactions, responses with provider usage, the largest normalised provider prompt, and the
 local token estimate of the whole session text.
 """
@@ -21,7 +22,7 @@ __all__ = ["inspect_session", "session_counts"]
 def session_counts(session: Session) -> dict[str, Any]:
     """The format-independent counts of a session."""
     index = session.index
-    assistants = [m for m in session.messages if m.role == "assistant"]
+    assistants = [m for m in session.messages if m.role == "assistant" and not m.compaction_provided]
     usages = [m.usage for m in assistants if m.usage is not None]
     return {
         "session_id": session.header.session_id,
@@ -31,6 +32,7 @@ def session_counts(session: Session) -> dict[str, Any]:
         "messages_by_role": {role: sum(1 for m in session.messages if m.role == role)
                              for role in ("system", "user", "assistant", "tool")},
         "synthetic_messages": sum(1 for m in session.messages if m.synthetic),
+        "compaction_provided_messages": sum(1 for m in session.messages if m.compaction_provided),
         "responses": len(index.batches),
         "tool_calls": sum(len(m.tool_calls) for m in assistants),
         "tool_results": sum(len(m.tool_results) for m in session.messages),

@@ -188,6 +188,14 @@ class Message(_Frozen):
     """A summary written by an earlier compaction (Claude Code isCompactSummary, Codex compacted)."""
     synthetic: bool = False
     """Injected context rather than something a person typed (system reminders, developer text)."""
+    compaction_provided: bool = Field(False, exclude_if=lambda v: not v)
+    """Context that a recorded compaction put in place (Codex ``compacted.replacement_history``
+    and the history a local Codex compaction rebuilds), not something the model or a person
+    produced at that point. An assistant message marked so is a copy kept in the new context,
+    not a model response: :func:`index_session` makes no request batch (replay step) of it.
+    The as-recorded baseline keeps these messages as the context after the compaction; a replay
+    with its own compaction policy knows them by this flag. Left out of the serialised form
+    when False, so content hashes of ordinary messages do not change."""
 
     @property
     def tool_calls(self) -> tuple[ToolCallBlock, ...]:
@@ -332,7 +340,10 @@ class SessionIndex(_Frozen):
 
 
 def index_session(messages: tuple[Message, ...] | list[Message]) -> SessionIndex:
-    """Compute request batches, call/result pairing and tool groups in one pass."""
+    """Compute request batches, call/result pairing and tool groups in one pass.
+
+    Every assistant message is one model call, i.e. one batch, except copies a recorded
+    compaction provided (``compaction_provided``): they belong to the batch before them."""
     batches: list[RequestBatch] = []
     batch_of: list[int | None] = []
     calls: dict[str, ResultLocation] = {}
@@ -341,6 +352,14 @@ def index_session(messages: tuple[Message, ...] | list[Message]) -> SessionIndex
     orphans: list[ResultLocation] = []
     current: int | None = None
     for mi, msg in enumerate(messages):
+        if msg.role == "assistant" and msg.compaction_provided:
+            for bi, block in enumerate(msg.content):  # kept calls still pair with their results
+                if isinstance(block, ToolCallBlock):
+                    calls.setdefault(block.id, ResultLocation(message=mi, block=bi))
+                    if current is not None:
+                        call_batch.setdefault(block.id, current)
+            batch_of.append(current)
+            continue
         if msg.role == "assistant":
             current = len(batches)
             ids = []
@@ -358,7 +377,7 @@ def index_session(messages: tuple[Message, ...] | list[Message]) -> SessionIndex
                 loc = ResultLocation(message=mi, block=bi)
                 if block.call_id in calls:
                     results.setdefault(block.call_id, loc)
-                    own_batch = call_batch[block.call_id] if own_batch is None else own_batch
+                    own_batch = call_batch.get(block.call_id) if own_batch is None else own_batch
                 else:
                     orphans.append(loc)
         batch_of.append(own_batch if own_batch is not None else current)

@@ -26,21 +26,22 @@ class _Entry:
     timestamp: datetime | None = None
     synthetic: bool = False
     summary: bool = False
+    provided: bool = False
     lines: list[int] = field(default_factory=list)
 
     def freeze(self) -> Message:
         return Message(role=self.role, content=tuple(self.blocks), id=self.id, usage=self.usage,
                        model=self.model, timestamp=self.timestamp, synthetic=self.synthetic,
-                       is_compaction_summary=self.summary)
+                       is_compaction_summary=self.summary, compaction_provided=self.provided)
 
     def freeze_checked(self) -> Message:
         """:meth:`freeze` for an importer that has checked every value's type itself."""
         return _message(self.role, tuple(self.blocks), self.id, self.usage, self.model,
-                        self.timestamp, self.synthetic, self.summary)
+                        self.timestamp, self.synthetic, self.summary, self.provided)
 
 
 _message = maker(Message, "role", "content", "id", "usage", "model", "timestamp", "synthetic",
-                 "is_compaction_summary")
+                 "is_compaction_summary", "compaction_provided")
 
 
 class MessageList:
@@ -67,11 +68,12 @@ class MessageList:
     def add(self, role: str, blocks: list[ContentBlock] | tuple[ContentBlock, ...], *,
             id: str | None = None, usage: Usage | None = None, model: str | None = None,
             timestamp: datetime | None = None, synthetic: bool = False, summary: bool = False,
-            line: int = 0) -> int:
-        """Append one message; returns its index."""
+            provided: bool = False, line: int = 0) -> int:
+        """Append one message; returns its index. ``provided`` marks context a recorded
+        compaction put in place (``Message.compaction_provided``)."""
         self.entries.append(_Entry(role=role, blocks=list(blocks), id=id, usage=usage, model=model,
                                    timestamp=timestamp, synthetic=synthetic, summary=summary,
-                                   lines=[line]))
+                                   provided=provided, lines=[line]))
         self._note(blocks, line)
         return len(self.entries) - 1
 

@@ -16,7 +16,10 @@ all-zero ``last_token_usage`` (seen around compactions) is ignored.
 **Compaction keeps history.** The session shows what the model saw over time: messages before a
 ``compacted`` line stay; the replacement history is appended after them (copies of kept user turns
 are marked synthetic), and :class:`RecordedCompaction` ``at_message`` points at its first message,
-so ``messages[at_message:]`` is the context the model had after the compaction.
+so ``messages[at_message:]`` is the context the model had after the compaction. Every message the
+compaction provided is marked ``compaction_provided``: its assistant messages are copies of earlier
+answers, not model calls, so they make no replay step and carry no usage, and ``responses`` counts
+model calls only.
 """
 
 from __future__ import annotations
@@ -154,6 +157,10 @@ class _Rollout:
             if blocks is None:
                 self.errors.warn(f"response item {payload.get('type')!r} ignored", line=lineno)
             return
+        if role == "assistant" and replay:  # a kept copy, not a model call
+            self.out.add("assistant", blocks, model=self.model, timestamp=when, provided=True,
+                         line=lineno)
+            return
         if role == "assistant":
             if self.open is None:
                 self.open = self.out.add("assistant", blocks, model=self.model, timestamp=when,
@@ -164,11 +171,11 @@ class _Rollout:
             return
         self.open = None
         if role == "tool":
-            self.out.add("tool", blocks, timestamp=when, line=lineno)
+            self.out.add("tool", blocks, timestamp=when, provided=replay, line=lineno)
             return
         summary = payload.get("type") == "compaction"  # the remote (encrypted) summary
         index = self.out.add(role, blocks, timestamp=when, synthetic=synthetic or replay,
-                             summary=summary, line=lineno)
+                             summary=summary, provided=replay, line=lineno)
         if role == "user" and not synthetic and not replay:
             self.unconfirmed_user = index
 
@@ -201,9 +208,10 @@ class _Rollout:
         for i, entry in enumerate(entries):
             initial = i < first_typed and entry.synthetic
             if initial or i in self.typed:
-                self.out.add(entry.role, list(entry.blocks), timestamp=when, synthetic=True, line=lineno)
+                self.out.add(entry.role, list(entry.blocks), timestamp=when, synthetic=True,
+                             provided=True, line=lineno)
         self.out.add("user", [TextBlock(text=summary)], timestamp=when, synthetic=True, summary=True,
-                     line=lineno)
+                     provided=True, line=lineno)
 
     # -- result -----------------------------------------------------------------------------
 
