@@ -1,9 +1,10 @@
 """OpenAI chat-completions message lists → :class:`Session` (R-SES-4).
 
 Accepted shapes: a JSON array of messages, or an object with ``messages`` (mini-swe-agent
-trajectories add ``info``, ``instance_id`` and a per-message ``extra``). The document is read whole
-(these files are small), but element by element, so every message knows its line number and a
-truncated file still yields the messages before the cut in lenient mode.
+trajectories add ``info``, ``instance_id`` and a per-message ``extra``). The document is read whole,
+then decoded element by element, so every message knows its line number (counted on from the
+previous element: linear in the file size) and a truncated file still yields the messages before
+the cut in lenient mode.
 
 Rules: ``tool_calls`` → :class:`ToolCallBlock` (JSON-string arguments parsed, non-objects kept as
 ``{"_raw": text}``); ``reasoning_content`` → :class:`ThinkingBlock`; ``role: tool`` messages pair
@@ -141,8 +142,10 @@ def _array(text: str, pos: int, errors: LineErrors, found: list[tuple[int, Any]]
     """Decode the array at ``pos`` element by element into ``found``; the position after it,
     or None when it is cut or broken (an error, raised or recorded)."""
     pos = _skip(text, pos + 1)
+    counted, line = pos, _line(text, pos)  # lines are counted on from the previous element
     while pos < len(text) and text[pos] != "]":
-        line = _line(text, pos)
+        line += text.count("\n", counted, pos)
+        counted = pos
         try:
             value, pos = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
