@@ -20,10 +20,11 @@ import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .compaction.calibration import Calibration
 from .compaction.thresholds import Thresholds
 from .compaction.usage import RunUsage, UsageTracker
 from .preparation import adapters
@@ -43,7 +44,7 @@ from .preparation.walk import (
 from .session import Session, Usage
 from .tokens import TokenEstimator, default_estimator
 
-__all__ = ["AppliedCompaction", "Replay", "replay"]
+__all__ = ["AppliedCompaction", "RecordedCompactionMark", "Replay", "replay"]
 
 
 class AppliedCompaction(BaseModel):
@@ -63,6 +64,29 @@ class AppliedCompaction(BaseModel):
     checkpoint_text: str
     summary_request_text: str = ""
     summary_usage: Usage | None = None
+
+
+class RecordedCompactionMark(BaseModel):
+    """A compaction the recorded agent made, placed on the replay's steps."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    step: int
+    """First step whose request the agent sent from the compacted context."""
+    at_message: int
+    """Session index of the first message of the compacted context (usually its summary)."""
+    tokens_before: int | None = None
+    """The agent's own count before compacting (Claude ``preTokens``), else the provider's prompt
+    tokens of the last response before it."""
+    tokens_after: int | None = None
+    """Provider prompt tokens of the first response after it (None when not recorded)."""
+    trigger: str = "auto"
+    source: str = ""
+    summary_message: int | None = None
+    """Session index of the agent's summary message (None when it wrote none)."""
+    summary_in_replay: bool = True
+    """Whether the agent's summary was replayed (the as-recorded baseline keeps it; a replay
+    with its own compaction policy leaves it out, see docs/compaction.md)."""
 
 
 class Replay(BaseModel):
@@ -86,6 +110,15 @@ class Replay(BaseModel):
     cancelled: bool = False
     observation_failures: tuple[str, ...] = ()
     """Sink or subscriber failures (they never change the records)."""
+    baseline: Literal["engine", "recorded"] = "engine"
+    """``engine``: the configuration's reduction and compaction; ``recorded``: the as-recorded
+    baseline (what the agent really sent: no engine reduction or compaction, the recorded
+    compactions applied where they happened)."""
+    recorded_compactions: tuple[RecordedCompactionMark, ...] = ()
+    """The agent's own compactions, on this replay's steps (for marks on every chart)."""
+    calibration: Calibration = Field(default_factory=Calibration)
+    """Unrecorded overhead and calibration ratio at the end of the replay (each preparation
+    carries the values known before its own step)."""
     messages_counted: int = Field(0, exclude=True)
     """Messages whose tokens were counted (not cached): grows with what changes, not with steps
     × history. Not part of the JSON form (it depends on what an estimator had cached)."""

@@ -23,7 +23,7 @@ __all__ = ["DEFAULT_INPUT_BUDGET", "Thresholds", "budget_from_limits", "pressure
 
 DEFAULT_INPUT_BUDGET = 96000
 DEFAULT_MAX_OUTPUT = 64000
-BudgetSource = Literal["config", "model_config", "session", "default"]
+BudgetSource = Literal["config", "model_config", "session", "catalogue", "default"]
 
 
 class Thresholds(BaseModel):
@@ -35,6 +35,9 @@ class Thresholds(BaseModel):
     """Whole input allowance (after the output reservation)."""
     budget_source: BudgetSource
     """Which rule of R-CMP-3 gave the budget."""
+    budget_detail: str = ""
+    """The budget's source in words, e.g. ``catalogue: claude-opus-4-6: context 200,000, max
+    output 128,000 (Anthropic, Models overview: …)`` or ``session limits: context 258,400``."""
     reserved: int
     usable_budget: int
     """``input_budget − reserved``: the denominator of every displayed percentage."""

@@ -43,6 +43,7 @@ __all__ = [
     "StageRecord",
     "StageStatus",
     "Trimmed",
+    "TriggerBasis",
     "UsageKind",
     "canonical_json",
     "content_hash",
@@ -61,6 +62,7 @@ STAGE_NAMES: tuple[StageName, ...] = ("assembly", "fold_repeats", "drop_optional
 StageStatus = Literal["entered", "skipped", "candidate", "rejected", "applied"]
 Phase = Literal["ready", "failed", "cancelled"]
 UsageKind = Literal["trusted", "estimated", "missing"]
+TriggerBasis = Literal["provider", "provider_estimate", "calibrated_local", "disabled", "none"]
 MarkKind = Literal["reduced", "trimmed", "folded", "dropped", "summarised", "notice"]
 
 
@@ -355,6 +357,31 @@ class ContextPreparation(_Frozen):
     """``trusted`` provider usage, ``estimated`` (a frozen ``≈`` estimate, R-TOK-4) or missing."""
     phase: Phase = "ready"
     error: PreparationFailure | None = None
+    trigger_tokens: int | None = None
+    """The whole-request value the compaction trigger compared with the threshold line (None:
+    automatic compaction disabled, or no reading yet); see :attr:`trigger_basis`."""
+    trigger_basis: TriggerBasis = "none"
+    """``provider`` (the provider's prompt + output of the previous response, while the replayed
+    request is the recorded one), ``provider_estimate`` (its frozen ``≈`` byte estimate),
+    ``calibrated_local`` (calibrated local estimate + unrecorded overhead), ``disabled`` or
+    ``none``."""
+    unrecorded_overhead_tokens: int = 0
+    """The unrecorded overhead (system prompt, tool schemas, framing) carried in this step's
+    whole-request figures; measured at :attr:`overhead_measured_at` or set by the configuration."""
+    overhead_measured_at: int | None = None
+    """Step whose response measured the overhead (None: not measured yet, or configured)."""
+    calibration_ratio: float = 1.0
+    """Provider tokens per local token known before this step (1.0 until a sample)."""
+    whole_request_tokens: int | None = None
+    """The final request on the whole-request basis: ``round(calibration_ratio ×
+    final_input_tokens) + unrecorded_overhead_tokens`` (None when not ready). Compare this, not
+    ``final_input_tokens`` (the raw local estimate of the replayed messages), with the lines."""
+    recorded_request_tokens: int | None = None
+    """Raw local estimate of the request the recorded agent sent at this step (its recorded
+    history, recorded compactions applied, no engine reduction): like-for-like with the
+    provider's count once calibrated (``recorded_request_whole``)."""
+    recorded_request_whole: int | None = None
+    """:attr:`recorded_request_tokens` calibrated plus the overhead of the recorded window."""
 
     def with_id(self) -> ContextPreparation:
         """A copy whose ``preparation_id`` is the hash of everything else."""

@@ -1,0 +1,113 @@
+"""Unrecorded overhead and the calibrated estimate of a whole request (see docs/compaction.md).
+
+A transcript does not contain everything the provider counted: the agent's system prompt, its tool
+schemas and the provider's framing are sent with every request but never recorded. And the local
+tokenizer (cl100k) is not the provider's. Both are measured per session on the requests the
+recorded agent really sent (the *as-recorded* request: the recorded history, with the recorded
+compactions applied and no engine reduction), so the replay never needs the future:
+
+* **Unrecorded overhead** ``O``: at the first response with trusted usage of a recorded window,
+  ``O = provider prompt − ratio × local`` (with ratio 1 before any sample). A recorded compaction
+  opens a new window (the agent re-sends files and instructions it does not record), so the
+  window overhead is measured again at the first response after it; :attr:`Calibration.overhead`
+  stays the first measurement (system prompt and tools: what every replayed request carries).
+* **Calibration ratio** ``r``: after every later response with trusted usage,
+  ``r = (provider prompt − window overhead) / local`` of that request, once the local part is at
+  least :data:`MIN_SAMPLE_TOKENS` (smaller samples are dominated by rounding). It is the latest
+  sample, like Chord's byte calibration: the history only grows between samples, so the latest
+  ratio is the best guess for the next request.
+
+The calibrated whole-request estimate of a local estimate ``L`` is ``round(r × L) + O``. The
+configuration can fix or disable both (``estimate:``, :class:`EstimateConfig`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["MIN_SAMPLE_TOKENS", "Calibration", "EstimateConfig", "TriggerBasis"]
+
+#: Smallest local estimate whose provider count updates the ratio.
+MIN_SAMPLE_TOKENS = 2000
+
+TriggerBasis = Literal["provider", "provider_estimate", "calibrated_local", "disabled", "none"]
+"""What the trigger compared: the provider's count of the recorded request (``provider``), its
+frozen byte estimate (``provider_estimate``, R-TOK-4), the calibrated local estimate plus the
+unrecorded overhead (``calibrated_local``), nothing (``disabled``: threshold 0; ``none``: no
+reading yet)."""
+
+
+class EstimateConfig(BaseModel):
+    """``estimate:`` section: how whole-request figures are calibrated."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    unrecorded_overhead: int | Literal["auto"] = "auto"
+    """``auto`` measures it from the session; a number fixes it (0 disables it)."""
+    calibrate: bool = True
+    """False keeps the ratio at 1 (the raw local estimate)."""
+
+    @field_validator("unrecorded_overhead")
+    @classmethod
+    def _non_negative(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 0:
+            raise ValueError("must be 'auto' or a non-negative integer")
+        return value
+
+
+class Calibration(BaseModel):
+    """The calibration known before a request: built only from earlier responses."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    overhead: int = 0
+    """Unrecorded overhead carried in every whole-request figure of a replay."""
+    overhead_step: int | None = None
+    """Step whose response measured :attr:`overhead` (None: not measured, or fixed)."""
+    overhead_source: Literal["measured", "configuration", "none"] = "none"
+    window_overhead: int = 0
+    """The overhead of the current recorded window (re-measured after a recorded compaction)."""
+    window_step: int | None = None
+    ratio: float = 1.0
+    """Provider tokens per local token, from the latest sample."""
+    ratio_step: int | None = None
+    """Step whose response gave :attr:`ratio` (None: no sample yet, ratio 1)."""
+    samples: int = 0
+    fixed_overhead: int | None = Field(None, exclude=True)
+    calibrate: bool = Field(True, exclude=True)
+
+    @classmethod
+    def start(cls, config: EstimateConfig | None) -> Calibration:
+        config = config or EstimateConfig()
+        if isinstance(config.unrecorded_overhead, int):
+            o = config.unrecorded_overhead
+            return cls(overhead=o, window_overhead=o, fixed_overhead=o,
+                       overhead_source="configuration", calibrate=config.calibrate)
+        return cls(calibrate=config.calibrate)
+
+    def whole(self, local: int, *, window: bool = False) -> int:
+        """Calibrated whole-request estimate of a local estimate (plus the overhead)."""
+        return round(self.ratio * local) + (self.window_overhead if window else self.overhead)
+
+    def observe(self, step: int, local: int, provider: int | None, *,
+                new_window: bool = False) -> Calibration:
+        """The response of ``step`` reported ``provider`` prompt tokens for the as-recorded
+        request whose local estimate is ``local``; ``new_window``: the first response after a
+        recorded compaction."""
+        if provider is None or provider <= 0:
+            return self
+        first = self.window_step is None and self.fixed_overhead is None
+        if first or (new_window and self.fixed_overhead is None):
+            measured = max(provider - round(self.ratio * local), 0)
+            update = {"window_overhead": measured, "window_step": step}
+            if first:
+                update |= {"overhead": measured, "overhead_step": step,
+                           "overhead_source": "measured"}
+            return self.model_copy(update=update)
+        if not self.calibrate or local < MIN_SAMPLE_TOKENS or new_window:
+            return self
+        ratio = max(provider - self.window_overhead, 1) / local
+        return self.model_copy(update={"ratio": ratio, "ratio_step": step,
+                                       "samples": self.samples + 1})
