@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from iris.reduction import INLINE_BUDGET_BYTES, externalize_large_result, safe_tool_name
-from iris.reduction.artifacts import artifact_path
+from iris.reduction.artifacts import ArtifactWriter, artifact_path
 from iris.session import ToolResultBlock
 from test_reduction_support import Conv, decision, lines, padding, sent_text
 
@@ -18,11 +16,12 @@ def test_r_red_7_archive_holds_exact_bytes_and_marker_names_it(tmp_path):
     c.turns(2)
     res = c.reduce(session_dir=tmp_path)
     d = decision(res, cid)
-    path = Path(d.artifact_path)
+    assert d.artifact_path.startswith("<session_dir>/reduced-artifacts/")  # logical (R-PREP-6)
+    path = ArtifactWriter(tmp_path).resolve(d.artifact_path)
     assert path.parent == (tmp_path / "reduced-artifacts").resolve()
     assert path.read_bytes() == text.encode()
     assert path.name.startswith("bash-") and len(path.stem.split("-")[1]) == 12
-    assert f"Full output saved to {path}" in sent_text(res, cid)
+    assert f"Full output saved to {d.artifact_path}" in sent_text(res, cid)
 
 
 def test_r_red_7_content_addressed_one_file_for_same_content(tmp_path):
@@ -71,11 +70,13 @@ def test_r_red_8_inline_budget_preview_and_reference(tmp_path):
     big = lines(3000, "row {i}: " + "x" * 30)
     assert len(big.encode()) > INLINE_BUDGET_BYTES
     block = ToolResultBlock(call_id="c", text=big)
-    new, path = externalize_large_result(block, session_dir=tmp_path, tool_name="Bash")
-    assert path is not None and path.parent == (tmp_path / "tool-outputs").resolve()
+    new, logical = externalize_large_result(block, session_dir=tmp_path, tool_name="Bash")
+    assert logical is not None and logical.startswith("<session_dir>/tool-outputs/bash-")
+    path = ArtifactWriter(tmp_path).resolve(logical)
+    assert path.parent == (tmp_path / "tool-outputs").resolve()
     assert path.read_bytes() == big.encode()
-    assert new.artifact_path == str(path) and len(new.text.encode()) < 9 * 1024
-    assert new.text.startswith("row 0: ") and f"Full output saved to {path}" in new.text
+    assert new.artifact_path == logical and len(new.text.encode()) < 9 * 1024
+    assert new.text.startswith("row 0: ") and f"Full output saved to {logical}" in new.text
     small = ToolResultBlock(call_id="c", text="tiny")
     assert externalize_large_result(small, session_dir=tmp_path, tool_name="Bash") == (small, None)
 

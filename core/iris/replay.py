@@ -9,9 +9,9 @@ each response is recorded next to the local estimate (trusted, or a frozen ``≈
 Cost follows what changes: each recorded message is turned into a part (and counted) once, token
 sums are carried incrementally, the reduction engine reuses its frozen prefix, and the request
 hash is built from per-message hashes computed once. Same session + configuration + template
-snapshot + summariser = identical records; paths inside the replay's working directory (reduced
-artifacts) are written as ``<session_dir>`` in the records and in the final requests kept for
-display, so where the replay ran changes nothing.
+snapshot + summariser = identical records; the engine names the files of the replay's working
+directory (reduced artifacts, tool outputs) only under the logical root ``<session_dir>``, and the
+host-side writer maps that root to the directory, so where the replay ran changes nothing.
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ class _Runner:
                  on_event: Any, progress: Any, cancel: Any, tools: Sequence[Mapping[str, Any]],
                  estimator: TokenEstimator) -> None:
         self.session, self.progress, self.work_dir = session, progress, work_dir
-        self.cache = TokenCache(estimator, alias=(str(work_dir.resolve()), "<session_dir>"))
+        self.cache = TokenCache(estimator)
         t = adapters.resolve_thresholds(config, session.header.limits)
         self.thresholds = t
         self.settings = PipelineSettings(
@@ -311,7 +311,7 @@ class _Runner:
                                     if x.history_index is not None),
             archive_name=Path(outcome.archive_path).name,
             checkpoint_text=outcome.history[0].text,
-            summary_request_text=self.cache.aliased(outcome.summary_request_text),
+            summary_request_text=outcome.summary_request_text,
             summary_usage=outcome.summary_usage)
 
     def _archive(self, name: str) -> str:

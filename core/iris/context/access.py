@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..errors import ContextAccessError
+from ..reduction.artifacts import LOGICAL_ROOT
 from ..session import Message, ToolCallBlock, ToolResultBlock, block_text
 
 __all__ = [
@@ -179,7 +180,9 @@ class ContextAccessPort:
         if not roots:  # the recorded path is untrusted input: without a root nothing is "inside"
             raise ContextAccessError(f"ref {ref!r}: no artifact root or workspace to read raw artifacts from")
         path = Path(block.artifact_path)
-        if not path.is_absolute():
+        if block.artifact_path.startswith(f"{LOGICAL_ROOT}/"):  # the session directory's files
+            path = roots[0] / block.artifact_path[len(LOGICAL_ROOT) + 1:]
+        elif not path.is_absolute():
             path = roots[0] / path
         path = path.resolve()
         if not any(path.is_relative_to(r) for r in roots):

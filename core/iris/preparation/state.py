@@ -31,11 +31,8 @@ class TokenCache:
     per message; the estimator's own content cache covers identical texts in new objects.
     """
 
-    def __init__(self, estimator: TokenEstimator, alias: tuple[str, str] | None = None) -> None:
+    def __init__(self, estimator: TokenEstimator) -> None:
         self.estimator = estimator
-        self.alias = alias
-        """``(working directory, placeholder)``: paths of the replay's own directory are written
-        with the placeholder in hashes and records, so the directory never changes an id."""
         self._by_id: dict[int, tuple[Message, int]] = {}
         self.counted = 0
         """How many messages were counted (cache misses): a replay's cost indicator."""
@@ -67,28 +64,6 @@ class TokenCache:
         self.memo[key] = (message, digest)
         return digest
 
-    def display(self, message: Message) -> Message:
-        """``message`` with the working directory written as the placeholder (same object when
-        it does not mention the directory), computed once per message object."""
-        if self.alias is None:
-            return message
-        key = ("display", id(message))
-        hit = self.memo.get(key)
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        shown = message
-        if any(self.alias[0] in getattr(b, "text", "") or self.alias[0] in str(
-                getattr(b, "artifact_path", "") or "") for b in message.content):
-            shown = Message.model_validate_json(self.aliased(message.model_dump_json()))
-        self.memo[key] = (message, shown)
-        return shown
-
-    def aliased(self, text: str | None) -> str:
-        """``text`` with the working directory replaced by its placeholder."""
-        if not text or self.alias is None:
-            return text or ""
-        return text.replace(self.alias[0], self.alias[1])
-
     def mark(self, origin: str, history_index: int | None, key: str | None,
              marks: tuple[str, ...]) -> Any:
         """A shared ``MessageMark`` per distinct value (most marks repeat at every step)."""
@@ -117,7 +92,7 @@ class TokenCache:
         for part in parts[k:]:
             hit = by_id.get(id(part))
             if hit is None or hit[0] is not part:
-                shown = self.display(part.message)
+                shown = part.message
                 mark = self.mark(part.origin, part.history_index, part.key, part.marks)
                 memo_key = ("mark", mark.origin, mark.history_index, mark.key, mark.marks)
                 hit = by_id[id(part)] = (part, (shown, mark, self.message_hash(shown),

@@ -27,9 +27,8 @@ __all__ = ["apply"]
 
 
 def _decision(d: Any, part: Part, ref: str, settings: PipelineSettings):
-    alias = settings.cache.aliased
-    common = {"ref": ref, "message_index": part.history_index, "reason": alias(d.reason)}
-    path = alias(d.artifact_path) or None
+    common = {"ref": ref, "message_index": part.history_index, "reason": d.reason}
+    path = d.artifact_path or None
     if d.action == "kept":
         return KeptRecent(tool_name=d.tool_name, call_id=d.call_id, **common)
     if d.action == "trimmed":
@@ -55,9 +54,7 @@ def _shortened(part: Part, new_message: Message, actions: set[str],
 
 
 def _mark(part: Part, new_message: Message, actions: set[str], settings: PipelineSettings) -> Part:
-    # counted as shown (working directory as ``<session_dir>``): the count must not depend on
-    # where the replay runs (R-PREP-6)
-    tokens = settings.cache.message(settings.cache.display(new_message))
+    tokens = settings.cache.message(new_message)
     actions = actions - {"kept"}
     marked = part.replaced(new_message, tokens, "trimmed" if "trimmed" in actions else "reduced")
     if "trimmed" in actions and actions - {"trimmed"}:

@@ -5,6 +5,11 @@
 * ``tool-outputs/<tool>-<12 hex>.txt``: results over the 50 KiB inline budget, replaced on first
   entry by a bounded preview plus a stable reference to that file.
 
+The reduction engine only ever names these files under the logical root ``<session_dir>``
+(:data:`LOGICAL_ROOT`): the text it renders and counts, and every record made from it, is the same
+wherever the session directory is on disk. :class:`ArtifactWriter` is the host-side writer that maps
+the logical root to a directory and writes the files there.
+
 File names are sanitised and resolved so that nothing escapes the session directory, whatever the
 tool name contains.
 """
@@ -12,18 +17,21 @@ tool name contains.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from pathlib import Path
 
 from ..errors import StorageError
+from ..safe_files import write_file
 from ..session import ToolResultBlock
 
 __all__ = [
-    "INLINE_BUDGET_BYTES", "PREVIEW_BYTES", "PREVIEW_MAX_LINES", "REDUCED_DIR", "TOOL_OUTPUTS_DIR",
-    "artifact_path", "externalize_large_result", "safe_tool_name", "write_artifact",
+    "INLINE_BUDGET_BYTES", "LOGICAL_ROOT", "PREVIEW_BYTES", "PREVIEW_MAX_LINES", "REDUCED_DIR",
+    "TOOL_OUTPUTS_DIR", "ArtifactWriter", "artifact_path", "as_writer", "externalize_large_result",
+    "logical_path", "safe_tool_name", "write_artifact",
 ]
 
+LOGICAL_ROOT = "<session_dir>"
+"""How the engine writes the session directory in marker text, decisions and references."""
 REDUCED_DIR = "reduced-artifacts"
 TOOL_OUTPUTS_DIR = "tool-outputs"
 INLINE_BUDGET_BYTES = 50 * 1024
@@ -41,11 +49,20 @@ def safe_tool_name(tool_name: str) -> str:
     return name or "tool"
 
 
-def artifact_path(session_dir: Path | str, kind_dir: str, tool_name: str, text: str) -> Path:
-    """Where the content-addressed file for ``text`` lives (it need not exist yet)."""
+def _file_name(tool_name: str, text: str) -> str:
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return f"{safe_tool_name(tool_name)}-{digest}.txt"
+
+
+def logical_path(kind_dir: str, tool_name: str, text: str) -> str:
+    """The machine-independent name of the file for ``text``: ``<session_dir>/<kind>/<file>``."""
+    return f"{LOGICAL_ROOT}/{kind_dir}/{_file_name(tool_name, text)}"
+
+
+def artifact_path(session_dir: Path | str, kind_dir: str, tool_name: str, text: str) -> Path:
+    """Where the content-addressed file for ``text`` lives on disk (it need not exist yet)."""
     root = (Path(session_dir) / kind_dir).resolve()
-    path = (root / f"{safe_tool_name(tool_name)}-{digest}.txt").resolve()
+    path = (root / _file_name(tool_name, text)).resolve()
     if path.parent != root:  # cannot happen with a sanitised name; refuse rather than escape
         raise StorageError(f"artifact path {str(path)!r} escapes {str(root)!r}")
     return path
@@ -53,17 +70,49 @@ def artifact_path(session_dir: Path | str, kind_dir: str, tool_name: str, text: 
 
 def write_artifact(session_dir: Path | str, kind_dir: str, tool_name: str, text: str) -> Path:
     """Write ``text`` exactly (UTF-8 bytes, no newline translation) unless the same content exists."""
-    path = artifact_path(session_dir, kind_dir, tool_name, text)
-    if path.exists():
-        return path
+    target = Path(session_dir) / kind_dir / _file_name(tool_name, text)
+    if target.is_file() and not target.is_symlink() and not target.parent.is_symlink():
+        return artifact_path(session_dir, kind_dir, tool_name, text)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_bytes(text.encode())
-        tmp.replace(path)
+        write_file(target, text.encode(), root=session_dir)  # refuses links on the way
     except OSError as exc:
-        raise StorageError(f"cannot write artifact {str(path)!r}: {exc}") from exc
-    return path
+        raise StorageError(f"cannot write artifact {str(target)!r}: {exc}") from exc
+    return artifact_path(session_dir, kind_dir, tool_name, text)
+
+
+class ArtifactWriter:
+    """Host-side writer: maps :data:`LOGICAL_ROOT` to ``root`` on disk."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"ArtifactWriter({str(self.root)!r})"
+
+    def write(self, kind_dir: str, tool_name: str, text: str) -> str:
+        """Write ``text`` under ``root`` (content-addressed) and return its logical path."""
+        write_artifact(self.root, kind_dir, tool_name, text)
+        return logical_path(kind_dir, tool_name, text)
+
+    def resolve(self, logical: str) -> Path:
+        """The file on disk for a logical path; a path outside the logical root is an error."""
+        prefix = f"{LOGICAL_ROOT}/"
+        if not logical.startswith(prefix):
+            raise StorageError(f"artifact {logical!r} is not under {LOGICAL_ROOT}")
+        root = self.root.resolve()
+        path = (root / logical[len(prefix):]).resolve()
+        if not path.is_relative_to(root):
+            raise StorageError(f"artifact {logical!r} escapes {str(root)!r}")
+        return path
+
+
+def as_writer(session_dir: ArtifactWriter | Path | str | None) -> ArtifactWriter | None:
+    """The writer for a session directory argument (a directory is wrapped; None stays None)."""
+    if session_dir is None or isinstance(session_dir, ArtifactWriter):
+        return session_dir
+    return ArtifactWriter(session_dir)
 
 
 def _preview(text: str) -> str:
@@ -80,18 +129,21 @@ def _preview(text: str) -> str:
     return "\n".join(out)
 
 
-def externalize_large_result(block: ToolResultBlock, *, session_dir: Path | str,
-                             tool_name: str) -> tuple[ToolResultBlock, Path | None]:
+def externalize_large_result(block: ToolResultBlock, *, session_dir: ArtifactWriter | Path | str,
+                             tool_name: str) -> tuple[ToolResultBlock, str | None]:
     """Save a result over :data:`INLINE_BUDGET_BYTES` to ``tool-outputs/`` and return the preview
-    block (with ``artifact_path`` set) and the file; smaller results come back unchanged with None."""
+    block (``artifact_path`` set to the logical path) and that logical path; smaller results come
+    back unchanged with None."""
     size = len(block.text.encode())
     if size <= INLINE_BUDGET_BYTES or block.artifact_path:
         return block, None
-    path = write_artifact(session_dir, TOOL_OUTPUTS_DIR, tool_name, block.text)
+    writer = as_writer(session_dir)
+    assert writer is not None
+    path = writer.write(TOOL_OUTPUTS_DIR, tool_name, block.text)
     preview = _preview(block.text)
     lines = len(block.text.splitlines())
     shown = len(preview.splitlines())
     note = (f"[Output truncated at the {INLINE_BUDGET_BYTES // 1024} KiB inline budget: "
             f"{size:,} bytes, {lines:,} lines; the first {shown:,} lines are shown above. "
             f"Full output saved to {path}]")
-    return block.model_copy(update={"text": f"{preview}\n{note}", "artifact_path": str(path)}), path
+    return block.model_copy(update={"text": f"{preview}\n{note}", "artifact_path": path}), path

@@ -25,7 +25,7 @@ from weakref import WeakKeyDictionary
 from ..context.policy import ContextPolicy
 from ..session import Message, ToolCallBlock, ToolResultBlock
 from ..tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
-from .artifacts import INLINE_BUDGET_BYTES, externalize_large_result
+from .artifacts import INLINE_BUDGET_BYTES, ArtifactWriter, as_writer, externalize_large_result
 from .classify import Context, ResultInfo, Verdict, classify, describe
 from .config import ReductionConfig
 from .facts import extract_facts
@@ -106,19 +106,24 @@ def _cfg_key(memo: dict, config: ReductionConfig) -> str:
 
 
 def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, policy: ContextPolicy,
-                   state: ReductionState | None = None, session_dir: Path | None = None,
+                   state: ReductionState | None = None,
+                   session_dir: ArtifactWriter | Path | None = None,
                    context_read_available: bool = True, tool_kinds: ToolKindMap | None = None,
                    todos_completed: bool = False,
                    estimator: TokenEstimator | None = None) -> ReductionResult:
-    """Reduce the tool results of one request; never changes ``messages`` themselves (R-RED-1)."""
+    """Reduce the tool results of one request; never changes ``messages`` themselves (R-RED-1).
+
+    ``session_dir`` (a directory or an :class:`ArtifactWriter`) receives the recovery files; the
+    text names them under the logical root ``<session_dir>`` whatever the directory is."""
     state = state or ReductionState()
+    writer = as_writer(session_dir)
     memo = state.memo()
     est = estimator or default_estimator()
     kinds = tool_kinds or ToolKindMap()
     hint = policy.enabled and context_read_available
     cfg_key = _cfg_key(memo, config)
     kinds_key = (kinds.format, tuple(sorted(kinds.overrides.items())))
-    key = (cfg_key, policy, hint, str(session_dir), kinds_key, id(est))
+    key = (cfg_key, policy, hint, writer is not None, kinds_key, id(est))
     tracker = _tracker(messages, state, memo, key, kinds, kinds_key, est)
     seen_items = len(tracker.items)
     dirty, recalled, first_new = tracker.advance(messages, state, policy.preserve_recent_tool_groups)
@@ -133,7 +138,7 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
         it.reset()
         ctx = Context(age=it.age, validity=it.validity, repeated=it.repeated, recalled=it.protected,
                       tool_results=len(tracker.items))
-        _decide(it, ctx, config, state, session_dir, memo, cfg_key, hint)
+        _decide(it, ctx, config, state, writer, memo, cfg_key, hint)
     fresh = [it for it in work if it.frozen is None and it.rendering is not None]
     for it in work:
         it.fresh = False
@@ -147,11 +152,11 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
             _defer(it, gate, saving, config)
     if hint:
         plan_trims(work, policy, est)
-    _externalize(work, memo, session_dir)
+    _externalize(work, memo, writer)
     gates = _gates(config)
     for it in work:
         tracker.schedule(it, gates)
-    return _finish(messages, tracker, work, first_new, state, est, memo, hint, recalled, session_dir,
+    return _finish(messages, tracker, work, first_new, state, est, memo, hint, recalled, writer,
                    grace_used=(state.grace_used + 1 if grace else state.grace_used) if todos_completed else 0)
 
 
@@ -163,7 +168,7 @@ def _age_cap(cfg: ReductionConfig) -> int:
 
 
 def _decide(it: Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
-            session_dir: Path | None, memo: dict, cfg_key: str, hint: bool) -> None:
+            session_dir: ArtifactWriter | None, memo: dict, cfg_key: str, hint: bool) -> None:
     frozen = state.frozen.get(it.info.call_id)
     # Reused only while its ref, original and read-back mode still hold (a compaction shifts refs).
     if (frozen is not None and frozen.ref == it.ref and frozen.digest == it.info.digest
@@ -184,7 +189,7 @@ def _decide(it: Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
     it.verdict = verdict
     if it.verdict.action != "kept":
         existing = it.block.artifact_path or state.externalized.get(it.info.call_id)
-        rkey = ("render", it.info.call_id, it.info.digest, verdict.render, verdict.why, str(session_dir), existing)
+        rkey = ("render", it.info.call_id, it.info.digest, verdict.render, verdict.why, session_dir is not None, existing)
         rendering = memo.get(rkey)
         if rendering is None:
             rendering = memo[rkey] = render_verdict(verdict, it.info, session_dir=session_dir,
@@ -213,7 +218,7 @@ def _defer(it: Item, gate: str, saving: int, cfg: ReductionConfig) -> None:
     it.rendering = None
 
 
-def _externalize(items: list[Item], memo: dict, session_dir: Path | None) -> None:
+def _externalize(items: list[Item], memo: dict, session_dir: ArtifactWriter | None) -> None:
     """Results over the inline budget are replaced by a preview on first entry (R-RED-8)."""
     if session_dir is None:
         return
@@ -223,7 +228,7 @@ def _externalize(items: list[Item], memo: dict, session_dir: Path | None) -> Non
             continue
         if it.info.bytes <= INLINE_BUDGET_BYTES:
             continue
-        key = ("ext", it.info.call_id, it.info.digest, str(session_dir))
+        key = ("ext", it.info.call_id, it.info.digest)
         if key not in memo:
             memo[key] = externalize_large_result(it.block, session_dir=session_dir,
                                                  tool_name=it.info.tool_name)
@@ -231,7 +236,7 @@ def _externalize(items: list[Item], memo: dict, session_dir: Path | None) -> Non
         it.verdict = Verdict("externalized", "inline_budget", v.category,
                              f"{it.info.bytes:,} B > inline budget {INLINE_BUDGET_BYTES:,} B → preview + "
                              f"saved file (kept by {v.rule})")
-        it.rendering = Rendering(block.text, str(path), False)
+        it.rendering = Rendering(block.text, path, False)
 
 
 def _message_tokens(memo: dict, est: TokenEstimator, msg: Message) -> int:
@@ -246,7 +251,7 @@ def _message_tokens(memo: dict, est: TokenEstimator, msg: Message) -> int:
 
 
 def _settle(it: Item, state: ReductionState, est: TokenEstimator, hint: bool, request_no: int,
-            session_dir: Path | None, frozen: dict, externalized: dict, new_reduced: set) -> None:
+            session_dir: ArtifactWriter | None, frozen: dict, externalized: dict, new_reduced: set) -> None:
     """The text sent for a re-decided result, its frozen rendering, and its decision values."""
     v = it.verdict
     assert v is not None
@@ -325,7 +330,7 @@ def _messages(messages: Sequence[Message], tracker: Tracker, touched: set[int], 
 
 def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], first_new: int,
             state: ReductionState, est: TokenEstimator, memo: dict, hint: bool, recalled: frozenset,
-            session_dir: Path | None, grace_used: int) -> ReductionResult:
+            session_dir: ArtifactWriter | None, grace_used: int) -> ReductionResult:
     request_no = state.requests + 1
     frozen, externalized, new_reduced = dict(state.frozen), dict(state.externalized), set()
     for it in work:

@@ -9,10 +9,8 @@ named instead).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from . import summaries as S
-from .artifacts import REDUCED_DIR, artifact_path, write_artifact
+from .artifacts import REDUCED_DIR, ArtifactWriter, logical_path
 from .classify import ResultInfo, Verdict
 
 __all__ = ["ARCHIVE_MIN_BYTES", "Rendering", "archive_exempt", "render_base", "render_verdict"]
@@ -77,19 +75,20 @@ class Rendering:
         self.write = write
 
 
-def render_verdict(verdict: Verdict, info: ResultInfo, *, session_dir: Path | None,
+def render_verdict(verdict: Verdict, info: ResultInfo, *, session_dir: ArtifactWriter | None,
                    existing_artifact: str | None) -> Rendering:
-    """Render and decide the recovery path; the archive is written only by :func:`commit`."""
+    """Render and decide the recovery path (a logical ``<session_dir>/…`` path, so the text does
+    not depend on where the directory is); the archive is written only by :func:`commit`."""
     base = render_base(verdict, info)
     if existing_artifact:
         return Rendering(f"{base}\nFull output saved to {existing_artifact}", existing_artifact, False)
     if archive_exempt(verdict, info) or info.bytes <= ARCHIVE_MIN_BYTES or session_dir is None:
         return Rendering(base, None, False)
-    path = str(artifact_path(session_dir, REDUCED_DIR, info.tool_name, info.text))
+    path = logical_path(REDUCED_DIR, info.tool_name, info.text)
     return Rendering(f"{base}\nFull output saved to {path}", path, True)
 
 
-def commit(rendering: Rendering, info: ResultInfo, session_dir: Path | None) -> None:
+def commit(rendering: Rendering, info: ResultInfo, session_dir: ArtifactWriter | None) -> None:
     """Write the archive of an applied rendering (content-addressed; a no-op when it exists)."""
     if rendering.write and session_dir is not None:
-        write_artifact(session_dir, REDUCED_DIR, info.tool_name, info.text)
+        session_dir.write(REDUCED_DIR, info.tool_name, info.text)
