@@ -206,7 +206,7 @@ def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: 
     decisions = [*decisions, CandidateDecision(
         summarizer=result.kind, model=result.model, summary_tokens=summary_tokens,
         summary_max_tokens=t.summary_max_tokens, checkpoint_tokens=cp_tokens,
-        projected_request_tokens=after, pressure_line=t.pressure_line)]
+        projected_request_tokens=after, pressure_line=t.pressure_line, note=result.note)]
     problem = _success_problem(after, before, t)
     if problem:
         return attempt.reject(decisions, RejectedDecision(

@@ -60,6 +60,9 @@ class SummaryResult(BaseModel):
     usage: Usage | None = None
     kind: Literal["extractive", "recorded", "remote"]
     model: str | None = None
+    note: str = ""
+    """How the summary was chosen, when that matters to the reader (the recorded summariser
+    says which recorded summary it reused, or why it fell back); shown in the records."""
 
 
 @runtime_checkable
@@ -85,7 +88,13 @@ class ExtractiveSummarizer:
 
 class RecordedSummarizer:
     """Reuses a compaction summary recorded in an imported session (Claude Code
-    ``isCompactSummary``, Codex ``compacted``): the one nearest to the cut.
+    ``isCompactSummary``, Codex ``compacted``): the nearest one written **before** the cut.
+
+    A summary recorded later than the head being archived holds facts from the future of the
+    step being compacted, so it is never used: the nearest earlier readable summary is taken,
+    and when there is none the checkpoint is filled extractively (``kind="extractive"``). Either
+    way :attr:`SummaryResult.note` says which recorded summary was used or why none was, and the
+    compaction records show it. Encrypted summaries (Codex remote compaction) are not readable.
 
     A recorded summary rarely has the required sections; it is then placed under
     ``## Progress`` and the other sections are filled extractively.
@@ -95,34 +104,50 @@ class RecordedSummarizer:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        found = [(c.at_message, c.summary) for c in session.compactions if c.summary]
+        found = [(c.at_message, c.summary) for c in session.compactions if _readable(c.summary)]
         found += [(i, m.text) for i, m in enumerate(session.messages)
-                  if m.is_compaction_summary and m.text.strip()]
+                  if m.is_compaction_summary and _readable(m.text)]
         self._recorded = sorted(found)
 
     def _position(self, head: tuple[Message, ...]) -> int:
-        if head:
-            for i in range(len(self.session.messages) - 1, -1, -1):
-                if self.session.messages[i] == head[-1]:
-                    return i + 1
+        """Session index just after the head: the earliest place where the head's last messages
+        occur in order (earliest, so a repeated message never moves the cut into the future)."""
+        if not head:
+            return 0
+        messages, tail = self.session.messages, head[-3:]
+        for i in range(len(tail) - 1, len(messages)):
+            if messages[i] == tail[-1] and messages[i - len(tail) + 1:i + 1] == tail:
+                return i + 1
         return len(head)
 
     def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
         if not self._recorded:
             raise SummarizerError("the session has no recorded compaction summary")
         cut = self._position(request.head)
-        at, text = min(self._recorded, key=lambda item: (abs(item[0] - cut), item[0]))
-        try:
-            validate_summary(text)
-            return SummaryResult(text=text.strip(), kind="recorded")
-        except SummaryInvalid:
-            pass
+        earlier = [item for item in self._recorded if item[0] <= cut]
         sections = extractive_sections(request.head, current_request=request.current_request,
                                        constraints=request.session_constraints,
                                        previous_checkpoint=request.previous_checkpoint)
+        if not earlier:
+            later = self._recorded[0][0]
+            note = (f"no recorded summary was written before message {cut} (the first one, "
+                    f"message {later}, came later and is not used): filled extractively")
+            return SummaryResult(text=_join(sections), kind="extractive", note=note)
+        at, text = earlier[-1]
+        note = f"recorded summary of message {at}, the nearest written before message {cut}"
+        try:
+            validate_summary(text)
+            return SummaryResult(text=text.strip(), kind="recorded", note=note)
+        except SummaryInvalid:
+            pass
         sections["Progress"] = (f"Recorded summary (message {at}, reused verbatim):\n"
                                 f"{text.strip()}\n\n{sections['Progress']}")
-        return SummaryResult(text=_join(sections), kind="recorded")
+        return SummaryResult(text=_join(sections), kind="recorded", note=note)
+
+
+def _readable(text: str | None) -> bool:
+    """A recorded summary with readable text (not an encrypted remote summary's placeholder)."""
+    return bool(text and text.strip()) and not text.startswith("[compaction summary: encrypted")
 
 
 class OpenAICompatibleSummarizer:

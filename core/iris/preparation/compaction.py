@@ -86,7 +86,7 @@ def _map(d: EngineDecision, *, cut: int | None, before: int, line: int, attempt:
                 reason=f"{d.summarizer} summary of {d.summary_tokens:,} tokens (max "
                        f"{d.summary_max_tokens:,}); checkpoint {d.checkpoint_tokens:,} tokens; "
                        f"request would be {d.projected_request_tokens:,} against the pressure "
-                       f"line {d.pressure_line:,}")
+                       f"line {d.pressure_line:,}" + (f"; {d.note}" if d.note else ""))
         case RejectedDecision():
             return CompactionRejected(attempt=attempt, tokens_after=d.projected_request_tokens,
                                       reason=d.reason)
