@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from ..errors import ContextAccessError
 from ..reduction.artifacts import LOGICAL_ROOT
 from ..session import Message, ToolCallBlock, ToolResultBlock, block_text
+from .positional import PositionalModel
 
 __all__ = [
     "READ_LIMIT_MAX", "SEARCH_LIMIT_MAX", "SEARCH_SCAN_WINDOW", "ContextAccessPort", "ContextReadPage",
@@ -95,7 +96,7 @@ class ContextSearchParams(_Frozen):
         return data
 
 
-class ContextReadPage(_Frozen):
+class ContextReadPage(PositionalModel):
     ref: str
     representation: Literal["text", "raw"]
     offset: int
@@ -105,7 +106,7 @@ class ContextReadPage(_Frozen):
     content: str
 
 
-class ContextSearchMatch(_Frozen):
+class ContextSearchMatch(PositionalModel):
     ref: str
     """``result:N:B`` for a tool result, else ``message:N``."""
     role: str
@@ -113,7 +114,7 @@ class ContextSearchMatch(_Frozen):
     snippet: str
 
 
-class ContextSearchPage(_Frozen):
+class ContextSearchPage(PositionalModel):
     matches: tuple[ContextSearchMatch, ...]
     next_after: int
     """Continue scanning from this message index."""

@@ -9,14 +9,25 @@ to the durable conversation.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterable
 from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 from ..errors import ConfigError, PreparationError
 from ..session import Session, StepSnapshot
+from .positional import PositionalModel
 
 __all__ = ["ContextBuildScope", "ContextContribution", "ContextSnapshot", "ContextSource",
            "RecordedContextSource", "StaticContextSource"]
@@ -26,8 +37,9 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class ContextBuildScope(_Frozen):
-    """Which step a source is asked about."""
+class ContextBuildScope(PositionalModel):
+    """Which step a source is asked about: ``ContextBuildScope(session_id, run_id, step_index,
+    workspace_root, run_input)``, positionally or by keyword; ``workspace_root`` may be a path."""
 
     session_id: StrictStr
     run_id: StrictStr
@@ -36,9 +48,15 @@ class ContextBuildScope(_Frozen):
     run_input: StrictStr = ""
     """The text view of the run input (sources do not read the whole history themselves)."""
 
+    @field_validator("workspace_root", mode="before")
+    @classmethod
+    def _path_text(cls, value: object) -> object:
+        return os.fspath(value) if isinstance(value, os.PathLike) else value
 
-class ContextContribution(_Frozen):
-    """One keyed piece of dynamic context; optional ones may be dropped under budget pressure."""
+
+class ContextContribution(PositionalModel):
+    """One keyed piece of dynamic context; optional ones may be dropped under budget pressure.
+    ``ContextContribution(key, text, required=True, priority=100)``."""
 
     key: StrictStr = Field(min_length=1)
     text: StrictStr
@@ -47,7 +65,7 @@ class ContextContribution(_Frozen):
     """Lower priority is removed first (optional contributions only)."""
 
 
-class ContextSnapshot(_Frozen):
+class ContextSnapshot(PositionalModel):
     """All contributions of one step; keys are unique (a duplicate is an error)."""
 
     contributions: tuple[ContextContribution, ...] = ()
