@@ -13,7 +13,7 @@ from __future__ import annotations
 import traceback
 
 import streamlit as st
-from iris.errors import TemplateError
+from iris.errors import TemplateError, WorkbenchError
 from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptSource
 
 from workbench import rerun
@@ -101,10 +101,14 @@ else:
 save_col, discard_col = st.columns(2)
 if save_col.button("Save to workspace", key="tpl_save",
                    disabled=preview.error is not None or not preview.diff):
-    path = source.save(prompt_id, text)
-    state["tpl_base"] = base = base.with_template(prompt_id, text)
-    st.toast(f"Saved {path}")
-    st.rerun()
+    try:
+        path = source.save(prompt_id, text)
+    except WorkbenchError as exc:  # e.g. a symbolic link planted in the prompts folder
+        st.error(f"Not saved: {exc}")
+    else:
+        state["tpl_base"] = base = base.with_template(prompt_id, text)
+        st.toast(f"Saved {path}")
+        st.rerun()
 if discard_col.button("Discard edit", key="tpl_discard", disabled=not preview.diff):
     state["tpl_edited"] = edited.with_template(prompt_id, base.template_source(prompt_id))
     state.pop(f"tpl_src_{prompt_id}", None)

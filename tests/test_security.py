@@ -187,7 +187,7 @@ def test_r_cmp_7_archive_never_written_through_a_planted_symlink(tmp_path):
     session_dir.mkdir()
     (session_dir / "history-1.md").symlink_to(target)
     msgs = [Message(role="user", content=(TextBlock(text="hello"),))]
-    with pytest.raises(StorageError, match="already exists"):
+    with pytest.raises(StorageError, match="symbolic link"):
         write_archive(session_dir, msgs, number=1)
     assert target.read_text() == "original"
     path = write_archive(session_dir, msgs, number=2)

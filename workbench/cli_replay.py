@@ -20,6 +20,7 @@ from typing import TextIO
 
 from iris.errors import StorageError, WorkbenchError
 from iris.replay import Replay
+from iris.safe_files import write_file
 
 __all__ = ["UsageError", "register", "summary_lines"]
 
@@ -136,6 +137,6 @@ def _write_json(target: str, result: Replay) -> None:
         sys.stdout.write(lines)
         return
     try:
-        Path(target).write_text(lines, encoding="utf-8")
+        write_file(Path(target), lines)  # atomic; refuses a symbolic link at the target
     except OSError as exc:
         raise StorageError(f"{target}: cannot write the preparations ({exc.strerror or exc})") from None

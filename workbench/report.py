@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iris.errors import StorageError
+from iris.safe_files import write_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -156,8 +157,7 @@ def write_report(session: Any, out: str | Path, config: Any = None, *, title: st
     html = build_report(session, config, title=title, summarizer=summarizer, progress=progress)
     target = Path(out)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(html, encoding="utf-8")
+        write_file(target, html)  # atomic; refuses a symbolic link at the target
     except OSError as exc:
         raise StorageError(f"{target}: cannot write the report ({exc.strerror or exc})") from None
     return target

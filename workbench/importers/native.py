@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from iris.errors import SessionFormatError
+from iris.safe_files import write_file
 from iris.session import (
     SCHEMA_VERSION,
     Message,
@@ -92,9 +93,8 @@ def dumps_session(session: Session) -> str:
 
 
 def dump_session(session: Session, path: str | Path) -> Path:
-    path = Path(path)
-    path.write_text(dumps_session(session), encoding="utf-8")
-    return path
+    """Write the native JSONL of ``session`` (atomic; refuses a symbolic link at ``path``)."""
+    return write_file(Path(path), dumps_session(session))
 
 
 def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Path | None = None,

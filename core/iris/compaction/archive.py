@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import StorageError
+from ..safe_files import write_file
 from ..session import Message, ThinkingBlock, ToolCallBlock, ToolResultBlock, block_text
 
 __all__ = ["ARCHIVE_FORMAT_VERSION", "next_archive_number", "read_archive", "render_archive",
@@ -89,10 +90,9 @@ def write_archive(session_dir: Path, messages: Sequence[Message], *, number: int
     """Write ``history-<number>.md``; never overwrites an existing archive."""
     path = Path(session_dir) / f"history-{number}.md"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("x", encoding="utf-8") as fh:
-            fh.write(render_archive(messages, number=number, first_index=first_index,
-                                    session_id=session_id, model=model))
+        write_file(path, render_archive(messages, number=number, first_index=first_index,
+                                        session_id=session_id, model=model),
+                   root=session_dir, overwrite=False)
     except FileExistsError:
         raise StorageError(f"{path}: archive already exists; refusing to overwrite") from None
     except OSError as exc:

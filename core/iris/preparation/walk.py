@@ -19,6 +19,7 @@ from typing import Any
 
 from ..compaction.usage import UsageTracker, context_bytes
 from ..reduction.todos import todos_all_completed
+from ..safe_files import ensure_private_dir
 from ..session import Message, Session, Usage
 from . import adapters
 from .records import UsageKind
@@ -133,8 +134,7 @@ def claim_work_dir(session: Session, snapshot_id: str) -> Path:
     atomically; a concurrent replay of the same inputs takes the next number.
     """
     key = hashlib.sha256(f"{session.header.session_id}\0{snapshot_id}".encode()).hexdigest()[:12]
-    root = Path(tempfile.gettempdir()) / "iris-replay"
-    root.mkdir(parents=True, exist_ok=True)
+    root = ensure_private_dir(Path(tempfile.gettempdir()) / "iris-replay")  # not a planted link
     for n in itertools.count(1):
         candidate = root / f"{key}-{n}"
         try:

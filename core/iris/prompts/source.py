@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from ..errors import TemplateError
+from ..safe_files import ensure_dir, write_file
 from .config import PromptConfig
 from .ids import PROMPT_IDS
 from .snapshot import PromptSnapshot, _check_id, default_template_source
@@ -32,13 +33,12 @@ class PromptSource:
                    root: str = PromptConfig().root) -> PromptSource:
         """Create the directory and write only the missing ``<id>.j2`` files; never overwrite."""
         source = cls(workspace_root, root)
-        source.directory.mkdir(parents=True, exist_ok=True)
+        ensure_dir(source.directory, root=source.workspace_root)
         for pid in PROMPT_IDS:
-            path = source.path_of(pid)
             try:
-                # "x" mode: creation fails if the file appeared meanwhile, so nothing is overwritten.
-                with path.open("x", encoding="utf-8") as fh:
-                    fh.write(default_template_source(pid))
+                # overwrite=False: creation fails if the file appeared meanwhile.
+                write_file(source.path_of(pid), default_template_source(pid),
+                           root=source.workspace_root, overwrite=False)
             except FileExistsError:
                 continue
         return source
@@ -63,11 +63,8 @@ class PromptSource:
         return PromptSnapshot(sources)
 
     def save(self, prompt_id: str, source: str) -> Path:
-        """Write one template (after checking it compiles); the explicit Save of the workbench."""
+        """Write one template (after checking it compiles); the explicit Save of the workbench.
+
+        The write is atomic and never follows a symbolic link (see :mod:`iris.safe_files`)."""
         PromptSnapshot.defaults().with_template(prompt_id, source)
-        path = self.path_of(prompt_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".j2.tmp")
-        tmp.write_text(source, "utf-8")
-        os.replace(tmp, path)
-        return path
+        return write_file(self.path_of(prompt_id), source, root=self.workspace_root)
