@@ -23,7 +23,7 @@ from iris.errors import WorkbenchError
 __all__ = ["COMMAND_MODULES", "build_parser", "main", "streamlit_command"]
 
 #: Modules that contribute subcommands, each with ``register(subparsers) -> None``.
-COMMAND_MODULES: tuple[str, ...] = ("workbench.cli_replay", "workbench.report")
+COMMAND_MODULES: tuple[str, ...] = ("workbench.cli_lists", "workbench.cli_replay", "workbench.report")
 
 APP_PATH = Path(__file__).resolve().parent / "app.py"
 
@@ -105,32 +105,6 @@ def _clear_progress(quiet: bool) -> None:
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr, flush=True)
 
 
-# ------------------------------------------------------------------------------------ sessions
-
-
-def _register_sessions(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("sessions", help="list stored sessions")
-    p.set_defaults(handler=_sessions)
-
-
-def _sessions(args: argparse.Namespace) -> int:
-    from .store import open_store
-
-    with open_store() as store:
-        summaries = store.list_sessions()
-    if not summaries:
-        print("No sessions stored. Import one: workbench import PATH")
-        return 0
-    rows = [("ID", "TITLE", "FORMAT", "MESSAGES", "RESPONSES", "TOKENS", "IMPORTED AT")]
-    rows += [(s.id, s.title[:48], s.format, str(s.message_count), str(s.response_count),
-              f"{s.estimated_tokens:,}", s.imported_at) for s in summaries]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(w) if i < 3 else cell.rjust(w) if i < 6 else cell
-                        for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
-    return 0
-
-
 # ------------------------------------------------------------------------------------ inspect
 
 
@@ -154,17 +128,27 @@ def _inspect(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------ main
 
-_BUILTIN = (_register_run, _register_import, _register_sessions, _register_inspect)
+_BUILTIN = (_register_run, _register_import, _register_inspect)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description="Context Workbench")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for register in _BUILTIN:
         register(sub)
     for module in COMMAND_MODULES:
         importlib.import_module(module).register(sub)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("context-workbench")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "unknown"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,78 @@
+"""Output helpers for the command line: one progress bar (tqdm) and one table/JSON/CSV writer.
+
+Progress is drawn only on a terminal (standard error is a TTY), so scripts and CI logs get the
+results and nothing else. Listings follow the conventions of sqlite-utils and llm: an aligned table
+by default, ``--json`` (one array), ``--nl`` (one JSON object per line) or ``--csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+__all__ = ["add_format_options", "progress_bar", "write_rows"]
+
+FORMATS = ("table", "json", "nl", "csv")
+
+
+@contextmanager
+def progress_bar(name: str, *, quiet: bool = False,
+                 stream: TextIO | None = None) -> Iterator[Callable[[float, str], None]]:
+    """A ``(fraction, label)`` progress callback drawing a tqdm bar on a terminal, else nothing."""
+    out = stream or sys.stderr
+    if quiet or not out.isatty():
+        yield lambda fraction, label: None
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=1000, desc=name, file=out, leave=False, unit="‰",
+              bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}") as bar:
+        def report(fraction: float, label: str) -> None:
+            bar.n = max(0, min(1000, int(fraction * 1000)))
+            bar.set_postfix_str(label[:40], refresh=False)
+            bar.refresh()
+        yield report
+
+
+def add_format_options(parser: argparse.ArgumentParser) -> None:
+    """``--json`` / ``--nl`` / ``--csv`` (mutually exclusive; default: an aligned table)."""
+    group = parser.add_mutually_exclusive_group()
+    for fmt, text in (("json", "a JSON array"), ("nl", "one JSON object per line"), ("csv", "CSV")):
+        group.add_argument(f"--{fmt}", dest="output_format", action="store_const", const=fmt,
+                           help=f"output {text}")
+    parser.set_defaults(output_format="table")
+
+
+def write_rows(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], fmt: str,
+               out: TextIO | None = None) -> None:
+    """Write ``rows`` (dicts with at least ``columns``) as a table, JSON, JSON lines or CSV."""
+    out = out or sys.stdout
+    if fmt == "json":
+        json.dump([{c: r[c] for c in columns} for r in rows], out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    elif fmt == "nl":
+        for r in rows:
+            out.write(json.dumps({c: r[c] for c in columns}, ensure_ascii=False) + "\n")
+    elif fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    else:
+        _write_table(rows, columns, out)
+
+
+def _write_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], out: TextIO) -> None:
+    def cell(value: Any) -> str:
+        return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+    table = [[c.upper().replace("_", " ") for c in columns]]
+    table += [[cell(r[c]) for c in columns] for r in rows]
+    numeric = [all(isinstance(r[c], int | float) for r in rows) and bool(rows) for c in columns]
+    widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
+    out.writelines("  ".join(v.rjust(w) if num else v.ljust(w)
+                            for v, w, num in zip(line, widths, numeric)).rstrip() + "\n" for line in table)
