@@ -58,18 +58,19 @@ def test_r_cmp_5_previous_checkpoint_alone_is_not_a_cut():
 
 
 def test_r_cmp_5_continuation_keeps_up_to_six_turns_within_budget():
-    """R-CMP-5: continuation keeps the last 6 complete turns when they fit in ~5% of the window."""
+    """R-CMP-5: continuation keeps the last 6 complete turns when they fit in the tail budget
+    (the recent target; 4800 = ceil(96000 × 0.05), the Chord-style ratio)."""
     h = [m for n in range(10) for m in turn(n)]
-    plan = choose_cut(h, profile="continuation", input_budget=96000, recent_target=14400,
+    plan = choose_cut(h, profile="continuation", input_budget=96000, recent_target=4800,
                       estimator=EST)
     assert plan.tail_turns == 6 and plan.cut_index == 16 and plan.tail_budget == 4800
 
 
 def test_r_cmp_5_tail_shrinks_to_fit_five_percent():
-    """R-CMP-5: fewer turns when six do not fit in the tail budget (5% of the window)."""
+    """R-CMP-5: fewer turns when six do not fit in the tail budget (the recent target)."""
     h = [m for n in range(10) for m in turn(n, words=150)]
-    budget = 2000  # 5% of 40000
-    plan = choose_cut(h, profile="continuation", input_budget=40000, recent_target=10000,
+    budget = 2000  # ceil(40000 × 0.05)
+    plan = choose_cut(h, profile="continuation", input_budget=40000, recent_target=budget,
                       estimator=EST)
     tail = sum(EST.message_tokens(m) for m in h[plan.cut_index:])
     assert 1 <= plan.tail_turns < 6 and tail <= budget
@@ -81,7 +82,7 @@ def test_r_cmp_5_oversized_turn_keeps_largest_safe_suffix():
     """R-CMP-5: an oversized last turn keeps its largest safe suffix within the budget."""
     h = [user("go"), call("a"), result("a", "big " * 3000), call("b"), result("b", "s"),
          said("small intent")]
-    plan = choose_cut(h, profile="continuation", input_budget=20000, recent_target=5000,
+    plan = choose_cut(h, profile="continuation", input_budget=20000, recent_target=1000,
                       estimator=EST)
     assert plan.cut_index == 3 and "oversized" in plan.reason
     assert plan.cut_index in safe_cuts(h)

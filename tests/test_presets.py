@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_r_ui_6_three_presets_ship_as_yaml_files_and_load_without_warnings():
-    assert PRESET_NAMES == ("default", "cost-first", "quality-first")
+    assert PRESET_NAMES == ("default", "cost-first", "quality-first", "chord-style")
     for name in PRESET_NAMES:
         assert (ROOT / "workbench" / "presets" / f"{name}.yaml").is_file()
         assert preset_text(name).startswith(f'# Preset "{name}"')
@@ -31,7 +31,7 @@ def test_r_ui_6_default_preset_is_the_bundled_configuration():
 
 
 def test_r_ui_6_unknown_preset_names_the_known_ones():
-    with pytest.raises(ConfigError, match="known presets: default, cost-first, quality-first"):
+    with pytest.raises(ConfigError, match="known presets: default, cost-first, quality-first, chord-style"):
         load_preset("cheap")
 
 
@@ -46,7 +46,7 @@ def test_r_cmp_3_presets_budgets_and_lines():
 
 
 def test_r_red_2_cost_first_reduces_earlier_and_quality_first_later():
-    default, cost, quality = (load_preset(n).reduction for n in PRESET_NAMES)
+    default, cost, quality = (load_preset(n).reduction for n in PRESET_NAMES[:3])
     for field in ("shell_success_bytes", "read_like_output_bytes", "stale_output_bytes"):
         assert getattr(cost, field) < getattr(default, field) < getattr(quality, field)
     for field in ("shell_success_age_turns", "read_like_age_turns", "stale_age_turns"):

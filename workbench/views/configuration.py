@@ -24,7 +24,7 @@ __all__ = ["FORM_FIELDS", "PRESET_NAMES", "ConfigCheck", "FormField", "apply_for
            "form_values", "load_preset", "preset_text", "resolve_config", "set_yaml_value"]
 
 #: The presets shipped in ``workbench/presets/<name>.yaml``.
-PRESET_NAMES: tuple[str, ...] = ("default", "cost-first", "quality-first")
+PRESET_NAMES: tuple[str, ...] = ("default", "cost-first", "quality-first", "chord-style")
 
 
 class _Frozen(BaseModel):

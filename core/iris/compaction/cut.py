@@ -4,16 +4,16 @@ A cut at ``i`` archives ``history[:i]`` and keeps ``history[i:]``. A cut is *saf
 straddles it (a call never leaves its results behind), the tail does not start with tool results,
 and every assistant message with unanswered calls stays in the tail. A leading checkpoint (an
 earlier compaction) alone is not worth a new cut. The continuation tail holds up to the last 6
-complete turns within the tail budget; an oversized last turn keeps its largest safe suffix that
+complete turns within the tail budget, which is the recent target ``ceil(budget ×
+keep_recent_ratio)`` (a soft target: Chord's "about 5% of the window" is ``keep_recent_ratio:
+0.05``); an oversized last turn keeps its largest safe suffix that
 fits; the archival profile keeps no raw tail. ``auto`` picks continuation when work is mid-flight
 (unanswered calls, the last message is a tool call or result) or the latest turn shows errors.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -22,11 +22,10 @@ from ..session import Message, index_session
 from ..tokens import TokenEstimator
 from .carried import is_real_user_message
 
-__all__ = ["CONTINUATION_TAIL_RATIO", "MAX_TAIL_TURNS", "CutPlan", "choose_cut", "resolve_profile",
+__all__ = ["MAX_TAIL_TURNS", "CutPlan", "choose_cut", "resolve_profile",
            "safe_cuts", "tail_budget"]
 
 MAX_TAIL_TURNS = 6
-CONTINUATION_TAIL_RATIO = "0.05"
 
 
 class CutPlan(BaseModel):
@@ -43,8 +42,9 @@ class CutPlan(BaseModel):
 
 
 def tail_budget(input_budget: int, recent_target: int) -> int:
-    """Continuation tail budget: about 5% of the window, never above the recent-text target."""
-    return min(recent_target, math.ceil(Decimal(input_budget) * Decimal(CONTINUATION_TAIL_RATIO)))
+    """Continuation tail budget: the recent target ``ceil(input_budget × keep_recent_ratio)``
+    (computed by the thresholds), whatever the ratio; ``input_budget`` only bounds it."""
+    return max(0, min(recent_target, input_budget))
 
 
 def safe_cuts(history: Sequence[Message]) -> tuple[int, ...]:

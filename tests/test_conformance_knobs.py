@@ -1,0 +1,80 @@
+"""Seed 000 knobs that must have their documented effect (R-CMP-1/5, R-PRM-1, R-TOK-6, R-PREP-1,
+R-POL-1/2).
+
+Seed 000 "压缩预算": ``keep_recent_ratio`` (0.15, 0 < v < 1) is the soft target for recent
+original text, the recent target is ``ceil(input_budget_tokens × keep_recent_ratio)``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+from iris.compaction import choose_cut, thresholds
+from iris.config import parse_config
+from iris.replay import replay
+from iris.session import Message, ModelLimits, TextBlock
+from iris.tokens import default_estimator
+
+from workbench.importers.native import load_native
+from workbench.views.configuration import load_preset
+
+ROOT = Path(__file__).resolve().parents[1]
+LONG = ROOT / "sample_sessions" / "long_session.jsonl"
+EST = default_estimator()
+
+
+def _turns(n: int, words: int = 60) -> list[Message]:
+    out = []
+    for i in range(n):
+        out.append(Message(role="user", content=(TextBlock(text=f"request {i} " + "w " * words),)))
+        out.append(Message(role="assistant", content=(TextBlock(text=f"answer {i} " + "a " * words),)))
+    return out
+
+
+@pytest.mark.parametrize("ratio", [0.05, 0.1, 0.15, 0.3])
+def test_r_cmp_5_tail_budget_is_the_recent_target(ratio):
+    """R-CMP-5 (seed 000 压缩预算): the tail budget is ceil(budget × keep_recent_ratio) for every
+    ratio, not capped at 5%."""
+    config = parse_config({"compaction": {"input_budget_tokens": 40000, "keep_recent_ratio": ratio}})
+    t = thresholds(config, ModelLimits())
+    assert t.recent_target == math.ceil(40000 * ratio)
+    plan = choose_cut(_turns(40), profile="continuation", input_budget=t.input_budget,
+                      recent_target=t.recent_target, estimator=EST)
+    assert plan.tail_budget == t.recent_target
+
+
+def test_r_cmp_5_six_turn_cap_holds_whatever_the_ratio():
+    """R-CMP-5: within the recent target, continuation keeps at most the last 6 complete turns."""
+    history = _turns(20, words=10)
+    plan = choose_cut(history, profile="continuation", input_budget=96000,
+                      recent_target=math.ceil(96000 * 0.9), estimator=EST)
+    assert plan.tail_turns == 6 and plan.cut_index == len(history) - 12
+
+
+def test_r_cmp_5_keep_recent_ratio_changes_what_a_replay_keeps():
+    """R-CMP-5: a larger keep_recent_ratio keeps a larger raw tail in a real replay's compaction
+    (the knob has an effect above 0.05), and every tail stays within its recent target."""
+    session = load_native(LONG)
+    tails = []
+    for ratio in (0.05, 0.15, 0.3):
+        result = replay(session, parse_config({"compaction": {"input_budget_tokens": 96000,
+                                                              "keep_recent_ratio": ratio}}))
+        plans = [d for p in result.preparations for s in p.stages if s.name == "compaction"
+                 and s.status == "applied" for d in s.decisions if type(d).__name__ == "CompactionPlan"]
+        assert plans, ratio
+        m = re.search(r"tail ([\d,]+) tokens, recent target ([\d,]+)", plans[0].reason)
+        tail, target = (int(x.replace(",", "")) for x in m.groups())
+        assert target == math.ceil(96000 * ratio) and tail <= target
+        tails.append(tail)
+    assert tails[0] < tails[1] < tails[2]
+
+
+def test_r_cmp_5_chord_style_preset_sets_five_percent():
+    """R-CMP-5: Chord's "about 5% of the window" is what the chord-style preset sets."""
+    config = load_preset("chord-style")
+    assert config.compaction.keep_recent_ratio == 0.05
+    t = thresholds(config, ModelLimits(context=200000, output=64000))
+    assert t.recent_target == math.ceil(t.input_budget * 0.05)
