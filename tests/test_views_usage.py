@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evidence_builders import bundle
 
-from workbench.views.usage import summary_usage_table, usage_figure, usage_table
+from workbench.views.usage import REPLAYED, summary_usage_table, usage_figure, usage_table
 
 
 def test_r_ui_5_usage_table_difference_ratio_and_frozen_estimates():
@@ -32,7 +32,7 @@ def test_r_ui_5_chart_lines_hollow_estimates_and_compaction_markers():
     """R-UI-5: estimate and provider lines, pressure/reminder lines, ≈ hollow, compaction marked."""
     fig = usage_figure(bundle().preparations)
     traces = {t.name: t for t in fig.data}
-    assert set(traces) == {"local estimate", "provider", "provider ≈", "pressure line",
+    assert set(traces) == {REPLAYED, "provider", "provider ≈", "pressure line",
                            "reminder line", "compaction applied"}
     assert traces["provider ≈"].marker.symbol == "circle-open"
     assert list(traces["provider ≈"].x) == [4]

@@ -36,6 +36,7 @@ _VIOLET = "#8B5CF6"
 _TEAL = "#0D9488"
 _PINK = "#DB2777"
 _SLATE = "#64748B"
+_OCHRE = "#A16207"
 
 #: Preparation phases (R-PREP-1).
 PHASE_COLOURS: Mapping[str, str] = {"ready": _GREEN, "failed": _RED, "cancelled": _SLATE}
@@ -62,7 +63,8 @@ MARK_COLOURS: Mapping[str, str] = {
 #: Line series of the usage chart (R-UI-5).
 SERIES_COLOURS: Mapping[str, str] = {
     "local estimate": _BLUE, "provider": _TEAL, "pressure line": _RED, "reminder line": _ORANGE,
-    "compaction": _VIOLET, "summary usage": _PINK,
+    "compaction": _VIOLET, "summary usage": _PINK, "recorded compaction": _OCHRE,
+    "trigger value": _SKY, "as-recorded estimate": _SLATE,
 }
 
 

@@ -18,7 +18,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from pydantic import BaseModel, ConfigDict
 
+from ..truth import truth_steps
 from .colors import SERIES_COLOURS, STATUS_COLOURS
+from .recorded import RecordedMark, add_recorded_marks, add_trigger_trace, y_range
 
 __all__ = ["RUN_COLOURS", "CompactionPoint", "RunSummary", "StepPoint", "compactions_table",
            "compare_figure", "steps_table", "summary_from_replay", "summary_from_stored",
@@ -45,6 +47,11 @@ class StepPoint(_Frozen):
     """Tokens the trim-old-bodies stage (reduction, §8) took off this request."""
     fold_saved: int = 0
     """Tokens the fold-repeated-observations stage took off this request."""
+    trigger_tokens: int | None = None
+    """The whole-request figure the compaction trigger compared (when the replay recorded it)."""
+    whole_request_tokens: int | None = None
+    """The final request on the whole-request basis (calibrated estimate + unrecorded overhead)."""
+    trigger_basis: str | None = None
 
 
 class CompactionPoint(_Frozen):
@@ -68,6 +75,8 @@ class RunSummary(_Frozen):
     input_budget: int
     pressure_line: int
     reminder_line: int | None = None
+    budget_source: str | None = None
+    budget_detail: str = ""
     steps: tuple[StepPoint, ...] = ()
     compactions: tuple[CompactionPoint, ...] = ()
     summary_calls: int = 0
@@ -92,6 +101,18 @@ def _compaction_points(items: Sequence[Mapping[str, Any]]) -> tuple[CompactionPo
         for c in items)
 
 
+def _trigger(step: Any) -> dict[str, Any]:
+    value, whole = getattr(step, "trigger_tokens", None), getattr(step, "whole_request_tokens", None)
+    out: dict[str, Any] = {} if whole is None else {"whole_request_tokens": int(whole)}
+    if value is not None:
+        out |= {"trigger_tokens": int(value), "trigger_basis": getattr(step, "trigger_basis", None)}
+    return out
+
+
+def _plotted(step: StepPoint) -> int:
+    return step.final_input_tokens if step.whole_request_tokens is None else step.whole_request_tokens
+
+
 def summary_from_replay(label: str, replay: Any, *, configuration_hash: str | None = None,
                         template_snapshot_id: str | None = None) -> RunSummary:
     """A :class:`RunSummary` of an in-memory ``iris.replay.Replay``."""
@@ -104,7 +125,7 @@ def summary_from_replay(label: str, replay: Any, *, configuration_hash: str | No
                     stage.before_input_tokens - stage.after_input_tokens, 0)
         steps.append(StepPoint(step=p.step_index, phase=p.phase,
                                final_input_tokens=p.final_input_tokens,
-                               compaction_applied=p.compaction_applied, **saved))
+                               compaction_applied=p.compaction_applied, **_trigger(p), **saved))
     items = [{"n": n, "step_index": c.step_index, "cut_index": c.cut_index,
               "first_kept_message": c.first_kept_message,
               "archived_messages": c.archived_messages,
@@ -113,7 +134,9 @@ def summary_from_replay(label: str, replay: Any, *, configuration_hash: str | No
     t, summary = replay.thresholds, replay.run_usage.compaction
     return RunSummary(
         label=label, input_budget=t.input_budget, pressure_line=t.pressure_line,
-        reminder_line=t.reminder_line, steps=tuple(steps), compactions=_compaction_points(items),
+        reminder_line=t.reminder_line, budget_source=getattr(t, "budget_source", None),
+        budget_detail=getattr(t, "budget_detail", ""),
+        steps=tuple(steps), compactions=_compaction_points(items),
         summary_calls=summary.calls, summary_input_tokens=summary.input_tokens,
         summary_output_tokens=summary.output_tokens, configuration_hash=configuration_hash,
         template_snapshot_id=template_snapshot_id)
@@ -130,8 +153,8 @@ def summary_from_stored(label: str, stored: Any) -> RunSummary:
             r["before_input_tokens"] - r["after_input_tokens"], 0)
     steps = tuple(StepPoint(step=s.step_index, phase=s.phase,
                             final_input_tokens=s.final_input_tokens,
-                            compaction_applied=s.compaction_applied,
-                            **saved.get(s.step_index, {})) for s in stored.steps)
+                            compaction_applied=s.compaction_applied, **_trigger(s),
+                            **saved.get(s.step_index, {})) for s in truth_steps(stored))
     extras = stored.info.extras
     t = extras.get("thresholds") or {}
     first = stored.steps[0] if stored.steps else None
@@ -140,6 +163,7 @@ def summary_from_stored(label: str, stored: Any) -> RunSummary:
         label=label, input_budget=int(t.get("input_budget") or (first.input_budget if first else 0)),
         pressure_line=int(t.get("pressure_line") or (first.pressure_line if first else 0)),
         reminder_line=t.get("reminder_line", first.reminder_line if first else None),
+        budget_source=t.get("budget_source"), budget_detail=t.get("budget_detail") or "",
         steps=steps, compactions=_compaction_points(extras.get("compactions") or ()),
         summary_calls=_usage_int(summary, "calls"),
         summary_input_tokens=_usage_int(summary, "input_tokens"),
@@ -195,26 +219,32 @@ def steps_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
     return frame
 
 
-def compare_figure(runs: Sequence[RunSummary]) -> go.Figure:
+def compare_figure(runs: Sequence[RunSummary], *,
+                   recorded: Sequence[RecordedMark] = ()) -> go.Figure:
     """Per-step whole-request tokens of every run on one chart, each run's pressure line dashed
-    in its colour (its value in the legend), and a diamond where that run applied a compaction.
+    in its colour (its value in the legend), a diamond where that run applied a compaction, the
+    value each run's trigger compared (thin line, when recorded) and the agent's recorded
+    compactions (dash-dot lines and stars).
 
-    The second run's line is dotted so identical runs still show both. The y axis covers the
-    tokens and only the pressure lines near them: a line far above every request (a large
-    derived budget) would flatten the curves, so it stays in the legend with its value.
+    The second run's line is dotted so identical runs still show both. The y axis always covers
+    every pressure line, so a compaction is seen against the line that triggered it.
     """
     fig = go.Figure()
     hover = "step %{x}<br>%{y:,} tokens<extra>%{fullData.name}</extra>"
-    peak = max((s.final_input_tokens for run in runs for s in run.steps), default=0)
+    tops: list[int | None] = []
     for i, run in enumerate(runs):
         colour = RUN_COLOURS[i % len(RUN_COLOURS)]
         steps = [s.step for s in run.steps]
+        tops += [_plotted(s) for s in run.steps]
         fig.add_trace(go.Scatter(
-            x=steps, y=[s.final_input_tokens for s in run.steps], name=run.label,
+            x=steps, y=[_plotted(s) for s in run.steps], name=run.label,
             mode="lines+markers", marker={"size": 5},
             line={"color": colour, "width": 3 if i == 0 else 2, "dash": "solid" if i == 0 else "dot"},
             hovertemplate=hover, legendgroup=run.label))
+        tops += add_trigger_trace(fig, [_AsStep(s) for s in run.steps],
+                                  name=f"trigger value · {run.label}", colour=colour)
         if steps:
+            tops.append(run.pressure_line)
             fig.add_trace(go.Scatter(
                 x=[min(steps), max(steps)], y=[run.pressure_line] * 2,
                 name=f"pressure line · {run.label} ({run.pressure_line:,})", mode="lines",
@@ -222,15 +252,23 @@ def compare_figure(runs: Sequence[RunSummary]) -> go.Figure:
                 legendgroup=run.label))
         applied = [s for s in run.steps if s.compaction_applied]
         fig.add_trace(go.Scatter(
-            x=[s.step for s in applied], y=[s.final_input_tokens for s in applied],
+            x=[s.step for s in applied], y=[_plotted(s) for s in applied],
             name=f"compaction · {run.label}", mode="markers", hovertemplate=hover,
             marker={"symbol": "diamond", "size": 12, "color": colour,
                     "line": {"width": 1, "color": SERIES_COLOURS["compaction"]}},
             legendgroup=run.label))
-    near = [r.pressure_line for r in runs if r.pressure_line <= 1.5 * peak]
-    top = max([peak, *near]) * 1.1 if peak else None
+    add_recorded_marks(fig, recorded)
+    top = y_range(tops, [m.tokens_before for m in recorded])
     fig.update_layout(xaxis_title="step", yaxis_title="prompt tokens (whole request)",
                       hovermode="closest", legend={"orientation": "h", "y": -0.2},
                       margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      yaxis={"range": [0, top]} if top else {})
+                      yaxis={"range": top} if top else {})
     return fig
+
+
+class _AsStep:
+    """A :class:`StepPoint` under the field names the shared trigger trace reads."""
+
+    def __init__(self, point: StepPoint) -> None:
+        self.step_index, self.trigger_tokens = point.step, point.trigger_tokens
+        self.trigger_basis = point.trigger_basis

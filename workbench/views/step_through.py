@@ -35,6 +35,7 @@ from iris.session import Message
 from pydantic import BaseModel, ConfigDict
 
 from .colors import PHASE_COLOURS, PRESSURE_COLOURS, SERIES_COLOURS, STATUS_COLOURS
+from .recorded import RecordedMark, add_recorded_marks, add_trigger_trace, y_range
 from .usage import StepLike
 
 __all__ = ["STAGE_EXPLANATIONS", "RequestMessage", "StepHeader", "decision_table", "describe",
@@ -93,6 +94,44 @@ class StepHeader(_Frozen):
     """Provider prompt tokens, ``≈`` prefixed for a frozen estimate, ``—`` when missing."""
     error: str | None = None
     error_stage: str | None = None
+    trigger_tokens: int | None = None
+    """The whole-request figure the compaction trigger compared with the pressure line."""
+    trigger_basis: str | None = None
+    """What that figure is: provider usage, or the calibrated local estimate plus overhead."""
+    whole_request_tokens: int | None = None
+    """The final request on the whole-request basis (calibrated estimate + overhead)."""
+    unrecorded_overhead_tokens: int = 0
+    overhead_measured_at: int | None = None
+
+    @property
+    def trigger_label(self) -> str:
+        basis = TRIGGER_BASES.get(str(self.trigger_basis), self.trigger_basis or "not recorded")
+        if self.trigger_tokens is None:
+            return f"no reading ({basis})"
+        return f"{self.trigger_tokens:,} ({basis})"
+
+
+#: What each trigger basis means, in the words the header and charts show.
+TRIGGER_BASES: dict[str, str] = {
+    "provider": "provider usage of the recorded request",
+    "provider_estimate": "frozen ≈ estimate of the provider usage",
+    "calibrated_local": "calibrated local estimate + unrecorded overhead",
+    "disabled": "automatic compaction disabled",
+    "none": "no reading yet",
+}
+
+
+def _trigger_basis(prep: ContextPreparation) -> str | None:
+    """The recorded trigger basis; for records without one, the basis the compaction stage's
+    note names (``… (basis: provider)``)."""
+    recorded = getattr(prep, "trigger_basis", None)
+    if recorded not in (None, "none"):
+        return recorded
+    stage = prep.stage("compaction")
+    note = stage.note if stage else ""
+    if "(basis: " not in note:
+        return recorded
+    return note.split("(basis: ", 1)[1].split(")", 1)[0]
 
 
 def step_header(prep: ContextPreparation) -> StepHeader:
@@ -108,7 +147,12 @@ def step_header(prep: ContextPreparation) -> StepHeader:
         percent_of_budget=round(100 * prep.final_input_tokens / max(prep.input_budget, 1), 1),
         pressure=pressure, pressure_colour=PRESSURE_COLOURS[pressure], provider_label=label,
         error=prep.error.message if prep.error else None,
-        error_stage=prep.error.stage if prep.error else None)
+        error_stage=prep.error.stage if prep.error else None,
+        trigger_tokens=getattr(prep, "trigger_tokens", None),
+        trigger_basis=_trigger_basis(prep),
+        whole_request_tokens=getattr(prep, "whole_request_tokens", None),
+        unrecorded_overhead_tokens=getattr(prep, "unrecorded_overhead_tokens", 0) or 0,
+        overhead_measured_at=getattr(prep, "overhead_measured_at", None))
 
 
 def stage_table(prep: ContextPreparation) -> pd.DataFrame:
@@ -288,9 +332,12 @@ def message_overview(messages: Sequence[RequestMessage], preview: int = 120) -> 
                                        "original", "start"])
 
 
-def step_timeline_figure(steps: Sequence[StepLike], current: int | None = None) -> go.Figure:
+def step_timeline_figure(steps: Sequence[StepLike], current: int | None = None, *,
+                         recorded: Sequence[RecordedMark] = ()) -> go.Figure:
     """The replay's steps as a strip: final input tokens per step coloured by phase, applied
-    compactions marked, the current step outlined (a map for the step selector)."""
+    compactions marked (diamonds), the agent's recorded compactions (dash-dot lines and stars),
+    the value the trigger compared and the pressure line, the current step outlined (a map for
+    the step selector). The y axis always reaches the pressure line."""
     fig = go.Figure()
     for phase, colour in PHASE_COLOURS.items():
         chosen = [s for s in steps if s.phase == phase]
@@ -309,9 +356,20 @@ def step_timeline_figure(steps: Sequence[StepLike], current: int | None = None) 
             mode="markers", name="compaction applied",
             marker={"symbol": "diamond", "size": 10, "color": SERIES_COLOURS["compaction"]},
             hovertemplate="step %{x}: compaction applied<extra></extra>"))
+    triggers = add_trigger_trace(fig, steps)
+    if steps:
+        fig.add_trace(go.Scatter(
+            x=[s.step_index for s in steps], y=[s.pressure_line for s in steps], mode="lines",
+            name="pressure line", hoverinfo="skip",
+            line={"color": SERIES_COLOURS["pressure line"], "dash": "dash", "shape": "hv",
+                  "width": 1}))
+    add_recorded_marks(fig, recorded)
     if current is not None:
         fig.add_vline(x=current, line={"color": STATUS_COLOURS["candidate"], "width": 2})
-    fig.update_layout(height=170, bargap=0.1, showlegend=True, xaxis_title="step",
+    top = y_range([s.final_input_tokens for s in steps] + triggers,
+                  [s.pressure_line for s in steps] + [m.tokens_before for m in recorded])
+    fig.update_layout(height=190, bargap=0.1, showlegend=True, xaxis_title="step",
                       yaxis_title="tokens", legend={"orientation": "h", "y": 1.25},
-                      margin={"l": 10, "r": 10, "t": 10, "b": 10})
+                      margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                      yaxis={"range": top} if top else {})
     return fig

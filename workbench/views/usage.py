@@ -16,8 +16,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .colors import SERIES_COLOURS
+from .recorded import RecordedMark, add_recorded_marks, add_trigger_trace, y_range
 
-__all__ = ["StepLike", "summary_usage_table", "usage_figure", "usage_table"]
+__all__ = ["AS_RECORDED", "REPLAYED", "StepLike", "estimate_error", "summary_usage_table",
+           "usage_figure", "usage_table"]
+
+AS_RECORDED = "as-recorded estimate"
+REPLAYED = "replayed request"
 
 
 class StepLike(Protocol):
@@ -32,7 +37,9 @@ class StepLike(Protocol):
 
 
 USAGE_COLUMNS = ["step", "phase", "local_estimate", "provider_tokens", "provider_label", "estimated",
-                 "difference", "ratio", "compaction_applied", "pressure_line", "reminder_line"]
+                 "difference", "ratio", "compaction_applied", "pressure_line", "reminder_line",
+                 "as_recorded_estimate", "error_pct", "replayed_request", "trigger_tokens",
+                 "trigger_basis"]
 
 
 def _provider(step: StepLike) -> int | None:
@@ -42,10 +49,14 @@ def _provider(step: StepLike) -> int | None:
 
 
 def usage_table(steps: Sequence[StepLike]) -> pd.DataFrame:
-    """Per step: local estimate, provider prompt tokens (``≈`` when frozen), difference, ratio."""
+    """Per step: local estimate, provider prompt tokens (``≈`` when frozen), difference, ratio
+    (provider vs the raw local estimate of the replayed request); the as-recorded estimate of
+    the request the agent sent and its error in % of the provider's count (like with like); the
+    replayed request on the whole-request basis; the trigger value and its basis."""
     rows = []
     for s in steps:
         provider = _provider(s)
+        recorded = getattr(s, "recorded_request_whole", None)
         estimated = s.provider_usage_kind == "estimated"
         label = "—" if provider is None else ("≈" if estimated else "") + f"{provider:,}"
         rows.append({
@@ -55,11 +66,16 @@ def usage_table(steps: Sequence[StepLike]) -> pd.DataFrame:
             "ratio": (round(provider / s.final_input_tokens, 3)
                       if provider is not None and s.final_input_tokens else None),
             "compaction_applied": bool(s.compaction_applied), "pressure_line": s.pressure_line,
-            "reminder_line": s.reminder_line,
+            "reminder_line": s.reminder_line, "as_recorded_estimate": recorded,
+            "error_pct": (round(100 * (recorded - provider) / provider, 1)
+                          if recorded is not None and provider else None),
+            "replayed_request": _whole(s), "trigger_tokens": getattr(s, "trigger_tokens", None),
+            "trigger_basis": getattr(s, "trigger_basis", None),
         })
     frame = pd.DataFrame(rows, columns=USAGE_COLUMNS)
     return frame.astype({"provider_tokens": "Int64", "difference": "Int64", "ratio": "Float64",
-                         "reminder_line": "Int64"})
+                         "reminder_line": "Int64", "as_recorded_estimate": "Int64",
+                         "error_pct": "Float64", "trigger_tokens": "Int64"})
 
 
 def summary_usage_table(run_usage: Mapping[str, Any] | None) -> pd.DataFrame:
@@ -73,18 +89,48 @@ def summary_usage_table(run_usage: Mapping[str, Any] | None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def usage_figure(steps: Sequence[StepLike]) -> go.Figure:
-    """Usage over steps: estimate and provider lines, pressure/reminder lines, compaction markers.
+def _whole(step: Any) -> int:
+    """The replayed request on the whole-request basis (raw local estimate for old records)."""
+    whole = getattr(step, "whole_request_tokens", None)
+    return step.final_input_tokens if whole is None else int(whole)
+
+
+def estimate_error(steps: Sequence[StepLike]) -> dict[str, Any]:
+    """Absolute error of the as-recorded estimate (``recorded_request_whole``: the request the
+    agent really sent, calibrated, plus the unrecorded overhead) against the provider's prompt
+    tokens for that same request, in % of the provider's count, over the responses with trusted
+    usage: median and p90 (nearest rank)."""
+    errors = sorted(abs(est - p) / p * 100 for s in steps
+                    if (p := _provider(s)) and s.provider_usage_kind == "trusted"
+                    and (est := getattr(s, "recorded_request_whole", None)) is not None)
+    if not errors:
+        return {"median_abs_pct": None, "p90_abs_pct": None, "responses": 0,
+                "basis": "no as-recorded estimate with provider usage"}
+    p90 = errors[max(0, -(-9 * len(errors) // 10) - 1)]
+    return {"median_abs_pct": round(float(pd.Series(errors).median()), 1),
+            "p90_abs_pct": round(p90, 1), "responses": len(errors),
+            "basis": "as-recorded calibrated estimate + overhead vs provider prompt tokens"}
+
+
+def _line(fig: go.Figure, xs: Any, ys: Any, name: str, colour: str, **style: Any) -> None:
+    fig.add_trace(go.Scatter(
+        x=xs, y=ys, name=name, mode=style.pop("mode", "lines+markers"),
+        line={"color": colour, **style.pop("line", {})}, marker={"size": 5, "color": colour},
+        hovertemplate="step %{x}<br>%{y:,} tokens<extra>%{fullData.name}</extra>", **style))
+
+
+def usage_figure(steps: Sequence[StepLike], *, recorded: Sequence[RecordedMark] = ()) -> go.Figure:
+    """Usage over steps: the provider's count of what the agent sent, the as-recorded estimate of
+    that same request (when the records carry it), and the replayed request (whole-request basis:
+    calibrated estimate + unrecorded overhead, or the raw local estimate for older records); the
+    value the trigger compared, pressure/reminder lines, the replay's compactions (diamonds) and
+    the agent's recorded compactions (stars on a dash-dot line). The y axis covers every line.
 
     Frozen ``≈`` estimates are hollow markers; hover shows the numbers and the step's phase.
     """
     table = usage_table(steps)
     fig = go.Figure()
     hover = "step %{x}<br>%{y:,} tokens<br>phase %{customdata}<extra>%{fullData.name}</extra>"
-    fig.add_trace(go.Scatter(
-        x=table["step"], y=table["local_estimate"], name="local estimate", mode="lines+markers",
-        line={"color": SERIES_COLOURS["local estimate"]}, customdata=table["phase"],
-        hovertemplate=hover))
     for estimated, name, symbol in ((False, "provider", "circle"), (True, "provider ≈", "circle-open")):
         part = table[(table["estimated"] == estimated) & table["provider_tokens"].notna()]
         fig.add_trace(go.Scatter(
@@ -93,9 +139,20 @@ def usage_figure(steps: Sequence[StepLike]) -> go.Figure:
             marker={"symbol": symbol, "size": 8, "color": SERIES_COLOURS["provider"]},
             line={"color": SERIES_COLOURS["provider"]}, customdata=part["phase"],
             hovertemplate=hover))
+    replayed = [_whole(s) for s in steps]
+    tops: list[Any] = replayed + list(table["provider_tokens"].dropna())
+    as_recorded = [(s.step_index, v) for s in steps
+                   if (v := getattr(s, "recorded_request_whole", None)) is not None]
+    if as_recorded:
+        _line(fig, [x for x, _ in as_recorded], [y for _, y in as_recorded], AS_RECORDED,
+              SERIES_COLOURS["as-recorded estimate"], line={"dash": "dot"})
+        tops += [y for _, y in as_recorded]
+    _line(fig, table["step"], replayed, REPLAYED, SERIES_COLOURS["local estimate"])
+    tops += add_trigger_trace(fig, steps)
     for column, name in (("pressure_line", "pressure line"), ("reminder_line", "reminder line")):
         values = table[column].astype("float")
         if values.notna().any():
+            tops += list(values.dropna())
             fig.add_trace(go.Scatter(
                 x=table["step"], y=values, name=name, mode="lines", hoverinfo="skip",
                 line={"color": SERIES_COLOURS[name], "dash": "dash", "shape": "hv"}))
@@ -103,10 +160,14 @@ def usage_figure(steps: Sequence[StepLike]) -> go.Figure:
     for step in applied["step"]:
         fig.add_vline(x=int(step), line={"color": SERIES_COLOURS["compaction"], "dash": "dot"})
     fig.add_trace(go.Scatter(
-        x=applied["step"], y=applied["local_estimate"], name="compaction applied", mode="markers",
+        x=applied["step"], y=[replayed[i] for i in applied.index], name="compaction applied",
+        mode="markers",
         marker={"symbol": "diamond", "size": 11, "color": SERIES_COLOURS["compaction"]},
         customdata=applied["phase"], hovertemplate=hover))
+    add_recorded_marks(fig, recorded)
+    top = y_range(tops, [m.tokens_before for m in recorded])
     fig.update_layout(xaxis_title="step", yaxis_title="prompt tokens (whole request)",
                       hovermode="closest", legend={"orientation": "h", "y": -0.2},
-                      margin={"l": 10, "r": 10, "t": 30, "b": 10})
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      yaxis={"range": top} if top else {})
     return fig

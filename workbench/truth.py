@@ -1,0 +1,62 @@
+"""What the truth views read from the store: per-step whole-request figures and the agent's
+recorded compactions, without parsing every preparation.
+
+A stored replay keeps each step's scalar columns (``StepRow``) next to the preparation's JSON;
+the whole-request fields (trigger value and basis, unrecorded overhead, calibration, the
+as-recorded estimate) are read from that JSON with SQLite's ``json_extract``, one query per
+replay, so a 2,000-step replay's charts need no Python JSON parsing. Replays saved before these
+fields existed read as ``None`` (the views then fall back to the raw local estimate).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .evidence import StepRow, StoredReplay
+from .store import Store
+
+__all__ = ["TRUTH_FIELDS", "TruthStep", "recorded_compactions", "truth_steps"]
+
+TRUTH_FIELDS: tuple[str, ...] = (
+    "trigger_tokens", "trigger_basis", "unrecorded_overhead_tokens", "overhead_measured_at",
+    "calibration_ratio", "whole_request_tokens", "recorded_request_tokens",
+    "recorded_request_whole")
+
+
+class TruthStep(StepRow):
+    """One step's scalar columns plus its whole-request figures."""
+
+    trigger_tokens: int | None = None
+    trigger_basis: str | None = None
+    unrecorded_overhead_tokens: int | None = None
+    overhead_measured_at: int | None = None
+    calibration_ratio: float | None = None
+    whole_request_tokens: int | None = None
+    recorded_request_tokens: int | None = None
+    recorded_request_whole: int | None = None
+
+
+def truth_steps(replay: StoredReplay) -> tuple[TruthStep, ...]:
+    """Every step of a stored replay with its whole-request figures, in step order."""
+    extracted = ", ".join(f"json_extract(json, '$.{f}') AS {f}" for f in TRUTH_FIELDS)
+    rows = replay.db.query(f"SELECT step_index, {extracted} FROM preparations WHERE replay_id = ?",
+                           [replay.id])
+    extra = {r["step_index"]: r for r in rows}
+    return tuple(TruthStep(**s.model_dump(), **{f: extra.get(s.step_index, {}).get(f)
+                                                 for f in TRUTH_FIELDS})
+                 for s in replay.steps)
+
+
+def recorded_compactions(store: Store, session_id: str,
+                         replay: StoredReplay | None = None) -> tuple[Any, ...]:
+    """The agent's recorded compactions: placed on steps when the replay saved them
+    (``recorded_compactions`` in its extras), else as the session stored them (``at_message``)."""
+    if replay is not None:
+        placed = replay.info.extras.get("recorded_compactions")
+        if placed:
+            return tuple(placed)
+    rows = list(store.db.query("SELECT extras_json FROM sessions WHERE id = ?", [session_id]))
+    if not rows:
+        return ()
+    return tuple(json.loads(rows[0]["extras_json"]).get("compactions") or ())

@@ -1,0 +1,220 @@
+"""The recorded agent next to the replay: where the agent really compacted, where the replay did,
+what the compaction trigger compared, and where the budget came from.
+
+A recorded compaction (Claude Code ``compact_boundary``, Codex ``compacted``) happened between two
+model calls; it is drawn at the *step* whose request was the first one sent after it, the same
+convention as a replay's own compaction (the step whose request was compacted). Its tokens before
+are the provider's pre-compaction count when the transcript has one (Claude's ``preTokens``),
+otherwise the provider prompt tokens of the step before; its tokens after are the provider prompt
+tokens of that first request after it.
+
+Every helper is a pure function of records (no store, no token counting), so the Usage,
+Step-through, Compare and Compaction pages, the notebook and the HTML report draw the same marks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+from pydantic import BaseModel, ConfigDict
+
+from .colors import SERIES_COLOURS
+
+__all__ = ["BUDGET_SOURCES", "RecordedMark", "add_recorded_marks", "add_trigger_trace",
+           "budget_label", "compaction_answer", "compaction_answer_text", "recorded_marks",
+           "replay_compaction_steps", "trigger_points", "y_range"]
+
+RECORDED = "agent compacted (recorded)"
+TRIGGER = "trigger value"
+
+#: What each budget source means, in the words the pages show next to a budget.
+BUDGET_SOURCES: Mapping[str, str] = {
+    "config": "compaction.input_budget_tokens in the configuration",
+    "model_config": "model.limit in the configuration",
+    "session": "limits recorded in the session",
+    "catalogue": "the model catalogue",
+    "default": "the built-in default: no window known for this model",
+}
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RecordedMark(_Frozen):
+    """One compaction the recorded agent performed, placed on the replay's steps."""
+
+    n: int
+    step: int | None
+    """First step whose request was sent after the compaction (None: no response followed)."""
+    at_message: int | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    trigger: str = "auto"
+    source: str = ""
+
+
+def _get(item: Any, *names: str) -> Any:
+    for name in names:
+        value = item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def _trusted(step: Any) -> int | None:
+    if getattr(step, "provider_usage_kind", "missing") != "trusted":
+        return None
+    return getattr(step, "provider_prompt_tokens", None)
+
+
+def recorded_marks(compactions: Iterable[Any], steps: Sequence[Any]) -> tuple[RecordedMark, ...]:
+    """The recorded compactions as marks on ``steps`` (``StepRow``/``ContextPreparation``).
+
+    ``compactions`` are the session's :class:`iris.session.RecordedCompaction` records (with
+    ``at_message``) or already-placed mappings with ``step``, ``tokens_before``, ``tokens_after``.
+    """
+    ordered = sorted(steps, key=lambda s: s.step_index)
+    by_step = {s.step_index: s for s in ordered}
+    marks = []
+    for n, c in enumerate(compactions, start=1):
+        at, step = _get(c, "at_message"), _get(c, "step", "step_index")
+        if step is None and at is not None:
+            step = next((s.step_index for s in ordered if s.response_message_index >= at), None)
+        before = _get(c, "tokens_before", "pre_tokens")
+        if before is None and step is not None and step - 1 in by_step:
+            before = _trusted(by_step[step - 1])
+        after = _get(c, "tokens_after")
+        if after is None and step in by_step:
+            after = _trusted(by_step[step])
+        marks.append(RecordedMark(n=n, step=step, at_message=at, tokens_before=before,
+                                  tokens_after=after, trigger=str(_get(c, "trigger") or "auto"),
+                                  source=str(_get(c, "source") or "")))
+    return tuple(marks)
+
+
+def replay_compaction_steps(steps: Iterable[Any]) -> tuple[int, ...]:
+    """Steps where the replay applied a compaction of its own."""
+    return tuple(sorted(s.step_index for s in steps if s.compaction_applied))
+
+
+def budget_label(budget: int | None, source: str | None, detail: str = "") -> str:
+    """``96,000 (source: the built-in default …)``: a budget always says where it came from;
+    ``detail`` (the thresholds' ``budget_detail``) names the catalogue entry or limits used."""
+    if budget is None:
+        return "—"
+    words = BUDGET_SOURCES.get(str(source), str(source or "unknown"))
+    return f"{int(budget):,} (source: {words}" + (f"; {detail})" if detail else ")")
+
+
+def _steps_text(steps: Sequence[int | None]) -> str:
+    known = [str(s) for s in steps if s is not None]
+    return ", ".join(known) if known else "none"
+
+
+def compaction_answer_text(label: str, replay_steps: Sequence[int],
+                           recorded: Sequence[RecordedMark]) -> str:
+    """``replay `default` compacted at steps 11; the agent compacted at steps 102``."""
+    return (f"replay `{label}` compacted at steps {_steps_text(replay_steps)}; "
+            f"the agent compacted at steps {_steps_text([m.step for m in recorded])}")
+
+
+def _offset(step: int, recorded: Sequence[RecordedMark]) -> str:
+    known = [m.step for m in recorded if m.step is not None]
+    if not known:
+        return "—"
+    nearest = min(known, key=lambda r: abs(step - r))
+    delta = step - nearest
+    return ("same step as the agent" if delta == 0 else
+            f"{abs(delta)} steps {'before' if delta < 0 else 'after'} the agent (step {nearest})")
+
+
+ANSWER_COLUMNS = ["who", "compacted at steps", "tokens before → after", "vs the agent", "budget"]
+
+
+def compaction_answer(runs: Sequence[Mapping[str, Any]],
+                      recorded: Sequence[RecordedMark]) -> pd.DataFrame:
+    """One table: each replay's compaction steps next to the agent's recorded ones.
+
+    ``runs`` are mappings with ``label``, ``compactions`` (each with ``step`` and optional
+    ``tokens_before``/``tokens_after``), and optional ``input_budget``/``budget_source``.
+    """
+    def pair(before: Any, after: Any) -> str:
+        return f"{before:,} → {after:,}" if before is not None and after is not None else (
+            f"{before:,} → ?" if before is not None else "—")
+
+    rows = []
+    for run in runs:
+        items = list(run.get("compactions") or ())
+        rows.append({
+            "who": f"replay {run['label']}",
+            "compacted at steps": _steps_text([int(c["step"]) for c in items]),
+            "tokens before → after": "; ".join(pair(c.get("tokens_before"), c.get("tokens_after"))
+                                               for c in items) or "—",
+            "vs the agent": "; ".join(_offset(int(c["step"]), recorded) for c in items) or "—",
+            "budget": budget_label(run.get("input_budget"), run.get("budget_source"),
+                                   run.get("budget_detail") or "")})
+    rows.append({"who": "the agent (recorded)",
+                 "compacted at steps": _steps_text([m.step for m in recorded]),
+                 "tokens before → after": "; ".join(pair(m.tokens_before, m.tokens_after)
+                                                    for m in recorded) or "—",
+                 "vs the agent": "—", "budget": "—"})
+    return pd.DataFrame(rows, columns=ANSWER_COLUMNS)
+
+
+def y_range(values: Iterable[float | int | None], lines: Iterable[float | int | None],
+            pad: float = 1.08) -> list[float] | None:
+    """``[0, top]`` covering every value and every line (pressure, reminder, trigger)."""
+    known = [float(v) for v in (*values, *lines) if v is not None and not pd.isna(v)]
+    return [0.0, max(known) * pad] if known and max(known) > 0 else None
+
+
+def add_recorded_marks(fig: go.Figure, marks: Sequence[RecordedMark], *, row_y: bool = True) -> None:
+    """A dash-dot vertical line at each recorded compaction's step and a star at its tokens
+    before (the agent's pre-compaction count), named so the legend says what it is."""
+    placed = [m for m in marks if m.step is not None]
+    if not placed:
+        return
+    colour = SERIES_COLOURS["recorded compaction"]
+    for m in placed:
+        fig.add_vline(x=m.step, line={"color": colour, "dash": "dashdot", "width": 2})
+    if not row_y:
+        return
+    ys = [m.tokens_before if m.tokens_before is not None else m.tokens_after for m in placed]
+    text = [f"the agent compacted before step {m.step}: "
+            + (f"{m.tokens_before:,}" if m.tokens_before is not None else "?") + " → "
+            + (f"{m.tokens_after:,}" if m.tokens_after is not None else "?") + " tokens"
+            for m in placed]
+    fig.add_trace(go.Scatter(
+        x=[m.step for m in placed], y=ys, name=RECORDED, mode="markers", text=text,
+        marker={"symbol": "star", "size": 15, "color": colour},
+        hovertemplate="%{text}<extra></extra>"))
+
+
+def trigger_points(steps: Iterable[Any]) -> tuple[list[int], list[int], list[str]]:
+    """Steps that recorded the value their compaction trigger compared (``trigger_tokens``),
+    with its basis."""
+    xs, ys, basis = [], [], []
+    for s in steps:
+        value = getattr(s, "trigger_tokens", None)
+        if value is not None:
+            xs.append(s.step_index)
+            ys.append(int(value))
+            basis.append(str(getattr(s, "trigger_basis", None) or "—"))
+    return xs, ys, basis
+
+
+def add_trigger_trace(fig: go.Figure, steps: Iterable[Any], *, name: str = TRIGGER,
+                      colour: str | None = None) -> list[int]:
+    """The value the trigger compared at each step (its basis in the hover); returns the values."""
+    xs, ys, basis = trigger_points(steps)
+    if xs:
+        fig.add_trace(go.Scatter(
+            x=xs, y=ys, name=name, mode="lines", customdata=basis,
+            line={"color": colour or SERIES_COLOURS["trigger value"], "width": 1.5, "shape": "hv"},
+            hovertemplate="step %{x}<br>trigger compared %{y:,} tokens<br>basis %{customdata}"
+                          "<extra></extra>"))
+    return ys
