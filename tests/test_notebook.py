@@ -16,7 +16,7 @@ from iris.session import Session
 
 import workbench as wb
 from workbench.store import open_store
-from workbench.views.usage import USAGE_COLUMNS
+from workbench.views.usage import REPLAYED, USAGE_COLUMNS
 
 LONG = wb.sample_path("long_session")
 STATUSES = {"entered", "skipped", "candidate", "rejected", "applied"}
@@ -106,9 +106,10 @@ def test_r_ui_8_usage_figure_traces(cost):
     fig = cost.figure("usage")
     assert isinstance(fig, go.Figure)
     names = [t.name for t in fig.data]
-    assert {"local estimate", "pressure line", "compaction applied"} <= set(names)
-    local = fig.data[names.index("local estimate")]
-    assert list(local.y) == [p.final_input_tokens for p in cost.preparations]
+    assert {REPLAYED, "pressure line", "compaction applied"} <= set(names)
+    local = fig.data[names.index(REPLAYED)]
+    assert list(local.y) == [p.final_input_tokens if p.whole_request_tokens is None
+                             else p.whole_request_tokens for p in cost.preparations]
     marks = fig.data[names.index("compaction applied")]
     assert list(marks.x) == [c.step_index for c in cost.result.checkpoints]
 

@@ -41,6 +41,7 @@ from .views.compare import (
 from .views.compare import compactions_table as compared_compactions
 from .views.configuration import PRESET_NAMES, resolve_config
 from .views.failures import failures_table
+from .views.recorded import recorded_marks
 from .views.sessions import SAMPLES_DIR
 from .views.step_through import decision_table, request_messages, stage_table, step_header
 from .views.usage import summary_usage_table, usage_figure, usage_table
@@ -169,7 +170,8 @@ class NotebookReplay:
     def figure(self, kind: str = "usage") -> go.Figure:
         """``usage`` (tokens per step with the pressure lines) or ``timeline`` (compaction bands)."""
         if kind == "usage":
-            return usage_figure(self.preparations)
+            return usage_figure(self.preparations,
+                                recorded=recorded_marks(self.session.compactions, self.preparations))
         if kind in ("timeline", "compaction"):
             return timeline_figure(self.bands())
         raise ValueError(f"unknown figure {kind!r}; choose one of {', '.join(FIGURES)}")
