@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .compaction.calibration import Calibration
+from .compaction.remote import client_run_usage, start_client_run
 from .compaction.thresholds import Thresholds
 from .compaction.usage import RunUsage, UsageTracker
 from .preparation import adapters
@@ -179,6 +180,7 @@ class _Runner:
             session_dir=work_dir, tool_kinds=adapters.tool_kind_map(session.header.source_format),
             input_budget=t.input_budget, pressure_line=t.pressure_line,
             reminder_line=t.reminder_line, cancel=cancel)
+        self.summary_client_start = start_client_run(summarizer)  # a counting client's breaker
         self._by_limits: dict[Any, PipelineSettings] = {}
         self.snapshot_id = adapters.config_snapshot_id(config, prompts)
         self.source = context_source
@@ -224,7 +226,8 @@ class _Runner:
         return Replay(session_id=self.session.header.session_id,
                       configuration_snapshot_id=self.snapshot_id, thresholds=self.thresholds,
                       preparations=tuple(preparations), requests=requests, archives=archives,
-                      checkpoints=tuple(checkpoints), run_usage=tracker.totals,
+                      checkpoints=tuple(checkpoints), run_usage=client_run_usage(
+                          tracker.totals, self.settings.summarizer, self.summary_client_start),
                       cancelled=cancelled, observation_failures=tuple(self.publisher.failures),
                       messages_counted=self.cache.counted)
 

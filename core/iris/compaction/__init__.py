@@ -39,9 +39,9 @@ from .records import (
                          RejectedDecision,
                          SkippedDecision,
 )
+from .remote import ClientStats, OpenAICompatibleSummarizer, RetryPolicy, SummaryCallFailed
 from .summarizers import (
                          ExtractiveSummarizer,
-                         OpenAICompatibleSummarizer,
                          RecordedSummarizer,
                          Summarizer,
                          SummaryRequest,
@@ -71,6 +71,7 @@ __all__ = [
     "CheckpointArgsError",
     "CheckpointSection",
     "Claim",
+    "ClientStats",
     "CompactContextArgs",
     "CompactionConfig",
     "CompactionDecision",
@@ -88,10 +89,12 @@ __all__ = [
     "RecordedSummarizer",
     "RejectedDecision",
     "RetainedMessage",
+    "RetryPolicy",
     "RunUsage",
     "SessionConstraint",
     "SkippedDecision",
     "Summarizer",
+    "SummaryCallFailed",
     "SummaryInvalid",
     "SummaryRequest",
     "SummaryResult",

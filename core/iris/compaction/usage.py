@@ -49,13 +49,22 @@ class UsageTotals(_Frozen):
     output_tokens: int = 0
     prompt_tokens: int = 0
     """Normalised prompt sizes summed (R-TOK-3)."""
+    attempts: int = 0
+    """HTTP requests, retries included (summary clients that count them; 0 otherwise)."""
+    failures: int = 0
+    """Summary calls that failed after their attempts."""
+    refused: int = 0
+    """Summary requests refused without a call by an open circuit breaker."""
+    cache_hits: int = 0
+    """Summary requests answered from the summary cache (no call, no tokens)."""
 
     def add(self, usage: Usage | None) -> UsageTotals:
         if usage is None:
             return self.model_copy(update={"calls": self.calls + 1})
-        return UsageTotals(calls=self.calls + 1, input_tokens=self.input_tokens + usage.input_tokens,
-                           output_tokens=self.output_tokens + usage.output_tokens,
-                           prompt_tokens=self.prompt_tokens + usage.prompt_tokens)
+        return self.model_copy(update={
+            "calls": self.calls + 1, "input_tokens": self.input_tokens + usage.input_tokens,
+            "output_tokens": self.output_tokens + usage.output_tokens,
+            "prompt_tokens": self.prompt_tokens + usage.prompt_tokens})
 
 
 class RunUsage(_Frozen):

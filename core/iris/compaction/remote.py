@@ -1,0 +1,428 @@
+"""The OpenAI-compatible summary client (R-PREP-7): retries, a circuit breaker, counted calls, a cache.
+
+One :class:`OpenAICompatibleSummarizer` serves one replay at a time (``replay`` calls
+:meth:`~OpenAICompatibleSummarizer.start_run` when it starts):
+
+* **Retries** (tenacity): HTTP 408, 409, 429, 500, 502, 503, 504 and connection errors are retried,
+  up to ``RetryPolicy.max_attempts`` attempts per summary, with exponential backoff and jitter; a
+  ``Retry-After`` header (seconds or an HTTP date) replaces the backoff. Attempts and waits all fit
+  in the call's ``timeout_seconds``: when the next wait would pass it, the call fails at once. A
+  timeout is not retried (the time is spent).
+* **Circuit breaker**: after ``RetryPolicy.failure_threshold`` summary calls in a row fail (at once
+  on HTTP 401, 403 or 404), the endpoint is not called again in the run. Later summary requests
+  fail immediately with ``circuit open: …``, so every later step that needed a summary records why.
+* **Counting**: :attr:`~OpenAICompatibleSummarizer.stats` counts summary calls, HTTP attempts,
+  retries, failed calls, requests refused by the open breaker, cache hits, and the tokens every
+  attempt reported, including those of answers that were then rejected.
+* **Answers**: reasoning blocks (``<think>…</think>``, ``<thinking>``, ``<reasoning>``) are removed
+  before the summary is validated; an answer that is only reasoning is a failed call.
+* **Token parameter**: o-series and gpt-5 models are sent ``max_completion_tokens`` and no
+  ``temperature``; other models ``max_tokens`` and ``temperature 0``. An endpoint that answers
+  HTTP 400 naming ``max_completion_tokens`` gets the same request again with it.
+* **Cache**: answers are kept by the hash of the endpoint, model and request body, in-process
+  (shared by every client of the process) and, with ``cache_dir``, as one JSON file per request in
+  that folder. A hit sends nothing and counts no tokens.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import math
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import httpx
+from pydantic import BaseModel, ConfigDict
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    wait_exponential,
+    wait_random,
+)
+
+from ..errors import SummarizerError
+from ..session import Usage
+from .summarizers import SummaryRequest, SummaryResult, SummaryTimeout
+from .usage import RunUsage, UsageTotals
+
+__all__ = ["ClientStats", "OpenAICompatibleSummarizer", "RetryPolicy", "SummaryCache",
+           "SummaryCallFailed", "client_delta", "client_run_usage", "request_key", "start_client_run",
+           "strip_reasoning", "uses_max_completion_tokens"]
+
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+PERMANENT_STATUS = frozenset({401, 403, 404})
+_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)\s*", re.DOTALL | re.IGNORECASE)
+_COMPLETION_TOKENS_MODEL = re.compile(r"(^|/)(o\d|gpt-5)", re.IGNORECASE)
+
+
+class SummaryCallFailed(SummarizerError):
+    """A summary call that failed after its attempts; ``usage`` sums what the attempts reported."""
+
+    def __init__(self, message: str, *, usage: Usage | None = None, attempts: int = 0,
+                 permanent: bool = False) -> None:
+        super().__init__(message)
+        self.usage = usage
+        self.attempts = attempts
+        self.permanent = permanent
+        """True for answers that no retry or later call will change (HTTP 401, 403, 404)."""
+
+
+class _Transient(Exception):
+    """An attempt worth retrying; ``retry_after`` is the server's requested wait in seconds."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 4
+    """HTTP attempts per summary call (the first one included)."""
+    initial_backoff: float = 0.5
+    max_backoff: float = 8.0
+    jitter: float = 0.25
+    max_retry_after: float = 60.0
+    """A longer ``Retry-After`` ends the call instead of waiting."""
+    failure_threshold: int = 2
+    """Consecutive failed summary calls that open the breaker for the rest of the run."""
+
+
+class ClientStats(BaseModel):
+    """What a client did since it was made (or since :meth:`start_run`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    calls: int = 0
+    """Summary calls sent to the endpoint (cache hits and refused requests excluded)."""
+    attempts: int = 0
+    """HTTP requests, retries included."""
+    retries: int = 0
+    failures: int = 0
+    """Summary calls that ended in an error after their attempts."""
+    refused: int = 0
+    """Summary requests refused without a call because the breaker was open."""
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    breaker_open: bool = False
+    breaker_reason: str | None = None
+
+
+def strip_reasoning(text: str) -> str:
+    """``text`` without reasoning blocks (an unclosed block runs to the end)."""
+    return _REASONING.sub("", text).strip()
+
+
+def uses_max_completion_tokens(model: str) -> bool:
+    """o-series (o1, o3, o4-mini…) and gpt-5.x take ``max_completion_tokens``, not ``max_tokens``."""
+    return bool(_COMPLETION_TOKENS_MODEL.search(model.strip()))
+
+
+def request_key(base_url: str, body: dict[str, Any]) -> str:
+    """The cache key: SHA-256 of the endpoint and the canonical JSON request body."""
+    canonical = json.dumps({"endpoint": base_url, "body": body}, sort_keys=True,
+                           ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header: a number or an HTTP date; None when absent or bad."""
+    if not value or not value.strip():
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+class SummaryCache:
+    """Answers by request key: in memory, and as ``<key>.json`` files under ``folder`` when given."""
+
+    _memory: ClassVar[dict[str, tuple[str, str | None]]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, folder: str | Path | None = None) -> None:
+        self.folder = Path(folder) if folder is not None else None
+
+    def get(self, key: str) -> tuple[str, str | None] | None:
+        with self._lock:
+            hit = self._memory.get(key)
+        if hit is not None or self.folder is None:
+            return hit
+        path = self.folder / f"{key}.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            hit = (str(data["text"]), data.get("model"))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        with self._lock:
+            self._memory[key] = hit
+        return hit
+
+    def put(self, key: str, text: str, model: str | None) -> None:
+        with self._lock:
+            self._memory[key] = (text, model)
+        if self.folder is not None:
+            from ..safe_files import write_file  # deferred: only a persisted cache writes
+
+            payload = json.dumps({"text": text, "model": model}, ensure_ascii=False)
+            try:
+                write_file(self.folder / f"{key}.json", payload, root=self.folder.parent)
+            except OSError:
+                pass  # a cache that cannot be written only costs a later call
+
+    @classmethod
+    def clear_memory(cls) -> None:
+        with cls._lock:
+            cls._memory.clear()
+
+
+@dataclass
+class _Ledger:
+    """One summary call: its attempts and the usage they reported."""
+
+    attempts: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    raw: list[dict[str, Any]] = field(default_factory=list)
+
+    def usage(self, model: str) -> Usage | None:
+        if not self.raw:
+            return None
+        return Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+                     cache_read_in_input=True, cache_write_in_input=True, model=model,
+                     raw={"attempts": self.raw} if len(self.raw) > 1 else self.raw[0])
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+class OpenAICompatibleSummarizer:
+    """Chat-completions client for any OpenAI-compatible endpoint (see the module docstring)."""
+
+    kind = "remote"
+    ENV = ("WORKBENCH_SUMMARY_BASE_URL", "WORKBENCH_SUMMARY_MODEL", "WORKBENCH_SUMMARY_API_KEY")
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, *,
+                 policy: RetryPolicy | None = None, cache_dir: str | Path | None = None,
+                 use_cache: bool = True, token_parameter: str | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
+        self.policy = policy or RetryPolicy()
+        self.cache = SummaryCache(cache_dir) if use_cache else None
+        self.token_parameter = token_parameter or (
+            "max_completion_tokens" if uses_max_completion_tokens(model) else "max_tokens")
+        self._stats = ClientStats()
+        self._consecutive_failures = 0
+        self._lock = threading.Lock()
+        self.sleep = time.sleep
+        """How waits between attempts sleep (replaceable, e.g. to record them)."""
+
+    @classmethod
+    def from_env(cls, **options: Any) -> OpenAICompatibleSummarizer | None:
+        """From ``WORKBENCH_SUMMARY_BASE_URL``/``_MODEL``/``_API_KEY``; None when unset."""
+        base, model, key = (os.environ.get(name, "").strip() for name in cls.ENV)
+        if not base or not model:
+            return None
+        return cls(base, model, key or None, **options)
+
+    @property
+    def stats(self) -> ClientStats:
+        return self._stats
+
+    def start_run(self) -> ClientStats:
+        """Close the breaker for a new run; returns the counters so far (for a per-run delta)."""
+        with self._lock:
+            self._consecutive_failures = 0
+            self._stats = self._stats.model_copy(update={"breaker_open": False,
+                                                         "breaker_reason": None})
+            return self._stats
+
+    def _count(self, **changes: int) -> None:
+        with self._lock:
+            self._stats = self._stats.model_copy(update={
+                k: getattr(self._stats, k) + v for k, v in changes.items()})
+
+    def body(self, request: SummaryRequest) -> dict[str, Any]:
+        """The chat-completions request body for ``request``."""
+        body: dict[str, Any] = {"model": self.model, self.token_parameter: request.max_tokens,
+                                "messages": [{"role": "system", "content": request.system_prompt},
+                                             {"role": "user", "content": request.input_text}]}
+        if self.token_parameter == "max_tokens":
+            body["temperature"] = 0
+        return body
+
+    def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
+        body = self.body(request)
+        key = request_key(self.base_url, body)
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            self._count(cache_hits=1)
+            return SummaryResult(text=hit[0], kind="remote", model=hit[1])
+        if self._stats.breaker_open:
+            self._count(refused=1)
+            raise SummarizerError(f"circuit open: {self._stats.breaker_reason}; "
+                                  f"{self.base_url} is not called again in this run")
+        self._count(calls=1)
+        ledger = _Ledger()
+        try:
+            text, model = self._with_retries(body, timeout_seconds, ledger)
+        except SummarizerError as exc:
+            self._failed(exc)
+            raise
+        finally:
+            self._count(input_tokens=ledger.input_tokens, output_tokens=ledger.output_tokens)
+        with self._lock:
+            self._consecutive_failures = 0
+        if self.cache is not None:
+            self.cache.put(key, text, model)
+        return SummaryResult(text=text, usage=ledger.usage(model), kind="remote", model=model)
+
+    def _failed(self, exc: SummarizerError) -> None:
+        permanent = isinstance(exc, SummaryCallFailed) and exc.permanent
+        with self._lock:
+            self._consecutive_failures += 1
+            update: dict[str, Any] = {"failures": self._stats.failures + 1}
+            n = self._consecutive_failures
+            if permanent or n >= self.policy.failure_threshold:
+                why = "a permanent error" if permanent else f"{n} failed summary calls in a row"
+                update.update(breaker_open=True, breaker_reason=f"{why} (last: {exc})")
+            self._stats = self._stats.model_copy(update=update)
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, _Transient) and exc.retry_after is not None:
+            return exc.retry_after
+        p = self.policy
+        backoff = wait_exponential(multiplier=p.initial_backoff, max=p.max_backoff)
+        return (backoff + wait_random(0, p.jitter))(state)
+
+    def _with_retries(self, body: dict[str, Any], timeout: float, ledger: _Ledger,
+                      ) -> tuple[str, str]:
+        deadline = time.monotonic() + timeout
+
+        def stop(state: RetryCallState) -> bool:
+            wait = state.upcoming_sleep
+            return (state.attempt_number >= self.policy.max_attempts
+                    or wait > self.policy.max_retry_after
+                    or time.monotonic() + wait >= deadline)
+
+        def before_sleep(state: RetryCallState) -> None:
+            self._count(retries=1)
+
+        retrying = Retrying(retry=retry_if_exception_type(_Transient), wait=self._wait, stop=stop,
+                            sleep=lambda s: self.sleep(s), before_sleep=before_sleep,
+                            reraise=True)
+        try:
+            return retrying(self._attempt, body, deadline, timeout, ledger)
+        except _Transient as exc:
+            raise SummaryCallFailed(f"{exc} (gave up after {ledger.attempts} attempt(s))",
+                                    usage=ledger.usage(self.model),
+                                    attempts=ledger.attempts) from None
+
+    def _post(self, body: dict[str, Any], remaining: float, timeout: float) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        url = f"{self.base_url}/chat/completions"
+        try:
+            return httpx.post(url, json=body, headers=headers, timeout=remaining)
+        except httpx.TimeoutException:
+            raise SummaryTimeout(f"timeout after {timeout:g} s ({url})") from None
+        except httpx.HTTPError as exc:
+            raise _Transient(f"cannot reach {url}: {exc}") from None
+
+    def _attempt(self, body: dict[str, Any], deadline: float, timeout: float, ledger: _Ledger,
+                 ) -> tuple[str, str]:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise SummaryTimeout(f"timeout after {timeout:g} s ({self.base_url})")
+        ledger.attempts += 1
+        self._count(attempts=1)
+        response = self._post(body, remaining, timeout)
+        status, url = response.status_code, f"{self.base_url}/chat/completions"
+        if status in RETRYABLE_STATUS:
+            raise _Transient(f"{url} answered HTTP {status}: {response.text[:200]!r}",
+                             parse_retry_after(response.headers.get("retry-after")))
+        if status == 400 and "max_completion_tokens" in response.text and "max_tokens" in body:
+            body["max_completion_tokens"] = body.pop("max_tokens")
+            body.pop("temperature", None)
+            self.token_parameter = "max_completion_tokens"
+            raise _Transient(f"{url} asked for max_completion_tokens", retry_after=0.0)
+        if status != 200:
+            raise SummaryCallFailed(f"{url} answered HTTP {status}: {response.text[:200]!r}",
+                                    usage=ledger.usage(self.model), attempts=ledger.attempts,
+                                    permanent=status in PERMANENT_STATUS)
+        return self._parse(response, ledger)
+
+    def _parse(self, response: httpx.Response, ledger: _Ledger) -> tuple[str, str]:
+        try:
+            data = response.json()
+        except ValueError:
+            raise SummaryCallFailed(f"junk answer from {self.base_url}: not JSON (body "
+                                    f"{response.text[:120]!r})", usage=ledger.usage(self.model),
+                                    attempts=ledger.attempts) from None
+        model = (data.get("model") if isinstance(data, dict) else None) or self.model
+        raw = data.get("usage") if isinstance(data, dict) else None
+        if isinstance(raw, dict):
+            ledger.raw.append(raw)
+            ledger.input_tokens += _int(raw.get("prompt_tokens"))
+            ledger.output_tokens += _int(raw.get("completion_tokens"))
+        try:
+            content = data["choices"][0]["message"]["content"]
+            if not isinstance(content, str):
+                raise TypeError("content is not text")
+        except (KeyError, IndexError, TypeError) as exc:
+            raise SummaryCallFailed(f"junk answer from {self.base_url}: {exc!s:.120} (body "
+                                    f"{response.text[:120]!r})", usage=ledger.usage(model),
+                                    attempts=ledger.attempts) from None
+        text = strip_reasoning(content)
+        if not text:
+            what = "only a reasoning block" if content.strip() else "empty content"
+            raise SummaryCallFailed(f"answer from {self.base_url} held {what}",
+                                    usage=ledger.usage(model), attempts=ledger.attempts)
+        return text, model
+
+
+def start_client_run(summarizer: Any) -> ClientStats | None:
+    """Start a replay with ``summarizer``: closes a client's breaker, returns its counters."""
+    start = getattr(summarizer, "start_run", None)
+    stats = start() if callable(start) else None
+    return stats if isinstance(stats, ClientStats) else None
+
+
+def client_delta(summarizer: Any, start: ClientStats | None) -> ClientStats | None:
+    """What a client did since ``start`` (None for summarisers that do not count calls)."""
+    now = getattr(summarizer, "stats", None)
+    if start is None or not isinstance(now, ClientStats):
+        return None
+    counters = ("calls", "attempts", "retries", "failures", "refused", "cache_hits",
+                "input_tokens", "output_tokens")
+    return now.model_copy(update={k: getattr(now, k) - getattr(start, k) for k in counters})
+
+
+def client_run_usage(totals: RunUsage, summarizer: Any, start: ClientStats | None) -> RunUsage:
+    """``totals`` with the summary (compaction) row taken from a counting client's own counters
+    for this run: every call, attempt, failure and reported token, applied or not."""
+    delta = client_delta(summarizer, start)
+    if delta is None:
+        return totals
+    row = UsageTotals(calls=delta.calls, attempts=delta.attempts, failures=delta.failures,
+                      refused=delta.refused, cache_hits=delta.cache_hits,
+                      input_tokens=delta.input_tokens, output_tokens=delta.output_tokens,
+                      prompt_tokens=delta.input_tokens)
+    return totals.model_copy(update={"compaction": row})
