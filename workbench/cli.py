@@ -23,7 +23,8 @@ from iris.errors import WorkbenchError
 __all__ = ["COMMAND_MODULES", "build_parser", "main", "streamlit_command"]
 
 #: Modules that contribute subcommands, each with ``register(subparsers) -> None``.
-COMMAND_MODULES: tuple[str, ...] = ("workbench.cli_lists", "workbench.cli_replay", "workbench.report")
+COMMAND_MODULES: tuple[str, ...] = ("workbench.cli_lists", "workbench.cli_replay", "workbench.report",
+                                     "workbench.cli_batch")
 
 APP_PATH = Path(__file__).resolve().parent / "app.py"
 

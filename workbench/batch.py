@@ -1,0 +1,222 @@
+"""Corpus evaluation: every session file under every configuration, in parallel, to Parquet.
+
+The unit of work is :func:`workbench.corpus.replay_one`; this module only fans it out and writes
+what comes back. Three executors run the same tasks and produce the same tables:
+
+* ``serial`` (``jobs=1``): in this process;
+* ``processes`` (``jobs>1``): a process pool whose workers are recycled after ``recycle`` tasks
+  (so caches cannot grow without bound) and may be given an address-space limit in MB;
+* ``dask``: a Dask ``distributed`` cluster: ``scheduler="tcp://host:8786"`` for a running one, or a
+  ``LocalCluster`` of ``jobs`` single-threaded worker processes. Dask is the optional extra
+  ``context-workbench[cluster]``.
+
+Workers never open the SQLite store. The driver writes each result as it arrives into
+``OUT/<table>/configuration=<name>/session=<id>/part-0.parquet`` (tables and columns in
+:data:`workbench.corpus.SCHEMAS`) plus ``OUT/manifest.json``; :func:`read_table` reads a table
+back with DuckDB.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from .corpus import TABLES, replay_one, to_arrow
+
+__all__ = ["SESSION_SUFFIXES", "BatchSummary", "expand_paths", "read_table", "run_batch"]
+
+#: File endings taken from directories (a file named explicitly is always taken).
+SESSION_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".traj")
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class BatchSummary:
+    """What a batch did: where it wrote, how many tasks ran and which ones failed."""
+
+    out: Path
+    configurations: list[str]
+    sessions: int
+    tasks: int = 0
+    failed: list[dict[str, str]] = field(default_factory=list)
+    executor: str = "serial"
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given, and every session file below each directory (recursively, sorted)."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*")
+                            if p.is_file() and p.name.endswith(SESSION_SUFFIXES))
+        else:
+            files.append(path)
+    return files
+
+
+def run_batch(configs: Sequence[Any], paths: Iterable[str | Path], out: str | Path, *,
+              jobs: int = 1, dask: bool = False, scheduler: str | None = None, recycle: int = 20,
+              worker_memory_mb: int | None = None,
+              progress: Progress | None = None) -> BatchSummary:
+    """Replay every file of ``paths`` under each of ``configs`` and write the tables to ``out``."""
+    from .views.configuration import resolve_config
+
+    files = expand_paths(paths)
+    labels = _labels(configs)
+    resolved = [resolve_config(c) for c in configs]  # bad configuration: fail before any work
+    tasks = [(str(f), cfg, label) for label, cfg in zip(labels, resolved) for f in files]
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    executor = "dask" if (dask or scheduler) else "processes" if jobs > 1 else "serial"
+    summary = BatchSummary(target, labels, len(files), executor=executor)
+    runner = {"serial": _serial, "processes": _processes, "dask": _dask}[executor]
+    written: set[tuple[str, str]] = set()
+    for done, tables in enumerate(runner(tasks, jobs=jobs, scheduler=scheduler, recycle=recycle,
+                                         worker_memory_mb=worker_memory_mb), start=1):
+        _write(target, tables, written)
+        row = tables["sessions"][0]
+        if row["error"]:
+            summary.failed.append({"configuration": row["configuration"], "path": row["path"],
+                                   "error": row["error"]})
+        if progress:
+            progress(done, len(tasks), f"{row['configuration']} · {row['session']}")
+    summary.tasks = len(tasks)
+    (target / "manifest.json").write_text(json.dumps({
+        "configurations": labels, "sessions": [str(f) for f in files], "tasks": len(tasks),
+        "executor": executor, "failed": summary.failed}, indent=2) + "\n", encoding="utf-8")
+    return summary
+
+
+def _labels(configs: Sequence[Any]) -> list[str]:
+    from .corpus import _label
+
+    labels = [_label(c) for c in configs]
+    if len(set(labels)) < len(labels):
+        raise ValueError(f"two configurations share a name: {labels}; rename a file")
+    return labels
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def _part_dir(root: Path, table: str, configuration: str, session: str) -> Path:
+    return (root / table / f"configuration={_UNSAFE.sub('_', configuration)}"
+            / f"session={_UNSAFE.sub('_', session)}")
+
+
+def _write(root: Path, tables: dict[str, list], written: set[tuple[str, str]]) -> None:
+    row = tables["sessions"][0]
+    session = row["session"]
+    key = (row["configuration"], session)
+    n = 1
+    while key in written:  # the same session id in two files: keep both
+        n += 1
+        key = (row["configuration"], f"{session}-{n}")
+    written.add(key)
+    for name in TABLES:
+        directory = _part_dir(root, name, *key)
+        directory.mkdir(parents=True, exist_ok=True)
+        pq.write_table(to_arrow(name, tables[name]), directory / "part-0.parquet")
+
+
+# ------------------------------------------------------------------------------ executors
+
+
+def _serial(tasks: list[tuple], **_: Any) -> Iterator[dict[str, list]]:
+    for path, cfg, label in tasks:
+        yield replay_one(path, cfg, label=label)
+
+
+def _limit_memory(megabytes: int | None) -> None:
+    """Worker initializer: cap the address space, so a runaway session fails alone."""
+    if megabytes:
+        import resource
+
+        limit = megabytes * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _processes(tasks: list[tuple], *, jobs: int, recycle: int, worker_memory_mb: int | None,
+               **_: Any) -> Iterator[dict[str, list]]:
+    import multiprocessing
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["workbench.corpus", "iris.replay", "workbench.pricing"])
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, max_tasks_per_child=recycle,
+                             initializer=_limit_memory, initargs=(worker_memory_mb,)) as pool:
+        futures = {pool.submit(replay_one, path, cfg, label=label): (path, label)
+                   for path, cfg, label in tasks}
+        for future in as_completed(futures):
+            yield _result_or_error(future, *futures[future])
+
+
+def _result_or_error(future: Any, path: str, label: str) -> dict[str, list]:
+    """A worker that died (memory limit, crash) is recorded like any failing session."""
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 - BrokenProcessPool, MemoryError, a killed worker
+        from .corpus import SCHEMAS
+
+        row = {c: None for c in SCHEMAS["sessions"].names}
+        row.update(configuration=label, session=Path(path).name, path=path,
+                   error=f"worker failed: {type(exc).__name__}: {exc}")
+        return {"sessions": [row], "steps": [], "compactions": [], "decisions": []}
+
+
+def _dask(tasks: list[tuple], *, jobs: int, scheduler: str | None, worker_memory_mb: int | None,
+          **_: Any) -> Iterator[dict[str, list]]:
+    try:
+        from distributed import Client, LocalCluster, as_completed as dask_completed
+    except ImportError as exc:
+        raise RuntimeError("Dask is an optional extra: pip install 'context-workbench[cluster]'") from exc
+    cluster = None
+    if scheduler is None:
+        memory = f"{worker_memory_mb}MB" if worker_memory_mb else "auto"
+        cluster = LocalCluster(n_workers=max(jobs, 1), threads_per_worker=1, processes=True,
+                               dashboard_address=None, memory_limit=memory,
+                               host="127.0.0.1", worker_dashboard_address=None)
+    client = Client(cluster if cluster is not None else scheduler)
+    try:
+        futures = {client.submit(replay_one, path, cfg, label=label, pure=False): (path, label)
+                   for path, cfg, label in tasks}
+        for future in dask_completed(futures):
+            yield _result_or_error(future, *futures[future])
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+# ------------------------------------------------------------------------------ reading
+
+
+def read_table(out: str | Path, table: str, *, where: str = "") -> Any:
+    """Table ``table`` of a batch output directory as a pandas DataFrame, read with DuckDB
+    (``where`` is an optional SQL condition, e.g. ``"configuration = 'cost-first'"``)."""
+    import duckdb
+
+    if table not in TABLES:
+        raise ValueError(f"unknown table {table!r}; choose one of {', '.join(TABLES)}")
+    files = sorted(str(p) for p in (Path(out) / table).glob("*/*/part-0.parquet"))
+    if not files:
+        return to_arrow(table, []).to_pandas()
+    condition = f"WHERE {where}" if where else ""
+    with duckdb.connect() as con:
+        frame = con.execute(
+            f"SELECT * FROM read_parquet(?, hive_partitioning = false, union_by_name = true) "
+            f"{condition} ORDER BY ALL", [files]).df()
+    return frame
+
+
+def default_jobs() -> int:
+    """Worker count when ``--jobs`` is not given: the machine's cores."""
+    return os.cpu_count() or 1

@@ -1,0 +1,51 @@
+"""``workbench batch``: replay a corpus of sessions under one or more configurations to Parquet.
+
+    workbench batch --config default --config cost-first ~/transcripts --out eval/ --jobs 4
+    workbench batch --config cost-first ~/transcripts --out eval/ --dask --jobs 8
+    workbench batch --config cost-first /shared/transcripts --out eval/ --scheduler tcp://head:8786
+
+A failing session is recorded with its error and the batch goes on; the exit code is 0 unless
+the command line or a configuration is bad. The tables are read back with DuckDB
+(``workbench.batch.read_table``) or any Parquet reader.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .terminal import progress_bar
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("batch", help="replay many sessions under one or more configurations to Parquet")
+    p.add_argument("paths", nargs="+", metavar="PATH_OR_DIR",
+                   help="session files, or directories searched recursively")
+    p.add_argument("--config", action="append", metavar="FILE_OR_PRESET",
+                   help="a configuration YAML or a preset name; repeat to compare (default: default)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory for the Parquet tables")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="parallel workers (default 1)")
+    p.add_argument("--dask", action="store_true",
+                   help="run on a Dask LocalCluster of --jobs workers (extra: [cluster])")
+    p.add_argument("--scheduler", metavar="URL", help="run on a running Dask scheduler, e.g. tcp://host:8786")
+    p.add_argument("--recycle", type=int, default=20, metavar="N",
+                   help="replace a pool worker after N sessions (default 20)")
+    p.add_argument("--worker-memory", type=int, metavar="MB", help="memory limit per worker")
+    p.set_defaults(handler=_batch)
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from .batch import run_batch
+
+    configs = args.config or ["default"]
+    with progress_bar("batch") as report:
+        summary = run_batch(configs, args.paths, args.out, jobs=args.jobs, dask=args.dask,
+                            scheduler=args.scheduler, recycle=args.recycle,
+                            worker_memory_mb=args.worker_memory,
+                            progress=lambda done, total, label: report(done / total, label))
+    print(f"batch: {summary.sessions} sessions × {len(summary.configurations)} configurations "
+          f"= {summary.tasks} replays ({summary.executor}), {len(summary.failed)} failed -> {summary.out}")
+    for failure in summary.failed:
+        print(f"  failed {failure['path']} [{failure['configuration']}]: {failure['error']}")
+    return 0

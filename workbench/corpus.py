@@ -1,0 +1,154 @@
+"""The unit of corpus evaluation: one session file under one configuration -> four tidy tables.
+
+:func:`replay_one` is a plain top-level function of picklable arguments returning plain data, so
+the same call runs in-process, in a worker process of a pool, or on a Dask worker on another
+machine. It reads the transcript file itself and never touches the SQLite store. A session that
+cannot be read or replayed is a result too: its ``sessions`` row carries the error and the other
+tables are empty.
+
+Tables (one list of row dicts each; column types in :data:`SCHEMAS`):
+
+* ``steps``: one row per step of the replay;
+* ``compactions``: one row per compaction, the replay's own (``source='replay'``) and the
+  agent's recorded ones (``source='recorded'``);
+* ``decisions``: one row per (stage, decision kind) with its count;
+* ``sessions``: one row of totals (tokens sent and saved, compactions, failed preparations,
+  summary calls and cost, real-vs-replay compaction steps, budget and its source, error).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+__all__ = ["SCHEMAS", "TABLES", "replay_one", "to_arrow"]
+
+TABLES = ("sessions", "steps", "compactions", "decisions")
+
+_KEYS = [("configuration", pa.string()), ("session", pa.string())]
+SCHEMAS: dict[str, pa.Schema] = {
+    "steps": pa.schema(_KEYS + [
+        ("step", pa.int64()), ("phase", pa.string()), ("final_tokens", pa.int64()),
+        ("whole_request_tokens", pa.int64()), ("recorded_request_tokens", pa.int64()),
+        ("provider_tokens", pa.int64()), ("trigger_tokens", pa.int64()),
+        ("trigger_basis", pa.string()), ("compaction_applied", pa.bool_()),
+        ("input_budget", pa.int64()), ("pressure_line", pa.int64())]),
+    "compactions": pa.schema(_KEYS + [
+        ("source", pa.string()), ("n", pa.int64()), ("step", pa.int64()),
+        ("tokens_before", pa.int64()), ("tokens_after", pa.int64())]),
+    "decisions": pa.schema(_KEYS + [
+        ("stage", pa.string()), ("kind", pa.string()), ("count", pa.int64())]),
+    "sessions": pa.schema(_KEYS + [
+        ("path", pa.string()), ("model", pa.string()), ("steps", pa.int64()),
+        ("failed_preparations", pa.int64()), ("tokens_sent", pa.int64()),
+        ("tokens_recorded", pa.int64()), ("tokens_saved", pa.int64()),
+        ("compactions", pa.int64()), ("recorded_compactions", pa.int64()),
+        ("replay_compaction_steps", pa.list_(pa.int64())),
+        ("recorded_compaction_steps", pa.list_(pa.int64())),
+        ("summary_calls", pa.int64()), ("summary_input_tokens", pa.int64()),
+        ("summary_output_tokens", pa.int64()), ("replay_usd", pa.float64()),
+        ("saved_usd", pa.float64()), ("input_budget", pa.int64()), ("budget_source", pa.string()),
+        ("error", pa.string()), ("seconds", pa.float64())]),
+}
+
+
+def to_arrow(name: str, rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows of table ``name`` as an Arrow table with its fixed schema (empty tables keep types)."""
+    return pa.Table.from_pylist(rows, schema=SCHEMAS[name])
+
+
+def replay_one(path: str | Path, config: Any = None, *, label: str | None = None) -> dict[str, list]:
+    """Replay the session file ``path`` under ``config`` (None, a preset name, a YAML path or a
+    ``ContextConfig``) and return its rows by table name. Never raises for a bad session."""
+    from .views.configuration import resolve_config
+
+    started = time.perf_counter()
+    name = label or _label(config)
+    path = str(path)
+    try:
+        resolved = resolve_config(config)
+        return _tables(path, resolved, name, started)
+    except Exception as exc:  # noqa: BLE001 - a failing session is a recorded result
+        row = {c: None for c in SCHEMAS["sessions"].names}
+        row.update(configuration=name, session=Path(path).name, path=path,
+                   error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - started)
+        return {"sessions": [row], "steps": [], "compactions": [], "decisions": []}
+
+
+def _label(config: Any) -> str:
+    if config is None:
+        return "default"
+    if isinstance(config, str | Path):
+        return Path(str(config)).stem
+    return "custom"
+
+
+def _tables(path: str, config: Any, name: str, started: float) -> dict[str, list]:
+    from iris.replay import replay
+
+    from .importers import load_session
+    from .pricing import replay_cost
+
+    session = load_session(path).session
+    result = replay(session, config)
+    keys = {"configuration": name, "session": result.session_id}
+    steps = [_step_row(keys, p) for p in result.preparations]
+    compactions = _compaction_rows(keys, result)
+    counts = Counter((s.name, d.kind) for p in result.preparations for s in p.stages
+                     for d in s.decisions)
+    decisions = [{**keys, "stage": stage, "kind": kind, "count": n}
+                 for (stage, kind), n in sorted(counts.items())]
+    cost = replay_cost(session, result)
+    total = _session_row(keys, path, session, result, steps, compactions, cost)
+    total["seconds"] = time.perf_counter() - started
+    return {"sessions": [total], "steps": steps, "compactions": compactions, "decisions": decisions}
+
+
+def _step_row(keys: dict[str, str], p: Any) -> dict[str, Any]:
+    return {**keys, "step": p.step_index, "phase": p.phase, "final_tokens": p.final_input_tokens,
+            "whole_request_tokens": p.whole_request_tokens,
+            "recorded_request_tokens": p.recorded_request_whole,
+            "provider_tokens": p.provider_prompt_tokens, "trigger_tokens": p.trigger_tokens,
+            "trigger_basis": p.trigger_basis, "compaction_applied": p.compaction_applied,
+            "input_budget": p.input_budget, "pressure_line": p.pressure_line}
+
+
+def _compaction_rows(keys: dict[str, str], result: Any) -> list[dict[str, Any]]:
+    by_step = {p.step_index: p for p in result.preparations}
+    rows = []
+    for n, c in enumerate(result.checkpoints, start=1):
+        prep = by_step.get(c.step_index)
+        rows.append({**keys, "source": "replay", "n": n, "step": c.step_index,
+                     "tokens_before": prep.trigger_tokens if prep else None,
+                     "tokens_after": prep.whole_request_tokens if prep else None})
+    for n, mark in enumerate(result.recorded_compactions, start=1):
+        rows.append({**keys, "source": "recorded", "n": n, "step": mark.step,
+                     "tokens_before": mark.tokens_before, "tokens_after": mark.tokens_after})
+    return rows
+
+
+def _session_row(keys: dict[str, str], path: str, session: Any, result: Any, steps: list[dict],
+                 compactions: list[dict], cost: dict[str, Any]) -> dict[str, Any]:
+    def sent(row: dict[str, Any]) -> int:
+        return row["whole_request_tokens"] if row["whole_request_tokens"] is not None else row["final_tokens"]
+
+    compared = [r for r in steps if r["recorded_request_tokens"] is not None]
+    usage = result.run_usage.compaction
+    t = result.thresholds
+    return {**keys, "path": path, "model": session.header.model, "steps": len(steps),
+            "failed_preparations": sum(1 for r in steps if r["phase"] != "ready"),
+            "tokens_sent": sum(sent(r) for r in steps),
+            "tokens_recorded": sum(r["recorded_request_tokens"] for r in compared),
+            "tokens_saved": sum(r["recorded_request_tokens"] - sent(r) for r in compared),
+            "compactions": sum(1 for c in compactions if c["source"] == "replay"),
+            "recorded_compactions": sum(1 for c in compactions if c["source"] == "recorded"),
+            "replay_compaction_steps": [c["step"] for c in compactions if c["source"] == "replay"],
+            "recorded_compaction_steps": [c["step"] for c in compactions if c["source"] == "recorded"],
+            "summary_calls": usage.calls, "summary_input_tokens": usage.input_tokens,
+            "summary_output_tokens": usage.output_tokens, "replay_usd": cost.get("replay_usd"),
+            "saved_usd": cost.get("saved_usd"), "input_budget": t.input_budget,
+            "budget_source": getattr(t, "budget_source", None), "error": None}
