@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+from iris.errors import WorkbenchError
 
 from .corpus import TABLES, replay_one, to_arrow
 
@@ -175,9 +176,10 @@ def _result_or_error(future: Any, path: str, label: str) -> dict[str, list]:
 def _dask(tasks: list[tuple], *, jobs: int, scheduler: str | None, worker_memory_mb: int | None,
           **_: Any) -> Iterator[dict[str, list]]:
     try:
-        from distributed import Client, LocalCluster, as_completed as dask_completed
+        from distributed import Client, LocalCluster
+        from distributed import as_completed as dask_completed
     except ImportError as exc:
-        raise RuntimeError("Dask is an optional extra: pip install 'context-workbench[cluster]'") from exc
+        raise WorkbenchError("Dask is an optional extra: pip install 'context-workbench[cluster]'") from exc
     cluster = None
     if scheduler is None:
         memory = f"{worker_memory_mb}MB" if worker_memory_mb else "auto"
