@@ -1,75 +1,68 @@
-"""Reduction page: why was each tool output of this step kept, summarised, trimmed or marked stale?
+"""Reduction page: what did the replay decide about each tool output at this step, and why?
 
-Thin page (issue 4): the session and step come from the shared sidebar (``workbench.state``); the
-configuration is the selected replay's (else the defaults); the table comes from
-``workbench.views.reduction``.
+Thin page: the session, replay and step come from the shared sidebar (``workbench.state``); the
+tables are the selected replay's own records, built by ``workbench.views.reduction`` (nothing is
+reduced again here, so this page and Step-through always agree).
 """
 
 from __future__ import annotations
 
-import traceback
-
 import streamlit as st
-from iris.config import default_config, parse_config
 
-from workbench.state import current_replay_id, current_session_id, current_step, get_store
-from workbench.views.reduction import reduction_table, reduction_totals, step_count, tool_kind_table
+from workbench.page_guards import require_replay, show_error
+from workbench.replay_service import open_saved
+from workbench.state import current_step
+from workbench.views.reduction import (
+    TOOL_DECISION_KINDS,
+    decisions_in_effect,
+    reduction_totals,
+    step_decisions,
+    tool_kind_table,
+)
 
 st.title("Reduction")
-st.write("Why was each tool output of this step kept, summarised, trimmed or marked stale? One row per "
-         "tool result of the request for the selected step, with the rule that decided and its numbers.")
+st.write("What did the replay decide about each tool output at this step, and why? The decisions "
+         "the replay recorded at the selected step (the same records as Step-through), with the "
+         "rule and numbers of each, then the earlier decisions that still shape this request.")
 
-store = get_store()
-session_id = current_session_id()
-if session_id is None:
-    st.info("Import a transcript or open a sample on the Sessions page, then pick it in the sidebar.")
-    st.stop()
-
-
-def _config():
-    """The selected replay's configuration (its saved YAML), else the defaults."""
-    replay_id = current_replay_id()
-    if replay_id:
-        from workbench.replay_service import open_saved
-
-        text = open_saved(store, replay_id).configuration_yaml()
-        if text:
-            return parse_config(text, source="replay configuration"), "the selected replay's configuration"
-    return default_config(), "the default configuration"
-
-
+store, session_id, replay_id = require_replay()
 try:
+    replay = open_saved(store, replay_id)
+    step = min(current_step() or 0, len(replay) - 1)
+    prep = replay.preparation(step)
+    request = replay.request(prep.final_request_ref) if prep.final_request_ref else None
+    table = step_decisions(prep)
+    earlier = decisions_in_effect(prep, request, replay.decisions_of_kind(*TOOL_DECISION_KINDS))
     session = store.get_session(session_id)
-    config, config_source = _config()
 except Exception as exc:  # noqa: BLE001 -- the UI boundary: never show a bare traceback
-    st.error(f"Cannot open the session: {exc}")
-    with st.expander("Traceback (for developers)"):
-        st.code(traceback.format_exc(), language=None)
+    show_error("read this step's decisions", exc)
     st.stop()
 
-n_steps = step_count(session)
-if n_steps == 0:
-    st.info("This session has no assistant responses, so there is no request to reduce.")
-    st.stop()
-step = min(current_step() or 0, n_steps - 1)
-carry = st.toggle("Carry reduction state across steps (frozen prefix, min_incremental_saved_tokens)",
-                  key="red_carry", help="Off: this step is reduced from a fresh state.")
-
-with st.spinner("Reducing…"):
-    table = reduction_table(session, step, config.reduction, policy=config.context_policy, carry_state=carry)
-
-st.caption(f"Step {step} of {n_steps} · {len(table)} tool results · rules from {config_source}"
-           + ("" if config.reduction.enabled else " · reduction is disabled (reduction: false)"))
+NUMBER = st.column_config.NumberColumn
+COLUMN_CONFIG = {c: NUMBER(c, format="localized") for c in
+                 ("tokens before", "tokens after", "saved tokens")} | {
+    "what": st.column_config.TextColumn(width="large"),
+    "reason": st.column_config.TextColumn(width="large")}
+st.caption(f"Step {step} of {len(replay) - 1} · replay {replay.info.name!r} · response message "
+           f"#{prep.response_message_index} · {len(table)} decision(s) at this step · "
+           f"{len(earlier)} earlier decision(s) in effect")
+st.markdown("#### Decisions of this step")
 if table.empty:
-    st.info("No tool results before this step. Pick a later step in the sidebar.")
-    st.stop()
-
-totals = reduction_totals(table)
-cols = st.columns(len(totals))
-for col, row in zip(cols, totals.itertuples(index=False)):
-    col.metric(str(row.decision), f"{row.results}", f"−{row[2]:,} tokens" if row[2] else None,
-               delta_color="off")
-st.dataframe(table, hide_index=True, key="red_table",
-             column_config={"reason": st.column_config.TextColumn(width="large")})
+    st.info("The replay recorded no reduction decision at this step (nothing new to decide, or "
+            "no tool result yet). Earlier decisions that still apply are listed below.")
+else:
+    totals = reduction_totals(table)
+    for col, row in zip(st.columns(len(totals)), totals.itertuples(index=False)):
+        col.metric(str(row.decision), f"{row.results}",
+                   f"−{row[2]:,} tokens" if row[2] else None, delta_color="off")
+    st.dataframe(table, hide_index=True, key="red_table", column_config=COLUMN_CONFIG)
+st.markdown("#### Earlier decisions still in effect")
+st.caption("The replay reduces incrementally: a result decided at an earlier step keeps that "
+           "decision. One row per shortened result of this step's request, with the step that "
+           "decided it.")
+if earlier.empty:
+    st.info("No result of this request was shortened at an earlier step.")
+else:
+    st.dataframe(earlier, hide_index=True, key="red_earlier", column_config=COLUMN_CONFIG)
 with st.expander("Tool-kind mapping of this session"):
     st.dataframe(tool_kind_table(session), hide_index=True)

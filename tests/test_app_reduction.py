@@ -1,43 +1,69 @@
-"""AppTest for the Reduction page and its view (issue 4: kind, category, age, bytes, decision, rule,
-saved tokens per tool result of a chosen step)."""
+"""AppTest for the Reduction page and its view (R-UI-2, issue item 9): the replay's own
+decisions at the selected step, the same records as Step-through, with the rule and numbers of
+each, and the earlier decisions still shaping the request. Nothing is reduced again."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from iris.reduction import ReductionConfig
+from iris.replay import replay
+from store_helpers import copy_store
 from streamlit.testing.v1 import AppTest
 
 from workbench.importers import load_session
-from workbench.store import open_store
-from workbench.views.reduction import COLUMNS, reduction_table, reduction_totals, step_count
+from workbench.views.reduction import (
+    COLUMNS,
+    REDUCTION_STAGES,
+    decisions_in_effect,
+    reduction_totals,
+    step_decisions,
+)
+from workbench.views.step_through import plain
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")
 PAGE = "../pages/reduction.py"
+STEP_PAGE = "../pages/step_through.py"
 SAMPLE = ROOT / "sample_sessions" / "long_session.jsonl"
+STEP = 31
+"""A step of the long sample whose replay records folds, reductions and kept results (10)."""
 
 
-def test_reduction_view_lists_every_result_of_the_step():
-    """Issue 4 view: one row per tool result before the step, with the engine's decision and rule."""
+def _live():
     session = load_session(SAMPLE).session
-    last = step_count(session) - 1
-    table = reduction_table(session, last)
+    return session, replay(session)
+
+
+def test_step_decisions_are_the_replays_records_with_rule_and_numbers():
+    _, result = _live()
+    prep = result.preparations[STEP]
+    table = step_decisions(prep)
+    records = [d for s in prep.stages if s.name in REDUCTION_STAGES for d in s.decisions]
     assert list(table.columns) == COLUMNS
-    cut = [i for i, m in enumerate(session.messages) if m.role == "assistant"][last]
-    expected = sum(len(m.tool_results) for m in session.messages[:cut])
-    assert len(table) == expected > 0
-    assert (table["saved tokens"] == table["tokens before"] - table["tokens after"]).all()
-    assert set(table["decision"]) - {"kept"}, "a long session has something reduced at its last step"
-    off = reduction_table(session, last, ReductionConfig(enabled=False),
-                          policy=__import__("iris.context.policy", fromlist=["ContextPolicy"]).ContextPolicy(
-                              enabled=False))
-    assert set(off["decision"]) == {"kept"} and set(off["rule"]) == {"reduction_disabled"}
+    assert list(table["reason"]) == [d.reason for d in records] and len(records) == 10
+    assert list(table["kind"]) == [d.kind for d in records]
+    reduced = table[table["kind"] == "reduced"]
+    assert len(reduced) and (reduced["rule"] != "").all()
+    assert (reduced["saved tokens"] == reduced["tokens before"] - reduced["tokens after"]).all()
+    assert (reduced["saved tokens"] > 0).all()
     totals = reduction_totals(table)
     assert totals["results"].sum() == len(table)
-    with pytest.raises(ValueError, match="out of range"):
-        reduction_table(session, step_count(session))
+
+
+def test_earlier_decisions_in_effect_explain_every_shortened_message():
+    """Each history message the step's request marks as shortened has its earlier decision."""
+    _, result = _live()
+    prep = result.preparations[STEP]
+    request = result.request(prep)
+    earlier = [(p.step_index, s.name, d) for p in result.preparations for s in p.stages
+               for d in s.decisions if d.kind in ("reduced", "trimmed", "folded-repeat",
+                                                  "kept-recent")]
+    table = decisions_in_effect(prep, request, earlier)
+    marked = {m.history_index for m in request.marks
+              if m.history_index is not None and {"reduced", "trimmed", "folded"} & set(m.marks)}
+    now = set(step_decisions(prep)["message"].dropna())
+    assert len(table) and (table["step"] < STEP).all()
+    assert set(table["message"]) | now >= marked
 
 
 def test_reduction_page_empty_store_tells_the_user_what_to_do():
@@ -46,21 +72,39 @@ def test_reduction_page_empty_store_tells_the_user_what_to_do():
     assert not at.exception and "Sessions page" in at.info[0].value
 
 
-def test_reduction_page_shows_table_for_the_sidebar_step():
-    """The page follows the sidebar's session and step and shows the decision table."""
-    with open_store() as store:
-        store.import_file(SAMPLE)
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page(PAGE).run()
+def _page(page: str, step: int) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["step"] = str(step)
+    at.run()
+    at.switch_page(page).run()
     assert not at.exception, at.exception
-    assert "No tool results before this step" in at.info[0].value  # step 0: nothing answered yet
-    session = load_session(SAMPLE).session
-    last = step_count(session) - 1
-    at.sidebar.number_input(key="_wb_step_number").set_value(last).run()
+    return at
+
+
+def test_reduction_and_step_through_show_the_same_decisions_at_the_same_step(workbench_home,
+                                                                               long_store):
+    """At step 31 of the saved default replay, every decision the Reduction page lists is shown
+    by Step-through (kind, what it did, reason), and the counts per stage agree."""
+    copy_store(long_store, workbench_home)
+    red = _page(PAGE, STEP)
+    table = red.dataframe[0].value
+    assert f"Step {STEP} of" in red.caption[0].value
+    assert len(table) == 10 and list(table.columns) == COLUMNS
+    assert red.dataframe[1].value.shape[0] > 0  # earlier decisions still in effect
+    step = _page(STEP_PAGE, STEP)
+    shown = "\n".join(m.value for m in step.markdown)
+    for row in table.itertuples():
+        assert f"**{plain(row.kind)}**: {plain(row.what)} — {plain(row.reason)}" in shown
+    for stage in REDUCTION_STAGES:
+        n = int((table["stage"] == stage).sum())
+        labels = [e.label for e in step.expander if e.label.startswith(stage + " —")]
+        assert len(labels) == 1 and labels[0].endswith(f"· {n} decision(s)"), labels
+
+
+def test_reduction_page_follows_the_sidebar_step(workbench_home, long_store):
+    copy_store(long_store, workbench_home)
+    at = _page(PAGE, 0)
+    assert "no reduction decision at this step" in at.info[0].value
+    at.sidebar.number_input(key="_wb_step_number").set_value(STEP).run()
     assert not at.exception, at.exception
-    table = at.dataframe[0].value
-    assert list(table.columns) == COLUMNS
-    assert len(table) == len(reduction_table(session, last)) > 0
-    assert f"Step {last} of {step_count(session)}" in at.caption[0].value
-    at.toggle(key="red_carry").set_value(True).run()
-    assert not at.exception, at.exception
+    assert len(at.dataframe[0].value) == 10

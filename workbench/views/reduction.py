@@ -1,101 +1,119 @@
-"""The Reduction view: why was each tool output of a step kept, summarised, trimmed or marked stale?
+"""The Reduction view: what did the replay decide about each tool output at a step, and why?
 
-For a session and a step ``k`` (the request that produced assistant response ``k``) it calls
-:func:`iris.reduction.reduce_request` on the messages recorded before that step and lists the
-decisions exactly as the engine produced them (nothing is recomputed for display). With
-``carry_state`` the engine is walked over steps ``0…k`` with its state, so frozen renderings and the
-``min_incremental_saved_tokens`` reuse rule act as in a replay; without it the step is reduced from a
-fresh state. Recorded compactions are not applied here (the Step-through page shows the replay).
+Everything comes from the selected replay's own records, nothing is reduced again for display:
+
+- :func:`step_decisions` lists the decisions the replay recorded at the step in its reduction
+  stages (fold repeats, drop optional, trim old bodies): the same records the Step-through page
+  shows for those stages, with the rule and numbers of each.
+- The replay reduces incrementally: a tool result decided at an earlier step keeps that decision
+  and is not recorded again. :func:`decisions_in_effect` names, for each message of the step's
+  final request that carries a reduction mark, the latest earlier decision that made it so.
+  Results a compaction archived are no longer in the request, so they are not listed.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pandas as pd
-from iris.context.policy import ContextPolicy
-from iris.reduction import ReductionConfig, ReductionResult, ReductionState, ToolKindMap, reduce_request
+from iris.preparation.records import ContextPreparation, Decision, PreparedRequest
+from iris.reduction import ToolKindMap
 from iris.reduction.toolkinds import FORMATS
 from iris.session import Session
-from iris.tokens import TokenEstimator, default_estimator
 
-__all__ = ["COLUMNS", "reduction_result", "reduction_table", "reduction_totals", "step_count",
-           "tool_kind_table"]
+from .step_through import describe
 
-COLUMNS = ["ref", "tool", "kind", "category", "age", "bytes", "decision", "rule", "tokens before",
-           "tokens after", "saved tokens", "reason", "artifact"]
+__all__ = ["COLUMNS", "REDUCTION_STAGES", "TOOL_DECISION_KINDS", "decisions_in_effect",
+           "reduction_totals", "step_decisions", "tool_kind_table"]
 
+REDUCTION_STAGES = ("fold_repeats", "drop_optional", "trim_old_bodies")
+"""The pipeline stages whose decisions are about tool outputs and optional context."""
+TOOL_DECISION_KINDS = ("kept-recent", "trimmed", "reduced", "folded-repeat")
+"""Decision kinds that settle what a tool result looks like in the request."""
+SHRINKING_MARKS = frozenset({"reduced", "trimmed", "folded"})
 
-def step_count(session: Session) -> int:
-    """Steps of a session: one per assistant response."""
-    return sum(1 for m in session.messages if m.role == "assistant")
-
-
-def _cut(session: Session, step: int) -> int:
-    """Index of the k-th assistant message (the messages before it form step k's request)."""
-    n = step_count(session)
-    if not 0 <= step < max(n, 1):
-        raise ValueError(f"step {step} is out of range: the session has {n} steps")
-    seen = -1
-    for i, m in enumerate(session.messages):
-        if m.role == "assistant":
-            seen += 1
-            if seen == step:
-                return i
-    return len(session.messages)
+COLUMNS = ["step", "stage", "kind", "ref", "tool", "rule", "action", "age", "tokens before",
+           "tokens after", "saved tokens", "what", "reason", "message", "artifact"]
 
 
-def _kinds(session: Session) -> ToolKindMap:
-    fmt = session.header.source_format
-    return ToolKindMap(format=fmt if fmt in FORMATS else "native")
+def _numbers(d: Decision) -> tuple[int | None, int | None]:
+    if hasattr(d, "tokens_before"):
+        return d.tokens_before, d.tokens_after
+    if hasattr(d, "tokens"):  # dropped items: everything they held is saved
+        return d.tokens, 0
+    return None, None
 
 
-def reduction_result(session: Session, step: int, config: ReductionConfig | None = None, *,
-                     policy: ContextPolicy | None = None, carry_state: bool = False,
-                     session_dir: Path | None = None, context_read_available: bool = True,
-                     estimator: TokenEstimator | None = None) -> ReductionResult:
-    """The engine's result for step ``step`` (see the module docstring for ``carry_state``)."""
-    config = config or ReductionConfig()
-    policy = policy or ContextPolicy()
-    kinds, est = _kinds(session), estimator or default_estimator()
-    cuts = [_cut(session, k) for k in (range(step + 1) if carry_state else [step])]
-    state: ReductionState | None = None
-    result = None
-    for cut in cuts:
-        result = reduce_request(session.messages[:cut], config=config, policy=policy, state=state,
-                                session_dir=session_dir, context_read_available=context_read_available,
-                                tool_kinds=kinds, estimator=est)
-        state = result.state
-    assert result is not None
-    return result
+def _rule(d: Decision) -> str:
+    """The rule that decided: the reduction rule, else what the kind stands for."""
+    if getattr(d, "rule", ""):
+        return d.rule
+    return {"kept-recent": "recent or protected", "trimmed": "old body trimmed",
+            "folded-repeat": "identical repeat", "dropped-optional": "optional under pressure",
+            "dropped-tool": "tool schema left out"}.get(d.kind, d.kind)
 
 
-def reduction_table(session: Session, step: int, config: ReductionConfig | None = None, *,
-                    policy: ContextPolicy | None = None, carry_state: bool = False,
-                    session_dir: Path | None = None, context_read_available: bool = True) -> pd.DataFrame:
-    """One row per tool result of step ``step``: kind, category, age, bytes, decision, rule, tokens."""
-    result = reduction_result(session, step, config, policy=policy, carry_state=carry_state,
-                              session_dir=session_dir, context_read_available=context_read_available)
-    rows = [{
-        "ref": d.ref, "tool": d.tool_name, "kind": d.kind, "category": d.category, "age": d.age,
-        "bytes": d.bytes, "decision": d.action, "rule": d.rule, "tokens before": d.tokens_before,
-        "tokens after": d.tokens_after, "saved tokens": d.tokens_before - d.tokens_after,
-        "reason": d.reason, "artifact": d.artifact_path or "",
-    } for d in result.decisions]
-    return pd.DataFrame(rows, columns=COLUMNS)
+def _row(step: int, stage: str, d: Decision) -> dict[str, Any]:
+    before, after = _numbers(d)
+    return {"step": step, "stage": stage, "kind": d.kind, "ref": d.ref or "",
+            "tool": getattr(d, "tool_name", None) or getattr(d, "key", None) or "",
+            "rule": _rule(d), "action": getattr(d, "action", d.kind), "age": getattr(d, "age", None),
+            "tokens before": before, "tokens after": after,
+            "saved tokens": before - after if before is not None else None,
+            "what": describe(d), "reason": d.reason, "message": d.message_index,
+            "artifact": getattr(d, "artifact_path", None) or ""}
+
+
+def _frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame(list(rows), columns=COLUMNS)
+    return frame.astype({c: "Int64" for c in ("age", "tokens before", "tokens after",
+                                             "saved tokens", "message")})
+
+
+def step_decisions(prep: ContextPreparation) -> pd.DataFrame:
+    """The replay's decisions at this step in its reduction stages, in record order."""
+    return _frame(_row(prep.step_index, s.name, d) for s in prep.stages
+                  if s.name in REDUCTION_STAGES for d in s.decisions)
+
+
+def _marked(request: PreparedRequest | None) -> set[int]:
+    """Session indices of the request's history messages that a reduction shortened."""
+    if request is None:
+        return set()
+    return {m.history_index for m in request.marks
+            if m.history_index is not None and SHRINKING_MARKS & set(m.marks)}
+
+
+def decisions_in_effect(prep: ContextPreparation, request: PreparedRequest | None,
+                        earlier: Sequence[tuple[int, str, Decision]]) -> pd.DataFrame:
+    """Earlier decisions still shaping this step's request: for every shortened message of the
+    request, the latest decision about each of its results made before this step.
+
+    ``earlier`` is ``(step, stage, decision)`` in step order, e.g. from
+    ``StoredReplay.decisions_of_kind(*TOOL_DECISION_KINDS)``."""
+    marked, now = _marked(request), {d.ref for s in prep.stages for d in s.decisions if d.ref}
+    latest: dict[str, tuple[int, str, Decision]] = {}
+    for step, stage, d in earlier:
+        if step < prep.step_index and d.message_index in marked and d.ref and d.ref not in now:
+            latest[d.ref] = (step, stage, d)
+    rows = sorted(latest.values(), key=lambda x: (x[2].message_index, x[2].ref))
+    return _frame(_row(step, stage, d) for step, stage, d in rows)
 
 
 def reduction_totals(table: pd.DataFrame) -> pd.DataFrame:
-    """Counts and saved tokens per decision (for the page's summary line and chart-free overview)."""
+    """Counts and saved tokens per decision kind (the page's summary metrics)."""
     if table.empty:
         return pd.DataFrame(columns=["decision", "results", "saved tokens"])
-    grouped = table.groupby("decision", sort=True).agg(results=("ref", "count"),
-                                                       saved=("saved tokens", "sum"))
-    return grouped.reset_index().rename(columns={"saved": "saved tokens"})
+    grouped = table.groupby("kind", sort=True).agg(results=("kind", "count"),
+                                                   saved=("saved tokens", "sum"))
+    grouped["saved"] = grouped["saved"].fillna(0).astype(int)
+    return grouped.reset_index().rename(columns={"kind": "decision", "saved": "saved tokens"})
 
 
 def tool_kind_table(session: Session) -> pd.DataFrame:
     """The tool names of a session with the kind the mapping gives them (format defaults)."""
-    kinds = _kinds(session)
+    fmt = session.header.source_format
+    kinds = ToolKindMap(format=fmt if fmt in FORMATS else "native")
     names = sorted({c.name for m in session.messages for c in m.tool_calls})
     return pd.DataFrame([{"tool": n, "kind": kinds.kind(n)} for n in names], columns=["tool", "kind"])
