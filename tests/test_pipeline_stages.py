@@ -271,4 +271,5 @@ def test_r_tok_3_after_a_recorded_compaction_the_local_estimate_triggers():
     assert "105 < threshold line" in plain.stage("compaction").note  # provider: 100 + 5 output
     after = replay(session(*base, summary, user("next"), last), cfg).preparations[1]
     assert after.stage("compaction").status != "skipped"
-    assert "basis: local" in after.stage("compaction").note
+    assert "basis: calibrated_local" in after.stage("compaction").note
+    assert after.trigger_basis == "calibrated_local" and after.trigger_tokens >= 40000 * 0.8

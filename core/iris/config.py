@@ -1,7 +1,9 @@
 """The whole context configuration: one YAML file, validated once into frozen models.
 
 Sections: ``context_policy`` (R-POL-1), ``compaction`` (R-CMP-1/2), ``reduction`` (R-RED-2),
-``prompts`` (R-PRM-1) and ``model`` (limits and per-model compaction overrides, R-CMP-2/3).
+``prompts`` (R-PRM-1), ``model`` (limits and per-model compaction overrides, R-CMP-2/3),
+``catalogue`` (model catalogue entries added or overridden) and ``estimate`` (unrecorded overhead
+and calibration of whole-request estimates).
 Unknown keys and invalid Iris fields are :class:`~iris.errors.ConfigError` naming the file, line and
 field path; invalid Chord fields fall back to their defaults with a warning on ``config.warnings``.
 :func:`config_hash` gives a stable ``sha256:`` id of the effective configuration (warnings excluded,
@@ -20,6 +22,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .catalogue import CatalogueEntry
+from .compaction.calibration import EstimateConfig
 from .compaction.config import (
     CompactionConfig,
     ModelConfig,
@@ -40,7 +44,8 @@ __all__ = [
     "parse_config",
 ]
 
-SECTIONS = ("context_policy", "compaction", "reduction", "prompts", "model")
+SECTIONS = ("context_policy", "compaction", "reduction", "prompts", "model", "catalogue",
+            "estimate")
 
 
 class ContextConfig(BaseModel):
@@ -53,7 +58,11 @@ class ContextConfig(BaseModel):
     reduction: ReductionConfig = Field(default_factory=ReductionConfig)
     prompts: PromptConfig = Field(default_factory=PromptConfig)
     model: ModelConfig | None = None
-    """The model in use; None means limits come from the session or the 96000 default."""
+    """The model in use; None means limits come from the session, the catalogue or 96000."""
+    catalogue: dict[str, CatalogueEntry] = Field(default_factory=dict)
+    """Model catalogue entries added or overridden by this configuration (by model name)."""
+    estimate: EstimateConfig = Field(default_factory=EstimateConfig)
+    """Unrecorded overhead and calibration of whole-request estimates."""
     warnings: tuple[str, ...] = ()
     """Chord-style fallbacks applied while loading, each naming the field path."""
 
@@ -112,7 +121,21 @@ def _build(data: Mapping[str, Any]) -> ContextConfig:
         compaction=_validate(CompactionConfig, compaction, "compaction"),
         reduction=parse_reduction(data.get("reduction")),
         prompts=_validate(PromptConfig, _section(data, "prompts"), "prompts"),
-        model=model_cfg, warnings=warnings)
+        model=model_cfg, catalogue=_catalogue(_section(data, "catalogue")),
+        estimate=_validate(EstimateConfig, _section(data, "estimate"), "estimate"),
+        warnings=warnings)
+
+
+def _catalogue(raw: dict[str, Any]) -> dict[str, CatalogueEntry]:
+    """``catalogue:`` entries by model name (``source`` defaults to ``configuration``)."""
+    out = {}
+    for name, fields in raw.items():
+        if not isinstance(fields, Mapping):
+            raise ConfigError(f"must be a mapping, got {type(fields).__name__}",
+                              field=f"catalogue.{name}")
+        entry = {"source": "configuration", **fields, "name": str(name)}
+        out[str(name)] = _validate(CatalogueEntry, entry, f"catalogue.{name}")
+    return out
 
 
 def parse_config(data: str | Mapping[str, Any], *, source: str = "<config>") -> ContextConfig:

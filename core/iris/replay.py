@@ -29,7 +29,8 @@ from .compaction.remote import client_run_usage, start_client_run
 from .compaction.thresholds import Thresholds
 from .compaction.usage import RunUsage, UsageTracker
 from .preparation import adapters
-from .preparation.pipeline import PreparationOutcome, StepMeta, prepare
+from .preparation.baseline import BASELINE_STAGES, RecordedCompactionMark, recorded_marks
+from .preparation.pipeline import STAGES, PreparationOutcome, StepMeta, prepare
 from .preparation.publisher import PreparationEvent, Publisher
 from .preparation.records import ContextPreparation, PreparedRequest
 from .preparation.runner_tools import with_runner_tools
@@ -43,7 +44,7 @@ from .preparation.walk import (
     provider_reading,
 )
 from .session import Session, Usage
-from .tokens import TokenEstimator, default_estimator
+from .tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
 
 __all__ = ["AppliedCompaction", "RecordedCompactionMark", "Replay", "replay"]
 
@@ -65,29 +66,6 @@ class AppliedCompaction(BaseModel):
     checkpoint_text: str
     summary_request_text: str = ""
     summary_usage: Usage | None = None
-
-
-class RecordedCompactionMark(BaseModel):
-    """A compaction the recorded agent made, placed on the replay's steps."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    step: int
-    """First step whose request the agent sent from the compacted context."""
-    at_message: int
-    """Session index of the first message of the compacted context (usually its summary)."""
-    tokens_before: int | None = None
-    """The agent's own count before compacting (Claude ``preTokens``), else the provider's prompt
-    tokens of the last response before it."""
-    tokens_after: int | None = None
-    """Provider prompt tokens of the first response after it (None when not recorded)."""
-    trigger: str = "auto"
-    source: str = ""
-    summary_message: int | None = None
-    """Session index of the agent's summary message (None when it wrote none)."""
-    summary_in_replay: bool = True
-    """Whether the agent's summary was replayed (the as-recorded baseline keeps it; a replay
-    with its own compaction policy leaves it out, see docs/compaction.md)."""
 
 
 class Replay(BaseModel):
@@ -136,14 +114,17 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
            progress: Callable[[int, int], object] | None = None,
            cancel: Callable[[], bool] | None = None,
            tools: Sequence[Mapping[str, Any]] = (), estimator: TokenEstimator | None = None,
-           ) -> Replay:
+           baseline: Literal["engine", "recorded"] = "engine") -> Replay:
     """Prepare every step of ``session``; never raises for a stage failure (see module doc).
 
     ``session_dir`` receives archives and reduction artifacts (use an empty directory: archive
     numbers continue from the ``history-N.md`` files already there). By default a temporary
     directory named after the session and configuration is used and removed afterwards; the
     archive texts are kept in :attr:`Replay.archives`.
+    ``baseline="recorded"`` replays what the agent really sent (see :attr:`Replay.baseline`).
     """
+    if baseline not in ("engine", "recorded"):
+        raise ValueError(f"baseline must be 'engine' or 'recorded', got {baseline!r}")
     config = config if config is not None else adapters.default_config()
     prompts = prompts if prompts is not None else adapters.default_prompts()
     summarizer = summarizer if summarizer is not None else adapters.default_summarizer()
@@ -153,7 +134,7 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
     try:
         return _Runner(session, config, prompts, summarizer, context_source, context_input,
                        work_dir, sink, on_event, progress, cancel, tools,
-                       estimator or default_estimator()).run()
+                       estimator or default_estimator(), baseline).run()
     finally:
         if own_dir:
             shutil.rmtree(work_dir, ignore_errors=True)
@@ -170,10 +151,12 @@ class _Runner:
     def __init__(self, session: Session, config: Any, prompts: Any, summarizer: Any,
                  context_source: Any, context_input: Any, work_dir: Path, sink: Any,
                  on_event: Any, progress: Any, cancel: Any, tools: Sequence[Mapping[str, Any]],
-                 estimator: TokenEstimator) -> None:
+                 estimator: TokenEstimator, baseline: str = "engine") -> None:
         self.session, self.progress, self.work_dir = session, progress, work_dir
+        self.baseline = baseline
+        self.calibration = Calibration.start(getattr(config, "estimate", None))
         self.cache = TokenCache(estimator)
-        t = adapters.resolve_thresholds(config, session.header.limits)
+        t = adapters.resolve_thresholds(config, session.header.limits, session.header.model)
         self.thresholds = t
         self.settings = PipelineSettings(
             config=config, thresholds=t, cache=self.cache, prompts=prompts, summarizer=summarizer,
@@ -192,15 +175,17 @@ class _Runner:
             self.context = context_parts(context_input, self.cache)
         except Exception as exc:  # noqa: BLE001 -- recorded per step, never raised out of replay
             self.context_error = exc
+        offered = tools if baseline == "recorded" else with_runner_tools(tools, config)
         self.tools = tuple(ToolSpec(str(s["name"]), dict(s), estimator.tool_schema_tokens(s))
-                           for s in with_runner_tools(tools, config))
+                           for s in offered)
         self.publisher = Publisher(sink)
         if on_event is not None:
             self.publisher.broker.subscribe(on_event)
         self.collector = Collector() if self.source is not None else None
 
     def run(self) -> Replay:
-        walk, tracker = Walk(self.cache, self.session), UsageTracker(model=self.session.header.model)
+        walk = Walk(self.cache, self.session, baseline=self.baseline == "recorded")
+        tracker = UsageTracker(model=self.session.header.model)
         preparations, requests, checkpoints, archives = [], {}, [], {}
         batches, cancelled = self.session.index.batches, False
         try:
@@ -229,6 +214,9 @@ class _Runner:
                       checkpoints=tuple(checkpoints), run_usage=client_run_usage(
                           tracker.totals, self.settings.summarizer, self.summary_client_start),
                       cancelled=cancelled, observation_failures=tuple(self.publisher.failures),
+                      baseline=self.baseline, calibration=self.calibration,
+                      recorded_compactions=recorded_marks(
+                          self.session, walk.left_out, baseline=self.baseline == "recorded"),
                       messages_counted=self.cache.counted)
 
     def _contributions(self, k: int, walk: Walk) -> tuple[tuple[Part, ...], Exception | None]:
@@ -267,17 +255,20 @@ class _Runner:
             seen=carry.seen, usage_reading=tracker.reading,
             diverged=carry.diverged or walk.recorded_compaction,
             compaction_state=carry.compaction_state, window=carry.window,
-            todos_completed=walk.todos_completed)
+            todos_completed=walk.todos_completed, calibration=self.calibration)
+        recorded = walk.recorded_tokens + REQUEST_OVERHEAD
         answered = tracker.observe_response(response.usage, context_bytes=walk.bytes, model=model)
         tokens, kind = provider_reading(answered, response.usage)
         meta = StepMeta(configuration_snapshot_id=self.snapshot_id, run_id=self._run_id(walk),
                         session_id=self.session.header.session_id, step_index=k,
                         response_message_index=at, provider_prompt_tokens=tokens,
-                        provider_usage_kind=kind)
-        from .preparation.pipeline import STAGES
-
-        stages = STAGES if error is None else (("assembly", _failing(error)), *STAGES[1:])
-        outcome = prepare(state, self._settings_for(walk.limits), meta, stages=stages)
+                        provider_usage_kind=kind, recorded_request_tokens=recorded,
+                        recorded_window=self.baseline == "recorded")
+        stages = BASELINE_STAGES if self.baseline == "recorded" else STAGES
+        if error is not None:
+            stages = (("assembly", _failing(error)), *stages[1:])
+        outcome = prepare(state, self._settings_for(walk.limits, walk.model), meta, stages=stages)
+        self._calibrate(k, recorded, response.usage, walk)
         walk.previous = walk.durable
         if outcome.preparation.phase == "ready":
             walk.durable, walk.durable_tokens = outcome.state.durable, outcome.state.durable_tokens
@@ -290,15 +281,23 @@ class _Runner:
                                                     model=model)
         return outcome, answered
 
-    def _settings_for(self, limits: Any) -> PipelineSettings:
+    def _calibrate(self, k: int, recorded: int, usage: Usage | None, walk: Walk) -> None:
+        """The response of step ``k`` arrived: update the calibration (used from step k+1)."""
+        if usage is None or not usage.is_trusted:
+            return
+        self.calibration = self.calibration.observe(k, recorded, usage.prompt_tokens,
+                                                    new_window=walk.new_window)
+        walk.new_window = False
+
+    def _settings_for(self, limits: Any, model: str | None = None) -> PipelineSettings:
         """Settings for the model window in use: the budget follows the recorded limits of the
-        current model (R-CMP-3) unless the configuration sets it."""
-        if limits == self.session.header.limits:
+        current model (R-CMP-3), else its catalogue entry, unless the configuration sets it."""
+        if limits == self.session.header.limits and model in (None, self.session.header.model):
             return self.settings
-        cached = self._by_limits.get(limits)
+        cached = self._by_limits.get((limits, model))
         if cached is None:
-            t = adapters.resolve_thresholds(self.settings.config, limits)
-            cached = self._by_limits[limits] = replace(
+            t = adapters.resolve_thresholds(self.settings.config, limits, model)
+            cached = self._by_limits[(limits, model)] = replace(
                 self.settings, thresholds=t, input_budget=t.input_budget,
                 pressure_line=t.pressure_line, reminder_line=t.reminder_line)
         return cached

@@ -81,17 +81,31 @@ def budget_from_limits(limits: ModelLimits | None, max_output_tokens: int = DEFA
     return limits.context - reserve if reserve < limits.context else limits.context
 
 
-def _budget(config, model_limits: ModelLimits | None) -> tuple[int, BudgetSource]:
+def _limits_text(limits: ModelLimits) -> str:
+    named = (("context", limits.context), ("input", limits.input), ("output", limits.output))
+    return ", ".join(f"{k} {v:,}" for k, v in named if v)
+
+
+def _budget(config, model_limits: ModelLimits | None, model_name: str | None = None
+            ) -> tuple[int, BudgetSource, str]:
+    """R-CMP-3, first that applies, with the source in words."""
     comp = config.compaction
     if comp.input_budget_tokens is not None:
-        return comp.input_budget_tokens, "config"
+        return comp.input_budget_tokens, "config", "configuration: compaction.input_budget_tokens"
     model = config.model
     max_out = model.max_output_tokens if model else DEFAULT_MAX_OUTPUT
     if model is not None and (b := budget_from_limits(model.limit, max_out)):
-        return b, "model_config"
+        return b, "model_config", f"configuration model.limit: {_limits_text(model.limit)}"
     if (b := budget_from_limits(model_limits, max_out)):
-        return b, "session"
-    return DEFAULT_INPUT_BUDGET, "default"
+        return b, "session", f"limits recorded in the session: {_limits_text(model_limits)}"
+    from ..catalogue import lookup
+
+    name = (model.name if model is not None and model.name else None) or model_name
+    entry = lookup(name, getattr(config, "catalogue", None))
+    if entry is not None:
+        return entry.input_budget, "catalogue", f"model catalogue: {entry.describe()}"
+    why = f"no limits known for {name!r}" if name else "no model or limits known"
+    return DEFAULT_INPUT_BUDGET, "default", f"default 96,000 ({why})"
 
 
 def _effective_ratios(config) -> tuple[float, float]:
@@ -105,9 +119,11 @@ def _effective_ratios(config) -> tuple[float, float]:
     return threshold, reminder
 
 
-def thresholds(config, model_limits: ModelLimits | None = None) -> Thresholds:
-    """Resolve the budget (R-CMP-3), lines (R-CMP-1/2) and targets for ``config``."""
-    budget, source = _budget(config, model_limits)
+def thresholds(config, model_limits: ModelLimits | None = None, model: str | None = None
+               ) -> Thresholds:
+    """Resolve the budget (R-CMP-3), lines (R-CMP-1/2) and targets for ``config``; ``model`` is
+    the session's model (for the catalogue)."""
+    budget, source, detail = _budget(config, model_limits, model)
     comp = config.compaction
     usable = max(budget - comp.reserved, 0)
     threshold, reminder_ratio = _effective_ratios(config)
@@ -123,13 +139,13 @@ def thresholds(config, model_limits: ModelLimits | None = None) -> Thresholds:
     reminder_line = (_floor(usable, reminder)
                      if reminder is not None and reminder < threshold else None)
     return Thresholds(
-        input_budget=budget, budget_source=source, reserved=comp.reserved, usable_budget=usable,
+        input_budget=budget, budget_source=source, budget_detail=detail, reserved=comp.reserved, usable_budget=usable,
         threshold=threshold, auto_enabled=auto, threshold_line=line,
         pressure_line=line if line is not None else _floor(usable, CHORD_DEFAULTS["threshold"]),
         reminder=reminder, reminder_line=reminder_line,
         recent_target=_ceil(budget, comp.keep_recent_ratio),
         summary_max_tokens=_ceil(budget, comp.summary_ratio),
-        model=config.model.name if config.model else None)
+        model=(config.model.name if config.model and config.model.name else None) or model)
 
 
 def pressure_colour(tokens: int, t: Thresholds) -> Literal["green", "orange", "red"]:

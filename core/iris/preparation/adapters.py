@@ -57,10 +57,10 @@ def config_snapshot_id(config: Any, prompts: Any) -> str:
                          "templates": getattr(prompts, "snapshot_id", None)})
 
 
-def resolve_thresholds(config: Any, limits: ModelLimits | None) -> Any:
+def resolve_thresholds(config: Any, limits: ModelLimits | None, model: str | None = None) -> Any:
     from ..compaction import thresholds
 
-    return thresholds(config, limits)
+    return thresholds(config, limits, model)
 
 
 def build_context_messages(context_input: Any) -> tuple[tuple[str, Message], ...]:

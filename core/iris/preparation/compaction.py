@@ -17,6 +17,8 @@ crossing may be deferred by the grace, which the stage note says.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, assert_never
@@ -47,68 +49,94 @@ from .state import Part, PipelineSettings, PreparationState, StageFailed
 __all__ = ["apply", "trigger"]
 
 
-def trigger(state: PreparationState, settings: PipelineSettings) -> tuple[bool, str, str]:
-    """(start?, basis, reason) for automatic compaction at this step."""
+def trigger(state: PreparationState, settings: PipelineSettings
+            ) -> tuple[bool, str, str, int | None]:
+    """(start?, basis, reason, value compared) for automatic compaction at this step.
+
+    Every value is a whole request: the provider's count, or the calibrated local estimate plus
+    the unrecorded overhead (``calibrated_local``), never the bare local estimate."""
     t = settings.thresholds
-    local = state.input_tokens
     if not t.auto_enabled or t.threshold_line is None:
-        return False, "disabled", "automatic compaction is disabled (threshold 0)"
+        return False, "disabled", "automatic compaction is disabled (threshold 0)", None
     reading = state.usage_reading
     if state.diverged or reading is None or reading.kind == "none":
         why = ("the replayed history differs from the recorded one after a compaction"
                if state.diverged else "no trusted provider usage yet")
-        if local >= t.threshold_line:
-            return True, "local", f"local estimate {local:,} ≥ threshold line {t.threshold_line:,} ({why})"
-        return False, "local", f"local estimate {local:,} < threshold line {t.threshold_line:,} ({why})"
+        value = state.whole(state.input_tokens)
+        what = _whole_words(state, value)
+        sign = "≥" if value >= t.threshold_line else "<"
+        return (value >= t.threshold_line, "calibrated_local",
+                f"{what} {sign} threshold line {t.threshold_line:,} ({why})", value)
     from ..compaction.usage import should_trigger
 
-    decision = should_trigger(reading, t, local_estimate=local)
-    return decision.trigger, decision.basis, decision.reason
+    decision = should_trigger(reading, t, local_estimate=state.input_tokens)
+    if decision.basis in ("provider", "estimate", "below"):
+        basis = "provider" if reading.kind == "observed" else "provider_estimate"
+        return decision.trigger, basis, decision.reason, decision.tokens
+    return decision.trigger, "none", decision.reason, None
 
 
-def _map(d: EngineDecision, *, cut: int | None, before: int, line: int, attempt: int) -> Decision:
-    """One compaction-engine decision as a record decision, branch by branch (exhaustive)."""
+def _whole_words(state: PreparationState, value: int) -> str:
+    cal = state.calibration
+    if cal is None or (cal.overhead == 0 and cal.ratio == 1.0):
+        return f"local estimate {value:,}"
+    return (f"calibrated local estimate + unrecorded overhead {value:,} (local "
+            f"{state.input_tokens:,} × {cal.ratio:.3f} + {cal.overhead:,})")
+
+
+def _map(d: EngineDecision, *, cut: int | None, before: int, line: int, attempt: int,
+         w: Callable[[int], int] = int) -> Decision:
+    """One compaction-engine decision as a record decision, branch by branch (exhaustive).
+
+    Request sizes are whole requests (``w``: calibrated local estimate + unrecorded overhead, the
+    basis the trigger and the pressure line use); summary and checkpoint sizes are local counts
+    of those texts."""
     match d:
         case PlanDecision():
             return CompactionPlan(
-                trigger=d.trigger, request_tokens=before, pressure_line=line,
+                trigger=d.trigger, request_tokens=w(before), pressure_line=line,
                 cut_index=d.cut_index, archived_messages=d.head_messages,
                 kept_messages=d.tail_messages,
                 reason=f"{d.reason} (head {d.head_tokens:,} tokens, tail {d.tail_tokens:,} "
                        f"tokens, recent target {d.recent_target:,})")
         case NoCutDecision():
-            return CompactionPlan(trigger="auto", request_tokens=d.request_tokens,
+            return CompactionPlan(trigger="auto", request_tokens=w(d.request_tokens),
                                   pressure_line=line, cut_index=None, reason=d.reason)
         case CandidateDecision():
             return CompactionCandidate(
                 attempt=attempt, cut_index=cut, summary_tokens=d.summary_tokens,
-                tokens_after=d.projected_request_tokens,
+                tokens_after=w(d.projected_request_tokens),
                 reason=f"{d.summarizer} summary of {d.summary_tokens:,} tokens (max "
                        f"{d.summary_max_tokens:,}); checkpoint {d.checkpoint_tokens:,} tokens; "
-                       f"request would be {d.projected_request_tokens:,} against the pressure "
-                       f"line {d.pressure_line:,}" + (f"; {d.note}" if d.note else ""))
+                       f"whole request would be {w(d.projected_request_tokens):,} against the "
+                       f"pressure line {line:,}" + (f"; {d.note}" if d.note else ""))
         case RejectedDecision():
-            return CompactionRejected(attempt=attempt, tokens_after=d.projected_request_tokens,
-                                      reason=d.reason)
+            after = d.projected_request_tokens
+            return CompactionRejected(attempt=attempt, tokens_after=None if after is None else w(after),
+                                      reason=f"{d.reason} (engine figures: local estimate)"
+                                      if w is not int else d.reason)
         case SkippedDecision():
             return CompactionRejected(attempt=attempt, reason=f"{d.gate}: {d.reason}")
         case AppliedDecision():
             name = Path(d.archive_path).name  # the working directory is not part of the record
             return CompactionApplied(
                 cut_index=cut if cut is not None else 0, archive_path=name,
-                checkpoint_tokens=d.checkpoint_tokens, tokens_before=d.before_tokens,
-                tokens_after=d.after_tokens,
-                reason=f"committed: request {d.before_tokens:,} → {d.after_tokens:,} tokens "
-                       f"(counted on the untrimmed durable history); head archived to {name}")
+                checkpoint_tokens=d.checkpoint_tokens, tokens_before=w(d.before_tokens),
+                tokens_after=w(d.after_tokens),
+                reason=f"committed: whole request {w(d.before_tokens):,} → "
+                       f"{w(d.after_tokens):,} tokens (counted on the untrimmed durable "
+                       f"history); head archived to {name}")
         case _:
             assert_never(d)
 
 
-def _decisions(outcome: Any, before: int, settings: PipelineSettings) -> tuple[Decision, ...]:
+def _decisions(outcome: Any, before: int, settings: PipelineSettings,
+               state: PreparationState) -> tuple[Decision, ...]:
     out, attempt = [], 1
+    w = int if state.calibration is None else state.whole
     for d in outcome.decisions:
         out.append(_map(d, cut=outcome.cut_index, before=before, line=settings.pressure_line,
-                        attempt=attempt))
+                        attempt=attempt, w=w))
         if isinstance(d, (RejectedDecision, SkippedDecision)):
             attempt += 1
     return tuple(out)
@@ -145,6 +173,22 @@ def _applied_state(state: PreparationState, outcome: Any, settings: PipelineSett
                    diverged=True)
 
 
+def _engine_thresholds(state: PreparationState, settings: PipelineSettings) -> Any:
+    """The thresholds in the engine's unit (raw local estimate of the replayed messages): each
+    whole-request line minus the unrecorded overhead, divided by the calibration ratio, so the
+    engine's success test (after ≤ pressure line) holds for the whole request."""
+    t, cal = settings.thresholds, state.calibration
+    if cal is None or (cal.overhead == 0 and cal.ratio == 1.0):
+        return t
+
+    def local(n: int | None) -> int | None:
+        return None if n is None else max(math.floor((n - cal.overhead) / cal.ratio), 1)
+
+    return t.model_copy(update={"pressure_line": local(t.pressure_line),
+                                "threshold_line": local(t.threshold_line),
+                                "input_budget": local(t.input_budget)})
+
+
 def _fail(record: StageRecord, message: str, kind: str, error_type: str = "") -> StageFailed:
     return StageFailed(record, PreparationFailure(stage="compaction", message=message, kind=kind,
                                                   error_type=error_type))
@@ -158,7 +202,8 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
     try:
         return adapters.compact_history(
             tuple(p.message for p in state.durable), current_request=current,
-            config=settings.config, thresholds=settings.thresholds, prompts=settings.prompts,
+            config=settings.config, thresholds=_engine_thresholds(state, settings),
+            prompts=settings.prompts,
             summarizer=settings.summarizer, session_dir=settings.session_dir,
             estimator=settings.cache.estimator,
             # the engine compares against the raw (durable) request it can rebuild itself
@@ -197,7 +242,8 @@ def _notice(state: PreparationState, settings: PipelineSettings, pressure: Any
 
 def apply(state: PreparationState, settings: PipelineSettings
           ) -> tuple[PreparationState, StageRecord]:
-    start, basis, reason = trigger(state, settings)
+    start, basis, reason, value = trigger(state, settings)
+    state = replace(state, trigger_reading=(value, basis))
     # R-CMP-11/12: the same reading decides notices and the grace (nothing when disabled)
     pressure = notices.pressure(state, settings, basis) if basis != "disabled" else None
     step = pressure[0] if pressure is not None else None
@@ -210,7 +256,8 @@ def apply(state: PreparationState, settings: PipelineSettings
         return _skip(new, note, before, found)
     entered = f"entered: {reason} (basis: {basis}){_grace_note(step, settings)}"
     outcome = _attempt(state, settings, before, entered)
-    decisions = _decisions(outcome, before, settings)
+    decisions = _decisions(outcome, before - state.history_tokens + state.durable_tokens,
+                           settings, state)
 
     def record(status: StageStatus, after: int, note: str, extra: tuple[Decision, ...] = ()
                ) -> StageRecord:
@@ -227,8 +274,8 @@ def apply(state: PreparationState, settings: PipelineSettings
         planned = record("candidate", new.input_tokens, "no new cut point"
                          if outcome.status == "no_cut" else "the engine skipped the attempt",
                          found)
-        if before > settings.input_budget:
-            raise _fail(planned, f"no cut point and the request ({before:,} tokens) is over the "
+        if state.whole(before) > settings.input_budget:
+            raise _fail(planned, f"no cut point and the request ({state.whole(before):,} tokens) is over the "
                                  f"hard input limit {settings.input_budget:,}", "error")
         return new, planned
     why = next((d.reason for d in reversed(decisions) if isinstance(d, CompactionRejected)),

@@ -32,9 +32,9 @@ NOTICE_KEY = "pressure-notice"
 
 def _reading(state: PreparationState, basis: str) -> UsageReading:
     """The reading behind the stage's trigger: the provider's, or the local estimate as one."""
-    if basis != "local" and state.usage_reading is not None:
+    if basis != "calibrated_local" and state.usage_reading is not None:
         return state.usage_reading
-    return UsageReading(tokens=state.input_tokens, kind="estimated", approximate=True,
+    return UsageReading(tokens=state.whole(state.input_tokens), kind="estimated", approximate=True,
                         can_trigger=True, source="byte_estimate")
 
 
@@ -43,8 +43,8 @@ def pressure(state: PreparationState, settings: PipelineSettings, basis: str
     """decide_trigger for this step with the carried window (a fresh one when None), and what
     the reading is: ``provider`` usage, a frozen ``estimate`` or the replay's ``local`` one."""
     reading = _reading(state, basis)
-    source = "local" if reading is not state.usage_reading else (
-        "provider" if reading.kind == "observed" else "estimate")
+    source = "calibrated_local" if reading is not state.usage_reading else (
+        "provider" if reading.kind == "observed" else "provider_estimate")
     step = decide_trigger(reading, settings.thresholds, window=state.window or PressureWindow(),
                           model_driven=bool(settings.config.compaction.model_driven),
                           local_estimate=state.input_tokens)

@@ -50,6 +50,11 @@ class StepMeta:
     activation: str = "replay"
     provider_prompt_tokens: int | None = None
     provider_usage_kind: UsageKind = "missing"
+    recorded_request_tokens: int | None = None
+    """Local estimate of the request the recorded agent sent (see ``ContextPreparation``)."""
+    recorded_window: bool = False
+    """True for the as-recorded baseline: whole-request figures use the recorded window's
+    overhead (re-measured after a recorded compaction)."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,27 @@ def prepare(state: PreparationState, settings: PipelineSettings, meta: StepMeta,
     return _finish(start, state, settings, meta, tuple(records), phase, failure)
 
 
+def _truth(state: PreparationState, meta: StepMeta, ready: bool) -> dict:
+    """Trigger value and basis, overhead, calibration and whole-request figures of one step."""
+    cal = state.calibration
+    if cal is None:
+        from ..compaction.calibration import Calibration
+
+        cal = Calibration()
+    value, basis = state.trigger_reading or (None, "none")
+    recorded = meta.recorded_request_tokens
+    overhead = cal.window_overhead if meta.recorded_window else cal.overhead
+    return {
+        "trigger_tokens": value, "trigger_basis": basis, "unrecorded_overhead_tokens": overhead,
+        "overhead_measured_at": cal.window_step if meta.recorded_window else cal.overhead_step,
+        "calibration_ratio": round(cal.ratio, 6),
+        "whole_request_tokens": (cal.whole(state.input_tokens, window=meta.recorded_window)
+                                 if ready else None),
+        "recorded_request_tokens": recorded,
+        "recorded_request_whole": cal.whole(recorded, window=True) if recorded is not None
+        else None}
+
+
 def _finish(start: PreparationState, state: PreparationState, settings: PipelineSettings,
             meta: StepMeta, records: tuple[StageRecord, ...], phase: str,
             failure: PreparationFailure | None) -> PreparationOutcome:
@@ -127,6 +153,7 @@ def _finish(start: PreparationState, state: PreparationState, settings: Pipeline
         final_request_ref=ref, message_count=len(request.messages) if request else 0,
         compaction_applied=phase == "ready" and state.compaction is not None,
         provider_prompt_tokens=meta.provider_prompt_tokens,
-        provider_usage_kind=meta.provider_usage_kind, phase=phase, error=failure).with_id()
+        provider_usage_kind=meta.provider_usage_kind, phase=phase, error=failure,
+        **_truth(state, meta, request is not None)).with_id()
     return PreparationOutcome(preparation=preparation, request=request,
                               state=state if phase == "ready" else start)

@@ -253,6 +253,15 @@ class PreparationState:
     """Sum of ``durable`` part tokens (kept incrementally by the replay)."""
     history_tokens: int = 0
     """Sum of ``history`` part tokens, kept up to date by every stage that edits the history."""
+    calibration: Any = None
+    """The ``iris.compaction.calibration.Calibration`` known before this step (None: ratio 1,
+    no overhead)."""
+    trigger_reading: tuple[int | None, str] | None = None
+    """``(value, basis)`` the compaction trigger compared (set by the compaction stage)."""
+
+    def whole(self, local: int) -> int:
+        """A local estimate on the whole-request basis: calibrated, plus unrecorded overhead."""
+        return local if self.calibration is None else self.calibration.whole(local)
 
     @property
     def parts(self) -> tuple[Part, ...]:

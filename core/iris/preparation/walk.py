@@ -38,8 +38,20 @@ def is_user_input(message: Message) -> bool:
 class Walk:
     """The replay's own durable state between steps (mutable here, frozen inside each step)."""
 
-    def __init__(self, cache: TokenCache, session: Session) -> None:
+    def __init__(self, cache: TokenCache, session: Session, *, baseline: bool = False) -> None:
         self.cache = cache
+        self.baseline = baseline
+        """True for the as-recorded baseline: a recorded compaction replaces the durable history
+        with the context it provided (summary included). Otherwise the recorded compaction's
+        output (the agent's summary, Codex replacement history) is left out of the replayed
+        history: the replay keeps its own history and applies its own compaction policy."""
+        self.recorded_tokens = 0
+        """Local estimate of the history as the recorded agent sent it (recorded compactions
+        applied, no engine reduction): what the calibration compares with the provider."""
+        self.new_window = False
+        """A recorded compaction was passed and no response with usage has come since."""
+        self.left_out: list[int] = []
+        """Session indices of recorded-compaction output left out of the replayed history."""
         self.switches = {sw.at_message: sw for sw in session.model_switches}
         self.recorded_cuts = {c.at_message for c in session.compactions}
         self.model = session.header.model
@@ -85,7 +97,16 @@ class Walk:
                 self.limits = self.switches[i].limits or self.limits
             if m.is_compaction_summary or i in self.recorded_cuts:
                 self.recorded_compaction = True
+            if i in self.recorded_cuts:
+                self.recorded_tokens, self.new_window = 0, True
+                if self.baseline:
+                    new, self.durable, self.durable_tokens = [], (), 0
             part = Part(m, self.cache.message(m), "history", i)
+            self.recorded_tokens += part.tokens
+            if not self.baseline and (m.is_compaction_summary
+                                      or getattr(m, "compaction_provided", False)):
+                self.left_out.append(i)
+                continue
             new.append(part)
             self.durable_tokens += part.tokens
             self.called.update(c.name for c in m.tool_calls)
