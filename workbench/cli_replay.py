@@ -4,7 +4,9 @@
 Replays a transcript file or a stored session headless. ``--json`` writes the preparations, one
 JSON object per line in step order (``-`` for standard output, the summary then goes to standard
 error); ``--name`` saves the replay in the store under that name (a file is imported first), where
-the app's replay picker finds it. Without either, only the summary is printed. ``--defaults``
+the app's replay picker finds it. Without either, only the summary is printed.
+``--summarizer offline|recorded|remote`` and ``--prompts DIR`` choose who writes compaction
+summaries and the prompt templates (:mod:`workbench.summariser_choice`). ``--defaults``
 makes the ``default`` (and ``budget 96k``) replays of every stored session that lacks them, the
 same ones the app makes on a session's first open. A preparation that failed is a result, not an
 error: the exit code is 0 unless the input or configuration is bad.
@@ -13,6 +15,7 @@ error: the exit code is 0 unless the input or configuration is bad.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -21,6 +24,8 @@ from typing import TextIO
 from iris.errors import StorageError, WorkbenchError
 from iris.replay import Replay
 from iris.safe_files import write_file
+
+from .summariser_choice import add_summariser_options, load_prompts, make_summariser, summary_usage_line
 
 __all__ = ["UsageError", "register", "summary_lines"]
 
@@ -39,6 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", metavar="OUT", help="write preparations as JSON lines ('-': stdout)")
     p.add_argument("--name", help="save the replay in the store under this name")
     p.add_argument("--format", help="transcript format of PATH (default: detect)")
+    p.add_argument("--summary-json", metavar="OUT",
+                   help="write one JSON object: budget and its source, overhead, calibration, "
+                        "compactions (replay and recorded), estimate error, cost ('-': stdout)")
+    p.add_argument("--baseline", choices=("engine", "recorded"), default="engine",
+                   help="'recorded': the as-recorded baseline (what the agent really sent, no "
+                        "engine reduction or compaction)")
+    add_summariser_options(p)
     p.set_defaults(handler=_replay)
 
 
@@ -48,14 +60,26 @@ def summary_lines(result: Replay, seconds: float) -> list[str]:
     phases = [p.phase for p in preps]
     final = preps[-1].final_input_tokens if preps else 0
     t = result.thresholds
-    return [
+    lines = [
         f"replayed {result.session_id}: {len(preps)} steps in {seconds:.2f} s",
         (f"  ready {phases.count('ready')} · failed {phases.count('failed')} · "
          f"cancelled {phases.count('cancelled')}"),
         f"  compactions applied: {sum(1 for p in preps if p.compaction_applied)}",
-        (f"  final tokens: {final:,} (budget {t.input_budget:,} from {t.budget_source}, "
-         f"pressure line {t.pressure_line:,})"),
+        (f"  final tokens: {final:,} local estimate (budget {t.input_budget:,} from "
+         f"{t.budget_source}, pressure line {t.pressure_line:,})"),
+        f"  budget source: {t.budget_detail}" if t.budget_detail else "",
+        _overhead_line(result),
     ]
+    return [line for line in lines if line]
+
+
+def _overhead_line(result: Replay) -> str:
+    c = result.calibration
+    where = (f"measured at step {c.overhead_step}" if c.overhead_step is not None
+             else c.overhead_source)
+    return (f"  unrecorded overhead {c.overhead:,} tokens ({where}); calibration ratio "
+            f"{c.ratio:.3f} ({c.samples} samples)" + (" · as-recorded baseline"
+                                                      if result.baseline == "recorded" else ""))
 
 
 def _defaults() -> int:
@@ -86,22 +110,32 @@ def _replay(args: argparse.Namespace) -> int:
         raise UsageError("give PATH_OR_SESSION_ID, or --defaults")
 
     config = load_configuration(args.config)
-    out: TextIO = sys.stderr if args.json == "-" else sys.stdout
+    prompts = load_prompts(args.prompts)
+    out: TextIO = sys.stderr if "-" in (args.json, args.summary_json) else sys.stdout
     with open_store() as store:
         session_id, session = _resolve(store, args)
+        summarizer = make_summariser(args.summarizer, session)
         started = time.perf_counter()
-        result, bundle = replay_session(session, config=config, progress=_progress(out))
+        result, bundle = replay_session(session, config=config, prompts=prompts,
+                                        summarizer=summarizer, progress=_progress(out),
+                                        baseline=args.baseline)
         elapsed = time.perf_counter() - started
         _clear_progress()
         if args.name:
             info = save_replay_result(store, bundle, session_id=session_id, name=args.name)
     lines = summary_lines(result, elapsed)
+    if (usage := summary_usage_line(result.run_usage)) is not None:
+        lines.append(usage)
     if args.name:
         lines.append(f"  saved as {args.name!r} ({info.id}) for session {session_id!r}")
     if args.json:
         _write_json(args.json, result)
         if args.json != "-":
             lines.append(f"  wrote {len(result.preparations)} preparations to {args.json}")
+    if args.summary_json:
+        _write_summary(args.summary_json, session, result)
+        if args.summary_json != "-":
+            lines.append(f"  wrote the summary to {args.summary_json}")
     print("\n".join(lines), file=out)
     return 0
 
@@ -129,6 +163,19 @@ def _progress(out: TextIO):
         if sys.stderr.isatty():
             print(f"\r  {fraction:4.0%} {label:<40}", end="", file=sys.stderr, flush=True)
     return report
+
+
+def _write_summary(target: str, session, result: Replay) -> None:
+    from .replay_summary import replay_summary
+
+    text = json.dumps(replay_summary(session, result), indent=2, ensure_ascii=False) + "\n"
+    if target == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        write_file(Path(target), text)
+    except OSError as exc:
+        raise StorageError(f"{target}: cannot write the summary ({exc.strerror or exc})") from None
 
 
 def _write_json(target: str, result: Replay) -> None:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from iris.errors import StorageError
 from iris.safe_files import write_file
 
+from .summariser_choice import add_summariser_options
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -152,9 +154,10 @@ def build_report(session: Any, config: Any = None, *, title: str | None = None,
 
 
 def write_report(session: Any, out: str | Path, config: Any = None, *, title: str | None = None,
-                 summarizer: Any = None, progress: Progress = _quiet) -> Path:
+                 prompts: Any = None, summarizer: Any = None, progress: Progress = _quiet) -> Path:
     """Write the report of ``session`` to ``out`` (parent folders are created)."""
-    html = build_report(session, config, title=title, summarizer=summarizer, progress=progress)
+    html = build_report(session, config, title=title, prompts=prompts, summarizer=summarizer,
+                        progress=progress)
     target = Path(out)
     try:
         write_file(target, html)  # atomic; refuses a symbolic link at the target
@@ -198,6 +201,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="context configuration YAML or a preset name (default: bundled)")
     p.add_argument("--out", metavar="HTML", default="report.html", help="default: report.html")
     p.add_argument("--title", help="report title (default: the session title)")
+    add_summariser_options(p)
     p.set_defaults(handler=_report)
 
 
@@ -217,7 +221,14 @@ def _stderr_progress() -> Progress:
 
 
 def _report(args: argparse.Namespace) -> int:
-    target = write_report(args.session, args.out, args.config, title=args.title,
+    from .notebook import load_session, resolve_config
+    from .summariser_choice import load_prompts, make_summariser
+
+    resolve_config(args.config)  # a bad configuration fails before the session is read
+    prompts = load_prompts(args.prompts)
+    session = load_session(args.session)
+    target = write_report(session, args.out, args.config, title=args.title, prompts=prompts,
+                          summarizer=make_summariser(args.summarizer, session),
                           progress=_stderr_progress())
     if sys.stderr.isatty():
         print("\r" + " " * 56 + "\r", end="", file=sys.stderr, flush=True)

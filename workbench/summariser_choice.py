@@ -1,0 +1,100 @@
+"""Choosing the summariser and the prompt templates of a replay outside the Templates page.
+
+``workbench replay`` and ``workbench report`` take ``--summarizer offline|recorded|remote`` and
+``--prompts DIR``; the Configuration page's "Replay and save" offers the same summarisers. The
+remote summariser reads ``WORKBENCH_SUMMARY_BASE_URL``, ``WORKBENCH_SUMMARY_MODEL`` and
+``WORKBENCH_SUMMARY_API_KEY`` (as the notebook and the Templates page do) and keeps its answers in
+``<WORKBENCH_HOME>/summary-cache/`` as well as in memory, so an unchanged summary request is never
+paid for twice (delete the folder to empty it).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from iris.errors import SummarizerError, TemplateError
+
+if TYPE_CHECKING:  # the CLI builds this module's options at start-up: the engine loads on use
+    from iris.compaction import RunUsage
+    from iris.prompts import PromptSnapshot
+    from iris.session import Session
+
+__all__ = ["CLI_SUMMARISERS", "ENDPOINT_ENV", "add_summariser_options", "load_prompts", "make_summariser",
+           "summary_cache_dir", "summary_usage_line"]
+
+#: ``--summarizer`` values; ``offline`` is the extractive summariser (no model, no network).
+CLI_SUMMARISERS = ("offline", "recorded", "remote")
+#: The endpoint's environment variables (``OpenAICompatibleSummarizer.ENV``).
+ENDPOINT_ENV = ("WORKBENCH_SUMMARY_BASE_URL", "WORKBENCH_SUMMARY_MODEL", "WORKBENCH_SUMMARY_API_KEY")
+
+
+def add_summariser_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--summarizer", choices=CLI_SUMMARISERS, default="offline",
+        help="who writes compaction summaries: offline (extractive, the default), recorded (the "
+             "session's own compaction summaries) or remote (the OpenAI-compatible endpoint in "
+             f"{', '.join(ENDPOINT_ENV)})")
+    parser.add_argument(
+        "--prompts", metavar="DIR",
+        help="folder of prompt templates named <id>.j2 (e.g. .iris/prompts); ids without a file "
+             "use the packaged defaults")
+
+
+def summary_cache_dir() -> Path:
+    """Where the remote summariser keeps its answers on disk: ``<WORKBENCH_HOME>/summary-cache``."""
+    from .store import workbench_home
+
+    return workbench_home() / "summary-cache"
+
+
+def make_summariser(kind: str | None, session: Session, *, persist_cache: bool = True) -> Any:
+    """The summariser named ``kind`` (``offline``/``extractive``, ``recorded``, ``remote``);
+    ``None`` for the default (extractive). Raises SummarizerError naming what is missing."""
+    from iris.compaction import OpenAICompatibleSummarizer, RecordedSummarizer
+
+    if kind in (None, "offline", "extractive"):
+        return None
+    if kind == "recorded":
+        return RecordedSummarizer(session)
+    if kind == "remote":
+        client = OpenAICompatibleSummarizer.from_env(
+            cache_dir=summary_cache_dir() if persist_cache else None)
+        if client is None:
+            raise SummarizerError(f"--summarizer remote needs {OpenAICompatibleSummarizer.ENV[0]} "
+                                  f"and {OpenAICompatibleSummarizer.ENV[1]} to be set (and "
+                                  f"{OpenAICompatibleSummarizer.ENV[2]} if the endpoint needs a key)")
+        return client
+    raise SummarizerError(f"unknown summariser {kind!r}; expected one of "
+                          f"{', '.join(CLI_SUMMARISERS)}")
+
+
+def load_prompts(folder: str | Path | None) -> PromptSnapshot | None:
+    """The templates of ``folder`` (``<id>.j2`` files; the defaults for the others), or None."""
+    if folder is None:
+        return None
+    from iris.prompts import PROMPT_IDS, PromptSource
+
+    path = Path(folder)
+    if not path.is_dir():
+        raise TemplateError(f"--prompts {folder}: not a folder")
+    source = PromptSource(path, ".")
+    if not source.saved_ids():
+        raise TemplateError(f"--prompts {folder}: holds none of the template files "
+                            f"{', '.join(f'{pid}.j2' for pid in PROMPT_IDS)}")
+    return source.snapshot()
+
+
+def summary_usage_line(run_usage: RunUsage) -> str | None:
+    """One line on the summary calls of a replay (None when no summary call was attempted)."""
+    u = run_usage.compaction
+    if not (u.calls or u.refused or u.cache_hits):
+        return None
+    parts = [f"{u.attempts} attempts" if u.attempts else None,
+             f"{u.failures} failed" if u.failures else None,
+             f"{u.refused} refused by the open circuit breaker" if u.refused else None,
+             f"{u.cache_hits} from the summary cache" if u.cache_hits else None]
+    detail = ", ".join(p for p in parts if p)
+    return (f"  summary calls: {u.calls}" + (f" ({detail})" if detail else "")
+            + f"; {u.input_tokens:,} input / {u.output_tokens:,} output tokens")
