@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.batch import expand_paths, read_table, run_batch
+from workbench.corpus_runner import expand_paths, read_table, run_batch
 from workbench.cli import main
 from workbench.corpus import SCHEMAS, TABLES, replay_one, to_arrow
 
@@ -104,3 +104,50 @@ def test_workbench_batch_command(corpus, tmp_path, capsys):
     assert list(read_table(tmp_path, "sessions")["session"]) == ["bugfix-tally-march"]
     assert main(["batch", "--config", "no-such-preset", str(corpus), "--out", str(tmp_path)]) == 1
     assert "no-such-preset" in capsys.readouterr().err
+
+
+def test_notebook_batch_and_load_batch(corpus, serial, tmp_path):
+    import workbench as wb
+
+    result = wb.batch(["default", "cost-first"], [corpus / "team-a"], tmp_path)
+    assert list(result.sessions()["session"]) == ["bugfix-tally-march"] * 2
+    totals = result.totals()
+    assert list(totals["configuration"]) == ["cost-first", "default"]
+    assert totals["tokens_sent"].dtype == "int64"
+    assert "2 configurations" in repr(result) and "<table" in result._repr_html_()
+    loaded = wb.load_batch(serial)
+    assert loaded.figure().layout.title.text.startswith("Tokens saved")
+    assert len(loaded.figure().data) == 2  # one panel per configuration
+    with pytest.raises(FileNotFoundError, match="not a batch output directory"):
+        wb.load_batch(tmp_path / "nothing-here")
+
+
+def test_corpus_views_keep_types_when_empty(serial):
+    from workbench.views.corpus import corpus_totals, largest_differences
+
+    sessions = read_table(serial, "sessions")
+    empty = sessions.iloc[:0]
+    assert corpus_totals(empty)["tokens_sent"].dtype == "int64"
+    assert largest_differences(empty, "default", "cost-first")["tokens_sent_a"].dtype == "int64"
+    diff = largest_differences(sessions, "default", "cost-first")
+    assert set(diff["session"]) == {"bugfix-tally-march", "unanswered-coverage"}
+    assert list(diff["tokens_sent_change"].abs()) == sorted(diff["tokens_sent_change"].abs(), reverse=True)
+    assert diff["link"].iloc[0].startswith("step-through?session=")
+
+
+def test_corpus_page_loads_a_batch(serial):
+    from streamlit.testing.v1 import AppTest
+
+    page = Path(__file__).resolve().parents[1] / "pages" / "corpus.py"
+    at = AppTest.from_file(str(page), default_timeout=60).run()
+    assert "No batch loaded" in at.info[0].value
+    at.text_input(key="corpus_dir").input(str(serial)).run()
+    assert not at.exception
+    totals = at.dataframe[0].value
+    assert list(totals["configuration"]) == ["cost-first", "default"]
+    assert at.get("plotly_chart")
+    differences = at.dataframe[-1].value
+    assert set(differences["session"]) == {"bugfix-tally-march", "unanswered-coverage"}
+    assert "could not be replayed" in at.expander[0].label
+    at.text_input(key="corpus_dir").input(str(serial / "missing")).run()
+    assert "holds no batch tables" in at.warning[0].value

@@ -17,11 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "Comparison",
+    "CorpusResult",
     "NotebookReplay",
     "StepView",
     "Store",
+    "batch",
     "build_report",
     "compare",
+    "load_batch",
     "load_session",
     "open_store",
     "preset_names",
@@ -39,6 +42,8 @@ _HOMES = {
     "replay": "workbench.notebook", "resolve_config": "workbench.notebook",
     "sample_path": "workbench.notebook", "build_report": "workbench.report",
     "write_report": "workbench.report", "Store": "workbench.store", "open_store": "workbench.store",
+    "CorpusResult": "workbench.notebook_corpus", "batch": "workbench.notebook_corpus",
+    "load_batch": "workbench.notebook_corpus",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
@@ -53,6 +58,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         resolve_config,
         sample_path,
     )
+    from .notebook_corpus import CorpusResult, batch, load_batch
     from .report import build_report, write_report
     from .store import Store, open_store
 

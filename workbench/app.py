@@ -27,7 +27,7 @@ PAGES = (
     ("sessions.py", "Sessions"), ("messages.py", "Messages"), ("step_through.py", "Step-through"),
     ("compaction.py", "Compaction"), ("reduction.py", "Reduction"), ("usage.py", "Usage"),
     ("templates.py", "Templates"), ("configuration.py", "Configuration"), ("failures.py", "Failures"),
-    ("context.py", "Context"),
+    ("context.py", "Context"), ("corpus.py", "Corpus"),
 )
 
 st.set_page_config(page_title="Context Workbench", layout="wide")

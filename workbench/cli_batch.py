@@ -6,7 +6,7 @@
 
 A failing session is recorded with its error and the batch goes on; the exit code is 0 unless
 the command line or a configuration is bad. The tables are read back with DuckDB
-(``workbench.batch.read_table``) or any Parquet reader.
+(``workbench.corpus_runner.read_table``) or any Parquet reader.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from .batch import run_batch
+    from .corpus_runner import run_batch
 
     configs = args.config or ["default"]
     with progress_bar("batch") as report:

@@ -1,0 +1,49 @@
+"""Corpus page: across a whole batch of sessions, which configuration saves the most tokens
+without failing preparations, and where do two configurations differ most?"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench.corpus_runner import read_table
+from workbench.page_guards import show_error
+from workbench.views.corpus import corpus_figure, corpus_totals, largest_differences
+
+st.title("Corpus")
+st.caption("Across many sessions: tokens saved against failed preparations per configuration, and "
+           "the sessions where two configurations differ most. Load the output of "
+           "`workbench batch --config A --config B DIR --out OUT`.")
+
+folder = st.text_input("Batch output directory", key="corpus_dir",
+                       placeholder="e.g. /home/me/eval (the --out of workbench batch)")
+if not folder:
+    st.info("No batch loaded: run `workbench batch --config default --config cost-first "
+            "~/transcripts --out eval/` in a terminal, then enter `eval/` above.", icon="👋")
+    st.stop()
+
+try:
+    sessions = read_table(folder, "sessions")
+except Exception as exc:  # noqa: BLE001 - the UI boundary
+    show_error(f"read the batch in {folder!r}", exc)
+    st.stop()
+if sessions.empty:
+    st.warning(f"{folder!r} holds no batch tables (expected {folder}/sessions/…/part-0.parquet).")
+    st.stop()
+
+st.subheader("Totals per configuration")
+st.dataframe(corpus_totals(sessions), hide_index=True, key="corpus_totals")
+st.plotly_chart(corpus_figure(sessions), key="corpus_figure")
+
+failed = sessions[sessions["error"].notna()]
+if not failed.empty:
+    with st.expander(f"{len(failed)} sessions could not be replayed"):
+        st.dataframe(failed[["configuration", "path", "error"]], hide_index=True)
+
+names = sorted(sessions["configuration"].unique())
+if len(names) >= 2:
+    st.subheader("Where two configurations differ most")
+    left, right = st.columns(2)
+    a = left.selectbox("Configuration A", names, index=0, key="corpus_a")
+    b = right.selectbox("Configuration B", names, index=1, key="corpus_b")
+    st.dataframe(largest_differences(sessions, a, b), hide_index=True, key="corpus_differences",
+                 column_config={"link": st.column_config.LinkColumn("open", display_text="open session")})
