@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.corpus_runner import expand_paths, read_table, run_batch
 from workbench.cli import main
 from workbench.corpus import SCHEMAS, TABLES, replay_one, to_arrow
+from workbench.corpus_runner import expand_paths, read_table, run_batch
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
 

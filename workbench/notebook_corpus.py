@@ -18,8 +18,8 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from .corpus_runner import run_batch
 from .corpus_runner import read_table as _read
+from .corpus_runner import run_batch
 from .views.corpus import corpus_figure, corpus_totals, largest_differences
 
 __all__ = ["CorpusResult", "batch", "load_batch"]
