@@ -63,7 +63,7 @@ def test_r_ses_4_unknown_format_name_and_missing_file(tmp_path):
         load_session(FIX / "chat_array.json", format="yaml")
     with pytest.raises(SessionFormatError, match="no such file"):
         load_session(tmp_path / "nope.jsonl")
-    assert FORMATS == ("native", "claude_code", "codex", "openai_chat")
+    assert FORMATS == ("native", "claude_code", "codex", "openai_chat", "swe_agent", "otel")
 
 
 def test_r_ses_5_import_result_is_frozen_with_content_hash():

@@ -16,11 +16,13 @@ from pydantic import BaseModel, ConfigDict
 from ._common import sha256_file
 from ._fast import paused_gc
 from ._source import GZIP_ERRORS
-from .native import load_native
+from .registry import formats, get_importer
 
-__all__ = ["FORMATS", "ImportResult", "SkippedLine", "detect_format", "file_hash", "load_session"]
+__all__ = ["FORMATS", "ImportResult", "SkippedLine", "detect_format", "file_hash", "formats",
+           "load_session"]
 
-FORMATS = ("native", "claude_code", "codex", "openai_chat")
+FORMATS = ("native", "claude_code", "codex", "openai_chat", "swe_agent", "otel")
+"""The built-in formats; :func:`formats` adds the plugins (entry points)."""
 
 
 class SkippedLine(BaseModel):
@@ -72,18 +74,17 @@ def load_session(path: str | Path, *, format: str | None = None, lenient: bool =
         raise _gzip_error(path, exc) from None
     except OSError as exc:
         raise SessionFormatError(f"cannot read the file ({exc.strerror or exc})", path=path) from None
-    if fmt not in FORMATS:
-        raise SessionFormatError(f"unknown format {fmt!r}; supported: {', '.join(FORMATS)}", path=path)
+    try:
+        importer = get_importer(fmt)
+    except SessionFormatError as exc:
+        raise SessionFormatError(exc.problem, path=path) from None
     errors: list[SessionFormatError] = []
     notes: list[SessionFormatError] = []
     try:
         content_hash = file_hash(path)
         with paused_gc():
-            if fmt == "native":
-                session = load_native(path, lenient=lenient, skipped=errors)
-            else:
-                session = _importer(fmt)(path, lenient=lenient, skipped=errors, warnings=notes,
-                                         content_hash=content_hash)
+            session = importer.load(path, lenient=lenient, skipped=errors, warnings=notes,
+                                    content_hash=content_hash)
     except GZIP_ERRORS as exc:
         raise _gzip_error(path, exc) from None
     except OSError as exc:
@@ -105,16 +106,3 @@ def _lines(errors: list[SessionFormatError]) -> tuple[SkippedLine, ...]:
 def _problem(err: SessionFormatError) -> str:
     return f"[{err.field}] {err.problem}" if err.field else err.problem
 
-
-def _importer(fmt: str):
-    if fmt == "claude_code":
-        from .claude_code import load_claude_code
-
-        return load_claude_code
-    if fmt == "codex":
-        from .codex import load_codex
-
-        return load_codex
-    from .openai_chat import load_openai_chat
-
-    return load_openai_chat

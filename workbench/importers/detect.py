@@ -1,48 +1,45 @@
 """Format detection from the first records of a file, so users never have to name the format.
 
 JSON Lines formats are recognised by the shape of their first parseable lines (a few broken lines
-at the top do not hide the format); a file that is one JSON document (an array, or an object
-spread over several lines) is an OpenAI chat message list.
+at the top do not hide the format). A file that is one JSON document spread over several lines is
+parsed whole and judged as one record; when it cannot be parsed (a truncated file) its leading
+keys decide. Each registered importer's ``detect`` is asked in priority order
+(:mod:`.registry`); a file none of them claims is an "unknown session format".
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from iris.errors import SessionFormatError
 
-from ._source import open_bytes
+from ._source import open_bytes, read_bytes
 
 __all__ = ["detect", "detect_record"]
 
 #: How many leading non-blank lines are examined before giving up.
 _PROBE_LINES = 50
 _PROBE_BYTES = 1 << 20
-
-_CODEX_TYPES = {"session_meta", "response_item", "turn_context", "event_msg", "compacted"}
-_CLAUDE_TYPES = {"user", "assistant", "system", "progress", "summary", "file-history-snapshot",
-                 "queue-operation"}
+#: Keys of a document too broken to parse, and the format they point to (the first found wins).
+_KEY_HINTS = (("resourceSpans", "otel"), ("trajectory", "swe_agent"), ("history", "swe_agent"),
+              ("messages", "openai_chat"))
 
 
 def detect_record(data: Any) -> str | None:
     """The format a single JSON value belongs to, or None when it says nothing."""
-    if isinstance(data, list):
-        return "openai_chat"
-    if not isinstance(data, dict):
-        return None
-    kind = data.get("type")
-    if kind == "header" and "session_id" in data:
-        return "native"
-    if kind in _CODEX_TYPES and "payload" in data:
-        return "codex"
-    if kind in _CLAUDE_TYPES and ("uuid" in data or "sessionId" in data or "message" in data
-                                  or kind in {"summary", "file-history-snapshot", "queue-operation"}):
-        return "claude_code"
-    if isinstance(data.get("messages"), list):
-        return "openai_chat"
-    return None
+    from .registry import importers
+
+    return next((imp.name for imp in importers() if _claims(imp, data)), None)
+
+
+def _claims(importer: Any, data: Any) -> bool:
+    try:
+        return bool(importer.detect(data))
+    except Exception:  # noqa: BLE001 - a plugin's detect failing means "not mine"
+        return False
 
 
 def detect(path: Path) -> str:
@@ -61,25 +58,43 @@ def detect(path: Path) -> str:
         probed += 1
         try:
             found = detect_record(json.loads(raw))
-        except (json.JSONDecodeError, RecursionError):  # not JSON, or hostile nesting
+        except (ValueError, RecursionError):  # not JSON, or hostile nesting
             found = None
         if found:
             return found
         if probed >= _PROBE_LINES:
             break
-    first = text.lstrip()[:1]
-    if first == "[" or (first == "{" and not _first_line_is_json(text)):
-        return "openai_chat"
+    found = _whole_document(path, text)
+    if found:
+        return found
+    from .registry import formats
+
     raise SessionFormatError(
-        "unknown session format: none of native, claude_code, codex, openai_chat matches the "
-        "first records", path=path)
+        f"unknown session format: none of {', '.join(formats())} matches the first records",
+        path=path)
+
+
+def _whole_document(path: Path, text: str) -> str | None:
+    """The format of a file that is one JSON document over several lines, if it is one."""
+    first = text.lstrip()[:1]
+    if first not in ("[", "{") or _first_line_is_json(text):
+        return None
+    try:
+        return detect_record(json.loads(read_bytes(path)))
+    except (ValueError, RecursionError):  # broken or cut: judge by the leading keys
+        pass
+    hits = [(m.start(), fmt) for key, fmt in _KEY_HINTS
+            if (m := re.search(rf'"{key}"\s*:', text))]
+    if hits:
+        return min(hits)[1]  # the key that comes first: nested keys come after the top-level one
+    return "openai_chat" if first == "[" else None
 
 
 def _first_line_is_json(text: str) -> bool:
     line = text.lstrip().split("\n", 1)[0]
     try:
         json.loads(line)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return False
     return True
 

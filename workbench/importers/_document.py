@@ -1,0 +1,81 @@
+"""Reading a whole JSON document (or, failing that, JSON Lines of documents) for the importers of
+formats that are not line-oriented: SWE-agent trajectories and OpenTelemetry span dumps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from iris.errors import SessionFormatError
+from pydantic import ValidationError
+
+from ._common import LineErrors
+from ._source import read_bytes
+
+__all__ = ["in_field", "load_document", "load_documents"]
+
+
+def _text(path: Path) -> str:
+    data = read_bytes(path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SessionFormatError(f"not UTF-8 text (byte offset {exc.start})", path=path,
+                                 line=data.count(b"\n", 0, exc.start) + 1) from None
+
+
+def load_document(path: Path) -> Any:
+    """The file's single JSON document; a decode error names its line and column."""
+    text = _text(path)
+    if not text.strip():
+        raise SessionFormatError("empty file: no records", path=path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SessionFormatError(f"not valid JSON ({exc.msg} at column {exc.colno}; truncated file?)",
+                                 path=path, line=exc.lineno) from None
+    except RecursionError:
+        raise SessionFormatError("JSON nested too deeply to read", path=path) from None
+
+
+def load_documents(path: Path, errors: LineErrors) -> list[tuple[int, Any]]:
+    """``(line, document)`` pairs: the one document of the file (line 1), or, when the file is
+    JSON Lines, one per non-blank line (a bad line is an error naming it: raised when strict,
+    skipped and listed when lenient)."""
+    text = _text(path)
+    if not text.strip():
+        raise SessionFormatError("empty file: no records", path=path)
+    try:
+        return [(1, json.loads(text))]
+    except json.JSONDecodeError as whole:
+        lines = text.splitlines()
+        if len([x for x in lines if x.strip()]) < 2:
+            raise SessionFormatError(f"not valid JSON ({whole.msg} at column {whole.colno}; "
+                                     "truncated file?)", path=path, line=whole.lineno) from None
+    except RecursionError:
+        raise SessionFormatError("JSON nested too deeply to read", path=path) from None
+    docs: list[tuple[int, Any]] = []
+    for lineno, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            docs.append((lineno, json.loads(raw)))
+        except json.JSONDecodeError as exc:
+            errors.error(f"not valid JSON ({exc.msg} at column {exc.colno})", line=lineno)
+        except RecursionError:
+            errors.error("JSON nested too deeply to read", line=lineno)
+    return docs
+
+
+def in_field(exc: Exception, field: str) -> SessionFormatError:
+    """A failure while converting the element at ``field`` as a format error naming it (the
+    element's own field path, if any, is appended)."""
+    if isinstance(exc, SessionFormatError):
+        return SessionFormatError(exc.problem, path=exc.path, line=exc.line,
+                                  field=f"{field}.{exc.field}" if exc.field else field)
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        inner = ".".join(str(p) for p in err["loc"])
+        return SessionFormatError(err["msg"], field=f"{field}.{inner}" if inner else field)
+    return SessionFormatError(f"unexpected shape ({type(exc).__name__}: {exc})", field=field)

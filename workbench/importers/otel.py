@@ -1,0 +1,173 @@
+"""OpenTelemetry GenAI spans → :class:`Session` (R-SES-4).
+
+The spans (any layout :mod:`.otel_spans` reads) are taken in start-time order. Model calls are the
+spans whose ``gen_ai.operation.name`` is ``chat``, ``text_completion``, ``generate_content`` or
+``call_llm`` (or that carry ``gen_ai.request.model`` without a tool name); tool runs are
+``execute_tool`` spans. The transcript is built append-only: each call's input messages beyond
+those already in the transcript are appended, then its output as one assistant message carrying the
+call's usage. When calls after the first record no input messages (any-agent records them only on
+the first), each ``execute_tool`` span becomes the result of the earliest unanswered call of that
+tool (by ``gen_ai.tool.call.id`` when present).
+
+Usage: ``gen_ai.usage.input_tokens`` (older: ``prompt_tokens``) includes cached tokens
+(``gen_ai.usage.cache_read.input_tokens``, ``cache_creation.input_tokens``), as in OpenAI's counts;
+a call without usage attributes has no usage (the engine estimates) and a warning counts them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from iris.errors import SessionFormatError
+from iris.session import Session, SessionHeader, ToolCallBlock, ToolResultBlock, Usage
+
+from ._builder import MessageList
+from ._common import LINE_FAILURES, LineErrors, as_int, parse_time, short_id, shorten_title
+from ._document import in_field, load_documents
+from .otel_messages import input_turns, output_turns
+from .otel_spans import Span, spans_of
+
+__all__ = ["LLM_OPERATIONS", "load_otel"]
+
+LLM_OPERATIONS = {"chat", "text_completion", "generate_content", "call_llm", "completion"}
+
+
+def load_otel(path: str | Path, *, lenient: bool = False,
+              skipped: list[SessionFormatError] | None = None,
+              warnings: list[SessionFormatError] | None = None,
+              content_hash: str | None = None) -> Session:
+    """Import OpenTelemetry GenAI spans (see the module docstring for the rules)."""
+    path = Path(path)
+    errors = LineErrors(path, lenient, skipped, warnings)
+    spans = _read_spans(path, errors)
+    calls = [s for s in spans if _is_call(s)]
+    errors.lines_read = len(spans)
+    if not calls:
+        raise SessionFormatError(f"no GenAI model-call spans among {len(spans)} spans (expected "
+                                 "gen_ai.operation.name chat/text_completion/generate_content/call_llm)",
+                                 path=path)
+    builder = _Transcript(errors, use_tool_spans=not any(
+        _has_input(s) for s in calls[1:]))
+    for span in spans:
+        try:
+            if _is_call(span):
+                builder.call(span)
+            elif span.operation == "execute_tool" and builder.use_tool_spans:
+                builder.tool(span)
+        except LINE_FAILURES as exc:
+            errors.failed(in_field(exc, span.where), None)
+    if not builder.out.entries:
+        raise errors.nothing_imported("message")
+    builder.out.check_orphans(errors)
+    if builder.without_usage:
+        errors.warn(f"{builder.without_usage} of {len(calls)} model calls record no usage "
+                    "(gen_ai.usage.*): those responses have none (estimated)")
+    messages = builder.out.freeze()
+    model = next((m.model for m in messages if m.model), None)
+    conversation = next((s.attrs.get("gen_ai.conversation.id") for s in spans
+                         if isinstance(s.attrs.get("gen_ai.conversation.id"), str)), None)
+    title = next((shorten_title(m.text) for m in messages if m.role == "user" and m.text.strip()),
+                 "OpenTelemetry trace")
+    return Session(header=SessionHeader(
+        session_id=conversation or short_id("otel", content_hash or "sha256:unknown"),
+        title=title, source_format="otel", model=model,
+        created_at=next((m.timestamp for m in messages if m.timestamp), None)),
+        messages=tuple(messages))
+
+
+def _read_spans(path: Path, errors: LineErrors) -> list[Span]:
+    spans: list[Span] = []
+    for lineno, doc in load_documents(path, errors):
+        try:
+            spans.extend(spans_of(doc, "" if lineno == 1 else f"line {lineno}: "))
+        except LINE_FAILURES as exc:
+            errors.failed(exc, lineno)
+    spans.sort(key=lambda s: s.start)  # stable: spans without times keep file order
+    return spans
+
+
+def _is_call(span: Span) -> bool:
+    op = span.operation
+    if op is not None:
+        return op in LLM_OPERATIONS
+    return "gen_ai.request.model" in span.attrs and "gen_ai.tool.name" not in span.attrs
+
+
+def _has_input(span: Span) -> bool:
+    return input_turns(span) is not None
+
+
+class _Transcript:
+    """The message list, grown call by call."""
+
+    def __init__(self, errors: LineErrors, *, use_tool_spans: bool) -> None:
+        self.out = MessageList()
+        self.errors = errors
+        self.use_tool_spans = use_tool_spans
+        self.pending: list[ToolCallBlock] = []
+        self.without_usage = 0
+
+    def call(self, span: Span) -> None:
+        for role, blocks in (input_turns(span) or [])[len(self.out.entries):]:
+            self._append(role, blocks)
+        model = _str(span.attrs.get("gen_ai.response.model")) or _str(span.attrs.get("gen_ai.request.model"))
+        blocks = [b for _, turn in (output_turns(span) or []) for b in turn]
+        if not blocks:
+            self.errors.warn("a model call with no recorded output", field=span.where)
+        usage = _usage(span.attrs, model)
+        self.without_usage += usage is None
+        when = parse_time(span.start / 1e9) if span.start else None
+        self.out.add("assistant", blocks, id=span.id or None, usage=usage, model=model,
+                     timestamp=when)
+        self.pending = [b for b in blocks if isinstance(b, ToolCallBlock)]
+
+    def tool(self, span: Span) -> None:
+        name, call_id = span.attrs.get("gen_ai.tool.name"), span.attrs.get("gen_ai.tool.call.id")
+        match = next((c for c in self.pending if c.id == call_id), None) or next(
+            (c for c in self.pending if c.name == name), None)
+        if match is None:
+            self.errors.warn(f"tool span {name!r} answers no call of the previous model call; "
+                             "left out", field=span.where)
+            return
+        self.pending.remove(match)
+        output = span.attrs.get("gen_ai.output", span.attrs.get("gen_ai.tool.call.result", ""))
+        self._append("tool", [ToolResultBlock(call_id=match.id, text=output if isinstance(
+            output, str) else str(output))])
+
+    def _append(self, role: str, blocks: list) -> None:
+        if role == "tool":
+            self.out.add_user(None, blocks, None, False, False)
+        else:
+            self.out.add(role, blocks)
+
+
+def _usage(attrs: dict[str, Any], model: str | None) -> Usage | None:
+    keys = {"input": ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
+            "output": ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+            "read": ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens"),
+            "write": ("gen_ai.usage.cache_creation.input_tokens",
+                      "gen_ai.usage.cache_creation_input_tokens")}
+    values = {k: next((attrs[n] for n in names if n in attrs), None) for k, names in keys.items()}
+    if values["input"] is None and values["output"] is None:
+        return None
+    raw = {n: attrs[n] for names in keys.values() for n in names if n in attrs}
+    return Usage(input_tokens=_int(values["input"], keys["input"][0]),
+                 output_tokens=_int(values["output"], keys["output"][0]),
+                 cache_read_tokens=_int(values["read"], keys["read"][0]),
+                 cache_write_tokens=_int(values["write"], keys["write"][0]),
+                 cache_read_in_input=True, cache_write_in_input=True, model=model, raw=raw)
+
+
+def _int(value: Any, field: str) -> int:
+    """Token counts, also as the numeric strings some exporters write (``"269"``)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return as_int(value, f"attributes.{field}")
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
