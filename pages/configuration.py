@@ -13,7 +13,7 @@ import traceback
 
 import streamlit as st
 from iris.config import config_hash
-from iris.errors import TemplateError
+from iris.errors import ConfigError, TemplateError
 from iris.prompts import PromptSnapshot
 
 from workbench import state as wb_state
@@ -106,9 +106,10 @@ if session_id is None:
             "replay it here with this configuration.", icon="👋")
     st.stop()
 try:
-    templates = saved_snapshot(default_workspace())
-    where = "the workspace's saved templates"
-except TemplateError as exc:  # a broken saved template must not block configuration work
+    templates = saved_snapshot(default_workspace(), check.config if check.ok else None)
+    where = (f"the workspace's saved templates (prompts.root "
+             f"`{check.config.prompts.root if check.ok else '.iris/prompts'}`)")
+except (TemplateError, ConfigError) as exc:  # a broken saved template must not block the page
     templates, where = PromptSnapshot.defaults(), "the packaged default templates"
     st.warning(f"A saved template cannot be used ({exc}); fix it on the Templates page.")
 st.caption(f"Replays use {where} (snapshot `{templates.snapshot_id[:19]}…`) and the offline "

@@ -44,6 +44,7 @@ from .store import Store
 __all__ = [
     "BUDGET_REPLAY_NAME",
     "DEFAULT_REPLAY_NAME",
+    "RECORDED_REPLAY_NAME",
     "budget_96k_config",
     "bundle_from_replay",
     "ensure_default_replay",
@@ -59,6 +60,8 @@ __all__ = [
 
 DEFAULT_REPLAY_NAME = "default"
 BUDGET_REPLAY_NAME = "budget 96k"
+RECORDED_REPLAY_NAME = "as recorded"
+"""The as-recorded baseline replay saved next to ``default``."""
 BUDGET_96K = 96000
 #: ``progress(fraction, label)`` as the store's imports use it.
 Progress = Callable[[float, str], None]
@@ -84,7 +87,8 @@ def summariser_name(summarizer: Any) -> str:
 
 def replay_session(session: Session, *, config: ContextConfig | None = None,
                    prompts: PromptSnapshot | None = None, summarizer: Any = None,
-                   progress: Progress = _no_progress) -> tuple[Replay, EvidenceBundle]:
+                   progress: Progress = _no_progress,
+                   baseline: str = "engine") -> tuple[Replay, EvidenceBundle]:
     """Run the engine's replay and shape its result for the store: ``(replay, bundle)``."""
     config = config or default_config()
     prompts = prompts or PromptSnapshot.defaults()
@@ -93,7 +97,7 @@ def replay_session(session: Session, *, config: ContextConfig | None = None,
         progress(0.05 + 0.85 * done / max(total, 1), f"step {done:,} of {total:,}")
 
     result = run_replay(session, config, prompts=prompts, summarizer=summarizer,
-                        progress=steps_done)
+                        progress=steps_done, baseline=baseline)
     progress(0.9, "shaping the records")
     return result, bundle_from_replay(result, config=config, prompts=prompts,
                                       summariser=summariser_name(summarizer))
@@ -123,7 +127,11 @@ def bundle_from_replay(result: Replay, *, config: ContextConfig, prompts: Prompt
                 "thresholds": result.thresholds.model_dump(mode="json"),
                 "compactions": compactions, "warnings": list(config.warnings),
                 "cancelled": result.cancelled,
-                "observation_failures": list(result.observation_failures)})
+                "observation_failures": list(result.observation_failures),
+                "baseline": result.baseline,
+                "calibration": result.calibration.model_dump(mode="json"),
+                "recorded_compactions": [m.model_dump(mode="json")
+                                         for m in result.recorded_compactions]})
 
 
 def load_configuration(path: str | Path | None) -> ContextConfig:
@@ -136,13 +144,13 @@ def load_configuration(path: str | Path | None) -> ContextConfig:
 
 def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY_NAME,
                     config: ContextConfig | None = None, prompts: PromptSnapshot | None = None,
-                    summarizer: Any = None, progress: Progress = _no_progress
-                    ) -> tuple[ReplayInfo, Any]:
+                    summarizer: Any = None, progress: Progress = _no_progress,
+                    baseline: str = "engine") -> tuple[ReplayInfo, Any]:
     """Replay a stored session and save it under ``name`` (replacing one of that name)."""
     progress(0.0, "reading the session")
     session = store.get_session(session_id)
     result, bundle = replay_session(session, config=config, prompts=prompts,
-                                    summarizer=summarizer, progress=progress)
+                                    summarizer=summarizer, progress=progress, baseline=baseline)
     progress(0.95, "saving")
     info = save_replay(store.db, bundle, session_id=session_id, name=name)
     progress(1.0, "ready")
@@ -162,17 +170,22 @@ def ensure_default_replay(store: Store, session_id: str,
 
     When that configuration takes a budget other than the spec's 96,000 (usually from the model
     limits recorded in the session), a second replay ``budget 96k`` is made with
-    ``compaction.input_budget_tokens: 96000``, so long sessions show compaction at work too.
+    ``compaction.input_budget_tokens: 96000``, so long sessions show compaction at work too. Next
+    to them, ``as recorded`` is the as-recorded baseline: what the agent really sent (no engine
+    reduction or compaction, the recorded compactions applied where they happened).
     """
     existing = find_replay(store.db, session_id, DEFAULT_REPLAY_NAME)
     if existing is not None:
         return existing
-    half = lambda lo: (lambda f, label: progress(lo + f / 2, label))
-    info, result = replay_and_save(store, session_id, progress=half(0.0))
+    third = lambda lo: (lambda f, label: progress(lo + f / 3, label))
+    info, result = replay_and_save(store, session_id, progress=third(0.0))
+    if find_replay(store.db, session_id, RECORDED_REPLAY_NAME) is None:
+        replay_and_save(store, session_id, name=RECORDED_REPLAY_NAME, baseline="recorded",
+                        progress=third(1 / 3))
     if result.thresholds.input_budget != BUDGET_96K and \
             find_replay(store.db, session_id, BUDGET_REPLAY_NAME) is None:
         replay_and_save(store, session_id, name=BUDGET_REPLAY_NAME, config=budget_96k_config(),
-                        progress=half(0.5))
+                        progress=third(2 / 3))
     progress(1.0, "ready")
     return info
 
