@@ -7,6 +7,7 @@ original text, the recent target is ``ceil(input_budget_tokens × keep_recent_ra
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -78,3 +79,76 @@ def test_r_cmp_5_chord_style_preset_sets_five_percent():
     assert config.compaction.keep_recent_ratio == 0.05
     t = thresholds(config, ModelLimits(context=200000, output=64000))
     assert t.recent_target == math.ceil(t.input_budget * 0.05)
+
+
+# ------------------------------------------------------------------ prompts.root (R-PRM-1)
+
+MARK = "PROJECT TEMPLATE MARKER 7f3a"
+
+
+def _workspace_with_compaction_template(workspace: Path, root: str) -> Path:
+    from iris.prompts import default_template_source
+
+    directory = workspace / root
+    directory.mkdir(parents=True)
+    (directory / "compaction.j2").write_text(f"{MARK}\n{default_template_source('compaction')}",
+                                             encoding="utf-8")
+    return directory
+
+
+def _budget_config(root: str | None = None):
+    data = {"compaction": {"input_budget_tokens": 96000}}
+    if root is not None:
+        data["prompts"] = {"root": root}
+    return parse_config(data)
+
+
+def test_r_prm_1_engine_replay_reads_the_configured_root(tmp_path):
+    """R-PRM-1 (seed 000 项目命名模板): prompts.root, relative to the workspace root, decides where a
+    replay's templates come from; without a workspace the packaged defaults are used."""
+    _workspace_with_compaction_template(tmp_path, "team/prompts")
+    session = load_native(LONG)
+    config = _budget_config("team/prompts")
+    used = replay(session, config, workspace_root=tmp_path)
+    assert used.checkpoints and all(MARK in c.summary_request_text for c in used.checkpoints)
+    packaged = replay(session, config)
+    assert packaged.checkpoints and MARK not in packaged.checkpoints[0].summary_request_text
+    assert used.configuration_snapshot_id != packaged.configuration_snapshot_id
+    default_root = replay(session, _budget_config(), workspace_root=tmp_path)
+    assert MARK not in default_root.checkpoints[0].summary_request_text  # .iris/prompts is absent
+
+
+def test_r_prm_1_configured_root_that_is_not_a_directory_is_a_config_error(tmp_path):
+    """R-PRM-1: a configured root that does not exist is a clear error naming prompts.root."""
+    from iris.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"prompts\.root.*missing/prompts") as err:
+        replay(load_native(LONG), _budget_config("missing/prompts"), workspace_root=tmp_path)
+    assert err.value.field == "prompts.root"
+
+
+def test_r_prm_1_workbench_notebook_and_cli_use_the_configured_root(tmp_path, monkeypatch, capsys):
+    """R-PRM-1: the workbench (notebook replay, CLI replay, the Configuration page's snapshot) reads
+    templates from prompts.root under the workbench workspace ($WORKBENCH_HOME/workspace)."""
+    from workbench import notebook
+    from workbench.cli import main
+    from workbench.views.templates import default_workspace, saved_snapshot
+
+    workspace = default_workspace()
+    _workspace_with_compaction_template(workspace, "custom")
+    config_file = tmp_path / "cfg.yaml"
+    config_file.write_text("compaction:\n  input_budget_tokens: 96000\nprompts:\n  root: custom\n",
+                           encoding="utf-8")
+    r = notebook.replay(LONG, str(config_file))
+    assert r.result.checkpoints and MARK in r.result.checkpoints[0].summary_request_text
+    elsewhere = tmp_path / "other"
+    _workspace_with_compaction_template(elsewhere, "custom")
+    assert MARK in notebook.replay(LONG, str(config_file), workspace_root=elsewhere
+                                   ).result.checkpoints[0].summary_request_text
+    assert MARK in saved_snapshot(workspace, _budget_config("custom")).template_source("compaction")
+    assert MARK not in saved_snapshot(workspace).template_source("compaction")
+    out = tmp_path / "preps.jsonl"
+    assert main(["replay", str(LONG), "--config", str(config_file), "--json", str(out)]) == 0
+    capsys.readouterr()
+    ids = {json.loads(line)["configuration_snapshot_id"] for line in out.read_text().splitlines()}
+    assert ids == {r.result.configuration_snapshot_id}  # the CLI froze the same templates

@@ -236,18 +236,21 @@ def _per_step(preps: tuple[ContextPreparation, ...],
 def replay(session: Session | str | Path, config: Any = None, *,
            prompts: PromptSnapshot | None = None, summarizer: Any = None,
            label: str | None = None,
-           progress: Callable[[float, str], None] | None = None) -> NotebookReplay:
+           progress: Callable[[float, str], None] | None = None,
+           workspace_root: str | Path | None = None) -> NotebookReplay:
     """Replay ``session`` (a Session, a path or a stored id) under ``config``.
 
     ``config`` is None (bundled default), a YAML path, a preset name, a mapping or a
     :class:`~iris.config.ContextConfig`; ``label`` names it in comparisons (default: the preset
-    name or file stem).
+    name or file stem). Without ``prompts`` the templates come from the configuration's
+    ``prompts.root`` under ``workspace_root`` (default: the workbench workspace).
     """
     if not isinstance(session, Session):
         session = load_session(session)
     resolved = resolve_config(config)
     result, _ = replay_session(session, config=resolved, prompts=prompts, summarizer=summarizer,
-                               progress=progress or (lambda fraction, text: None))
+                               progress=progress or (lambda fraction, text: None),
+                               workspace_root=workspace_root)
     return NotebookReplay(session, resolved, result, label=label or config_label(config))
 
 

@@ -114,19 +114,22 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
            progress: Callable[[int, int], object] | None = None,
            cancel: Callable[[], bool] | None = None,
            tools: Sequence[Mapping[str, Any]] = (), estimator: TokenEstimator | None = None,
+           workspace_root: str | Path | None = None,
            baseline: Literal["engine", "recorded"] = "engine") -> Replay:
     """Prepare every step of ``session``; never raises for a stage failure (see module doc).
 
     ``session_dir`` receives archives and reduction artifacts (use an empty directory: archive
     numbers continue from the ``history-N.md`` files already there). By default a temporary
     directory named after the session and configuration is used and removed afterwards; the
-    archive texts are kept in :attr:`Replay.archives`.
+    archive texts are kept in :attr:`Replay.archives`. Without ``prompts`` the templates come
+    from the configuration's ``prompts.root`` under ``workspace_root`` (packaged defaults for
+    templates not saved there, and when no workspace is given for a relative root).
     ``baseline="recorded"`` replays what the agent really sent (see :attr:`Replay.baseline`).
     """
     if baseline not in ("engine", "recorded"):
         raise ValueError(f"baseline must be 'engine' or 'recorded', got {baseline!r}")
     config = config if config is not None else adapters.default_config()
-    prompts = prompts if prompts is not None else adapters.default_prompts()
+    prompts = prompts if prompts is not None else adapters.default_prompts(config, workspace_root)
     summarizer = summarizer if summarizer is not None else adapters.default_summarizer()
     own_dir = session_dir is None
     work_dir = (claim_work_dir(session, adapters.config_snapshot_id(config, prompts)) if own_dir

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 from iris.errors import TemplateError
-from iris.prompts import PROMPT_IDS, PromptSnapshot, PromptSource
+from iris.prompts import PROMPT_IDS, PromptSnapshot, PromptSource, configured_snapshot
 from pydantic import BaseModel, ConfigDict
 
 __all__ = ["ENGINE_RENDERED_IDS", "TemplatePreview", "default_workspace", "example_variables",
@@ -134,9 +134,13 @@ def preview_template(base: PromptSnapshot, current: PromptSnapshot, prompt_id: s
                            diff=diff, edited=bool(snapshot.edited_ids(base)))
 
 
-def saved_snapshot(workspace: str | Path) -> PromptSnapshot:
-    """The workspace's saved templates (packaged defaults for ids without a file)."""
-    return PromptSource(workspace).snapshot()
+def saved_snapshot(workspace: str | Path, config: Any = None) -> PromptSnapshot:
+    """The workspace's saved templates under ``config``'s ``prompts.root`` (default
+    ``.iris/prompts``; packaged defaults for ids without a file; ``ConfigError`` for a configured
+    root that is not a directory)."""
+    if config is None:
+        return PromptSource(workspace).snapshot()
+    return configured_snapshot(config, workspace)
 
 
 def _usage(outcome: Any) -> str:

@@ -36,10 +36,11 @@ def default_config() -> Any:
     return _default()
 
 
-def default_prompts() -> Any:
-    from ..prompts import PromptSnapshot
+def default_prompts(config: Any = None, workspace_root: Any = None) -> Any:
+    """The templates of ``config.prompts.root`` under ``workspace_root`` (R-PRM-1)."""
+    from ..prompts import configured_snapshot
 
-    return PromptSnapshot.defaults()
+    return configured_snapshot(config, workspace_root)
 
 
 def default_summarizer() -> Any:

@@ -5,6 +5,7 @@ renders them in a sandbox, and makes edited copies with ``with_template`` withou
 """
 
 from .config import PromptConfig
+from .configured import configured_snapshot, prompts_directory
 from .ids import PROMPT_IDS, PROMPT_VARIABLES
 from .snapshot import PromptSnapshot, default_template_source
 from .source import PromptSource
@@ -15,5 +16,7 @@ __all__ = [
     "PromptConfig",
     "PromptSnapshot",
     "PromptSource",
+    "configured_snapshot",
     "default_template_source",
+    "prompts_directory",
 ]
