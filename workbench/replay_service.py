@@ -24,7 +24,7 @@ from iris.config import (
     default_config,
     parse_config,
 )
-from iris.prompts import PromptSnapshot
+from iris.prompts import PromptSnapshot, configured_snapshot
 from iris.replay import Replay
 from iris.replay import replay as run_replay
 from iris.session import Message, Session
@@ -56,6 +56,7 @@ __all__ = [
     "save_replay_result",
     "session_messages",
     "summariser_name",
+    "workspace_templates",
 ]
 
 DEFAULT_REPLAY_NAME = "default"
@@ -88,10 +89,14 @@ def summariser_name(summarizer: Any) -> str:
 def replay_session(session: Session, *, config: ContextConfig | None = None,
                    prompts: PromptSnapshot | None = None, summarizer: Any = None,
                    progress: Progress = _no_progress,
+                   workspace_root: str | Path | None = None,
                    baseline: str = "engine") -> tuple[Replay, EvidenceBundle]:
-    """Run the engine's replay and shape its result for the store: ``(replay, bundle)``."""
+    """Run the engine's replay and shape its result for the store: ``(replay, bundle)``.
+
+    Without ``prompts`` the templates come from ``config.prompts.root`` under ``workspace_root``
+    (default: the workbench workspace, as on the Templates page)."""
     config = config or default_config()
-    prompts = prompts or PromptSnapshot.defaults()
+    prompts = prompts or workspace_templates(config, workspace_root)
 
     def steps_done(done: int, total: int) -> None:
         progress(0.05 + 0.85 * done / max(total, 1), f"step {done:,} of {total:,}")
@@ -101,6 +106,16 @@ def replay_session(session: Session, *, config: ContextConfig | None = None,
     progress(0.9, "shaping the records")
     return result, bundle_from_replay(result, config=config, prompts=prompts,
                                       summariser=summariser_name(summarizer))
+
+
+def workspace_templates(config: ContextConfig, workspace_root: str | Path | None = None
+                        ) -> PromptSnapshot:
+    """The template snapshot of ``config.prompts.root`` under ``workspace_root`` (default: the
+    workbench workspace); ``ConfigError`` for a configured root that is not a directory."""
+    from .views.templates import default_workspace
+
+    return configured_snapshot(config, workspace_root if workspace_root is not None
+                               else default_workspace())
 
 
 def bundle_from_replay(result: Replay, *, config: ContextConfig, prompts: PromptSnapshot,
