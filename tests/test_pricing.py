@@ -112,3 +112,24 @@ def test_real_claude_session_cost_and_savings(real_sessions):
     assert cost["saved_usd"] == pytest.approx(
         cost["recorded_usd"] - cost["requests_usd"] - cost["summaries_usd"], abs=1e-5)
     json.dumps(cost)  # JSON-ready for --summary-json
+
+
+def test_usage_page_shows_the_cost_of_the_selected_replay(workbench_home, long_store):
+    """The Usage page names what the replay costs and saves (the long sample is Claude Sonnet)."""
+    from store_helpers import copy_store
+    from streamlit.testing.v1 import AppTest
+
+    from workbench.pricing import saved_cost_lines
+
+    copy_store(long_store, workbench_home)
+    at = AppTest.from_file(str(ROOT / "workbench" / "app.py"), default_timeout=120).run()
+    at.switch_page("../pages/usage.py").run()
+    assert not at.exception, at.exception
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Replayed requests $") for c in captions)
+    assert any("Prices: genai-prices" in c for c in captions)
+    with open_store() as store:
+        (row,) = [r for r in store.db.query("SELECT id, session_id FROM replays WHERE name = ?",
+                                            ["default"])]
+        lines = saved_cost_lines(store, row["session_id"], row["id"])
+    assert lines[0] in captions and "saved $" in lines[1]

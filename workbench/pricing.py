@@ -33,8 +33,8 @@ from typing import Any
 from iris.session import Session, Usage
 from iris.tokens import TokenEstimator, default_estimator
 
-__all__ = ["CostStep", "CostSummary", "cost_lines", "price", "replay_cost", "stored_replay_cost",
-           "tally"]
+__all__ = ["CostStep", "CostSummary", "cost_lines", "price", "replay_cost", "saved_cost_lines",
+           "stored_replay_cost", "tally"]
 
 BASIS = ("input at the uncached list price for replayed and recorded requests alike (the "
          "replayed request on the whole-request basis: calibrated estimate + unrecorded "
@@ -204,11 +204,10 @@ def stored_replay_cost(session: Session, stored: Any, *,
                        estimator: TokenEstimator | None = None) -> dict[str, Any]:
     """The cost object of a saved replay (``replay_service.open_saved``): the summary request
     is estimated from the archived head, which is what the summariser read."""
+    from .truth import truth_steps  # whole-request figures without parsing each preparation
+
     estimator = estimator or default_estimator()
-    rows = stored.steps
-    if rows and not hasattr(rows[0], "whole_request_tokens"):
-        rows = [stored.preparation(r.step_index) if r.phase == "ready" else r for r in rows]
-    steps = _steps(session, rows)
+    steps = _steps(session, truth_steps(stored))
     models = {s.step_index: s.model for s in steps}
     usage = {c.get("step_index"): c.get("summary_usage")
              for c in stored.info.extras.get("compactions", [])}
@@ -224,6 +223,23 @@ def stored_replay_cost(session: Session, stored: Any, *,
             summaries.append(CostSummary(a.step_index, model, estimator.count(a.text),
                                          estimator.count(a.checkpoint_text), False))
     return tally(steps, summaries)
+
+
+def saved_cost_lines(store: Any, session_id: str, replay_id: str) -> list[str]:
+    """:func:`cost_lines` of a saved replay, cached until it is saved again (the Usage page)."""
+    rows = list(store.db.query("SELECT created_at FROM replays WHERE id = ?", [replay_id]))
+    return list(_saved_lines(store, session_id, replay_id, rows[0]["created_at"] if rows else ""))
+
+
+@lru_cache(maxsize=16)
+def _saved_lines(store: Any, session_id: str, replay_id: str, stamp: str) -> tuple[str, ...]:
+    from .replay_service import open_saved
+
+    try:
+        cost = stored_replay_cost(store.get_session(session_id), open_saved(store, replay_id))
+    except Exception as exc:  # noqa: BLE001 -- a price that cannot be computed is a note, not a crash
+        return (f"Cost: could not be computed ({exc}).",)
+    return tuple(cost_lines(cost))
 
 
 def cost_lines(cost: dict[str, Any]) -> list[str]:
