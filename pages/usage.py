@@ -8,6 +8,7 @@ import traceback
 import streamlit as st
 
 from workbench.page_guards import require_replay, show_error
+from workbench.pricing import saved_cost_lines
 from workbench.replay_service import open_saved
 from workbench.views.usage import summary_usage_table, usage_figure, usage_table
 
@@ -48,6 +49,10 @@ st.dataframe(summary_usage_table(replay.info.extras.get("run_usage")), hide_inde
              key="usage_summary",
              column_config={c: NUMBER(c.replace("_", " "), format="localized")
                             for c in ("calls", "prompt_tokens", "input_tokens", "output_tokens")})
+
+st.markdown("#### Cost")
+for line in saved_cost_lines(store, session_id, replay_id):
+    st.caption(line)
 
 st.markdown("#### Share")
 st.caption("One self-contained HTML file with these charts, the stage table, the compaction cut "
