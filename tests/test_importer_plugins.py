@@ -30,6 +30,8 @@ PLUGIN = textwrap.dedent('''
         def load(self, path, *, lenient, skipped, warnings, content_hash):
             import json
             doc = json.loads(path.read_text())
+            if doc.get("crash"):
+                raise KeyError("crash")
             messages = []
             for i, turn in enumerate(doc["talk"]):
                 if turn.get("speaker") not in ROLES:
@@ -95,6 +97,11 @@ def test_r_ses_4_entry_point_plugin_detects_and_imports(tmp_path):
     assert done.returncode == 1
     assert "imported: " in done.stdout and "(talk, 2 messages" in done.stdout
     assert "[talk[0].speaker]: unknown speaker 'robot'" in done.stderr and "Traceback" not in done.stderr
+    crash = tmp_path / "crash.json"
+    crash.write_text(json.dumps({"talk": [], "crash": True}, indent=2))
+    done = _run(site, cli, "import", str(crash))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "the 'talk' importer (a plugin) failed: KeyError" in done.stderr
 
 
 def test_r_ses_4_without_plugins_the_format_is_unknown(tmp_path):

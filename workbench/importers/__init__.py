@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from ._common import sha256_file
 from ._fast import paused_gc
 from ._source import GZIP_ERRORS
-from .registry import formats, get_importer
+from .registry import BUILTIN, formats, get_importer
 
 __all__ = ["FORMATS", "ImportResult", "SkippedLine", "detect_format", "file_hash", "formats",
            "load_session"]
@@ -91,6 +91,16 @@ def load_session(path: str | Path, *, format: str | None = None, lenient: bool =
         raise SessionFormatError(f"cannot read the file ({exc.strerror or exc})", path=path) from None
     except RecursionError:
         raise SessionFormatError("JSON nested too deeply to read", path=path) from None
+    except SessionFormatError:
+        raise
+    except Exception as exc:
+        if importer in BUILTIN:
+            raise
+        raise SessionFormatError(f"the {fmt!r} importer (a plugin) failed: {type(exc).__name__}: {exc}",
+                                 path=path) from None
+    if not isinstance(session, Session):
+        raise SessionFormatError(f"the {fmt!r} importer returned {type(session).__name__}, not a Session",
+                                 path=path)
     return ImportResult(session=session, format=fmt, path=str(path), skipped=_lines(errors),
                         warnings=_lines(notes), content_hash=content_hash)
 
