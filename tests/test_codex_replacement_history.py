@@ -105,3 +105,25 @@ def test_r_ses_4_real_rollout_responses_equal_deduplicated_token_counts(real_ses
                     totals.add(json.dumps(last, sort_keys=True))
     assert len(session.index.batches) == len(totals)
     assert not any(m.compaction_provided for m in session.messages)
+
+
+def test_r_ses_3_as_recorded_baseline_sends_the_replacement_history():
+    """The as-recorded baseline's request after the compaction is the replacement history (with
+    its assistant copies); the engine's own replay leaves it out of its history."""
+    session = load_session(ROLLOUT).session
+    baseline = replay(session, baseline="recorded")
+    after = baseline.request(baseline.preparations[3])
+    texts = [m.text for m in after.messages]
+    assert "Split plan: reader and writer modules." in texts
+    assert not any(t.startswith("Reading the store first.") for t in texts)
+    engine = replay(session)
+    assert "Split plan: reader and writer modules." not in [
+        m.text for m in engine.request(engine.preparations[3]).messages]
+
+
+def test_r_ses_4_summary_json_counts_one_step_per_model_call(capsys):
+    assert main(["replay", str(ROLLOUT), "--summary-json", "-"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["steps"] == 5
+    assert summary["recorded_compactions"] == [
+        {"step": 3, "tokens_before": 209950, "tokens_after": 48297}]
