@@ -19,6 +19,12 @@ from iris.prompts import PromptSnapshot
 from workbench import state as wb_state
 from workbench.evidence import list_replays
 from workbench.replay_service import open_saved, replay_and_save, replay_session
+from workbench.rerun import endpoint_status
+from workbench.summariser_choice import (
+    SUMMARISER_LABELS,
+    stored_summariser,
+    stored_summariser_options,
+)
 from workbench.views.compare import (
     compactions_table,
     compare_figure,
@@ -112,8 +118,10 @@ try:
 except (TemplateError, ConfigError) as exc:  # a broken saved template must not block the page
     templates, where = PromptSnapshot.defaults(), "the packaged default templates"
     st.warning(f"A saved template cannot be used ({exc}); fix it on the Templates page.")
-st.caption(f"Replays use {where} (snapshot `{templates.snapshot_id[:19]}…`) and the offline "
-           "extractive summariser.")
+st.caption(f"Replays use {where} (snapshot `{templates.snapshot_id[:19]}…`). OpenAI-compatible "
+           f"summary endpoint: {endpoint_status()}.")
+summariser = st.radio("Summariser", stored_summariser_options(store, session_id), horizontal=True,
+                      key="cfg_summariser", format_func=SUMMARISER_LABELS.get)
 
 
 def progress_bar(text: str):
@@ -130,7 +138,8 @@ if button_col.button("Replay and save", key="cfg_replay", type="primary",
     bar, report = progress_bar("replaying…")
     try:
         info, result = replay_and_save(store, session_id, name=name.strip(), config=check.config,
-                                       prompts=templates, progress=report)
+                                       prompts=templates, progress=report,
+                                       summarizer=stored_summariser(store, session_id, summariser))
         state["cfg_last"] = (info.name, summary_from_replay(info.name, result))
     except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
         st.error(f"Replay failed: {exc}")

@@ -11,6 +11,7 @@ paid for twice (delete the folder to empty it).
 from __future__ import annotations
 
 import argparse
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,8 @@ if TYPE_CHECKING:  # the CLI builds this module's options at start-up: the engin
     from iris.prompts import PromptSnapshot
     from iris.session import Session
 
-__all__ = ["CLI_SUMMARISERS", "ENDPOINT_ENV", "add_summariser_options", "load_prompts", "make_summariser",
+__all__ = ["CLI_SUMMARISERS", "ENDPOINT_ENV", "SUMMARISER_LABELS", "add_summariser_options",
+           "load_prompts", "make_summariser", "stored_summariser", "stored_summariser_options",
            "summary_cache_dir", "summary_usage_line"]
 
 #: ``--summarizer`` values; ``offline`` is the extractive summariser (no model, no network).
@@ -49,7 +51,8 @@ def summary_cache_dir() -> Path:
     return workbench_home() / "summary-cache"
 
 
-def make_summariser(kind: str | None, session: Session, *, persist_cache: bool = True) -> Any:
+def make_summariser(kind: str | None, session: Session | None, *,
+                    persist_cache: bool = True) -> Any:
     """The summariser named ``kind`` (``offline``/``extractive``, ``recorded``, ``remote``);
     ``None`` for the default (extractive). Raises SummarizerError naming what is missing."""
     from iris.compaction import OpenAICompatibleSummarizer, RecordedSummarizer
@@ -57,6 +60,8 @@ def make_summariser(kind: str | None, session: Session, *, persist_cache: bool =
     if kind in (None, "offline", "extractive"):
         return None
     if kind == "recorded":
+        if session is None:
+            raise SummarizerError("the recorded summariser needs the session")
         return RecordedSummarizer(session)
     if kind == "remote":
         client = OpenAICompatibleSummarizer.from_env(
@@ -98,3 +103,35 @@ def summary_usage_line(run_usage: RunUsage) -> str | None:
     detail = ", ".join(p for p in parts if p)
     return (f"  summary calls: {u.calls}" + (f" ({detail})" if detail else "")
             + f"; {u.input_tokens:,} input / {u.output_tokens:,} output tokens")
+
+
+#: How the pages name each summariser (the Configuration page's choice before "Replay and save").
+SUMMARISER_LABELS = {
+    "extractive": "extractive (offline, no model)",
+    "recorded": "recorded (the session's own summaries)",
+    "remote": "remote (the configured endpoint writes new summaries)",
+}
+
+
+def stored_summariser_options(store: Any, session_id: str) -> tuple[str, ...]:
+    """The summarisers a stored session can be replayed with (the Templates page's rule: recorded
+    only when the session holds recorded summaries, remote only when the endpoint is set)."""
+    rows = list(store.db.query("SELECT content_hash FROM sessions WHERE id = ?", [session_id]))
+    recorded = _has_recorded(store, session_id, rows[0]["content_hash"] if rows else "")
+    from iris.compaction import OpenAICompatibleSummarizer
+
+    remote = OpenAICompatibleSummarizer.from_env() is not None
+    return ("extractive", *(("recorded",) if recorded else ()), *(("remote",) if remote else ()))
+
+
+@lru_cache(maxsize=16)
+def _has_recorded(store: Any, session_id: str, content_hash: str) -> bool:
+    from .rerun import summariser_options
+
+    return "recorded" in summariser_options(store.get_session(session_id))
+
+
+def stored_summariser(store: Any, session_id: str, kind: str) -> Any:
+    """:func:`make_summariser` for a stored session (the session is read only for ``recorded``)."""
+    session = store.get_session(session_id) if kind == "recorded" else None
+    return make_summariser(kind, session)
