@@ -61,10 +61,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _register_import(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("import", help="import transcripts into the store")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    from .importers import formats
+
+    p = sub.add_parser("import", help="import transcripts into the store (files or directories)")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="session files (.jsonl, .json, .traj, also .gz) or directories, "
+                        "searched recursively")
     p.add_argument("--lenient", action="store_true", help="skip bad lines and report them")
-    p.add_argument("--format", help="native, claude_code, codex or openai_chat (default: detect)")
+    p.add_argument("--format", help=f"{', '.join(formats())} (default: detect)")
     p.add_argument("--quiet", action="store_true", help="print only errors")
     p.set_defaults(handler=_import)
 
@@ -79,26 +83,52 @@ def _progress_printer(name: str, quiet: bool) -> Callable[[float, str], None]:
 def _import(args: argparse.Namespace) -> int:
     from .store import open_store
 
-    failures = 0
+    files, failures = _expand_paths(args.paths)
+    counts = {"imported": 0, "already stored": 0, "failed": failures}
     with open_store() as store:
-        for path in args.paths:
-            name = Path(path).name
-            try:
-                outcome = store.import_file(path, format=args.format, lenient=args.lenient,
-                                            progress=_progress_printer(name, args.quiet))
-            except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
-                failures += 1
-                _clear_progress(args.quiet)
-                print(f"error: {_describe(exc)}", file=sys.stderr)
-                continue
-            _clear_progress(args.quiet)
-            if not args.quiet:
-                verb = "imported" if outcome.created else "already stored"
-                print(f"{verb}: {path} -> {outcome.session_id} ({outcome.format}, "
-                      f"{outcome.message_count} messages, {len(outcome.skipped)} skipped lines)")
-            for skip in outcome.skipped:
-                print(f"  skipped {path}:{skip.line}: {skip.problem}", file=sys.stderr)
-    return 1 if failures else 0
+        for path in files:
+            counts[_import_one(store, path, args)] += 1
+    if not args.quiet and any(Path(p).is_dir() for p in args.paths):
+        print(f"{len(files)} files: " + ", ".join(f"{n} {what}" for what, n in counts.items()))
+    return 1 if counts["failed"] else 0
+
+
+def _expand_paths(paths: Sequence[str]) -> tuple[list[str], int]:
+    """The files to import (directories searched recursively) and how many arguments failed."""
+    from .importers.files import session_files
+
+    files: list[str] = []
+    failures = 0
+    for path in paths:
+        if not Path(path).is_dir():
+            files.append(path)
+            continue
+        found = session_files(Path(path))
+        if not found:
+            failures += 1
+            print(f"error: {path}: no session files (.jsonl, .json, .traj, also .gz) in this "
+                  "directory or below", file=sys.stderr)
+        files.extend(str(f) for f in found)
+    return files, failures
+
+
+def _import_one(store, path: str, args: argparse.Namespace) -> str:
+    """Import one file and print its outcome; returns the summary bucket it falls in."""
+    try:
+        outcome = store.import_file(path, format=args.format, lenient=args.lenient,
+                                    progress=_progress_printer(Path(path).name, args.quiet))
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
+        _clear_progress(args.quiet)
+        print(f"error: {_describe(exc)}", file=sys.stderr)
+        return "failed"
+    _clear_progress(args.quiet)
+    verb = "imported" if outcome.created else "already stored"
+    if not args.quiet:
+        print(f"{verb}: {path} -> {outcome.session_id} ({outcome.format}, "
+              f"{outcome.message_count} messages, {len(outcome.skipped)} skipped lines)")
+    for skip in outcome.skipped:
+        print(f"  skipped {path}:{skip.line}: {skip.problem}", file=sys.stderr)
+    return verb
 
 
 def _clear_progress(quiet: bool) -> None:
