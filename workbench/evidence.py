@@ -151,6 +151,9 @@ def _guard(action: str):
                 return fn(*args, **kwargs)
             except sqlite3.Error as exc:
                 raise StorageError(f"{action} failed ({exc})") from None
+            except (OverflowError, UnicodeEncodeError) as exc:  # values SQLite cannot hold
+                raise StorageError(f"{action} failed: a value SQLite cannot store ({exc}); "
+                                   "imports refuse such values (docs/robustness.md)") from None
         return inner
     return wrap
 

@@ -135,6 +135,11 @@ class Store:
             yield
         except sqlite3.Error as exc:
             raise StorageError(f"{self.path}: {action} failed ({exc})") from None
+        except UnicodeEncodeError as exc:  # str → UTF-8 for SQLite: a lone UTF-16 surrogate
+            raise StorageError(
+                f"{self.path}: {action} failed: text holds a lone UTF-16 surrogate "
+                f"({exc.object[exc.start:exc.end]!r}); importing a file replaces them with U+FFFD "
+                "(docs/robustness.md)") from None
 
     # ---------------------------------------------------------------- writing
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -22,8 +23,9 @@ from pydantic import ValidationError
 
 from ._source import open_bytes
 
-__all__ = ["LINE_FAILURES", "LineErrors", "as_dict", "as_int", "as_list", "as_str", "iter_json_lines",
-           "parse_arguments", "parse_time", "sha256_file", "short_id", "shorten_title"]
+__all__ = ["LINE_FAILURES", "MAX_COUNT", "LineErrors", "as_dict", "as_int", "as_list", "as_str",
+           "has_surrogate_escape", "iter_json_lines", "parse_arguments", "parse_time", "scrub_surrogates",
+           "sha256_file", "short_id", "shorten_title"]
 
 TITLE_LENGTH = 80
 
@@ -31,6 +33,11 @@ TITLE_LENGTH = 80
 LINE_FAILURES = (SessionFormatError, ValidationError, KeyError, TypeError, ValueError, AttributeError,
                  IndexError)
 _JSON = json.JSONDecoder()
+#: The largest token count or size accepted (2**53 - 1: exact as a float, and far below SQLite's
+#: 64-bit INTEGER even when several counts are added up).
+MAX_COUNT = 2**53 - 1
+#: A UTF-16 surrogate code point: once JSON is decoded, any left in a string is unpaired.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class LineErrors:
@@ -57,6 +64,18 @@ class LineErrors:
     def warn(self, problem: str, *, line: int | None = None, field: str | None = None) -> None:
         """Something worth knowing that does not stop the import (kept data, ignored records)."""
         self.warnings.append(SessionFormatError(problem, path=self.path, line=line, field=field))
+
+    def scrub(self, data: Any, lineno: int | None) -> Any:
+        """``data`` with lone surrogates replaced (:func:`scrub_surrogates`), as a warning."""
+        found: list[str] = []
+        try:
+            data = scrub_surrogates(data, found)
+        except RecursionError:
+            raise SessionFormatError("JSON nested too deeply to read", path=self.path, line=lineno) from None
+        if found:
+            self.warn(f"{len(found)} string(s) with a lone UTF-16 surrogate (half of a \\ud800-style "
+                      "pair); each one replaced by U+FFFD", line=lineno, field=found[0] or None)
+        return data
 
     @contextmanager
     def line(self, lineno: int) -> Iterator[None]:
@@ -105,6 +124,8 @@ def iter_json_lines(path: Path, errors: LineErrors) -> Iterator[tuple[int, dict[
             except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
                 data = None
             if type(data) is dict:
+                if b"\\ud" in raw or b"\\uD" in raw:  # a \\udXXX escape: maybe half a pair
+                    data = errors.scrub(data, lineno)
                 yield lineno, data
                 continue
             with errors.line(lineno):  # decode again, slowly, for the exact error of this line
@@ -122,6 +143,9 @@ def _decode_line(raw: bytes, lineno: int) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise SessionFormatError(f"not valid JSON ({exc.msg} at column {exc.colno}; "
                                  "truncated line?)", line=lineno) from None
+    except ValueError:  # the decoder refuses integer literals of more than 4,300 digits
+        raise SessionFormatError("not valid JSON (a number with too many digits to read)",
+                                 line=lineno) from None
     except RecursionError:  # hostile nesting: an error of this line, not of the whole import
         raise SessionFormatError("JSON nested too deeply to read", line=lineno) from None
     if not isinstance(data, dict):
@@ -132,6 +156,37 @@ def _decode_line(raw: bytes, lineno: int) -> dict[str, Any]:
 def _kind(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
             type(None): "null", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def has_surrogate_escape(text: str | bytes) -> bool:
+    """True when JSON text holds a ``\\udXXX`` escape (which may be half of a surrogate pair)."""
+    return ("\\ud" in text or "\\uD" in text) if isinstance(text, str) else \
+        (b"\\ud" in text or b"\\uD" in text)
+
+
+def scrub_surrogates(value: Any, found: list[str], field: str = "") -> Any:
+    """``value`` (decoded JSON) with every lone UTF-16 surrogate in its strings and keys replaced
+    by U+FFFD, the Unicode replacement character; the field path of each changed string is
+    appended to ``found``.
+
+    JSON may spell half of a surrogate pair (``"\\ud800"``); Python decodes it to a string that no
+    UTF-8 text, SQLite column or hash can hold. This is the one place such text is repaired: every
+    importer calls it on the lines whose raw text has a ``\\udXXX`` escape, so everything after the
+    import sees valid text. A valid pair (an escaped emoji) decodes to one character, untouched."""
+    if isinstance(value, str):
+        if _LONE_SURROGATE.search(value) is None:
+            return value
+        found.append(field)
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        clean = {}
+        for key, item in value.items():
+            key = scrub_surrogates(key, found, field)
+            clean[key] = scrub_surrogates(item, found, f"{field}.{key}" if field else key)
+        return clean
+    if isinstance(value, list):
+        return [scrub_surrogates(v, found, f"{field}[{i}]") for i, v in enumerate(value)]
+    return value
 
 
 def as_dict(value: Any, field: str) -> dict[str, Any]:
@@ -155,30 +210,44 @@ def as_str(value: Any, field: str, *, optional: bool = False) -> str:
 
 
 def as_int(value: Any, field: str) -> int:
+    """A count (tokens, sizes): a JSON integer in ``[0, MAX_COUNT]``; null is 0."""
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int):
         raise SessionFormatError(f"must be an integer, got {_kind(value)}", field=field)
+    if not 0 <= value <= MAX_COUNT:
+        raise SessionFormatError(f"must be a count from 0 to {MAX_COUNT:,}, got {_number(value)}",
+                                 field=field)
     return value
 
 
+def _number(value: int) -> str:
+    return f"{value:,}" if abs(value) < 10**30 else f"a {value.bit_length()}-bit integer"
+
+
 def parse_time(value: Any, field: str = "timestamp") -> datetime | None:
-    """ISO-8601 (``Z`` allowed) or Unix seconds (number or numeric string) → aware datetime."""
+    """ISO-8601 (``Z`` allowed) or Unix seconds (number or numeric string) → aware datetime.
+
+    Out-of-range, non-finite and unparseable values are a :class:`SessionFormatError` of ``field``
+    (a time must also be expressible in UTC, so ``9999-12-31T23:59-01:00`` is out of range)."""
     if value is None or value == "":
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(float(value), tz=UTC)
-    if isinstance(value, str):
-        if ":" not in value:  # an ISO time has a colon; a number never does (saves a raise)
-            try:
-                return datetime.fromtimestamp(float(value), tz=UTC)
-            except ValueError:
-                pass
+    if isinstance(value, str) and ":" not in value:  # an ISO time has a colon; a number never does
         try:
-            parsed = datetime.fromisoformat(value)  # Python ≥ 3.11 reads the "Z" suffix
+            value = float(value)
         except ValueError:
-            raise SessionFormatError(f"not a timestamp: {value[:40]!r}", field=field) from None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+            pass
+    try:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return datetime.fromtimestamp(value, tz=UTC)
+        if isinstance(value, str):
+            parsed = datetime.fromisoformat(value)  # Python ≥ 3.11 reads the "Z" suffix
+            if parsed.tzinfo is None:
+                return parsed.replace(tzinfo=UTC)
+            parsed.astimezone(UTC)  # raises when the UTC time falls outside years 1-9999
+            return parsed
+    except (ValueError, OverflowError, OSError):
+        raise SessionFormatError(f"not a timestamp in range: {str(value)[:40]!r}", field=field) from None
     raise SessionFormatError(f"must be a timestamp, got {_kind(value)}", field=field)
 
 

@@ -22,7 +22,7 @@ from iris.session import (
     Usage,
 )
 
-from ._common import as_dict, as_int, as_str
+from ._common import MAX_COUNT, as_dict, as_int, as_str
 from ._fast import maker
 
 __all__ = ["anthropic_usage", "command_text", "convert_content", "is_injected"]
@@ -143,7 +143,8 @@ def anthropic_usage(raw: dict[str, Any], model: str | None) -> Usage:
     counts = (raw.get("input_tokens"), raw.get("output_tokens"), raw.get("cache_read_input_tokens"),
               raw.get("cache_creation_input_tokens"))
     a, b, c, d = counts
-    if type(a) is int and type(b) is int and type(c) is int and type(d) is int:  # not bool
+    if type(a) is int and type(b) is int and type(c) is int and type(d) is int \
+            and 0 <= min(a, b, c, d) and max(a, b, c, d) <= MAX_COUNT:  # not bool, in range
         return _usage(a, b, c, d, model, raw)
     return _usage(as_int(raw.get("input_tokens"), "message.usage.input_tokens"),
                   as_int(raw.get("output_tokens"), "message.usage.output_tokens"),

@@ -40,7 +40,7 @@ from iris.session import (
 
 from . import codex_items as ci
 from ._builder import MessageList
-from ._common import LineErrors, as_dict, iter_json_lines, parse_time, short_id, shorten_title
+from ._common import LineErrors, as_dict, as_int, iter_json_lines, parse_time, short_id, shorten_title
 
 __all__ = ["load_codex"]
 
@@ -115,15 +115,16 @@ class _Rollout:
         if kind == "token_count":
             self.token_count(payload.get("info"))
         elif kind == "task_started":
-            self.window(payload.get("model_context_window"))
+            self.window(payload.get("model_context_window"), "payload.model_context_window")
         elif kind == "user_message":
             self.saw_user_event = True
             if self.unconfirmed_user is not None:
                 self.typed.add(self.unconfirmed_user)
                 self.unconfirmed_user = None
 
-    def window(self, size: Any) -> None:
-        if isinstance(size, int) and size > 0 and (self.limits is None or self.limits.context != size):
+    def window(self, size: Any, field: str) -> None:
+        size = as_int(size, field)  # a wrong type or an out-of-range count is this line's error
+        if size > 0 and (self.limits is None or self.limits.context != size):
             self.limits = ModelLimits(context=size)
             self.first_limits = self.first_limits or self.limits
 
@@ -136,7 +137,7 @@ class _Rollout:
         last = as_dict(info.get("last_token_usage"), "payload.info.last_token_usage")
         usage = ci.codex_usage(last, self.model)
         self.last_total = total
-        self.window(info.get("model_context_window"))
+        self.window(info.get("model_context_window"), "payload.info.model_context_window")
         if usage.input_tokens == 0 and usage.output_tokens == 0:
             return  # all-zero usage around a compaction is noise
         self.last_prompt = usage.prompt_tokens

@@ -26,6 +26,7 @@ from iris.session import (
 )
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from ._common import has_surrogate_escape, scrub_surrogates
 from ._source import open_bytes
 
 __all__ = ["NativeEvent", "dump_session", "dumps_session", "event_schema", "load_native", "parse_native_lines"]
@@ -125,6 +126,11 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
             except RecursionError:  # hostile nesting names its line
                 raise SessionFormatError("JSON nested too deeply to read", path=path,
                                          line=lineno) from None
+            except ValueError:  # the decoder refuses integer literals of more than 4,300 digits
+                raise SessionFormatError("not valid JSON (a number with too many digits to read)",
+                                         path=path, line=lineno) from None
+            if has_surrogate_escape(raw):
+                data = scrub_surrogates(data, [])
             if not isinstance(data, dict):
                 raise SessionFormatError(f"expected a JSON object, got {type(data).__name__}",
                                          path=path, line=lineno)

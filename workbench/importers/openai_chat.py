@@ -41,6 +41,7 @@ from ._common import (
     as_int,
     as_list,
     as_str,
+    has_surrogate_escape,
     parse_arguments,
     parse_time,
     short_id,
@@ -53,6 +54,7 @@ __all__ = ["load_openai_chat"]
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
           "tool": "tool"}
 _DECODER = json.JSONDecoder()
+_TOO_MANY_DIGITS = "not valid JSON (a number with too many digits to read)"
 
 
 def load_openai_chat(path: str | Path, *, lenient: bool = False,
@@ -70,13 +72,16 @@ def load_openai_chat(path: str | Path, *, lenient: bool = False,
     top: dict[str, Any] = {}
     out = MessageList()
     model: str | None = None
+    escaped = has_surrogate_escape(text)
     for lineno, raw in _messages(text, top, errors):
         with errors.line(lineno):
+            raw = errors.scrub(raw, lineno) if escaped else raw
             model = _add(out, as_dict(raw, "message"), lineno, errors) or model
     if not out.entries:
         raise errors.nothing_imported("message")
     out.check_orphans(errors)
     messages = out.freeze()
+    top = errors.scrub(top, None) if escaped else top
     return Session(header=_header(top, messages, model, content_hash), messages=tuple(messages))
 
 
@@ -155,6 +160,9 @@ def _array(text: str, pos: int, errors: LineErrors, found: list[tuple[int, Any]]
         except RecursionError:  # hostile nesting names the element's line
             errors.error("JSON nested too deeply to read", line=line)
             return None
+        except ValueError:  # the decoder refuses integer literals of more than 4,300 digits
+            errors.error(_TOO_MANY_DIGITS, line=line)
+            return None
         found.append((line, value))
         pos = _skip(text, pos)
         if text[pos:pos + 1] == ",":
@@ -177,6 +185,8 @@ def _decode(text: str, pos: int, errors: LineErrors) -> tuple[Any, int]:
     except RecursionError:
         raise SessionFormatError("JSON nested too deeply to read", path=errors.path,
                                  line=_line(text, pos)) from None
+    except ValueError:
+        raise SessionFormatError(_TOO_MANY_DIGITS, path=errors.path, line=_line(text, pos)) from None
 
 
 def _skip(text: str, pos: int) -> int:

@@ -1,0 +1,251 @@
+"""Offline fuzz campaign: mutate real-format transcripts and check that detection, strict and
+lenient import into a real SQLite store, and the replay of what imported, end in success or in a
+clean error of the project's hierarchy (``iris.errors.WorkbenchError``) that names where.
+
+Seeds are the repository's samples (``sample_sessions/``) and importer fixtures
+(``tests/fixtures/importers``) and, when present, the real transcripts of ``../shared/real-sessions``
+(``.gz`` files are decompressed in memory). Mutation classes: see ``tests/fuzz_mutations.py``.
+
+Every case runs in a worker subprocess with a time bound (``--timeout``): a case that does not
+finish is recorded as a hang and the worker is restarted. Findings:
+
+``crash``      an exception outside the project's error hierarchy (a traceback for the user)
+``unlocated``  a project error whose message names no file, line or field
+``hang``       the case did not finish within the time bound
+``accepted``   a strict import accepted a ``wrong_type`` mutation and imported something different
+               from the unmutated file (the wrong value was coerced or silently dropped)
+``unlisted``   strict refused the file but lenient imported it without listing a skipped line
+
+Usage::
+
+    .venv/bin/python scripts/fuzz_campaign.py                     # 3,000 cases, seed 1
+    .venv/bin/python scripts/fuzz_campaign.py --cases 500 --seed 7 --json /tmp/fuzz.json
+    .venv/bin/python scripts/fuzz_campaign.py --keep /tmp/fuzz-cases   # keep the failing files
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fuzz_mutations import CLASSES, mutate_file  # noqa: E402
+
+SHARED = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared"))
+REPO_SEEDS = sorted([*ROOT.glob("sample_sessions/*.jsonl"), *ROOT.glob("tests/fixtures/importers/*.json*")])
+#: Lines mutated per file are chosen among the first ones (the rest is kept as is).
+MAX_LINES = 400
+
+
+def _seeds(real: Path | None) -> list[tuple[str, bytes]]:
+    files = list(REPO_SEEDS)
+    if real is not None and real.is_dir():
+        files += sorted(p for p in real.rglob("*") if p.suffix in (".jsonl", ".json", ".gz"))
+    seeds = []
+    for path in files:
+        data = path.read_bytes()
+        seeds.append((path.name.removesuffix(".gz"), gzip.decompress(data) if path.suffix == ".gz" else data))
+    return seeds
+
+
+# ------------------------------------------------------------------------------------- worker
+
+def _where(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if "/workbench/" in f.filename or "/iris/" in f.filename] or frames
+    last = ours[-1] if ours else None
+    return f"{Path(last.filename).name}:{last.lineno} {last.name}" if last else "?"
+
+
+def _stage(findings: list[dict], stage: str, fn):
+    """Run one stage: ('ok', value) or ('error', exc); crashes and unlocated errors are findings."""
+    from iris.errors import WorkbenchError
+
+    try:
+        return "ok", fn()
+    except WorkbenchError as exc:
+        located = any(getattr(exc, a, None) is not None for a in ("path", "line", "field", "step")) \
+            or "/" in str(exc)
+        if not located:
+            findings.append({"stage": stage, "finding": "unlocated", "error": str(exc)[:300]})
+        return "error", exc
+    except Exception as exc:  # noqa: BLE001 - what the campaign looks for
+        findings.append({"stage": stage, "finding": "crash", "where": _where(exc),
+                         "error": f"{type(exc).__name__}: {str(exc)[:240]}"})
+        return "crash", exc
+
+
+def _comparable(session) -> dict:
+    data = session.model_dump(mode="json")
+    data["header"].pop("session_id", None)
+    return data
+
+
+def _run_case(case: dict, baselines: dict) -> dict:
+    from workbench.importers import detect_format, load_session
+    from workbench.replay_service import replay_and_save
+    from workbench.store import Store
+
+    path, fmt, findings = Path(case["path"]), case["fmt"], []
+    outcomes = {"detect": _stage(findings, "detect", lambda: detect_format(path))[0]}
+    if case["seed"] not in baselines:
+        baselines[case["seed"]] = _comparable(load_session(case["seed"], format=fmt).session)
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode in ("strict", "lenient"):
+            store = Store(Path(tmp) / f"{mode}.db")
+            try:
+                status, value = _stage(findings, mode, lambda: store.import_file(
+                    path, format=fmt, lenient=mode == "lenient"))
+                outcomes[mode] = status
+                if status != "ok":
+                    continue
+                if mode == "lenient" and outcomes["strict"] == "error" and not value.skipped:
+                    result = load_session(path, format=fmt, lenient=True)
+                    if not result.warnings:
+                        findings.append({"stage": mode, "finding": "unlisted"})
+                if mode == "strict" and case["kind"] == "wrong_type" and \
+                        _comparable(store.get_session(value.session_id)) != baselines[case["seed"]]:
+                    findings.append({"stage": mode, "finding": "accepted", "line": case["line"]})
+                outcomes[f"replay_{mode}"] = _stage(
+                    findings, f"replay_{mode}", lambda: replay_and_save(store, value.session_id))[0]
+            finally:
+                store.close()
+    return {"outcomes": outcomes, "findings": findings}
+
+
+def worker() -> None:
+    baselines: dict = {}
+    for line in sys.stdin:
+        case = json.loads(line)
+        try:
+            result = _run_case(case, baselines)
+        except Exception as exc:  # noqa: BLE001 - a failure of the harness itself is reported too
+            result = {"outcomes": {}, "findings": [{"stage": "harness", "finding": "crash",
+                                                    "where": _where(exc), "error": repr(exc)[:240]}]}
+        print(json.dumps(result), flush=True)
+
+
+# ------------------------------------------------------------------------------------- parent
+
+class Worker:
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, __file__, "--worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, cwd=ROOT)
+
+    def run(self, case: dict, timeout: float) -> dict | None:
+        self.proc.stdin.write(json.dumps(case) + "\n")
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            return None
+        line = self.proc.stdout.readline()
+        return json.loads(line) if line else {"outcomes": {}, "findings": [
+            {"stage": "worker", "finding": "crash", "error": "worker exited"}]}
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def _format_of(name: str, data: bytes, tmp: Path) -> str:
+    from workbench.importers import detect_format
+
+    path = tmp / name
+    path.write_bytes(data)
+    return detect_format(path)
+
+
+def campaign(args: argparse.Namespace) -> dict:
+    rng = random.Random(args.seed)
+    tmp = Path(tempfile.mkdtemp(prefix="fuzz-campaign-"))
+    seeds = _seeds(None if args.no_real else args.real)
+    plan = [(name, data, _format_of(name, data, tmp)) for name, data in seeds]
+    keep = Path(args.keep) if args.keep else None
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+    tally: Counter = Counter()
+    findings: list[dict] = []
+    started, worker_proc = time.monotonic(), Worker()
+    try:
+        for n in range(args.cases):
+            name, data, fmt = plan[n % len(plan)]
+            kind = CLASSES[(n // len(plan)) % len(CLASSES)]
+            made = mutate_file(rng, data, kind, jsonl=fmt != "openai_chat", max_lines=MAX_LINES)
+            if made is None:
+                tally["not applicable"] += 1
+                continue
+            body, line = made
+            path = tmp / f"case-{n}-{kind}{'.json' if fmt == 'openai_chat' else '.jsonl'}"
+            path.write_bytes(body)
+            case = {"path": str(path), "fmt": fmt, "seed": str(tmp / name), "kind": kind, "line": line}
+            result = worker_proc.run(case, args.timeout)
+            if result is None:
+                worker_proc.stop()
+                worker_proc = Worker()
+                result = {"outcomes": {}, "findings": [{"stage": "any", "finding": "hang",
+                                                        "error": f"over {args.timeout:g} s"}]}
+            tally["cases"] += 1
+            for stage, status in result["outcomes"].items():
+                tally[f"{stage}:{status}"] += 1
+            for finding in result["findings"]:
+                findings.append({"case": n, "seed": name, "kind": kind, "line": line, **finding})
+            if result["findings"] and keep:
+                shutil.copy(path, keep / path.name)
+            path.unlink()
+            if args.verbose and result["findings"]:
+                print(n, name, kind, line, result["findings"], flush=True)
+    finally:
+        worker_proc.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"seed": args.seed, "cases": tally["cases"], "seconds": round(time.monotonic() - started, 1),
+            "seeds": [name for name, _, _ in plan], "tally": dict(sorted(tally.items())),
+            "findings": findings, "summary": _summary(findings)}
+
+
+def _summary(findings: list[dict]) -> dict[str, int]:
+    counts: Counter = Counter()
+    for f in findings:
+        counts[f"{f['finding']} {f['stage']} {f['kind']} {f.get('where', '')} {f.get('error', '')[:60]}".strip()] += 1
+    return dict(counts.most_common())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case before it is a hang")
+    parser.add_argument("--real", type=Path, default=SHARED / "real-sessions")
+    parser.add_argument("--no-real", action="store_true", help="only the repository's own files")
+    parser.add_argument("--keep", help="copy the files of cases with findings into this folder")
+    parser.add_argument("--json", help="write the full result (every finding) to this file")
+    parser.add_argument("--verbose", "-v", action="store_true")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker()
+        return
+    result = campaign(args)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    print(json.dumps({k: result[k] for k in ("cases", "seconds", "tally")}, indent=1))
+    print(f"{len(result['findings'])} findings")
+    for line, count in result["summary"].items():
+        print(f"{count:5d}  {line}")
+
+
+if __name__ == "__main__":
+    main()

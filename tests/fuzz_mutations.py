@@ -1,0 +1,168 @@
+"""Mutations of real-format transcripts, shared by ``tests/test_fuzz_importers.py`` and
+``scripts/fuzz_campaign.py``.
+
+Every mutation class changes one JSON value (one line of a JSON Lines file, or one node of a JSON
+document) or the bytes of one line, the way damaged or hostile transcripts differ from good ones:
+
+``bad_timestamp``  a time field becomes out of range, non-finite, or not a time
+``lone_surrogate`` a string (or key) gains a ``\\ud800``-style escape that is half of a UTF-16 pair
+``huge_int``       a number becomes an integer beyond 64 bits (or a very large negative one)
+``huge_digits``    a number becomes a literal of thousands of digits, or ``1e999``
+``wrong_type``     a value is swapped for one of another JSON type
+``truncate``       the text is cut at a random point
+``invalid_utf8``   bytes that are not UTF-8 are inserted
+``drop_key``       a key of an object is removed
+``wrong_top``      the value is replaced by a non-object (``null``, ``[]``, ``12``…)
+``huge_string``    a string becomes 600,000 characters long
+``deep_nesting``   a value becomes 50,000 nested arrays
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["CLASSES", "mutate_file", "mutate_text"]
+
+CLASSES = ("bad_timestamp", "lone_surrogate", "huge_int", "huge_digits", "wrong_type", "truncate",
+           "invalid_utf8", "drop_key", "wrong_top", "huge_string", "deep_nesting")
+HUGE_STRING = 600_000
+DEEP = 50_000
+
+BAD_TIMES: tuple[Any, ...] = (
+    1e20, -1e20, 10**20, 2**63, 1e308, float("inf"), float("-inf"), float("nan"),
+    "99999999999999999999", "1e300", "-1e300", "inf", "nan", "-62135596801",
+    "9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+23:59", "2026-02-30T10:00:00Z",
+    "2026-02-01T25:00:00Z", "yesterday", True, [2026], {"t": 1})
+HUGE_INTS = (2**63, 2**64 + 7, -(2**63) - 1, 10**30, 2**200, -(10**25))
+HUGE_LITERALS = ("9" * 5000, "1" + "0" * 4400, "-" + "7" * 4301, "1e999", "-1e999")
+SURROGATES = ("\ud800", "\udfff", "\udc00", "\ud83d")
+OTHER_TYPES: tuple[Any, ...] = (None, True, 0, -1, 3.5, "", "text", "12", [], [1, "a"], {}, {"x": 1})
+_TIME_KEY = re.compile(r"time|created|date", re.IGNORECASE)
+_ISO = re.compile(r"^\d{4}-\d\d-\d\dT")
+_MARKER = "__FUZZ_MARKER__"
+
+
+def _nodes(value: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
+    """Every (path, value) of a JSON value, containers included."""
+    yield path, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _nodes(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _nodes(v, (*path, i))
+
+
+def _set(doc: Any, path: tuple, new: Any) -> Any:
+    if not path:
+        return new
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = new
+    return doc
+
+
+def _is_time(path: tuple, value: Any) -> bool:
+    key = next((p for p in reversed(path) if isinstance(p, str)), "")
+    if isinstance(value, str) and _ISO.match(value):
+        return True
+    return bool(_TIME_KEY.search(key)) and isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _pick(rng: random.Random, nodes: list[tuple[tuple, Any]], wanted) -> tuple[tuple, Any] | None:
+    chosen = [(p, v) for p, v in nodes if wanted(p, v)]
+    return rng.choice(chosen) if chosen else None
+
+
+def _with_surrogate(rng: random.Random, text: str) -> str:
+    at = rng.randrange(len(text) + 1)
+    return text[:at] + rng.choice(SURROGATES) + text[at:]
+
+
+def _mutate_value(rng: random.Random, doc: Any, kind: str) -> tuple[Any, str | None] | None:
+    """``(mutated doc, literal)``: ``literal`` replaces the marker string in the dumped text.
+    None when the document has nothing this class can change."""
+    nodes = list(_nodes(doc))
+    if kind == "bad_timestamp":
+        found = _pick(rng, nodes, _is_time)
+        return None if found is None else (_set(doc, found[0], rng.choice(BAD_TIMES)), None)
+    if kind == "lone_surrogate":
+        found = _pick(rng, nodes, lambda p, v: isinstance(v, str) or (isinstance(v, dict) and v))
+        if found is None:
+            return None
+        path, value = found
+        if isinstance(value, str):
+            return _set(doc, path, _with_surrogate(rng, value)), None
+        key = rng.choice(list(value))
+        value[_with_surrogate(rng, key)] = value.pop(key)
+        return doc, None
+    if kind in ("huge_int", "huge_digits"):
+        numbers = lambda p, v: isinstance(v, (int, float)) and not isinstance(v, bool) and bool(p)
+        found = _pick(rng, nodes, numbers) or _pick(rng, nodes, lambda p, v: bool(p))
+        if found is None:
+            return None
+        if kind == "huge_int":
+            return _set(doc, found[0], rng.choice(HUGE_INTS)), None
+        return _set(doc, found[0], _MARKER), rng.choice(HUGE_LITERALS)
+    if kind == "wrong_type":
+        path, value = rng.choice(nodes[1:] or nodes)
+        return _set(doc, path, rng.choice([c for c in OTHER_TYPES if type(c) is not type(value)])), None
+    if kind == "drop_key":
+        found = _pick(rng, nodes, lambda p, v: isinstance(v, dict) and bool(v))
+        if found is None:
+            return None
+        found[1].pop(rng.choice(list(found[1])))
+        return doc, None
+    if kind == "huge_string":
+        found = _pick(rng, nodes, lambda p, v: isinstance(v, str))
+        return None if found is None else (_set(doc, found[0], "Ω" + "A" * HUGE_STRING), None)
+    if kind == "deep_nesting":
+        path, _ = rng.choice(nodes)
+        return _set(doc, path, _MARKER), "[" * DEEP + "1" + "]" * DEEP
+    raise ValueError(f"unknown mutation class {kind!r}")
+
+
+def mutate_text(rng: random.Random, text: str, kind: str, *, indent: int | None = None) -> bytes | None:
+    """One mutated copy of one JSON text, or None when this class cannot change it."""
+    if kind == "truncate":
+        return text[: rng.randrange(max(len(text), 1))].encode()
+    if kind == "invalid_utf8":
+        data = text.encode()
+        at = rng.randrange(len(data) + 1)
+        return data[:at] + rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80\x80"]) + data[at:]
+    if kind == "wrong_top":
+        return rng.choice([b"null", b"[]", b'"a string"', b"12", b"{}", b"true", b"[{}]"])
+    changed = _mutate_value(rng, json.loads(text), kind)
+    if changed is None:
+        return None
+    doc, literal = changed
+    # ensure_ascii: a lone surrogate is written as its \\udXXX escape, as JSON encoders in the wild do
+    out = json.dumps(doc, indent=indent, ensure_ascii=kind == "lone_surrogate")
+    if literal is not None:
+        out = out.replace(json.dumps(_MARKER), literal, 1)
+    return out.encode()
+
+
+def mutate_file(rng: random.Random, raw: bytes, kind: str, *, jsonl: bool,
+                max_lines: int | None = None, tries: int = 8) -> tuple[bytes, int | None] | None:
+    """A mutated copy of a whole file and the 1-based line mutated (None for a JSON document).
+
+    JSON Lines files get one line mutated (among the first ``max_lines``); a JSON document gets one
+    node mutated and is written back one value per line (``indent=2``). None when no try found
+    something this class can change."""
+    if not jsonl:
+        body = mutate_text(rng, raw.decode("utf-8"), kind, indent=2)
+        return None if body is None else (body, None)
+    lines = raw.split(b"\n")
+    usable = [i for i, line in enumerate(lines[:max_lines] if max_lines else lines) if line.strip()]
+    for _ in range(tries):
+        at = rng.choice(usable)
+        body = mutate_text(rng, lines[at].decode("utf-8"), kind)
+        if body is not None:
+            return b"\n".join([*lines[:at], body, *lines[at + 1:]]), at + 1
+    return None
