@@ -140,14 +140,15 @@ if button_col.button("Replay and save", key="cfg_replay", type="primary",
         info, result = replay_and_save(store, session_id, name=name.strip(), config=check.config,
                                        prompts=templates, progress=report,
                                        summarizer=stored_summariser(store, session_id, summariser))
-        state["cfg_last"] = (info.name, summary_from_replay(info.name, result))
+        wb_state.keep_result("cfg_last", (info.name, summary_from_replay(info.name, result)),
+                             session_id=session_id)
     except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
         st.error(f"Replay failed: {exc}")
         with st.expander("Traceback (for developers)"):
             st.code(traceback.format_exc(), language=None)
     bar.empty()
-if "cfg_last" in state:
-    saved_name, run = state["cfg_last"]
+if (last := wb_state.session_result("cfg_last")) is not None:  # this session's replay only
+    saved_name, run = last
     steps = ", ".join(str(c.step) for c in run.compactions) or "none"
     st.success(f"Replay **{saved_name}** saved: **{len(run.compactions)} compactions** "
                f"(steps {steps}) over {len(run.steps)} steps; budget {run.input_budget:,}, "
@@ -192,16 +193,17 @@ if st.button("Compare", key="cfg_compare"):
         first = run_summary(a, lambda f, label: report(f / 2, f"A: {label}"), same)
         second = run_summary(b, lambda f, label: report(0.5 + f / 2, f"B: {label}"),
                              " (B)" if same else "")
-        state["cfg_compared"] = (first, second)
+        wb_state.keep_result("cfg_compared", (first, second), session_id=session_id)
     except Exception as exc:  # noqa: BLE001 - the UI boundary shows every error
         st.error(f"Comparison failed: {exc}")
         with st.expander("Traceback (for developers)"):
             st.code(traceback.format_exc(), language=None)
     bar.empty()
-if "cfg_compared" not in state:
+compared = wb_state.session_result("cfg_compared")  # this session's comparison only
+if compared is None:
     st.caption("Pick A and B and press Compare.")
     st.stop()
-runs = list(state["cfg_compared"])
+runs = list(compared)
 st.plotly_chart(compare_figure(runs), key="cfg_compare_chart")
 st.markdown("#### Totals")
 st.dataframe(totals_table(runs), hide_index=True, key="cfg_totals")

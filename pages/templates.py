@@ -177,13 +177,15 @@ try:
         bar, report = progress_bar()
         result = rerun.rerun_step(inputs, edited_run, step, progress=report,
                                   summarizer=rerun.make_summarizer(kind, inputs.session))
-        st.session_state["tpl_rerun"] = ("step", run_key, result)
+        wb_state.keep_result("tpl_rerun", ("step", run_key, result),
+                             session_id=stored_replay.info.session_id)
         bar.empty()
     if all_col.button("Re-run the whole replay", key="tpl_rerun_all"):
         bar, report = progress_bar()
         result = rerun.rerun_replay(inputs, edited_run, progress=report,
                                     summarizer=rerun.make_summarizer(kind, inputs.session))
-        st.session_state["tpl_rerun"] = ("replay", run_key, result)
+        wb_state.keep_result("tpl_rerun", ("replay", run_key, result),
+                             session_id=stored_replay.info.session_id)
         bar.empty()
 except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
     st.error(f"Re-run failed: {exc}")
@@ -219,10 +221,11 @@ def show_comparison(cmp: rerun.StepComparison) -> None:
                     language="markdown", wrap_lines=True)
 
 
-if "tpl_rerun" not in st.session_state:
+kept = wb_state.session_result("tpl_rerun")  # only this session's re-run
+if kept is None:
     st.caption("Press a re-run button to compare the original and the edited snapshot.")
     st.stop()
-what, key, result = st.session_state["tpl_rerun"]
+what, key, result = kept
 if key != run_key:
     st.warning("These results are from an earlier edit, replay or summariser: re-run to refresh.")
 if what == "step":
@@ -242,7 +245,12 @@ else:
 name = st.text_input("Save the edited replay as", key="tpl_replay_name",
                      value=f"templates {result.edited.template_snapshot_id[7:15]}")
 if st.button("Save edited replay", key="tpl_save_replay", disabled=not name.strip()):
-    info = save_replay_result(store, result.edited_bundle, session_id=stored_replay.info.session_id,
-                              name=name.strip())
-    st.success(f"Saved replay **{info.name}** with template snapshot "
-               f"`{info.template_snapshot_id[:19]}…` (kept in the store); pick it in the sidebar.")
+    try:
+        info = save_replay_result(store, result.edited_bundle, name=name.strip(),
+                                  session_id=wb_state.current_session_id(),
+                                  computed_for=result.session_id)
+    except WorkbenchError as exc:
+        st.error(f"Not saved: {exc}")
+    else:
+        st.success(f"Saved replay **{info.name}** with template snapshot "
+                   f"`{info.template_snapshot_id[:19]}…` (kept in the store); pick it in the sidebar.")

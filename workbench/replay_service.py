@@ -11,6 +11,7 @@ replay id and save time, so switching pages never parses the store again.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +25,7 @@ from iris.config import (
     default_config,
     parse_config,
 )
+from iris.errors import StorageError
 from iris.prompts import PromptSnapshot, configured_snapshot
 from iris.replay import Replay
 from iris.replay import replay as run_replay
@@ -47,6 +49,7 @@ __all__ = [
     "RECORDED_REPLAY_NAME",
     "budget_96k_config",
     "bundle_from_replay",
+    "check_replay_owner",
     "ensure_default_replay",
     "load_configuration",
     "open_saved",
@@ -246,7 +249,29 @@ def _messages_cached(store: Store, session_id: str, content_hash: str) -> tuple[
     return store.get_session(session_id).messages
 
 
-def save_replay_result(store: Store, bundle: EvidenceBundle, *, session_id: str,
-                       name: str) -> ReplayInfo:
-    """Save an already computed replay (the CLI's ``--name``) under ``name``."""
+def save_replay_result(store: Store, bundle: EvidenceBundle, *, session_id: str, name: str,
+                       computed_for: str | None = None) -> ReplayInfo:
+    """Save an already computed replay (the CLI's ``--name``) under ``name``.
+
+    A replay is saved only under the session it was computed for: ``computed_for`` (the stored
+    session the caller computed it from) must be ``session_id``, and the session its records name
+    must be the stored session's own; otherwise a :class:`StorageError` says so and nothing is saved.
+    """
+    check_replay_owner(store, bundle, session_id=session_id, computed_for=computed_for)
     return save_replay(store.db, bundle, session_id=session_id, name=name)
+
+
+def check_replay_owner(store: Store, bundle: EvidenceBundle, *, session_id: str,
+                       computed_for: str | None = None) -> None:
+    """Refuse to store ``bundle`` under ``session_id`` when it was computed for another session."""
+    if computed_for is not None and computed_for != session_id:
+        raise StorageError(f"this replay was computed for session {computed_for!r}; refusing to "
+                           f"save it under session {session_id!r} (re-run it on that session)")
+    rows = list(store.db.query("SELECT header_json FROM sessions WHERE id = ?", [session_id]))
+    if not rows:
+        raise StorageError(f"{store.path}: no stored session {session_id!r}")
+    own = json.loads(rows[0]["header_json"]).get("session_id") or ""
+    recorded = sorted({p.session_id for p in bundle.preparations} - {own})
+    if own and recorded:
+        raise StorageError(f"this replay's records belong to session {recorded[0]!r}; refusing to "
+                           f"save it under session {session_id!r} (recorded id {own!r})")

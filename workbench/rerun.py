@@ -62,6 +62,8 @@ class ReplayInputs(_Frozen):
     snapshot: PromptSnapshot
     summariser: str
     replay_id: str = ""
+    session_id: str = ""
+    """The stored session the replay belongs to (results made from these inputs are its own)."""
 
 
 class StepOutcome(_Frozen):
@@ -115,6 +117,8 @@ class ReplayComparison(_Frozen):
     edited_replay: Replay
     edited_bundle: Any
     """The edited replay as an ``EvidenceBundle`` (what saving it under a name stores)."""
+    session_id: str = ""
+    """The stored session this comparison was computed for; it may be saved only under it."""
 
 
 class _RecordingPrompts:
@@ -197,7 +201,7 @@ def replay_inputs(store: Any, stored: StoredReplay) -> ReplayInputs:
     config = parse_config(text, source=f"replay {stored.info.name!r}") if text else default_config()
     return ReplayInputs(session=store.get_session(stored.info.session_id), config=config,
                         snapshot=stored_snapshot(stored), summariser=stored.info.summariser,
-                        replay_id=stored.id)
+                        replay_id=stored.id, session_id=stored.info.session_id)
 
 
 def apply_edits(target: PromptSnapshot, base: PromptSnapshot, edited: PromptSnapshot
@@ -362,7 +366,8 @@ def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summarizer: An
                                    template_snapshot_id=edited.snapshot_id),
         steps=pairs, edited_replay=new,
         edited_bundle=bundle_from_replay(new, config=inputs.config, prompts=edited,
-                                         summariser=getattr(summarizer, "kind", "extractive")))
+                                         summariser=getattr(summarizer, "kind", "extractive")),
+        session_id=inputs.session_id)
 
 
 @lru_cache(maxsize=16)

@@ -10,6 +10,7 @@ session picker now; the replay issue adds its picker and the step selector at th
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import streamlit as st
 
@@ -24,10 +25,12 @@ __all__ = [
     "follow_timeline_click",
     "get_store",
     "import_reports",
+    "keep_result",
     "pending_delete",
     "render_sidebar",
     "request_session",
     "request_step",
+    "session_result",
     "set_import_reports",
     "set_pending_delete",
     "sidebar_compaction_jumps",
@@ -46,6 +49,7 @@ _REPORTS_KEY = "_wb_import_reports"
 _DELETE_KEY = "_wb_pending_delete"
 _STEP_REQUEST_KEY = "_wb_step_request"
 _TIMELINE_KEY = "_wb_timeline_done"
+_RESULTS_KEY = "_wb_results"
 #: session_state key -> URL query parameter.
 QUERY_KEYS = {SESSION_KEY: "session", REPLAY_KEY: "replay", STEP_KEY: "step"}
 
@@ -113,6 +117,30 @@ def follow_timeline_click(points: list, current: int) -> None:
     if target != current:
         request_step(target)
         st.rerun()
+
+
+def keep_result(name: str, value: Any, *, session_id: str | None = None) -> None:
+    """Keep a page's computed result (a re-run, a comparison) as belonging to ``session_id``
+    (default: the session selected now). It is dropped when another session is selected."""
+    owner = session_id if session_id is not None else current_session_id()
+    st.session_state.setdefault(_RESULTS_KEY, {})[name] = (owner, value)
+
+
+def session_result(name: str) -> Any:
+    """The result ``name`` if it was computed for the selected session, else None."""
+    results = st.session_state.get(_RESULTS_KEY, {})
+    owner, value = results.get(name, (None, None))
+    if name in results and owner != current_session_id():
+        del results[name]
+        return None
+    return value
+
+
+def _forget_other_sessions(session_id: str | None) -> None:
+    """Drop every kept result computed for a session other than ``session_id``."""
+    results = st.session_state.get(_RESULTS_KEY, {})
+    for name in [n for n, (owner, _) in results.items() if owner != session_id]:
+        del results[name]
 
 
 def set_import_reports(reports: list[ImportReport]) -> None:
@@ -197,6 +225,7 @@ def render_sidebar() -> None:
         st.markdown("**Context Workbench**")
     store = get_store()
     session_id = sidebar_session_picker(store)
+    _forget_other_sessions(session_id)
     sidebar_replay_and_step(store, session_id)
     _mirror_query()
 
