@@ -15,7 +15,8 @@ from iris.compaction import (
     SummaryTimeout,
     validate_summary,
 )
-from iris.compaction.remote import SummaryCache, parse_retry_after, uses_max_completion_tokens
+from iris.compaction.remote import parse_retry_after, uses_max_completion_tokens
+from iris.compaction.summary_cache import SummaryCache
 from iris.errors import SummarizerError
 from iris.session import Message, TextBlock
 from summary_server import GOOD, ScriptedServer, Step, answer

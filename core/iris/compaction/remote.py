@@ -27,8 +27,6 @@ One :class:`OpenAICompatibleSummarizer` serves one replay at a time (``replay`` 
 from __future__ import annotations
 
 import email.utils
-import hashlib
-import json
 import math
 import os
 import re
@@ -36,7 +34,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict
@@ -51,6 +49,7 @@ from tenacity import (
 from ..errors import SummarizerError
 from ..session import Usage
 from .summarizers import SummaryRequest, SummaryResult, SummaryTimeout
+from .summary_cache import SummaryCache, request_key
 from .usage import RunUsage, UsageTotals
 
 __all__ = ["ClientStats", "OpenAICompatibleSummarizer", "RetryPolicy", "SummaryCache",
@@ -127,13 +126,6 @@ def uses_max_completion_tokens(model: str) -> bool:
     return bool(_COMPLETION_TOKENS_MODEL.search(model.strip()))
 
 
-def request_key(base_url: str, body: dict[str, Any]) -> str:
-    """The cache key: SHA-256 of the endpoint and the canonical JSON request body."""
-    canonical = json.dumps({"endpoint": base_url, "body": body}, sort_keys=True,
-                           ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
 def parse_retry_after(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header: a number or an HTTP date; None when absent or bad."""
     if not value or not value.strip():
@@ -147,48 +139,6 @@ def parse_retry_after(value: str | None) -> float | None:
             return None
         seconds = when.timestamp() - time.time()
     return max(seconds, 0.0) if math.isfinite(seconds) else None
-
-
-class SummaryCache:
-    """Answers by request key: in memory, and as ``<key>.json`` files under ``folder`` when given."""
-
-    _memory: ClassVar[dict[str, tuple[str, str | None]]] = {}
-    _lock: ClassVar[threading.Lock] = threading.Lock()
-
-    def __init__(self, folder: str | Path | None = None) -> None:
-        self.folder = Path(folder) if folder is not None else None
-
-    def get(self, key: str) -> tuple[str, str | None] | None:
-        with self._lock:
-            hit = self._memory.get(key)
-        if hit is not None or self.folder is None:
-            return hit
-        path = self.folder / f"{key}.json"
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            hit = (str(data["text"]), data.get("model"))
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        with self._lock:
-            self._memory[key] = hit
-        return hit
-
-    def put(self, key: str, text: str, model: str | None) -> None:
-        with self._lock:
-            self._memory[key] = (text, model)
-        if self.folder is not None:
-            from ..safe_files import write_file  # deferred: only a persisted cache writes
-
-            payload = json.dumps({"text": text, "model": model}, ensure_ascii=False)
-            try:
-                write_file(self.folder / f"{key}.json", payload, root=self.folder.parent)
-            except OSError:
-                pass  # a cache that cannot be written only costs a later call
-
-    @classmethod
-    def clear_memory(cls) -> None:
-        with cls._lock:
-            cls._memory.clear()
 
 
 @dataclass
@@ -274,7 +224,8 @@ class OpenAICompatibleSummarizer:
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             self._count(cache_hits=1)
-            return SummaryResult(text=hit[0], kind="remote", model=hit[1])
+            return SummaryResult(text=hit[0], kind="remote", model=hit[1],
+                                 note=f"answer from the summary cache (request {key[:12]}), no call")
         if self._stats.breaker_open:
             self._count(refused=1)
             raise SummarizerError(f"circuit open: {self._stats.breaker_reason}; "

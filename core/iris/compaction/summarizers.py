@@ -1,5 +1,8 @@
 """Pluggable summarisers (R-PREP-7): extractive (offline, the default), recorded, remote.
 
+The remote one, ``OpenAICompatibleSummarizer``, lives in :mod:`.remote` (retries, circuit breaker,
+counted calls, cache).
+
 Every summariser answers a :class:`SummaryRequest` with a :class:`SummaryResult` whose ``kind`` the
 UI shows, so an extractive checkpoint is never mistaken for a model's summary. Failures are
 :class:`~iris.errors.SummarizerError` (timeouts: :class:`SummaryTimeout`); ``compact`` turns them
@@ -8,10 +11,8 @@ into rejected attempts.
 
 from __future__ import annotations
 
-import os
 from typing import Literal, Protocol, runtime_checkable
 
-import httpx
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import SummarizerError
@@ -21,7 +22,6 @@ from .extract import extractive_sections
 
 __all__ = [
     "ExtractiveSummarizer",
-    "OpenAICompatibleSummarizer",
     "RecordedSummarizer",
     "Summarizer",
     "SummaryRequest",
@@ -148,59 +148,3 @@ class RecordedSummarizer:
 def _readable(text: str | None) -> bool:
     """A recorded summary with readable text (not an encrypted remote summary's placeholder)."""
     return bool(text and text.strip()) and not text.startswith("[compaction summary: encrypted")
-
-
-class OpenAICompatibleSummarizer:
-    """Chat-completions client for any OpenAI-compatible endpoint."""
-
-    kind = "remote"
-    ENV = ("WORKBENCH_SUMMARY_BASE_URL", "WORKBENCH_SUMMARY_MODEL", "WORKBENCH_SUMMARY_API_KEY")
-
-    def __init__(self, base_url: str, model: str, api_key: str | None = None) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.api_key = api_key
-
-    @classmethod
-    def from_env(cls) -> OpenAICompatibleSummarizer | None:
-        """From ``WORKBENCH_SUMMARY_BASE_URL``/``_MODEL``/``_API_KEY``; None when unset."""
-        base, model, key = (os.environ.get(name, "").strip() for name in cls.ENV)
-        if not base or not model:
-            return None
-        return cls(base, model, key or None)
-
-    def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
-        body = {"model": self.model, "max_tokens": request.max_tokens, "temperature": 0,
-                "messages": [{"role": "system", "content": request.system_prompt},
-                             {"role": "user", "content": request.input_text}]}
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        url = f"{self.base_url}/chat/completions"
-        try:
-            response = httpx.post(url, json=body, headers=headers, timeout=timeout_seconds)
-        except httpx.TimeoutException:
-            raise SummaryTimeout(f"timeout after {timeout_seconds:g} s ({url})") from None
-        except httpx.HTTPError as exc:
-            raise SummarizerError(f"cannot reach {url}: {exc}") from None
-        if response.status_code != 200:
-            raise SummarizerError(f"{url} answered HTTP {response.status_code}: "
-                                  f"{response.text[:200]!r}")
-        return self._parse(response)
-
-    def _parse(self, response: httpx.Response) -> SummaryResult:
-        try:
-            data = response.json()
-            text = data["choices"][0]["message"]["content"]
-            if not isinstance(text, str) or not text.strip():
-                raise ValueError("empty content")
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise SummarizerError(f"junk answer from {self.base_url}: {exc!s:.120} "
-                                  f"(body {response.text[:120]!r})") from None
-        raw = data.get("usage") if isinstance(data.get("usage"), dict) else None
-        usage = None
-        if raw:
-            usage = Usage(input_tokens=int(raw.get("prompt_tokens") or 0),
-                          output_tokens=int(raw.get("completion_tokens") or 0),
-                          cache_read_in_input=True, cache_write_in_input=True,
-                          model=data.get("model") or self.model, raw=raw)
-        return SummaryResult(text=text.strip(), usage=usage, kind="remote",
-                             model=data.get("model") or self.model)

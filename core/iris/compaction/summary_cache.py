@@ -1,0 +1,67 @@
+"""The summary cache: answers kept by the hash of the request (R-PREP-7).
+
+The key is the SHA-256 of the endpoint and the canonical JSON request body (model, token limit,
+system prompt and input), so an edited template or another model is a new request, and an
+unchanged one is never paid for twice. Answers are kept in memory for the whole process (shared by
+every client) and, when a folder is given, as one ``<key>.json`` file each, written atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
+
+__all__ = ["SummaryCache", "request_key"]
+
+
+def request_key(base_url: str, body: dict[str, Any]) -> str:
+    """The cache key: SHA-256 of the endpoint and the canonical JSON request body."""
+    canonical = json.dumps({"endpoint": base_url, "body": body}, sort_keys=True,
+                           ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+
+class SummaryCache:
+    """Answers by request key: in memory, and as ``<key>.json`` files under ``folder`` when given."""
+
+    _memory: ClassVar[dict[str, tuple[str, str | None]]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, folder: str | Path | None = None) -> None:
+        self.folder = Path(folder) if folder is not None else None
+
+    def get(self, key: str) -> tuple[str, str | None] | None:
+        with self._lock:
+            hit = self._memory.get(key)
+        if hit is not None or self.folder is None:
+            return hit
+        path = self.folder / f"{key}.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            hit = (str(data["text"]), data.get("model"))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        with self._lock:
+            self._memory[key] = hit
+        return hit
+
+    def put(self, key: str, text: str, model: str | None) -> None:
+        with self._lock:
+            self._memory[key] = (text, model)
+        if self.folder is not None:
+            from ..safe_files import write_file  # deferred: only a persisted cache writes
+
+            payload = json.dumps({"text": text, "model": model}, ensure_ascii=False)
+            try:
+                write_file(self.folder / f"{key}.json", payload, root=self.folder.parent)
+            except OSError:
+                pass  # a cache that cannot be written only costs a later call
+
+    @classmethod
+    def clear_memory(cls) -> None:
+        with cls._lock:
+            cls._memory.clear()
