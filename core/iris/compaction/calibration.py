@@ -11,7 +11,9 @@ compactions applied and no engine reduction), so the replay never needs the futu
   opens a new window (the agent re-sends files and instructions it does not record), so the
   window overhead is measured again at the first response after it; :attr:`Calibration.overhead`
   stays the first measurement (system prompt and tools: what every replayed request carries).
-* **Calibration ratio** ``r``: after every later response with trusted usage,
+* **Calibration ratio** ``r``: the first sample after the overhead's solves both from the two
+  responses (``r = Δprovider / Δlocal``, the overhead measured again with it); then after every
+  later response with trusted usage,
   ``r = (provider prompt − window overhead) / local`` of that request, once the local part is at
   least :data:`MIN_SAMPLE_TOKENS` (smaller samples are dominated by rounding). It is the latest
   sample, like Chord's byte calibration: the history only grows between samples, so the latest
@@ -75,6 +77,8 @@ class Calibration(BaseModel):
     ratio_step: int | None = None
     """Step whose response gave :attr:`ratio` (None: no sample yet, ratio 1)."""
     samples: int = 0
+    window_sample: tuple[int, int] | None = None
+    """``(local, provider)`` of the response that measured the window overhead."""
     fixed_overhead: int | None = Field(None, exclude=True)
     calibrate: bool = Field(True, exclude=True)
 
@@ -101,13 +105,30 @@ class Calibration(BaseModel):
         first = self.window_step is None and self.fixed_overhead is None
         if first or (new_window and self.fixed_overhead is None):
             measured = max(provider - round(self.ratio * local), 0)
-            update = {"window_overhead": measured, "window_step": step}
+            update = {"window_overhead": measured, "window_step": step,
+                      "window_sample": (local, provider)}
             if first:
                 update |= {"overhead": measured, "overhead_step": step,
                            "overhead_source": "measured"}
             return self.model_copy(update=update)
         if not self.calibrate or local < MIN_SAMPLE_TOKENS or new_window:
             return self
+        if self.ratio_step is None and self.fixed_overhead is None and self.window_sample:
+            return self._two_point(step, local, provider)
         ratio = max(provider - self.window_overhead, 1) / local
         return self.model_copy(update={"ratio": ratio, "ratio_step": step,
                                        "samples": self.samples + 1})
+
+    def _two_point(self, step: int, local: int, provider: int) -> Calibration:
+        """The first ratio sample: solve overhead and ratio from the two samples (the overhead
+        measured alone assumed ratio 1)."""
+        l0, p0 = self.window_sample
+        if local - l0 < MIN_SAMPLE_TOKENS or provider <= p0:
+            return self  # too close to the first sample: wait for the history to grow
+        ratio = (provider - p0) / (local - l0)
+        overhead = max(p0 - round(ratio * l0), 0)
+        update = {"ratio": ratio, "ratio_step": step, "samples": self.samples + 1,
+                  "window_overhead": overhead}
+        if self.window_step == self.overhead_step:
+            update["overhead"] = overhead
+        return self.model_copy(update=update)
