@@ -79,8 +79,11 @@ def usage_table(steps: Sequence[StepLike]) -> pd.DataFrame:
 
 
 def summary_usage_table(run_usage: Mapping[str, Any] | None) -> pd.DataFrame:
-    """Main-model and summary (compaction) usage as two separate rows (R-TOK-6)."""
-    columns = ["kind", "calls", "prompt_tokens", "input_tokens", "output_tokens"]
+    """Main-model and summary (compaction) usage as two separate rows (R-TOK-6); a counting
+    summary client adds its HTTP attempts, failed calls, calls refused by its open circuit breaker
+    and cache hits (0 for the main model and for offline summarisers)."""
+    columns = ["kind", "calls", "prompt_tokens", "input_tokens", "output_tokens", "attempts",
+               "failures", "refused", "cache_hits"]
     rows = []
     for kind in ("main", "compaction"):
         totals = (run_usage or {}).get(kind) or {}
