@@ -13,6 +13,7 @@ from iris.replay import replay
 from iris.session import Message, RecordedCompaction, Session, SessionHeader, TextBlock
 
 from workbench.importers import load_session
+from workbench.rerun import summariser_options
 
 
 def _user(text: str, **kw) -> Message:
@@ -84,8 +85,11 @@ def test_r_prep_7_encrypted_summary_placeholder_is_not_a_summary():
     session = _session((_user("Go."), _assistant("ok"),
                         _user("[compaction summary: encrypted, 17 chars]",
                               is_compaction_summary=True)))
+    assert not RecordedSummarizer(session).available
+    assert summariser_options(session) == ("extractive",)
     with pytest.raises(Exception, match="no recorded compaction summary"):
         RecordedSummarizer(session).summarize(_request(session.messages[:2]), timeout_seconds=1)
+    assert "recorded" in summariser_options(_session())
 
 
 def test_r_prep_7_real_session_early_compaction_notes_the_fallback(real_sessions):

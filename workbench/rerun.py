@@ -406,7 +406,7 @@ def summariser_options(session: Session) -> tuple[str, ...]:
     """Summarisers that can run for ``session``: recorded only when it holds recorded summaries,
     remote only when the endpoint is configured."""
     options = ["extractive"]
-    if session.compactions or any(m.is_compaction_summary for m in session.messages):
+    if RecordedSummarizer(session).available:  # readable summaries only (not encrypted ones)
         options.append("recorded")
     if OpenAICompatibleSummarizer.from_env() is not None:
         options.append("remote")

@@ -109,6 +109,11 @@ class RecordedSummarizer:
                   if m.is_compaction_summary and _readable(m.text)]
         self._recorded = sorted(found)
 
+    @property
+    def available(self) -> bool:
+        """True when the session holds at least one readable recorded summary."""
+        return bool(self._recorded)
+
     def _position(self, head: tuple[Message, ...]) -> int:
         """Session index just after the head: the earliest place where the head's last messages
         occur in order (earliest, so a repeated message never moves the cut into the future)."""
