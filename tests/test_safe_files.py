@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,25 @@ def test_write_file_refuses_paths_outside_root_and_writes_bytes_exactly(tmp_path
         write_file(path, b"other", root=tmp_path, overwrite=False)
     assert path.read_bytes() == b"\r\n\x00"
     _no_temp_left(path.parent)
+
+
+def test_batch_output_refuses_linked_files_and_folders(tmp_path, outside):
+    """The batch runner's output folder: a linked manifest or a linked table folder is refused."""
+    from workbench.corpus_runner import run_batch
+
+    sample = ROOT / "sample_sessions" / "unanswered.jsonl"
+    out = tmp_path / "batch"
+    out.mkdir()
+    (out / "manifest.json").symlink_to(outside)
+    with pytest.raises(SymlinkRefusedError) as excinfo:
+        run_batch(["default"], [sample], out)
+    _refused(excinfo, out / "manifest.json", "target file")
+    assert outside.read_text() == ORIGINAL
+    (out / "manifest.json").unlink()
+    tables = out / "sessions"
+    assert tables.is_dir()
+    shutil.rmtree(tables)
+    tables.symlink_to(outside.parent)
+    with pytest.raises(SymlinkRefusedError):
+        run_batch(["default"], [sample], out)
+    assert sorted(p.name for p in outside.parent.iterdir()) == [".bashrc"]

@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from iris.errors import WorkbenchError
+from iris.safe_files import write_file
 
 from .corpus import TABLES, replay_one, to_arrow
 
@@ -91,9 +93,9 @@ def run_batch(configs: Sequence[Any], paths: Iterable[str | Path], out: str | Pa
         if progress:
             progress(done, len(tasks), f"{row['configuration']} · {row['session']}")
     summary.tasks = len(tasks)
-    (target / "manifest.json").write_text(json.dumps({
+    write_file(target / "manifest.json", json.dumps({
         "configurations": labels, "sessions": [str(f) for f in files], "tasks": len(tasks),
-        "executor": executor, "failed": summary.failed}, indent=2) + "\n", encoding="utf-8")
+        "executor": executor, "failed": summary.failed}, indent=2) + "\n", root=target)
     return summary
 
 
@@ -124,9 +126,11 @@ def _write(root: Path, tables: dict[str, list], written: set[tuple[str, str]]) -
         key = (row["configuration"], f"{session}-{n}")
     written.add(key)
     for name in TABLES:
-        directory = _part_dir(root, name, *key)
-        directory.mkdir(parents=True, exist_ok=True)
-        pq.write_table(to_arrow(name, tables[name]), directory / "part-0.parquet")
+        sink = pa.BufferOutputStream()
+        pq.write_table(to_arrow(name, tables[name]), sink)
+        # atomic, and never through a link planted in the output folder
+        write_file(_part_dir(root, name, *key) / "part-0.parquet", sink.getvalue().to_pybytes(),
+                   root=root)
 
 
 # ------------------------------------------------------------------------------ executors
