@@ -102,6 +102,8 @@ def show_message(msg: view.MessageView) -> None:
             flags.append("injected")
         if msg.is_compaction_summary:
             flags.append("compaction summary")
+        if msg.compaction_provided:
+            flags.append("provided by the recorded compaction (a kept copy, not a response)")
         error = " · :red[**error**]" if msg.has_error else ""
         st.markdown(f"**#{msg.index} · {msg.role}**{error}")
         st.caption(" · ".join(flags))
@@ -110,7 +112,7 @@ def show_message(msg: view.MessageView) -> None:
             st.caption(f"Provider usage: prompt {u.prompt_tokens:,} (input {u.input_tokens:,} + cache read "
                        f"{u.cache_read_tokens:,} + cache write {u.cache_write_tokens:,}) · output "
                        f"{u.output_tokens:,} · raw {code_span(u.raw)}")
-        elif msg.role == "assistant":
+        elif msg.role == "assistant" and not msg.compaction_provided:
             st.caption("Provider usage: not recorded")
         for block in msg.blocks:
             if block.kind == "tool_call":

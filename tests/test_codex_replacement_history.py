@@ -127,3 +127,34 @@ def test_r_ses_4_summary_json_counts_one_step_per_model_call(capsys):
     assert summary["steps"] == 5
     assert summary["recorded_compactions"] == [
         {"step": 3, "tokens_before": 209950, "tokens_after": 48297}]
+
+
+def test_r_ui_1_messages_view_marks_provided_copies():
+    """The Messages view tells a kept copy from a response: flagged, and in the batch before it."""
+    from iris.tokens import default_estimator
+
+    from workbench.views.messages import conversation
+
+    session = load_session(ROLLOUT).session
+    views = conversation(session, default_estimator())
+    copies = [v for v in views if v.compaction_provided and v.role == "assistant"]
+    assert [v.index for v in copies] == [11, 13]
+    assert all(v.batch == 2 and v.usage is None for v in copies)
+    assert not any(views[i].compaction_provided for i in MODEL_CALLS)
+
+
+def test_r_ui_1_messages_page_flags_the_kept_copies():
+    from streamlit.testing.v1 import AppTest
+
+    with open_store() as store:
+        sid = store.import_file(ROLLOUT).session_id
+    root = Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(root / "workbench" / "app.py"), default_timeout=90)
+    at.query_params["session"] = sid
+    at.run()
+    at.switch_page("../pages/messages.py").run()
+    assert not at.exception, at.exception
+    captions = [c.value for c in at.caption]
+    flagged = [c for c in captions if "provided by the recorded compaction" in c]
+    assert len(flagged) == 6
+    assert any(m.value == "5" for m in at.metric if m.label == "Responses")

@@ -76,6 +76,8 @@ class MessageView(_Frozen):
     unanswered_calls: int = 0
     is_compaction_summary: bool = False
     synthetic: bool = False
+    compaction_provided: bool = False
+    """Put in place by a recorded compaction (a kept copy, not a model response)."""
 
 
 def human_size(text: str) -> str:
@@ -155,7 +157,8 @@ def conversation(session: Session, estimator: TokenEstimator, start: int = 0,
             timestamp=msg.timestamp.isoformat() if msg.timestamp else None,
             has_error=any(b.is_error for b in blocks),
             unanswered_calls=sum(1 for b in blocks if b.kind == "tool_call" and b.result is None),
-            is_compaction_summary=msg.is_compaction_summary, synthetic=msg.synthetic))
+            is_compaction_summary=msg.is_compaction_summary, synthetic=msg.synthetic,
+            compaction_provided=msg.compaction_provided))
     return tuple(views)
 
 
