@@ -23,9 +23,9 @@ from pydantic import ValidationError
 
 from ._source import open_bytes
 
-__all__ = ["LINE_FAILURES", "MAX_COUNT", "LineErrors", "as_dict", "as_int", "as_list", "as_str",
-           "has_surrogate_escape", "iter_json_lines", "parse_arguments", "parse_time", "scrub_surrogates",
-           "sha256_file", "short_id", "shorten_title"]
+__all__ = ["LINE_FAILURES", "MAX_COUNT", "LineErrors", "as_bool", "as_dict", "as_int", "as_list", "as_str",
+           "has_surrogate_escape", "iter_json_lines", "opt_str", "parse_arguments", "parse_time",
+           "scrub_surrogates", "sha256_file", "short_id", "shorten_title"]
 
 TITLE_LENGTH = 80
 
@@ -207,6 +207,22 @@ def as_str(value: Any, field: str, *, optional: bool = False) -> str:
     if not isinstance(value, str):
         raise SessionFormatError(f"must be a string, got {_kind(value)}", field=field)
     return value
+
+
+def opt_str(value: Any, field: str) -> str | None:
+    """A string, or None for null/absent; any other type is the field's error."""
+    if value is None or type(value) is str:
+        return value
+    raise SessionFormatError(f"must be a string, got {_kind(value)}", field=field)
+
+
+def as_bool(value: Any, field: str) -> bool:
+    """A JSON boolean; null/absent is False; any other type is the field's error."""
+    if value is None:
+        return False
+    if type(value) is bool:
+        return value
+    raise SessionFormatError(f"must be true or false, got {_kind(value)}", field=field)
 
 
 def as_int(value: Any, field: str) -> int:

@@ -22,7 +22,7 @@ from iris.session import (
     Usage,
 )
 
-from ._common import MAX_COUNT, as_dict, as_int, as_str
+from ._common import MAX_COUNT, as_bool, as_dict, as_int, as_str, opt_str
 from ._fast import maker
 
 __all__ = ["anthropic_usage", "command_text", "convert_content", "is_injected"]
@@ -81,7 +81,7 @@ def _block(raw: dict[str, Any], role: str, where: str) -> list[ContentBlock]:
         return [_text(as_str(raw.get("text"), f"{where}.text"))]
     if kind == "thinking":
         return [_thinking(as_str(raw.get("thinking"), f"{where}.thinking"),
-                          raw.get("signature") if isinstance(raw.get("signature"), str) else None)]
+                          opt_str(raw.get("signature"), f"{where}.signature"))]
     if kind == "redacted_thinking":
         return [_redacted("[redacted thinking]")]
     if kind == "tool_use":
@@ -102,7 +102,7 @@ def _tool_result(raw: dict[str, Any], i: int) -> list[ContentBlock]:
         as_str(call_id, f"message.content[{i}].tool_use_id")  # raises the field's error
     content = raw.get("content", "")
     if isinstance(content, str):  # the common case: one text, no images
-        return [_result(call_id, content, bool(raw.get("is_error")), ())]
+        return [_result(call_id, content, as_bool(raw.get("is_error"), f"message.content[{i}].is_error"), ())]
     texts: list[str] = []
     images: list[ImageBlock] = []
     if isinstance(content, list):
@@ -118,7 +118,7 @@ def _tool_result(raw: dict[str, Any], i: int) -> list[ContentBlock]:
     elif content is not None:
         raise SessionFormatError(f"must be a string or a list, got {type(content).__name__}",
                                  field=f"message.content[{i}].content")
-    result = _result(call_id, "\n".join(texts), bool(raw.get("is_error")),
+    result = _result(call_id, "\n".join(texts), as_bool(raw.get("is_error"), f"message.content[{i}].is_error"),
                      tuple(img.name for img in images))
     return [result, *images]
 

@@ -37,9 +37,12 @@ from . import claude_blocks as cc
 from ._common import (
     LINE_FAILURES,
     LineErrors,
+    as_bool,
     as_dict,
+    as_int,
     as_str,
     iter_json_lines,
+    opt_str,
     parse_time,
     short_id,
     shorten_title,
@@ -118,8 +121,8 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> _Line | None:
     if not isinstance(kind, str):
         raise SessionFormatError("missing or non-string 'type'", field="type")
     if kind == "summary":  # an old-style session title, not a compaction
-        if meta.summary_title is None and isinstance(data.get("summary"), str):
-            meta.summary_title = data["summary"]
+        title = opt_str(data.get("summary"), "summary")
+        meta.summary_title = meta.summary_title or title
         return None
     uuid = data.get("uuid")
     if uuid is None and kind not in _CONVERSATION:
@@ -130,20 +133,29 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> _Line | None:
     if parent is not None and type(parent) is not str:
         as_str(parent, "parentUuid")
     line = _Line(lineno=lineno, kind=kind, uuid=uuid, parent=parent,
-                 timestamp=parse_time(data.get("timestamp")), sidechain=data.get("isSidechain") is True)
+                 timestamp=parse_time(data.get("timestamp")),
+                 sidechain=as_bool(data.get("isSidechain"), "isSidechain"))
     if kind in _CONVERSATION:
         _fill_conversation(line, data)
-        if meta.session_id is None and isinstance(data.get("sessionId"), str):
-            meta.session_id = data["sessionId"]
-        if meta.cwd is None and isinstance(data.get("cwd"), str):
-            meta.cwd = data["cwd"]
+        meta.session_id = meta.session_id or opt_str(data.get("sessionId"), "sessionId")
+        meta.cwd = meta.cwd or opt_str(data.get("cwd"), "cwd")
         meta.started = meta.started or line.timestamp
     elif kind == "system" and data.get("subtype") == "compact_boundary":
         logical = data.get("logicalParentUuid")
         line.logical_parent = None if logical is None else as_str(logical, "logicalParentUuid")
-        line.compact_meta = data.get("compactMetadata") if isinstance(
-            data.get("compactMetadata"), dict) else {}
+        line.compact_meta = _compact_meta(data.get("compactMetadata"))
     return line
+
+
+def _compact_meta(value: Any) -> dict[str, Any]:
+    """``compactMetadata`` with its fields checked: ``trigger`` a string, ``preTokens`` a count."""
+    if value is None:
+        return {}
+    info = as_dict(value, "compactMetadata")
+    opt_str(info.get("trigger"), "compactMetadata.trigger")
+    if info.get("preTokens") is not None:
+        as_int(info["preTokens"], "compactMetadata.preTokens")
+    return info
 
 
 def _fill_conversation(line: _Line, data: dict[str, Any]) -> None:
@@ -165,9 +177,8 @@ def _fill_conversation(line: _Line, data: dict[str, Any]) -> None:
         elif kind == "tool_result":
             line.result_ids += (block.call_id,)
     if role == "assistant":
-        msg_id, model = message.get("id"), message.get("model")
-        line.msg_id = msg_id if isinstance(msg_id, str) else None
-        line.model = model = model if isinstance(model, str) else None
+        line.msg_id = opt_str(message.get("id"), "message.id")
+        line.model = model = opt_str(message.get("model"), "message.model")
         usage = message.get("usage")
         if usage is not None:
             if type(usage) is not dict:
@@ -175,8 +186,8 @@ def _fill_conversation(line: _Line, data: dict[str, Any]) -> None:
             line.usage = cc.anthropic_usage(usage, model)
         line.synthetic = model == "<synthetic>"
     else:
-        line.compact_summary = bool(data.get("isCompactSummary"))
-        line.synthetic = bool(data.get("isMeta")) or cc.is_injected(blocks)
+        line.compact_summary = as_bool(data.get("isCompactSummary"), "isCompactSummary")
+        line.synthetic = as_bool(data.get("isMeta"), "isMeta") or cc.is_injected(blocks)
 
 
 # --------------------------------------------------------------------------------------------

@@ -40,7 +40,16 @@ from iris.session import (
 
 from . import codex_items as ci
 from ._builder import MessageList
-from ._common import LineErrors, as_dict, as_int, iter_json_lines, parse_time, short_id, shorten_title
+from ._common import (
+    LineErrors,
+    as_dict,
+    as_int,
+    iter_json_lines,
+    opt_str,
+    parse_time,
+    short_id,
+    shorten_title,
+)
 
 __all__ = ["load_codex"]
 
@@ -91,8 +100,9 @@ class _Rollout:
 
     def session_meta(self, payload: dict[str, Any], lineno: int) -> None:
         self.started = parse_time(payload.get("timestamp"), "payload.timestamp")
+        opt_str(payload.get("id"), "payload.id")
         self.meta = payload
-        self.cwd = self.cwd or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+        self.cwd = self.cwd or opt_str(payload.get("cwd"), "payload.cwd")
         instructions = payload.get("base_instructions")
         text = instructions.get("text") if isinstance(instructions, dict) else payload.get("instructions")
         if isinstance(text, str) and text:
@@ -100,10 +110,9 @@ class _Rollout:
                          line=lineno)
 
     def turn_context(self, payload: dict[str, Any]) -> None:
-        model = payload.get("model")
-        if isinstance(payload.get("cwd"), str):
-            self.cwd = self.cwd or payload["cwd"]
-        if not isinstance(model, str) or model == self.model:
+        model = opt_str(payload.get("model"), "payload.model")
+        self.cwd = self.cwd or opt_str(payload.get("cwd"), "payload.cwd")
+        if model is None or model == self.model:
             return
         if self.model is not None:
             self.switches.append(ModelSwitch(at_message=len(self.out), model=model, limits=self.limits))
@@ -129,8 +138,9 @@ class _Rollout:
             self.first_limits = self.first_limits or self.limits
 
     def token_count(self, info: Any) -> None:
-        if not isinstance(info, dict):
+        if info is None:
             return  # info is null before the first call
+        info = as_dict(info, "payload.info")
         total = info.get("total_token_usage")
         if total == self.last_total:
             return  # every call is logged twice

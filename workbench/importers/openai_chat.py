@@ -37,11 +37,13 @@ from iris.session import (
 from ._builder import MessageList
 from ._common import (
     LineErrors,
+    as_bool,
     as_dict,
     as_int,
     as_list,
     as_str,
     has_surrogate_escape,
+    opt_str,
     parse_arguments,
     parse_time,
     short_id,
@@ -219,7 +221,7 @@ def _add(out: MessageList, raw: dict[str, Any], lineno: int, errors: LineErrors)
     if role not in _ROLES:
         raise SessionFormatError(f"unknown role {role!r} (expected one of "
                                  f"{', '.join(sorted(_ROLES))})", field="role")
-    extra = raw.get("extra") if isinstance(raw.get("extra"), dict) else {}
+    extra = {} if raw.get("extra") is None else as_dict(raw["extra"], "extra")
     when = parse_time(extra.get("timestamp") if extra else raw.get("timestamp"), "extra.timestamp")
     if role == "tool":
         out.add("tool", [_result(raw, extra)], timestamp=when, line=lineno)
@@ -228,17 +230,22 @@ def _add(out: MessageList, raw: dict[str, Any], lineno: int, errors: LineErrors)
     if role != "assistant":
         out.add(_ROLES[role], blocks, timestamp=when, line=lineno)
         return None
-    response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
-    model = response.get("model") if isinstance(response.get("model"), str) else None
-    reasoning = raw.get("reasoning_content")
-    head: list[ContentBlock] = [ThinkingBlock(text=reasoning)] if isinstance(reasoning, str) and reasoning else []
-    calls = [_call(c, i) for i, c in enumerate(as_list(raw.get("tool_calls") or [], "tool_calls"))]
-    usage_raw = raw.get("usage") or response.get("usage")
-    usage = _usage(as_dict(usage_raw, "usage"), model) if usage_raw else None
-    msg_id = response.get("id") if isinstance(response.get("id"), str) else None
+    response = {} if extra.get("response") is None else as_dict(extra["response"], "extra.response")
+    model = opt_str(response.get("model"), "extra.response.model")
+    reasoning = opt_str(raw.get("reasoning_content"), "reasoning_content")
+    head: list[ContentBlock] = [ThinkingBlock(text=reasoning)] if reasoning else []
+    calls = [_call(c, i) for i, c in enumerate(as_list(_or(raw.get("tool_calls"), []), "tool_calls"))]
+    usage_raw = _or(raw.get("usage"), response.get("usage"))
+    usage = _usage(as_dict(usage_raw, "usage"), model) if usage_raw not in (None, {}) else None
+    msg_id = opt_str(response.get("id"), "extra.response.id")
     out.add("assistant", head + blocks + calls, id=msg_id, usage=usage, model=model, timestamp=when,
             line=lineno)
     return model
+
+
+def _or(value: Any, default: Any) -> Any:
+    """``value`` unless it is null/absent (a wrong type is kept, to be refused by its check)."""
+    return default if value is None else value
 
 
 def _content(content: Any) -> list[ContentBlock]:
@@ -273,14 +280,15 @@ def _result(raw: dict[str, Any], extra: dict[str, Any]) -> ToolResultBlock:
     blocks = _content(raw.get("content"))
     text = "\n".join(b.text for b in blocks if b.type == "text")
     # mini-swe-agent records a failure to run the command (timeout, …) in exception_info.
-    is_error = bool(raw.get("is_error")) or bool(extra.get("exception_info"))
+    is_error = as_bool(raw.get("is_error"), "is_error") or bool(extra.get("exception_info"))
     return ToolResultBlock(call_id=as_str(raw.get("tool_call_id"), "tool_call_id"), text=text,
                            is_error=is_error)
 
 
 def _usage(raw: dict[str, Any], model: str | None) -> Usage:
     """OpenAI-style usage: ``prompt_tokens`` already includes cached tokens."""
-    details = raw.get("prompt_tokens_details") if isinstance(raw.get("prompt_tokens_details"), dict) else {}
+    details = _or(raw.get("prompt_tokens_details"), {})
+    details = as_dict(details, "usage.prompt_tokens_details")
     cached = details.get("cached_tokens")
     if cached is None:
         cached = raw.get("prompt_cache_hit_tokens")  # DeepSeek's own field
