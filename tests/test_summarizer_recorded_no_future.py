@@ -72,6 +72,18 @@ def test_r_prep_7_a_repeated_message_never_moves_the_cut_later():
     assert "LATE" not in result.text and "message 2" in result.note
 
 
+def test_r_prep_7_messages_the_replay_added_are_skipped_and_unknown_heads_fall_back():
+    """A pressure notice at the head's end is not a recorded message: the cut is placed after
+    the last recorded one. A head with no recorded message falls back with its own note."""
+    notice = _user("[context pressure notice]", synthetic=True)
+    result = RecordedSummarizer(_session()).summarize(_request((*MESSAGES[:5], notice)),
+                                                      timeout_seconds=1)
+    assert "message 2, the nearest written before message 5" in result.note
+    alien = RecordedSummarizer(_session()).summarize(_request((notice,)), timeout_seconds=1)
+    assert alien.kind == "extractive" and "could not be placed" in alien.note
+    assert "EARLY" not in alien.text and "LATE" not in alien.text
+
+
 def test_r_prep_7_recorded_compaction_summary_field_follows_the_same_rule():
     messages = tuple(m for m in MESSAGES if not m.is_compaction_summary)
     session = _session(messages, (RecordedCompaction(at_message=5, summary="FROM THE FUTURE"),))

@@ -114,25 +114,35 @@ class RecordedSummarizer:
         """True when the session holds at least one readable recorded summary."""
         return bool(self._recorded)
 
-    def _position(self, head: tuple[Message, ...]) -> int:
-        """Session index just after the head: the earliest place where the head's last messages
-        occur in order (earliest, so a repeated message never moves the cut into the future)."""
-        if not head:
-            return 0
-        messages, tail = self.session.messages, head[-3:]
+    def _position(self, head: tuple[Message, ...]) -> int | None:
+        """Session index just after the head's last recorded message (messages the replay added,
+        such as pressure notices, are skipped); None when no message of the head's end is found.
+        The earliest match wins, so a repeated message never moves the cut into the future."""
+        for j in range(len(head) - 1, max(len(head) - 20, 0) - 1, -1):
+            found = self._find(head[max(j - 2, 0):j + 1])
+            if found is not None:
+                return found + 1
+        return None
+
+    def _find(self, tail: tuple[Message, ...]) -> int | None:
+        messages, last = self.session.messages, tail[-1]
         for i in range(len(tail) - 1, len(messages)):
-            if messages[i] == tail[-1] and messages[i - len(tail) + 1:i + 1] == tail:
-                return i + 1
-        return len(head)
+            if messages[i] == last and messages[i - len(tail) + 1:i + 1] == tail:
+                return i
+        return None
 
     def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
         if not self._recorded:
             raise SummarizerError("the session has no recorded compaction summary")
         cut = self._position(request.head)
-        earlier = [item for item in self._recorded if item[0] <= cut]
         sections = extractive_sections(request.head, current_request=request.current_request,
                                        constraints=request.session_constraints,
                                        previous_checkpoint=request.previous_checkpoint)
+        if cut is None:
+            note = ("the archived head could not be placed in the recorded session, so no "
+                    "recorded summary is known to be earlier: filled extractively")
+            return SummaryResult(text=_join(sections), kind="extractive", note=note)
+        earlier = [item for item in self._recorded if item[0] <= cut]
         if not earlier:
             later = self._recorded[0][0]
             note = (f"no recorded summary was written before message {cut} (the first one, "
