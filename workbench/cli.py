@@ -24,7 +24,7 @@ __all__ = ["COMMAND_MODULES", "build_parser", "main", "streamlit_command"]
 
 #: Modules that contribute subcommands, each with ``register(subparsers) -> None``.
 COMMAND_MODULES: tuple[str, ...] = ("workbench.cli_lists", "workbench.cli_replay", "workbench.report",
-                                     "workbench.cli_batch")
+                                     "workbench.cli_batch", "workbench.cli_export")
 
 APP_PATH = Path(__file__).resolve().parent / "app.py"
 

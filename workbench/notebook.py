@@ -202,6 +202,14 @@ class NotebookReplay:
         return summary_from_replay(self.label, self.result,
                                    configuration_hash=config_hash(self.config))
 
+    def export_otlp(self, path: str | Path) -> Path:
+        """Write the preparations as OpenTelemetry GenAI spans (OTLP JSON) for a tracing tool;
+        see :mod:`workbench.otlp_export` for what each span carries."""
+        from .otlp_export import otlp_document, write_otlp
+
+        return write_otlp(path, otlp_document(self.session, self.preparations, self.result.request,
+                                              replay_name=self.label))
+
     def totals(self) -> dict[str, Any]:
         """Replay-wide figures, the Configuration page's totals row: configuration, steps,
         failed_steps, tokens_sent, compactions, cut_points, reduction_saved, fold_saved,

@@ -5,7 +5,11 @@ spans whose ``gen_ai.operation.name`` is ``chat``, ``text_completion``, ``genera
 ``call_llm`` (or that carry ``gen_ai.request.model`` without a tool name); tool runs are
 ``execute_tool`` spans. The transcript is built append-only: each call's input messages beyond
 those already in the transcript are appended, then its output as one assistant message carrying the
-call's usage. When calls after the first record no input messages (any-agent records them only on
+call's usage; a call's new input messages are those after the previous response. A request
+that no longer contains the previous response replaced the context, as a compaction does: its
+messages are appended as compaction-provided context after a :class:`RecordedCompaction`
+(``otel:context_rewrite``). When
+calls after the first record no input messages (any-agent records them only on
 the first), each ``execute_tool`` span becomes the result of the earliest unanswered call of that
 tool (by ``gen_ai.tool.call.id`` when present).
 
@@ -20,12 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from iris.errors import SessionFormatError
-from iris.session import Session, SessionHeader, ToolCallBlock, ToolResultBlock, Usage
+from iris.session import (
+    RecordedCompaction,
+    Session,
+    SessionHeader,
+    ToolCallBlock,
+    ToolResultBlock,
+    Usage,
+)
 
 from ._builder import MessageList
 from ._common import LINE_FAILURES, LineErrors, as_int, parse_time, short_id, shorten_title
 from ._document import in_field, load_documents
-from .otel_messages import input_turns, output_turns
+from .otel_messages import Turn, input_turns, output_turns
 from .otel_spans import Span, spans_of
 
 __all__ = ["LLM_OPERATIONS", "load_otel"]
@@ -73,7 +84,7 @@ def load_otel(path: str | Path, *, lenient: bool = False,
         session_id=conversation or short_id("otel", content_hash or "sha256:unknown"),
         title=title, source_format="otel", model=model,
         created_at=next((m.timestamp for m in messages if m.timestamp), None)),
-        messages=tuple(messages))
+        messages=tuple(messages), compactions=tuple(builder.compactions))
 
 
 def _read_spans(path: Path, errors: LineErrors) -> list[Span]:
@@ -107,10 +118,12 @@ class _Transcript:
         self.use_tool_spans = use_tool_spans
         self.pending: list[ToolCallBlock] = []
         self.without_usage = 0
+        self.compactions: list[RecordedCompaction] = []
 
     def call(self, span: Span) -> None:
-        for role, blocks in (input_turns(span) or [])[len(self.out.entries):]:
-            self._append(role, blocks)
+        turns = input_turns(span)
+        if turns is not None:
+            self._inputs(turns, span)
         model = _str(span.attrs.get("gen_ai.response.model")) or _str(span.attrs.get("gen_ai.request.model"))
         blocks = [b for _, turn in (output_turns(span) or []) for b in turn]
         if not blocks:
@@ -121,6 +134,22 @@ class _Transcript:
         self.out.add("assistant", blocks, id=span.id or None, usage=usage, model=model,
                      timestamp=when)
         self.pending = [b for b in blocks if isinstance(b, ToolCallBlock)]
+
+    def _inputs(self, turns: list[Turn], span: Span) -> None:
+        """Append what the request adds after the previous response; a request that no longer
+        contains the previous response replaced the context."""
+        last = self.out.entries[-1] if self.out.entries else None
+        if last is None:
+            start = 0
+        else:
+            start = next((i + 1 for i in range(len(turns) - 1, -1, -1) if _same(last, turns[i])), None)
+        if start is None:
+            self.compactions.append(RecordedCompaction(at_message=len(self.out.entries), trigger="auto",
+                                                       source="otel:context_rewrite"))
+            self.errors.warn(f"the request's {len(turns)} input messages no longer contain the "
+                             "previous response: recorded as a compaction", field=span.where)
+        for role, blocks in turns[start or 0:]:
+            self._append(role, blocks, provided=start is None)
 
     def tool(self, span: Span) -> None:
         name, call_id = span.attrs.get("gen_ai.tool.name"), span.attrs.get("gen_ai.tool.call.id")
@@ -135,11 +164,20 @@ class _Transcript:
         self._append("tool", [ToolResultBlock(call_id=match.id, text=output if isinstance(
             output, str) else str(output))])
 
-    def _append(self, role: str, blocks: list) -> None:
+    def _append(self, role: str, blocks: list, *, provided: bool = False) -> None:
         if role == "tool":
-            self.out.add_user(None, blocks, None, False, False)
-        else:
-            self.out.add(role, blocks)
+            blocks = [b for b in blocks if isinstance(b, ToolResultBlock)] or blocks
+        self.out.add(role, blocks, provided=provided)
+
+
+def _same(entry: Any, turn: Turn) -> bool:
+    role, blocks = turn
+    return entry.role == role and [_key(b) for b in entry.blocks] == [_key(b) for b in blocks]
+
+
+def _key(block: Any) -> tuple:
+    return (block.type, getattr(block, "text", None), getattr(block, "id", None),
+            getattr(block, "call_id", None))
 
 
 def _usage(attrs: dict[str, Any], model: str | None) -> Usage | None:
