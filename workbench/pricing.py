@@ -24,7 +24,7 @@ figure is None and ``note`` says why.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
@@ -106,53 +106,65 @@ def _billed(step: CostStep) -> Decimal | None:
                  when=step.when)
 
 
-def tally(steps: Sequence[CostStep], summaries: Iterable[CostSummary] = ()) -> dict[str, Any]:
-    """The cost object (see the module docstring for the basis) of priced steps and summaries."""
-    _, source = _library()
-    requests = recorded = billed = replay_same = Decimal(0)
-    priced = compared = 0
-    unpriced: set[str] = set()
-    for step in steps:
+@dataclass
+class _Sums:
+    """Running totals of :func:`tally`."""
+
+    requests: Decimal = Decimal(0)
+    recorded: Decimal = Decimal(0)
+    billed: Decimal = Decimal(0)
+    same_steps: Decimal = Decimal(0)
+    """The replayed requests of the steps that are also priced as recorded."""
+    priced: int = 0
+    compared: int = 0
+    unpriced: set[str] = field(default_factory=set)
+
+    def add(self, step: CostStep) -> None:
         out = step.recorded.output_tokens if step.recorded else 0
         mine = (price(step.model, input_tokens=step.replay_input_tokens, output_tokens=out,
                       when=step.when) if step.replay_input_tokens is not None else None)
         if mine is None:
-            unpriced.add(step.model or "unknown model")
-            continue
-        priced += 1
-        requests += mine
+            self.unpriced.add(step.model or "unknown model")
+            return
+        self.priced += 1
+        self.requests += mine
         if step.recorded is not None and step.recorded.is_trusted:
-            compared += 1
-            replay_same += mine
-            recorded += price(step.model, input_tokens=step.recorded.prompt_tokens,
-                              output_tokens=out, when=step.when) or 0
-            billed += _billed(step) or 0
-    summary_cost, estimated = Decimal(0), False
-    for s in summaries:
-        value = price(s.model, input_tokens=s.input_tokens, output_tokens=s.output_tokens)
-        summary_cost += value or 0
-        estimated = estimated or not s.measured
-    models = sorted({m for st in steps if st.model and (m := st.model) not in unpriced})
+            self.compared += 1
+            self.same_steps += mine
+            self.recorded += price(step.model, input_tokens=step.recorded.prompt_tokens,
+                                   output_tokens=out, when=step.when) or 0
+            self.billed += _billed(step) or 0
+
+
+def tally(steps: Sequence[CostStep], summaries: Iterable[CostSummary] = ()) -> dict[str, Any]:
+    """The cost object (see the module docstring for the basis) of priced steps and summaries."""
+    sums = _Sums()
+    for step in steps:
+        sums.add(step)
+    summaries = list(summaries)
+    summary_cost = sum((price(s.model, input_tokens=s.input_tokens, output_tokens=s.output_tokens)
+                        or Decimal(0) for s in summaries), Decimal(0))
+    models = sorted({st.model for st in steps if st.model and st.model not in sums.unpriced})
+    unknown = ", ".join(repr(m) for m in sorted(sums.unpriced))
     cost: dict[str, Any] = {
-        "currency": "USD", "price_known": priced > 0, "source": source, "basis": BASIS,
-        "models": {m: _known(m) for m in models}, "unpriced_models": sorted(unpriced),
-        "steps_priced": priced, "steps_unpriced": len(steps) - priced,
-        "steps_compared": compared, "requests_usd": None, "summaries_usd": None,
-        "summaries_estimated": estimated, "replay_usd": None, "recorded_usd": None,
-        "recorded_billed_usd": None, "saved_usd": None, "saved_pct": None, "note": ""}
-    if not priced:
-        names = ", ".join(repr(m) for m in sorted(unpriced)) or "no model recorded"
-        cost["note"] = f"no price known for {names}"
+        "currency": "USD", "price_known": sums.priced > 0, "source": _library()[1],
+        "basis": BASIS, "models": {m: _known(m) for m in models},
+        "unpriced_models": sorted(sums.unpriced), "steps_priced": sums.priced,
+        "steps_unpriced": len(steps) - sums.priced, "steps_compared": sums.compared,
+        "requests_usd": None, "summaries_usd": None,
+        "summaries_estimated": any(not s.measured for s in summaries), "replay_usd": None,
+        "recorded_usd": None, "recorded_billed_usd": None, "saved_usd": None, "saved_pct": None,
+        "note": f"no price known for {unknown}" if unknown else ""}
+    if not sums.priced:
+        cost["note"] = f"no price known for {unknown or 'no model recorded'}"
         return cost
-    saved = recorded - replay_same - summary_cost
-    cost.update(requests_usd=_money(requests), summaries_usd=_money(summary_cost),
-                replay_usd=_money(requests + summary_cost))
-    if compared:
-        cost.update(recorded_usd=_money(recorded), recorded_billed_usd=_money(billed),
-                    saved_usd=_money(saved),
-                    saved_pct=round(float(saved / recorded * 100), 1) if recorded else None)
-    if unpriced:
-        cost["note"] = "no price known for " + ", ".join(repr(m) for m in sorted(unpriced))
+    cost.update(requests_usd=_money(sums.requests), summaries_usd=_money(summary_cost),
+                replay_usd=_money(sums.requests + summary_cost))
+    if sums.compared:
+        saved = sums.recorded - sums.same_steps - summary_cost
+        cost.update(recorded_usd=_money(sums.recorded), recorded_billed_usd=_money(sums.billed),
+                    saved_usd=_money(saved), saved_pct=round(float(saved / sums.recorded * 100), 1)
+                    if sums.recorded else None)
     return cost
 
 
