@@ -202,14 +202,15 @@ def test_replay_work_dir_refuses_a_planted_link_in_the_temporary_folder(tmp_path
     import tempfile
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "iris-replay").symlink_to(tmp_path / "elsewhere")
+    private = tmp_path / f"iris-replay-{os.getuid()}"
+    private.symlink_to(tmp_path / "elsewhere")
     session = Session(header=SessionHeader(session_id="s1"), messages=tuple(MESSAGES))
     with pytest.raises(SymlinkRefusedError, match="iris-replay"):
         claim_work_dir(session, "snap")
     assert not list((tmp_path / "elsewhere").iterdir())
-    (tmp_path / "iris-replay").unlink()
+    private.unlink()
     work = claim_work_dir(session, "snap")
-    assert work.parent == tmp_path / "iris-replay" and work.is_dir()
+    assert work.parent == private and work.is_dir() and private.stat().st_mode & 0o777 == 0o700
     assert ensure_private_dir(work.parent) == work.parent
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
+import os
 import tempfile
 import threading
 from collections.abc import Sequence
@@ -155,7 +156,8 @@ def claim_work_dir(session: Session, snapshot_id: str) -> Path:
     atomically; a concurrent replay of the same inputs takes the next number.
     """
     key = hashlib.sha256(f"{session.header.session_id}\0{snapshot_id}".encode()).hexdigest()[:12]
-    root = ensure_private_dir(Path(tempfile.gettempdir()) / "iris-replay")  # not a planted link
+    user = f"-{os.getuid()}" if hasattr(os, "getuid") else ""  # one private folder per user
+    root = ensure_private_dir(Path(tempfile.gettempdir()) / f"iris-replay{user}")
     for n in itertools.count(1):
         candidate = root / f"{key}-{n}"
         try:
