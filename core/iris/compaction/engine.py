@@ -64,6 +64,13 @@ def state_from_history(history: Sequence[Message], state: CompactionState | None
     return state
 
 
+def _refusal(summarizer: Summarizer) -> str | None:
+    """Why ``summarizer`` refuses any request right now (a client's open circuit breaker), asked
+    before the summary request is built; None for summarisers without ``refusal()``."""
+    check = getattr(summarizer, "refusal", None)
+    return check() if callable(check) else None
+
+
 def _run_summarizer(summarizer: Summarizer, request, timeout: float,
                     ) -> SummaryResult | RejectedDecision:
     started = time.monotonic()
@@ -155,6 +162,9 @@ def compact(history: Sequence[Message], *, current_request: Message | None, conf
         return _no_cut(plan, request_tokens, t, history, state)
     head, tail = history[:plan.cut_index], history[plan.cut_index:]
     decisions: list[CompactionDecision] = [_plan_decision(plan, history, trigger, t, estimator)]
+    if (refused := _refusal(summarizer)) is not None:  # e.g. an open breaker: no request is built
+        return _Attempt(history, state, plan.cut_index).reject(
+            decisions, RejectedDecision(reason=f"summarizer error: {refused}"))
     fresh = head[1:] if head and head[0].is_compaction_summary else head
     constraints, omitted = merge_constraints(state.constraints, session_constraints(fresh))
     number = next_archive_number(Path(session_dir))

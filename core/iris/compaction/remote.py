@@ -204,6 +204,15 @@ class OpenAICompatibleSummarizer:
                                                          "breaker_reason": None})
             return self._stats
 
+    def refusal(self) -> str | None:
+        """``circuit open: …`` (counted as refused) while the breaker is open, else None; the
+        compaction engine asks before it builds a summary request."""
+        if not self._stats.breaker_open:
+            return None
+        self._count(refused=1)
+        return (f"circuit open: {self._stats.breaker_reason}; {self.base_url} is not called "
+                "again in this run")
+
     def _count(self, **changes: int) -> None:
         with self._lock:
             self._stats = self._stats.model_copy(update={
@@ -226,10 +235,8 @@ class OpenAICompatibleSummarizer:
             self._count(cache_hits=1)
             return SummaryResult(text=hit[0], kind="remote", model=hit[1],
                                  note=f"answer from the summary cache (request {key[:12]}), no call")
-        if self._stats.breaker_open:
-            self._count(refused=1)
-            raise SummarizerError(f"circuit open: {self._stats.breaker_reason}; "
-                                  f"{self.base_url} is not called again in this run")
+        if (refused := self.refusal()) is not None:
+            raise SummarizerError(refused)
         self._count(calls=1)
         ledger = _Ledger()
         try:
