@@ -13,9 +13,10 @@ from workbench.page_guards import require_replay, show_error
 from workbench.replay_service import open_saved
 from workbench.state import current_step
 from workbench.views.reduction import (
-    TOOL_DECISION_KINDS,
     decisions_in_effect,
+    earlier_records,
     reduction_totals,
+    stage_notes,
     step_decisions,
     tool_kind_table,
 )
@@ -32,7 +33,7 @@ try:
     prep = replay.preparation(step)
     request = replay.request(prep.final_request_ref) if prep.final_request_ref else None
     table = step_decisions(prep)
-    earlier = decisions_in_effect(prep, request, replay.decisions_of_kind(*TOOL_DECISION_KINDS))
+    earlier = decisions_in_effect(prep, request, earlier_records(replay, prep, request))
     session = store.get_session(session_id)
 except Exception as exc:  # noqa: BLE001 -- the UI boundary: never show a bare traceback
     show_error("read this step's decisions", exc)
@@ -50,6 +51,8 @@ st.markdown("#### Decisions of this step")
 if table.empty:
     st.info("The replay recorded no reduction decision at this step (nothing new to decide, or "
             "no tool result yet). Earlier decisions that still apply are listed below.")
+    for note in stage_notes(prep):
+        st.caption(note)
 else:
     totals = reduction_totals(table)
     for col, row in zip(st.columns(len(totals)), totals.itertuples(index=False)):

@@ -15,7 +15,9 @@ from workbench.views.reduction import (
     COLUMNS,
     REDUCTION_STAGES,
     decisions_in_effect,
+    earlier_records,
     reduction_totals,
+    stage_notes,
     step_decisions,
 )
 from workbench.views.step_through import plain
@@ -108,3 +110,35 @@ def test_reduction_page_follows_the_sidebar_step(workbench_home, long_store):
     at.sidebar.number_input(key="_wb_step_number").set_value(STEP).run()
     assert not at.exception, at.exception
     assert len(at.dataframe[0].value) == 10
+
+
+def test_saved_replay_earlier_records_give_the_live_answer(workbench_home, long_store):
+    """One indexed query on the saved replay gives the same in-effect rows as the live records."""
+    from workbench.replay_service import open_saved
+    from workbench.store import open_store
+
+    copy_store(long_store, workbench_home)
+    _, result = _live()
+    prep = result.preparations[STEP]
+    live = [(p.step_index, s.name, d) for p in result.preparations for s in p.stages
+            for d in s.decisions]
+    with open_store() as store:
+        (rid,) = [r["id"] for r in store.db.query("SELECT id FROM replays WHERE name = 'default'")]
+        stored = open_saved(store, rid)
+        saved_prep = stored.preparation(STEP)
+        request = stored.request(saved_prep.final_request_ref)
+        from_db = decisions_in_effect(saved_prep, request,
+                                      earlier_records(stored, saved_prep, request))
+    expected = decisions_in_effect(prep, result.request(prep), live)
+    assert len(from_db) > 0
+    assert list(from_db["reason"]) == list(expected["reason"])
+    assert list(from_db["step"]) == list(expected["step"])
+
+
+def test_as_recorded_baseline_says_why_nothing_was_reduced():
+    session = load_session(SAMPLE).session
+    result = replay(session, baseline="recorded")
+    prep = result.preparations[STEP]
+    assert step_decisions(prep).empty
+    notes = stage_notes(prep)
+    assert len(notes) == 3 and all("as-recorded baseline" in n for n in notes)

@@ -13,6 +13,7 @@ Everything comes from the selected replay's own records, nothing is reduced agai
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -21,17 +22,20 @@ from iris.preparation.records import ContextPreparation, Decision, PreparedReque
 from iris.reduction import ToolKindMap
 from iris.reduction.toolkinds import FORMATS
 from iris.session import Session
+from pydantic import TypeAdapter
 
 from .step_through import describe
 
 __all__ = ["COLUMNS", "REDUCTION_STAGES", "TOOL_DECISION_KINDS", "decisions_in_effect",
-           "reduction_totals", "step_decisions", "tool_kind_table"]
+           "earlier_records", "reduction_totals", "stage_notes", "step_decisions",
+           "tool_kind_table"]
 
 REDUCTION_STAGES = ("fold_repeats", "drop_optional", "trim_old_bodies")
 """The pipeline stages whose decisions are about tool outputs and optional context."""
 TOOL_DECISION_KINDS = ("kept-recent", "trimmed", "reduced", "folded-repeat")
 """Decision kinds that settle what a tool result looks like in the request."""
 SHRINKING_MARKS = frozenset({"reduced", "trimmed", "folded"})
+_DECISION = TypeAdapter(Decision)
 
 COLUMNS = ["step", "stage", "kind", "ref", "tool", "rule", "action", "age", "tokens before",
            "tokens after", "saved tokens", "what", "reason", "message", "artifact"]
@@ -77,6 +81,13 @@ def step_decisions(prep: ContextPreparation) -> pd.DataFrame:
                   if s.name in REDUCTION_STAGES for d in s.decisions)
 
 
+def stage_notes(prep: ContextPreparation) -> list[str]:
+    """``stage — status: note`` of the reduction stages that left a note (e.g. the as-recorded
+    baseline, which does not reduce)."""
+    return [f"{s.name} — {s.status}: {s.note}" for s in prep.stages
+            if s.name in REDUCTION_STAGES and s.note]
+
+
 def _marked(request: PreparedRequest | None) -> set[int]:
     """Session indices of the request's history messages that a reduction shortened."""
     if request is None:
@@ -99,6 +110,23 @@ def decisions_in_effect(prep: ContextPreparation, request: PreparedRequest | Non
             latest[d.ref] = (step, stage, d)
     rows = sorted(latest.values(), key=lambda x: (x[2].message_index, x[2].ref))
     return _frame(_row(step, stage, d) for step, stage, d in rows)
+
+
+def earlier_records(stored: Any, prep: ContextPreparation,
+                    request: PreparedRequest | None) -> tuple[tuple[int, str, Decision], ...]:
+    """``(step, stage, decision)`` of a saved replay's tool-result decisions made before this
+    step about the messages its request shows shortened (one indexed query; the input
+    :func:`decisions_in_effect` needs, without reading every step's records)."""
+    marked = sorted(_marked(request))
+    if not marked:
+        return ()
+    kinds = ",".join("?" for _ in TOOL_DECISION_KINDS)
+    rows = stored.db.query(
+        f"SELECT step_index, stage, json FROM decisions WHERE replay_id = ? AND kind IN ({kinds}) "
+        "AND step_index < ? AND message_index IN (SELECT value FROM json_each(?)) "
+        "ORDER BY step_index, stage, position",
+        [stored.id, *TOOL_DECISION_KINDS, prep.step_index, json.dumps(marked)])
+    return tuple((r["step_index"], r["stage"], _DECISION.validate_json(r["json"])) for r in rows)
 
 
 def reduction_totals(table: pd.DataFrame) -> pd.DataFrame:
