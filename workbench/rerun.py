@@ -161,6 +161,12 @@ class _RecordingSummarizer:
         self.answers[self.prompts.step] = result
         return result
 
+    def __getattr__(self, name: str) -> Any:
+        """The inner client's ``start_run``, ``stats`` and ``refusal`` (breaker and counters)."""
+        if name in ("start_run", "stats", "refusal"):
+            return getattr(self.inner, name)
+        raise AttributeError(name)
+
 
 def endpoint_status() -> str:
     """Whether an OpenAI-compatible summary endpoint is configured in the environment."""
