@@ -264,3 +264,16 @@ def test_batch_output_refuses_linked_files_and_folders(tmp_path, outside):
     with pytest.raises(SymlinkRefusedError):
         run_batch(["default"], [sample], out)
     assert sorted(p.name for p in outside.parent.iterdir()) == [".bashrc"]
+
+
+def test_no_overwrite_without_hard_links_still_refuses_an_existing_file(tmp_path, monkeypatch):
+    """On a file system without hard links, ``overwrite=False`` checks the name, then renames."""
+    def no_links(*args, **kwargs):
+        raise OSError(1, "Operation not permitted")
+    monkeypatch.setattr(os, "link", no_links)
+    path = write_file(tmp_path / "history-1.md", "first", root=tmp_path, overwrite=False)
+    assert path.read_text() == "first"
+    with pytest.raises(FileExistsError):
+        write_file(path, "second", root=tmp_path, overwrite=False)
+    assert path.read_text() == "first"
+    _no_temp_left(tmp_path)

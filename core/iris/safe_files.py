@@ -193,7 +193,8 @@ def _link_new(tmp: str, name: str, dir_fd: int, path: Path) -> None:
     except FileExistsError:
         raise FileExistsError(errno.EEXIST, "file exists", str(path)) from None
     except OSError as exc:  # a file system without hard links: check, then rename
-        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK,
+                             errno.ENOSYS):
             raise
         if _exists(name, dir_fd):
             raise FileExistsError(errno.EEXIST, "file exists", str(path)) from None
