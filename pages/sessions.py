@@ -8,7 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from workbench import state
-from workbench.importers import FORMATS
+from workbench.importers import formats
 from workbench.views import sessions as view
 
 st.title("Sessions")
@@ -68,16 +68,16 @@ st.subheader("Import")
 upload_tab, path_tab, samples_tab = st.tabs(["Upload a file", "From a path", "Bundled samples"])
 options = st.columns(2)
 lenient = options[0].checkbox("Lenient: skip bad lines and list them", key="wb_import_lenient")
-fmt = options[1].selectbox("Format", ["detect automatically", *FORMATS], key="wb_import_format")
+fmt = options[1].selectbox("Format", ["detect automatically", *formats()], key="wb_import_format")
 fmt = None if fmt == "detect automatically" else fmt
 with upload_tab:
-    upload = st.file_uploader("Transcript (.jsonl or .json)", key="wb_upload")
+    upload = st.file_uploader("Transcript (.jsonl, .json, .traj; also .gz)", key="wb_upload")
     if st.button("Import upload", key="wb_import_upload", disabled=upload is None):
         target = Path(tempfile.mkdtemp(prefix="workbench-upload-")) / view.safe_upload_name(upload.name)
         target.write_bytes(upload.getvalue())
         run_imports([str(target)], lenient, fmt)
 with path_tab:
-    text = st.text_area("Paths, one per line", key="wb_import_path", height=80,
+    text = st.text_area("Paths (files or folders), one per line", key="wb_import_path", height=80,
                         placeholder="~/.claude/projects/my-project/0a1b2c.jsonl")
     paths = [str(Path(p.strip()).expanduser()) for p in text.splitlines() if p.strip()]
     if st.button("Import path", key="wb_import_path_button", disabled=not paths):

@@ -69,3 +69,14 @@ def test_r_ses_4_gz_and_plain_copy_are_one_session(tmp_path, capsys):
     assert main(["import", str(plain), str(packed)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("imported: ") and out[1].startswith(f"already stored: {packed}")
+
+
+def test_r_ui_9_app_import_paths_expand_folders(tmp_path):
+    """The Sessions page's "From a path" import takes a folder like the CLI (one report per file)."""
+    from workbench.views.sessions import import_paths
+
+    root = _tree(tmp_path / "sessions")
+    with open_store() as store:
+        reports = import_paths(store, [str(root)])
+    assert [Path(r.path).name for r in reports] == ["a.jsonl", "b.jsonl.gz", "run.traj", "trace.json"]
+    assert all(r.outcome is not None and r.outcome.created for r in reports)

@@ -93,8 +93,11 @@ def describe_error(exc: BaseException) -> ErrorReport:
 def import_paths(store: Store, paths: Iterable[str | Path], *, lenient: bool = False,
                  format: str | None = None,
                  progress: Callable[[int, int, float, str], None] | None = None) -> list[ImportReport]:
-    """Import each file; never raises. ``progress(file_index, n_files, fraction, label)``."""
-    paths = [str(p) for p in paths]
+    """Import each file (a directory: every session file below it); never raises.
+    ``progress(file_index, n_files, fraction, label)``."""
+    from ..importers.files import session_files
+
+    paths = [str(f) for p in paths for f in (session_files(Path(p)) if Path(p).is_dir() else [p])]
     reports = []
     for i, path in enumerate(paths):
         def step(fraction: float, label: str, i: int = i) -> None:
