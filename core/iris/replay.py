@@ -143,6 +143,12 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
             shutil.rmtree(work_dir, ignore_errors=True)
 
 
+def rejected_summary_usage(preparation: ContextPreparation) -> list[Usage]:
+    """Usage reported by the summary calls of ``preparation`` whose summary was rejected."""
+    return [d.summary_usage for s in preparation.stages if s.name == "compaction"
+            for d in s.decisions if getattr(d, "summary_usage", None) is not None]
+
+
 def _failing(exc: Exception) -> Callable[..., Any]:
     """Assembly for a step whose context source failed: the failure belongs to assembly."""
     def stage(state: PreparationState, settings: PipelineSettings) -> Any:
@@ -282,6 +288,9 @@ class _Runner:
                                                      compaction.summary_usage)
                 answered = tracker.observe_response(response.usage, context_bytes=walk.bytes,
                                                     model=model)
+        else:  # a rejected summary call that reported usage is billed all the same (R-TOK-6)
+            for usage in rejected_summary_usage(outcome.preparation):
+                answered = answered.observe_rejected_summary(usage)
         return outcome, answered
 
     def _calibrate(self, k: int, recorded: int, usage: Usage | None, walk: Walk) -> None:

@@ -72,19 +72,27 @@ def _refusal(summarizer: Summarizer) -> str | None:
 
 
 def _run_summarizer(summarizer: Summarizer, request, timeout: float,
-                    ) -> SummaryResult | RejectedDecision:
+                    ) -> tuple[SummaryResult | RejectedDecision, Usage | None]:
+    """The summary (or why there is none) and the usage the summariser reported for the call,
+    also when it failed (an error carrying ``usage``: billed is billed)."""
     started = time.monotonic()
     try:
         result = summarizer.summarize(request, timeout_seconds=timeout)
-    except SummaryTimeout:
-        return RejectedDecision(reason=f"timeout after {timeout:g} s")
+    except SummaryTimeout as exc:
+        return RejectedDecision(reason=f"timeout after {timeout:g} s"), _usage_of(exc)
     except SummarizerError as exc:
-        return RejectedDecision(reason=f"summarizer error: {exc}")
+        return RejectedDecision(reason=f"summarizer error: {exc}"), _usage_of(exc)
     except Exception as exc:  # noqa: BLE001 -- a plug-in bug is a failed attempt, not a crash
-        return RejectedDecision(reason=f"summarizer error: {type(exc).__name__}: {exc}")
+        return (RejectedDecision(reason=f"summarizer error: {type(exc).__name__}: {exc}"),
+                _usage_of(exc))
     if time.monotonic() - started > timeout:
-        return RejectedDecision(reason=f"timeout after {timeout:g} s")
-    return result
+        return RejectedDecision(reason=f"timeout after {timeout:g} s"), result.usage
+    return result, result.usage
+
+
+def _usage_of(exc: Exception) -> Usage | None:
+    usage = getattr(exc, "usage", None)
+    return usage if isinstance(usage, Usage) else None
 
 
 @dataclass(frozen=True)
@@ -183,9 +191,9 @@ def compact(history: Sequence[Message], *, current_request: Message | None, conf
             decisions, RejectedDecision(reason=f"template error: {exc}"))
     attempt = _Attempt(history, state, plan.cut_index,
                        request.system_prompt + "\n\n" + request.input_text)
-    result = _run_summarizer(summarizer, request, config.compaction.timeout_seconds)
+    result, usage = _run_summarizer(summarizer, request, config.compaction.timeout_seconds)
     if isinstance(result, RejectedDecision):
-        return attempt.reject(decisions, result)
+        return attempt.reject(decisions, result, usage)
     sections = _check_summary(result, t, estimator)
     if isinstance(sections, RejectedDecision):
         return attempt.reject(decisions, sections, result.usage)

@@ -151,6 +151,14 @@ class UsageTracker(_Frozen):
                                                  "source": "model_switch"})
         return self.model_copy(update={"model": model, "reading": reading})
 
+    def observe_rejected_summary(self, usage: Usage | None) -> UsageTracker:
+        """A summary call whose summary was not applied: its reported usage still goes to
+        ``totals.compaction`` (R-TOK-6); the reading is unchanged."""
+        if usage is None:
+            return self
+        totals = self.totals.model_copy(update={"compaction": self.totals.compaction.add(usage)})
+        return self.model_copy(update={"totals": totals})
+
     def observe_compaction(self, tokens_after: int, usage: Usage | None = None) -> UsageTracker:
         """An applied compaction replaces the reading with its local estimate (``≈``); the
         summary call's usage goes to ``totals.compaction``."""

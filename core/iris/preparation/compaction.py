@@ -134,9 +134,13 @@ def _decisions(outcome: Any, before: int, settings: PipelineSettings,
                state: PreparationState) -> tuple[Decision, ...]:
     out, attempt = [], 1
     w = int if state.calibration is None else state.whole
+    usage = getattr(outcome, "summary_usage", None)
     for d in outcome.decisions:
-        out.append(_map(d, cut=outcome.cut_index, before=before, line=settings.pressure_line,
-                        attempt=attempt, w=w))
+        mapped = _map(d, cut=outcome.cut_index, before=before, line=settings.pressure_line,
+                      attempt=attempt, w=w)
+        if isinstance(d, RejectedDecision) and usage is not None:  # billed although rejected
+            mapped = mapped.model_copy(update={"summary_usage": usage})
+        out.append(mapped)
         if isinstance(d, (RejectedDecision, SkippedDecision)):
             attempt += 1
     return tuple(out)

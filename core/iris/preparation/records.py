@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..session import Message
+from ..session import Message, Usage
 
 __all__ = [
     "RECORD_SCHEMA_VERSION",
@@ -197,6 +197,9 @@ class CompactionRejected(_DecisionBase):
     kind: Literal["compaction-rejected"] = "compaction-rejected"
     attempt: int
     tokens_after: int | None = None
+    summary_usage: Usage | None = None
+    """Provider usage the summary call reported although its summary was not applied (counted
+    in ``RunUsage.compaction``)."""
 
 
 class CompactionApplied(_DecisionBase):

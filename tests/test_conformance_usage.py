@@ -1,0 +1,61 @@
+"""Seed 000 records and knobs: RunUsage.compaction, final_request_ref, old_result_preview_chars and
+strict context_policy fields (R-TOK-6, R-PREP-1, R-POL-1/2).
+
+Seed 000 "压缩预算": 压缩 token 记入 RunUsage.compaction，主模型计数另存. "观察真实准备过程":
+final_request_ref 尚未建立外部证据引用时为 None.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from iris.compaction.remote import SummaryCallFailed
+from iris.compaction.summarizers import SummaryResult
+from iris.config import parse_config
+from iris.replay import replay
+from iris.session import Usage
+
+from workbench.importers.native import load_native
+
+ROOT = Path(__file__).resolve().parents[1]
+LONG = ROOT / "sample_sessions" / "long_session.jsonl"
+BUDGET = {"compaction": {"input_budget_tokens": 96000}}
+
+
+class ShortAnswer:
+    """A summariser whose answer is billed but too short to be a checkpoint (rejected)."""
+
+    def summarize(self, request, *, timeout_seconds):
+        return SummaryResult(text="done.", usage=Usage(input_tokens=1000, output_tokens=7),
+                             kind="remote", model="m")
+
+
+class FailsAfterBilling:
+    """A summariser whose call failed after attempts that reported usage."""
+
+    def summarize(self, request, *, timeout_seconds):
+        raise SummaryCallFailed("junk answer", usage=Usage(input_tokens=400, output_tokens=3),
+                                attempts=2)
+
+
+def _rejected(result):
+    return [d for p in result.preparations for s in p.stages if s.name == "compaction"
+            and s.status == "rejected" for d in s.decisions if d.kind == "compaction-rejected"]
+
+
+def test_r_tok_6_rejected_summary_usage_is_counted_in_run_usage_compaction():
+    """R-TOK-6 (seed 000 压缩预算): every summary call that reported usage counts in
+    RunUsage.compaction, applied or not; the rejected record says what was billed."""
+    session = load_native(LONG)
+    for summariser, per_call in ((ShortAnswer(), (1000, 7)), (FailsAfterBilling(), (400, 3))):
+        result = replay(session, parse_config(BUDGET), summarizer=summariser)
+        rejected = _rejected(result)
+        assert rejected, type(summariser).__name__
+        assert all(d.summary_usage is not None and
+                   (d.summary_usage.input_tokens, d.summary_usage.output_tokens) == per_call
+                   for d in rejected)
+        totals = result.run_usage.compaction
+        assert totals.calls == len(rejected)
+        assert (totals.input_tokens, totals.output_tokens) == (per_call[0] * len(rejected),
+                                                               per_call[1] * len(rejected))
+        assert result.run_usage.main.calls > 0  # the main model is counted apart
