@@ -38,12 +38,13 @@ import tempfile
 import time
 import traceback
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fuzz_mutations import CLASSES, mutate_file  # noqa: E402
+from fuzz_mutations import CLASSES, mutate_file
 
 SHARED = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared"))
 REPO_SEEDS = sorted([*ROOT.glob("sample_sessions/*.jsonl"), *ROOT.glob("tests/fixtures/importers/*.json*")])
@@ -108,8 +109,8 @@ def _run_case(case: dict, baselines: dict) -> dict:
         for mode in ("strict", "lenient"):
             store = Store(Path(tmp) / f"{mode}.db")
             try:
-                status, value = _stage(findings, mode, lambda: store.import_file(
-                    path, format=fmt, lenient=mode == "lenient"))
+                status, value = _stage(findings, mode, partial(
+                    store.import_file, path, format=fmt, lenient=mode == "lenient"))
                 outcomes[mode] = status
                 if status != "ok":
                     continue
@@ -121,7 +122,7 @@ def _run_case(case: dict, baselines: dict) -> dict:
                         _comparable(store.get_session(value.session_id)) != baselines[case["seed"]]:
                     findings.append({"stage": mode, "finding": "accepted", "line": case["line"]})
                 outcomes[f"replay_{mode}"] = _stage(
-                    findings, f"replay_{mode}", lambda: replay_and_save(store, value.session_id))[0]
+                    findings, f"replay_{mode}", partial(replay_and_save, store, value.session_id))[0]
             finally:
                 store.close()
     return {"outcomes": outcomes, "findings": findings}

@@ -1,27 +1,37 @@
-"""Fuzzing every importer with mutated real lines (issue 8, R-SES-5): truncation, type swaps, huge
-strings, deep nesting, invalid UTF-8, dropped keys and wrong top-level values. Seeds are the real
-transcripts of ``../shared/real-sessions/`` (skipped when absent) and the repository's fixtures and
-samples. The only failure an import may end with is :class:`SessionFormatError` naming the file and
-the line; lenient mode may skip lines but never raises anything else."""
+"""Fuzzing every importer with mutated real lines (R-SES-5): the mutation classes of
+``tests/fuzz_mutations.py`` (bad timestamps, lone surrogates, huge integers, over-long number
+literals, wrong types, truncation, invalid UTF-8, dropped keys, wrong top-level values, huge
+strings, deep nesting). Seeds are the real transcripts of ``../shared/real-sessions/`` (skipped
+when absent) and the repository's fixtures and samples; every random choice comes from a fixed
+seed. The only failure an import may end with is :class:`SessionFormatError` naming the file and
+the line; lenient mode may skip lines but never raises anything else. The store-and-replay test
+imports into a real SQLite store and replays what imported, each case under a time bound.
+``scripts/fuzz_campaign.py`` runs the same classes at a larger scale (docs/robustness.md)."""
 
 from __future__ import annotations
 
-import json
+import gzip
 import random
+import signal
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from iris.errors import SessionFormatError
+from fuzz_mutations import CLASSES, mutate_file
+from iris.errors import SessionFormatError, StorageError, WorkbenchError
 
-from workbench.importers import load_session
+from workbench.importers import detect_format, load_session
+from workbench.replay_service import replay_and_save
+from workbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "importers"
 SAMPLES = ROOT / "sample_sessions"
-CASES_PER_SEED = 28
-HUGE = 600_000
+CASES_PER_SEED = 2 * len(CLASSES)
 DEEP = 50_000
+#: Seconds one case (two imports and their replays) may take before it counts as a hang.
+CASE_SECONDS = 20
 
 #: (format, seed file) from the repository; the real sessions are added by their own test.
 REPO_SEEDS = [("native", SAMPLES / "bugfix.jsonl"), ("claude_code", FIXTURES / "claude_parallel.jsonl"),
@@ -31,88 +41,20 @@ REPO_SEEDS = [("native", SAMPLES / "bugfix.jsonl"), ("claude_code", FIXTURES / "
 REAL_SEEDS = [("claude_code", "claude_code"), ("codex", "codex_rollout"), ("openai_chat", "openai_chat")]
 
 
-def _leaves(value, path=()):
-    """Every (path, value) node of a JSON value, containers included."""
-    yield path, value
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _leaves(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _leaves(v, (*path, i))
+def _read(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if path.suffix == ".gz" else data
 
 
-def _set(doc, path, new):
-    if not path:
-        return new
-    node = doc
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = new
-    return doc
-
-
-def _other_type(rng: random.Random, value):
-    choices = [None, True, 0, -1, 3.5, "", "text", [], [1, "a"], {}, {"x": 1}]
-    return rng.choice([c for c in choices if type(c) is not type(value)])
-
-
-def _mutate_json(rng: random.Random, doc, kind: str):
-    nodes = list(_leaves(doc))
-    path, value = rng.choice(nodes)
-    if kind == "type_swap":
-        return _set(doc, path, _other_type(rng, value))
-    if kind == "huge_string":
-        strings = [p for p, v in nodes if isinstance(v, str)] or [path]
-        return _set(doc, rng.choice(strings), "Ω" + "A" * HUGE)
-    if kind == "drop_key":
-        dicts = [(p, v) for p, v in nodes if isinstance(v, dict) and v]
-        if dicts:
-            _, d = rng.choice(dicts)
-            d.pop(rng.choice(list(d)))
-        return doc
-    return doc
-
-
-def _mutate_text(rng: random.Random, text: str, kind: str) -> bytes:
-    """One mutated copy of a JSON text (a JSONL line, or a whole JSON document)."""
-    if kind == "truncate":
-        return text[: rng.randrange(max(len(text), 1))].encode()
-    if kind == "invalid_utf8":
-        data = text.encode()
-        at = rng.randrange(len(data) + 1)
-        return data[:at] + rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80\x80"]) + data[at:]
-    if kind == "deep_nesting":
-        doc = json.loads(text)
-        marker = "__DEEP__"
-        nodes = [p for p, _ in _leaves(doc)]
-        doc = _set(doc, rng.choice(nodes), marker)
-        return json.dumps(doc).replace(f'"{marker}"', "[" * DEEP + "1" + "]" * DEEP).encode()
-    if kind == "wrong_top":
-        return rng.choice([b"null", b"[]", b'"a string"', b"12", b"{}", b"true", b"[{}]"])
-    return json.dumps(_mutate_json(rng, json.loads(text), kind)).encode()
-
-
-KINDS = ("truncate", "type_swap", "huge_string", "deep_nesting", "invalid_utf8", "drop_key", "wrong_top")
-
-
-def _cases(fmt: str, seed_path: Path, rng: random.Random):
-    """Mutated files: JSONL formats get one mutated line among the first real lines; JSON
-    documents get a mutation of one node (or of the whole text)."""
-    raw = seed_path.read_text(encoding="utf-8")
-    for n in range(CASES_PER_SEED):
-        kind = KINDS[n % len(KINDS)]
-        if fmt == "openai_chat":
-            if kind in ("truncate", "invalid_utf8", "wrong_top", "deep_nesting"):
-                yield kind, None, _mutate_text(rng, raw, kind)
-            else:
-                yield kind, None, json.dumps(_mutate_json(rng, json.loads(raw), kind), indent=2).encode()
-            continue
-        lines = raw.splitlines()[:60]
-        at = rng.randrange(len(lines))
-        mutated = _mutate_text(rng, lines[at], kind)
-        body = b"\n".join([*(x.encode() for x in lines[:at]), mutated, *(x.encode() for x in lines[at + 1:])])
-        yield kind, at + 1, body + b"\n"
+def _cases(fmt: str, seed_path: Path, rng: random.Random, per_class: int = 2, max_lines: int = 60):
+    """``(class, mutated line or None, file bytes)``: JSON Lines formats get one mutated line among
+    the first ``max_lines``; JSON documents get one mutated node (or text)."""
+    raw = _read(seed_path)
+    for kind in CLASSES:
+        for _ in range(per_class):
+            made = mutate_file(rng, raw, kind, jsonl=fmt != "openai_chat", max_lines=max_lines)
+            if made is not None:
+                yield kind, made[1], made[0]
 
 
 def _check(fmt: str, path: Path, kind: str, line: int | None) -> str:
@@ -163,9 +105,102 @@ def test_r_ses_5_fuzzed_real_lines_fail_only_with_located_format_errors(fmt, fol
     assert tally["error"] > 0
 
 
+@contextmanager
+def _time_bound(seconds: int, what: str):
+    """Fail (instead of hanging the suite) when the block runs longer than ``seconds``."""
+    def expired(signum, frame):
+        raise TimeoutError(f"{what} took over {seconds} s (a hang)")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _clean(err: WorkbenchError, path: Path, store_path: Path) -> None:
+    """A clean error: the project's hierarchy, naming the file and line or field (or the store)."""
+    if isinstance(err, SessionFormatError):
+        assert err.path == str(path), str(err)
+        assert err.line is not None or err.field is not None or "empty file" in str(err), str(err)
+    elif isinstance(err, StorageError):
+        assert "saving a replay" in str(err) or str(store_path) in str(err), str(err)
+    else:
+        assert str(err).strip(), repr(err)
+
+
+def _store_and_replay(fmt: str, path: Path, stores: dict[str, Store]) -> dict[str, str]:
+    """Strict and lenient import into real stores, then the replay of what imported: returns the
+    outcome of each stage ('ok' or 'error'); any other exception fails the test."""
+    outcome: dict[str, str] = {}
+    try:
+        detect_format(path)
+    except SessionFormatError as err:
+        _clean(err, path, path)
+    for mode, store in stores.items():
+        try:
+            result = store.import_file(path, format=fmt, lenient=mode == "lenient")
+        except WorkbenchError as err:
+            _clean(err, path, store.path)
+            outcome[mode] = "error"
+            continue
+        outcome[mode] = "ok"
+        stored = store.get_session(result.session_id)
+        for message in stored.messages:  # valid text all the way down: encodable as UTF-8
+            message.model_dump_json().encode("utf-8")
+        if mode == "lenient" and outcome["strict"] == "error":
+            again = load_session(path, format=fmt, lenient=True)
+            assert again.skipped or again.warnings, f"{path.name}: strict failed, lenient listed nothing"
+        try:
+            replay_and_save(store, result.session_id)
+            outcome[f"replay {mode}"] = "ok"
+        except WorkbenchError as err:
+            _clean(err, path, store.path)
+            outcome[f"replay {mode}"] = "error"
+    return outcome
+
+
+def _fuzz_store(fmt: str, seed_path: Path, tmp_path: Path, seed: int, per_class: int) -> dict[str, int]:
+    rng = random.Random(seed)
+    tally: dict[str, int] = {}
+    stores = {mode: Store(tmp_path / f"{mode}.db") for mode in ("strict", "lenient")}
+    suffix = ".json" if fmt == "openai_chat" else ".jsonl"
+    try:
+        for n, (kind, _line, body) in enumerate(_cases(fmt, seed_path, rng, per_class, max_lines=400)):
+            path = tmp_path / f"{fmt}-{n}-{kind}{suffix}"
+            path.write_bytes(body)
+            with _time_bound(CASE_SECONDS, f"{path.name} (import and replay)"):
+                for stage, result in _store_and_replay(fmt, path, stores).items():
+                    tally[f"{stage} {result}"] = tally.get(f"{stage} {result}", 0) + 1
+            path.unlink()
+    finally:
+        for store in stores.values():
+            store.close()
+    return tally
+
+
+@pytest.mark.parametrize(("fmt", "seed_path"), REPO_SEEDS, ids=[f"{f}-{p.name}" for f, p in REPO_SEEDS])
+def test_r_ses_5_fuzzed_files_store_and_replay_or_fail_cleanly(fmt, seed_path, tmp_path):
+    """R-SES-5: every mutation class, imported strict and lenient into a real SQLite store and
+    replayed, ends in success or in a project error naming file and line/field, in bounded time."""
+    tally = _fuzz_store(fmt, seed_path, tmp_path, seed=zlib.crc32(seed_path.name.encode()), per_class=1)
+    assert tally.get("strict error", 0) > 0 and tally.get("replay lenient ok", 0) > 0, tally
+
+
+@pytest.mark.parametrize(("fmt", "folder"), REAL_SEEDS)
+def test_r_ses_5_fuzzed_real_files_store_and_replay_or_fail_cleanly(fmt, folder, real_sessions, tmp_path):
+    """R-SES-5: the same on the real transcripts (one case per mutation class)."""
+    seed_path = min((real_sessions / folder).iterdir())
+    tally = _fuzz_store(fmt, seed_path, tmp_path, seed=len(folder), per_class=1)
+    assert tally.get("strict error", 0) > 0 and tally.get("replay lenient ok", 0) > 0, tally
+
+
 def test_r_ses_5_detection_of_garbage_is_a_format_error(tmp_path):
     """R-SES-5: without a format, undetectable bytes are a SessionFormatError naming the file."""
-    for n, body in enumerate([b"\xff\xfe\x00garbage", b"[" * DEEP, b"", b"{\"type\": 5}\n", b"\x00" * 100]):
+    for n, body in enumerate([b"\xff\xfe\x00garbage", b"[" * DEEP, b"", b"{\"type\": 5}\n", b"\x00" * 100,
+                              b'{"type": "user", "n": ' + b"9" * 5000 + b"}\n"]):
         path = tmp_path / f"garbage-{n}.jsonl"
         path.write_bytes(body)
         with pytest.raises(SessionFormatError) as err:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from iris.errors import SessionFormatError
 
-from workbench.importers import load_session
+from workbench.importers import detect_format, load_session
 
 FIX = Path(__file__).parent / "fixtures" / "importers"
 
@@ -329,3 +329,217 @@ def test_r_ses_5_chat_truncated_after_the_messages(tmp_path):
     assert err.line is not None and "truncated" in err.problem
     result = load_session(path, format=OA, lenient=True)
     assert len(result.session.messages) == 7 and len(result.skipped) == 1
+
+
+# --- Regression cases found by fuzzing (scripts/fuzz_campaign.py, docs/robustness.md) ----------
+# Each one is a mutation of a repository fixture or sample that used to end in a traceback
+# (OverflowError, UnicodeEncodeError, a bare ValueError) or was silently accepted by a strict import.
+
+def _mutated(tmp_path: Path, name: str, line: int, mutate=None, raw: bytes | None = None) -> Path:
+    """A JSON Lines fixture (or sample) with line ``line`` changed by ``mutate`` or replaced."""
+    source = FIX / name if (FIX / name).exists() else Path(__file__).parents[1] / "sample_sessions" / name
+    rows = [json.loads(x) for x in source.read_text().splitlines()]
+    if mutate:
+        mutate(rows[line - 1])
+    return _write_jsonl(tmp_path / f"mutated-{name}", rows, {line: raw} if raw is not None else None)
+
+
+def _set_path(keys: tuple, value: Any):
+    def mutate(row: dict[str, Any]) -> None:
+        node = row
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] = value
+    return mutate
+
+
+def _refused(path: Path, fmt: str, line: int, field: str, words: str) -> None:
+    """Strict: one error naming line and field; lenient: that line listed as skipped."""
+    err = _strict_error(path, fmt)
+    assert (err.line, err.field) == (line, field), str(err)
+    assert words in err.problem, str(err)
+    result = load_session(path, format=fmt, lenient=True)
+    assert line in [s.line for s in result.skipped]
+    assert any(field in s.problem for s in result.skipped if s.line == line)
+
+
+BAD_TIMESTAMPS = [
+    ("claude_parallel.jsonl", CC, 5, ("timestamp",), 1e20, "timestamp"),
+    ("claude_parallel.jsonl", CC, 2, ("timestamp",), "9999-12-31T23:59:59-23:59", "timestamp"),
+    ("claude_parallel.jsonl", CC, 2, ("timestamp",), "99999999999999999999", "timestamp"),
+    ("codex_basic.jsonl", CX, 10, ("timestamp",), float("nan"), "timestamp"),
+    ("codex_basic.jsonl", CX, 10, ("timestamp",), float("inf"), "timestamp"),
+    ("codex_basic.jsonl", CX, 1, ("payload", "timestamp"), "-1e300", "payload.timestamp"),
+    ("codex_basic.jsonl", CX, 5, ("timestamp",), "0001-01-01T00:00:00+23:59", "timestamp"),
+]
+
+
+@pytest.mark.parametrize(("name", "fmt", "line", "keys", "value", "field"), BAD_TIMESTAMPS)
+def test_r_ses_5_out_of_range_timestamp_is_a_field_error(tmp_path, name, fmt, line, keys, value, field):
+    """R-SES-5: a timestamp outside years 1-9999 (or non-finite) is that line's error, not an
+    OverflowError."""
+    _refused(_mutated(tmp_path, name, line, _set_path(keys, value)), fmt, line, field, "timestamp")
+
+
+def test_r_ses_5_chat_out_of_range_timestamp(tmp_path):
+    """R-SES-5: mini-swe-agent's ``extra.timestamp`` out of range names the message's line."""
+    doc = json.loads((FIX / "mini_swe.traj.json").read_text())
+    index = next(i for i, m in enumerate(doc["messages"]) if "timestamp" in m.get("extra", {}))
+    doc["messages"][index]["extra"]["timestamp"] = -1e300
+    path = tmp_path / "traj.json"
+    path.write_text(json.dumps(doc, indent=2))
+    err = _strict_error(path, OA)
+    assert err.field == "extra.timestamp" and "timestamp" in err.problem and err.line > 1
+    assert [s.line for s in load_session(path, format=OA, lenient=True).skipped] == [err.line]
+
+
+HUGE_COUNTS = [
+    ("claude_parallel.jsonl", CC, 13, ("message", "usage", "input_tokens"), 2**64,
+     "message.usage.input_tokens"),
+    ("claude_parallel.jsonl", CC, 13, ("message", "usage", "output_tokens"), -1, "message.usage.output_tokens"),
+    ("codex_basic.jsonl", CX, 13, ("payload", "info", "last_token_usage", "input_tokens"), 10**30,
+     "payload.info.last_token_usage.input_tokens"),
+    ("codex_basic.jsonl", CX, 4, ("payload", "model_context_window"), 2**63, "payload.model_context_window"),
+    ("bugfix.jsonl", "native", 1, ("limits", "context"), 2**70, "limits.context"),
+]
+
+
+@pytest.mark.parametrize(("name", "fmt", "line", "keys", "value", "field"), HUGE_COUNTS)
+def test_r_ses_5_counts_beyond_64_bits_are_refused_at_import(tmp_path, name, fmt, line, keys, value, field):
+    """R-SES-5: token counts and windows out of range are that line's error (they used to reach
+    SQLite and fail the replay's save with OverflowError)."""
+    path = _mutated(tmp_path, name, line, _set_path(keys, value))
+    err = _strict_error(path, fmt)
+    assert (err.line, err.field) == (line, field), str(err)
+    if fmt != "native" or line != 1:  # a native header is required even in lenient mode
+        assert line in [s.line for s in load_session(path, format=fmt, lenient=True).skipped]
+
+
+def test_r_ses_5_chat_negative_usage_is_refused(tmp_path):
+    messages = json.loads((FIX / "chat_array.json").read_text())
+    messages[2]["usage"]["prompt_tokens"] = -(2**63) - 1
+    err = _strict_error(_write_chat(tmp_path / "chat.json", messages), OA)
+    assert (err.line, err.field) == (4, "usage.prompt_tokens") and "count" in err.problem
+
+
+TOO_MANY_DIGITS = b'{"type": "user", "uuid": "u9", "n": ' + b"7" * 5000 + b"}"
+
+
+@pytest.mark.parametrize(("name", "fmt", "line"), [("claude_parallel.jsonl", CC, 5),
+                                                     ("codex_basic.jsonl", CX, 10),
+                                                     ("bugfix.jsonl", "native", 3)])
+def test_r_ses_5_number_with_too_many_digits_names_the_line(tmp_path, name, fmt, line):
+    """R-SES-5: Python's JSON decoder refuses integers of more than 4,300 digits with a bare
+    ValueError; detection and import turn it into the line's format error."""
+    path = _mutated(tmp_path, name, line, raw=TOO_MANY_DIGITS)
+    assert detect_format(path) == fmt  # detection reads past the line
+    err = _strict_error(path, fmt)
+    assert err.line == line and "too many digits" in err.problem
+    assert [s.line for s in load_session(path, format=fmt, lenient=True).skipped] == [line]
+
+
+def test_r_ses_5_chat_number_with_too_many_digits(tmp_path):
+    text = (FIX / "chat_array.json").read_text().replace('"completion_tokens": 40',
+                                                         '"completion_tokens": ' + "4" * 5000)
+    path = tmp_path / "chat.json"
+    path.write_text(text)
+    err = _strict_error(path, OA)
+    assert err.line is not None and "too many digits" in err.problem
+
+
+def _surrogate(text: str) -> str:
+    return text[:3] + "\ud800" + text[3:]
+
+
+SURROGATES = [
+    ("claude_parallel.jsonl", CC, 2, ("message", "content"), "message.content"),
+    ("codex_basic.jsonl", CX, 10, ("payload", "content", 0, "text"), "payload.content[0].text"),
+    ("bugfix.jsonl", "native", 3, ("content", 0, "text"), None),
+]
+
+
+@pytest.mark.parametrize(("name", "fmt", "line", "keys", "field"), SURROGATES)
+def test_r_ses_5_lone_surrogates_are_replaced_stored_and_replayed(tmp_path, name, fmt, line, keys, field):
+    """R-SES-5: a ``\\ud800`` escape (half a UTF-16 pair) is replaced by U+FFFD at import, so the
+    store and the replay see valid text (they used to fail with UnicodeEncodeError)."""
+    from workbench.replay_service import replay_and_save
+    from workbench.store import Store
+
+    def mutate(row):
+        node = row
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] = _surrogate(node[keys[-1]])
+
+    path = _mutated(tmp_path, name, line, mutate)
+    assert b"\\ud800" in path.read_bytes()
+    result = load_session(path, format=fmt)  # strict: accepted, repaired
+    assert any("\ufffd" in m.text for m in result.session.messages)
+    if field is not None:
+        assert [(w.line, field in w.problem) for w in result.warnings if "surrogate" in w.problem] == [(line, True)]
+    with Store(tmp_path / "store.db") as store:
+        outcome = store.import_file(path, format=fmt)
+        session = store.get_session(outcome.session_id)
+        assert any("\ufffd" in m.text for m in session.messages)
+        info, _ = replay_and_save(store, outcome.session_id)
+        assert info.step_count > 0
+
+
+def test_r_ses_5_chat_lone_surrogate_in_a_key_and_a_value(tmp_path):
+    messages = json.loads((FIX / "chat_array.json").read_text())
+    messages[1]["content"][0]["text"] = "What\udfff is in config.toml?"
+    messages[1]["\ud83d"] = "stray key"
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(messages, indent=2))  # ensure_ascii: written as \\udfff escapes
+    result = load_session(path, format=OA)
+    assert result.session.messages[1].text == "What\ufffd is in config.toml?"
+    assert any("surrogate" in w.problem and w.line == 6 for w in result.warnings)
+
+
+WRONG_TYPES = [
+    ("claude_parallel.jsonl", CC, 2, ("isSidechain",), "no", "isSidechain"),
+    ("claude_parallel.jsonl", CC, 3, ("isMeta",), 1, "isMeta"),
+    ("claude_parallel.jsonl", CC, 13, ("message", "model"), 5, "message.model"),
+    ("claude_parallel.jsonl", CC, 13, ("message", "id"), ["msg_C"], "message.id"),
+    ("claude_parallel.jsonl", CC, 2, ("sessionId",), {"x": 1}, "sessionId"),
+    ("claude_parallel.jsonl", CC, 10, ("message", "content", 0, "is_error"), "true", "message.content[0].is_error"),
+    ("claude_parallel.jsonl", CC, 4, ("message", "content", 0, "signature"), 7, "message.content[0].signature"),
+    ("claude_compact.jsonl", CC, 5, ("compactMetadata", "preTokens"), "many", "compactMetadata.preTokens"),
+    ("claude_compact.jsonl", CC, 5, ("compactMetadata",), [1], "compactMetadata"),
+    ("codex_basic.jsonl", CX, 7, ("payload", "model"), 5, "payload.model"),
+    ("codex_basic.jsonl", CX, 7, ("payload", "cwd"), True, "payload.cwd"),
+    ("codex_basic.jsonl", CX, 1, ("payload", "id"), 12, "payload.id"),
+    ("codex_basic.jsonl", CX, 13, ("payload", "info"), "text", "payload.info"),
+    ("codex_basic.jsonl", CX, 4, ("payload", "model_context_window"), "258400", "payload.model_context_window"),
+]
+
+
+@pytest.mark.parametrize(("name", "fmt", "line", "keys", "value", "field"), WRONG_TYPES)
+def test_r_ses_5_strict_refuses_wrong_types_it_used_to_coerce(tmp_path, name, fmt, line, keys, value, field):
+    """R-SES-5: strict means strict: a wrong type in a field the importer reads is that line's
+    error (it used to be coerced with bool()/str() or silently dropped); lenient lists the line."""
+    err = _strict_error(_mutated(tmp_path, name, line, _set_path(keys, value)), fmt)
+    assert (err.line, err.field) == (line, field), str(err)
+    assert "must be" in err.problem
+    result = load_session(tmp_path / f"mutated-{name}", format=fmt, lenient=True)
+    assert line in [s.line for s in result.skipped]
+
+
+CHAT_WRONG_TYPES = [
+    (4, ("is_error",), "yes", "is_error"),
+    (2, ("reasoning_content",), 3, "reasoning_content"),
+    (2, ("tool_calls",), 0, "tool_calls"),
+    (5, ("usage",), 7, "usage"),
+    (2, ("usage", "prompt_tokens_details"), "512", "usage.prompt_tokens_details"),
+    (2, ("extra",), "meta", "extra"),
+]
+
+
+@pytest.mark.parametrize(("index", "keys", "value", "field"), CHAT_WRONG_TYPES)
+def test_r_ses_5_chat_strict_refuses_wrong_types(tmp_path, index, keys, value, field):
+    messages = json.loads((FIX / "chat_array.json").read_text())
+    _set_path(keys, value)(messages[index])
+    path = _write_chat(tmp_path / "chat.json", messages)
+    err = _strict_error(path, OA)
+    assert (err.line, err.field) == (index + 2, field), str(err)
+    assert index + 2 in [s.line for s in load_session(path, format=OA, lenient=True).skipped]

@@ -137,8 +137,9 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> _Line | None:
                  sidechain=as_bool(data.get("isSidechain"), "isSidechain"))
     if kind in _CONVERSATION:
         _fill_conversation(line, data)
-        meta.session_id = meta.session_id or opt_str(data.get("sessionId"), "sessionId")
-        meta.cwd = meta.cwd or opt_str(data.get("cwd"), "cwd")
+        session_id, cwd = opt_str(data.get("sessionId"), "sessionId"), opt_str(data.get("cwd"), "cwd")
+        meta.session_id = meta.session_id or session_id
+        meta.cwd = meta.cwd or cwd
         meta.started = meta.started or line.timestamp
     elif kind == "system" and data.get("subtype") == "compact_boundary":
         logical = data.get("logicalParentUuid")

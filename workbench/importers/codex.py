@@ -102,7 +102,8 @@ class _Rollout:
         self.started = parse_time(payload.get("timestamp"), "payload.timestamp")
         opt_str(payload.get("id"), "payload.id")
         self.meta = payload
-        self.cwd = self.cwd or opt_str(payload.get("cwd"), "payload.cwd")
+        cwd = opt_str(payload.get("cwd"), "payload.cwd")
+        self.cwd = self.cwd or cwd
         instructions = payload.get("base_instructions")
         text = instructions.get("text") if isinstance(instructions, dict) else payload.get("instructions")
         if isinstance(text, str) and text:
@@ -111,7 +112,8 @@ class _Rollout:
 
     def turn_context(self, payload: dict[str, Any]) -> None:
         model = opt_str(payload.get("model"), "payload.model")
-        self.cwd = self.cwd or opt_str(payload.get("cwd"), "payload.cwd")
+        cwd = opt_str(payload.get("cwd"), "payload.cwd")
+        self.cwd = self.cwd or cwd
         if model is None or model == self.model:
             return
         if self.model is not None:

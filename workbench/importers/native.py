@@ -9,6 +9,7 @@ The JSON Schema of every event is generated from the models into ``docs/session.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -26,7 +27,7 @@ from iris.session import (
 )
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from ._common import has_surrogate_escape, scrub_surrogates
+from ._common import MAX_COUNT, has_surrogate_escape, scrub_surrogates
 from ._source import open_bytes
 
 __all__ = ["NativeEvent", "dump_session", "dumps_session", "event_schema", "load_native", "parse_native_lines"]
@@ -57,6 +58,8 @@ NativeEvent = Annotated[
     Field(discriminator="type"),
 ]
 _EVENT = TypeAdapter(NativeEvent)
+#: 16 digits in a row: maybe a number beyond MAX_COUNT (checked then, not on every line).
+_LONG_NUMBER = re.compile(r"[0-9]{16}")
 
 
 class _Root(BaseModel):
@@ -131,6 +134,8 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
                                          path=path, line=lineno) from None
             if has_surrogate_escape(raw):
                 data = scrub_surrogates(data, [])
+            if _LONG_NUMBER.search(raw):  # every number of the format is a count or an index
+                _check_numbers(data, path, lineno)
             if not isinstance(data, dict):
                 raise SessionFormatError(f"expected a JSON object, got {type(data).__name__}",
                                          path=path, line=lineno)
@@ -167,6 +172,19 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
         raise SessionFormatError("empty session file (no header line)", path=path)
     return Session(header=header, messages=tuple(messages), model_switches=tuple(switches),
                    compactions=tuple(compactions), context_snapshots=tuple(snapshots))
+
+
+def _check_numbers(value: Any, path: str | Path | None, lineno: int, field: str = "") -> None:
+    """Refuse integers beyond ±MAX_COUNT (SQLite and the token arithmetic hold 64 bits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_COUNT:
+        raise SessionFormatError(f"number out of range (more than {MAX_COUNT:,})", path=path,
+                                 line=lineno, field=field or None)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_numbers(item, path, lineno, f"{field}.{key}" if field else key)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_numbers(item, path, lineno, f"{field}[{i}]")
 
 
 def load_native(path: str | Path, *, lenient: bool = False,
