@@ -207,3 +207,60 @@ def test_r_prep_7_failures_are_not_cached():
         assert client.summarize(_request("x"), timeout_seconds=5).text == GOOD
         assert srv.calls == 2
     SummaryCache.clear_memory()
+
+
+def _long_session():
+    from pathlib import Path
+
+    from workbench.importers import load_session
+
+    loaded = load_session(Path(__file__).resolve().parents[1] / "sample_sessions" / "long_session.jsonl")
+    return getattr(loaded, "session", loaded)
+
+
+def test_r_prep_7_replay_with_a_dead_endpoint_records_each_failed_step_and_counts_the_calls():
+    """R-PREP-7/R-TOK-6: in a replay the breaker stops the calls after two failures; each later
+    step that needed a summary is failed with "circuit open" (no request rendered or sent); the
+    replay's summary usage holds the client's calls, attempts, failures and refusals; the next
+    replay with the same client starts with the breaker closed."""
+    from iris.config import parse_config
+    from iris.replay import replay
+
+    session = _long_session()
+    cfg = parse_config({"compaction": {"input_budget_tokens": 96000, "timeout_seconds": 2}})
+    with ScriptedServer([Step(502, "bad gateway")]) as srv:
+        client = _client(srv)
+        started = time.monotonic()
+        r = replay(session, cfg, summarizer=client)
+        assert time.monotonic() - started < 30 and srv.calls == 6
+        failed = [p for p in r.preparations if p.phase == "failed"]
+        assert len(failed) > 2
+        reasons = [p.stage("compaction").decisions[-1].reason for p in failed]
+        assert all("HTTP 502" in x for x in reasons[:2])
+        assert all(x.startswith("summarizer error: circuit open") for x in reasons[2:])
+        c = r.run_usage.compaction
+        assert (c.calls, c.attempts, c.failures, c.refused) == (2, 6, 2, len(failed) - 2)
+        again = replay(session, cfg, summarizer=client)
+        assert srv.calls == 12 and again.run_usage.compaction.attempts == 6
+
+
+def test_r_prep_7_replay_usage_counts_every_summary_call_and_cache_hits():
+    """R-PREP-7/R-TOK-6: a working endpoint: calls and tokens counted per replay; the same replay
+    again is answered from the in-process cache (no request reaches the server)."""
+    from iris.config import parse_config
+    from iris.replay import replay
+
+    SummaryCache.clear_memory()
+    session = _long_session()
+    cfg = parse_config({"compaction": {"input_budget_tokens": 96000, "timeout_seconds": 5}})
+    with ScriptedServer([Step(200, answer("<think>x</think>" + GOOD))]) as srv:
+        first = replay(session, cfg, summarizer=_client(srv, use_cache=True))
+        sent = srv.calls
+        second = replay(session, cfg, summarizer=_client(srv, use_cache=True))
+        assert srv.calls == sent >= 1
+    a, b = first.run_usage.compaction, second.run_usage.compaction
+    assert (a.calls, a.input_tokens, a.output_tokens) == (sent, 1200 * sent, 80 * sent)
+    assert (b.calls, b.cache_hits, b.input_tokens) == (0, sent, 0)
+    assert [c.step_index for c in first.checkpoints] == [c.step_index for c in second.checkpoints]
+    assert first.checkpoints and "<think>" not in first.checkpoints[0].checkpoint_text
+    SummaryCache.clear_memory()
