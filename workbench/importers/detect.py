@@ -69,9 +69,10 @@ def detect(path: Path) -> str:
         return found
     from .registry import formats
 
+    first = next((n for n, raw in enumerate(text.splitlines(), start=1) if raw.strip()), 1)
     raise SessionFormatError(
         f"unknown session format: none of {', '.join(formats())} matches the first records",
-        path=path)
+        path=path, line=first)
 
 
 def _whole_document(path: Path, text: str) -> str | None:
