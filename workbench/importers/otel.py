@@ -36,7 +36,7 @@ from iris.session import (
 from ._builder import MessageList
 from ._common import LINE_FAILURES, LineErrors, as_int, parse_time, short_id, shorten_title
 from ._document import in_field, load_documents
-from .otel_messages import Turn, input_turns, output_turns
+from .otel_messages import Turn, has_input, input_turns, output_turns
 from .otel_spans import Span, spans_of
 
 __all__ = ["LLM_OPERATIONS", "load_otel"]
@@ -59,7 +59,7 @@ def load_otel(path: str | Path, *, lenient: bool = False,
                                  "gen_ai.operation.name chat/text_completion/generate_content/call_llm)",
                                  path=path)
     builder = _Transcript(errors, use_tool_spans=not any(
-        _has_input(s) for s in calls[1:]))
+        has_input(s) for s in calls[1:]))
     for span in spans:
         try:
             if _is_call(span):
@@ -103,10 +103,6 @@ def _is_call(span: Span) -> bool:
     if op is not None:
         return op in LLM_OPERATIONS
     return "gen_ai.request.model" in span.attrs and "gen_ai.tool.name" not in span.attrs
-
-
-def _has_input(span: Span) -> bool:
-    return input_turns(span) is not None
 
 
 class _Transcript:

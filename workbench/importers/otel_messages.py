@@ -26,12 +26,19 @@ from iris.session import ContentBlock, TextBlock, ThinkingBlock, ToolCallBlock, 
 from ._common import parse_arguments
 from .otel_spans import Span
 
-__all__ = ["Turn", "input_turns", "output_turns"]
+__all__ = ["Turn", "has_input", "input_turns", "output_turns"]
 
 Turn = tuple[str, list[ContentBlock]]
 _ROLES = {"system": "system", "developer": "system", "user": "user", "human": "user",
           "assistant": "assistant", "model": "assistant", "ai": "assistant", "tool": "tool",
           "function": "tool"}
+
+
+def has_input(span: Span) -> bool:
+    """Whether the span records its request's messages (in any convention), without reading them."""
+    attrs = span.attrs
+    return ("gen_ai.input.messages" in attrs or any(k.startswith("gen_ai.prompt.") for k in attrs)
+            or any(name == "gen_ai.content.prompt" for name, _ in span.events))
 
 
 def input_turns(span: Span) -> list[Turn] | None:
