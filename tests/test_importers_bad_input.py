@@ -511,6 +511,8 @@ WRONG_TYPES = [
     ("codex_basic.jsonl", CX, 1, ("payload", "id"), 12, "payload.id"),
     ("codex_basic.jsonl", CX, 13, ("payload", "info"), "text", "payload.info"),
     ("codex_basic.jsonl", CX, 4, ("payload", "model_context_window"), "258400", "payload.model_context_window"),
+    ("codex_basic.jsonl", CX, 9, ("payload", "summary", 0, "text"), [1, "a"], "payload.summary[0].text"),
+    ("codex_basic.jsonl", CX, 8, ("payload", "type"), -1, "payload.type"),
 ]
 
 
@@ -532,6 +534,7 @@ CHAT_WRONG_TYPES = [
     (5, ("usage",), 7, "usage"),
     (2, ("usage", "prompt_tokens_details"), "512", "usage.prompt_tokens_details"),
     (2, ("extra",), "meta", "extra"),
+    (2, ("tool_calls", 0, "function", "arguments"), [], "tool_calls[0].function.arguments"),
 ]
 
 

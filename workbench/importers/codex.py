@@ -44,6 +44,7 @@ from ._common import (
     LineErrors,
     as_dict,
     as_int,
+    as_str,
     iter_json_lines,
     opt_str,
     parse_time,
@@ -122,7 +123,7 @@ class _Rollout:
         self.model = model
 
     def event(self, payload: dict[str, Any]) -> None:
-        kind = payload.get("type")
+        kind = as_str(payload.get("type"), "payload.type")
         if kind == "token_count":
             self.token_count(payload.get("info"))
         elif kind == "task_started":

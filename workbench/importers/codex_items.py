@@ -92,8 +92,9 @@ def _reasoning_text(payload: dict[str, Any]) -> str:
     parts = []
     for source in ("summary", "content"):
         items = payload.get(source)
-        if isinstance(items, list):
-            parts = [p["text"] for p in items if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        if items is not None:
+            parts = [as_str(as_dict(p, f"payload.{source}[{i}]").get("text"), f"payload.{source}[{i}].text")
+                     for i, p in enumerate(as_list(items, f"payload.{source}"))]
         if parts:
             break
     return "\n".join(parts)

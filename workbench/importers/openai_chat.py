@@ -271,9 +271,12 @@ def _content(content: Any) -> list[ContentBlock]:
 def _call(raw: Any, i: int) -> ToolCallBlock:
     call = as_dict(raw, f"tool_calls[{i}]")
     fn = as_dict(call.get("function"), f"tool_calls[{i}].function")
+    arguments = fn.get("arguments")
+    if arguments is not None and not isinstance(arguments, (str, dict)):  # a JSON text (or its object)
+        as_str(arguments, f"tool_calls[{i}].function.arguments")  # raises the field's error
     return ToolCallBlock(id=as_str(call.get("id"), f"tool_calls[{i}].id"),
                          name=as_str(fn.get("name"), f"tool_calls[{i}].function.name"),
-                         arguments=parse_arguments(fn.get("arguments")))
+                         arguments=parse_arguments(arguments))
 
 
 def _result(raw: dict[str, Any], extra: dict[str, Any]) -> ToolResultBlock:
