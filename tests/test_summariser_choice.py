@@ -105,6 +105,7 @@ def test_r_prm_3_prompts_dir_templates_reach_the_endpoint(workbench_home, budget
 @pytest.mark.parametrize(("args", "message"), [
     (("--summarizer", "remote"), "--summarizer remote needs WORKBENCH_SUMMARY_BASE_URL"),
     (("--prompts", "/nonexistent/prompts"), "--prompts /nonexistent/prompts: not a folder"),
+    (("--summarizer", "recorded"), "holds no recorded compaction summary"),
 ])
 def test_bad_summariser_options_are_one_line_errors(workbench_home, args, message):
     out, _ = _cli("replay", str(LONG), *args, home=workbench_home, url=None)
@@ -157,3 +158,17 @@ def test_r_tok_6_summary_usage_table_shows_attempts_failures_refusals_and_cache_
     row = table.iloc[1]
     assert (row["attempts"], row["failures"], row["refused"], row["cache_hits"]) == (7, 2, 40, 3)
     assert table.iloc[0]["attempts"] == 0
+
+
+def test_r_prep_7_recorded_summariser_on_a_real_session(workbench_home, real_sessions, tmp_path):
+    """R-PREP-7: ``--summarizer recorded`` on a real Claude Code session with a recorded compaction
+    replays without a network call and says which summariser wrote the checkpoints."""
+    source = real_sessions / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"
+    config = tmp_path / "c.yaml"
+    config.write_text("compaction:\n  input_budget_tokens: 96000\n")
+    out, _ = _cli("replay", str(source), "--config", str(config), "--summarizer", "recorded",
+                  "--json", str(tmp_path / "p.jsonl"), home=workbench_home, url=None)
+    assert out.returncode == 0, out.stderr
+    text = (tmp_path / "p.jsonl").read_text()
+    assert "compactions applied: 0" not in out.stdout
+    assert "recorded summary" in text or "no recorded summary was written before" in text

@@ -62,6 +62,9 @@ def make_summariser(kind: str | None, session: Session | None, *,
     if kind == "recorded":
         if session is None:
             raise SummarizerError("the recorded summariser needs the session")
+        if not (session.compactions or any(m.is_compaction_summary for m in session.messages)):
+            raise SummarizerError(f"--summarizer recorded: session {session.header.session_id!r} "
+                                  "holds no recorded compaction summary")
         return RecordedSummarizer(session)
     if kind == "remote":
         client = OpenAICompatibleSummarizer.from_env(
