@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 PLUGIN = textwrap.dedent('''
@@ -46,10 +47,24 @@ PLUGIN = textwrap.dedent('''
 
 BROKEN = "raise RuntimeError('this plugin cannot even be imported')\n"
 
+CLASH = textwrap.dedent('''
+    class Clash:
+        """Claims a built-in's name (and every file): must not be registered."""
+        name = "codex"
+        priority = 1
 
-def _install(site: Path, dist: str, module: str, source: str, entry: str) -> None:
+        def detect(self, record):
+            return True
+
+        def load(self, path, **kwargs):
+            raise RuntimeError("never called")
+''')
+
+
+def _install(site: Path, dist: str, module: str | None, source: str, entry: str) -> None:
     """A minimal installed distribution: the module and its .dist-info with entry points."""
-    (site / f"{module}.py").write_text(source)
+    if module:
+        (site / f"{module}.py").write_text(source)
     info = site / f"{dist}-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
@@ -70,6 +85,12 @@ def test_r_ses_4_entry_point_plugin_detects_and_imports(tmp_path):
     site.mkdir()
     _install(site, "talk_importer", "talk_importer", PLUGIN, "talk = talk_importer:TalkImporter")
     _install(site, "broken_importer", "broken_importer", BROKEN, "broken = broken_importer:Nope")
+    _install(site, "clash_importer", "clash_importer", CLASH, "codex = clash_importer:Clash")
+    # What an installed context-workbench declares (pyproject): its own built-ins, not duplicated.
+    own = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    entries = own["project"]["entry-points"]["context_workbench.importers"]
+    _install(site, "context_workbench_copy", None, "",
+             "\n".join(f"{k} = {v}" for k, v in entries.items()))
     talk = tmp_path / "chat.json"
     talk.write_text(json.dumps({"talk": [{"speaker": "human", "said": "hi"},
                                          {"speaker": "bot", "said": "hello"}]}, indent=2))
@@ -85,10 +106,13 @@ def test_r_ses_4_entry_point_plugin_detects_and_imports(tmp_path):
     done = _run(site, code, str(talk))
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert "talk" in out["formats"] and out["formats"][-1] == "openai_chat"  # before the catch-all
+    assert out["formats"] == ["native", "codex", "claude_code", "swe_agent", "talk", "otel",
+                              "openai_chat"]  # by priority; the catch-all last; no duplicates
     assert out["detected"] == out["format"] == "talk" and out["roles"] == ["user", "assistant"]
-    [problem] = out["problems"]
-    assert problem.startswith("broken (broken_importer:Nope): cannot be loaded (RuntimeError")
+    assert sorted(out["problems"]) == [
+        ("broken (broken_importer:Nope): cannot be loaded (RuntimeError: this plugin cannot even be "
+         "imported)"),
+        "codex (clash_importer:Clash): the format name 'codex' is already registered"]
 
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"talk": [{"speaker": "robot", "said": "?"}]}, indent=2))

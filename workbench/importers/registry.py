@@ -75,19 +75,20 @@ class BuiltinImporter:
                       content_hash=content_hash)
 
 
-BUILTIN: tuple[BuiltinImporter, ...] = (
-    BuiltinImporter("native", 10, rules.is_native, "registry:load_native_file",
-                    "the workbench's own JSON Lines"),
-    BuiltinImporter("codex", 20, rules.is_codex, "codex:load_codex", "Codex CLI rollouts"),
-    BuiltinImporter("claude_code", 30, rules.is_claude_code, "claude_code:load_claude_code",
-                    "Claude Code transcripts"),
-    BuiltinImporter("swe_agent", 40, rules.is_swe_agent, "swe_agent:load_swe_agent",
-                    "SWE-agent .traj trajectories (1.x and 0.x)"),
-    BuiltinImporter("otel", 50, rules.is_otel, "otel:load_otel",
-                    "OpenTelemetry GenAI spans (OTLP JSON or a span list)"),
-    BuiltinImporter("openai_chat", 90, rules.is_openai_chat, "openai_chat:load_openai_chat",
-                    "OpenAI chat message lists (incl. mini-swe-agent)"),
-)
+NATIVE = BuiltinImporter("native", 10, rules.is_native, "registry:load_native_file",
+                         "the workbench's own JSON Lines")
+CODEX = BuiltinImporter("codex", 20, rules.is_codex, "codex:load_codex", "Codex CLI rollouts")
+CLAUDE_CODE = BuiltinImporter("claude_code", 30, rules.is_claude_code, "claude_code:load_claude_code",
+                              "Claude Code transcripts")
+SWE_AGENT = BuiltinImporter("swe_agent", 40, rules.is_swe_agent, "swe_agent:load_swe_agent",
+                            "SWE-agent .traj trajectories (1.x and 0.x)")
+OTEL = BuiltinImporter("otel", 50, rules.is_otel, "otel:load_otel",
+                       "OpenTelemetry GenAI spans (OTLP JSON or a span list)")
+OPENAI_CHAT = BuiltinImporter("openai_chat", 90, rules.is_openai_chat, "openai_chat:load_openai_chat",
+                              "OpenAI chat message lists (incl. mini-swe-agent)")
+BUILTIN: tuple[BuiltinImporter, ...] = (NATIVE, CODEX, CLAUDE_CODE, SWE_AGENT, OTEL, OPENAI_CHAT)
+"""Always registered, also where the package's own entry points are not installed (a checkout
+used without ``pip install``); the package declares them as entry points too."""
 
 
 def load_native_file(path: Path, *, lenient: bool, skipped: list[SessionFormatError],
@@ -136,6 +137,8 @@ def _registry() -> tuple[tuple[Importer, ...], tuple[str, ...]]:
         except Exception as exc:  # noqa: BLE001 - a broken plugin must not break importing
             problems.append(f"{ep.name} ({ep.value}): cannot be loaded ({type(exc).__name__}: {exc})")
             continue
+        if any(imp is b for b in BUILTIN):
+            continue  # this package's own entry points: registered already
         problem = _check(imp, {i.name for i in found})
         if problem:
             problems.append(f"{ep.name} ({ep.value}): {problem}")
