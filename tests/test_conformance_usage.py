@@ -59,3 +59,33 @@ def test_r_tok_6_rejected_summary_usage_is_counted_in_run_usage_compaction():
         assert (totals.input_tokens, totals.output_tokens) == (per_call[0] * len(rejected),
                                                                per_call[1] * len(rejected))
         assert result.run_usage.main.calls > 0  # the main model is counted apart
+
+
+def test_r_prep_1_final_request_ref_is_none_until_an_evidence_reference_exists(tmp_path):
+    """R-PREP-1 (seed 000 观察真实准备过程): final_request_ref is None while no external evidence
+    reference exists (no sink); a sink's reference, or the workbench store filing the request,
+    sets it, and the preparation id does not depend on it."""
+    from iris.preparation.publisher import ListSink
+
+    from workbench.evidence import open_replay
+    from workbench.replay_service import replay_and_save
+    from workbench.store import Store
+
+    session = load_native(LONG)
+    bare = replay(session)
+    assert all(p.final_request_ref is None for p in bare.preparations)
+    assert all(bare.request(p) is not None for p in bare.preparations if p.phase == "ready")
+
+    sink = ListSink()
+    sunk = replay(session, sink=sink)
+    assert [p.final_request_ref for p in sunk.preparations] == [
+        p.preparation_id for p in bare.preparations]  # ListSink's reference; ids unchanged
+    assert all(saved.final_request_ref is None for saved, _ in sink.saved)
+
+    with Store(tmp_path / "wb.db") as store:
+        session_id = store.import_file(LONG).session_id
+        info, _ = replay_and_save(store, session_id, name="r")
+        saved = open_replay(store.db, info.id)
+        last = saved.preparation(len(saved) - 1)
+        assert last.final_request_ref == bare.request(bare.preparations[-1]).ref
+        assert saved.request(last.final_request_ref) == bare.request(bare.preparations[-1])

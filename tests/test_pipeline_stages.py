@@ -66,8 +66,8 @@ def test_r_prep_1_one_preparation_per_assistant_response_with_identity():
         assert p.configuration_snapshot_id == r.configuration_snapshot_id
         assert p.input_budget == r.thresholds.input_budget
         assert p.pressure_line == r.thresholds.pressure_line
-        assert p.final_request_ref in r.requests
-        assert p.message_count == len(r.requests[p.final_request_ref].messages)
+        assert p.final_request_ref is None  # no evidence sink: no external reference (R-PREP-1)
+        assert p.message_count == len(r.request(p).messages)
 
 
 def test_r_prep_2_six_stages_in_order_with_whole_request_tokens():
@@ -93,7 +93,7 @@ def test_r_prep_2_fold_collapses_identical_reread_to_read_back_note():
     assert d.kind == "folded-repeat"
     assert (d.ref, d.read_back, d.tool_name) == ("result:2:0", "result:4:0", "Read")
     assert d.tokens_after < d.tokens_before
-    request = r.requests[last.final_request_ref]
+    request = r.request(last)
     folded = [i for i, m in enumerate(request.marks) if "folded" in m.marks]
     assert [request.marks[i].history_index for i in folded] == [2]
     assert "result:4:0" in request.messages[folded[0]].text
@@ -153,7 +153,7 @@ def test_r_pol_1_deferred_tools_are_dropped_until_used():
     assert first.final_tools == runner
     assert {d.tool_name for d in first.stage("drop_optional").decisions} == {"Read", "WebFetch"}
     assert last.final_tools == ("Read", *runner)
-    assert r.requests[last.final_request_ref].dropped == ("WebFetch",)
+    assert r.request(last).dropped == ("WebFetch",)
 
 
 def test_r_prep_4_trim_decisions_carry_category_rule_and_reference():
@@ -167,7 +167,7 @@ def test_r_prep_4_trim_decisions_carry_category_rule_and_reference():
     p, d = changed[0]
     assert d.ref == f"result:{d.message_index}:{d.block_index}"
     assert d.rule and d.reason and d.tokens_after < d.tokens_before
-    request = r.requests[p.final_request_ref]
+    request = r.request(p)
     marked = {m.history_index for m in request.marks if {"reduced", "trimmed"} & set(m.marks)}
     assert d.message_index in marked
     assert any(d.kind == "kept-recent" for _, d in decisions)
@@ -227,7 +227,7 @@ def test_r_prep_4_no_extra_estimator_calls_for_display():
     assert est.encode_calls == calls
     assert second.preparations == first.preparations
     for p in first.preparations[::7]:
-        request = first.requests[p.final_request_ref]
+        request = first.request(p)
         assert est.request_tokens(request.messages, request.tools) == p.final_input_tokens
 
 
@@ -237,7 +237,7 @@ def test_r_prep_2_context_yaml_messages_are_assembled_and_protected():
     ctx = load_context_build_input(SAMPLES / "bugfix.context.yaml")
     p = replay(s, context_input=ctx).preparations[1]
     assert p.protected_sources[0] == "context:system"
-    request = replay(s, context_input=ctx).requests[p.final_request_ref]
+    request = replay(s, context_input=ctx).request(p)
     assert request.messages[0].role == "system" and request.marks[0].origin == "context"
 
 

@@ -69,7 +69,10 @@ def test_r_prep_5_sink_saves_and_reads_back_by_id(bugfix, tmp_path):
     sink = SqliteSink(tmp_path / "evidence.db")
     r = replay(bugfix, sink=sink)
     p = r.preparations[7]
-    assert sink.load(p.preparation_id) == p.model_dump(mode="json")
+    assert p.final_request_ref == p.preparation_id  # the reference the sink returned
+    # the sink holds the engine's record, made before any evidence reference existed (R-PREP-1)
+    assert sink.load(p.preparation_id) == p.model_copy(
+        update={"final_request_ref": None}).model_dump(mode="json")
 
 
 def test_r_prep_5_failing_sink_and_subscriber_never_change_execution(bugfix):
@@ -100,5 +103,6 @@ def test_r_prep_5_list_sink_and_broker_fan_out_in_order(bugfix):
     for p in r.preparations[:3]:
         assert publisher.publish(p, r.request(p)) == p.preparation_id
     assert seen == [("a", 0), ("b", 0), ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
-    assert [req.ref for _, req in sink.saved] == [p.final_request_ref for p in r.preparations[:3]]
+    assert [req for _, req in sink.saved] == [r.request(p) for p in r.preparations[:3]]
+    assert all(p.final_request_ref is None for p in r.preparations)  # no sink: no reference
     assert publisher.failures == []

@@ -73,7 +73,7 @@ def test_r_prep_6_compaction_at_step_k_changes_the_input_of_step_k_plus_1(long_s
     c = r.checkpoints[0]
     k = c.step_index
     nxt = r.preparations[k + 1]
-    request = r.requests[nxt.final_request_ref]
+    request = r.request(nxt)
     assert request.marks[0].origin == "checkpoint" and "summarised" in request.marks[0].marks
     assert request.messages[0].is_compaction_summary
     kept = [m.history_index for m in request.marks if m.history_index is not None]

@@ -50,17 +50,21 @@ class StoreSink:
         bundle = EvidenceBundle(preparations=tuple(self._preparations), summariser=self._summariser)
         return _info_row(bundle, self.replay_id, self._session_id, self._name, self._created)
 
-    def save(self, preparation: ContextPreparation, request: PreparedRequest | None) -> str:
-        """Write one step; returns its ``preparation_id`` (the id it is read back by)."""
+    def save(self, preparation: ContextPreparation, request: PreparedRequest | None) -> str | None:
+        """Write one step; returns the evidence reference of its final request (its content hash,
+        the key it is read back by; None without a request), also written as the stored
+        preparation's ``final_request_ref``."""
+        ref = request.ref if request is not None else None
+        preparation = preparation.model_copy(update={"final_request_ref": ref})
         with self.db.atomic():
             self.db["preparations"].insert(_step_row(self.replay_id, preparation))
             self.db["stages"].insert_all(_stage_rows(self.replay_id, (preparation,)))
             self.db["decisions"].insert_all(_decision_rows(self.replay_id, (preparation,)))
-            if request is not None and preparation.final_request_ref:
-                self._requests.add(preparation.final_request_ref, request)
+            if request is not None and ref:
+                self._requests.add(ref, request)
                 self._requests.flush()
         self._preparations.append(preparation)
-        return preparation.preparation_id
+        return ref
 
     def finish(self) -> ReplayInfo:
         """Write the replay's counts (steps, phases, compactions, final tokens)."""

@@ -123,7 +123,18 @@ def workspace_templates(config: ContextConfig, workspace_root: str | Path | None
 
 def bundle_from_replay(result: Replay, *, config: ContextConfig, prompts: PromptSnapshot,
                        summariser: str = "extractive") -> EvidenceBundle:
-    """An :class:`EvidenceBundle` of an ``iris.replay.Replay`` plus its configuration/templates."""
+    """An :class:`EvidenceBundle` of an ``iris.replay.Replay`` plus its configuration/templates.
+
+    The store is the evidence layer: each final request is filed under its content hash, which
+    becomes the preparation's ``final_request_ref`` (None in the engine's record, R-PREP-1)."""
+    preparations, requests = [], {}
+    for p in result.preparations:
+        request = result.request(p)
+        if request is not None:
+            ref = p.final_request_ref or request.ref
+            requests[ref] = request
+            p = p if p.final_request_ref == ref else p.model_copy(update={"final_request_ref": ref})
+        preparations.append(p)
     archives = tuple(
         ArchiveRecord(n=n, step_index=c.step_index, path=c.archive_name,
                       text=result.archives.get(c.archive_name, ""), checkpoint_text=c.checkpoint_text)
@@ -135,7 +146,7 @@ def bundle_from_replay(result: Replay, *, config: ContextConfig, prompts: Prompt
                     else None}
                    for n, c in enumerate(result.checkpoints, start=1)]
     return EvidenceBundle(
-        preparations=result.preparations, requests=result.requests, archives=archives,
+        preparations=tuple(preparations), requests=requests, archives=archives,
         configuration_snapshot_id=result.configuration_snapshot_id,
         configuration_hash=config_hash(config),
         configuration_json=config.model_dump(mode="json", exclude={"warnings"}),

@@ -80,7 +80,8 @@ class Replay(BaseModel):
     follow the recorded limits after a model switch)."""
     preparations: tuple[ContextPreparation, ...]
     requests: dict[str, PreparedRequest]
-    """Final requests by ``final_request_ref``."""
+    """Final requests by ``preparation_id``. A preparation's ``final_request_ref`` stays None
+    until an evidence sink stores the request and returns its reference (R-PREP-1)."""
     archives: dict[str, str]
     """``history-N.md`` name → text."""
     checkpoints: tuple[AppliedCompaction, ...]
@@ -103,8 +104,7 @@ class Replay(BaseModel):
     × history. Not part of the JSON form (it depends on what an estimator had cached)."""
 
     def request(self, preparation: ContextPreparation) -> PreparedRequest | None:
-        ref = preparation.final_request_ref
-        return self.requests.get(ref) if ref else None
+        return self.requests.get(preparation.preparation_id)
 
 
 def replay(session: Session, config: Any = None, *, prompts: Any = None, summarizer: Any = None,
@@ -201,14 +201,16 @@ class _Runner:
             for k, batch in enumerate(batches):
                 outcome, tracker = self._step(k, batch.assistant_message, walk, tracker)
                 p = outcome.preparation
-                preparations.append(p)
                 if outcome.request is not None:
-                    requests[p.final_request_ref] = outcome.request
+                    requests[p.preparation_id] = outcome.request
                 if p.compaction_applied:
                     applied = self._applied(k, p, walk.previous, outcome.state.compaction)
                     checkpoints.append(applied)
                     archives[applied.archive_name] = self._archive(applied.archive_name)
-                self.publisher.publish(p, outcome.request)
+                ref = self.publisher.publish(p, outcome.request)
+                if isinstance(ref, str) and ref and outcome.request is not None:
+                    p = p.model_copy(update={"final_request_ref": ref})  # the sink's reference
+                preparations.append(p)
                 if self.progress is not None:
                     self.progress(k + 1, len(batches))
                 if p.phase == "cancelled":

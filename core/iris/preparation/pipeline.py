@@ -140,6 +140,7 @@ def _finish(start: PreparationState, state: PreparationState, settings: Pipeline
     if request is not None:
         ref = state.request_ref or request_ref(request, settings.cache.message_hash,
                                                 settings.cache.mark_json)
+        request = request.with_ref(ref)
     protected = tuple(f"context:{p.key}" for p in state.context) + tuple(
         f"contribution:{p.key}" for p in state.contributions if p.required)
     preparation = ContextPreparation(
@@ -150,7 +151,7 @@ def _finish(start: PreparationState, state: PreparationState, settings: Pipeline
         stages=records, final_tools=tuple(t.name for t in state.tools),
         final_contribution_keys=tuple(p.key or "" for p in state.contributions),
         protected_sources=protected, final_input_tokens=state.input_tokens if records else 0,
-        final_request_ref=ref, message_count=len(request.messages) if request else 0,
+        final_request_ref=None, message_count=len(request.messages) if request else 0,
         compaction_applied=phase == "ready" and state.compaction is not None,
         provider_prompt_tokens=meta.provider_prompt_tokens,
         provider_usage_kind=meta.provider_usage_kind, phase=phase, error=failure,

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..session import Message, Usage
 
@@ -276,7 +276,7 @@ class MessageMark(_Frozen):
 
 
 class PreparedRequest(_Frozen):
-    """The request as it would be sent, with per-message marks; its hash is ``final_request_ref``."""
+    """The request as it would be sent, with per-message marks; ``ref`` is its content hash."""
 
     messages: tuple[Message, ...]
     tools: tuple[dict[str, Any], ...] = ()
@@ -285,10 +285,29 @@ class PreparedRequest(_Frozen):
     dropped: tuple[str, ...] = ()
     """Keys of contributions and names of tools that were dropped (not in ``messages``/``tools``)."""
 
+    _ref: str | None = PrivateAttr(default=None)
+
     @property
     def ref(self) -> str:
-        """Content hash of this request: the preparation's ``final_request_ref``."""
-        return request_ref(self)
+        """Content hash of this request (the reference the workbench's evidence store files it
+        under; computed once, or handed over by the pipeline that already has it)."""
+        if self._ref is None:
+            self._ref = request_ref(self)
+        return self._ref
+
+    def __eq__(self, other: object) -> bool:  # the cached hash is not part of the value
+        if not isinstance(other, PreparedRequest):
+            return NotImplemented
+        return (self.messages, self.tools, self.marks, self.dropped) == (
+            other.messages, other.tools, other.marks, other.dropped)
+
+    def __hash__(self) -> int:
+        return hash(self.ref)
+
+    def with_ref(self, ref: str) -> PreparedRequest:
+        """This request, remembering its already computed content hash ``ref``."""
+        self._ref = ref
+        return self
 
 
 def request_ref(request: PreparedRequest,
@@ -387,8 +406,9 @@ class ContextPreparation(_Frozen):
     """:attr:`recorded_request_tokens` calibrated plus the overhead of the recorded window."""
 
     def with_id(self) -> ContextPreparation:
-        """A copy whose ``preparation_id`` is the hash of everything else."""
-        body = self.model_dump(mode="json", exclude={"preparation_id"})
+        """A copy whose ``preparation_id`` is the hash of everything else but the host's evidence
+        reference ``final_request_ref`` (set after the record exists, it never changes the id)."""
+        body = self.model_dump(mode="json", exclude={"preparation_id", "final_request_ref"})
         return self.model_copy(update={"preparation_id": content_hash(body)})
 
     def stage(self, name: StageName) -> StageRecord | None:
