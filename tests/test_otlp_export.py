@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import workbench as wb
 from workbench.cli import main
 from workbench.importers import load_session
 from workbench.importers.otel_messages import input_turns, output_turns
@@ -85,7 +86,7 @@ def test_r_ses_4_compacting_replay_imports_with_context_rewrites(long_session, t
     """A replay whose compaction replaces the whole context: each such request imports as a
     recorded compaction followed by the new context (compaction-provided messages)."""
     result = replay(long_session, "cost-first", label="cost-first")
-    out = result.export_otlp(tmp_path / "cost.json")
+    out = wb.export_otlp(result, tmp_path / "cost.json")
     calls = _calls(out)
     for span, prep in zip(calls, result.preparations, strict=True):
         assert _message_keys(_turn_messages(input_turns(span))) == _message_keys(

@@ -24,6 +24,7 @@ __all__ = [
     "batch",
     "build_report",
     "compare",
+    "export_otlp",
     "load_batch",
     "load_session",
     "open_store",
@@ -43,7 +44,7 @@ _HOMES = {
     "sample_path": "workbench.notebook", "build_report": "workbench.report",
     "write_report": "workbench.report", "Store": "workbench.store", "open_store": "workbench.store",
     "CorpusResult": "workbench.notebook_corpus", "batch": "workbench.notebook_corpus",
-    "load_batch": "workbench.notebook_corpus",
+    "load_batch": "workbench.notebook_corpus", "export_otlp": "workbench.otlp_export",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
@@ -59,6 +60,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         sample_path,
     )
     from .notebook_corpus import CorpusResult, batch, load_batch
+    from .otlp_export import export_otlp
     from .report import build_report, write_report
     from .store import Store, open_store
 

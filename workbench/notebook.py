@@ -205,10 +205,9 @@ class NotebookReplay:
     def export_otlp(self, path: str | Path) -> Path:
         """Write the preparations as OpenTelemetry GenAI spans (OTLP JSON) for a tracing tool;
         see :mod:`workbench.otlp_export` for what each span carries."""
-        from .otlp_export import otlp_document, write_otlp
+        from .otlp_export import export_otlp
 
-        return write_otlp(path, otlp_document(self.session, self.preparations, self.result.request,
-                                              replay_name=self.label))
+        return export_otlp(self, path)
 
     def totals(self) -> dict[str, Any]:
         """Replay-wide figures, the Configuration page's totals row: configuration, steps,

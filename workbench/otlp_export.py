@@ -32,7 +32,7 @@ from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.safe_files import write_file
 from iris.session import Message, Session
 
-__all__ = ["SCOPE", "message_parts", "otlp_document", "write_otlp"]
+__all__ = ["SCOPE", "export_otlp", "message_parts", "otlp_document", "write_otlp"]
 
 SCOPE = "context_workbench.replay"
 _MS = 1_000_000
@@ -62,6 +62,12 @@ def otlp_document(session: Session, preparations: Sequence[ContextPreparation],
     return {"resourceSpans": [{
         "resource": {"attributes": _attrs({"service.name": "context-workbench"})},
         "scopeSpans": [{"scope": {"name": SCOPE}, "spans": [root, *spans]}]}]}
+
+
+def export_otlp(replay: Any, path: str | Path) -> Path:
+    """Write a notebook replay (:class:`workbench.notebook.NotebookReplay`) as OTLP JSON."""
+    return write_otlp(path, otlp_document(replay.session, replay.preparations, replay.result.request,
+                                          replay_name=replay.label))
 
 
 def write_otlp(path: str | Path, document: dict[str, Any]) -> Path:
