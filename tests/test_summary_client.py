@@ -264,3 +264,31 @@ def test_r_prep_7_replay_usage_counts_every_summary_call_and_cache_hits():
     assert [c.step_index for c in first.checkpoints] == [c.step_index for c in second.checkpoints]
     assert first.checkpoints and "<think>" not in first.checkpoints[0].checkpoint_text
     SummaryCache.clear_memory()
+
+
+def test_r_prep_7_endpoint_refusing_temperature_gets_the_request_without_it():
+    """R-PREP-7: a model that accepts only the default temperature answers 400 naming it; the
+    request is sent again without ``temperature``, and later requests leave it out."""
+    refusal = {"error": {"message": "Unsupported value: 'temperature' does not support 0 with "
+                                    "this model. Only the default (1) value is supported."}}
+    with ScriptedServer([Step(400, refusal), Step(200, answer())]) as srv:
+        client = _client(srv, "reasoner")
+        assert client.summarize(_request("a"), timeout_seconds=5).text == GOOD
+        client.summarize(_request("b"), timeout_seconds=5)
+        assert [("temperature" in b) for b in srv.bodies] == [True, False, False]
+        assert client.stats.failures == 0
+
+
+def test_summary_cache_memory_is_bounded():
+    """The in-process cache keeps the most recently used MEMORY_ENTRIES answers."""
+    from iris.compaction.summary_cache import MEMORY_ENTRIES
+
+    SummaryCache.clear_memory()
+    cache = SummaryCache()
+    for i in range(MEMORY_ENTRIES + 5):
+        cache.put(f"k{i}", f"text {i}", None)
+        if i == MEMORY_ENTRIES - 1:  # full: using k0 makes k1 the least recently used
+            assert cache.get("k0") == ("text 0", None)  # used: kept
+    assert cache.get("k0") == ("text 0", None) and cache.get("k1") is None
+    assert cache.get(f"k{MEMORY_ENTRIES + 4}") == (f"text {MEMORY_ENTRIES + 4}", None)
+    SummaryCache.clear_memory()

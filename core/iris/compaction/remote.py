@@ -18,7 +18,8 @@ One :class:`OpenAICompatibleSummarizer` serves one replay at a time (``replay`` 
   before the summary is validated; an answer that is only reasoning is a failed call.
 * **Token parameter**: o-series and gpt-5 models are sent ``max_completion_tokens`` and no
   ``temperature``; other models ``max_tokens`` and ``temperature 0``. An endpoint that answers
-  HTTP 400 naming ``max_completion_tokens`` gets the same request again with it.
+  HTTP 400 naming ``max_completion_tokens`` (or ``temperature``) gets the same request again
+  with it (without it).
 * **Cache**: answers are kept by the hash of the endpoint, model and request body, in-process
   (shared by every client of the process) and, with ``cache_dir``, as one JSON file per request in
   that folder. A hit sends nothing and counts no tokens.
@@ -178,6 +179,8 @@ class OpenAICompatibleSummarizer:
         self.cache = SummaryCache(cache_dir) if use_cache else None
         self.token_parameter = token_parameter or (
             "max_completion_tokens" if uses_max_completion_tokens(model) else "max_tokens")
+        self.send_temperature = True
+        """False once the endpoint refused ``temperature`` (some reasoning models accept only 1)."""
         self._stats = ClientStats()
         self._consecutive_failures = 0
         self._lock = threading.Lock()
@@ -223,7 +226,7 @@ class OpenAICompatibleSummarizer:
         body: dict[str, Any] = {"model": self.model, self.token_parameter: request.max_tokens,
                                 "messages": [{"role": "system", "content": request.system_prompt},
                                              {"role": "user", "content": request.input_text}]}
-        if self.token_parameter == "max_tokens":
+        if self.token_parameter == "max_tokens" and self.send_temperature:
             body["temperature"] = 0
         return body
 
@@ -316,16 +319,27 @@ class OpenAICompatibleSummarizer:
         if status in RETRYABLE_STATUS:
             raise _Transient(f"{url} answered HTTP {status}: {response.text[:200]!r}",
                              parse_retry_after(response.headers.get("retry-after")))
-        if status == 400 and "max_completion_tokens" in response.text and "max_tokens" in body:
-            body["max_completion_tokens"] = body.pop("max_tokens")
-            body.pop("temperature", None)
-            self.token_parameter = "max_completion_tokens"
-            raise _Transient(f"{url} asked for max_completion_tokens", retry_after=0.0)
+        if status == 400 and (change := self._adapt(body, response.text)) is not None:
+            raise _Transient(f"{url} {change}", retry_after=0.0)  # sent again at once
         if status != 200:
             raise SummaryCallFailed(f"{url} answered HTTP {status}: {response.text[:200]!r}",
                                     usage=ledger.usage(self.model), attempts=ledger.attempts,
                                     permanent=status in PERMANENT_STATUS)
         return self._parse(response, ledger)
+
+    def _adapt(self, body: dict[str, Any], error: str) -> str | None:
+        """Change ``body`` (and what later requests send) after an HTTP 400 naming a parameter
+        the model does not take; None when the error names none that can be changed."""
+        if "max_completion_tokens" in error and "max_tokens" in body:
+            body["max_completion_tokens"] = body.pop("max_tokens")
+            body.pop("temperature", None)
+            self.token_parameter = "max_completion_tokens"
+            return "asked for max_completion_tokens"
+        if "temperature" in error and "temperature" in body:
+            body.pop("temperature")
+            self.send_temperature = False
+            return "refused temperature"
+        return None
 
     def _parse(self, response: httpx.Response, ledger: _Ledger) -> tuple[str, str]:
         try:

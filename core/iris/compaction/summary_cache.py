@@ -3,7 +3,8 @@
 The key is the SHA-256 of the endpoint and the canonical JSON request body (model, token limit,
 system prompt and input), so an edited template or another model is a new request, and an
 unchanged one is never paid for twice. Answers are kept in memory for the whole process (shared by
-every client) and, when a folder is given, as one ``<key>.json`` file each, written atomically.
+every client; the least recently used beyond :data:`MEMORY_ENTRIES` are dropped) and, when a
+folder is given, as one ``<key>.json`` file each, written atomically.
 """
 
 from __future__ import annotations
@@ -11,10 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, ClassVar
 
-__all__ = ["SummaryCache", "request_key"]
+from ..errors import StorageError
+
+__all__ = ["MEMORY_ENTRIES", "SummaryCache", "request_key"]
+
+MEMORY_ENTRIES = 1024
 
 
 def request_key(base_url: str, body: dict[str, Any]) -> str:
@@ -24,11 +30,10 @@ def request_key(base_url: str, body: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-
 class SummaryCache:
     """Answers by request key: in memory, and as ``<key>.json`` files under ``folder`` when given."""
 
-    _memory: ClassVar[dict[str, tuple[str, str | None]]] = {}
+    _memory: ClassVar[OrderedDict[str, tuple[str, str | None]]] = OrderedDict()
     _lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, folder: str | Path | None = None) -> None:
@@ -37,6 +42,8 @@ class SummaryCache:
     def get(self, key: str) -> tuple[str, str | None] | None:
         with self._lock:
             hit = self._memory.get(key)
+            if hit is not None:
+                self._memory.move_to_end(key)
         if hit is not None or self.folder is None:
             return hit
         path = self.folder / f"{key}.json"
@@ -45,21 +52,26 @@ class SummaryCache:
             hit = (str(data["text"]), data.get("model"))
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        with self._lock:
-            self._memory[key] = hit
+        self._remember(key, hit)
         return hit
 
-    def put(self, key: str, text: str, model: str | None) -> None:
+    def _remember(self, key: str, answer: tuple[str, str | None]) -> None:
         with self._lock:
-            self._memory[key] = (text, model)
+            self._memory[key] = answer
+            self._memory.move_to_end(key)
+            while len(self._memory) > MEMORY_ENTRIES:
+                self._memory.popitem(last=False)
+
+    def put(self, key: str, text: str, model: str | None) -> None:
+        self._remember(key, (text, model))
         if self.folder is not None:
             from ..safe_files import write_file  # deferred: only a persisted cache writes
 
             payload = json.dumps({"text": text, "model": model}, ensure_ascii=False)
             try:
                 write_file(self.folder / f"{key}.json", payload, root=self.folder.parent)
-            except OSError:
-                pass  # a cache that cannot be written only costs a later call
+            except (OSError, StorageError):
+                pass  # a cache that cannot be written (or is a symbolic link) costs a later call
 
     @classmethod
     def clear_memory(cls) -> None:
