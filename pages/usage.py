@@ -10,18 +10,33 @@ import streamlit as st
 from workbench.page_guards import require_replay, show_error
 from workbench.pricing import saved_cost_lines
 from workbench.replay_service import open_saved
-from workbench.views.usage import summary_usage_table, usage_figure, usage_table
+from workbench.truth import answer_runs, recorded_compactions, truth_steps
+from workbench.views.recorded import (
+    budget_label,
+    compaction_answer,
+    compaction_answer_text,
+    recorded_marks,
+    replay_compaction_steps,
+)
+from workbench.views.usage import estimate_error, summary_usage_table, usage_figure, usage_table
 
 st.title("Usage")
-st.caption("How does the local estimate of each replayed request compare with the provider's "
-           "prompt tokens? `≈` marks a frozen estimate (hollow markers); dashed lines are the "
-           "pressure and reminder lines; diamonds mark applied compactions.")
+st.caption("Does the estimate match what the provider counted, and where did the replay and the "
+           "agent compact? The provider's count and the **as-recorded estimate** describe the "
+           "same request (what the agent really sent); the **replayed request** is what this "
+           "replay would send. `≈` marks a frozen estimate (hollow markers); dashed lines are "
+           "the pressure and reminder lines; the thin line is the value the compaction trigger "
+           "compared; diamonds mark the replay's compactions, stars on a dash-dot line the "
+           "agent's recorded ones.")
 
 store, session_id, replay_id = require_replay()
 
 try:
     replay = open_saved(store, replay_id)
-    table = usage_table(replay.steps)
+    steps = truth_steps(replay)
+    table = usage_table(steps)
+    marks = recorded_marks(recorded_compactions(store, session_id, replay), steps)
+    runs = answer_runs(replay)
 except Exception as exc:  # noqa: BLE001 - the UI boundary
     show_error("read the usage of this replay", exc)
     st.stop()
@@ -30,20 +45,47 @@ if table.empty:
     st.info("This replay has no steps: the session has no assistant response.")
     st.stop()
 
-st.plotly_chart(usage_figure(replay.steps), key="usage_chart")
-st.caption("After the replay applies a compaction its requests differ from what the agent really "
-           "sent, so the provider's numbers stop describing the replayed request.")
+thresholds = replay.info.extras.get("thresholds") or {}
+st.markdown("**" + compaction_answer_text(replay.info.name, replay_compaction_steps(steps), marks)
+            + "**")
+error, last = estimate_error(steps), steps[-1]
+cols = st.columns(4)
+cols[0].metric("Estimate error, median", "—" if error["median_abs_pct"] is None
+               else f"{error['median_abs_pct']}%", border=True,
+               help=f"{error['basis']}, over {error['responses']} responses with provider usage")
+cols[1].metric("Estimate error, p90", "—" if error["p90_abs_pct"] is None
+               else f"{error['p90_abs_pct']}%", border=True)
+cols[2].metric("Unrecorded overhead", f"{last.unrecorded_overhead_tokens or 0:,}", border=True,
+               help="System prompt, tool schemas and framing the transcript does not contain, "
+                    "carried in every whole-request figure"
+                    + (f" (measured at step {last.overhead_measured_at})"
+                       if last.overhead_measured_at is not None else ""))
+cols[3].metric("Calibration ratio", f"{last.calibration_ratio or 1.0:.3f}", border=True,
+               help="Provider tokens per local token, from the latest earlier response")
+st.caption(f"Budget {budget_label(thresholds.get('input_budget'), thresholds.get('budget_source'), thresholds.get('budget_detail') or '')}"
+           f" · pressure line {thresholds.get('pressure_line', last.pressure_line):,}")
+
+st.plotly_chart(usage_figure(steps, recorded=marks), key="usage_chart")
+st.markdown("#### Where the replay and the agent compacted")
+st.dataframe(compaction_answer(runs, marks), hide_index=True, key="usage_answer")
 st.markdown("#### Per step")
 NUMBER = st.column_config.NumberColumn
 st.dataframe(table.drop(columns=["provider_tokens", "estimated"]), hide_index=True,
              key="usage_table",
-             column_config={"local_estimate": NUMBER("local estimate", format="localized"),
+             column_config={"local_estimate": NUMBER("local estimate (raw)", format="localized"),
                             "provider_label": "provider (≈ frozen estimate)",
-                            "difference": NUMBER("provider − local", format="localized"),
-                            "ratio": NUMBER("provider / local", format="%.3f"),
+                            "difference": NUMBER("provider − local (raw)", format="localized"),
+                            "ratio": NUMBER("provider / local (raw)", format="%.3f"),
                             "compaction_applied": "compaction applied",
                             "pressure_line": NUMBER("pressure line", format="localized"),
-                            "reminder_line": NUMBER("reminder line", format="localized")})
+                            "reminder_line": NUMBER("reminder line", format="localized"),
+                            "as_recorded_estimate": NUMBER("as-recorded estimate",
+                                                           format="localized"),
+                            "error_pct": NUMBER("error % (as-recorded vs provider)",
+                                                format="%.1f"),
+                            "replayed_request": NUMBER("replayed request", format="localized"),
+                            "trigger_tokens": NUMBER("trigger value", format="localized"),
+                            "trigger_basis": "trigger basis"})
 st.markdown("#### Summary (compaction) usage, apart from the main model")
 st.dataframe(summary_usage_table(replay.info.extras.get("run_usage")), hide_index=True,
              key="usage_summary",

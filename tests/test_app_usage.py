@@ -6,8 +6,13 @@ import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+from truth_helpers import RECORDED_PRE_TOKENS, RECORDED_STEP, store_long_with_recorded_compaction
 
+from workbench.evidence import find_replay
+from workbench.replay_service import open_saved
 from workbench.store import open_store
+from workbench.views.recorded import RECORDED
+from workbench.views.usage import REPLAYED
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")
@@ -28,11 +33,39 @@ def test_r_ui_5_chart_table_and_summary_usage():
     assert not at.exception, at.exception
     figure = json.loads(at.get("plotly_chart")[0].proto.spec)
     names = [t.get("name") for t in figure["data"]]
-    assert {"local estimate", "provider", "pressure line", "reminder line"} <= set(names)
+    assert {REPLAYED, "provider", "pressure line", "reminder line"} <= set(names)
     assert all(t.get("type") != "pie" for t in figure["data"])
-    table = at.dataframe[0].value
+    table = at.dataframe[1].value
     assert len(table) == 68 and {"local_estimate", "provider_label", "difference", "ratio"} <= \
         set(table.columns)
     assert any(str(v).startswith("≈") for v in table["provider_label"])  # long_session lacks some usage
-    summary = at.dataframe[1].value
+    summary = at.dataframe[2].value
     assert list(summary["kind"]) == ["main model", "summary (compaction)"]
+
+
+def test_recorded_compaction_error_stats_and_the_real_vs_replay_answer():
+    """The agent's recorded compaction is a star on the chart and a row of the answer table; the
+    median and p90 error of the as-recorded estimate are shown; the budget names its source."""
+    with open_store() as store:
+        session_id = store_long_with_recorded_compaction(store)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["session"] = session_id
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    stars = [t for t in figure["data"] if t.get("name") == RECORDED]
+    assert stars and stars[0]["x"] == [RECORDED_STEP] and stars[0]["y"] == [RECORDED_PRE_TOKENS]
+    lines = [s for s in figure["layout"]["shapes"] if s["line"].get("dash") == "dashdot"]
+    assert [s["x0"] for s in lines] == [RECORDED_STEP]
+    with open_store() as store:
+        steps = open_saved(store, find_replay(store.db, session_id, "default").id).steps
+    assert figure["layout"]["yaxis"]["range"][1] >= max(s.pressure_line for s in steps)
+    answer = at.dataframe[0].value
+    assert list(answer["who"]) == ["replay default", "the agent (recorded)"]
+    assert answer.iloc[1]["compacted at steps"] == str(RECORDED_STEP)
+    assert any(f"the agent compacted at steps {RECORDED_STEP}" in m.value for m in at.markdown)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Estimate error, median"].endswith("%")
+    assert metrics["Estimate error, p90"].endswith("%")
+    assert any("Budget" in c.value and "source:" in c.value for c in at.caption)

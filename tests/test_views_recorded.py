@@ -58,7 +58,7 @@ def test_one_table_answers_where_the_replay_and_the_agent_compacted():
     assert table.iloc[0]["vs the agent"] == "2 steps before the agent (step 3)"
     assert table.iloc[0]["tokens before → after"] == "1,500 → 700"
     assert table.iloc[1]["tokens before → after"] == f"1,400 → {1100 + 270:,}"
-    assert "the model catalogue" in table.iloc[0]["budget"] and "opus" in table.iloc[0]["budget"]
+    assert table.iloc[0]["budget"] == "200,000 (source: claude-opus-4-6: context 200,000)"
     assert compaction_answer_text("default", [1], marks) == (
         "replay `default` compacted at steps 1; the agent compacted at steps 3")
     assert compaction_answer_text("x", [], ()).endswith("steps none; the agent compacted at "

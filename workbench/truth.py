@@ -16,7 +16,8 @@ from typing import Any
 from .evidence import StepRow, StoredReplay
 from .store import Store
 
-__all__ = ["TRUTH_FIELDS", "TruthStep", "recorded_compactions", "truth_steps"]
+__all__ = ["TRUTH_FIELDS", "TruthStep", "answer_runs", "recorded_compactions",
+           "replay_compactions", "truth_steps"]
 
 TRUTH_FIELDS: tuple[str, ...] = (
     "trigger_tokens", "trigger_basis", "unrecorded_overhead_tokens", "overhead_measured_at",
@@ -38,14 +39,49 @@ class TruthStep(StepRow):
 
 
 def truth_steps(replay: StoredReplay) -> tuple[TruthStep, ...]:
-    """Every step of a stored replay with its whole-request figures, in step order."""
+    """Every step of a stored replay with its whole-request figures, in step order (read once
+    per reopened replay)."""
+    cached = getattr(replay, "_truth_steps", None)
+    if cached is not None:
+        return cached
     extracted = ", ".join(f"json_extract(json, '$.{f}') AS {f}" for f in TRUTH_FIELDS)
     rows = replay.db.query(f"SELECT step_index, {extracted} FROM preparations WHERE replay_id = ?",
                            [replay.id])
     extra = {r["step_index"]: r for r in rows}
-    return tuple(TruthStep(**s.model_dump(), **{f: extra.get(s.step_index, {}).get(f)
-                                                 for f in TRUTH_FIELDS})
-                 for s in replay.steps)
+    steps = tuple(TruthStep(**s.model_dump(), **{f: extra.get(s.step_index, {}).get(f)
+                                                  for f in TRUTH_FIELDS})
+                  for s in replay.steps)
+    replay._truth_steps = steps  # type: ignore[attr-defined]
+    return steps
+
+
+def replay_compactions(replay: StoredReplay,
+                       steps: tuple[TruthStep, ...] | None = None) -> list[dict[str, Any]]:
+    """The replay's own compactions as ``step``/``tokens_before``/``tokens_after``: the saved
+    figures when the replay has them, else the value its trigger compared and the whole request
+    after (both on the whole-request basis, like the agent's provider counts)."""
+    by_step = {s.step_index: s for s in (steps or truth_steps(replay))}
+    out = []
+    for c in replay.info.extras.get("compactions") or ():
+        step = int(c.get("step") if c.get("step") is not None else c["step_index"])
+        row = by_step.get(step)
+        before = c.get("tokens_before", c.get("trigger_value"))
+        after = c.get("tokens_after")
+        if row is not None:
+            before = before if before is not None else row.trigger_tokens
+            after = after if after is not None else row.whole_request_tokens
+        out.append({"step": step, "tokens_before": before, "tokens_after": after,
+                    "trigger_basis": c.get("trigger_basis") or (row.trigger_basis if row else None)})
+    return out
+
+
+def answer_runs(replay: StoredReplay) -> list[dict[str, Any]]:
+    """One run for :func:`workbench.views.recorded.compaction_answer`: this replay's label,
+    its compactions and its budget with the budget's source."""
+    t = replay.info.extras.get("thresholds") or {}
+    return [{"label": replay.info.name, "compactions": replay_compactions(replay),
+             "input_budget": t.get("input_budget"), "budget_source": t.get("budget_source"),
+             "budget_detail": t.get("budget_detail") or ""}]
 
 
 def recorded_compactions(store: Store, session_id: str,

@@ -106,8 +106,9 @@ def budget_label(budget: int | None, source: str | None, detail: str = "") -> st
     ``detail`` (the thresholds' ``budget_detail``) names the catalogue entry or limits used."""
     if budget is None:
         return "—"
-    words = BUDGET_SOURCES.get(str(source), str(source or "unknown"))
-    return f"{int(budget):,} (source: {words}" + (f"; {detail})" if detail else ")")
+    if detail:
+        return f"{int(budget):,} (source: {detail})"
+    return f"{int(budget):,} (source: {BUDGET_SOURCES.get(str(source), str(source or 'unknown'))})"
 
 
 def _steps_text(steps: Sequence[int | None]) -> str:
@@ -154,7 +155,8 @@ def compaction_answer(runs: Sequence[Mapping[str, Any]],
             "compacted at steps": _steps_text([int(c["step"]) for c in items]),
             "tokens before → after": "; ".join(pair(c.get("tokens_before"), c.get("tokens_after"))
                                                for c in items) or "—",
-            "vs the agent": "; ".join(_offset(int(c["step"]), recorded) for c in items) or "—",
+            "vs the agent": ("; ".join(_offset(int(c["step"]), recorded) for c in items)
+                             if items and recorded else "—"),
             "budget": budget_label(run.get("input_budget"), run.get("budget_source"),
                                    run.get("budget_detail") or "")})
     rows.append({"who": "the agent (recorded)",
