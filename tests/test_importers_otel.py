@@ -100,3 +100,18 @@ def test_r_ses_4_unknown_json_document_is_unknown_format(tmp_path):
     path.write_text(json.dumps({"name": "x", "settings": {"a": 1}}, indent=2))
     with pytest.raises(SessionFormatError, match="unknown session format"):
         load_session(path)
+
+
+def test_r_ses_4_otlp_written_by_protobuf_json_format(tmp_path):
+    """OTLP JSON as protobuf's own JSON printer writes it (ids in base64, int64 as strings, default
+    fields left out) imports like the hand-written fixture."""
+    json_format = pytest.importorskip("google.protobuf.json_format")
+    trace_pb2 = pytest.importorskip("opentelemetry.proto.trace.v1.trace_pb2")
+    data = json_format.Parse((FIX / "otel_otlp.json").read_text(), trace_pb2.TracesData())
+    path = tmp_path / "printed.json"
+    path.write_text(json_format.MessageToJson(data))
+    assert "resourceSpans" in path.read_text()
+    assert detect_format(path) == "otel"
+    printed, fixture = load_session(path).session, load_session(FIX / "otel_otlp.json").session
+    assert _shape(printed) == _shape(fixture)
+    assert [m.usage for m in printed.messages] == [m.usage for m in fixture.messages]

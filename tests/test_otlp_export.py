@@ -82,6 +82,23 @@ def test_r_ses_4_otlp_round_trip_gives_back_requests_and_usage(long_session, tmp
         assert message.usage.output_tokens == (recorded.output_tokens if recorded else 0)
 
 
+def test_r_ses_4_export_is_valid_otlp_for_the_official_schema(tmp_path):
+    """The file parses into the OpenTelemetry protocol's own ``TracesData`` message (field names
+    and value types as the collector reads them), and the parsed spans carry the attributes."""
+    json_format = pytest.importorskip("google.protobuf.json_format")
+    trace_pb2 = pytest.importorskip("opentelemetry.proto.trace.v1.trace_pb2")
+    result = replay(load_session(sample_path("bugfix")).session, "default")
+    out = result.export_otlp(tmp_path / "bugfix.json")
+    data = json_format.Parse(out.read_text(), trace_pb2.TracesData())
+    spans = data.resource_spans[0].scope_spans[0].spans
+    assert len(spans) == len(result.preparations) + 1 and spans[0].name.startswith("invoke_agent")
+    chat = {kv.key: kv.value for kv in spans[1].attributes}
+    assert chat["gen_ai.operation.name"].string_value == "chat"
+    assert chat["gen_ai.usage.input_tokens"].int_value == result.preparations[0].final_input_tokens
+    assert json.loads(chat["gen_ai.input.messages"].string_value)[0]["parts"]
+    assert [v.string_value for v in chat["context_workbench.stages"].array_value.values]
+
+
 def test_r_ses_4_compacting_replay_imports_with_context_rewrites(long_session, tmp_path):
     """A replay whose compaction replaces the whole context: each such request imports as a
     recorded compaction followed by the new context (compaction-provided messages)."""
