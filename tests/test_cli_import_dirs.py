@@ -47,6 +47,8 @@ def test_r_ui_9_import_directory_prints_each_file_and_a_summary(tmp_path, capsys
         "claude_code", "codex", "otel", "swe_agent"]
     assert lines[-1] == "5 files: 4 imported, 0 already stored, 1 failed"
     assert f"error: {broken}:2 [role]" in captured.err and "Traceback" not in captured.err
+    assert f"  note {root / 'run.traj'}: [info.model_stats] SWE-agent trajectories record no " \
+           "per-request usage" in captured.err
     broken.unlink()
     assert main(["import", str(root)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "4 files: 0 imported, 4 already stored, 0 failed"

@@ -128,6 +128,8 @@ def _import_one(store, path: str, args: argparse.Namespace) -> str:
               f"{outcome.message_count} messages, {len(outcome.skipped)} skipped lines)")
     for skip in outcome.skipped:
         print(f"  skipped {path}:{skip.line}: {skip.problem}", file=sys.stderr)
+    for note in () if args.quiet else outcome.warnings:
+        print(f"  note {path}{f':{note.line}' if note.line else ''}: {note.problem}", file=sys.stderr)
     return verb
 
 

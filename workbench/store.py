@@ -88,6 +88,8 @@ class ImportOutcome(_Frozen):
     format: str = ""
     title: str = ""
     message_count: int = 0
+    warnings: tuple[SkippedLine, ...] = ()
+    """What the import kept or left out that is worth knowing (e.g. "no per-request usage")."""
 
 
 class Store:
@@ -157,7 +159,7 @@ class Store:
         report(1.0, "stored" if created else "already stored")
         return ImportOutcome(session_id=session_id, created=created, skipped=result.skipped,
                              format=result.format, title=result.session.header.title,
-                             message_count=len(result.session.messages))
+                             message_count=len(result.session.messages), warnings=result.warnings)
 
     def save_session(self, session: Session, *, format: str, content_hash: str,
                      source_path: str | None, progress: Progress | None = None) -> tuple[str, bool]:
