@@ -293,7 +293,7 @@ class OpenAICompatibleSummarizer:
         try:
             return retrying(self._attempt, body, deadline, timeout, ledger)
         except _Transient as exc:
-            wait = (f"; Retry-After {exc.retry_after:g} s does not fit in {timeout:g} s"
+            wait = (f"; Retry-After {exc.retry_after:g} s is longer than this call may wait"
                     if exc.retry_after and ledger.attempts < self.policy.max_attempts else "")
             raise SummaryCallFailed(f"{exc} (gave up after {ledger.attempts} attempt(s){wait})",
                                     usage=ledger.usage(self.model),
