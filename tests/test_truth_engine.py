@@ -279,3 +279,33 @@ def test_real_claude_manual_compaction_session_estimate(tmp_path):
     assert base.recorded_compactions[0].tokens_before == 142_431
     error = estimate_error(base.preparations, base)
     assert error["median_abs_pct"] < 1 and error["p90_abs_pct"] < 3
+
+
+def test_default_replays_save_the_as_recorded_baseline_with_the_truth_fields(tmp_path):
+    """The store keeps ``as recorded`` next to ``default``; saved replays carry the calibration,
+    the recorded compactions and the trigger value and basis of each compaction."""
+    from workbench.evidence import find_replay
+    from workbench.importers.native import dump_session
+    from workbench.replay_service import (
+        RECORDED_REPLAY_NAME,
+        ensure_default_replay,
+        open_saved,
+        replay_and_save,
+    )
+    from workbench.store import open_store
+
+    path = dump_session(_generated(30, compact_at=20), tmp_path / "s.jsonl")
+    with open_store() as store:
+        sid = store.import_file(path).session_id
+        ensure_default_replay(store, sid)
+        baseline = find_replay(store.db, sid, RECORDED_REPLAY_NAME)
+        assert baseline is not None and baseline.compactions_applied == 0
+        extras = open_saved(store, baseline.id).info.extras
+        assert extras["baseline"] == "recorded"
+        assert extras["recorded_compactions"][0]["step"] == 20
+        assert extras["calibration"]["overhead_step"] == 0
+        info, _ = replay_and_save(store, sid, name="tight", config=parse_config(
+            {"compaction": {"input_budget_tokens": 60_000}}))
+        saved = open_saved(store, info.id).info.extras["compactions"]
+        assert saved and saved[0]["trigger_basis"] == "provider"
+        assert saved[0]["tokens_before"] >= saved[0]["trigger_value"] > saved[0]["tokens_after"]

@@ -139,11 +139,15 @@ def bundle_from_replay(result: Replay, *, config: ContextConfig, prompts: Prompt
         ArchiveRecord(n=n, step_index=c.step_index, path=c.archive_name,
                       text=result.archives.get(c.archive_name, ""), checkpoint_text=c.checkpoint_text)
         for n, c in enumerate(result.checkpoints, start=1))
+    from .replay_summary import applied_compactions
+
+    figures = {c["step"]: c for c in applied_compactions(result)}
     compactions = [{"n": n, "step_index": c.step_index, "cut_index": c.cut_index,
                     "first_kept_message": c.first_kept_message,
                     "archived_messages": list(c.archived_messages), "archive": c.archive_name,
                     "summary_usage": c.summary_usage.model_dump(mode="json") if c.summary_usage
-                    else None}
+                    else None,
+                    **{k: v for k, v in figures.get(c.step_index, {}).items() if k != "step"}}
                    for n, c in enumerate(result.checkpoints, start=1)]
     return EvidenceBundle(
         preparations=tuple(preparations), requests=requests, archives=archives,

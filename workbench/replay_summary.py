@@ -18,7 +18,7 @@ from iris.preparation.records import ContextPreparation
 from iris.replay import Replay
 from iris.session import Session
 
-__all__ = ["estimate_error", "replay_summary"]
+__all__ = ["applied_compactions", "estimate_error", "replay_summary"]
 
 ERROR_BASIS = ("as-recorded request: calibrated local estimate + unrecorded overhead, against "
                "provider prompt tokens (responses with trusted usage; overhead-measuring "
@@ -58,20 +58,27 @@ def _cost(session: Session, replay: Replay) -> dict[str, Any]:
     return replay_cost(session, replay)
 
 
-def replay_summary(session: Session, replay: Replay) -> dict[str, Any]:
-    """The ``--summary-json`` object (keys as docs/cli.md lists them)."""
-    t = replay.thresholds
-    compactions = []
+def applied_compactions(replay: Replay) -> list[dict[str, Any]]:
+    """The replay's own compactions: step, whole-request tokens before and after the commit, and
+    the value and basis the trigger compared."""
+    out = []
     for p in replay.preparations:
         if not p.compaction_applied:
             continue
         stage = p.stage("compaction")
         applied = next((d for d in stage.decisions if d.kind == "compaction-applied"), None)
-        compactions.append({
+        out.append({
             "step": p.step_index,
-            "tokens_before": applied.tokens_before if applied else stage.before_input_tokens,
+            "tokens_before": applied.tokens_before if applied else p.trigger_tokens,
             "tokens_after": applied.tokens_after if applied else p.whole_request_tokens,
             "trigger_value": p.trigger_tokens, "trigger_basis": p.trigger_basis})
+    return out
+
+
+def replay_summary(session: Session, replay: Replay) -> dict[str, Any]:
+    """The ``--summary-json`` object (keys as docs/cli.md lists them)."""
+    t = replay.thresholds
+    compactions = applied_compactions(replay)
     return {
         "session_id": replay.session_id,
         "model": session.header.model,
