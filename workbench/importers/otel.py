@@ -58,8 +58,7 @@ def load_otel(path: str | Path, *, lenient: bool = False,
         raise SessionFormatError(f"no GenAI model-call spans among {len(spans)} spans (expected "
                                  "gen_ai.operation.name chat/text_completion/generate_content/call_llm)",
                                  path=path)
-    builder = _Transcript(errors, use_tool_spans=not any(
-        has_input(s) for s in calls[1:]))
+    builder = _Transcript(errors, use_tool_spans=not any(has_input(s) for s in calls[1:]))
     for span in spans:
         try:
             if _is_call(span):
@@ -75,16 +74,20 @@ def load_otel(path: str | Path, *, lenient: bool = False,
         errors.warn(f"{builder.without_usage} of {len(calls)} model calls record no usage "
                     "(gen_ai.usage.*): those responses have none (estimated)")
     messages = builder.out.freeze()
-    model = next((m.model for m in messages if m.model), None)
+    return Session(header=_header(spans, messages, content_hash), messages=tuple(messages),
+                   compactions=tuple(builder.compactions))
+
+
+def _header(spans: list[Span], messages: list, content_hash: str | None) -> SessionHeader:
+    """Id: ``gen_ai.conversation.id``, else from the content hash; title: the first user text."""
     conversation = next((s.attrs.get("gen_ai.conversation.id") for s in spans
                          if isinstance(s.attrs.get("gen_ai.conversation.id"), str)), None)
     title = next((shorten_title(m.text) for m in messages if m.role == "user" and m.text.strip()),
                  "OpenTelemetry trace")
-    return Session(header=SessionHeader(
-        session_id=conversation or short_id("otel", content_hash or "sha256:unknown"),
-        title=title, source_format="otel", model=model,
-        created_at=next((m.timestamp for m in messages if m.timestamp), None)),
-        messages=tuple(messages), compactions=tuple(builder.compactions))
+    return SessionHeader(session_id=conversation or short_id("otel", content_hash or "sha256:unknown"),
+                         title=title, source_format="otel",
+                         model=next((m.model for m in messages if m.model), None),
+                         created_at=next((m.timestamp for m in messages if m.timestamp), None))
 
 
 def _read_spans(path: Path, errors: LineErrors) -> list[Span]:
