@@ -89,3 +89,79 @@ def test_r_prep_1_final_request_ref_is_none_until_an_evidence_reference_exists(t
         last = saved.preparation(len(saved) - 1)
         assert last.final_request_ref == bare.request(bare.preparations[-1]).ref
         assert saved.request(last.final_request_ref) == bare.request(bare.preparations[-1])
+
+
+# ------------------------------------------------------- old_result_preview_chars (R-POL-1/2)
+
+def _kinds_conversation():
+    from test_reduction_support import Conv
+
+    c = Conv()
+    numbered = "\n".join(f"{i:6}\tdef function_{i}(value):  # body line" for i in range(1, 80))
+    hits = "\n".join(f"src/m{i}.py:{i}:    result = needle(compute(value_{i}))" for i in range(60))
+    doc = "{" + ", ".join(f'"key_{i}": "value number {i} of the document"' for i in range(60)) + "}"
+    diff = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,40 +1,40 @@\n" + "\n".join(
+        f"-old line {i}\n+new line {i}" for i in range(40))
+    tests = "\n".join(f"tests/test_{i}.py::test_case PASSED [{i}%]" for i in range(70)) + \
+        "\n===== 70 passed in 3.2s ====="
+    skill = ("<name>deploy</name>\n<path>/skills/deploy/SKILL.md</path>\n<root>/skills/deploy</root>\n"
+             + "\n".join(f"## Step {i}\nDo the thing number {i} carefully." for i in range(40)))
+    ids = {
+        "read": c.call("Read", {"file_path": "/w/a.py"}, numbered),
+        "search": c.call("Grep", {"pattern": "needle"}, hits),
+        "json": c.call("Bash", {"command": "curl -s localhost/api"}, doc),
+        "diff": c.call("Bash", {"command": "git diff"}, diff),
+        "shell": c.call("Bash", {"command": "pytest -q"}, tests),
+        "skill": c.call("Skill", {"skill": "deploy"}, skill),
+    }
+    for i in range(3):
+        c.call("Task", {"prompt": f"{i}"}, "short")
+    return c, ids
+
+
+def _body(text: str) -> str:
+    """The trimmed body: without the read-back hint and the context-policy note."""
+    text = text.split("\n[Read back with context_read")[0]
+    at = text.rfind("output trimmed by the context policy")
+    return text[:text.rfind("[Older", 0, at)].rstrip("\n") if at >= 0 else text
+
+
+def test_r_pol_2_preview_chars_bound_the_trimmed_body_of_every_kind():
+    """R-POL-1/2 (seed 000 上下文回读与选材): old_result_preview_chars bounds the trimmed body of
+    every result kind, summaries included; 0 keeps only the note and the reference."""
+    from iris.context.policy import ContextPolicy
+    from iris.reduction import ReductionConfig
+    from test_reduction_support import decision, sent_text
+
+    c, ids = _kinds_conversation()
+    for n in (0, 100, 512):
+        res = c.reduce(config=ReductionConfig(enabled=False),
+                       policy=ContextPolicy(old_result_preview_chars=n))
+        for kind, cid in ids.items():
+            d = decision(res, cid)
+            assert d.action == "trimmed", (n, kind, d.rule)
+            text = sent_text(res, cid)
+            assert len(_body(text)) <= n, (n, kind, _body(text))
+            assert f'context_read(ref="{d.ref}")' in text
+            if n == 0:
+                assert text.startswith("[Older ") and "trimmed by the context policy" in text
+
+
+def test_r_pol_1_policy_fields_are_strict():
+    """R-POL-1: context_policy booleans and integers are strict (no "yes", "off", "2", True-as-1),
+    and the error names the field."""
+    import pytest
+    from iris.config import parse_config
+    from iris.errors import ConfigError
+
+    bad = [("enabled", "yes"), ("enabled", "off"), ("enabled", 1), ("deferred_tools", "no"),
+           ("preserve_recent_tool_groups", "2"), ("preserve_recent_tool_groups", True),
+           ("old_result_preview_chars", True), ("old_result_preview_chars", 12.5),
+           ("old_result_preview_chars", -1)]
+    for field, value in bad:
+        with pytest.raises(ConfigError) as err:
+            parse_config({"context_policy": {field: value}})
+        assert f"context_policy.{field}" in str(err.value), (field, value)
+    ok = parse_config({"context_policy": {"enabled": False, "preserve_recent_tool_groups": 0,
+                                          "old_result_preview_chars": 0}}).context_policy
+    assert (ok.enabled, ok.preserve_recent_tool_groups, ok.old_result_preview_chars) == (False, 0, 0)

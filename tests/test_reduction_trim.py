@@ -93,7 +93,10 @@ def test_r_pol_2_trimmed_structured_output_keeps_category_summary():
     g = c.call("Grep", {"pattern": "needle"}, hits)
     for i in range(2):
         c.call("Task", {"prompt": f"{i}"}, "short")
-    res = c.reduce(policy=POLICY)
+    res = c.reduce(policy=ContextPolicy(old_result_preview_chars=2000))
     d = decision(res, g)
     assert d.action == "trimmed" and sent_text(res, g).startswith("[Older grep results summarized")
     assert "src/m39.py: 39" in sent_text(res, g)
+    bounded = c.reduce(policy=POLICY)  # 512: the summary's first 512 characters and a note
+    text = sent_text(bounded, g)
+    assert text.startswith("[Older grep results summarized") and "src/m39.py: 39" not in text

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
 __all__ = ["ContextPolicy"]
 
 
 class ContextPolicy(BaseModel):
-    """Context organisation policy. Disabling read-back does not disable organisation or summary."""
+    """Context organisation policy. Disabling read-back does not disable organisation or summary.
+
+    Fields are strict: booleans are ``true``/``false`` only (no ``"yes"``, ``"off"``, ``1``) and
+    integers whole numbers only (no ``"2"``, no ``true``), like the slot fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    enabled: bool = True
+    enabled: StrictBool = True
     """Provide ``context_read``/``context_search`` and allow old-body trimming."""
-    preserve_recent_tool_groups: int = Field(2, ge=0)
+    preserve_recent_tool_groups: StrictInt = Field(2, ge=0)
     """The most recent complete tool groups are never trimmed."""
-    old_result_preview_chars: int = Field(512, ge=0)
+    old_result_preview_chars: StrictInt = Field(512, ge=0)
     """Characters of a trimmed body kept as preview (0 keeps only the note and the reference)."""
-    deferred_tools: bool = False
+    deferred_tools: StrictBool = False
     """On-demand tool disclosure; requires ``enabled: true``."""
 
     @model_validator(mode="after")

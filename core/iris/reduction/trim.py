@@ -3,9 +3,11 @@
 Only when the policy is enabled and ``context_read`` is available in the step. A result is trimmed
 when reduction kept it for no protecting reason, it lies outside the most recent
 ``preserve_recent_tool_groups`` complete tool groups, its group is closed, it is not an error, it is
-reducible, and its body is longer than ``old_result_preview_chars``. The trimmed body keeps the
-category summary when the output has a structured shape and the summary is shorter, otherwise a
-preview of ``old_result_preview_chars`` characters; the engine appends the read-back hint naming the
+reducible, and its body is longer than ``old_result_preview_chars``. The trimmed body is bounded by
+``old_result_preview_chars`` for every kind: the category summary when the output has a structured
+shape, the summary is shorter and it fits; otherwise the first ``old_result_preview_chars``
+characters of that summary (or of the output) and a note (0 keeps only the note); the engine
+appends the read-back hint naming the
 ``result:N:B`` reference (the committed original stays readable with ``context_read``, so nothing is
 archived).
 """
@@ -35,19 +37,26 @@ _SHAPE_RENDER = {"search": "search", "json": "json", "diff": "diff", "shell_succ
 
 
 def _trim_text(it: Item, policy: ContextPolicy, est: TokenEstimator) -> tuple[str, str] | None:
-    """The category summary if it saves tokens, else the preview; None when neither is smaller."""
+    """The trimmed body, bounded by ``old_result_preview_chars`` whatever the result kind: the
+    category summary when it saves tokens and fits, else the first characters of that summary
+    (or of the output) plus a note; None when nothing smaller results."""
     shape, text = it.info.shape, it.info.text
     original = est.count(text)
+    n = policy.old_result_preview_chars
+    source, what = text, "output"
     render = _SHAPE_RENDER.get(shape)
     if render:
         summary = render_base(Verdict("trimmed", "old_body_trim", shape, "", render=render), it.info)
         if est.count(summary) < original:
-            return summary, f"{shape} summary"
-    n = policy.old_result_preview_chars
+            if len(summary) <= n:
+                return summary, f"{shape} summary"
+            source, what = summary, f"{shape} summary"
+    shown = min(n, len(source))
     note = (f"[Older {it.info.tool_name.lower()} output trimmed by the context policy; "
-            f"{len(text):,} characters, the first {n:,} shown]")
-    preview = f"{text[:n]}\n{note}" if n else note
-    return (preview, f"preview of {n} characters") if est.count(preview) < original else None
+            f"{len(text):,} characters, the first {shown:,} of its {what} shown]")
+    preview = f"{source[:n]}\n{note}" if n else note
+    how = f"preview of {n} characters" + (f" of the {what}" if what != "output" else "")
+    return (preview, how) if est.count(preview) < original else None
 
 
 def plan_trims(items: list[Item], policy: ContextPolicy, est: TokenEstimator) -> None:
