@@ -119,12 +119,16 @@ def _key(item: Any) -> str:
     return item.key if hasattr(item, "key") else item.contribution.key
 
 
+#: Formats whose tools follow the OpenAI chat agents' names (bash, read_file, str_replace_editor…).
+_CHAT_TOOL_NAMES = {"swe_agent", "otel"}
+
+
 def tool_kind_map(source_format: str) -> Any:
     from ..errors import ConfigError
     from ..reduction import ToolKindMap
 
     try:
-        return ToolKindMap(format=source_format)
+        return ToolKindMap(format="openai_chat" if source_format in _CHAT_TOOL_NAMES else source_format)
     except ConfigError:  # a format without its own table uses the common (Claude Code) names
         return ToolKindMap(format="native")
 
