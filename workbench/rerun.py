@@ -184,7 +184,9 @@ def make_summarizer(kind: str, session: Session) -> Any:
     if kind == "recorded":
         return RecordedSummarizer(session)
     if kind == "remote":
-        remote = OpenAICompatibleSummarizer.from_env()
+        from .summariser_choice import summary_cache_dir
+
+        remote = OpenAICompatibleSummarizer.from_env(cache_dir=summary_cache_dir())
         if remote is None:
             raise SummarizerError(f"the remote summariser is {endpoint_status()}")
         return remote
