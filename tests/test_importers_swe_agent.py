@@ -102,3 +102,13 @@ def test_r_red_swe_agent_and_otel_tools_use_the_chat_tool_names():
         kinds = tool_kind_map(fmt)
         assert (kinds.kind("read_file"), kinds.kind("bash"), kinds.kind("find_file")) == ("read", "shell", "glob")
         assert kinds.kind_of_call("str_replace_editor", {"command": "view"}) == "read"
+
+
+def test_r_ses_4_swe_agent_tool_message_without_ids_is_an_observation(tmp_path):
+    doc = json.loads((FIX / "swe_agent_1x.traj").read_text())
+    doc["history"].append({"role": "tool", "content": "late observation", "agent": "main"})
+    path = tmp_path / "x.traj"
+    path.write_text(json.dumps(doc))
+    result = load_session(path)
+    assert (result.session.messages[-1].role, result.session.messages[-1].text) == ("user", "late observation")
+    assert any("without tool_call_ids" in w.problem for w in result.warnings)

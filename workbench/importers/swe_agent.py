@@ -97,8 +97,10 @@ def _add(out: MessageList, raw: dict[str, Any], agent: Any, errors: LineErrors, 
     if role == "tool":
         ids = raw.get("tool_call_ids") or ([raw["tool_call_id"]] if raw.get("tool_call_id") else [])
         ids = as_list(ids, "tool_call_ids")
-        if not ids:
-            raise SessionFormatError("a tool message without tool_call_ids", field="tool_call_ids")
+        if not ids:  # an observation of a non-function-calling parser: what the model read
+            errors.warn("a tool message without tool_call_ids is kept as a user message", field=where)
+            out.add("user", blocks)
+            return
         if len(ids) > 1:
             errors.warn(f"one observation answers {len(ids)} calls; it is paired with the first",
                         field=where)
