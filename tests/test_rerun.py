@@ -85,8 +85,8 @@ def endpoint(monkeypatch):
 def test_r_ui_4_variables_are_the_ones_the_engine_rendered(saved, step):
     _, stored, inputs = saved
     plain = replay(inputs.session, inputs.config, prompts=inputs.snapshot)
-    assert rerun.compaction_steps(stored) == (step,) == tuple(
-        c.step_index for c in plain.checkpoints)
+    assert rerun.compaction_steps(stored) == tuple(c.step_index for c in plain.checkpoints)
+    assert rerun.compaction_steps(stored)[0] == step
     outcome = rerun.run_step(inputs, step)
     assert set(outcome.variables) == {"compaction", "compaction_input"}
     for prompt_id, variables in outcome.variables.items():  # re-rendering gives the same text
@@ -138,9 +138,10 @@ def test_r_ui_4_whole_replay_rerun_saves_with_its_snapshot(saved, step):
     result = rerun.rerun_replay(inputs, _edited(inputs),
                                 progress=lambda done, total: progress.append((done, total)))
     assert progress[-1] == (68, 68)
-    assert [c.step_index for c in result.steps] == [step]
+    assert [c.step_index for c in result.steps] == list(rerun.compaction_steps(stored))
+    assert result.steps[0].step_index == step
     assert "+ALWAYS MENTION PENGUINS." in result.steps[0].prompt_diff
-    assert len(result.original.compactions) == len(result.edited.compactions) == 1
+    assert len(result.original.compactions) == len(result.edited.compactions) == len(result.steps)
     # the extractive checkpoint ignores the prompt: every later request is the same size
     assert [s.final_input_tokens for s in result.edited.steps] == [
         s.final_input_tokens for s in result.original.steps]
