@@ -14,16 +14,21 @@ pytest.importorskip("playwright")
 from playwright.sync_api import Page, expect
 
 from workbench.evidence import list_replays, replay_id_for
-from workbench.replay_service import BUDGET_REPLAY_NAME, ensure_default_replay
+from workbench.replay_service import (
+    BUDGET_REPLAY_NAME,
+    DEFAULT_REPLAY_NAME,
+    ensure_default_replay,
+    replay_choices,
+)
 from workbench.store import Store
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "long_session.jsonl"
 SLOW = 90_000
 
 
-def _stores_two_sessions(home: Path, tmp_path: Path) -> tuple[str, str, str]:
+def _stores_two_sessions(home: Path, tmp_path: Path) -> tuple[str, str, str, str, str]:
     """Session A (the long sample) and B (a shorter copy under another id), replays made; returns
-    (A, B, B's sidebar title)."""
+    A, B, and B's sidebar labels: its title, its default replay and its ``budget 96k`` replay."""
     lines = SAMPLE.read_text("utf-8").splitlines()
     header = {**json.loads(lines[0]), "session_id": "harbor-copy", "title": "Harbor (copy)"}
     copy = tmp_path / "harbor-copy.jsonl"
@@ -35,7 +40,9 @@ def _stores_two_sessions(home: Path, tmp_path: Path) -> tuple[str, str, str]:
             ensure_default_replay(store, session_id)
         title = next(f"{s.title} · {s.message_count} msgs" for s in store.list_sessions()
                      if s.id == b)
-    return a, b, title
+        labels = replay_choices(store, b)
+    return (a, b, title, labels[replay_id_for(b, DEFAULT_REPLAY_NAME)],
+            labels[replay_id_for(b, BUDGET_REPLAY_NAME)])
 
 
 def _replay_names(home: Path, session_id: str) -> set[str]:
@@ -47,7 +54,7 @@ def test_r_ui_4_switching_session_drops_the_rerun_so_b_cannot_store_it(page: Pag
                                                                        streamlit_factory, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    a, b, b_title = _stores_two_sessions(home, tmp_path)
+    a, b, b_title, b_default, b_budget = _stores_two_sessions(home, tmp_path)
     before_b = _replay_names(home, b)
     url = streamlit_factory(home)
     page.goto(f"{url}/templates?session={a}&replay={replay_id_for(a, BUDGET_REPLAY_NAME)}")
@@ -64,8 +71,11 @@ def test_r_ui_4_switching_session_drops_the_rerun_so_b_cannot_store_it(page: Pag
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_test_id("stSelectbox").filter(has_text="Session").click()
     page.get_by_role("option", name=b_title).click()
-    sidebar.get_by_test_id("stSelectbox").filter(has_text="Replay").click()
-    page.get_by_role("option", name=re.compile(rf"^{re.escape(BUDGET_REPLAY_NAME)} · ")).click()
+    replay = sidebar.get_by_role("combobox", name="Replay")
+    expect(replay).to_have_value(b_default, timeout=SLOW)  # the sidebar now lists B's replays
+    replay.click()
+    page.get_by_role("option", name=b_budget, exact=True).click()
+    expect(replay).to_have_value(b_budget, timeout=SLOW)
     expect(page.get_by_role("button", name="Re-run the whole replay")).to_be_visible(timeout=SLOW)
     expect(page.get_by_text("Press a re-run button to compare")).to_be_visible(timeout=SLOW)
     expect(save).to_have_count(0)
