@@ -7,12 +7,20 @@ import streamlit as st
 
 from workbench.page_guards import require_replay, show_error
 from workbench.replay_service import open_saved, session_messages
+from workbench.truth import answer_runs, recorded_compactions, truth_steps
 from workbench.views.compaction import (
     COMPACTION_KINDS,
     attempts_table,
     compactions_table,
     replay_bands,
     timeline_figure,
+)
+from workbench.views.recorded import (
+    budget_label,
+    compaction_answer,
+    compaction_answer_text,
+    recorded_marks,
+    replay_compaction_steps,
 )
 
 st.title("Compaction")
@@ -35,13 +43,25 @@ try:
 
     bands = replay_bands(compactions, request_at=request_at, session_messages=messages,
                          checkpoints={a.n: a.checkpoint_text for a in archives})
+    steps = truth_steps(replay)
+    marks = recorded_marks(recorded_compactions(store, session_id, replay), steps)
+    runs = answer_runs(replay)
 except Exception as exc:  # noqa: BLE001 - the UI boundary
     show_error("read the compactions of this replay", exc)
     st.stop()
 
+st.markdown("**" + compaction_answer_text(replay.info.name, replay_compaction_steps(steps), marks)
+            + "**")
+st.dataframe(compaction_answer(runs, marks), hide_index=True, key="cmp_answer")
+st.caption("Tokens before → after: the replay's figures are the value its trigger compared and "
+           "the whole request after the compaction (calibrated estimate + unrecorded overhead); "
+           "the agent's are its own pre-compaction count and the provider's count of its first "
+           "request after it.")
 thresholds = replay.info.extras.get("thresholds") or {}
 if thresholds:
-    st.caption(f"Budget {thresholds.get('input_budget', 0):,} ({thresholds.get('budget_source')}) · "
+    budget = budget_label(thresholds.get("input_budget"), thresholds.get("budget_source"),
+                          thresholds.get("budget_detail") or "")
+    st.caption(f"Budget {budget} · "
                f"pressure line {thresholds.get('pressure_line', 0):,} · summariser "
                f"**{replay.info.summariser}**"
                + (" (offline extractive: no model wrote these checkpoints)"
@@ -54,7 +74,8 @@ if not decisions:
     st.stop()
 
 if bands:
-    st.plotly_chart(timeline_figure(bands), key="cmp_timeline")
+    st.plotly_chart(timeline_figure(bands, recorded_at=[m.at_message for m in marks]),
+                    key="cmp_timeline")
 else:
     st.info("Compaction was planned but never applied: see the attempts below.")
 

@@ -11,7 +11,9 @@ import streamlit as st
 
 from workbench import state
 from workbench.replay_service import open_saved, session_messages
+from workbench.truth import recorded_compactions, truth_steps
 from workbench.views.colors import MARK_COLOURS, STATUS_COLOURS
+from workbench.views.recorded import budget_label, recorded_marks
 from workbench.views.step_through import (
     STAGE_EXPLANATIONS,
     RequestMessage,
@@ -60,17 +62,21 @@ except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback o
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def timeline_spec(replay_id: str, created_at: str, _steps) -> dict:
+def timeline_spec(replay_id: str, created_at: str, _replay, _session_id: str) -> dict:
     """The replay's step timeline, built once per saved replay: its 2,000 bars are the same at
-    every step, so only the current-step line changes from one step to the next."""
-    return step_timeline_figure(_steps).to_plotly_json()
+    every step, so only the current-step line changes from one step to the next. It carries the
+    trigger value, the pressure line and the agent's recorded compactions."""
+    steps = truth_steps(_replay)
+    marks = recorded_marks(recorded_compactions(store, _session_id, _replay), steps)
+    return step_timeline_figure(steps, recorded=marks).to_plotly_json()
 
 
 def timeline_at(spec: dict, current: int) -> dict:
     """The cached timeline with the current step drawn as a line (a new layout, shared data)."""
     line = {"type": "line", "xref": "x", "yref": "paper", "x0": current, "x1": current,
             "y0": 0, "y1": 1, "line": {"color": STATUS_COLOURS["candidate"], "width": 2}}
-    return {"data": spec["data"], "layout": {**spec["layout"], "shapes": [line]}}
+    shapes = [*spec["layout"].get("shapes", ()), line]
+    return {"data": spec["data"], "layout": {**spec["layout"], "shapes": shapes}}
 
 
 # The timeline of a 2,000-step replay is 2,000 bars: drawing it again on every step took most of
@@ -79,27 +85,41 @@ def timeline_at(spec: dict, current: int) -> dict:
 timeline = st.expander("Step timeline: every step's final input tokens (click a bar to open that "
                        "step)", key="st_timeline_open", on_change="rerun")
 clicked = timeline.plotly_chart(
-    timeline_at(timeline_spec(replay.id, replay.info.created_at, replay.steps), step),
+    timeline_at(timeline_spec(replay.id, replay.info.created_at, replay, session_id), step),
     key="st_timeline", on_select="rerun", selection_mode="points") if timeline.open else None
 state.follow_timeline_click(clicked.selection.points if clicked else [], step)
 head = step_header(prep)
 st.subheader(f"Step {head.step_index} of {len(replay) - 1} · response message "
              f"#{prep.response_message_index}")
-cols = st.columns([1, 2, 2, 2])
+cols = st.columns([1, 2, 2, 2, 2])
 cols[0].badge(head.phase, color=BADGE[head.phase])
-cols[1].markdown(f"**Final input** :{PRESSURE[head.pressure]}[{head.final_input_tokens:,}] of "
-                 f"{head.input_budget:,} ({head.percent_of_budget}%)")
+if head.whole_request_tokens is not None:
+    cols[1].markdown(f"**Final input (whole request)** :{PRESSURE[head.pressure]}["
+                     f"{head.whole_request_tokens:,}] of {head.input_budget:,} "
+                     f"({head.percent_of_budget}%) = raw local {head.final_input_tokens:,} × "
+                     f"{head.calibration_ratio:.3f} calibration + "
+                     f"{head.unrecorded_overhead_tokens:,} unrecorded overhead"
+                     + (f" (measured at step {head.overhead_measured_at})"
+                        if head.overhead_measured_at is not None else ""))
+else:
+    cols[1].markdown(f"**Final input** :{PRESSURE[head.pressure]}[{head.final_input_tokens:,}] of "
+                     f"{head.input_budget:,} ({head.percent_of_budget}%)")
 reminder = f"{prep.reminder_line:,}" if prep.reminder_line is not None else "off"
 cols[2].markdown(f"Pressure line {prep.pressure_line:,} · reminder {reminder}")
-cols[3].markdown(f"**Provider usage** {head.provider_label}"
+cols[3].markdown(f"**Trigger compared** {head.trigger_label}")
+cols[4].markdown(f"**Provider usage of this response** {head.provider_label}"
                  + (" (frozen estimate)" if head.provider_label.startswith("≈") else ""))
+thresholds = replay.info.extras.get("thresholds") or {}
+st.caption(f"Budget {budget_label(thresholds.get('input_budget', head.input_budget), thresholds.get('budget_source'), thresholds.get('budget_detail') or '')}")
 if head.error:
     st.error(f"This preparation is **{head.phase}** in stage `{head.error_stage or '—'}`: "
              f"{head.error}")
 
 st.markdown("#### Stages")
-st.caption("Before → after are whole-request estimates at each stage boundary, not costs that "
-           "add up.")
+st.caption("Before → after are raw local estimates of the replayed messages at each stage "
+           "boundary (no calibration, no unrecorded overhead), not costs that add up; the header's "
+           "trigger value and whole request are on the whole-request basis the lines are "
+           "compared on.")
 table = stage_table(prep)
 st.dataframe(
     table.style.map(lambda v: f"color: {STATUS_COLOURS.get(v, 'inherit')}", subset=["status"]),

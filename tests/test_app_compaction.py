@@ -49,7 +49,7 @@ def test_r_ui_3_band_cut_point_attempts_checkpoint_and_archive():
     assert {"kept raw", "summarised", "cut point"} <= names
     cut = next(t for t in figure["data"] if t.get("name") == "cut point")
     assert cut["x"] and cut["x"][0] > 0
-    attempts = at.dataframe[1].value
+    attempts = at.dataframe[2].value  # after the replay-vs-agent answer and the applied table
     assert "applied" in set(attempts["outcome"])
     codes = [c.value for c in at.code]
     assert any(c.startswith("[Context Summary]") for c in codes)

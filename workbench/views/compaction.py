@@ -28,7 +28,7 @@ from iris.preparation.records import (
 from iris.session import Message
 from pydantic import BaseModel, ConfigDict
 
-from .colors import FATE_COLOURS, PHASE_COLOURS
+from .colors import FATE_COLOURS, PHASE_COLOURS, SERIES_COLOURS
 from .step_through import describe
 
 __all__ = ["FATES", "CompactionBand", "attempts_table", "compaction_band", "compactions_table",
@@ -103,8 +103,11 @@ def compaction_band(n: int, step_index: int, *, archived: Sequence[int],
                           cut_index=cut)
 
 
-def timeline_figure(bands: Sequence[CompactionBand]) -> go.Figure:
-    """One horizontal band per compaction, coloured by fate, with the cut point as a line."""
+def timeline_figure(bands: Sequence[CompactionBand],
+                    recorded_at: Sequence[int | None] = ()) -> go.Figure:
+    """One horizontal band per compaction, coloured by fate, with the cut point as a line; the
+    agent's recorded compactions (``recorded_at``: the session index where its new context
+    starts) as dash-dot lines across every band."""
     fig = go.Figure()
     labels = [f"#{b.n} · step {b.step_index}" for b in bands]
     for fate in FATES:
@@ -126,6 +129,11 @@ def timeline_figure(bands: Sequence[CompactionBand]) -> go.Figure:
                              name="cut point", marker={"symbol": "line-ns-open", "size": 24,
                                                        "color": CUT_COLOUR},
                              hovertemplate="cut before message %{x:.0f}<extra>%{y}</extra>"))
+    for at in recorded_at:
+        if at is not None:
+            fig.add_vline(x=at - 0.5, line={"color": SERIES_COLOURS["recorded compaction"],
+                                            "dash": "dashdot", "width": 2},
+                          annotation_text="agent compacted", annotation_position="top")
     fig.update_layout(barmode="overlay", xaxis_title="session message", bargap=0.3,
                       yaxis={"autorange": "reversed", "type": "category"},
                       height=160 + 60 * len(bands),

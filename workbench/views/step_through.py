@@ -102,6 +102,7 @@ class StepHeader(_Frozen):
     """The final request on the whole-request basis (calibrated estimate + overhead)."""
     unrecorded_overhead_tokens: int = 0
     overhead_measured_at: int | None = None
+    calibration_ratio: float = 1.0
 
     @property
     def trigger_label(self) -> str:
@@ -135,7 +136,12 @@ def _trigger_basis(prep: ContextPreparation) -> str | None:
 
 
 def step_header(prep: ContextPreparation) -> StepHeader:
-    pressure = pressure_of(prep.final_input_tokens, prep.pressure_line, prep.reminder_line)
+    """The header of one step; its pressure colour and % of budget are on the whole-request basis
+    (calibrated estimate + unrecorded overhead) when the record carries it, the basis the lines
+    are compared on."""
+    whole = getattr(prep, "whole_request_tokens", None)
+    basis = prep.final_input_tokens if whole is None else whole
+    pressure = pressure_of(basis, prep.pressure_line, prep.reminder_line)
     tokens = prep.provider_prompt_tokens
     if tokens is None or prep.provider_usage_kind == "missing":
         label = "—"
@@ -144,15 +150,16 @@ def step_header(prep: ContextPreparation) -> StepHeader:
     return StepHeader(
         step_index=prep.step_index, phase=prep.phase, phase_colour=PHASE_COLOURS[prep.phase],
         final_input_tokens=prep.final_input_tokens, input_budget=prep.input_budget,
-        percent_of_budget=round(100 * prep.final_input_tokens / max(prep.input_budget, 1), 1),
+        percent_of_budget=round(100 * basis / max(prep.input_budget, 1), 1),
         pressure=pressure, pressure_colour=PRESSURE_COLOURS[pressure], provider_label=label,
         error=prep.error.message if prep.error else None,
         error_stage=prep.error.stage if prep.error else None,
         trigger_tokens=getattr(prep, "trigger_tokens", None),
         trigger_basis=_trigger_basis(prep),
-        whole_request_tokens=getattr(prep, "whole_request_tokens", None),
+        whole_request_tokens=whole,
         unrecorded_overhead_tokens=getattr(prep, "unrecorded_overhead_tokens", 0) or 0,
-        overhead_measured_at=getattr(prep, "overhead_measured_at", None))
+        overhead_measured_at=getattr(prep, "overhead_measured_at", None),
+        calibration_ratio=getattr(prep, "calibration_ratio", 1.0) or 1.0)
 
 
 def stage_table(prep: ContextPreparation) -> pd.DataFrame:

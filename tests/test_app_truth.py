@@ -1,0 +1,65 @@
+"""AppTests of the truth displays on Step-through and Compaction: the trigger value with its
+basis in the step header, the budget's source, the agent's recorded compaction on the step
+timeline, and the real-vs-replay compaction table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+from truth_helpers import RECORDED_PRE_TOKENS, RECORDED_STEP, store_long_with_recorded_compaction
+
+from workbench.store import open_store
+from workbench.views.recorded import RECORDED
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "workbench" / "app.py")
+
+
+def opened(page: str, step: int | None = None) -> AppTest:
+    with open_store() as store:
+        session_id = store_long_with_recorded_compaction(store)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["session"] = session_id
+    if step is not None:
+        at.query_params["step"] = str(step)
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_step_header_shows_trigger_value_basis_and_budget_source():
+    at = opened("../pages/step_through.py", step=30)
+    texts = [m.value for m in at.markdown]
+    trigger = next(t for t in texts if t.startswith("**Trigger compared**"))
+    assert any(basis in trigger for basis in ("provider usage", "calibrated local estimate",
+                                              "frozen ≈ estimate")), trigger
+    assert any(t.startswith("**Provider usage of this response**") for t in texts)
+    assert any(c.value.startswith("Budget ") and "(source: " in c.value for c in at.caption)
+
+
+def test_step_timeline_marks_the_recorded_compaction_and_reaches_the_pressure_line():
+    at = opened("../pages/step_through.py", step=30)
+    at.session_state["st_timeline_open"] = True
+    at.run()
+    assert not at.exception, at.exception
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    names = {t.get("name") for t in figure["data"]}
+    assert {RECORDED, "pressure line", "trigger value"} <= names
+    star = next(t for t in figure["data"] if t.get("name") == RECORDED)
+    assert star["x"] == [RECORDED_STEP] and star["y"] == [RECORDED_PRE_TOKENS]
+    shapes = figure["layout"]["shapes"]
+    assert RECORDED_STEP in [s["x0"] for s in shapes if s["line"].get("dash") == "dashdot"]
+    assert 30 in [s["x0"] for s in shapes]  # the current step is still drawn
+
+
+def test_compaction_page_answers_replay_vs_agent_and_lists_the_recorded_compaction():
+    at = opened("../pages/compaction.py")
+    answer = next(d.value for d in at.dataframe if "who" in d.value.columns)
+    assert list(answer["who"])[-1] == "the agent (recorded)"
+    assert answer.iloc[-1]["compacted at steps"] == str(RECORDED_STEP)
+    assert answer.iloc[-1]["tokens before → after"].startswith(f"{RECORDED_PRE_TOKENS:,} → ")
+    assert any(f"the agent compacted at steps {RECORDED_STEP}" in m.value for m in at.markdown)
+    assert any("(source: " in c.value for c in at.caption)
