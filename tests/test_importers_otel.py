@@ -115,3 +115,18 @@ def test_r_ses_4_otlp_written_by_protobuf_json_format(tmp_path):
     printed, fixture = load_session(path).session, load_session(FIX / "otel_otlp.json").session
     assert _shape(printed) == _shape(fixture)
     assert [m.usage for m in printed.messages] == [m.usage for m in fixture.messages]
+
+
+def test_r_ses_4_messages_on_the_inference_details_event(tmp_path):
+    """The conventions also allow the messages on a ``gen_ai.client.inference.operation.details``
+    span event instead of span attributes: the same session."""
+    doc = json.loads((FIX / "otel_otlp.json").read_text())
+    for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        moved = [a for a in span["attributes"] if a["key"].endswith((".input.messages", ".output.messages"))]
+        if moved:
+            span["attributes"] = [a for a in span["attributes"] if a not in moved]
+            span["events"] = [{"name": "gen_ai.client.inference.operation.details",
+                               "timeUnixNano": span["startTimeUnixNano"], "attributes": moved}]
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps(doc))
+    assert _shape(load_session(path).session) == _shape(load_session(FIX / "otel_otlp.json").session)

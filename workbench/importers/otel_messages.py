@@ -9,6 +9,8 @@ Conventions read, newest first:
   ``gen_ai.system_instructions`` becomes the system message;
 - the indexed attributes ``gen_ai.prompt.N.role``/``.content``/``.tool_call_id`` and
   ``gen_ai.completion.N.role``/``.content``/``.tool_calls.M.id|name|arguments`` (OpenLLMetry);
+- the same ``gen_ai.input.messages``/``gen_ai.output.messages`` on the span event
+  ``gen_ai.client.inference.operation.details``;
 - the span events ``gen_ai.content.prompt`` (attribute ``gen_ai.prompt``) and
   ``gen_ai.content.completion`` (attribute ``gen_ai.completion``), each a JSON message list;
 - any-agent's ``gen_ai.output`` (text, or JSON ``[{"tool.name", "tool.args"}]``).
@@ -34,16 +36,26 @@ _ROLES = {"system": "system", "developer": "system", "user": "user", "human": "u
           "function": "tool"}
 
 
+_DETAILS = "gen_ai.client.inference.operation.details"
+
+
+def _attrs(span: Span) -> dict[str, Any]:
+    """The span's attributes, with those of its inference-details event where the span lacks them
+    (the conventions allow the messages on either)."""
+    details = next((a for name, a in span.events if name == _DETAILS), None)
+    return {**details, **span.attrs} if details else span.attrs
+
+
 def has_input(span: Span) -> bool:
     """Whether the span records its request's messages (in any convention), without reading them."""
-    attrs = span.attrs
+    attrs = _attrs(span)
     return ("gen_ai.input.messages" in attrs or any(k.startswith("gen_ai.prompt.") for k in attrs)
             or any(name == "gen_ai.content.prompt" for name, _ in span.events))
 
 
 def input_turns(span: Span) -> list[Turn] | None:
     """The request's messages, or None when the span does not record them."""
-    attrs = span.attrs
+    attrs = _attrs(span)
     raw = _json(attrs.get("gen_ai.input.messages"), "gen_ai.input.messages")
     if raw is None:
         raw = _indexed(attrs, "gen_ai.prompt") or _event(span, "gen_ai.content.prompt", "gen_ai.prompt")
@@ -58,7 +70,7 @@ def input_turns(span: Span) -> list[Turn] | None:
 
 def output_turns(span: Span) -> list[Turn] | None:
     """The response's messages, or None when the span does not record them."""
-    attrs = span.attrs
+    attrs = _attrs(span)
     raw = _json(attrs.get("gen_ai.output.messages"), "gen_ai.output.messages")
     if raw is None:
         raw = _indexed(attrs, "gen_ai.completion") or _event(span, "gen_ai.content.completion",
