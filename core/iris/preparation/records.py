@@ -256,9 +256,12 @@ class StageRecord(_Frozen):
     name: StageName
     status: StageStatus
     before_input_tokens: int
-    """Whole-request estimate when the stage started (never a per-block cost, R-TOK-2)."""
+    """Whole-request estimate when the stage started (never a per-block cost, R-TOK-2): the local
+    tokenizer's count of the replayed messages, tool schemas and framing, without calibration or
+    the unrecorded overhead (``ContextPreparation.whole_request_tokens`` has both; compaction
+    decisions use that whole-request basis)."""
     after_input_tokens: int
-    """Whole-request estimate when the stage ended."""
+    """Whole-request estimate when the stage ended (same basis as ``before_input_tokens``)."""
     decisions: tuple[Decision, ...] = ()
     note: str = ""
     """Why a stage was skipped or what it did, in plain words."""
