@@ -65,8 +65,8 @@ def _replays(session_id: str) -> dict[str, int]:
 
 
 def test_r_ui_4_templates_rerun_on_a_is_not_saved_under_b_after_switching(two_sessions):
-    """Re-run the whole replay on A, switch the sidebar to B (and B's compacting replay), press
-    "Save edited replay": nothing is stored under B, and A's re-run is stored nowhere."""
+    """Re-run the whole replay on A and save it there (stored under A only), switch the sidebar to
+    B (and B's compacting replay), press "Save edited replay": nothing is stored under B."""
     a, b = two_sessions
     at = _select(AppTest.from_file(APP, default_timeout=180).run(), a, BUDGET_REPLAY_NAME)
     at.switch_page("../pages/templates.py").run()
@@ -75,6 +75,11 @@ def test_r_ui_4_templates_rerun_on_a_is_not_saved_under_b_after_switching(two_se
     at.button(key="tpl_rerun_all").click().run()
     assert not at.exception, at.exception
     assert _keys(at.button, "tpl_save_replay")  # A's result is on screen, ready to save
+    at.text_input(key="tpl_replay_name").input("edited on A").run()
+    at.button(key="tpl_save_replay").click().run()  # saved on A: stored under A only
+    assert not at.exception and "edited on A" in at.success[-1].value
+    assert _replays(a)["edited on A"] == _replays(a)[BUDGET_REPLAY_NAME]
+    assert "edited on A" not in _replays(b)
     before_a, before_b = _replays(a), _replays(b)
 
     _select(at, b, BUDGET_REPLAY_NAME)
@@ -86,7 +91,7 @@ def test_r_ui_4_templates_rerun_on_a_is_not_saved_under_b_after_switching(two_se
         button.click().run()
     assert not at.exception, at.exception
     assert _replays(b) == before_b  # nothing stored under B
-    assert _replays(a) == before_a  # and nothing under A either: only an explicit save stores
+    assert _replays(a) == before_a  # A's replays unchanged
     assert not _keys(at.button, "tpl_save_replay")  # A's result is not offered on B
     assert any("Press a re-run button" in c.value for c in at.caption)
 
