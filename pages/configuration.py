@@ -25,6 +25,7 @@ from workbench.summariser_choice import (
     stored_summariser,
     stored_summariser_options,
 )
+from workbench.truth import session_marks
 from workbench.views.compare import (
     compactions_table,
     compare_figure,
@@ -204,7 +205,8 @@ if compared is None:
     st.caption("Pick A and B and press Compare.")
     st.stop()
 runs = list(compared)
-st.plotly_chart(compare_figure(runs), key="cfg_compare_chart")
+st.plotly_chart(compare_figure(runs, recorded=session_marks(store, session_id)),
+                key="cfg_compare_chart")
 st.markdown("#### Totals")
 st.dataframe(totals_table(runs), hide_index=True, key="cfg_totals")
 st.markdown("#### Compactions and cut points")

@@ -19,6 +19,7 @@ from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptSource
 from workbench import rerun
 from workbench import state as wb_state
 from workbench.replay_service import open_saved, save_replay_result
+from workbench.truth import session_marks
 from workbench.views.compare import compare_figure, totals_table
 from workbench.views.templates import (
     ENGINE_RENDERED_IDS,
@@ -231,7 +232,9 @@ if key != run_key:
 if what == "step":
     show_comparison(result)
     st.stop()
-st.plotly_chart(compare_figure([result.original, result.edited]), key="tpl_rerun_chart")
+st.plotly_chart(compare_figure([result.original, result.edited],
+                               recorded=session_marks(store, stored_replay.info.session_id)),
+                key="tpl_rerun_chart")
 st.dataframe(totals_table([result.original, result.edited]), hide_index=True,
              key="tpl_rerun_totals")
 if result.steps:

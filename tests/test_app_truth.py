@@ -10,6 +10,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 from truth_helpers import RECORDED_PRE_TOKENS, RECORDED_STEP, store_long_with_recorded_compaction
 
+from workbench.replay_service import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
 from workbench.store import open_store
 from workbench.views.recorded import RECORDED
 
@@ -63,3 +64,36 @@ def test_compaction_page_answers_replay_vs_agent_and_lists_the_recorded_compacti
     assert answer.iloc[-1]["tokens before → after"].startswith(f"{RECORDED_PRE_TOKENS:,} → ")
     assert any(f"the agent compacted at steps {RECORDED_STEP}" in m.value for m in at.markdown)
     assert any("(source: " in c.value for c in at.caption)
+
+
+def test_configuration_compare_chart_marks_the_agent_and_holds_every_pressure_line():
+    at = opened("../pages/configuration.py")
+    at.selectbox(key="cfg_a").select("preset:quality-first")
+    at.selectbox(key="cfg_b").select("preset:cost-first")
+    at.button(key="cfg_compare").click().run()
+    assert not at.exception, at.exception
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    star = next(t for t in figure["data"] if t.get("name") == RECORDED)
+    assert star["x"] == [RECORDED_STEP] and star["y"] == [RECORDED_PRE_TOKENS]
+    lines = [int(t["name"].rsplit("(", 1)[1].rstrip(")").replace(",", ""))
+             for t in figure["data"] if t.get("name", "").startswith("pressure line")]
+    assert len(lines) == 2 and figure["layout"]["yaxis"]["range"][1] >= max(lines)
+
+
+def test_templates_rerun_chart_marks_the_agent_compaction():
+    with open_store() as store:
+        session_id = store_long_with_recorded_compaction(store)
+        info, _ = replay_and_save(store, session_id, name=BUDGET_REPLAY_NAME,
+                                  config=budget_96k_config())
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["session"] = session_id
+    at.run()
+    at.sidebar.selectbox(key="wb_replay").select(info.id).run()
+    at.switch_page("../pages/templates.py").run()
+    at.button(key="tpl_rerun_all").click().run()
+    assert not at.exception, at.exception
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    names = {t.get("name") for t in figure["data"]}
+    assert {"original templates", "edited templates", RECORDED} <= names
+    assert RECORDED_STEP in [s["x0"] for s in figure["layout"]["shapes"]
+                             if s["line"].get("dash") == "dashdot"]

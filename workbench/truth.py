@@ -13,11 +13,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from iris.session import index_session
+
 from .evidence import StepRow, StoredReplay
+from .replay_service import session_messages
 from .store import Store
+from .views.recorded import RecordedMark, recorded_marks
 
 __all__ = ["TRUTH_FIELDS", "TruthStep", "answer_runs", "recorded_compactions",
-           "replay_compactions", "truth_steps"]
+           "replay_compactions", "session_marks", "truth_steps"]
 
 TRUTH_FIELDS: tuple[str, ...] = (
     "trigger_tokens", "trigger_basis", "unrecorded_overhead_tokens", "overhead_measured_at",
@@ -73,6 +77,24 @@ def replay_compactions(replay: StoredReplay,
         out.append({"step": step, "tokens_before": before, "tokens_after": after,
                     "trigger_basis": c.get("trigger_basis") or (row.trigger_basis if row else None)})
     return out
+
+
+class _ResponseStep:
+    """A recorded response as a step (index, message index, provider usage) for placing marks."""
+
+    def __init__(self, index: int, message: int, usage: Any) -> None:
+        self.step_index, self.response_message_index = index, message
+        self.provider_prompt_tokens = usage.prompt_tokens if usage is not None else None
+        self.provider_usage_kind = "trusted" if usage is not None else "missing"
+
+
+def session_marks(store: Store, session_id: str) -> tuple[RecordedMark, ...]:
+    """The agent's recorded compactions placed on the session's own responses: for charts of
+    replays computed in memory (Compare, re-runs) that carry no step records of their own."""
+    messages = session_messages(store, session_id)
+    steps = [_ResponseStep(b.index, b.assistant_message, messages[b.assistant_message].usage)
+             for b in index_session(messages).batches]
+    return recorded_marks(recorded_compactions(store, session_id), steps)
 
 
 def answer_runs(replay: StoredReplay) -> list[dict[str, Any]]:
