@@ -68,7 +68,12 @@ def test_r_ses_4_collector_file_exporter_lines(tmp_path):
     path = tmp_path / "traces.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     assert detect_format(path) == "otel"
-    assert _shape(load_session(path).session) == _shape(load_session(FIX / "otel_otlp.json").session)
+    result = load_session(path)
+    assert _shape(result.session) == _shape(load_session(FIX / "otel_otlp.json").session)
+    assert not result.warnings  # one trace over two lines
+    lines[1]["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["traceId"] = "f" * 32
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert any("2 traces in one file" in w.problem for w in load_session(path).warnings)
 
 
 def test_r_ses_5_otel_without_model_calls_is_clear(tmp_path):

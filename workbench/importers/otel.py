@@ -58,6 +58,10 @@ def load_otel(path: str | Path, *, lenient: bool = False,
         raise SessionFormatError(f"no GenAI model-call spans among {len(spans)} spans (expected "
                                  "gen_ai.operation.name chat/text_completion/generate_content/call_llm)",
                                  path=path)
+    traces = {s.trace for s in calls if s.trace}
+    if len(traces) > 1:
+        errors.warn(f"{len(traces)} traces in one file: their {len(calls)} model calls are read as one "
+                    "conversation in time order")
     builder = _Transcript(errors, use_tool_spans=not any(has_input(s) for s in calls[1:]))
     for span in spans:
         try:

@@ -32,6 +32,7 @@ class Span:
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     where: str = ""
     """Where the span is in the file (``resourceSpans[0].scopeSpans[1].spans[3]``)."""
+    trace: str = ""
 
     @property
     def operation(self) -> str | None:
@@ -67,6 +68,7 @@ def _otlp_span(raw: dict[str, Any], where: str) -> Span:
               for n, e in enumerate(as_list(raw.get("events", []), f"{where}.events"))
               if isinstance(e, dict)]
     return Span(id=str(raw.get("spanId", "")), parent=raw.get("parentSpanId") or None,
+                trace=str(raw.get("traceId", "")),
                 name=str(raw.get("name", "")), start=_nanos(raw.get("startTimeUnixNano"), where),
                 attrs=_kv(raw.get("attributes", []), where), events=events, where=where)
 
@@ -112,7 +114,9 @@ def _flat(raw: Any, where: str) -> Span:
             events.append((str(e.get("name", "")),
                            _kv(ea, f"{where}.events[{n}]") if isinstance(ea, list) else dict(ea or {})))
     start = raw.get("start_time", raw.get("startTimeUnixNano", raw.get("start_time_unix_nano")))
+    trace = context.get("trace_id", raw.get("trace_id", raw.get("traceId", "")))
     return Span(id=str(span_id), parent=None if parent_id in (None, "") else str(parent_id),
+                trace=str(trace),
                 name=str(raw.get("name", "")), start=_nanos(start, where),
                 attrs=as_dict(attrs, f"{where}.attributes"), events=events, where=where)
 
