@@ -135,3 +135,21 @@ def test_r_ui_9_usage_page_builds_a_downloadable_report():
     assert not at.exception and not at.error
     downloads = at.get("download_button")
     assert len(downloads) == 1 and "report.html" in downloads[0].proto.label
+
+
+def test_report_answers_where_the_replay_and_the_agent_compacted():
+    """The report marks the agent's recorded compaction (usage chart and message timeline) and
+    answers in one table where the replay and the agent compacted; the budget names its source."""
+    from iris.session import RecordedCompaction
+
+    session = wb.load_session(LONG)
+    at = session.index.batches[40].assistant_message - 1
+    session = session.model_copy(update={"compactions": (RecordedCompaction(
+        at_message=at, pre_tokens=61_234, source="test:recorded"),)})
+    r = wb.replay(session, "cost-first")
+    html = render_report(r, config_source="cost-first")
+    assert "Where the replay and the agent compacted" in html
+    assert "the agent compacted at steps 40" in html
+    assert "agent compacted (recorded)" in html and "61,234" in html
+    assert "Estimate error (as-recorded estimate vs provider)" in html
+    assert "(source: " in html

@@ -73,16 +73,52 @@ def _section(title: str, *body: str) -> str:
     return f"<h2>{escape(title)}</h2>" + "".join(body)
 
 
+def _marks(r: NotebookReplay) -> tuple:
+    from .views.recorded import recorded_marks
+
+    placed = [c.model_dump() for c in getattr(r.result, "recorded_compactions", ())]
+    return recorded_marks(placed or r.session.compactions, r.preparations)
+
+
+def _truth(r: NotebookReplay) -> str:
+    """Where the replay and the agent compacted (one table) and the as-recorded estimate error."""
+    import pandas as pd
+
+    from .rich_html import table_html
+    from .views.recorded import (
+        compaction_answer,
+        compaction_answer_text,
+        replay_compaction_steps,
+        step_compactions,
+    )
+    from .views.usage import estimate_error
+
+    th, marks = r.result.thresholds, _marks(r)
+    runs = [{"label": r.label, "compactions": step_compactions(r.preparations),
+             "input_budget": th.input_budget, "budget_source": th.budget_source,
+             "budget_detail": getattr(th, "budget_detail", "")}]
+    answer = compaction_answer_text(r.label, replay_compaction_steps(r.preparations), marks)
+    error = estimate_error(r.preparations)
+    return _section("Where the replay and the agent compacted",
+                    f"<p><strong>{escape(answer)}</strong></p>",
+                    table_html(compaction_answer(runs, marks)),
+                    "<h3>Estimate error (as-recorded estimate vs provider)</h3>",
+                    table_html(pd.DataFrame([error])))
+
+
 def _header(r: NotebookReplay, name: str, config_source: str) -> str:
     from iris.config import config_hash
+
+    from .views.recorded import budget_label
 
     th, fmt = r.result.thresholds, r.session.header.source_format or "native"
     warnings = "".join(f"<li>{escape(w)}</li>" for w in r.config.warnings)
     return (f"<h1>Context report: {escape(name)}</h1><p>Session "
             f"<code>{escape(r.result.session_id)}</code> ({len(r.session.messages):,} messages, "
             f"{escape(fmt)}) · configuration <code>{escape(config_source or r.label)}</code> "
-            f"<code>{escape(config_hash(r.config)[:19])}…</code> · budget {th.input_budget:,} "
-            f"({escape(str(th.budget_source))}) · pressure line {th.pressure_line:,}</p>"
+            f"<code>{escape(config_hash(r.config)[:19])}…</code> · budget "
+            f"{escape(budget_label(th.input_budget, th.budget_source, getattr(th, 'budget_detail', '')))}"
+            f" · pressure line {th.pressure_line:,}</p>"
             + (f"<ul>{warnings}</ul>" if warnings else ""))
 
 
@@ -92,13 +128,17 @@ def _sections(r: NotebookReplay) -> list[str]:
     from iris.config import config_to_yaml
 
     from .rich_html import table_html
+    from .views.compaction import timeline_figure
 
     steps = len(r)
-    timeline = (_figure(r.figure("timeline"), "wb-timeline") if r.result.checkpoints else
+    recorded_at = [m.at_message for m in _marks(r)]
+    timeline = (_figure(timeline_figure(r.bands(), recorded_at=recorded_at), "wb-timeline")
+                if r.result.checkpoints else
                 "<p class='wb-muted'>No compaction was applied: every request stayed below the "
                 "pressure line.</p>")
     return [
         _section("Summary", table_html(pd.DataFrame([r.totals()]))),
+        _truth(r),
         _section("Usage: local estimate vs provider", _figure(r.figure("usage"), "wb-usage"),
                  "<details><summary>Per step</summary>",
                  table_html(r.usage().drop(columns=["provider_tokens", "estimated"])), "</details>",

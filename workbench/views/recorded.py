@@ -25,7 +25,7 @@ from .colors import SERIES_COLOURS
 
 __all__ = ["BUDGET_SOURCES", "RecordedMark", "add_recorded_marks", "add_trigger_trace",
            "budget_label", "compaction_answer", "compaction_answer_text", "recorded_marks",
-           "replay_compaction_steps", "trigger_points", "y_range"]
+           "replay_compaction_steps", "step_compactions", "trigger_points", "y_range"]
 
 RECORDED = "agent compacted (recorded)"
 TRIGGER = "trigger value"
@@ -99,6 +99,19 @@ def recorded_marks(compactions: Iterable[Any], steps: Sequence[Any]) -> tuple[Re
 def replay_compaction_steps(steps: Iterable[Any]) -> tuple[int, ...]:
     """Steps where the replay applied a compaction of its own."""
     return tuple(sorted(s.step_index for s in steps if s.compaction_applied))
+
+
+def step_compactions(steps: Iterable[Any]) -> list[dict[str, Any]]:
+    """The replay's own compactions from its step records: the value its trigger compared and
+    the whole request after (whole-request basis; the raw local estimate for older records)."""
+    out = []
+    for s in steps:
+        if s.compaction_applied:
+            after = getattr(s, "whole_request_tokens", None)
+            out.append({"step": s.step_index, "tokens_before": getattr(s, "trigger_tokens", None),
+                        "tokens_after": s.final_input_tokens if after is None else after,
+                        "trigger_basis": getattr(s, "trigger_basis", None)})
+    return out
 
 
 def budget_label(budget: int | None, source: str | None, detail: str = "") -> str:
