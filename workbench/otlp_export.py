@@ -71,10 +71,11 @@ def export_otlp(replay: Any, path: str | Path) -> Path:
 
 
 def write_otlp(path: str | Path, document: dict[str, Any]) -> Path:
-    """Write the document (atomically; a symbolic link at the target is refused)."""
+    """Write the document on one line, as the collector's file exporter writes and its
+    ``otlpjsonfile`` receiver reads (atomically; a symbolic link at the target is refused)."""
     path = Path(path)
     try:
-        write_file(path, json.dumps(document, ensure_ascii=False, indent=1) + "\n")
+        write_file(path, json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
     except OSError as exc:
         raise StorageError(f"{path}: cannot write the OTLP file ({exc.strerror or exc})") from None
     return path
