@@ -42,8 +42,8 @@ __all__ = [
     "StageName",
     "StageRecord",
     "StageStatus",
-    "Trimmed",
     "TriggerBasis",
+    "Trimmed",
     "UsageKind",
     "canonical_json",
     "content_hash",
@@ -380,6 +380,9 @@ class ContextPreparation(_Frozen):
     """Prompt tokens the provider reported for this response (or the frozen ``≈`` estimate)."""
     provider_usage_kind: UsageKind = "missing"
     """``trusted`` provider usage, ``estimated`` (a frozen ``≈`` estimate, R-TOK-4) or missing."""
+    provider_usage_note: str | None = None
+    """How the provider's figures were corrected (a relay that counted cache reads wrongly,
+    R-TOK-3); None when they were used as reported."""
     phase: Phase = "ready"
     error: PreparationFailure | None = None
     trigger_tokens: int | None = None
