@@ -31,6 +31,6 @@ def test_r_ui_9_report_opens_offline_and_shows_its_figures(page: Page, tmp_path)
         expect(figure.locator("svg.main-svg").first).to_be_visible(timeout=FIRST)
         # traces were drawn, not only the axes: scatter lines / bars are SVG paths
         expect(figure.locator("g.trace").first).to_be_attached()
-    expect(page.locator("#wb-usage").get_by_text("local estimate")).to_be_visible()
+    expect(page.locator("#wb-usage").get_by_text("replayed request")).to_be_visible()
     expect(page.get_by_role("heading", name="Cut points")).to_be_visible()
     assert outside == [] and errors == []
