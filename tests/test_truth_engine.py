@@ -191,6 +191,8 @@ def test_trigger_after_the_replays_own_compaction_keeps_the_overhead():
     commit = next(d for d in first.stage("compaction").decisions if d.kind == "compaction-applied")
     assert plan.request_tokens == commit.tokens_before  # one whole-request basis
     assert commit.tokens_after <= first.pressure_line
+    final = later[-1].stage("final_selection").decisions[0]
+    assert f"whole request {later[-1].whole_request_tokens:,}" in final.reason
 
 
 # ------------------------------------------------------ recorded compaction and the baseline

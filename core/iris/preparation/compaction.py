@@ -17,7 +17,6 @@ crossing may be deferred by the grace, which the stage note says.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -186,7 +185,7 @@ def _engine_thresholds(state: PreparationState, settings: PipelineSettings) -> A
         return t
 
     def local(n: int | None) -> int | None:
-        return None if n is None else max(math.floor((n - cal.overhead) / cal.ratio), 1)
+        return None if n is None else state.local_line(n)
 
     return t.model_copy(update={"pressure_line": local(t.pressure_line),
                                 "threshold_line": local(t.threshold_line),

@@ -47,7 +47,8 @@ def apply(state: PreparationState, settings: PipelineSettings
     if optional:
         others = before - sum(p.tokens for p in optional) - sum(t.tokens for t in state.tools)
         others += sum(t.tokens for t in tools)
-        allowance = max(settings.pressure_line - others, 0)
+        # the pressure line is a whole request: in local units it leaves out the overhead
+        allowance = max(state.local_line(settings.pressure_line) - others, 0)
         _, removed = adapters.select_contributions(
             tuple(p.payload for p in state.contributions), allowance, settings.cache.estimator)
         for part in optional:

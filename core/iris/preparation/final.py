@@ -47,11 +47,14 @@ def apply(state: PreparationState, settings: PipelineSettings
     ref = request_ref_of(hashes, mark_texts, request.tools, request.dropped)
     keys = tuple(p.key or "" for p in state.contributions)
     tools = tuple(t.name for t in state.tools)
-    over = before > settings.input_budget
+    whole = state.whole(before)
+    over = whole > settings.input_budget
+    size = f"{before:,} tokens" + (f" (whole request {whole:,} with calibration and unrecorded "
+                                   f"overhead)" if whole != before else "")
     decision = FinalSelection(
         message_count=len(parts), tool_names=tools, contribution_keys=keys, input_tokens=before,
         reason=(f"{len(parts)} message(s), {len(tools)} tool(s), {len(keys)} contribution(s); "
-                f"{before:,} tokens" + (f", over the input budget {settings.input_budget:,}"
+                f"{size}" + (f", over the input budget {settings.input_budget:,}"
                                         if over else f" within the input budget "
                                                      f"{settings.input_budget:,}")))
     new = replace(state, request=request, request_ref=ref)

@@ -263,6 +263,14 @@ class PreparationState:
         """A local estimate on the whole-request basis: calibrated, plus unrecorded overhead."""
         return local if self.calibration is None else self.calibration.whole(local)
 
+    def local_line(self, line: int) -> int:
+        """A whole-request line in local units (the inverse of :meth:`whole`), for comparisons
+        with the local figures of the stages."""
+        cal = self.calibration
+        if cal is None or (cal.overhead == 0 and cal.ratio == 1.0):
+            return line
+        return max(int((line - cal.overhead) / cal.ratio), 1)
+
     @property
     def parts(self) -> tuple[Part, ...]:
         return self.context + self.contributions + self.history
