@@ -311,3 +311,30 @@ def test_default_replays_save_the_as_recorded_baseline_with_the_truth_fields(tmp
         saved = open_saved(store, info.id).info.extras["compactions"]
         assert saved and saved[0]["trigger_basis"] == "provider"
         assert saved[0]["tokens_before"] >= saved[0]["trigger_value"] > saved[0]["tokens_after"]
+
+
+def test_codex_replacement_history_is_left_out_of_engine_replays_and_kept_by_the_baseline():
+    """Context a recorded compaction provided (Codex replacement history) is the compaction's
+    output: an engine replay keeps its own history instead; the baseline continues from it."""
+    def reply(text: str, prompt: int) -> Message:
+        return Message(role="assistant", content=(TextBlock(text=text),),
+                       usage=Usage(input_tokens=prompt, output_tokens=5))
+
+    kept = Message(role="user", content=(TextBlock(text="REPLACEMENT: the task so far"),),
+                   compaction_provided=True)
+    copied = Message(role="assistant", content=(TextBlock(text="REPLACEMENT: earlier answer"),),
+                     compaction_provided=True)
+    messages = (_user("first task " * 300), reply("one", 9000), kept, copied,
+                _user("next"), reply("two", 6000))
+    s = Session(header=SessionHeader(session_id="codex-like", source_format="codex",
+                                     model="gpt-5.3-codex"),
+                messages=messages, compactions=(RecordedCompaction(
+                    at_message=2, source="codex:compacted.replacement_history"),))
+    assert len(s.index.batches) == 2  # the copied answer is not a model call
+    engine = replay(s)
+    texts = [m.text for m in engine.request(engine.preparations[-1]).messages]
+    assert not any("REPLACEMENT" in t for t in texts) and any("first task" in t for t in texts)
+    base = replay(s, baseline="recorded")
+    texts = [m.text for m in base.request(base.preparations[-1]).messages]
+    assert texts[0].startswith("REPLACEMENT") and not any("first task" in t for t in texts)
+    assert base.recorded_compactions[0].step == 1
