@@ -149,9 +149,40 @@ def shot_configuration(page: Page, url: str, q: dict[str, str]) -> None:
     page.wait_for_timeout(500)
 
 
+def shot_real_vs_replay(page: Page, url: str, q: dict[str, str]) -> None:
+    """The Usage page of a real session (``--real``): where the replay and the agent compacted,
+    the estimate error and the chart with the agent's compaction marked."""
+    if "real_session" not in q:
+        raise SystemExit("the real-vs-replay screenshot needs --real TRANSCRIPT")
+    page.set_viewport_size({"width": 1280, "height": 1250})
+    _open(page, url, "usage", {"session": q["real_session"], "replay": q["real_replay"]}, "Usage")
+    chart = page.get_by_test_id("stPlotlyChart")
+    expect(chart.get_by_text("agent compacted (recorded)")).to_be_visible(timeout=WAIT)
+    _settled(page)
+
+
+def prepare_real(home: Path, transcript: Path) -> dict[str, str]:
+    """Import a real transcript (``.gz`` is decompressed into ``home`` first) and make its
+    default replay; the transcript stays outside the repository."""
+    import gzip
+
+    from workbench.replay_service import ensure_default_replay
+    from workbench.store import Store
+
+    if transcript.suffix == ".gz":
+        plain = home / transcript.stem
+        plain.write_bytes(gzip.decompress(transcript.read_bytes()))
+        transcript = plain
+    with Store(home / "workbench.db") as store:
+        session_id = store.import_file(transcript).session_id
+        info = ensure_default_replay(store, session_id)
+    return {"real_session": session_id, "real_replay": info.id}
+
+
 SHOTS: dict[str, Callable[[Page, str, dict[str, str]], None]] = {
     "sessions": shot_sessions, "step-through": shot_step_through, "compaction": shot_compaction,
     "usage": shot_usage, "templates": shot_templates, "configuration": shot_configuration,
+    "real-vs-replay": shot_real_vs_replay,
 }
 #: Views also shown in the dark theme (the README shows both renderings).
 DARK = ("step-through", "usage")
@@ -166,12 +197,15 @@ def _shrink(path: Path) -> None:
     small.save(path, optimize=True)
 
 
-def run(names: list[str], themes: list[str], out: Path, *, palette: bool = True) -> list[Path]:
+def run(names: list[str], themes: list[str], out: Path, *, palette: bool = True,
+        real: Path | None = None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     with tempfile.TemporaryDirectory(prefix="wb-screens-") as tmp:
         home = Path(tmp)
-        query = prepare_store(home)
+        query = prepare_store(home) if set(names) - {"real-vs-replay"} else {}
+        if real is not None:
+            query |= prepare_real(home, real)
         with sync_playwright() as pw:
             browser = pw.chromium.launch(
                 executable_path=os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"), args=CHROME_ARGS)
@@ -200,9 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--theme", choices=["light", "dark", "both"], default="both")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--full-colour", action="store_true", help="keep 24-bit PNGs (larger)")
+    parser.add_argument("--real", type=Path, metavar="TRANSCRIPT",
+                        help="a real transcript (.jsonl or .jsonl.gz) for the real-vs-replay shot, "
+                             "e.g. ../shared/real-sessions/claude_code/8463c716-….jsonl.gz")
     args = parser.parse_args(argv)
     themes = ["light", "dark"] if args.theme == "both" else [args.theme]
-    run(args.only or list(SHOTS), themes, args.out, palette=not args.full_colour)
+    names = args.only or [n for n in SHOTS if n != "real-vs-replay" or args.real]
+    run(names, themes, args.out, palette=not args.full_colour, real=args.real)
     return 0
 
 
