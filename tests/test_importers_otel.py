@@ -135,3 +135,26 @@ def test_r_ses_4_messages_on_the_inference_details_event(tmp_path):
     path = tmp_path / "events.json"
     path.write_text(json.dumps(doc))
     assert _shape(load_session(path).session) == _shape(load_session(FIX / "otel_otlp.json").session)
+
+
+def test_r_ses_4_sub_agent_calls_are_left_out(tmp_path):
+    """Model calls under another invoke_agent span (a sub-agent) are not the conversation of the
+    first call's agent: left out, with a warning (no spurious context rewrite)."""
+    doc = json.loads((FIX / "otel_otlp.json").read_text())
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    root, first_chat = spans[0], spans[1]
+    sub = {**root, "spanId": "d000000000000001", "parentSpanId": root["spanId"], "name": "invoke_agent helper",
+           "startTimeUnixNano": str(int(first_chat["startTimeUnixNano"]) + 500_000_000)}
+    helper = json.loads(json.dumps(first_chat))
+    helper.update(spanId="d000000000000002", parentSpanId=sub["spanId"],
+                  startTimeUnixNano=str(int(sub["startTimeUnixNano"]) + 1))
+    for a in helper["attributes"]:
+        if a["key"] == "gen_ai.input.messages":
+            a["value"]["stringValue"] = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "sub task"}]}])
+    spans += [sub, helper]
+    path = tmp_path / "nested.json"
+    path.write_text(json.dumps(doc))
+    result = load_session(path)
+    assert _shape(result.session) == _shape(load_session(FIX / "otel_otlp.json").session)
+    assert result.session.compactions == ()
+    assert any("1 model calls of other agents" in w.problem for w in result.warnings)

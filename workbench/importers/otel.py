@@ -3,7 +3,8 @@
 The spans (any layout :mod:`.otel_spans` reads) are taken in start-time order. Model calls are the
 spans whose ``gen_ai.operation.name`` is ``chat``, ``text_completion``, ``generate_content`` or
 ``call_llm`` (or that carry ``gen_ai.request.model`` without a tool name); tool runs are
-``execute_tool`` spans. The transcript is built append-only: each call's input messages beyond
+``execute_tool`` spans; only those of the agent that made the first call are read (the nearest
+``invoke_agent`` ancestor decides). The transcript is built append-only: each call's input messages beyond
 those already in the transcript are appended, then its output as one assistant message carrying the
 call's usage; a call's new input messages are those after the previous response. A request
 that no longer contains the previous response replaced the context, as a compaction does: its
@@ -62,6 +63,7 @@ def load_otel(path: str | Path, *, lenient: bool = False,
     if len(traces) > 1:
         errors.warn(f"{len(traces)} traces in one file: their {len(calls)} model calls are read as one "
                     "conversation in time order")
+    spans, calls = _main_agent(spans, calls, errors)
     builder = _Transcript(errors, use_tool_spans=not any(has_input(s) for s in calls[1:]))
     for span in spans:
         try:
@@ -80,6 +82,33 @@ def load_otel(path: str | Path, *, lenient: bool = False,
     messages = builder.out.freeze()
     return Session(header=_header(spans, messages, content_hash), messages=tuple(messages),
                    compactions=tuple(builder.compactions))
+
+
+def _main_agent(spans: list[Span], calls: list[Span],
+                errors: LineErrors) -> tuple[list[Span], list[Span]]:
+    """The spans of the agent that made the first model call: calls and tool runs under another
+    ``invoke_agent`` span (a sub-agent, a hand-off) are left out with a warning."""
+    by_id = {(s.trace, s.id): s for s in spans}
+
+    def agent(span: Span) -> str | None:
+        seen = 0
+        while span.parent is not None and seen < len(by_id):
+            span = by_id.get((span.trace, span.parent))
+            if span is None:
+                return None
+            if span.operation == "invoke_agent":
+                return f"{span.trace}/{span.id}"
+            seen += 1
+        return None
+
+    main = agent(calls[0])
+    other = [s for s in calls if agent(s) != main]
+    if not other:
+        return spans, calls
+    errors.warn(f"{len(other)} model calls of other agents (under another invoke_agent span) left "
+                "out: the conversation is the first call's agent")
+    kept = [s for s in spans if not (_is_call(s) or s.operation == "execute_tool") or agent(s) == main]
+    return kept, [s for s in calls if agent(s) == main]
 
 
 def _header(spans: list[Span], messages: list, content_hash: str | None) -> SessionHeader:
