@@ -4,15 +4,15 @@ The spans (any layout :mod:`.otel_spans` reads) are taken in start-time order. M
 spans whose ``gen_ai.operation.name`` is ``chat``, ``text_completion``, ``generate_content`` or
 ``call_llm`` (or that carry ``gen_ai.request.model`` without a tool name); tool runs are
 ``execute_tool`` spans; only those of the agent that made the first call are read (the nearest
-``invoke_agent`` ancestor decides). The transcript is built append-only: each call's input messages beyond
-those already in the transcript are appended, then its output as one assistant message carrying the
-call's usage; a call's new input messages are those after the previous response. A request
-that no longer contains the previous response replaced the context, as a compaction does: its
-messages are appended as compaction-provided context after a :class:`RecordedCompaction`
-(``otel:context_rewrite``). When
-calls after the first record no input messages (any-agent records them only on
-the first), each ``execute_tool`` span becomes the result of the earliest unanswered call of that
-tool (by ``gen_ai.tool.call.id`` when present).
+``invoke_agent`` ancestor decides).
+
+The transcript is built append-only. A call's new input messages are those after the previous
+response; they are appended, then its output as one assistant message carrying the call's usage. A
+request that no longer contains the previous response replaced the context, as a compaction does:
+its messages are appended as compaction-provided context after a :class:`RecordedCompaction`
+(``otel:context_rewrite``). When calls after the first record no input messages (any-agent records
+them only on the first), each ``execute_tool`` span becomes the result of the earliest unanswered
+call of that tool (by ``gen_ai.tool.call.id`` when present).
 
 Usage: ``gen_ai.usage.input_tokens`` (older: ``prompt_tokens``) includes cached tokens
 (``gen_ai.usage.cache_read.input_tokens``, ``cache_creation.input_tokens``), as in OpenAI's counts;
