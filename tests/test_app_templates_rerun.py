@@ -84,7 +84,8 @@ def test_r_ui_4_rerun_whole_replay_compares_and_saves_with_its_snapshot(long_ses
     assert {"original templates", "edited templates"} <= names
     totals = at.dataframe[0].value
     assert list(totals["configuration"]) == ["original templates", "edited templates"]
-    assert list(totals["compactions"]) == [1, 1]
+    first, second = totals["compactions"]  # same count: the extractive checkpoint ignores the prompt
+    assert first == second >= 1
     at.text_input(key="tpl_replay_name").input("penguins").run()
     at.button(key="tpl_save_replay").click().run()
     assert not at.exception and "penguins" in at.success[-1].value
