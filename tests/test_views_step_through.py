@@ -46,7 +46,7 @@ def test_r_ui_2_decisions_are_in_plain_words_with_numbers():
     assert reduced["reason"].startswith("shell output 5,731 B")
     assert reduced["message"] == 2
     rejected = table[table["kind"] == "compaction-rejected"].iloc[0]
-    assert rejected["what"] == "attempt 1 rejected (request would be 465)"
+    assert rejected["what"] == "attempt 1 rejected (whole request would be 465)"
     assert set(decision_table(preparation(1), stage="fold_repeats")["kind"]) == {"folded-repeat"}
 
 
