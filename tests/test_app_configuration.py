@@ -152,7 +152,8 @@ def test_r_ui_6_compare_a_saved_replay_with_the_editor(long_page):
     assert not at.exception, at.exception
     totals = at.dataframe[0].value
     assert list(totals["configuration"]) == ["replay budget 96k", "editor"]
-    assert list(totals["compactions"]) == [1, 0]
+    assert list(totals["compactions"]) == [replay.compactions_applied, 0]
+    assert replay.compactions_applied >= 1
 
 
 def test_r_ui_6_broken_saved_template_falls_back_to_defaults_with_a_warning(workbench_home,
