@@ -27,6 +27,7 @@ from workbench.summariser_choice import (
 )
 from workbench.truth import session_marks
 from workbench.views.compare import (
+    answer_runs,
     compactions_table,
     compare_figure,
     steps_table,
@@ -42,6 +43,7 @@ from workbench.views.configuration import (
     form_values,
     preset_text,
 )
+from workbench.views.recorded import compaction_answer
 from workbench.views.templates import default_workspace, saved_snapshot
 
 st.title("Configuration")
@@ -205,8 +207,8 @@ if compared is None:
     st.caption("Pick A and B and press Compare.")
     st.stop()
 runs = list(compared)
-st.plotly_chart(compare_figure(runs, recorded=session_marks(store, session_id)),
-                key="cfg_compare_chart")
+marks = session_marks(store, session_id)
+st.plotly_chart(compare_figure(runs, recorded=marks), key="cfg_compare_chart")
 st.markdown("#### Totals")
 st.dataframe(totals_table(runs), hide_index=True, key="cfg_totals")
 st.markdown("#### Compactions and cut points")
@@ -215,5 +217,7 @@ if cuts.empty:
     st.caption("Neither configuration compacted this session.")
 else:
     st.dataframe(cuts, hide_index=True, key="cfg_cuts")
+st.markdown("#### Where each configuration and the agent compacted")
+st.dataframe(compaction_answer(answer_runs(runs), marks), hide_index=True, key="cfg_answer")
 with st.expander("Tokens per step"):
     st.dataframe(steps_table(runs), hide_index=True, key="cfg_steps")

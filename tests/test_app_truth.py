@@ -78,6 +78,10 @@ def test_configuration_compare_chart_marks_the_agent_and_holds_every_pressure_li
     lines = [int(t["name"].rsplit("(", 1)[1].rstrip(")").replace(",", ""))
              for t in figure["data"] if t.get("name", "").startswith("pressure line")]
     assert len(lines) == 2 and figure["layout"]["yaxis"]["range"][1] >= max(lines)
+    answer = next(d.value for d in at.dataframe if "who" in d.value.columns)
+    assert list(answer["who"]) == ["replay quality-first", "replay cost-first",
+                                   "the agent (recorded)"]
+    assert answer.iloc[-1]["compacted at steps"] == str(RECORDED_STEP)
 
 
 def test_templates_rerun_chart_marks_the_agent_compaction():

@@ -22,7 +22,8 @@ from ..truth import truth_steps
 from .colors import SERIES_COLOURS, STATUS_COLOURS
 from .recorded import RecordedMark, add_recorded_marks, add_trigger_trace, y_range
 
-__all__ = ["RUN_COLOURS", "CompactionPoint", "RunSummary", "StepPoint", "compactions_table",
+__all__ = ["RUN_COLOURS", "CompactionPoint", "RunSummary", "StepPoint", "answer_runs",
+           "compactions_table",
            "compare_figure", "steps_table", "summary_from_replay", "summary_from_stored",
            "totals_table"]
 
@@ -264,6 +265,17 @@ def compare_figure(runs: Sequence[RunSummary], *,
                       margin={"l": 10, "r": 10, "t": 30, "b": 10},
                       yaxis={"range": top} if top else {})
     return fig
+
+
+def answer_runs(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
+    """The compared runs as rows of :func:`workbench.views.recorded.compaction_answer`: each
+    compaction with the value its trigger compared and the whole request after it."""
+    return [{"label": run.label, "input_budget": run.input_budget,
+             "budget_source": run.budget_source, "budget_detail": run.budget_detail,
+             "compactions": [{"step": s.step, "tokens_before": s.trigger_tokens,
+                              "tokens_after": _plotted(s)}
+                             for s in run.steps if s.compaction_applied]}
+            for run in runs]
 
 
 class _AsStep:
