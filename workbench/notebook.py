@@ -301,8 +301,11 @@ class Comparison:
         return compared_compactions(self.runs)
 
     def figure(self) -> go.Figure:
-        """Per-step tokens of every replay on one chart, each one's pressure line and compactions."""
-        return compare_figure(self.runs)
+        """Per-step tokens of every replay on one chart, each one's pressure line and compactions,
+        and the agent's recorded compactions."""
+        first = self.replays[0]
+        return compare_figure(self.runs, recorded=recorded_marks(first.session.compactions,
+                                                                 first.preparations))
 
     def __repr__(self) -> str:
         return f"<Comparison {' vs '.join(map(repr, self.labels))}>"
