@@ -38,7 +38,9 @@ MIN_SUMMARY_CHARS = 160
 SUMMARY_HEADER = "[Context Summary]"
 COMPRESSED_HEADER = "[Context compressed]"
 TYPED_STATE = "Typed Checkpoint State"
-_HEADING = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
+# A heading line; the title is stripped in code (a lazy title before \s*$ backtracks quadratically
+# on a long run of spaces).
+_HEADING = re.compile(r"^## ([^\n]+)$", re.MULTILINE)
 # Tags only: a "Reasoning:" line inside Key Decisions is legitimate prose, a <think> block is not.
 _LEAK = re.compile(r"</?(think|thinking|reasoning)>", re.IGNORECASE)
 _VAGUE = {"continue", "continue working", "keep going", "proceed", "n/a", "na", "none", "tbd",
@@ -70,7 +72,7 @@ def parse_sections(text: str) -> tuple[str, tuple[CheckpointSection, ...]]:
     sections = []
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        sections.append(CheckpointSection(title=m.group(1), body=text[m.end():end].strip()))
+        sections.append(CheckpointSection(title=m.group(1).rstrip(), body=text[m.end():end].strip()))
     return text[:matches[0].start()], tuple(sections)
 
 

@@ -20,14 +20,16 @@ __all__ = ["FileChange", "ToolFacts", "extract_facts", "is_failure", "numbered_l
 
 WHOLE_FILE_END = 10**9
 """End line used for "to the end of the file" ranges."""
+_LARGEST = 10**15
 
-_READ_HEADER = re.compile(r"READ_RESULT\s+lines=(\d+)-(\d+)(?:\s+total=(\d+))?")
+# Line numbers and counts have at most 15 digits (longer digit runs are not numbers to convert).
+_READ_HEADER = re.compile(r"READ_RESULT\s+lines=(\d{1,15})-(\d{1,15})(?:\s+total=(\d{1,15}))?")
 # "     12→text" (Claude Code), "12\ttext", "   12  text" (cat -n), "12: text" / "12| text".
-_NUMBERED = re.compile(r"^\s*(\d+)(?:→|\t|:\s|\|\s?|\s{2,})(.*)$")
-_HUNK = re.compile(r"^@@+ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+_NUMBERED = re.compile(r"^\s*(\d{1,15})(?:→|\t|:\s|\|\s?|\s{2,})(.*)$")
+_HUNK = re.compile(r"^@@+ -(\d{1,15})(?:,(\d{1,15}))? \+\d+(?:,\d+)? @@")
 _PATCH_FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$")
 _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(.+)$")
-_RETURNCODE = re.compile(r"^\s*<returncode>\s*(-?\d+)\s*</returncode>")
+_RETURNCODE = re.compile(r"^\s*<returncode>\s*(-?\d{1,15})\s*</returncode>")
 _PATH_KEYS = ("file_path", "path", "filePath", "filename", "file", "notebook_path", "target_file")
 
 
@@ -96,9 +98,9 @@ def numbered_lines(text: str, limit: int | None = None) -> list[tuple[int, str]]
 def _int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)) and value >= 0:
+    if isinstance(value, (int, float)) and 0 <= value <= _LARGEST:  # not inf, nan or 10**400
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdecimal() and len(value.strip()) <= 15:
         return int(value)
     return None
 
