@@ -43,7 +43,7 @@ from workbench.views.configuration import (
     form_values,
     preset_text,
 )
-from workbench.views.recorded import compaction_answer
+from workbench.views.recorded import budget_label, compaction_answer
 from workbench.views.templates import default_workspace, saved_snapshot
 
 st.title("Configuration")
@@ -154,7 +154,8 @@ if (last := wb_state.session_result("cfg_last")) is not None:  # this session's 
     saved_name, run = last
     steps = ", ".join(str(c.step) for c in run.compactions) or "none"
     st.success(f"Replay **{saved_name}** saved: **{len(run.compactions)} compactions** "
-               f"(steps {steps}) over {len(run.steps)} steps; budget {run.input_budget:,}, "
+               f"(steps {steps}) over {len(run.steps)} steps; budget "
+               f"{budget_label(run.input_budget, run.budget_source, run.budget_detail)}, "
                f"pressure line {run.pressure_line:,}. Pick it in the sidebar to step through it.")
 
 # ------------------------------------------------------------------------------ compare

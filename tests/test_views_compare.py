@@ -64,6 +64,7 @@ def test_r_ui_6_totals_count_tokens_compactions_and_reduction(runs, replays):
     assert table.loc[1, "tokens_sent"] < table.loc[0, "tokens_sent"]
     assert table.loc[1, "reduction_saved"] > 0  # cost-first reduces earlier and harder
     assert table.loc[1, "input_budget"] == 64000 and table.loc[1, "pressure_line"] == 44800
+    assert table.loc[1, "budget_source"]  # every budget says where it came from
 
 
 def test_r_ui_6_compactions_table_lists_each_cut_point(runs, replays):

@@ -20,7 +20,13 @@ from pydantic import BaseModel, ConfigDict
 
 from ..truth import truth_steps
 from .colors import SERIES_COLOURS, STATUS_COLOURS
-from .recorded import RecordedMark, add_recorded_marks, add_trigger_trace, y_range
+from .recorded import (
+    RecordedMark,
+    add_recorded_marks,
+    add_trigger_trace,
+    budget_source_words,
+    y_range,
+)
 
 __all__ = ["RUN_COLOURS", "CompactionPoint", "RunSummary", "StepPoint", "answer_runs",
            "compactions_table",
@@ -176,7 +182,7 @@ def summary_from_stored(label: str, stored: Any) -> RunSummary:
 TOTALS_COLUMNS = ["configuration", "steps", "failed_steps", "tokens_sent", "compactions",
                   "cut_points", "reduction_saved", "fold_saved", "summary_calls",
                   "summary_input_tokens", "summary_output_tokens", "input_budget",
-                  "pressure_line"]
+                  "budget_source", "pressure_line"]
 
 
 def totals_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
@@ -193,7 +199,9 @@ def totals_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
             "fold_saved": sum(s.fold_saved for s in run.steps),
             "summary_calls": run.summary_calls, "summary_input_tokens": run.summary_input_tokens,
             "summary_output_tokens": run.summary_output_tokens,
-            "input_budget": run.input_budget, "pressure_line": run.pressure_line})
+            "input_budget": run.input_budget,
+            "budget_source": budget_source_words(run.budget_source, run.budget_detail),
+            "pressure_line": run.pressure_line})
     return pd.DataFrame(rows, columns=TOTALS_COLUMNS)
 
 

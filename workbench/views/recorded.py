@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from .colors import SERIES_COLOURS
 
 __all__ = ["BUDGET_SOURCES", "RecordedMark", "add_recorded_marks", "add_trigger_trace",
-           "budget_label", "compaction_answer", "compaction_answer_text", "recorded_marks",
+           "budget_label", "budget_source_words", "compaction_answer", "compaction_answer_text", "recorded_marks",
            "replay_compaction_steps", "step_compactions", "trigger_points", "y_range"]
 
 RECORDED = "agent compacted (recorded)"
@@ -114,14 +114,17 @@ def step_compactions(steps: Iterable[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def budget_source_words(source: str | None, detail: str = "") -> str:
+    """Where a budget came from, in words: the thresholds' ``budget_detail`` when there is one
+    (it names the catalogue entry or the limits used), else the source's meaning."""
+    return detail or BUDGET_SOURCES.get(str(source), str(source or "unknown"))
+
+
 def budget_label(budget: int | None, source: str | None, detail: str = "") -> str:
-    """``96,000 (source: the built-in default …)``: a budget always says where it came from;
-    ``detail`` (the thresholds' ``budget_detail``) names the catalogue entry or limits used."""
+    """``96,000 (source: the built-in default …)``: a budget always says where it came from."""
     if budget is None:
         return "—"
-    if detail:
-        return f"{int(budget):,} (source: {detail})"
-    return f"{int(budget):,} (source: {BUDGET_SOURCES.get(str(source), str(source or 'unknown'))})"
+    return f"{int(budget):,} (source: {budget_source_words(source, detail)})"
 
 
 def _steps_text(steps: Sequence[int | None]) -> str:
