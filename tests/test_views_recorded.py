@@ -3,6 +3,7 @@ real-vs-replay compaction table, trigger values with their basis, y axes that ho
 
 from __future__ import annotations
 
+import pandas as pd
 from evidence_builders import bundle, preparation
 from iris.session import RecordedCompaction
 
@@ -129,3 +130,21 @@ def test_compare_chart_marks_the_agent_and_keeps_every_pressure_line_in_range():
     names = [t.name for t in fig.data]
     assert "trigger value · A" in names and RECORDED in names
     assert fig.layout.yaxis.range[1] >= 160_000
+
+
+def test_notebook_html_names_the_budget_source_and_the_trigger():
+    """The notebook's replay and step HTML say where the budget came from and what the trigger
+    compared."""
+    from types import SimpleNamespace
+
+    from workbench.rich_html import replay_html, step_html
+    from workbench.views.step_through import stage_table
+
+    thresholds = SimpleNamespace(input_budget=200_000, budget_source="catalogue",
+                                 budget_detail="claude-opus-4-6: context 200,000",
+                                 pressure_line=160_000)
+    html = replay_html("s1", {"configuration": "default"}, thresholds)
+    assert "budget 200,000 (source: claude-opus-4-6: context 200,000)" in html
+    prep = _steps()[1]
+    html = step_html(prep, step_header(prep), stage_table(prep), pd.DataFrame(), ())
+    assert "trigger compared 1,550 (calibrated local estimate + unrecorded overhead)" in html

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .views.colors import MARK_COLOURS, PHASE_COLOURS, STATUS_COLOURS
+from .views.recorded import budget_label
 
 __all__ = ["STYLE", "comparison_html", "replay_html", "step_html", "table_html"]
 
@@ -102,7 +103,8 @@ def step_html(prep: Any, header: Any, stages: pd.DataFrame, decisions: pd.DataFr
              (f"<p>Final input <b style='color:{header.pressure_colour}'>"
               f"{header.final_input_tokens:,}</b> of {header.input_budget:,} "
               f"({header.percent_of_budget}%) · pressure line {prep.pressure_line:,} · reminder "
-              f"{reminder} · provider {escape(header.provider_label)} · response message "
+              f"{reminder} · trigger compared {escape(header.trigger_label)} · provider usage "
+              f"of this response {escape(header.provider_label)} · response message "
               f"#{prep.response_message_index}</p>")]
     if header.error:
         parts.append(f"<p class='wb-error'>{escape(header.phase)} in stage "
@@ -120,8 +122,9 @@ def replay_html(session_id: str, totals: Mapping[str, Any], thresholds: Any) -> 
     """A replay's one-line identity and its totals."""
     frame = pd.DataFrame([dict(totals)])
     return (f"<style>{STYLE}</style><div class='wb'><b>Replay {escape(str(totals['configuration']))}</b> of "
-            f"<code>{escape(session_id)}</code> · budget {thresholds.input_budget:,} "
-            f"({escape(str(thresholds.budget_source))}) · pressure line "
+            f"<code>{escape(session_id)}</code> · budget "
+            f"{escape(budget_label(thresholds.input_budget, thresholds.budget_source, getattr(thresholds, 'budget_detail', '')))}"
+            " · pressure line "
             f"{thresholds.pressure_line:,}{table_html(frame)}</div>")
 
 
