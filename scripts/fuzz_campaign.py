@@ -184,7 +184,7 @@ def campaign(args: argparse.Namespace) -> dict:
     try:
         for n in range(args.cases):
             name, data, fmt = plan[n % len(plan)]
-            kind = CLASSES[(n // len(plan)) % len(CLASSES)]
+            kind = args.classes[(n // len(plan)) % len(args.classes)]
             made = mutate_file(rng, data, kind, jsonl=fmt != "openai_chat", max_lines=MAX_LINES)
             if made is None:
                 tally["not applicable"] += 1
@@ -233,6 +233,8 @@ def main() -> None:
     parser.add_argument("--no-real", action="store_true", help="only the repository's own files")
     parser.add_argument("--keep", help="copy the files of cases with findings into this folder")
     parser.add_argument("--json", help="write the full result (every finding) to this file")
+    parser.add_argument("--classes", type=lambda text: text.split(","), default=list(CLASSES),
+                        help=f"comma-separated mutation classes (default: all of {', '.join(CLASSES)})")
     parser.add_argument("--verbose", "-v", action="store_true")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -15,6 +15,9 @@ document) or the bytes of one line, the way damaged or hostile transcripts diffe
 ``wrong_top``      the value is replaced by a non-object (``null``, ``[]``, ``12``…)
 ``huge_string``    a string becomes 600,000 characters long
 ``deep_nesting``   a value becomes 50,000 nested arrays
+``space_run``      a string gains a run of 100,000 spaces (after a newline or ``## ``, then text):
+                   the input that makes a backtracking regular expression slow
+``digit_text``     a string becomes digits no ``int()`` converts (5,000 of them), ``Infinity`` or ``²``
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 __all__ = ["CLASSES", "mutate_file", "mutate_text"]
 
 CLASSES = ("bad_timestamp", "lone_surrogate", "huge_int", "huge_digits", "wrong_type", "truncate",
-           "invalid_utf8", "drop_key", "wrong_top", "huge_string", "deep_nesting")
+           "invalid_utf8", "drop_key", "wrong_top", "huge_string", "deep_nesting", "space_run", "digit_text")
 HUGE_STRING = 600_000
 DEEP = 50_000
 
@@ -121,6 +124,16 @@ def _mutate_value(rng: random.Random, doc: Any, kind: str) -> tuple[Any, str | N
     if kind == "huge_string":
         found = _pick(rng, nodes, lambda p, v: isinstance(v, str))
         return None if found is None else (_set(doc, found[0], "Ω" + "A" * HUGE_STRING), None)
+    if kind in ("space_run", "digit_text"):
+        found = _pick(rng, nodes, lambda p, v: isinstance(v, str) and bool(p))
+        if found is None:
+            return None
+        if kind == "digit_text":
+            return _set(doc, found[0], rng.choice(["9" * 5000, "Infinity", "²", "-" + "1" * 4400])), None
+        text = found[1]
+        at = rng.randrange(len(text) + 1)
+        run = rng.choice(["\n## ", "\n", "## ", ""]) + "a" + " " * 100_000 + "b\n"
+        return _set(doc, found[0], text[:at] + run + text[at:]), None
     if kind == "deep_nesting":
         path, _ = rng.choice(nodes)
         return _set(doc, path, _MARKER), "[" * DEEP + "1" + "]" * DEEP
