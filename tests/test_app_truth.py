@@ -8,7 +8,12 @@ import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
-from truth_helpers import RECORDED_PRE_TOKENS, RECORDED_STEP, store_long_with_recorded_compaction
+from truth_helpers import (
+    RECORDED_PRE_TOKENS,
+    RECORDED_STEP,
+    decompressed,
+    store_long_with_recorded_compaction,
+)
 
 from workbench.replay_service import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
 from workbench.store import open_store
@@ -101,3 +106,29 @@ def test_templates_rerun_chart_marks_the_agent_compaction():
     assert {"original templates", "edited templates", RECORDED} <= names
     assert RECORDED_STEP in [s["x0"] for s in figure["layout"]["shapes"]
                              if s["line"].get("dash") == "dashdot"]
+
+
+def test_real_claude_session_usage_answers_where_replay_and_agent_compacted(real_sessions,
+                                                                           tmp_path):
+    """On a real Claude Code session (claude-opus-4-6, one real auto-compaction at 167,731
+    tokens) the Usage page names the catalogue budget, marks the agent's compaction at its step
+    and shows the estimate error of the as-recorded estimate."""
+    path = decompressed(real_sessions, "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz", tmp_path)
+    with open_store() as store:
+        session_id = store.import_file(path).session_id
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params["session"] = session_id
+    at.run()
+    at.switch_page("../pages/usage.py").run()
+    assert not at.exception, at.exception
+    answer = at.dataframe[0].value
+    agent = answer.iloc[-1]
+    assert agent["who"] == "the agent (recorded)"
+    assert agent["tokens before → after"].startswith("167,731 → ")
+    step = int(agent["compacted at steps"])
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    star = next(t for t in figure["data"] if t.get("name") == RECORDED)
+    assert star["x"] == [step] and star["y"] == [167_731]
+    assert "catalogue" in answer.iloc[0]["budget"] and "200,000" in answer.iloc[0]["budget"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert float(metrics["Estimate error, median"].rstrip("%")) < 5
