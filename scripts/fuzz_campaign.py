@@ -47,7 +47,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from fuzz_mutations import CLASSES, mutate_file
 
 SHARED = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared"))
-REPO_SEEDS = sorted([*ROOT.glob("sample_sessions/*.jsonl"), *ROOT.glob("tests/fixtures/importers/*.json*")])
+REPO_SEEDS = sorted([*ROOT.glob("sample_sessions/*.jsonl"), *ROOT.glob("tests/fixtures/importers/*.json*"),
+                     *ROOT.glob("tests/fixtures/importers/*.traj")])
 #: Lines mutated per file are chosen among the first ones (the rest is kept as is).
 MAX_LINES = 400
 
@@ -55,7 +56,7 @@ MAX_LINES = 400
 def _seeds(real: Path | None) -> list[tuple[str, bytes]]:
     files = list(REPO_SEEDS)
     if real is not None and real.is_dir():
-        files += sorted(p for p in real.rglob("*") if p.suffix in (".jsonl", ".json", ".gz"))
+        files += sorted(p for p in real.rglob("*") if p.suffix in (".jsonl", ".json", ".traj", ".gz"))
     seeds = []
     for path in files:
         data = path.read_bytes()
@@ -162,6 +163,15 @@ class Worker:
         self.proc.wait()
 
 
+def _is_document(data: bytes) -> bool:
+    """One JSON value (mutated node by node) rather than JSON Lines (mutated line by line)."""
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return len(data.strip().splitlines()) > 1 or not data.lstrip().startswith(b"{")
+
+
 def _format_of(name: str, data: bytes, tmp: Path) -> str:
     from workbench.importers import detect_format
 
@@ -185,12 +195,12 @@ def campaign(args: argparse.Namespace) -> dict:
         for n in range(args.cases):
             name, data, fmt = plan[n % len(plan)]
             kind = args.classes[(n // len(plan)) % len(args.classes)]
-            made = mutate_file(rng, data, kind, jsonl=fmt != "openai_chat", max_lines=MAX_LINES)
+            made = mutate_file(rng, data, kind, jsonl=not _is_document(data), max_lines=MAX_LINES)
             if made is None:
                 tally["not applicable"] += 1
                 continue
             body, line = made
-            path = tmp / f"case-{n}-{kind}{'.json' if fmt == 'openai_chat' else '.jsonl'}"
+            path = tmp / f"case-{n}-{kind}{Path(name).suffix}"
             path.write_bytes(body)
             case = {"path": str(path), "fmt": fmt, "seed": str(tmp / name), "kind": kind, "line": line}
             result = worker_proc.run(case, args.timeout)
