@@ -48,6 +48,11 @@ if table.empty:
 thresholds = replay.info.extras.get("thresholds") or {}
 st.markdown("**" + compaction_answer_text(replay.info.name, replay_compaction_steps(steps), marks)
             + "**")
+if replay.info.extras.get("baseline") == "recorded":
+    st.caption("This is the as-recorded baseline: what the agent really sent, with no engine "
+               "reduction or compaction and the agent's own compactions applied where they "
+               "happened. Pick `default` (or another replay) to see where a configuration "
+               "compacts.")
 error, last = estimate_error(steps), steps[-1]
 cols = st.columns(4)
 cols[0].metric("Estimate error, median", "—" if error["median_abs_pct"] is None
