@@ -162,7 +162,8 @@ def test_configuration_fixes_or_disables_the_overhead():
 def test_calibration_observe_ignores_small_samples_and_new_windows():
     c = Calibration().observe(0, 100, 25_000)
     assert (c.overhead, c.overhead_step, c.ratio) == (24_900, 0, 1.0)
-    assert c.observe(1, 500, 30_000) is c  # a tiny local part says nothing about the ratio
+    small = c.observe(1, 500, 30_000)  # a tiny local part says nothing about the ratio
+    assert (small.ratio, small.ratio_step, small.samples) == (1.0, None, 0)
     c2 = c.observe(2, 10_100, 37_500)  # two points: ratio 1.25, overhead 24,875
     assert abs(c2.ratio - 1.25) < 1e-9 and c2.ratio_step == 2 and c2.overhead == 24_875
     c2 = c2.observe(2, 10_000, 37_375)
@@ -338,3 +339,16 @@ def test_codex_replacement_history_is_left_out_of_engine_replays_and_kept_by_the
     texts = [m.text for m in base.request(base.preparations[-1]).messages]
     assert texts[0].startswith("REPLACEMENT") and not any("first task" in t for t in texts)
     assert base.recorded_compactions[0].step == 1
+
+
+def test_an_unrecorded_compaction_freezes_the_ratio_until_a_recorded_one():
+    """Provider counts that fall while the recorded history grew measure a context the
+    transcript does not hold: the ratio stays as it was (never learned from that context)."""
+    c = Calibration().observe(0, 100, 20_100).observe(1, 10_100, 32_600)
+    assert abs(c.ratio - 1.25) < 1e-9
+    dropped = c.observe(2, 12_000, 9_000)
+    assert dropped.frozen_at == 2 and dropped.ratio == c.ratio
+    later = dropped.observe(3, 14_000, 12_000)
+    assert later.ratio == c.ratio and later.frozen_at == 2
+    reopened = later.observe(4, 3_000, 30_000, new_window=True)
+    assert reopened.frozen_at is None and reopened.window_step == 4

@@ -19,6 +19,11 @@ compactions applied and no engine reduction), so the replay never needs the futu
   sample, like Chord's byte calibration: the history only grows between samples, so the latest
   ratio is the best guess for the next request.
 
+* **Unrecorded compactions**: when a provider count falls below :data:`UNRECORDED_DROP` of the
+  previous one while the recorded history did not shrink, the agent compacted without recording
+  it; the provider no longer measures the as-recorded request, so the ratio is frozen
+  (:attr:`Calibration.frozen_at`) until a recorded compaction opens a new window.
+
 The calibrated whole-request estimate of a local estimate ``L`` is ``round(r × L) + O``. The
 configuration can fix or disable both (``estimate:``, :class:`EstimateConfig`).
 """
@@ -29,10 +34,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["MIN_SAMPLE_TOKENS", "Calibration", "EstimateConfig", "TriggerBasis"]
+__all__ = ["MIN_SAMPLE_TOKENS", "UNRECORDED_DROP", "Calibration", "EstimateConfig", "TriggerBasis"]
 
 #: Smallest local estimate whose provider count updates the ratio.
 MIN_SAMPLE_TOKENS = 2000
+#: A provider count below this share of the previous one, while the recorded history did not
+#: shrink, is a compaction the transcript does not record: the ratio is frozen from then on.
+UNRECORDED_DROP = 0.8
 
 TriggerBasis = Literal["provider", "provider_estimate", "calibrated_local", "disabled", "none"]
 """What the trigger compared: the provider's count of the recorded request (``provider``), its
@@ -79,6 +87,12 @@ class Calibration(BaseModel):
     samples: int = 0
     window_sample: tuple[int, int] | None = None
     """``(local, provider)`` of the response that measured the window overhead."""
+    last_sample: tuple[int, int] | None = None
+    """``(local, provider)`` of the latest response with usage."""
+    frozen_at: int | None = None
+    """Step whose provider count fell while the recorded history did not (a compaction the
+    transcript does not record): the provider no longer measures the as-recorded request, so
+    the ratio keeps its last value until a recorded compaction opens a new window."""
     fixed_overhead: int | None = Field(None, exclude=True)
     calibrate: bool = Field(True, exclude=True)
 
@@ -102,6 +116,26 @@ class Calibration(BaseModel):
         recorded compaction."""
         if provider is None or provider <= 0:
             return self
+        return self._observe(step, local, provider, new_window).model_copy(
+            update={"last_sample": (local, provider)})
+
+    def _unrecorded_drop(self, local: int, provider: int) -> bool:
+        if self.last_sample is None:
+            return False
+        last_local, last_provider = self.last_sample
+        return provider < UNRECORDED_DROP * last_provider and local >= last_local
+
+    def _observe(self, step: int, local: int, provider: int, new_window: bool) -> Calibration:
+        if new_window and self.frozen_at is not None:
+            return self.model_copy(update={"frozen_at": None})._measure(step, local, provider,
+                                                                        new_window)
+        if not new_window and self.frozen_at is not None:
+            return self
+        if not new_window and self._unrecorded_drop(local, provider):
+            return self.model_copy(update={"frozen_at": step})
+        return self._measure(step, local, provider, new_window)
+
+    def _measure(self, step: int, local: int, provider: int, new_window: bool) -> Calibration:
         first = self.window_step is None and self.fixed_overhead is None
         if first or (new_window and self.fixed_overhead is None):
             measured = max(provider - round(self.ratio * local), 0)
