@@ -546,3 +546,26 @@ def test_r_ses_5_chat_strict_refuses_wrong_types(tmp_path, index, keys, value, f
     err = _strict_error(path, OA)
     assert (err.line, err.field) == (index + 2, field), str(err)
     assert index + 2 in [s.line for s in load_session(path, format=OA, lenient=True).skipped]
+
+
+@pytest.mark.parametrize(("name", "fmt"), [("swe_agent_1x.traj", "swe_agent"), ("otel_otlp.json", "otel")])
+def test_r_ses_5_document_formats_number_with_too_many_digits(tmp_path, name, fmt):
+    """R-SES-5: the same over-long number in a whole-document format names its line."""
+    text = (FIX / name).read_text()
+    cut = text.index("\n") + 1  # the document's first member, on line 2
+    path = tmp_path / name
+    path.write_text(text[:cut] + '  "n": ' + "9" * 5000 + ",\n" + text[cut:])
+    err = _strict_error(path, fmt)
+    assert err.line == 2 and "too many digits" in err.problem
+
+
+def test_r_ses_5_swe_agent_lone_surrogate_is_replaced_and_stored(tmp_path):
+    """R-SES-5: a ``\\ud800`` escape in a SWE-agent trajectory is replaced by U+FFFD at import."""
+    from workbench.store import Store
+
+    text = (FIX / "swe_agent_1x.traj").read_text()
+    path = tmp_path / "t.traj"
+    path.write_text(text.replace('"content": "You are', '"content": "\\ud800You are'))
+    with Store(tmp_path / "store.db") as store:
+        session = store.get_session(store.import_file(path, format="swe_agent").session_id)
+    assert any(m.text.startswith("\ufffdYou are") for m in session.messages)

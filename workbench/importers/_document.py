@@ -4,16 +4,19 @@ formats that are not line-oriented: SWE-agent trajectories and OpenTelemetry spa
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from iris.errors import SessionFormatError
 from pydantic import ValidationError
 
-from ._common import LineErrors
+from ._common import LineErrors, has_surrogate_escape, scrub_surrogates
 from ._source import read_bytes
 
 __all__ = ["in_field", "load_document", "load_documents"]
+
+_LONG_DIGITS = re.compile(r"[0-9]{4301}")
 
 
 def _text(path: Path) -> str:
@@ -31,12 +34,26 @@ def load_document(path: Path) -> Any:
     if not text.strip():
         raise SessionFormatError("empty file: no records", path=path)
     try:
-        return json.loads(text)
+        return _clean(json.loads(text), text)
     except json.JSONDecodeError as exc:
         raise SessionFormatError(f"not valid JSON ({exc.msg} at column {exc.colno}; truncated file?)",
                                  path=path, line=exc.lineno) from None
     except RecursionError:
         raise SessionFormatError("JSON nested too deeply to read", path=path) from None
+    except ValueError:
+        raise _too_many_digits(path, text) from None
+
+
+def _clean(doc: Any, text: str) -> Any:
+    """The document with lone surrogates replaced (see :func:`scrub_surrogates`)."""
+    return scrub_surrogates(doc, []) if has_surrogate_escape(text) else doc
+
+
+def _too_many_digits(path: Path, text: str) -> SessionFormatError:
+    """The decoder refuses integer literals of more than 4,300 digits (a bare ValueError)."""
+    found = _LONG_DIGITS.search(text)
+    line = text.count("\n", 0, found.start()) + 1 if found else None
+    return SessionFormatError("not valid JSON (a number with too many digits to read)", path=path, line=line)
 
 
 def load_documents(path: Path, errors: LineErrors) -> list[tuple[int, Any]]:
@@ -47,7 +64,7 @@ def load_documents(path: Path, errors: LineErrors) -> list[tuple[int, Any]]:
     if not text.strip():
         raise SessionFormatError("empty file: no records", path=path)
     try:
-        return [(1, json.loads(text))]
+        return [(1, _clean(json.loads(text), text))]
     except json.JSONDecodeError as whole:
         lines = text.splitlines()
         if len([x for x in lines if x.strip()]) < 2:
@@ -55,16 +72,21 @@ def load_documents(path: Path, errors: LineErrors) -> list[tuple[int, Any]]:
                                      "truncated file?)", path=path, line=whole.lineno) from None
     except RecursionError:
         raise SessionFormatError("JSON nested too deeply to read", path=path) from None
+    except ValueError:
+        raise _too_many_digits(path, text) from None
     docs: list[tuple[int, Any]] = []
     for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         try:
-            docs.append((lineno, json.loads(raw)))
+            docs.append((lineno, errors.scrub(json.loads(raw), lineno) if has_surrogate_escape(raw)
+                          else json.loads(raw)))
         except json.JSONDecodeError as exc:
             errors.error(f"not valid JSON ({exc.msg} at column {exc.colno})", line=lineno)
         except RecursionError:
             errors.error("JSON nested too deeply to read", line=lineno)
+        except ValueError:  # an integer literal of more than 4,300 digits
+            errors.error("not valid JSON (a number with too many digits to read)", line=lineno)
     return docs
 
 
