@@ -10,6 +10,7 @@ strings).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -127,9 +128,11 @@ def _nanos(value: Any, where: str) -> int:
     if isinstance(value, bool):
         raise SessionFormatError("must be a time, got a boolean", field=f"{where}.start_time")
     if isinstance(value, int | float):
+        if not math.isfinite(value):  # Infinity/NaN (JSON as Python reads it): no time at all
+            raise SessionFormatError(f"not a time in range: {value!r}", field=f"{where}.start_time")
         return int(value)
     if isinstance(value, str):
-        if value.isdigit():
+        if value.isdecimal():
             return int(value)
         try:
             return int(datetime.fromisoformat(value).timestamp() * 1e9)
