@@ -184,7 +184,12 @@ def campaign(args: argparse.Namespace) -> dict:
     rng = random.Random(args.seed)
     tmp = Path(tempfile.mkdtemp(prefix="fuzz-campaign-"))
     seeds = _seeds(None if args.no_real else args.real)
-    plan = [(name, data, _format_of(name, data, tmp)) for name, data in seeds]
+    plan = []
+    for name, data in seeds:
+        try:
+            plan.append((name, data, _format_of(name, data, tmp)))
+        except Exception as exc:  # noqa: BLE001 - a seed this version cannot read is left out
+            print(f"seed {name} left out: {exc}", file=sys.stderr)
     keep = Path(args.keep) if args.keep else None
     if keep:
         keep.mkdir(parents=True, exist_ok=True)
