@@ -149,11 +149,12 @@ def test_r_red_3_json_document_waits_stale_age(age, action):
 
 
 def test_r_red_3_ndjson_uses_its_category_age():
-    """R-RED-3: NDJSON logs (go test -json) do not wait for the JSON age."""
+    """R-RED-3: NDJSON logs (go test -json) do not wait for the JSON age; they belong to the
+    JSON/structured category, not to logs (R-RED-4)."""
     text = "\n".join(json.dumps({"Action": "pass", "Test": f"T{i}", "Elapsed": 0.01}) for i in range(100))
     res, cid = _aged("Bash", {"command": "go test -json ./..."}, text, 2)
     d = decision(res, cid)
-    assert d.action == "reduced" and d.category == "shell_log"
+    assert d.action == "reduced" and d.category == "json"
 
 
 @pytest.mark.parametrize("age,results,action,rule", [

@@ -63,11 +63,14 @@ def test_r_red_4_log_keeps_failure_and_warning_lines():
 
 
 def test_r_red_4_shell_success_keeps_size_signal_and_tail():
-    """R-RED-4: shell summaries keep size, line count, success signal lines and a tail."""
+    """R-RED-4: shell summaries keep size, line count and the success signal lines; the tail is
+    the fallback only when there is no signal line."""
     text = "\n".join([f"compiling {i}" for i in range(50)] + ["Build succeeded: 50 targets ok", "wrote out/app"])
     out = S.shell_success_summary(text)
     assert f"bytes={len(text.encode())} lines=52" in out
-    assert "Build succeeded: 50 targets ok" in out and out.endswith("wrote out/app")
+    assert "Build succeeded: 50 targets ok" in out and "wrote out/app" not in out
+    quiet = "\n".join([f"compiling {i}" for i in range(50)] + ["linking", "out/app"])
+    assert S.shell_success_summary(quiet).endswith("compiling 49\nlinking\nout/app")
 
 
 def test_r_red_4_fixed_markers():

@@ -274,6 +274,7 @@ class _Runner:
                         session_id=self.session.header.session_id, step_index=k,
                         response_message_index=at, provider_prompt_tokens=tokens,
                         provider_usage_kind=kind, recorded_request_tokens=recorded,
+                        provider_usage_note=response.usage.usage_note if response.usage else None,
                         recorded_window=self.baseline == "recorded")
         stages = BASELINE_STAGES if self.baseline == "recorded" else STAGES
         if error is not None:

@@ -146,14 +146,29 @@ class Usage(_Frozen):
         """The normalised prompt size of the request (R-TOK-3).
 
         Anthropic reports only the uncached part in ``input_tokens``: the prompt is input + cache
-        reads + cache writes. OpenAI-style counts already include cached tokens.
+        reads + cache writes. OpenAI-style counts already include cached tokens. A record flagged
+        "cache included" whose input is smaller than its cache read cannot include it (a relay
+        that counted wrongly): its prompt is input + cache read (:attr:`relay_miscount`).
         """
         total = self.input_tokens
-        if not self.cache_read_in_input:
+        if not self.cache_read_in_input or self.relay_miscount:
             total += self.cache_read_tokens
         if not self.cache_write_in_input:
             total += self.cache_write_tokens
         return total
+
+    @property
+    def relay_miscount(self) -> bool:
+        """Flagged "cache included" but ``input_tokens`` < ``cache_read_tokens`` (R-TOK-3)."""
+        return self.cache_read_in_input and self.input_tokens < self.cache_read_tokens
+
+    @property
+    def usage_note(self) -> str | None:
+        """How the prompt size was corrected, when it was (None otherwise)."""
+        if not self.relay_miscount:
+            return None
+        return (f"input {self.input_tokens:,} < cache read {self.cache_read_tokens:,} although "
+                f"flagged cache-included: counted input + cache read = {self.prompt_tokens:,}")
 
     @property
     def is_trusted(self) -> bool:

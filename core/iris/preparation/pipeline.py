@@ -50,6 +50,7 @@ class StepMeta:
     activation: str = "replay"
     provider_prompt_tokens: int | None = None
     provider_usage_kind: UsageKind = "missing"
+    provider_usage_note: str | None = None
     recorded_request_tokens: int | None = None
     """Local estimate of the request the recorded agent sent (see ``ContextPreparation``)."""
     recorded_window: bool = False
@@ -155,6 +156,7 @@ def _finish(start: PreparationState, state: PreparationState, settings: Pipeline
         compaction_applied=phase == "ready" and state.compaction is not None,
         provider_prompt_tokens=meta.provider_prompt_tokens,
         provider_usage_kind=meta.provider_usage_kind, phase=phase, error=failure,
+        provider_usage_note=meta.provider_usage_note,
         **_truth(state, meta, request is not None)).with_id()
     return PreparationOutcome(preparation=preparation, request=request,
                               state=state if phase == "ready" else start)

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from . import detect
 from .config import ReductionConfig
 from .facts import ToolFacts
+from .summaries import skill_has_body, skill_summary
 from .validity import Validity
 
 __all__ = ["Category", "ResultInfo", "Verdict", "classify", "describe", "input_key"]
@@ -70,16 +71,16 @@ class ResultInfo:
             return "diagnostics"
         if self.diff:
             return "diff"
-        if self.kind == "skill" or self.skill:
+        if self.skill:
             return "skill"
         if self.kind == "read":
             return "read"
         if self.kind in ("search", "glob") or self.search:
             return "search"
-        if self.json_doc:
-            return "json"
-        if self.kind == "web_fetch":
+        if self.kind == "web_fetch":  # read-like is decided before JSON (keeps the URL)
             return "web_fetch"
+        if self.json_doc or self.ndjson:  # NDJSON belongs to the JSON/structured category
+            return "json"
         if self.confirmation:
             return "confirmation"
         if self.build_log and self.kind in ("shell", "edit"):
@@ -107,7 +108,7 @@ def describe(call_id: str, tool_name: str, arguments: dict[str, Any], facts: Too
         build_log=facts.kind in ("shell", "edit", "write") and detect.is_build_log(text),
         search=detect.is_search_content(text), numbered=detect.is_numbered_source(text),
         json_doc=detect.is_json_document(text), ndjson=detect.is_ndjson(text),
-        skill=facts.kind == "skill" or detect.is_skill(text),
+        skill=not facts.is_error and detect.is_skill(text),
         read_only_shell=shell and detect.is_read_only_shell(facts.command),
         diagnostics=facts.kind in ("edit", "write") and "diagnostics:" in text.lower(),
     )
@@ -211,7 +212,7 @@ def _by_category(info: ResultInfo, ctx: Context, cfg: ReductionConfig, age: int,
                           fallback="shell_log" if info.build_log else "shell_success")
         if verdict:
             return verdict
-    if (info.kind != "skill" and not info.skill and age >= cfg.read_like_age_turns
+    if (not info.skill and age >= cfg.read_like_age_turns
             and size > cfg.read_like_output_bytes):
         verdict = _shaped(info, age, cfg, "read_like_age_turns",
                           f"{info.kind} output {_b(size)} at age {{age}} ≥ read_like_age_turns "
@@ -227,15 +228,19 @@ def _shaped(info: ResultInfo, age: int, cfg: ReductionConfig, rule: str, why: st
     """The first matching summary shape (search, JSON, read-like, numbered source, build log)."""
     if info.kind in ("search", "glob") or info.search:
         return Verdict("reduced", rule, "search", f"{why} → search summary", render="search")
+    if info.kind in ("read", "web_fetch"):  # read-like before JSON: a fetched JSON keeps its URL
+        category: Category = "web_fetch" if info.kind == "web_fetch" else "read"
+        return Verdict("reduced", rule, category, f"{why} → read summary", render="read_like")
+    if info.ndjson:  # JSON lines: the JSON category, at the age of the rule that reached it
+        return Verdict("reduced", rule, "json", f"{why} → NDJSON summary", render="json")
     if info.json_doc:
         if age < cfg.stale_age_turns:
             return _kept(info, "stale_age_turns", f"JSON document at age {{age}} < stale_age_turns "
                          f"{cfg.stale_age_turns} → kept")
         return Verdict("reduced", rule, "json", f"{why} → JSON summary", render="json")
-    if info.kind in ("read", "web_fetch") or info.numbered:
-        category: Category = "web_fetch" if info.kind == "web_fetch" else "read"
-        return Verdict("reduced", rule, category, f"{why} → read summary", render="read_like")
-    if info.build_log or info.ndjson:
+    if info.numbered:
+        return Verdict("reduced", rule, "read", f"{why} → read summary", render="read_like")
+    if info.build_log:
         return Verdict("reduced", rule, "shell_log", f"{why} → log summary", render="shell_log")
     if fallback:
         return Verdict("reduced", rule, fallback, f"{why} → shell summary", render=fallback)  # type: ignore[arg-type]
@@ -249,7 +254,10 @@ def _generic(info: ResultInfo, ctx: Context, cfg: ReductionConfig, age: int, siz
                          f"min_tool_results_prune {cfg.min_tool_results_prune} → generic rule not active")
         why = (f"{info.kind} output {_b(size)} at age {{age}} ≥ stale_age_turns {cfg.stale_age_turns} and > "
                f"stale_output_bytes {cfg.stale_output_bytes}")
-        if info.kind == "skill" or info.skill:
+        if info.skill:
+            if not skill_has_body(info.text) or skill_summary(info.text) is None:
+                return _kept(info, "skill_not_smaller", "skill envelope whose outline would not be "
+                             "smaller (no body to summarise) → kept")
             return Verdict("reduced", "stale_age_turns", "skill", f"{why} → skill outline", render="skill")
         shaped = _shaped(info, age, cfg, "stale_age_turns", why, fallback=None)
         return shaped or Verdict("reduced", "stale_age_turns", "generic", f"{why} → generic summary",

@@ -66,7 +66,7 @@ class ReductionConfig(BaseModel):
         if value is None:
             return REDUCTION_DEFAULTS[info.field_name]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"must be a whole number, got {value!r}")
+            raise ValueError(f"must be a whole number, got {value!r}")  # noqa: TRY004 -- pydantic reports ValueError
         if value <= 0:
             return REDUCTION_DEFAULTS[info.field_name]
         if value != int(value):

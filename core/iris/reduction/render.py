@@ -3,8 +3,8 @@
 Archiving (R-RED-7): every lossy rendering of an output over :data:`ARCHIVE_MIN_BYTES` gets the full
 original in ``reduced-artifacts/`` and the line ``Full output saved to <path>``, except renderings
 that already have a recovery path (superseded reads, reads made stale by an edit, diagnostics,
-confirmations, repeats, results that already carry an artifact — for those the existing artifact is
-named instead).
+confirmations, results that already carry an artifact — for those the existing artifact is named
+instead). Every copy of a repeated output names the one content-addressed archive its copies share.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def render_base(verdict: Verdict, info: ResultInfo) -> str:
 
 def archive_exempt(verdict: Verdict, info: ResultInfo) -> bool:
     """True when the rendering already has a recovery path and must not be archived."""
-    if verdict.render in ("confirmation", "diagnostics", "repeat"):
+    if verdict.render in ("confirmation", "diagnostics"):
         return True
     if verdict.render == "stale_read" and verdict.why in ("superseded", "modified"):
         return True

@@ -16,7 +16,8 @@ from .detect import search_hits
 __all__ = [
     "CONFIRMED", "SEARCH_BUDGET_BYTES", "confirmation_marker", "diagnostics_summary", "diff_summary",
     "error_summary", "generic_summary", "json_summary", "log_summary", "read_like_summary",
-    "repeated_marker", "search_summary", "shell_success_summary", "skill_summary", "stale_read_marker",
+    "repeated_marker", "search_summary", "shell_success_summary", "skill_has_body", "skill_summary",
+    "stale_read_marker",
 ]
 
 CONFIRMED = "[Confirmed]"
@@ -57,10 +58,26 @@ def repeated_marker(tool: str) -> str:
     return f"[Repeated {tool.lower()} output omitted; an identical call appears later.]"
 
 
+_LOCATION = re.compile(r"(?:^|[\s(\"'])(?:[\w./\\-]+\.\w+|[\w./\\-]*/[\w.-]+)[:(]\d+(?:[:,]\d+)?\)?"
+                       r"|\bFile \"[^\"]+\", line \d+")
+_ERROR_LINE = re.compile(r"\w(Error|Exception)\b|\b(error|errors|exception|traceback|panic|fatal|failed|failure|"
+                         r"assert(ion)?|denied|not found|undefined|cannot|expected)\b|^E\s", re.IGNORECASE)
+ERROR_EVIDENCE_LINES = 8
+
+
 def error_summary(tool: str, text: str) -> str:
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    head = f"[Older {tool.lower()} error summarized for this request to save context; {_size(text)}]"
-    return f"{head}\n{_cap(first)}" if first else head
+    """The first line, then the failing locations (``file:line[:col]``) and the first error lines
+    (up to :data:`ERROR_EVIDENCE_LINES`, in order) and how many more there were."""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    head = (f"[Older {tool.lower()} error summarized for this request to save context; {_size(text)}; "
+            f"locations={sum(bool(_LOCATION.search(ln)) for ln in lines)}]")
+    if not lines:
+        return head
+    evidence = [ln for ln in lines[1:] if _LOCATION.search(ln) or _ERROR_LINE.search(ln)]
+    out = [head, _cap(lines[0].strip()), *(_cap(ln.strip()) for ln in evidence[:ERROR_EVIDENCE_LINES])]
+    if len(evidence) > ERROR_EVIDENCE_LINES:
+        out.append(f"- ... (+{len(evidence) - ERROR_EVIDENCE_LINES} more error lines omitted) ...")
+    return "\n".join(out)
 
 
 def diagnostics_summary(tool: str, text: str) -> str:
@@ -71,13 +88,39 @@ def diagnostics_summary(tool: str, text: str) -> str:
     return "\n".join([head, _cap(lines[0]) if lines else "", *(_cap(d) for d in diag[:3])]).rstrip()
 
 
+SIGNAL_LINES = 8
+_GO_OK = re.compile(r"^ok\s+\S+")
+_GO_NO_TESTS = re.compile(r"^\?\s+\S+\s+\[no test files\]")
+
+
+def _go_test_counts(lines: list[str]) -> str:
+    """`` packages_ok= cached= no_test_files= coverage_reports=`` for plain ``go test`` output."""
+    ok = [ln for ln in lines if _GO_OK.match(ln)]
+    none = sum(bool(_GO_NO_TESTS.match(ln)) for ln in lines)
+    if not ok and not none:
+        return ""
+    cached = sum("(cached)" in ln for ln in ok)
+    coverage = sum("coverage:" in ln for ln in lines)
+    return (f" packages_ok={len(ok)} cached={cached} no_test_files={none} "
+            f"coverage_reports={coverage}")
+
+
 def shell_success_summary(text: str) -> str:
+    """Strong signal lines (pass, ok, done, success, coverage), else weak ones (created, updated…),
+    with their count; the last lines only when there is no signal line at all."""
     lines = text.splitlines()
-    out = [f"[Older shell success summarized for this request to save context; {_size(text)}]"]
     signal = [ln for ln in lines if _STRONG.search(ln)] or [ln for ln in lines if _WEAK.search(ln)]
-    shown = signal[:6]
-    out += [_cap(ln) for ln in shown]
-    out += _tail(lines, len(shown))
+    out = [(f"[Older shell success summarized for this request to save context; {_size(text)}"
+            f"{_go_test_counts(lines)}{f' signal_lines={len(signal)}' if signal else ''}]")]
+    if not signal:
+        return "\n".join(out + _tail(lines, 0))
+    if len(signal) > SIGNAL_LINES:  # the first and the last signal lines: summaries come last
+        half = SIGNAL_LINES // 2
+        out += [_cap(ln) for ln in signal[:half]]
+        out.append(f"- ... ({len(signal) - SIGNAL_LINES} more signal lines omitted) ...")
+        out += [_cap(ln) for ln in signal[-half:]]
+    else:
+        out += [_cap(ln) for ln in signal]
     return "\n".join(out)
 
 
@@ -113,42 +156,86 @@ def search_summary(tool: str, text: str, args: dict[str, Any]) -> str:
     total = len(hits) or len(by_file)
     out = [(f'[Older {tool.lower()} results summarized for this request to save context; '
             f'pattern="{pattern}" paths="{paths}" includes="{includes}"; matches={total}]')]
-    used = 0
     files = list(by_file.items())
+    entries = []
     for n, (path, found) in enumerate(files):
         nums = ", ".join(str(line) for line, _ in found)
-        entry = f"- {path}: {nums}" if found else f"- {path}"
+        entry = _cap(f"- {path}: {nums}" if found else f"- {path}")
         if n < 3 and found and found[0][1]:
             entry += f" — {found[0][1][:80]}"
-        if used + len(entry.encode()) + 1 > SEARCH_BUDGET_BYTES:
-            rest = files[n:]
-            out.append(f"- ... (+{len(rest)} files, {sum(len(f) for _, f in rest)} matches omitted) ...")
-            break
-        out.append(entry)
-        used += len(entry.encode()) + 1
-    return "\n".join(out)
+        entries.append(entry)
+    return "\n".join(out + _within_budget(entries, files))
+
+
+def _within_budget(entries: list[str], files: list[tuple[str, list]]) -> list[str]:
+    """The leading entries that fit :data:`SEARCH_BUDGET_BYTES` together with the omission line
+    naming what was left out (the budget includes that line)."""
+    sizes = [len(e.encode()) + 1 for e in entries]
+    if sum(sizes) <= SEARCH_BUDGET_BYTES:
+        return entries
+    for keep in range(len(entries) - 1, -1, -1):
+        rest = files[keep:]
+        omission = f"- ... (+{len(rest)} files, {sum(len(f) for _, f in rest)} matches omitted) ..."
+        if sum(sizes[:keep]) + len(omission.encode()) + 1 <= SEARCH_BUDGET_BYTES:
+            return [*entries[:keep], omission]
+    return []
+
+
+_DIFF_START = re.compile(r"^(?:diff --git a/(.+?) b/(.+)|\*\*\* (Update|Add|Delete) File: (.+)|"
+                         r"\+\+\+ (?:b/)?(\S+))$")
+
+
+def _diff_kind(f: dict[str, Any]) -> str:
+    """binary, mode, rename, copy, added, deleted or modified (several may combine)."""
+    kinds = [f"rename from {f['from']}" if k == "rename" and "from" in f else k
+             for k in ("added", "deleted", "rename", "copy", "binary") if f["flags"].get(k)]
+    if f["flags"].get("mode"):
+        kinds.append(f"mode {f['flags']['mode']}")
+    if f["hunks"] and not {"added", "deleted"} & set(kinds):
+        kinds.append("modified")
+    return ", ".join(kinds) or ("modified" if f["hunks"] else "unknown")
+
+
+def _diff_meta(f: dict[str, Any], line: str, old_mode: list[str]) -> bool:
+    """Record a git metadata line of file ``f``; False when ``line`` is not metadata."""
+    flags = f["flags"]
+    if line.startswith("new file mode"):
+        flags["added"] = True
+    elif line.startswith("deleted file mode"):
+        flags["deleted"] = True
+    elif line.startswith(("rename from ", "rename to ", "similarity index")):
+        flags["rename"] = True
+        if line.startswith("rename from "):
+            f["from"] = line[len("rename from "):]
+    elif line.startswith(("copy from ", "copy to ")):
+        flags["copy"] = True
+    elif line.startswith("old mode "):
+        old_mode[:] = [line[len("old mode "):]]
+    elif line.startswith("new mode "):
+        flags["mode"] = f"{old_mode[0] if old_mode else '?'}→{line[len('new mode '):]}"
+    elif line.startswith(("Binary files ", "GIT binary patch")):
+        flags["binary"] = True
+    else:
+        return False
+    return True
 
 
 def _diff_files(text: str) -> list[dict[str, Any]]:
     files: list[dict[str, Any]] = []
+    old_mode: list[str] = []
     for line in text.splitlines():
-        m = re.match(r"^(?:diff --git a/\S+ b/(\S+)|\*\*\* (Update|Add|Delete) File: (.+)|\+\+\+ (?:b/)?(\S+))", line)
+        m = _DIFF_START.match(line)
         if m and not line.startswith("+++ /dev/null"):
-            name = m.group(1) or m.group(3) or m.group(4)
+            name = m.group(2) or m.group(4) or m.group(5)
             if files and files[-1]["file"] == name:
                 continue
-            kind = {"Add": "added", "Delete": "deleted"}.get(m.group(2) or "", "modified")
-            files.append({"file": name, "hunks": 0, "add": 0, "del": 0, "kind": kind, "shown": []})
-        elif not files:
+            flags: dict[str, Any] = {"added": m.group(3) == "Add", "deleted": m.group(3) == "Delete"}
+            files.append({"file": name, "hunks": 0, "add": 0, "del": 0, "flags": flags, "shown": []})
+            old_mode = []
+        elif not files or _diff_meta(files[-1], line, old_mode):
             continue
         elif line.startswith("@@"):
             files[-1]["hunks"] += 1
-        elif line.startswith("new file mode"):
-            files[-1]["kind"] = "added"
-        elif line.startswith("deleted file mode"):
-            files[-1]["kind"] = "deleted"
-        elif line.startswith("rename from"):
-            files[-1]["kind"] = "renamed"
         elif line.startswith(("+", "-")) and not line.startswith(("+++", "---")):
             files[-1]["add" if line[0] == "+" else "del"] += 1
             if len(files[-1]["shown"]) < 2 and line[1:].strip():
@@ -157,13 +244,20 @@ def _diff_files(text: str) -> list[dict[str, Any]]:
 
 
 def diff_summary(tool: str, text: str) -> str:
-    """Files, hunks, change counts and up to two representative lines per file."""
-    out = [f"[Older {tool.lower()} diff summarized for this request; {_size(text)}]"]
+    """Per file: hunks, change counts, the kind of change (binary, mode, rename, modified…) and
+    up to two representative lines; git diffs use the ``[Older git diff …]`` marker."""
+    what = "git diff" if "diff --git " in text[:65536] else f"{tool.lower()} diff"
+    out = [f"[Older {what} summarized for this request; {_size(text)}]"]
     files = _diff_files(text)
     for f in files[:40]:
-        shown = " | ".join(f["shown"])
-        out.append(f"- {f['file']}: hunks={f['hunks']} changes=+{f['add']}/-{f['del']}; "
-                   f"kind={f['kind']}; shown: {shown}")
+        kind = _diff_kind(f)
+        line = f"- {f['file']}: "
+        if f["hunks"] or f["add"] or f["del"]:
+            line += f"hunks={f['hunks']} changes=+{f['add']}/-{f['del']}; "
+        line += f"kind={kind}"
+        if f["shown"]:
+            line += "; shown: " + " | ".join(f["shown"])
+        out.append(line)
     if len(files) > 40:
         out.append(f"- ... (+{len(files) - 40} files omitted) ...")
     return "\n".join(out)
@@ -178,9 +272,38 @@ def _brief(value: Any) -> str:
     return _cap(json.dumps(value, ensure_ascii=False))
 
 
+def _ndjson_summary(tool: str, text: str) -> str:
+    """JSON lines: record count, the keys seen (first records) and the first record."""
+    records, bad = [], 0
+    for ln in text.splitlines():
+        if ln.strip():
+            try:
+                records.append(json.loads(ln))
+            except ValueError:
+                bad += 1
+    keys: dict[str, int] = {}
+    for r in records:
+        if isinstance(r, dict):
+            for k in r:
+                keys[k] = keys.get(k, 0) + 1
+    out = [(f"[Older {tool.lower()} NDJSON summarized to save context; records={len(records)}"
+            f"{f' unparsed_lines={bad}' if bad else ''} keys={len(keys)}]")]
+    out += [f"- {json.dumps(k)}: in {n} records" for k, n in list(keys.items())[:8]]
+    if len(keys) > 8:
+        out.append(f"- ... ({len(keys) - 8} more keys omitted) ...")
+    if records:
+        out.append(f"- first record: {_cap(json.dumps(records[0], ensure_ascii=False))}")
+        out.append(f"- last record: {_cap(json.dumps(records[-1], ensure_ascii=False))}")
+    return "\n".join(out)
+
+
 def json_summary(tool: str, text: str) -> str:
-    """Top-level keys (scalars kept, nested shown as key sets / item counts) or array counts."""
-    data = json.loads(text)
+    """Top-level keys (scalars kept, nested shown as key sets / item counts) or array counts;
+    JSON lines (NDJSON) get a record count and their keys."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return _ndjson_summary(tool, text)
     if isinstance(data, dict):
         out = [f"[Older {tool.lower()} JSON object summarized to save context; keys={len(data)}]"]
         out += [f"- {json.dumps(k)}: {_brief(v)}" for k, v in list(data.items())[:8]]
@@ -236,13 +359,24 @@ def stale_read_marker(text: str, *, read_range: tuple[int, int] | None, total: i
                       _STALE_NOTES[why]])
 
 
+_ANCHOR = re.compile(r"<(name|path|root|relative_paths_base)>.*?</\1>", re.DOTALL)
+
+
+def skill_has_body(text: str) -> bool:
+    """True when the envelope holds more than its anchors (something to outline)."""
+    return bool(_ANCHOR.sub("", text).strip())
+
+
 def skill_summary(text: str) -> str | None:
     """Anchors and a section outline; None when that would not be smaller than the original."""
     anchors = [m.group(0) for tag in ("name", "path", "root", "relative_paths_base")
                for m in [re.search(rf"<{tag}>.*?</{tag}>", text, re.DOTALL)] if m]
-    headings, used = [], 0
+    headings, used, fenced = [], 0, False
     for ln in text.splitlines():
-        if _HEADING.match(ln.strip()) and len(headings) < 20 and used + len(ln) <= 600:
+        if ln.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced  # headings inside fenced code are not headings
+            continue
+        if not fenced and _HEADING.match(ln.strip()) and len(headings) < 20 and used + len(ln) <= 600:
             headings.append(ln.strip())
             used += len(ln.strip())
     header = ("[Older skill output summarized for this request; the full text stays readable "

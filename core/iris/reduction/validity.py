@@ -7,7 +7,8 @@ successful read with a known path is current and is never reduced.
 
 Paths match on whole-segment suffixes (``src/a.py`` matches ``/repo/src/a.py``); two distinct
 absolute paths never match. A Claude-Code-style edit (``old_string``/``new_string``) has no line
-numbers: its range is located by finding ``old_string`` in the read's numbered lines; when it cannot
+numbers: its range is located by finding ``old_string`` in the read's lines (numbered as shown,
+or, for a body without line numbers, counted from the start of the read's range); when it cannot
 be found the edit counts as unknown-range, except that an edit that adds no lines and is absent from
 a partial read leaves that read current.
 """
@@ -58,29 +59,33 @@ of its file, the same few reads again and again, but every read's parsed lines w
 memory than its text."""
 
 
-def _shown(read_text: str, memo: dict | None = None) -> tuple[list[tuple[int, str]], list[str]]:
-    """The numbered lines of a read and their right-stripped texts (parsed once while recent)."""
+def _shown(read_text: str, memo: dict | None = None, first: int = 1
+           ) -> tuple[list[tuple[int, str]], list[str]]:
+    """The numbered lines of a read and their right-stripped texts (parsed once while recent); a
+    body without line numbers is numbered from ``first``, the start of the read's range."""
     cache: OrderedDict | None = None
+    key = (read_text, first)
     if memo is not None:
         cache = memo.get("shown")
         if cache is None:
             cache = memo["shown"] = OrderedDict()
-        hit = cache.get(read_text)
+        hit = cache.get(key)
         if hit is not None:
-            cache.move_to_end(read_text)
+            cache.move_to_end(key)
             return hit
-    shown = numbered_lines(read_text)
+    shown = numbered_lines(read_text) or list(enumerate(read_text.splitlines(), start=first))
     hit = (shown, [t.rstrip() for _, t in shown])
     if cache is not None:
-        cache[read_text] = hit
+        cache[key] = hit
         if len(cache) > _SHOWN_CACHE:
             cache.popitem(last=False)
     return hit
 
 
-def _locate(old_text: str, read_text: str, memo: dict | None = None) -> tuple[int, int] | None:
-    """Pre-edit lines of ``old_text`` inside a numbered read output, if it is shown there."""
-    shown, texts = _shown(read_text, memo)
+def _locate(old_text: str, read_text: str, memo: dict | None = None,
+            first: int = 1) -> tuple[int, int] | None:
+    """Pre-edit lines of ``old_text`` inside a read output, if it is shown there."""
+    shown, texts = _shown(read_text, memo, first)
     want = [ln.rstrip() for ln in old_text.splitlines()] or [""]
     n = len(want)
     if n == 1:  # one line: the first shown line containing it
@@ -103,7 +108,8 @@ def _edit_invalidates(read: ReadEvent, change: FileChange, several: bool, memo: 
     start, end, shift = change.start, change.end, change.shift
     if start is None and change.old_text is not None:
         key = ("locate", read.call_id, change.old_text)
-        found = memo[key] if key in memo else memo.setdefault(key, _locate(change.old_text, read.text, memo))
+        found = (memo[key] if key in memo else
+                 memo.setdefault(key, _locate(change.old_text, read.text, memo, first)))
         if found:
             start, end = found
         elif shift == 0 and last < WHOLE_FILE_END and not several:
