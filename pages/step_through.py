@@ -91,26 +91,21 @@ state.follow_timeline_click(clicked.selection.points if clicked else [], step)
 head = step_header(prep)
 st.subheader(f"Step {head.step_index} of {len(replay) - 1} · response message "
              f"#{prep.response_message_index}")
-cols = st.columns([1, 2, 2, 2, 2])
+cols = st.columns([1, 3, 2, 3, 2])
 cols[0].badge(head.phase, color=BADGE[head.phase])
-if head.whole_request_tokens is not None:
-    cols[1].markdown(f"**Final input (whole request)** :{PRESSURE[head.pressure]}["
-                     f"{head.whole_request_tokens:,}] of {head.input_budget:,} "
-                     f"({head.percent_of_budget}%) = raw local {head.final_input_tokens:,} × "
-                     f"{head.calibration_ratio:.3f} calibration + "
-                     f"{head.unrecorded_overhead_tokens:,} unrecorded overhead"
-                     + (f" (measured at step {head.overhead_measured_at})"
-                        if head.overhead_measured_at is not None else ""))
-else:
-    cols[1].markdown(f"**Final input** :{PRESSURE[head.pressure]}[{head.final_input_tokens:,}] of "
-                     f"{head.input_budget:,} ({head.percent_of_budget}%)")
+final = head.final_input_tokens if head.whole_request_tokens is None else head.whole_request_tokens
+cols[1].markdown(f"**Final input{' (whole request)' if head.whole_request_tokens else ''}** "
+                 f":{PRESSURE[head.pressure]}[{final:,}] of {head.input_budget:,} "
+                 f"({head.percent_of_budget}%)")
 reminder = f"{prep.reminder_line:,}" if prep.reminder_line is not None else "off"
 cols[2].markdown(f"Pressure line {prep.pressure_line:,} · reminder {reminder}")
 cols[3].markdown(f"**Trigger compared** {head.trigger_label}")
 cols[4].markdown(f"**Provider usage of this response** {head.provider_label}"
                  + (" (frozen estimate)" if head.provider_label.startswith("≈") else ""))
 thresholds = replay.info.extras.get("thresholds") or {}
-st.caption(f"Budget {budget_label(thresholds.get('input_budget', head.input_budget), thresholds.get('budget_source'), thresholds.get('budget_detail') or '')}")
+budget = budget_label(thresholds.get("input_budget", head.input_budget),
+                      thresholds.get("budget_source"), thresholds.get("budget_detail") or "")
+st.caption(" · ".join(filter(None, [head.whole_request_words, f"Budget {budget}"])))
 if head.error:
     st.error(f"This preparation is **{head.phase}** in stage `{head.error_stage or '—'}`: "
              f"{head.error}")

@@ -43,7 +43,8 @@ def test_step_header_shows_trigger_value_basis_and_budget_source():
     assert any(basis in trigger for basis in ("provider usage", "calibrated local estimate",
                                               "frozen ≈ estimate")), trigger
     assert any(t.startswith("**Provider usage of this response**") for t in texts)
-    assert any(c.value.startswith("Budget ") and "(source: " in c.value for c in at.caption)
+    assert any("Budget " in c.value and "(source: " in c.value for c in at.caption)
+    assert any(c.value.startswith("Whole request ") for c in at.caption)
 
 
 def test_step_timeline_marks_the_recorded_compaction_and_reaches_the_pressure_line():

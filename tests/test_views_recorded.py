@@ -115,8 +115,12 @@ def test_step_timeline_and_header_show_trigger_and_recorded_compaction():
     assert fig.layout.yaxis.range[1] >= 2500
     head = step_header(steps[2])
     assert head.trigger_label == "1,600 (calibrated local estimate + unrecorded overhead)"
+    assert head.whole_request_words.startswith(
+        f"Whole request {steps[2].whole_request_tokens:,} = raw local estimate "
+        f"{steps[2].final_input_tokens:,} × calibration 1.000 + 0 unrecorded overhead")
     old = step_header(preparation(0))
     assert old.trigger_tokens is None and old.trigger_label.startswith("no reading")
+    assert old.whole_request_words == ""
 
 
 def test_compare_chart_marks_the_agent_and_keeps_every_pressure_line_in_range():

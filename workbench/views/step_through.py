@@ -105,6 +105,17 @@ class StepHeader(_Frozen):
     calibration_ratio: float = 1.0
 
     @property
+    def whole_request_words(self) -> str:
+        """How the whole request is made up (empty for records without the figure)."""
+        if self.whole_request_tokens is None:
+            return ""
+        measured = (f" (measured at step {self.overhead_measured_at})"
+                    if self.overhead_measured_at is not None else "")
+        return (f"Whole request {self.whole_request_tokens:,} = raw local estimate "
+                f"{self.final_input_tokens:,} × calibration {self.calibration_ratio:.3f} + "
+                f"{self.unrecorded_overhead_tokens:,} unrecorded overhead{measured}")
+
+    @property
     def trigger_label(self) -> str:
         basis = TRIGGER_BASES.get(str(self.trigger_basis), self.trigger_basis or "not recorded")
         if self.trigger_tokens is None:
