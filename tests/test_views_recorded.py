@@ -152,3 +152,21 @@ def test_notebook_html_names_the_budget_source_and_the_trigger():
     prep = _steps()[1]
     html = step_html(prep, step_header(prep), stage_table(prep), pd.DataFrame(), ())
     assert "trigger compared 1,550 (calibrated local estimate + unrecorded overhead)" in html
+
+
+def test_codex_and_claude_fixtures_place_the_recorded_compaction_on_the_next_model_call():
+    """Codex ``compacted`` (with replacement history) and Claude ``compact_boundary``: the mark
+    lands on the first model call after the compaction, with the recorded pre-compaction count."""
+    from pathlib import Path
+
+    from workbench.store import open_store
+    from workbench.truth import session_marks
+
+    fixtures = Path(__file__).parent / "fixtures" / "importers"
+    expected = {"codex_compacted.jsonl": (1, 209_950), "codex_replacement_history.jsonl": (3, 209_950),
+                "claude_compact.jsonl": (2, 167_094)}
+    with open_store() as store:
+        for name, (step, before) in expected.items():
+            session_id = store.import_file(fixtures / name).session_id
+            marks = session_marks(store, session_id)
+            assert [(m.step, m.tokens_before) for m in marks] == [(step, before)], name
