@@ -6,6 +6,9 @@ Seeds are the repository's samples (``sample_sessions/``) and importer fixtures
 (``tests/fixtures/importers``) and, when present, the real transcripts of ``../shared/real-sessions``
 (``.gz`` files are decompressed in memory). Mutation classes: see ``tests/fuzz_mutations.py``.
 
+What imported leniently is also replayed under a budget of a third of its size (so it compacts)
+with the recorded summariser when the session holds a recorded summary.
+
 Every case runs in a worker subprocess with a time bound (``--timeout``): a case that does not
 finish is recorded as a hang and the worker is restarted. Findings:
 
@@ -124,9 +127,31 @@ def _run_case(case: dict, baselines: dict) -> dict:
                     findings.append({"stage": mode, "finding": "accepted", "line": case["line"]})
                 outcomes[f"replay_{mode}"] = _stage(
                     findings, f"replay_{mode}", partial(replay_and_save, store, value.session_id))[0]
+                if mode == "lenient":  # a budget that compacts, recorded summaries reused
+                    outcomes["replay_tight"] = _stage(
+                        findings, "replay_tight", partial(_tight_replay, store, value.session_id))[0]
             finally:
                 store.close()
     return {"outcomes": outcomes, "findings": findings}
+
+
+def _tight_replay(store, session_id: str):
+    """A replay under a budget of a third of the session's size (at least 1,000 tokens) with the
+    recorded summariser when the session holds a recorded summary: compaction, cut search and
+    summary checks run on the mutated content."""
+    import yaml
+    from iris.compaction import RecordedSummarizer
+    from iris.config import config_to_yaml, default_config, parse_config
+
+    from workbench.replay_service import replay_and_save
+
+    data = yaml.safe_load(config_to_yaml(default_config()))
+    budget = max(1000, store.get_summary(session_id).estimated_tokens // 3)
+    data["compaction"].update(input_budget_tokens=budget, retain_recent_tokens=min(4096, budget // 4))
+    config = parse_config(data, source="fuzz campaign: a third of the session's size")
+    summarizer = RecordedSummarizer(store.get_session(session_id))
+    return replay_and_save(store, session_id, name="tight", config=config,
+                           summarizer=summarizer if summarizer.available else None)
 
 
 def worker() -> None:
