@@ -191,6 +191,11 @@ def test_trigger_after_the_replays_own_compaction_keeps_the_overhead():
     plan = next(d for d in first.stage("compaction").decisions if d.kind == "compaction-plan")
     commit = next(d for d in first.stage("compaction").decisions if d.kind == "compaction-applied")
     assert plan.request_tokens == commit.tokens_before  # one whole-request basis
+    stage = first.stage("compaction")  # the stage's own figures, reconciled on both bases
+    after = round(first.calibration_ratio * stage.after_input_tokens) \
+        + first.unrecorded_overhead_tokens
+    assert (f"→ {after:,} (local {stage.before_input_tokens:,} → "
+            f"{stage.after_input_tokens:,})") in stage.note
     assert commit.tokens_after <= first.pressure_line
     final = later[-1].stage("final_selection").decisions[0]
     assert f"whole request {later[-1].whole_request_tokens:,}" in final.reason

@@ -271,7 +271,10 @@ def apply(state: PreparationState, settings: PipelineSettings
     if outcome.status == "applied":  # a new window: the old notices no longer apply
         new = notices.withdraw(_applied_state(state, outcome, settings))
         return new, record("applied", new.input_tokens,
-                           f"committed, cut at history message {outcome.cut_index}")
+                           f"committed, cut at history message {outcome.cut_index}; this "
+                           f"request as sent (trimmed), whole request {state.whole(before):,} → "
+                           f"{new.whole(new.input_tokens):,} (local {before:,} → "
+                           f"{new.input_tokens:,})")
     if outcome.status in ("no_cut", "skipped"):  # planned, not committed (R-CMP-8: continue)
         new, found = _notice(state, settings, pressure)
         planned = record("candidate", new.input_tokens, "no new cut point"
