@@ -228,6 +228,35 @@ def steps_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
     return frame
 
 
+def _run_traces(fig: go.Figure, i: int, run: RunSummary) -> list[int]:
+    """One run's tokens, trigger value, pressure line and compactions; returns the values drawn."""
+    colour = RUN_COLOURS[i % len(RUN_COLOURS)]
+    hover = "step %{x}<br>%{y:,} tokens<extra>%{fullData.name}</extra>"
+    steps = [s.step for s in run.steps]
+    drawn = [_plotted(s) for s in run.steps]
+    fig.add_trace(go.Scatter(
+        x=steps, y=drawn, name=run.label, mode="lines+markers", marker={"size": 5},
+        line={"color": colour, "width": 3 if i == 0 else 2, "dash": "solid" if i == 0 else "dot"},
+        hovertemplate=hover, legendgroup=run.label))
+    drawn += add_trigger_trace(fig, [_AsStep(s) for s in run.steps],
+                               name=f"trigger value · {run.label}", colour=colour)
+    if steps:
+        drawn.append(run.pressure_line)
+        fig.add_trace(go.Scatter(
+            x=[min(steps), max(steps)], y=[run.pressure_line] * 2,
+            name=f"pressure line · {run.label} ({run.pressure_line:,})", mode="lines",
+            hoverinfo="skip", line={"color": colour, "dash": "dash", "width": 1},
+            legendgroup=run.label))
+    applied = [s for s in run.steps if s.compaction_applied]
+    fig.add_trace(go.Scatter(
+        x=[s.step for s in applied], y=[_plotted(s) for s in applied],
+        name=f"compaction · {run.label}", mode="markers", hovertemplate=hover,
+        marker={"symbol": "diamond", "size": 12, "color": colour,
+                "line": {"width": 1, "color": SERIES_COLOURS["compaction"]}},
+        legendgroup=run.label))
+    return drawn
+
+
 def compare_figure(runs: Sequence[RunSummary], *,
                    recorded: Sequence[RecordedMark] = ()) -> go.Figure:
     """Per-step whole-request tokens of every run on one chart, each run's pressure line dashed
@@ -239,33 +268,9 @@ def compare_figure(runs: Sequence[RunSummary], *,
     every pressure line, so a compaction is seen against the line that triggered it.
     """
     fig = go.Figure()
-    hover = "step %{x}<br>%{y:,} tokens<extra>%{fullData.name}</extra>"
     tops: list[int | None] = []
     for i, run in enumerate(runs):
-        colour = RUN_COLOURS[i % len(RUN_COLOURS)]
-        steps = [s.step for s in run.steps]
-        tops += [_plotted(s) for s in run.steps]
-        fig.add_trace(go.Scatter(
-            x=steps, y=[_plotted(s) for s in run.steps], name=run.label,
-            mode="lines+markers", marker={"size": 5},
-            line={"color": colour, "width": 3 if i == 0 else 2, "dash": "solid" if i == 0 else "dot"},
-            hovertemplate=hover, legendgroup=run.label))
-        tops += add_trigger_trace(fig, [_AsStep(s) for s in run.steps],
-                                  name=f"trigger value · {run.label}", colour=colour)
-        if steps:
-            tops.append(run.pressure_line)
-            fig.add_trace(go.Scatter(
-                x=[min(steps), max(steps)], y=[run.pressure_line] * 2,
-                name=f"pressure line · {run.label} ({run.pressure_line:,})", mode="lines",
-                hoverinfo="skip", line={"color": colour, "dash": "dash", "width": 1},
-                legendgroup=run.label))
-        applied = [s for s in run.steps if s.compaction_applied]
-        fig.add_trace(go.Scatter(
-            x=[s.step for s in applied], y=[_plotted(s) for s in applied],
-            name=f"compaction · {run.label}", mode="markers", hovertemplate=hover,
-            marker={"symbol": "diamond", "size": 12, "color": colour,
-                    "line": {"width": 1, "color": SERIES_COLOURS["compaction"]}},
-            legendgroup=run.label))
+        tops += _run_traces(fig, i, run)
     add_recorded_marks(fig, recorded)
     top = y_range(tops, [m.tokens_before for m in recorded])
     fig.update_layout(xaxis_title="step", yaxis_title="prompt tokens (whole request)",

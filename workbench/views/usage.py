@@ -122,6 +122,34 @@ def _line(fig: go.Figure, xs: Any, ys: Any, name: str, colour: str, **style: Any
         hovertemplate="step %{x}<br>%{y:,} tokens<extra>%{fullData.name}</extra>", **style))
 
 
+_HOVER = "step %{x}<br>%{y:,} tokens<br>phase %{customdata}<extra>%{fullData.name}</extra>"
+
+
+def _provider_traces(fig: go.Figure, table: pd.DataFrame) -> None:
+    """The provider's counts: trusted as a line, frozen ``≈`` estimates as hollow markers."""
+    for estimated, name, symbol in ((False, "provider", "circle"), (True, "provider ≈", "circle-open")):
+        part = table[(table["estimated"] == estimated) & table["provider_tokens"].notna()]
+        fig.add_trace(go.Scatter(
+            x=part["step"], y=part["provider_tokens"].astype("float"), name=name,
+            mode="lines+markers" if not estimated else "markers",
+            marker={"symbol": symbol, "size": 8, "color": SERIES_COLOURS["provider"]},
+            line={"color": SERIES_COLOURS["provider"]}, customdata=part["phase"],
+            hovertemplate=_HOVER))
+
+
+def _line_traces(fig: go.Figure, table: pd.DataFrame) -> list[float]:
+    """Dashed pressure and reminder lines; returns their values (for the y range)."""
+    values_all: list[float] = []
+    for column, name in (("pressure_line", "pressure line"), ("reminder_line", "reminder line")):
+        values = table[column].astype("float")
+        if values.notna().any():
+            values_all += list(values.dropna())
+            fig.add_trace(go.Scatter(
+                x=table["step"], y=values, name=name, mode="lines", hoverinfo="skip",
+                line={"color": SERIES_COLOURS[name], "dash": "dash", "shape": "hv"}))
+    return values_all
+
+
 def usage_figure(steps: Sequence[StepLike], *, recorded: Sequence[RecordedMark] = ()) -> go.Figure:
     """Usage over steps: the provider's count of what the agent sent, the as-recorded estimate of
     that same request (when the records carry it), and the replayed request (whole-request basis:
@@ -133,15 +161,7 @@ def usage_figure(steps: Sequence[StepLike], *, recorded: Sequence[RecordedMark] 
     """
     table = usage_table(steps)
     fig = go.Figure()
-    hover = "step %{x}<br>%{y:,} tokens<br>phase %{customdata}<extra>%{fullData.name}</extra>"
-    for estimated, name, symbol in ((False, "provider", "circle"), (True, "provider ≈", "circle-open")):
-        part = table[(table["estimated"] == estimated) & table["provider_tokens"].notna()]
-        fig.add_trace(go.Scatter(
-            x=part["step"], y=part["provider_tokens"].astype("float"), name=name,
-            mode="lines+markers" if not estimated else "markers",
-            marker={"symbol": symbol, "size": 8, "color": SERIES_COLOURS["provider"]},
-            line={"color": SERIES_COLOURS["provider"]}, customdata=part["phase"],
-            hovertemplate=hover))
+    _provider_traces(fig, table)
     replayed = [_whole(s) for s in steps]
     tops: list[Any] = replayed + list(table["provider_tokens"].dropna())
     as_recorded = [(s.step_index, v) for s in steps
@@ -151,22 +171,14 @@ def usage_figure(steps: Sequence[StepLike], *, recorded: Sequence[RecordedMark] 
               SERIES_COLOURS["as-recorded estimate"], line={"dash": "dot"})
         tops += [y for _, y in as_recorded]
     _line(fig, table["step"], replayed, REPLAYED, SERIES_COLOURS["local estimate"])
-    tops += add_trigger_trace(fig, steps)
-    for column, name in (("pressure_line", "pressure line"), ("reminder_line", "reminder line")):
-        values = table[column].astype("float")
-        if values.notna().any():
-            tops += list(values.dropna())
-            fig.add_trace(go.Scatter(
-                x=table["step"], y=values, name=name, mode="lines", hoverinfo="skip",
-                line={"color": SERIES_COLOURS[name], "dash": "dash", "shape": "hv"}))
+    tops += add_trigger_trace(fig, steps) + _line_traces(fig, table)
     applied = table[table["compaction_applied"]]
     for step in applied["step"]:
         fig.add_vline(x=int(step), line={"color": SERIES_COLOURS["compaction"], "dash": "dot"})
     fig.add_trace(go.Scatter(
         x=applied["step"], y=[replayed[i] for i in applied.index], name="compaction applied",
-        mode="markers",
-        marker={"symbol": "diamond", "size": 11, "color": SERIES_COLOURS["compaction"]},
-        customdata=applied["phase"], hovertemplate=hover))
+        mode="markers", customdata=applied["phase"], hovertemplate=_HOVER,
+        marker={"symbol": "diamond", "size": 11, "color": SERIES_COLOURS["compaction"]}))
     add_recorded_marks(fig, recorded)
     top = y_range(tops, [m.tokens_before for m in recorded])
     fig.update_layout(xaxis_title="step", yaxis_title="prompt tokens (whole request)",
