@@ -89,14 +89,15 @@ def test_issue8_reduction_work_per_step_does_not_grow_with_history(session, monk
 
 
 def test_r_prep_1_request_ref_from_cached_pieces_is_the_full_hash(incremental):
-    """R-PREP-1: ``final_request_ref`` built from per-message hashes and mark JSON cached across
-    steps equals the hash of the whole request serialised at once."""
+    """R-PREP-1: the request hash built from per-message hashes and mark JSON cached across
+    steps (what the evidence store files the request under) equals the hash of the whole request
+    serialised at once; the engine's record has no ``final_request_ref`` (no sink)."""
     for p in incremental.preparations[::7]:
         request = incremental.request(p)
         full = content_hash({"messages": [content_hash(m) for m in request.messages],
                              "marks": [m.model_dump(mode="json") for m in request.marks],
                              "tools": list(request.tools), "dropped": list(request.dropped)})
-        assert p.final_request_ref == full == request.ref
+        assert p.final_request_ref is None and full == request.ref
 
 
 def test_issue6_item4_consecutive_requests_share_unchanged_messages(incremental):
