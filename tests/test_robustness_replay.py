@@ -50,3 +50,23 @@ def test_r_ses_5_checkpoint_headings_parse_in_linear_time():
     assert before == "" and [s.title for s in sections][::2] == ["Goal", "Next Steps"]
     assert sections[1].title.endswith("b") and sections[1].body == "body"
     assert sections[2].body == "run the tests"
+
+
+def test_r_ses_5_store_refuses_a_built_session_with_a_lone_surrogate(tmp_path):
+    """R-SES-5: a session built in code (not imported, so not repaired) whose id or text holds a
+    lone surrogate is a StorageError naming the store, and nothing is stored."""
+    from iris.errors import StorageError
+    from iris.session import Message, Session, SessionHeader, TextBlock
+
+    with Store(tmp_path / "store.db") as store:
+        for sid, text in (("demo\ud800", "hi"), ("demo", "hi\udfff")):
+            session = Session(header=SessionHeader(session_id=sid),
+                              messages=(Message(role="user", content=(TextBlock(text=text),)),))
+            try:
+                store.save_session(session, format="native", content_hash=f"sha256:{len(sid)}",
+                                   source_path=None)
+            except StorageError as err:
+                assert str(tmp_path / "store.db") in str(err) and "lone UTF-16 surrogate" in str(err)
+            else:
+                raise AssertionError("stored a session holding a lone surrogate")
+        assert store.list_sessions() == []

@@ -167,7 +167,8 @@ class Store:
         existing = self._id_for_hash(content_hash)
         if existing is not None:
             return existing, False
-        row = self._session_row(session, format, content_hash, source_path)
+        with self._storage_errors("storing a session"):  # its id is looked up in SQLite too
+            row = self._session_row(session, format, content_hash, source_path)
         report = progress or (lambda fraction, label: None)
         report(0.8, "writing")
         try:
