@@ -87,7 +87,8 @@ def test_usage_chart_draws_three_lines_trigger_and_recorded_marks_inside_the_ran
     traces = {t.name: t for t in fig.data}
     assert {"provider", AS_RECORDED, REPLAYED, "trigger value", RECORDED} <= set(traces)
     assert list(traces[REPLAYED].y) == [p.final_input_tokens + 300 for p in steps]
-    assert set(traces["trigger value"].customdata) == {"calibrated_local"}
+    assert set(traces["trigger value"].customdata) == {
+        "calibrated local estimate + unrecorded overhead"}
     assert list(traces[RECORDED].x) == [3] and list(traces[RECORDED].y) == [2500]
     assert 3 in [s.x0 for s in fig.layout.shapes if s.line.dash == "dashdot"]
     top = fig.layout.yaxis.range[1]

@@ -23,9 +23,10 @@ from pydantic import BaseModel, ConfigDict
 
 from .colors import SERIES_COLOURS
 
-__all__ = ["BUDGET_SOURCES", "RecordedMark", "add_recorded_marks", "add_trigger_trace",
-           "budget_label", "budget_source_words", "compaction_answer", "compaction_answer_text", "recorded_marks",
-           "replay_compaction_steps", "step_compactions", "trigger_points", "y_range"]
+__all__ = ["BUDGET_SOURCES", "TRIGGER_BASES", "RecordedMark", "add_recorded_marks",
+           "add_trigger_trace", "budget_label", "budget_source_words", "compaction_answer",
+           "compaction_answer_text", "recorded_marks", "replay_compaction_steps", "step_compactions",
+           "trigger_points", "y_range"]
 
 RECORDED = "agent compacted (recorded)"
 TRIGGER = "trigger value"
@@ -37,6 +38,16 @@ BUDGET_SOURCES: Mapping[str, str] = {
     "session": "limits recorded in the session",
     "catalogue": "the model catalogue",
     "default": "the built-in default: no window known for this model",
+}
+
+
+#: What each trigger basis means, in the words the header, the hovers and the tables show.
+TRIGGER_BASES: Mapping[str, str] = {
+    "provider": "provider usage of the recorded request",
+    "provider_estimate": "frozen ≈ estimate of the provider usage",
+    "calibrated_local": "calibrated local estimate + unrecorded overhead",
+    "disabled": "automatic compaction disabled",
+    "none": "no reading yet",
 }
 
 
@@ -221,7 +232,8 @@ def trigger_points(steps: Iterable[Any]) -> tuple[list[int], list[int], list[str
         if value is not None:
             xs.append(s.step_index)
             ys.append(int(value))
-            basis.append(str(getattr(s, "trigger_basis", None) or "—"))
+            code = str(getattr(s, "trigger_basis", None) or "none")
+            basis.append(TRIGGER_BASES.get(code, code))
     return xs, ys, basis
 
 

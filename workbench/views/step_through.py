@@ -35,7 +35,7 @@ from iris.session import Message
 from pydantic import BaseModel, ConfigDict
 
 from .colors import PHASE_COLOURS, PRESSURE_COLOURS, SERIES_COLOURS, STATUS_COLOURS
-from .recorded import RecordedMark, add_recorded_marks, add_trigger_trace, y_range
+from .recorded import TRIGGER_BASES, RecordedMark, add_recorded_marks, add_trigger_trace, y_range
 from .usage import StepLike
 
 __all__ = ["STAGE_EXPLANATIONS", "RequestMessage", "StepHeader", "decision_table", "describe",
@@ -123,14 +123,6 @@ class StepHeader(_Frozen):
         return f"{self.trigger_tokens:,} ({basis})"
 
 
-#: What each trigger basis means, in the words the header and charts show.
-TRIGGER_BASES: dict[str, str] = {
-    "provider": "provider usage of the recorded request",
-    "provider_estimate": "frozen ≈ estimate of the provider usage",
-    "calibrated_local": "calibrated local estimate + unrecorded overhead",
-    "disabled": "automatic compaction disabled",
-    "none": "no reading yet",
-}
 
 
 def _trigger_basis(prep: ContextPreparation) -> str | None:

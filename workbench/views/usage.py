@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .colors import SERIES_COLOURS
-from .recorded import RecordedMark, add_recorded_marks, add_trigger_trace, y_range
+from .recorded import TRIGGER_BASES, RecordedMark, add_recorded_marks, add_trigger_trace, y_range
 
 __all__ = ["AS_RECORDED", "REPLAYED", "StepLike", "estimate_error", "summary_usage_table",
            "usage_figure", "usage_table"]
@@ -70,7 +70,8 @@ def usage_table(steps: Sequence[StepLike]) -> pd.DataFrame:
             "error_pct": (round(100 * (recorded - provider) / provider, 1)
                           if recorded is not None and provider else None),
             "replayed_request": _whole(s), "trigger_tokens": getattr(s, "trigger_tokens", None),
-            "trigger_basis": getattr(s, "trigger_basis", None),
+            "trigger_basis": TRIGGER_BASES.get(basis, basis) if (
+                basis := getattr(s, "trigger_basis", None)) else None,
         })
     frame = pd.DataFrame(rows, columns=USAGE_COLUMNS)
     return frame.astype({"provider_tokens": "Int64", "difference": "Int64", "ratio": "Float64",
