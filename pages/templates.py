@@ -2,7 +2,8 @@
 uses it? (R-UI-4, R-PRM-3).
 
 The edit lives only in a ``with_template`` snapshot in the session state; nothing is written to
-disk until Save, which writes ``<workspace>/.iris/prompts/<id>.j2``. With a replay selected in the
+disk until Save, which writes ``<workspace>/<prompts.root>/<id>.j2`` (the root of the Configuration
+page's configuration, ``.iris/prompts`` by default). With a replay selected in the
 sidebar, the compaction templates render with the variables the engine passed at that replay's
 compaction step, and the step (or the whole replay) can be re-run with the edit and compared side
 by side (``workbench.rerun``); re-runs are saved to the store only on "Save edited replay".
@@ -24,6 +25,7 @@ from workbench.views.compare import compare_figure, totals_table
 from workbench.views.templates import (
     ENGINE_RENDERED_IDS,
     default_workspace,
+    editor_prompts_root,
     example_variables,
     preview_template,
     rerun_table,
@@ -34,13 +36,16 @@ st.write("How does an edited prompt template render? Edit it below: the output a
          "live, and the edit stays in memory until you press **Save**.")
 
 workspace = st.text_input("Workspace", value=str(default_workspace()), key="tpl_workspace").strip()
-source = PromptSource(workspace)
+root = st.text_input("Prompts root (prompts.root, relative to the workspace)",
+                     value=editor_prompts_root(st.session_state.get("cfg_yaml")),
+                     key="tpl_root").strip() or ".iris/prompts"
+source = PromptSource(workspace, root)
 st.caption(f"Prompts root: `{source.directory}` "
            f"({len(source.saved_ids())} of {len(PROMPT_IDS)} templates saved there; "
            "the others use the packaged defaults).")
 
 state = st.session_state
-if state.get("tpl_loaded_for") != workspace:
+if state.get("tpl_loaded_for") != (workspace, root):
     try:
         state["tpl_base"] = source.snapshot()  # the saved snapshot
     except TemplateError as exc:
@@ -48,7 +53,7 @@ if state.get("tpl_loaded_for") != workspace:
                  "Fix or delete that file, or choose another workspace.")
         st.stop()
     state["tpl_edited"] = state["tpl_base"]  # the with_template snapshot holding edits
-    state["tpl_loaded_for"] = workspace
+    state["tpl_loaded_for"] = (workspace, root)
     for pid in PROMPT_IDS:
         state.pop(f"tpl_src_{pid}", None)
 base, edited = state["tpl_base"], state["tpl_edited"]

@@ -152,3 +152,22 @@ def test_r_prm_1_workbench_notebook_and_cli_use_the_configured_root(tmp_path, mo
     capsys.readouterr()
     ids = {json.loads(line)["configuration_snapshot_id"] for line in out.read_text().splitlines()}
     assert ids == {r.result.configuration_snapshot_id}  # the CLI froze the same templates
+
+
+def test_r_prm_1_templates_page_edits_the_configured_root(tmp_path):
+    """R-PRM-1: the Templates page edits the templates under the Configuration page's
+    prompts.root (so a saved edit is what the next replay uses)."""
+    from streamlit.testing.v1 import AppTest
+
+    from workbench.views.templates import editor_prompts_root
+
+    assert editor_prompts_root("prompts:\n  root: team/prompts\n") == "team/prompts"
+    assert editor_prompts_root("prompts: [broken") == ".iris/prompts"
+    assert editor_prompts_root(None) == ".iris/prompts"
+    workspace = tmp_path / "ws"
+    at = AppTest.from_file(str(ROOT / "pages" / "templates.py"), default_timeout=60)
+    at.session_state["cfg_yaml"] = "prompts:\n  root: team/prompts\n"
+    at.run()
+    at.text_input(key="tpl_workspace").input(str(workspace)).run()
+    assert at.text_input(key="tpl_root").value == "team/prompts"
+    assert any(str(workspace / "team" / "prompts") in c.value for c in at.caption)

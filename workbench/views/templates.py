@@ -14,11 +14,11 @@ from typing import Any
 
 import pandas as pd
 from iris.errors import TemplateError
-from iris.prompts import PROMPT_IDS, PromptSnapshot, PromptSource, configured_snapshot
+from iris.prompts import PROMPT_IDS, PromptConfig, PromptSnapshot, PromptSource, configured_snapshot
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["ENGINE_RENDERED_IDS", "TemplatePreview", "default_workspace", "example_variables",
-           "preview_template", "rerun_table", "saved_snapshot", "template_diff"]
+__all__ = ["ENGINE_RENDERED_IDS", "TemplatePreview", "default_workspace", "editor_prompts_root",
+           "example_variables", "preview_template", "rerun_table", "saved_snapshot", "template_diff"]
 
 #: The ids the engine renders during a replay (the summary request, R-CMP-6); every other id
 #: can only be previewed with example variables.
@@ -132,6 +132,18 @@ def preview_template(base: PromptSnapshot, current: PromptSnapshot, prompt_id: s
         snapshot, rendered, error = current, None, str(exc)
     return TemplatePreview(prompt_id=prompt_id, snapshot=snapshot, rendered=rendered, error=error,
                            diff=diff, edited=bool(snapshot.edited_ids(base)))
+
+
+def editor_prompts_root(config_yaml: str | None) -> str:
+    """``prompts.root`` of the Configuration page's editor configuration when it is valid (so the
+    Templates page edits the templates replays use), else the default ``.iris/prompts``."""
+    from .configuration import check_config
+
+    if config_yaml:
+        check = check_config(config_yaml)
+        if check.ok and check.config is not None:
+            return check.config.prompts.root
+    return PromptConfig().root
 
 
 def saved_snapshot(workspace: str | Path, config: Any = None) -> PromptSnapshot:
