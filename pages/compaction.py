@@ -53,10 +53,11 @@ except Exception as exc:  # noqa: BLE001 - the UI boundary
 st.markdown("**" + compaction_answer_text(replay.info.name, replay_compaction_steps(steps), marks)
             + "**")
 st.dataframe(compaction_answer(runs, marks), hide_index=True, key="cmp_answer")
-st.caption("Tokens before → after: the replay's figures are the value its trigger compared and "
-           "the whole request after the compaction (calibrated estimate + unrecorded overhead); "
-           "the agent's are its own pre-compaction count and the provider's count of its first "
-           "request after it.")
+st.caption("Tokens before → after: the replay's whole request before and after its compaction "
+           "(calibrated estimate + unrecorded overhead); the agent's own pre-compaction count and "
+           "the provider's count of its first request after it. Trigger: the value the replay's "
+           "trigger compared with the pressure line and its basis; for the agent, the kind of "
+           "compaction its transcript recorded.")
 thresholds = replay.info.extras.get("thresholds") or {}
 if thresholds:
     budget = budget_label(thresholds.get("input_budget"), thresholds.get("budget_source"),

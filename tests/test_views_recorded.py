@@ -50,7 +50,8 @@ def test_recorded_compaction_lands_on_the_first_step_sent_after_it():
 def test_one_table_answers_where_the_replay_and_the_agent_compacted():
     marks = recorded_marks([{"at_message": 6, "pre_tokens": 1400}], bundle().preparations)
     runs = [{"label": "default", "compactions": [{"step": 1, "tokens_before": 1500,
-                                                   "tokens_after": 700}],
+                                                   "tokens_after": 700, "trigger_value": 1480,
+                                                   "trigger_basis": "provider"}],
              "input_budget": 200_000, "budget_source": "catalogue",
              "budget_detail": "claude-opus-4-6: context 200,000"}]
     table = compaction_answer(runs, marks)
@@ -59,6 +60,8 @@ def test_one_table_answers_where_the_replay_and_the_agent_compacted():
     assert table.iloc[0]["vs the agent"] == "2 steps before the agent (step 3)"
     assert table.iloc[0]["tokens before → after"] == "1,500 → 700"
     assert table.iloc[1]["tokens before → after"] == f"1,400 → {1100 + 270:,}"
+    assert table.iloc[0]["trigger"] == "1,480 (provider usage of the recorded request)"
+    assert table.iloc[1]["trigger"] == "auto"
     assert table.iloc[0]["budget"] == "200,000 (source: claude-opus-4-6: context 200,000)"
     assert compaction_answer_text("default", [1], marks) == (
         "replay `default` compacted at steps 1; the agent compacted at steps 3")

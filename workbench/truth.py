@@ -61,9 +61,9 @@ def truth_steps(replay: StoredReplay) -> tuple[TruthStep, ...]:
 
 def replay_compactions(replay: StoredReplay,
                        steps: tuple[TruthStep, ...] | None = None) -> list[dict[str, Any]]:
-    """The replay's own compactions as ``step``/``tokens_before``/``tokens_after``: the saved
-    figures when the replay has them, else the value its trigger compared and the whole request
-    after (both on the whole-request basis, like the agent's provider counts)."""
+    """The replay's own compactions as ``step``/``tokens_before``/``tokens_after`` (whole
+    request, like the agent's provider counts) and ``trigger_value``/``trigger_basis``: the saved
+    figures when the replay has them, else the step's trigger value and whole request after."""
     by_step = {s.step_index: s for s in (steps or truth_steps(replay))}
     out = []
     for c in replay.info.extras.get("compactions") or ():
@@ -74,7 +74,9 @@ def replay_compactions(replay: StoredReplay,
         if row is not None:
             before = before if before is not None else row.trigger_tokens
             after = after if after is not None else row.whole_request_tokens
+        trigger = c.get("trigger_value", row.trigger_tokens if row else None)
         out.append({"step": step, "tokens_before": before, "tokens_after": after,
+                    "trigger_value": trigger,
                     "trigger_basis": c.get("trigger_basis") or (row.trigger_basis if row else None)})
     return out
 

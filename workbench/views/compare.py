@@ -286,7 +286,8 @@ def answer_runs(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
     return [{"label": run.label, "input_budget": run.input_budget,
              "budget_source": run.budget_source, "budget_detail": run.budget_detail,
              "compactions": [{"step": s.step, "tokens_before": s.trigger_tokens,
-                              "tokens_after": _plotted(s)}
+                              "tokens_after": _plotted(s), "trigger_value": s.trigger_tokens,
+                              "trigger_basis": s.trigger_basis}
                              for s in run.steps if s.compaction_applied]}
             for run in runs]
 

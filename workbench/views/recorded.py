@@ -121,6 +121,7 @@ def step_compactions(steps: Iterable[Any]) -> list[dict[str, Any]]:
             after = getattr(s, "whole_request_tokens", None)
             out.append({"step": s.step_index, "tokens_before": getattr(s, "trigger_tokens", None),
                         "tokens_after": s.final_input_tokens if after is None else after,
+                        "trigger_value": getattr(s, "trigger_tokens", None),
                         "trigger_basis": getattr(s, "trigger_basis", None)})
     return out
 
@@ -160,7 +161,15 @@ def _offset(step: int, recorded: Sequence[RecordedMark]) -> str:
             f"{abs(delta)} steps {'before' if delta < 0 else 'after'} the agent (step {nearest})")
 
 
-ANSWER_COLUMNS = ["who", "compacted at steps", "tokens before → after", "vs the agent", "budget"]
+ANSWER_COLUMNS = ["who", "compacted at steps", "tokens before → after", "trigger", "vs the agent",
+                  "budget"]
+
+
+def _trigger_words(item: Mapping[str, Any]) -> str:
+    value, basis = item.get("trigger_value"), item.get("trigger_basis")
+    if value is None:
+        return "—"
+    return f"{int(value):,} ({TRIGGER_BASES.get(str(basis), basis or 'basis not recorded')})"
 
 
 def compaction_answer(runs: Sequence[Mapping[str, Any]],
@@ -168,7 +177,9 @@ def compaction_answer(runs: Sequence[Mapping[str, Any]],
     """One table: each replay's compaction steps next to the agent's recorded ones.
 
     ``runs`` are mappings with ``label``, ``compactions`` (each with ``step`` and optional
-    ``tokens_before``/``tokens_after``), and optional ``input_budget``/``budget_source``.
+    ``tokens_before``/``tokens_after``/``trigger_value``/``trigger_basis``), and optional
+    ``input_budget``/``budget_source``/``budget_detail``. The agent's trigger is the kind its
+    transcript recorded (``auto`` or ``manual``).
     """
     def pair(before: Any, after: Any) -> str:
         return f"{before:,} → {after:,}" if before is not None and after is not None else (
@@ -182,6 +193,7 @@ def compaction_answer(runs: Sequence[Mapping[str, Any]],
             "compacted at steps": _steps_text([int(c["step"]) for c in items]),
             "tokens before → after": "; ".join(pair(c.get("tokens_before"), c.get("tokens_after"))
                                                for c in items) or "—",
+            "trigger": "; ".join(_trigger_words(c) for c in items) or "—",
             "vs the agent": ("; ".join(_offset(int(c["step"]), recorded) for c in items)
                              if items and recorded else "—"),
             "budget": budget_label(run.get("input_budget"), run.get("budget_source"),
@@ -190,6 +202,7 @@ def compaction_answer(runs: Sequence[Mapping[str, Any]],
                  "compacted at steps": _steps_text([m.step for m in recorded]),
                  "tokens before → after": "; ".join(pair(m.tokens_before, m.tokens_after)
                                                     for m in recorded) or "—",
+                 "trigger": "; ".join(m.trigger for m in recorded) or "—",
                  "vs the agent": "—", "budget": "—"})
     return pd.DataFrame(rows, columns=ANSWER_COLUMNS)
 
