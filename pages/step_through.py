@@ -82,7 +82,7 @@ def timeline_at(spec: dict, current: int) -> dict:
 # The timeline of a 2,000-step replay is 2,000 bars: drawing it again on every step took most of
 # the seconds "next step" needed in the browser, so it is drawn only while its expander is open
 # (the open state is kept across steps).
-timeline = st.expander("Step timeline: every step's final input tokens (click a bar to open that "
+timeline = st.expander("Step timeline: every step's final request (click a bar to open that "
                        "step)", key="st_timeline_open", on_change="rerun")
 clicked = timeline.plotly_chart(
     timeline_at(timeline_spec(replay.id, replay.info.created_at, replay, session_id), step),

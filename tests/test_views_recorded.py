@@ -117,6 +117,8 @@ def test_step_timeline_and_header_show_trigger_and_recorded_compaction():
     names = {t.name for t in fig.data}
     assert {"trigger value", "pressure line", RECORDED} <= names
     assert fig.layout.yaxis.range[1] >= 2500
+    ready = next(t for t in fig.data if t.name == "ready")
+    assert list(ready.y) == [s.whole_request_tokens for s in steps if s.phase == "ready"]
     head = step_header(steps[2])
     assert head.trigger_label == "1,600 (calibrated local estimate + unrecorded overhead)"
     assert head.whole_request_words.startswith(

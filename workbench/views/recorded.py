@@ -26,7 +26,7 @@ from .colors import SERIES_COLOURS
 __all__ = ["BUDGET_SOURCES", "TRIGGER_BASES", "RecordedMark", "add_recorded_marks",
            "add_trigger_trace", "budget_label", "budget_source_words", "compaction_answer",
            "compaction_answer_text", "recorded_marks", "replay_compaction_steps", "step_compactions",
-           "trigger_points", "y_range"]
+           "trigger_points", "whole_tokens", "y_range"]
 
 RECORDED = "agent compacted (recorded)"
 TRIGGER = "trigger value"
@@ -105,6 +105,13 @@ def recorded_marks(compactions: Iterable[Any], steps: Sequence[Any]) -> tuple[Re
                                   tokens_after=after, trigger=str(_get(c, "trigger") or "auto"),
                                   source=str(_get(c, "source") or "")))
     return tuple(marks)
+
+
+def whole_tokens(step: Any) -> int:
+    """A step's final request on the whole-request basis (calibrated estimate + unrecorded
+    overhead), the basis the lines are compared on; the raw local estimate for older records."""
+    whole = getattr(step, "whole_request_tokens", None)
+    return step.final_input_tokens if whole is None else int(whole)
 
 
 def replay_compaction_steps(steps: Iterable[Any]) -> tuple[int, ...]:

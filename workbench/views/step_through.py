@@ -35,7 +35,14 @@ from iris.session import Message
 from pydantic import BaseModel, ConfigDict
 
 from .colors import PHASE_COLOURS, PRESSURE_COLOURS, SERIES_COLOURS, STATUS_COLOURS
-from .recorded import TRIGGER_BASES, RecordedMark, add_recorded_marks, add_trigger_trace, y_range
+from .recorded import (
+    TRIGGER_BASES,
+    RecordedMark,
+    add_recorded_marks,
+    add_trigger_trace,
+    whole_tokens,
+    y_range,
+)
 from .usage import StepLike
 
 __all__ = ["STAGE_EXPLANATIONS", "RequestMessage", "StepHeader", "decision_table", "describe",
@@ -346,7 +353,8 @@ def message_overview(messages: Sequence[RequestMessage], preview: int = 120) -> 
 
 def step_timeline_figure(steps: Sequence[StepLike], current: int | None = None, *,
                          recorded: Sequence[RecordedMark] = ()) -> go.Figure:
-    """The replay's steps as a strip: final input tokens per step coloured by phase, applied
+    """The replay's steps as a strip: each step's final request (whole-request basis, as the
+    header) coloured by phase, applied
     compactions marked (diamonds), the agent's recorded compactions (dash-dot lines and stars),
     the value the trigger compared and the pressure line, the current step outlined (a map for
     the step selector). The y axis always reaches the pressure line."""
@@ -356,7 +364,7 @@ def step_timeline_figure(steps: Sequence[StepLike], current: int | None = None, 
         if not chosen:
             continue
         fig.add_trace(go.Bar(
-            x=[s.step_index for s in chosen], y=[s.final_input_tokens for s in chosen], name=phase,
+            x=[s.step_index for s in chosen], y=[whole_tokens(s) for s in chosen], name=phase,
             marker={"color": colour,
                     "line": {"width": [3 if s.step_index == current else 0 for s in chosen],
                              "color": STATUS_COLOURS["candidate"]}},
@@ -364,7 +372,7 @@ def step_timeline_figure(steps: Sequence[StepLike], current: int | None = None, 
     applied = [s for s in steps if s.compaction_applied]
     if applied:
         fig.add_trace(go.Scatter(
-            x=[s.step_index for s in applied], y=[s.final_input_tokens for s in applied],
+            x=[s.step_index for s in applied], y=[whole_tokens(s) for s in applied],
             mode="markers", name="compaction applied",
             marker={"symbol": "diamond", "size": 10, "color": SERIES_COLOURS["compaction"]},
             hovertemplate="step %{x}: compaction applied<extra></extra>"))
@@ -378,7 +386,7 @@ def step_timeline_figure(steps: Sequence[StepLike], current: int | None = None, 
     add_recorded_marks(fig, recorded)
     if current is not None:
         fig.add_vline(x=current, line={"color": STATUS_COLOURS["candidate"], "width": 2})
-    top = y_range([s.final_input_tokens for s in steps] + triggers,
+    top = y_range([whole_tokens(s) for s in steps] + triggers,
                   [s.pressure_line for s in steps] + [m.tokens_before for m in recorded])
     fig.update_layout(height=190, bargap=0.1, showlegend=True, xaxis_title="step",
                       yaxis_title="tokens", legend={"orientation": "h", "y": 1.25},

@@ -16,7 +16,14 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .colors import SERIES_COLOURS
-from .recorded import TRIGGER_BASES, RecordedMark, add_recorded_marks, add_trigger_trace, y_range
+from .recorded import (
+    TRIGGER_BASES,
+    RecordedMark,
+    add_recorded_marks,
+    add_trigger_trace,
+    whole_tokens,
+    y_range,
+)
 
 __all__ = ["AS_RECORDED", "REPLAYED", "StepLike", "estimate_error", "summary_usage_table",
            "usage_figure", "usage_table"]
@@ -69,7 +76,7 @@ def usage_table(steps: Sequence[StepLike]) -> pd.DataFrame:
             "reminder_line": s.reminder_line, "as_recorded_estimate": recorded,
             "error_pct": (round(100 * (recorded - provider) / provider, 1)
                           if recorded is not None and provider else None),
-            "replayed_request": _whole(s), "trigger_tokens": getattr(s, "trigger_tokens", None),
+            "replayed_request": whole_tokens(s), "trigger_tokens": getattr(s, "trigger_tokens", None),
             "trigger_basis": TRIGGER_BASES.get(basis, basis) if (
                 basis := getattr(s, "trigger_basis", None)) else None,
         })
@@ -91,12 +98,6 @@ def summary_usage_table(run_usage: Mapping[str, Any] | None) -> pd.DataFrame:
         rows.append({"kind": "summary (compaction)" if kind == "compaction" else "main model",
                      **{c: int(totals.get(c, 0)) for c in columns[1:]}})
     return pd.DataFrame(rows, columns=columns)
-
-
-def _whole(step: Any) -> int:
-    """The replayed request on the whole-request basis (raw local estimate for old records)."""
-    whole = getattr(step, "whole_request_tokens", None)
-    return step.final_input_tokens if whole is None else int(whole)
 
 
 def estimate_error(steps: Sequence[StepLike]) -> dict[str, Any]:
@@ -163,7 +164,7 @@ def usage_figure(steps: Sequence[StepLike], *, recorded: Sequence[RecordedMark] 
     table = usage_table(steps)
     fig = go.Figure()
     _provider_traces(fig, table)
-    replayed = [_whole(s) for s in steps]
+    replayed = [whole_tokens(s) for s in steps]
     tops: list[Any] = replayed + list(table["provider_tokens"].dropna())
     as_recorded = [(s.step_index, v) for s in steps
                    if (v := getattr(s, "recorded_request_whole", None)) is not None]
