@@ -223,6 +223,8 @@ def campaign(args: argparse.Namespace) -> dict:
     started, worker_proc = time.monotonic(), Worker()
     try:
         for n in range(args.cases):
+            if args.seconds and time.monotonic() - started > args.seconds:
+                break  # the time budget is spent: report the cases run so far
             name, data, fmt = plan[n % len(plan)]
             kind = args.classes[(n // len(plan)) % len(args.classes)]
             made = mutate_file(rng, data, kind, jsonl=not _is_document(data), max_lines=MAX_LINES)
@@ -240,6 +242,7 @@ def campaign(args: argparse.Namespace) -> dict:
                 result = {"outcomes": {}, "findings": [{"stage": "any", "finding": "hang",
                                                         "error": f"over {args.timeout:g} s"}]}
             tally["cases"] += 1
+            tally[f"class:{kind}"] += 1
             for stage, status in result["outcomes"].items():
                 tally[f"{stage}:{status}"] += 1
             for finding in result["findings"]:
@@ -269,6 +272,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case before it is a hang")
+    parser.add_argument("--seconds", type=float, default=0, help="stop starting cases after this long (0: no limit)")
     parser.add_argument("--real", type=Path, default=SHARED / "real-sessions")
     parser.add_argument("--no-real", action="store_true", help="only the repository's own files")
     parser.add_argument("--keep", help="copy the files of cases with findings into this folder")
