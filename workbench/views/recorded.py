@@ -168,7 +168,7 @@ def _offset(step: int, recorded: Sequence[RecordedMark]) -> str:
             f"{abs(delta)} steps {'before' if delta < 0 else 'after'} the agent (step {nearest})")
 
 
-ANSWER_COLUMNS = ["who", "compacted at steps", "tokens before → after", "trigger", "vs the agent",
+ANSWER_COLUMNS = ["who", "compacted at steps", "vs the agent", "tokens before → after", "trigger",
                   "budget"]
 
 
