@@ -124,7 +124,7 @@ def iter_json_lines(path: Path, errors: LineErrors) -> Iterator[tuple[int, dict[
             except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
                 data = None
             if type(data) is dict:
-                if b"\\ud" in raw or b"\\uD" in raw:  # a \\udXXX escape: maybe half a pair
+                if b"\\ud" in raw or b"\\uD" in raw:  # a \udXXX escape: maybe half a pair
                     data = errors.scrub(data, lineno)
                 yield lineno, data
                 continue
