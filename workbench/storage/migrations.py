@@ -1,0 +1,124 @@
+"""Numbered schema migrations of the SQLite store, registered with ``sqlite_utils.Migrations``.
+
+Each migration is a function ``mNNN_name(db)`` that sqlite-utils runs once, inside a transaction,
+and records in its ``_sqlite_migrations`` table. Shipped migrations are never edited: a later
+issue that needs a table or a column appends ``m002_…``, ``m003_…`` below (registration order is
+application order), and a test applies them to a blank database and to the previous schema.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database, Migrations
+
+__all__ = ["MIGRATIONS", "apply_migrations", "migration_names"]
+
+#: The one migration set of the workbench store.
+MIGRATIONS = Migrations("context-workbench")
+
+
+@MIGRATIONS()
+def m001_initial(db: Database) -> None:
+    """Sessions and their messages (issue 2)."""
+    db["sessions"].create(
+        {
+            "id": str,
+            "title": str,
+            "format": str,
+            "source_path": str,
+            "content_hash": str,
+            "message_count": int,
+            "response_count": int,
+            "tool_call_count": int,
+            "estimated_tokens": int,
+            "imported_at": str,
+            "header_json": str,
+            "extras_json": str,
+        },
+        pk="id",
+        not_null={"title", "format", "content_hash", "imported_at", "header_json", "extras_json"},
+    )
+    db["sessions"].create_index(["content_hash"], unique=True)
+    db["messages"].create(
+        {"session_id": str, "idx": int, "role": str, "json": str},
+        pk=("session_id", "idx"),
+        foreign_keys=[("session_id", "sessions", "id")],
+        not_null={"role", "json"},
+    )
+
+
+#: Evidence tables of issue 6. Raw SQL because sqlite-utils cannot declare ON DELETE CASCADE: the
+#: store turns foreign keys on, so deleting a session removes its replays and deleting a replay
+#: removes every row below it, without either delete having to know the other's tables.
+_M002_TABLES = (
+    """CREATE TABLE configurations (
+        hash TEXT PRIMARY KEY, json TEXT NOT NULL, yaml TEXT NOT NULL, created_at TEXT NOT NULL)""",
+    """CREATE TABLE template_snapshots (
+        id TEXT PRIMARY KEY, sources_json TEXT NOT NULL, created_at TEXT NOT NULL)""",
+    """CREATE TABLE replays (
+        id TEXT PRIMARY KEY, name TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        configuration_hash TEXT REFERENCES configurations(hash),
+        template_snapshot_id TEXT REFERENCES template_snapshots(id),
+        configuration_snapshot_id TEXT NOT NULL, summariser TEXT NOT NULL, created_at TEXT NOT NULL,
+        step_count INTEGER NOT NULL, ready_count INTEGER NOT NULL, failed_count INTEGER NOT NULL,
+        cancelled_count INTEGER NOT NULL, compactions_applied INTEGER NOT NULL,
+        final_tokens INTEGER NOT NULL, record_schema_version INTEGER NOT NULL,
+        extras_json TEXT NOT NULL, UNIQUE (session_id, name))""",
+    """CREATE TABLE preparations (
+        replay_id TEXT NOT NULL REFERENCES replays(id) ON DELETE CASCADE,
+        step_index INTEGER NOT NULL, preparation_id TEXT NOT NULL, phase TEXT NOT NULL,
+        response_message_index INTEGER NOT NULL, final_input_tokens INTEGER NOT NULL,
+        provider_prompt_tokens INTEGER, provider_usage_kind TEXT NOT NULL,
+        input_budget INTEGER NOT NULL, pressure_line INTEGER NOT NULL, reminder_line INTEGER,
+        compaction_applied INTEGER NOT NULL, message_count INTEGER NOT NULL,
+        error_stage TEXT, error_kind TEXT, error_message TEXT, final_request_ref TEXT,
+        json TEXT NOT NULL, PRIMARY KEY (replay_id, step_index))""",
+    "CREATE INDEX preparations_by_id ON preparations (preparation_id)",
+    """CREATE TABLE stages (
+        replay_id TEXT NOT NULL REFERENCES replays(id) ON DELETE CASCADE,
+        step_index INTEGER NOT NULL, position INTEGER NOT NULL, name TEXT NOT NULL,
+        status TEXT NOT NULL, before_input_tokens INTEGER NOT NULL,
+        after_input_tokens INTEGER NOT NULL, decision_count INTEGER NOT NULL, note TEXT NOT NULL,
+        PRIMARY KEY (replay_id, step_index, position))""",
+    """CREATE TABLE decisions (
+        replay_id TEXT NOT NULL REFERENCES replays(id) ON DELETE CASCADE,
+        step_index INTEGER NOT NULL, stage TEXT NOT NULL, position INTEGER NOT NULL,
+        kind TEXT NOT NULL, message_index INTEGER, ref TEXT, reason TEXT NOT NULL,
+        json TEXT NOT NULL, PRIMARY KEY (replay_id, step_index, stage, position))""",
+    "CREATE INDEX decisions_by_kind ON decisions (replay_id, kind, step_index)",
+    """CREATE TABLE request_messages (
+        replay_id TEXT NOT NULL REFERENCES replays(id) ON DELETE CASCADE,
+        id INTEGER NOT NULL, hash TEXT NOT NULL, json TEXT NOT NULL,
+        PRIMARY KEY (replay_id, id), UNIQUE (replay_id, hash))""",
+    """CREATE TABLE requests (
+        replay_id TEXT NOT NULL REFERENCES replays(id) ON DELETE CASCADE,
+        ref TEXT NOT NULL, skeleton BLOB NOT NULL, PRIMARY KEY (replay_id, ref))""",
+    """CREATE TABLE archives (
+        replay_id TEXT NOT NULL REFERENCES replays(id) ON DELETE CASCADE,
+        n INTEGER NOT NULL, step_index INTEGER, path TEXT NOT NULL, text TEXT NOT NULL,
+        checkpoint_text TEXT NOT NULL, PRIMARY KEY (replay_id, n))""",
+)
+
+
+@MIGRATIONS()
+def m002_evidence(db: Database) -> None:
+    """Configurations, template snapshots, named replays and their preparations (issue 6).
+
+    A replay's preparations keep one JSON row each (loaded lazily, one step at a time) next to
+    the scalar columns the usage and failure views read for every step at once; stages and
+    decisions are normalised so they can be queried by status or kind. Final requests are stored
+    as a compressed skeleton pointing at de-duplicated message rows, because consecutive steps
+    resend almost the same messages.
+    """
+    for statement in _M002_TABLES:
+        db.execute(statement)
+
+
+def apply_migrations(db: Database) -> None:
+    """Bring ``db`` up to the newest schema (a no-op when it already is)."""
+    MIGRATIONS.apply(db)
+
+
+def migration_names() -> tuple[str, ...]:
+    """Every registered migration, in application order."""
+    return tuple(m.name for m in MIGRATIONS.pending(Database(memory=True)))

@@ -1,0 +1,316 @@
+"""The SQLite evidence store: imported sessions (and, through later migrations, preparations,
+configurations and template snapshots) kept in one file so reopening the workbench shows them.
+
+Location: ``$WORKBENCH_HOME/workbench.db``; ``WORKBENCH_HOME`` defaults to
+``~/.local/share/context-workbench`` (``make run`` uses the repository's ``.workbench/``). The file
+runs in WAL mode so the Streamlit server and a CLI import can use it at the same time. Every import
+is one transaction: a session is stored whole or not at all (R-SES-5), and a file whose content
+hash is already stored is not stored again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Self
+
+from iris.errors import StorageError
+from iris.session import Message, ModelSwitch, RecordedCompaction, Session, SessionHeader, StepSnapshot
+from iris.tokens import TokenEstimator, default_estimator
+from pydantic import BaseModel, ConfigDict
+from sqlite_utils import Database
+
+from ..importers import SkippedLine, load_session
+from .migrations import apply_migrations
+
+__all__ = [
+    "DB_NAME",
+    "ImportOutcome",
+    "Progress",
+    "SessionSummary",
+    "Store",
+    "default_db_path",
+    "open_store",
+    "workbench_home",
+    "write_transaction",
+]
+
+DB_NAME = "workbench.db"
+DEFAULT_HOME = Path("~/.local/share/context-workbench")
+
+#: ``progress(fraction, label)``: fraction in [0, 1] of the current import.
+Progress = Callable[[float, str], None]
+
+
+def workbench_home() -> Path:
+    """The data directory: ``$WORKBENCH_HOME`` or ``~/.local/share/context-workbench``."""
+    env = os.environ.get("WORKBENCH_HOME")
+    return Path(env).expanduser() if env else DEFAULT_HOME.expanduser()
+
+
+def default_db_path() -> Path:
+    return workbench_home() / DB_NAME
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SessionSummary(_Frozen):
+    """One row of the session list."""
+
+    id: str
+    title: str
+    format: str
+    source_path: str | None
+    content_hash: str
+    message_count: int
+    response_count: int
+    tool_call_count: int
+    estimated_tokens: int
+    """Local estimate of the whole session as one request (messages + framing), as ``inspect`` reports."""
+    imported_at: str
+    """UTC ISO 8601 timestamp of the import."""
+
+
+class ImportOutcome(_Frozen):
+    """What one ``import_file`` did."""
+
+    session_id: str
+    created: bool
+    """False when the same content (hash) was already stored: nothing was written."""
+    skipped: tuple[SkippedLine, ...] = ()
+    format: str = ""
+    title: str = ""
+    message_count: int = 0
+    warnings: tuple[SkippedLine, ...] = ()
+    """What the import kept or left out that is worth knowing (e.g. "no per-request usage")."""
+
+
+class Store:
+    """A workbench store on one SQLite file (created and migrated on open)."""
+
+    def __init__(self, path: str | Path | None = None, *,
+                 estimator: TokenEstimator | None = None,
+                 clock: Callable[[], datetime] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_db_path()
+        self._estimator = estimator
+        self._clock = clock or (lambda: datetime.now(UTC))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Streamlit reruns scripts on worker threads: one connection may cross threads.
+            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            self.db = Database(conn)
+            with _opening_lock(self.path):  # two processes opening a new store at once
+                self.db.enable_wal()
+                apply_migrations(self.db)
+            self.db.execute("PRAGMA foreign_keys=ON;")
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise StorageError(
+                f"{self.path}: cannot open the workbench store ({exc}). The file is not a SQLite "
+                "database or is damaged; move it away or point WORKBENCH_HOME at another folder."
+            ) from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def estimator(self) -> TokenEstimator:
+        if self._estimator is None:
+            self._estimator = default_estimator()
+        return self._estimator
+
+    @contextmanager
+    def _storage_errors(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StorageError(f"{self.path}: {action} failed ({exc})") from None
+        except UnicodeEncodeError as exc:  # str → UTF-8 for SQLite: a lone UTF-16 surrogate
+            raise StorageError(
+                f"{self.path}: {action} failed: text holds a lone UTF-16 surrogate "
+                f"({exc.object[exc.start:exc.end]!r}); importing a file replaces them with U+FFFD "
+                "(docs/robustness.md)") from None
+
+    # ---------------------------------------------------------------- writing
+
+    def import_file(self, path: str | Path, *, format: str | None = None, lenient: bool = False,
+                    progress: Progress | None = None) -> ImportOutcome:
+        """Import one transcript. Raises SessionFormatError (bad file) or StorageError; either way
+        nothing is written."""
+        report = progress or (lambda fraction, label: None)
+        report(0.0, f"reading {Path(path).name}")
+        result = load_session(path, format=format, lenient=lenient)
+        report(0.4, f"estimating {len(result.session.messages)} messages")
+        session_id, created = self.save_session(
+            result.session, format=result.format, content_hash=result.content_hash,
+            source_path=str(Path(path).resolve()), progress=report)
+        report(1.0, "stored" if created else "already stored")
+        return ImportOutcome(session_id=session_id, created=created, skipped=result.skipped,
+                             format=result.format, title=result.session.header.title,
+                             message_count=len(result.session.messages), warnings=result.warnings)
+
+    def save_session(self, session: Session, *, format: str, content_hash: str,
+                     source_path: str | None, progress: Progress | None = None) -> tuple[str, bool]:
+        """Store a session in one transaction; returns ``(id, created)``."""
+        existing = self._id_for_hash(content_hash)
+        if existing is not None:
+            return existing, False
+        with self._storage_errors("storing a session"):  # its id is looked up in SQLite too
+            row = self._session_row(session, format, content_hash, source_path)
+        report = progress or (lambda fraction, label: None)
+        report(0.8, "writing")
+        try:
+            with self._storage_errors(f"storing session {row['id']!r}"), write_transaction(self.db):
+                self.db["sessions"].insert(row)
+                self.db["messages"].insert_all(
+                    ({"session_id": row["id"], "idx": i, "role": m.role, "json": _canonical(
+                        m.model_dump(mode="json", exclude_none=True))}
+                     for i, m in enumerate(session.messages)), batch_size=500)
+        except StorageError:
+            # another process stored the same content meanwhile (unique content hash): that is
+            # the "already stored" outcome, not a failure
+            existing = self._id_for_hash(content_hash)
+            if existing is None:
+                raise
+            return existing, False
+        return row["id"], True
+
+    def delete_session(self, session_id: str) -> bool:
+        """Delete a session and its messages; False when it did not exist."""
+        with self._storage_errors(f"deleting session {session_id!r}"), self.db.atomic():
+            self.db.execute("DELETE FROM messages WHERE session_id = ?", [session_id])
+            cursor = self.db.execute("DELETE FROM sessions WHERE id = ?", [session_id])
+            return cursor.rowcount > 0
+
+    # ---------------------------------------------------------------- reading
+
+    def list_sessions(self) -> list[SessionSummary]:
+        """Every stored session, newest import first (ties by title)."""
+        fields = ", ".join(SessionSummary.model_fields)
+        with self._storage_errors("listing sessions"):
+            rows = self.db.query(f"SELECT {fields} FROM sessions ORDER BY imported_at DESC, title, id")
+            return [SessionSummary(**r) for r in rows]
+
+    def get_summary(self, session_id: str) -> SessionSummary:
+        for summary in self.list_sessions():
+            if summary.id == session_id:
+                return summary
+        raise StorageError(f"{self.path}: no stored session {session_id!r}")
+
+    def get_session(self, session_id: str) -> Session:
+        """The stored session, exactly as it was saved."""
+        with self._storage_errors(f"reading session {session_id!r}"):
+            rows = list(self.db.query("SELECT header_json, extras_json FROM sessions WHERE id = ?",
+                                      [session_id]))
+            if not rows:
+                raise StorageError(f"{self.path}: no stored session {session_id!r}")
+            messages = tuple(Message.model_validate_json(r["json"]) for r in self.db.query(
+                "SELECT json FROM messages WHERE session_id = ? ORDER BY idx", [session_id]))
+        extras = json.loads(rows[0]["extras_json"])
+        return Session(
+            header=SessionHeader.model_validate_json(rows[0]["header_json"]),
+            messages=messages,
+            model_switches=tuple(ModelSwitch.model_validate(x) for x in extras["model_switches"]),
+            compactions=tuple(RecordedCompaction.model_validate(x) for x in extras["compactions"]),
+            context_snapshots=tuple(StepSnapshot.model_validate(x) for x in extras["context_snapshots"]),
+        )
+
+    # ---------------------------------------------------------------- helpers
+
+    def _id_for_hash(self, content_hash: str) -> str | None:
+        with self._storage_errors("looking up a content hash"):
+            rows = list(self.db.query("SELECT id FROM sessions WHERE content_hash = ?", [content_hash]))
+        return rows[0]["id"] if rows else None
+
+    def _free_id(self, wanted: str, content_hash: str) -> str:
+        """The header's session id, suffixed with the hash when another file already uses it."""
+        taken = {r["id"] for r in self.db.query("SELECT id FROM sessions WHERE id LIKE ?", [wanted + "%"])}
+        if wanted not in taken:
+            return wanted
+        return f"{wanted}-{content_hash.split(':')[-1][:8]}"
+
+    def _session_row(self, session: Session, format: str, content_hash: str,
+                     source_path: str | None) -> dict[str, object]:
+        header = session.header
+        messages = session.messages
+        tokens = self.estimator.request_tokens(messages)  # same figure as `workbench inspect`
+        extras = {
+            "model_switches": [s.model_dump(mode="json", exclude_none=True) for s in session.model_switches],
+            "compactions": [c.model_dump(mode="json", exclude_none=True) for c in session.compactions],
+            "context_snapshots": [s.model_dump(mode="json", exclude_none=True)
+                                  for s in session.context_snapshots],
+        }
+        return {
+            "id": self._free_id(header.session_id or content_hash[-12:], content_hash),
+            "title": header.title or header.session_id,
+            "format": format,
+            "source_path": source_path,
+            "content_hash": content_hash,
+            "message_count": len(messages),
+            "response_count": len(session.index.batches),
+            "tool_call_count": len(session.index.calls),
+            "estimated_tokens": tokens,
+            "imported_at": self._clock().astimezone(UTC).isoformat(timespec="seconds"),
+            "header_json": _canonical(header.model_dump(mode="json", exclude_none=True)),
+            "extras_json": _canonical(extras),
+        }
+
+
+@contextmanager
+def write_transaction(db: Database) -> Iterator[None]:
+    """One write transaction that takes the write lock at BEGIN (waiting up to the busy timeout):
+    a deferred one that reads first cannot be upgraded once another process has committed (WAL),
+    which made one of two concurrent imports (or replay saves) fail with "database is locked".
+    Inside a transaction the caller already holds, it is a savepoint of that transaction."""
+    if db.conn.in_transaction:
+        with db.atomic():
+            yield
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        with db.atomic():  # a savepoint inside the immediate transaction
+            yield
+    except BaseException:
+        if db.conn.in_transaction:
+            db.conn.rollback()
+        raise
+    db.conn.commit()
+
+
+@contextmanager
+def _opening_lock(db_path: Path) -> Iterator[None]:
+    """Serialise switching to WAL and migrating between processes (SQLite answers a concurrent
+    journal-mode switch with "database is locked" at once, and two processes would both apply the
+    same pending migration). An advisory lock on ``<db>.lock``; no lock where fcntl is missing."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks; opening concurrently stays unsupported there
+        yield
+        return
+    with open(db_path.with_name(db_path.name + ".lock"), "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _canonical(data: object) -> str:
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def open_store(path: str | Path | None = None) -> Store:
+    """The default store (``$WORKBENCH_HOME/workbench.db``) or the one at ``path``."""
+    return Store(path)
