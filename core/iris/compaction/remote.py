@@ -35,17 +35,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from pydantic import BaseModel, ConfigDict
-from tenacity import (
-    RetryCallState,
-    Retrying,
-    retry_if_exception_type,
-    wait_exponential,
-    wait_random,
-)
+
+# httpx and tenacity are imported where a call is made: replays without a remote summariser (the
+# command line's default) do not pay for them at start-up.
+if TYPE_CHECKING:
+    import httpx
+    from tenacity import RetryCallState
 
 from ..errors import SummarizerError
 from ..session import Usage
@@ -270,12 +268,16 @@ class OpenAICompatibleSummarizer:
         exc = state.outcome.exception() if state.outcome is not None else None
         if isinstance(exc, _Transient) and exc.retry_after is not None:
             return exc.retry_after
+        from tenacity import wait_exponential, wait_random
+
         p = self.policy
         backoff = wait_exponential(multiplier=p.initial_backoff, max=p.max_backoff)
         return (backoff + wait_random(0, p.jitter))(state)
 
     def _with_retries(self, body: dict[str, Any], timeout: float, ledger: _Ledger,
                       ) -> tuple[str, str]:
+        from tenacity import Retrying, retry_if_exception_type
+
         deadline = time.monotonic() + timeout
 
         def stop(state: RetryCallState) -> bool:
@@ -302,6 +304,8 @@ class OpenAICompatibleSummarizer:
     def _post(self, body: dict[str, Any], remaining: float, timeout: float) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         url = f"{self.base_url}/chat/completions"
+        import httpx
+
         try:
             return httpx.post(url, json=body, headers=headers, timeout=remaining)
         except httpx.TimeoutException:
