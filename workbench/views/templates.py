@@ -10,12 +10,14 @@ from __future__ import annotations
 import copy
 import difflib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from iris.errors import TemplateError
 from iris.prompts import PROMPT_IDS, PromptConfig, PromptSnapshot, PromptSource, configured_snapshot
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:  # pandas only for the re-run table: the replay path reads default_workspace
+    import pandas as pd
 
 __all__ = ["ENGINE_RENDERED_IDS", "TemplatePreview", "default_workspace", "editor_prompts_root",
            "example_variables", "preview_template", "rerun_table", "saved_snapshot", "template_diff"]
@@ -165,6 +167,8 @@ def _usage(outcome: Any) -> str:
 def rerun_table(comparison: Any) -> pd.DataFrame:
     """Original and edited snapshot side by side (a ``workbench.rerun.StepComparison``): status,
     tokens before/after, pressure line and whether R-CMP-8's success condition held."""
+    import pandas as pd
+
     rows = {
         "template snapshot": lambda o: o.snapshot_id[:19] + "…",
         "compaction stage": lambda o: o.status,
