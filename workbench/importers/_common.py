@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from ._source import open_bytes
 
 __all__ = ["LINE_FAILURES", "MAX_COUNT", "LineErrors", "as_bool", "as_dict", "as_int", "as_list", "as_str",
-           "has_surrogate_escape", "iter_json_lines", "opt_str", "parse_arguments", "parse_time",
+           "has_surrogate_escape", "iter_json_lines", "json_error_words", "opt_str", "parse_arguments", "parse_time",
            "scrub_surrogates", "sha256_file", "short_id", "shorten_title"]
 
 TITLE_LENGTH = 80
@@ -38,6 +38,16 @@ _JSON = json.JSONDecoder()
 MAX_COUNT = 2**53 - 1
 #: A UTF-16 surrogate code point: once JSON is decoded, any left in a string is unpaired.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_error_words(exc: json.JSONDecodeError, *, line: int | None = None) -> str:
+    """A decode error in words with its place: ``invalid control character at line 3, column 7``.
+
+    The decoder's own message ends in "at" when it points at a position ("Invalid control
+    character at"); that "at" is dropped so the place reads once. ``line`` replaces the decoder's
+    line when the text decoded was one line of a larger file."""
+    what = exc.msg.removesuffix(" at").strip() or "invalid JSON"
+    return f"{what[:1].lower()}{what[1:]} at line {line or exc.lineno}, column {exc.colno}"
 
 
 class LineErrors:
@@ -141,7 +151,7 @@ def _decode_line(raw: bytes, lineno: int) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SessionFormatError(f"not valid JSON ({exc.msg} at column {exc.colno}; "
+        raise SessionFormatError(f"not valid JSON ({json_error_words(exc, line=lineno)}; "
                                  "truncated line?)", line=lineno) from None
     except ValueError:  # the decoder refuses integer literals of more than 4,300 digits
         raise SessionFormatError("not valid JSON (a number with too many digits to read)",

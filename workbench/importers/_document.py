@@ -11,7 +11,7 @@ from typing import Any
 from iris.errors import SessionFormatError
 from pydantic import ValidationError
 
-from ._common import LineErrors, has_surrogate_escape, scrub_surrogates
+from ._common import LineErrors, has_surrogate_escape, json_error_words, scrub_surrogates
 from ._source import read_bytes
 
 __all__ = ["in_field", "load_document", "load_documents"]
@@ -36,7 +36,7 @@ def load_document(path: Path) -> Any:
     try:
         return _clean(json.loads(text), text)
     except json.JSONDecodeError as exc:
-        raise SessionFormatError(f"not valid JSON ({exc.msg} at column {exc.colno}; truncated file?)",
+        raise SessionFormatError(f"not valid JSON ({json_error_words(exc)}; truncated file?)",
                                  path=path, line=exc.lineno) from None
     except RecursionError:
         raise SessionFormatError("JSON nested too deeply to read", path=path) from None
@@ -56,6 +56,15 @@ def _too_many_digits(path: Path, text: str) -> SessionFormatError:
     return SessionFormatError("not valid JSON (a number with too many digits to read)", path=path, line=line)
 
 
+def _one_value(line: str) -> bool:
+    """Whether ``line`` holds a whole JSON value (a JSON Lines line, not a document's first line)."""
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
 def load_documents(path: Path, errors: LineErrors) -> list[tuple[int, Any]]:
     """``(line, document)`` pairs: the one document of the file (line 1), or, when the file is
     JSON Lines, one per non-blank line (a bad line is an error naming it: raised when strict,
@@ -67,8 +76,9 @@ def load_documents(path: Path, errors: LineErrors) -> list[tuple[int, Any]]:
         return [(1, _clean(json.loads(text), text))]
     except json.JSONDecodeError as whole:
         lines = text.splitlines()
-        if len([x for x in lines if x.strip()]) < 2:
-            raise SessionFormatError(f"not valid JSON ({whole.msg} at column {whole.colno}; "
+        filled = [x for x in lines if x.strip()]
+        if len(filled) < 2 or whole.lineno > 1 and not _one_value(filled[0]):  # one broken document
+            raise SessionFormatError(f"not valid JSON ({json_error_words(whole)}; "
                                      "truncated file?)", path=path, line=whole.lineno) from None
     except RecursionError:
         raise SessionFormatError("JSON nested too deeply to read", path=path) from None
@@ -82,7 +92,7 @@ def load_documents(path: Path, errors: LineErrors) -> list[tuple[int, Any]]:
             docs.append((lineno, errors.scrub(json.loads(raw), lineno) if has_surrogate_escape(raw)
                           else json.loads(raw)))
         except json.JSONDecodeError as exc:
-            errors.error(f"not valid JSON ({exc.msg} at column {exc.colno})", line=lineno)
+            errors.error(f"not valid JSON ({json_error_words(exc, line=lineno)})", line=lineno)
         except RecursionError:
             errors.error("JSON nested too deeply to read", line=lineno)
         except ValueError:  # an integer literal of more than 4,300 digits

@@ -27,7 +27,7 @@ from iris.session import (
 )
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from ._common import MAX_COUNT, has_surrogate_escape, scrub_surrogates
+from ._common import MAX_COUNT, has_surrogate_escape, json_error_words, scrub_surrogates
 from ._source import open_bytes
 
 __all__ = ["NativeEvent", "dump_session", "dumps_session", "event_schema", "load_native", "parse_native_lines"]
@@ -124,7 +124,7 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
             try:
                 data = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise SessionFormatError(f"not valid JSON ({exc.msg} at column {exc.colno})",
+                raise SessionFormatError(f"not valid JSON ({json_error_words(exc, line=lineno)})",
                                          path=path, line=lineno) from None
             except RecursionError:  # hostile nesting names its line
                 raise SessionFormatError("JSON nested too deeply to read", path=path,

@@ -43,6 +43,7 @@ from ._common import (
     as_list,
     as_str,
     has_surrogate_escape,
+    json_error_words,
     opt_str,
     parse_arguments,
     parse_time,
@@ -157,7 +158,7 @@ def _array(text: str, pos: int, errors: LineErrors, found: list[tuple[int, Any]]
             value, pos = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             # A cut or broken element: nothing after it can be located reliably.
-            errors.error(f"not valid JSON ({exc.msg}; truncated file?)", line=exc.lineno)
+            errors.error(f"not valid JSON ({json_error_words(exc)}; truncated file?)", line=exc.lineno)
             return None
         except RecursionError:  # hostile nesting names the element's line
             errors.error("JSON nested too deeply to read", line=line)
@@ -182,7 +183,7 @@ def _decode(text: str, pos: int, errors: LineErrors) -> tuple[Any, int]:
     try:
         return _DECODER.raw_decode(text, pos)
     except json.JSONDecodeError as exc:
-        raise SessionFormatError(f"not valid JSON ({exc.msg}; truncated file?)", path=errors.path,
+        raise SessionFormatError(f"not valid JSON ({json_error_words(exc)}; truncated file?)", path=errors.path,
                                  line=exc.lineno) from None
     except RecursionError:
         raise SessionFormatError("JSON nested too deeply to read", path=errors.path,

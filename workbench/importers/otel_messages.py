@@ -25,7 +25,7 @@ from typing import Any
 from iris.errors import SessionFormatError
 from iris.session import ContentBlock, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 
-from ._common import parse_arguments
+from ._common import json_error_words, parse_arguments
 from .otel_spans import Span
 
 __all__ = ["Turn", "has_input", "input_turns", "output_turns"]
@@ -87,6 +87,8 @@ def _json(value: Any, field: str) -> Any:
         return value
     try:
         return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise SessionFormatError(f"not valid JSON ({json_error_words(exc)})", field=field) from None
     except ValueError:
         raise SessionFormatError("not valid JSON", field=field) from None
 
