@@ -1,9 +1,13 @@
 """Local token estimates with tiktoken, offline, cached by content (R-TOK-1, R-TOK-2).
 
 The default encoding is ``cl100k_base_offline``: OpenAI's cl100k_base vocabulary, shipped inside
-this package (``iris.vocabulary``, origin and licence in ``iris/data/NOTICE.md``) and decoded in
-memory, so nothing is ever downloaded or copied to a cache directory. Encodings that tiktoken would
-fetch from the network are refused with a clear error.
+this package (``iris.vocabulary``, origin and licence in ``iris/data/NOTICE.md``), so nothing is
+ever downloaded; its decoded rank table is kept in the user's cache folder to start faster.
+Encodings that tiktoken would fetch from the network are refused with a clear error.
+
+Counts are cached by text in a least-recently-used table bounded by the characters it holds
+(``max_cached_chars``, default :data:`DEFAULT_CACHE_CHARS`), so a long-lived process (the app, a
+notebook, a batch worker) does not keep every text it ever counted alive.
 
 Whole-request framing (documented in the README, "Token estimates"):
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -25,6 +30,7 @@ from .errors import ConfigError
 from .session import Message, block_text
 
 __all__ = [
+    "DEFAULT_CACHE_CHARS",
     "DEFAULT_ENCODING",
     "MESSAGE_OVERHEAD",
     "OFFLINE_ENCODINGS",
@@ -44,6 +50,9 @@ REQUEST_OVERHEAD = 3
 #: Texts longer than twice this many characters are encoded in pieces of about this size.
 CHUNK_CHARS = 1 << 18
 
+#: Characters of text the count cache may hold before it drops the least recently used counts.
+DEFAULT_CACHE_CHARS = 64 << 20
+
 #: Encodings whose data ships inside an installed package (never downloaded).
 OFFLINE_ENCODINGS = ("cl100k_base_offline",)
 
@@ -51,7 +60,8 @@ OFFLINE_ENCODINGS = ("cl100k_base_offline",)
 class TokenEstimator:
     """Counts tokens of texts, messages and whole requests; each distinct text is encoded once."""
 
-    def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
+    def __init__(self, encoding: str = DEFAULT_ENCODING, *,
+                 max_cached_chars: int = DEFAULT_CACHE_CHARS) -> None:
         if encoding not in OFFLINE_ENCODINGS:
             raise ConfigError(
                 f"encoding {encoding!r} is not available offline; choose one of {OFFLINE_ENCODINGS}",
@@ -60,7 +70,9 @@ class TokenEstimator:
 
         self.encoding_name = encoding
         self._encoding = cl100k_encoding()
-        self._cache: dict[str, int] = {}
+        self.max_cached_chars = max_cached_chars
+        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cached_chars = 0
         self._lock = threading.Lock()
         self.encode_calls = 0
         """How many texts were really encoded (cache misses); tests and benchmarks read it."""
@@ -71,12 +83,32 @@ class TokenEstimator:
             return 0
         cached = self._cache.get(text)
         if cached is not None:
+            try:
+                self._cache.move_to_end(text)
+            except KeyError:  # evicted by another thread in between
+                pass
             return cached
         n = self._encode_count(text)
         with self._lock:
-            self._cache[text] = n
+            self._remember(text, n)
             self.encode_calls += 1
         return n
+
+    def _remember(self, text: str, n: int) -> None:
+        """Store a count (lock held), dropping the least recently used ones beyond the bound."""
+        if text in self._cache:
+            return
+        self._cache[text] = n
+        self._cached_chars += len(text)
+        while self._cached_chars > self.max_cached_chars and len(self._cache) > 1:
+            old, _ = self._cache.popitem(last=False)
+            self._cached_chars -= len(old)
+
+    def clear(self) -> None:
+        """Forget every cached count."""
+        with self._lock:
+            self._cache.clear()
+            self._cached_chars = 0
 
     def _encode_count(self, text: str) -> int:
         """Tokens of ``text``; a huge text is encoded piece by piece, cut after a newline where
@@ -99,13 +131,15 @@ class TokenEstimator:
         for t in [t for t in misses if len(t) > 2 * CHUNK_CHARS]:
             self.count(t)  # huge texts take the bounded-memory path
         misses = [t for t in misses if len(t) <= 2 * CHUNK_CHARS]
+        counts: dict[str, int] = {}
         if misses:
             encoded = self._encoding.encode_ordinary_batch(misses)
+            counts = {t: len(toks) for t, toks in zip(misses, encoded)}
             with self._lock:
-                for t, toks in zip(misses, encoded):
-                    self._cache[t] = len(toks)
+                for t, n in counts.items():
+                    self._remember(t, n)
                 self.encode_calls += len(misses)
-        return [self._cache.get(t, 0) if t else 0 for t in texts]
+        return [counts[t] if t in counts else self.count(t) for t in texts]
 
     def message_tokens(self, message: Message) -> int:
         """Content tokens of a message plus its framing overhead."""
@@ -127,7 +161,13 @@ class TokenEstimator:
 
     @property
     def cache_size(self) -> int:
+        """Number of cached counts."""
         return len(self._cache)
+
+    @property
+    def cached_chars(self) -> int:
+        """Characters of text the cache holds (at most ``max_cached_chars`` plus one text)."""
+        return self._cached_chars
 
 
 _default: TokenEstimator | None = None
