@@ -299,6 +299,35 @@ class Session(_Frozen):
         """Derived views, computed once per session object."""
         return index_session(self.messages)
 
+    def _facts(self) -> dict[str, str]:
+        """What a session is, in a few short strings (its repr and notebook display)."""
+        h, roles = self.header, dict[str, int]()
+        for m in self.messages:
+            roles[m.role] = roles.get(m.role, 0) + 1
+        return {"id": h.session_id, "title": h.title, "format": h.source_format,
+                "model": h.model or "not recorded",
+                "messages": f"{len(self.messages):,} ("
+                            + ", ".join(f"{n:,} {role}" for role, n in roles.items()) + ")",
+                "recorded compactions": str(len(self.compactions)),
+                "model switches": str(len(self.model_switches)),
+                "created": h.created_at.isoformat() if h.created_at else "not recorded"}
+
+    def __repr__(self) -> str:
+        h = self.header
+        title = f" {h.title[:60]!r}" if h.title else ""
+        return (f"<Session {h.session_id!r}{title} ({h.source_format}): {len(self.messages):,} "
+                f"messages, {len(self.compactions)} recorded compactions>")
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        """A short table of the session's facts (Jupyter); its text is escaped."""
+        from html import escape
+
+        rows = "".join(f"<tr><th style='text-align:left'>{escape(k)}</th><td style='text-align:left'>"
+                       f"{escape(v)}</td></tr>" for k, v in self._facts().items())
+        return f"<table><caption style='text-align:left'><b>Session</b></caption>{rows}</table>"
+
 
 # --------------------------------------------------------------------------------------------
 # Derived views
