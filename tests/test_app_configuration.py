@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from workbench.evidence import find_replay
 from workbench.importers import load_session
 from workbench.store import open_store
-from workbench.views.configuration import preset_text
+from workbench.services.presets import preset_text
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")

@@ -127,7 +127,7 @@ def test_replay_without_target_or_defaults_is_a_usage_error(capsys):
 
 def test_r_ui_9_replay_takes_a_preset_name_like_report_and_notebook(capsys):
     """R-UI-9/R-UI-6: `--config` accepts a bundled preset name; an unknown name lists the presets."""
-    from workbench.views.configuration import load_preset
+    from workbench.services.presets import load_preset
 
     code, stdout, _ = _run(capsys, str(ROOT / "sample_sessions" / "long_session.jsonl"), "--config", "cost-first")
     budget = load_preset("cost-first").compaction.input_budget_tokens

@@ -20,7 +20,7 @@ from iris.session import Message, ModelLimits, TextBlock
 from iris.tokens import default_estimator
 
 from workbench.importers.native import load_native
-from workbench.views.configuration import load_preset
+from workbench.services.presets import load_preset
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG = ROOT / "sample_sessions" / "long_session.jsonl"

@@ -13,7 +13,7 @@ from iris.replay import replay
 from iris.session import ModelLimits
 
 from workbench.importers import load_session
-from workbench.views.configuration import PRESET_NAMES, load_preset, preset_text
+from workbench.services.presets import PRESET_NAMES, load_preset, preset_text
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,7 @@ from summary_server import ScriptedServer, Step
 
 from workbench.evidence import list_replays
 from workbench.store import open_store
-from workbench.views.configuration import preset_text
+from workbench.services.presets import preset_text
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG = ROOT / "sample_sessions" / "long_session.jsonl"

@@ -9,12 +9,12 @@ from hypothesis import strategies as st
 from iris.config import parse_config
 from iris.errors import ConfigError
 
+from workbench.services.presets import preset_text
 from workbench.views.configuration import (
     FORM_FIELDS,
     apply_form,
     check_config,
     form_values,
-    preset_text,
     set_yaml_value,
 )
 

@@ -64,7 +64,7 @@ def to_arrow(name: str, rows: list[dict[str, Any]]) -> pa.Table:
 def replay_one(path: str | Path, config: Any = None, *, label: str | None = None) -> dict[str, list]:
     """Replay the session file ``path`` under ``config`` (None, a preset name, a YAML path or a
     ``ContextConfig``) and return its rows by table name. Never raises for a bad session."""
-    from .views.configuration import resolve_config
+    from .services.presets import resolve_config
 
     started = time.perf_counter()
     name = label or _label(config)

@@ -71,7 +71,7 @@ def run_batch(configs: Sequence[Any], paths: Iterable[str | Path], out: str | Pa
               worker_memory_mb: int | None = None,
               progress: Progress | None = None) -> BatchSummary:
     """Replay every file of ``paths`` under each of ``configs`` and write the tables to ``out``."""
-    from .views.configuration import resolve_config
+    from .services.presets import resolve_config
 
     files = expand_paths(paths)
     labels = _labels(configs)

@@ -29,17 +29,17 @@ from iris.session import Session
 
 from .replay_service import replay_session
 from .rich_html import comparison_html, replay_html, step_html
+from .services.presets import PRESET_NAMES, resolve_config
 from .store import open_store
 from .views.compaction import attempts_table, compactions_table, replay_bands, timeline_figure
 from .views.compare import (
     RunSummary,
     compare_figure,
+    run_summary,
     steps_table,
-    summary_from_replay,
     totals_table,
 )
 from .views.compare import compactions_table as compared_compactions
-from .views.configuration import PRESET_NAMES, resolve_config
 from .views.failures import failures_table
 from .views.recorded import recorded_marks
 from .views.sessions import SAMPLES_DIR
@@ -199,7 +199,7 @@ class NotebookReplay:
 
     def summary(self) -> RunSummary:
         """What a comparison needs of this replay (:class:`workbench.views.compare.RunSummary`)."""
-        return summary_from_replay(self.label, self.result,
+        return run_summary(self.label, self.result,
                                    configuration_hash=config_hash(self.config))
 
     def export_otlp(self, path: str | Path) -> Path:

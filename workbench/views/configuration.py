@@ -1,5 +1,5 @@
-"""Pure helpers behind the Configuration page (R-UI-6): validation, the common-fields form kept in
-sync with the YAML text, and the named presets.
+"""Pure helpers behind the Configuration page (R-UI-6): validation and the common-fields form kept
+in sync with the YAML text (the named presets are ``workbench.services.presets``).
 
 The YAML text is the source of truth; the form shows a few common fields of the *validated*
 configuration (effective values, after Chord-style fallbacks) and a form edit is written back into
@@ -11,20 +11,15 @@ configuration, or the error with its field path, line and reason, plus the fallb
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import resources
-from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from iris.config import ContextConfig, default_config, load_config, parse_config
+from iris.config import ContextConfig, parse_config
 from iris.errors import ConfigError
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["FORM_FIELDS", "PRESET_NAMES", "ConfigCheck", "FormField", "apply_form", "check_config",
-           "form_values", "load_preset", "preset_text", "resolve_config", "set_yaml_value"]
-
-#: The presets shipped in ``workbench/presets/<name>.yaml``.
-PRESET_NAMES: tuple[str, ...] = ("default", "cost-first", "quality-first", "chord-style")
+__all__ = ["FORM_FIELDS", "ConfigCheck", "FormField", "apply_form", "check_config", "form_values",
+           "set_yaml_value"]
 
 
 class _Frozen(BaseModel):
@@ -201,32 +196,3 @@ def apply_form(text: str, values: Mapping[str, Any]) -> str:
                            for f in FORM_FIELDS if f.key in values):
         return _redump(text, changes)  # the in-place edit did not say what the form says
     return out
-
-
-def preset_text(name: str) -> str:
-    """The YAML text of a preset (``ConfigError`` naming the known presets for another name)."""
-    if name not in PRESET_NAMES:
-        raise ConfigError(f"unknown preset {name!r}; known presets: {', '.join(PRESET_NAMES)}")
-    return (resources.files("workbench") / "presets" / f"{name}.yaml").read_text("utf-8")
-
-
-def load_preset(name: str) -> ContextConfig:
-    """A preset, validated."""
-    return parse_config(preset_text(name), source=f"workbench/presets/{name}.yaml")
-
-
-def resolve_config(config: ContextConfig | Mapping[str, Any] | str | Path | None) -> ContextConfig:
-    """A configuration from None (bundled default), a mapping, a YAML path or a preset name."""
-    if config is None:
-        return default_config()
-    if isinstance(config, ContextConfig):
-        return config
-    if isinstance(config, Mapping):
-        return parse_config(config, source="<mapping>")
-    path = Path(config).expanduser()
-    if path.is_file():
-        return load_config(path)
-    if str(config) in PRESET_NAMES:
-        return load_preset(str(config))
-    raise ConfigError(f"neither a configuration file nor a preset (presets: "
-                      f"{', '.join(PRESET_NAMES)})", path=str(config))
