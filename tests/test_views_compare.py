@@ -10,6 +10,7 @@ from iris.replay import replay
 
 from workbench.importers import load_session
 from workbench.replay_service import replay_and_save
+from workbench.services.presets import load_preset
 from workbench.store import open_store
 from workbench.views.compare import (
     COMPACTION_COLUMNS,
@@ -18,10 +19,10 @@ from workbench.views.compare import (
     compactions_table,
     compare_figure,
     steps_table,
-    run_summary,
+    summary_from_replay,
+    summary_from_stored,
     totals_table,
 )
-from workbench.services.presets import load_preset
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG = ROOT / "sample_sessions" / "long_session.jsonl"
@@ -41,8 +42,8 @@ def replays():
 
 @pytest.fixture(scope="module")
 def runs(replays):
-    return (run_summary("default", replays[0]),
-            run_summary("cost-first", replays[1]))
+    return (summary_from_replay("default", replays[0]),
+            summary_from_replay("cost-first", replays[1]))
 
 
 def _cut_steps(result) -> list[int]:
@@ -112,8 +113,7 @@ def test_r_ui_6_stored_replay_summary_matches_the_in_memory_one(runs):
         from workbench.replay_service import open_saved
 
         stored = open_saved(store, find_replay(store.db, session_id, "cost").id)
-        summary = run_summary("cost-first", stored, configuration_hash=stored.info.configuration_hash,
-                              template_snapshot_id=stored.info.template_snapshot_id)
+        summary = summary_from_stored("cost-first", stored)
     expected = runs[1]
     assert summary.steps == expected.steps
     assert summary.compactions == expected.compactions

@@ -35,8 +35,8 @@ from .views.compaction import attempts_table, compactions_table, replay_bands, t
 from .views.compare import (
     RunSummary,
     compare_figure,
-    run_summary,
     steps_table,
+    summary_from_replay,
     totals_table,
 )
 from .views.compare import compactions_table as compared_compactions
@@ -199,7 +199,7 @@ class NotebookReplay:
 
     def summary(self) -> RunSummary:
         """What a comparison needs of this replay (:class:`workbench.views.compare.RunSummary`)."""
-        return run_summary(self.label, self.result,
+        return summary_from_replay(self.label, self.result,
                                    configuration_hash=config_hash(self.config))
 
     def export_otlp(self, path: str | Path) -> Path:
