@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
 import os
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from iris.compaction import ExtractiveSummarizer, OpenAICompatibleSummarizer, RecordedSummarizer
@@ -32,8 +34,8 @@ from iris.replay import replay as run_replay
 from iris.session import Session, Usage
 from pydantic import BaseModel, ConfigDict
 
-from ..storage.stored import StoredReplay
-from ..views.compare import RunSummary, run_summary
+from ..evidence import StoredReplay
+from ..views.compare import RunSummary, summary_from_replay
 from ..views.templates import ENGINE_RENDERED_IDS
 from .replay import bundle_from_replay
 
@@ -193,8 +195,12 @@ def make_summarizer(kind: str, session: Session) -> Any:
 
 def stored_snapshot(stored: StoredReplay) -> PromptSnapshot:
     """The template snapshot a saved replay used (the packaged defaults if it was not kept)."""
-    sources = stored.template_sources()
-    return PromptSnapshot(sources) if sources is not None else PromptSnapshot.defaults()
+    snapshot_id = stored.info.template_snapshot_id
+    rows = list(stored.db.query("SELECT sources_json FROM template_snapshots WHERE id = ?",
+                                [snapshot_id])) if snapshot_id else []
+    if not rows:
+        return PromptSnapshot.defaults()
+    return PromptSnapshot(json.loads(rows[0]["sources_json"]))
 
 
 def replay_inputs(store: Any, stored: StoredReplay) -> ReplayInputs:
@@ -362,9 +368,9 @@ def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summarizer: An
     h = config_hash(inputs.config)
     (base, *_), (new, *_) = runs
     return ReplayComparison(
-        original=run_summary("original templates", base, configuration_hash=h,
+        original=summary_from_replay("original templates", base, configuration_hash=h,
                                      template_snapshot_id=inputs.snapshot.snapshot_id),
-        edited=run_summary("edited templates", new, configuration_hash=h,
+        edited=summary_from_replay("edited templates", new, configuration_hash=h,
                                    template_snapshot_id=edited.snapshot_id),
         steps=pairs, edited_replay=new,
         edited_bundle=bundle_from_replay(new, config=inputs.config, prompts=edited,
@@ -372,25 +378,36 @@ def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summarizer: An
         session_id=inputs.session_id)
 
 
-def saved_inputs(store: Any, replay_id: str) -> ReplayInputs:
-    """:func:`replay_inputs` of a saved replay, cached until it is saved again."""
-    return store.replays.cached(replay_id, "inputs",
-                                lambda: replay_inputs(store, store.replays.open(replay_id)))
+@lru_cache(maxsize=16)
+def _cached_inputs(store: Any, replay_id: str, stamp: str) -> ReplayInputs:
+    from .replay import open_saved
+
+    return replay_inputs(store, open_saved(store, replay_id))
 
 
-def original_step(store: Any, replay_id: str, step: int) -> StepOutcome:
-    """The step as the saved replay made it, with the variables the engine rendered (cached)."""
-    return store.replays.cached(replay_id, ("original step", step),
-                                lambda: _original_step(store, replay_id, step))
-
-
-def _original_step(store: Any, replay_id: str, step: int) -> StepOutcome:
-    inputs = saved_inputs(store, replay_id)
+@lru_cache(maxsize=32)
+def _cached_original(store: Any, replay_id: str, stamp: str, step: int) -> StepOutcome:
+    inputs = _cached_inputs(store, replay_id, stamp)
     try:
         summarizer = make_summarizer(inputs.summariser, inputs.session)
     except SummarizerError:  # e.g. a remote replay opened without the endpoint configured
         summarizer = make_summarizer("extractive", inputs.session)
     return run_step(inputs, step, summarizer=summarizer)
+
+
+def _stamp(store: Any, replay_id: str) -> str:
+    rows = list(store.db.query("SELECT created_at FROM replays WHERE id = ?", [replay_id]))
+    return rows[0]["created_at"] if rows else ""
+
+
+def saved_inputs(store: Any, replay_id: str) -> ReplayInputs:
+    """:func:`replay_inputs` of a saved replay, cached until it is saved again."""
+    return _cached_inputs(store, replay_id, _stamp(store, replay_id))
+
+
+def original_step(store: Any, replay_id: str, step: int) -> StepOutcome:
+    """The step as the saved replay made it, with the variables the engine rendered (cached)."""
+    return _cached_original(store, replay_id, _stamp(store, replay_id), step)
 
 
 def summariser_options(session: Session) -> tuple[str, ...]:
