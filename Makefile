@@ -38,7 +38,11 @@ run: setup
 	-$(VENV)/bin/workbench replay --defaults
 	$(VENV)/bin/workbench run --port $(PORT)
 
+# Static checks first (ruff's default rules, types, layering: docs/architecture.md), then the tests.
 test: setup-dev browser
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/basedpyright
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: setup-dev

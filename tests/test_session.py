@@ -2,9 +2,22 @@
 
 import json
 
-from iris.session import (Message, ModelLimits, ModelSwitch, RecordedCompaction, Session, SessionHeader,
-                          StepSnapshot, RecordedContribution, TextBlock, ToolCallBlock,
-                          ToolResultBlock, Usage, index_session)
+from iris.session import (
+    Message,
+    ModelLimits,
+    ModelSwitch,
+    RecordedCompaction,
+    RecordedContribution,
+    Session,
+    SessionHeader,
+    StepSnapshot,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    Usage,
+    index_session,
+)
+
 from workbench.importers.native import dumps_session, event_schema, parse_native_lines
 
 

@@ -1,4 +1,4 @@
 """Old import path of :mod:`workbench.storage.migrations` (kept importable)."""
 
-from .storage.migrations import *  # noqa: F403
+from .storage.migrations import *
 from .storage.migrations import __all__  # noqa: F401

@@ -34,9 +34,9 @@ class CatalogueEntry(BaseModel):
     """The catalogue name that matched (filled by :func:`lookup`)."""
     context: int = Field(gt=0)
     """Context window in tokens."""
-    max_output: int | None = Field(None, gt=0)
+    max_output: int | None = Field(default=None, gt=0)
     """Largest completion the model can write (shown, not reserved)."""
-    input: int | None = Field(None, gt=0)
+    input: int | None = Field(default=None, gt=0)
     """A separately documented input limit, when the provider publishes one."""
     source: str = ""
     """Where the figures come from (a documentation page, or ``configuration``)."""

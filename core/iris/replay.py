@@ -99,7 +99,7 @@ class Replay(BaseModel):
     calibration: Calibration = Field(default_factory=Calibration)
     """Unrecorded overhead and calibration ratio at the end of the replay (each preparation
     carries the values known before its own step)."""
-    messages_counted: int = Field(0, exclude=True)
+    messages_counted: int = Field(default=0, exclude=True)
     """Messages whose tokens were counted (not cached): grows with what changes, not with steps
     × history. Not part of the JSON form (it depends on what an estimator had cached)."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from functools import cached_property
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -108,7 +108,7 @@ class ImageBlock(_Frozen):
 
 
 ContentBlock = Annotated[
-    Union[TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, ImageBlock],
+    TextBlock | ThinkingBlock | ToolCallBlock | ToolResultBlock | ImageBlock,
     Field(discriminator="type"),
 ]
 
@@ -203,7 +203,7 @@ class Message(_Frozen):
     """A summary written by an earlier compaction (Claude Code isCompactSummary, Codex compacted)."""
     synthetic: bool = False
     """Injected context rather than something a person typed (system reminders, developer text)."""
-    compaction_provided: bool = Field(False, exclude_if=lambda v: not v)
+    compaction_provided: bool = Field(default=False, exclude_if=lambda v: not v)
     """Context that a recorded compaction put in place (Codex ``compacted.replacement_history``
     and the history a local Codex compaction rebuilds), not something the model or a person
     produced at that point. An assistant message marked so is a copy kept in the new context,

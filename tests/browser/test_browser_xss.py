@@ -5,10 +5,9 @@ payloads runs."""
 
 from __future__ import annotations
 
+from iris.session import Message, Session, SessionHeader, TextBlock, ToolCallBlock, ToolResultBlock
 from playwright.sync_api import Page, expect
 
-from iris.session import (Message, Session, SessionHeader, TextBlock, ToolCallBlock,
-                          ToolResultBlock)
 from workbench.importers.native import dump_session
 from workbench.store import Store
 

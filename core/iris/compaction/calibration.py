@@ -93,8 +93,8 @@ class Calibration(BaseModel):
     """Step whose provider count fell while the recorded history did not (a compaction the
     transcript does not record): the provider no longer measures the as-recorded request, so
     the ratio keeps its last value until a recorded compaction opens a new window."""
-    fixed_overhead: int | None = Field(None, exclude=True)
-    calibrate: bool = Field(True, exclude=True)
+    fixed_overhead: int | None = Field(default=None, exclude=True)
+    calibrate: bool = Field(default=True, exclude=True)
 
     @classmethod
     def start(cls, config: EstimateConfig | None) -> Calibration:

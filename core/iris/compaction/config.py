@@ -116,7 +116,7 @@ class ModelConfig(BaseModel):
     name: str | None = None
     limit: ModelLimits | None = None
     """``context``, ``input``, ``output`` token limits (any may be omitted)."""
-    max_output_tokens: int = Field(64000, gt=0)
+    max_output_tokens: int = Field(default=64000, gt=0)
     """Output reservation when ``limit.output`` is not declared."""
     compaction: ModelCompactionOverride | None = None
 

@@ -48,7 +48,7 @@ class CandidateDecision(_Frozen):
     checkpoint_tokens: int
     projected_request_tokens: int
     pressure_line: int
-    note: str = Field("", exclude_if=lambda v: not v)
+    note: str = Field(default="", exclude_if=lambda v: not v)
     """The summariser's note on how it chose the summary (``SummaryResult.note``)."""
 
 

@@ -107,7 +107,7 @@ class ContextSection(_Frozen):
     slots: tuple[ContextSlot, ...] = ()
     template: StrictStr | None = None
     """Absolute path of a custom Jinja template (the YAML loader resolves relative paths)."""
-    max_chars: StrictInt | None = Field(None, gt=0)
+    max_chars: StrictInt | None = Field(default=None, gt=0)
     """Upper bound on the rendered section; exceeding it is an error, never a truncation."""
 
     @field_validator("template")
@@ -130,7 +130,7 @@ class ContextBuildInput(_Frozen):
     system: ContextSection
     memory: ContextSection | None = None
     before_current_input: ContextSection | None = None
-    source_path: str | None = Field(None, exclude=True)
+    source_path: str | None = Field(default=None, exclude=True)
     """Where it was loaded from (for error messages); not a context.yaml key."""
 
     @model_validator(mode="after")

@@ -17,9 +17,9 @@ class ContextPolicy(BaseModel):
 
     enabled: StrictBool = True
     """Provide ``context_read``/``context_search`` and allow old-body trimming."""
-    preserve_recent_tool_groups: StrictInt = Field(2, ge=0)
+    preserve_recent_tool_groups: StrictInt = Field(default=2, ge=0)
     """The most recent complete tool groups are never trimmed."""
-    old_result_preview_chars: StrictInt = Field(512, ge=0)
+    old_result_preview_chars: StrictInt = Field(default=512, ge=0)
     """Characters of a trimmed body kept as preview (0 keeps only the note and the reference)."""
     deferred_tools: StrictBool = False
     """On-demand tool disclosure; requires ``enabled: true``."""
