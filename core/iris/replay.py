@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .collector_pause import StepFreezer, replay_collections
 from .compaction.calibration import Calibration
 from .compaction.remote import client_run_usage, start_client_run
 from .compaction.thresholds import Thresholds
@@ -135,9 +136,11 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
     work_dir = (claim_work_dir(session, adapters.config_snapshot_id(config, prompts)) if own_dir
                 else Path(session_dir))
     try:
-        return _Runner(session, config, prompts, summarizer, context_source, context_input,
-                       work_dir, sink, on_event, progress, cancel, tools,
-                       estimator or default_estimator(), baseline).run()
+        runner = _Runner(session, config, prompts, summarizer, context_source, context_input,
+                         work_dir, sink, on_event, progress, cancel, tools,
+                         estimator or default_estimator(), baseline)
+        with replay_collections() as runner.freezer:
+            return runner.run()
     finally:
         if own_dir:
             shutil.rmtree(work_dir, ignore_errors=True)
@@ -191,6 +194,7 @@ class _Runner:
         if on_event is not None:
             self.publisher.broker.subscribe(on_event)
         self.collector = Collector() if self.source is not None else None
+        self.freezer = StepFreezer(enabled=False)  # replay() sets the active one
 
     def run(self) -> Replay:
         walk = Walk(self.cache, self.session, baseline=self.baseline == "recorded")
@@ -211,6 +215,7 @@ class _Runner:
                 if isinstance(ref, str) and ref and outcome.request is not None:
                     p = p.model_copy(update={"final_request_ref": ref})  # the sink's reference
                 preparations.append(p)
+                self.freezer.step_done()
                 if self.progress is not None:
                     self.progress(k + 1, len(batches))
                 if p.phase == "cancelled":
