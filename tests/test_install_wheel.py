@@ -55,6 +55,18 @@ def installed(tmp_path_factory) -> dict:
     return {"base": base, "python": python, "bin": target / "bin", "env": env, "wheel": wheel}
 
 
+def test_every_package_in_the_tree_is_listed_for_the_wheel():
+    """A new sub-package that pyproject.toml does not list would be missing from a wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(("iris", *p.parent.relative_to(ROOT / "core" / "iris").parts))
+             for p in (ROOT / "core" / "iris").rglob("__init__.py")}
+    found |= {".".join(p.parent.relative_to(ROOT).parts)
+              for p in (ROOT / "workbench").rglob("__init__.py")}
+    assert found - listed == set()
+
+
 def test_the_wheel_carries_pages_samples_and_defaults(installed):
     import zipfile
 
