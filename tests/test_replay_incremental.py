@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from iris.preparation import adapters, fold
+from iris.preparation import fold, trim
 from iris.preparation.records import content_hash
 from iris.preparation.state import Marks
 from iris.reduction.engine import classified_count
@@ -46,7 +46,7 @@ def test_r_prep_6_replay_without_step_caches_gives_identical_records(session, in
     """Issue 6 item 4 / R-PREP-6: the incremental stages change no record. The same replay with
     every step decided from scratch (reduction without its tracker and caches, fold index and
     trim-stage memory dropped) gives byte-identical JSON, compactions included."""
-    real_reduce, real_index = adapters.reduce_history, fold._index
+    real_reduce, real_index = trim.reduce_request, fold._index
 
     def reduce_from_scratch(messages, *, state, **kw):
         fresh = state.model_copy() if state is not None else None
@@ -59,7 +59,7 @@ def test_r_prep_6_replay_without_step_caches_gives_identical_records(session, in
         settings.cache.memo.pop("trim-stage", None)
         return real_index(history, settings)
 
-    monkeypatch.setattr(adapters, "reduce_history", reduce_from_scratch)
+    monkeypatch.setattr(trim, "reduce_request", reduce_from_scratch)
     monkeypatch.setattr(fold, "_index", fresh_index)
     scratch = replay(session, estimator=TokenEstimator())
     assert incremental.checkpoints  # the walk compacted at least once
@@ -69,7 +69,7 @@ def test_r_prep_6_replay_without_step_caches_gives_identical_records(session, in
 def test_issue8_reduction_work_per_step_does_not_grow_with_history(session, monkeypatch):
     """Issue 8 / issue 4 item 9: the results the reduction engine classifies per step stay
     bounded while the number of tool results in each request grows."""
-    real_reduce = adapters.reduce_history
+    real_reduce = trim.reduce_request
     work, sizes = [], []
 
     def counting(messages, *, state, **kw):
@@ -80,7 +80,7 @@ def test_issue8_reduction_work_per_step_does_not_grow_with_history(session, monk
         sizes.append(len(result.decisions))
         return result
 
-    monkeypatch.setattr(adapters, "reduce_history", counting)
+    monkeypatch.setattr(trim, "reduce_request", counting)
     replay(session, estimator=TokenEstimator())
     steady = work[10:]
     assert max(sizes) > 100

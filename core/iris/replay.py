@@ -27,13 +27,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from .collector_pause import StepFreezer, replay_collections
 from .compaction.calibration import Calibration
 from .compaction.remote import client_run_usage, start_client_run
+from .compaction.summarizers import ExtractiveSummarizer
 from .compaction.thresholds import Thresholds
+from .compaction.thresholds import thresholds as resolve_thresholds
 from .compaction.usage import RunUsage, UsageTracker
-from .preparation import adapters
+from .config import config_hash, default_config
+from .context import ContextBuildScope, RecordedContextSource
 from .preparation.baseline import BASELINE_STAGES, RecordedCompactionMark, recorded_marks
 from .preparation.pipeline import STAGES, PreparationOutcome, StepMeta, prepare
 from .preparation.publisher import PreparationEvent, Publisher
-from .preparation.records import ContextPreparation, PreparedRequest
+from .preparation.records import ContextPreparation, PreparedRequest, content_hash
 from .preparation.runner_tools import with_runner_tools
 from .preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
 from .preparation.walk import (
@@ -44,6 +47,8 @@ from .preparation.walk import (
     contribution_parts,
     provider_reading,
 )
+from .prompts import configured_snapshot
+from .reduction.toolkinds import ToolKindMap
 from .session import Session, Usage
 from .tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
 
@@ -129,11 +134,12 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
     """
     if baseline not in ("engine", "recorded"):
         raise ValueError(f"baseline must be 'engine' or 'recorded', got {baseline!r}")
-    config = config if config is not None else adapters.default_config()
-    prompts = prompts if prompts is not None else adapters.default_prompts(config, workspace_root)
-    summarizer = summarizer if summarizer is not None else adapters.default_summarizer()
+    config = config if config is not None else default_config()
+    # the templates of config.prompts.root under workspace_root (R-PRM-1)
+    prompts = prompts if prompts is not None else configured_snapshot(config, workspace_root)
+    summarizer = summarizer if summarizer is not None else ExtractiveSummarizer()
     own_dir = session_dir is None
-    work_dir = (claim_work_dir(session, adapters.config_snapshot_id(config, prompts)) if own_dir
+    work_dir = (claim_work_dir(session, config_snapshot_id(config, prompts)) if own_dir
                 else Path(session_dir))
     try:
         runner = _Runner(session, config, prompts, summarizer, context_source, context_input,
@@ -144,6 +150,12 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
     finally:
         if own_dir:
             shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def config_snapshot_id(config: Any, prompts: Any) -> str:
+    """Hash of the validated configuration plus the template snapshot."""
+    return content_hash({"configuration": config_hash(config),
+                         "templates": getattr(prompts, "snapshot_id", None)})
 
 
 def rejected_summary_usage(preparation: ContextPreparation) -> list[Usage]:
@@ -168,19 +180,19 @@ class _Runner:
         self.baseline = baseline
         self.calibration = Calibration.start(getattr(config, "estimate", None))
         self.cache = TokenCache(estimator)
-        t = adapters.resolve_thresholds(config, session.header.limits, session.header.model)
+        t = resolve_thresholds(config, session.header.limits, session.header.model)
         self.thresholds = t
         self.settings = PipelineSettings(
             config=config, thresholds=t, cache=self.cache, prompts=prompts, summarizer=summarizer,
-            session_dir=work_dir, tool_kinds=adapters.tool_kind_map(session.header.source_format),
+            session_dir=work_dir, tool_kinds=ToolKindMap.for_source_format(session.header.source_format),
             input_budget=t.input_budget, pressure_line=t.pressure_line,
             reminder_line=t.reminder_line, cancel=cancel)
         self.summary_client_start = start_client_run(summarizer)  # a counting client's breaker
         self._by_limits: dict[Any, PipelineSettings] = {}
-        self.snapshot_id = adapters.config_snapshot_id(config, prompts)
+        self.snapshot_id = config_snapshot_id(config, prompts)
         self.source = context_source
         if self.source is None and session.context_snapshots:
-            self.source = adapters.recorded_context_source(session)
+            self.source = RecordedContextSource(session)
         self.context: tuple[Part, ...] = ()
         self.context_error: Exception | None = None
         try:  # static: rendered once; a failure fails every step's assembly (R-BUILD-2 errors)
@@ -240,10 +252,12 @@ class _Runner:
             return (), None
         header = self.session.header
         try:
-            found = adapters.collect_contributions(
-                self.source, self.collector.run, session_id=header.session_id, run_id=self._run_id(walk),
-                step_index=k, workspace_root=header.workspace_root, run_input=walk.run_input)
-            return contribution_parts(found, self.cache), None
+            # the source's snapshot for this step is the whole state (R-DYN-1)
+            scope = ContextBuildScope(session_id=header.session_id, run_id=self._run_id(walk),
+                                      step_index=k, workspace_root=header.workspace_root,
+                                      run_input=walk.run_input)
+            snapshot = self.collector.run(self.source.collect(scope))
+            return contribution_parts(tuple(snapshot.contributions), self.cache), None
         except Exception as exc:  # noqa: BLE001 -- the source failed: this step's assembly fails, replay goes on
             return (), exc
 
@@ -316,7 +330,7 @@ class _Runner:
             return self.settings
         cached = self._by_limits.get((limits, model))
         if cached is None:
-            t = adapters.resolve_thresholds(self.settings.config, limits, model)
+            t = resolve_thresholds(self.settings.config, limits, model)
             cached = self._by_limits[(limits, model)] = replace(
                 self.settings, thresholds=t, input_budget=t.input_budget,
                 pressure_line=t.pressure_line, reminder_line=t.reminder_line)

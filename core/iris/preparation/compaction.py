@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, assert_never
 
+from ..compaction.engine import compact
 from ..compaction.records import (
     AppliedDecision,
     CandidateDecision,
@@ -31,7 +32,7 @@ from ..compaction.records import (
     SkippedDecision,
 )
 from ..compaction.records import CompactionDecision as EngineDecision
-from . import adapters, notices
+from . import notices
 from .final import current_input_index
 from .records import (
     CompactionApplied,
@@ -203,7 +204,9 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
     u = current_input_index(state.history)
     current = state.history[u].message if u < len(state.history) else None
     try:
-        return adapters.compact_history(
+        if settings.session_dir is None:
+            raise ValueError("compaction needs a session directory for its archives")
+        return compact(
             tuple(p.message for p in state.durable), current_request=current,
             config=settings.config, thresholds=_engine_thresholds(state, settings),
             prompts=settings.prompts,
@@ -211,7 +214,8 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
             estimator=settings.cache.estimator,
             # the engine compares against the raw (durable) request it can rebuild itself
             request_tokens=before - state.history_tokens + state.durable_tokens,
-            tools=tuple(t.schema for t in state.tools), previous=state.compaction_state)
+            tools=tuple(t.schema for t in state.tools), trigger="auto",
+            previous=state.compaction_state)
     except Exception as exc:
         text = f"{type(exc).__name__}: {exc}"
         record = StageRecord(

@@ -11,12 +11,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import adapters
+from ..context import ContextContribution, ContextSnapshot, select_contributions
 from .records import DroppedOptional, DroppedTool, StageRecord
 from .runner_tools import RUNNER_TOOL_NAMES
 from .state import PipelineSettings, PreparationState
 
 __all__ = ["apply"]
+
+
+def _removed(contributions: tuple[ContextContribution, ...], allowance: int, settings: PipelineSettings) -> dict[str, str]:
+    """``{removed key: reason}`` from the R-DYN-4 selection function."""
+    result = select_contributions(ContextSnapshot(contributions=contributions), allowance,
+                                  estimator=settings.cache.estimator)
+    return {item.key: item.reason for item in result.removed}
 
 
 def _drop_tools(state: PreparationState, settings: PipelineSettings):
@@ -49,8 +56,7 @@ def apply(state: PreparationState, settings: PipelineSettings
         others += sum(t.tokens for t in tools)
         # the pressure line is a whole request: in local units it leaves out the overhead
         allowance = max(state.local_line(settings.pressure_line) - others, 0)
-        _, removed = adapters.select_contributions(
-            tuple(p.payload for p in state.contributions), allowance, settings.cache.estimator)
+        removed = _removed(tuple(p.payload for p in state.contributions), allowance, settings)
         for part in optional:
             if part.key in removed:
                 decisions.append(DroppedOptional(

@@ -18,8 +18,8 @@ from operator import is_
 from typing import Any
 
 from ..errors import PreparationError
+from ..reduction import reduce_request
 from ..session import Message
-from . import adapters
 from .records import Decision, KeptRecent, Reduced, StageRecord, Trimmed
 from .state import Marks, Part, PipelineSettings, PreparationState
 
@@ -87,10 +87,12 @@ def apply(state: PreparationState, settings: PipelineSettings
                                   before_input_tokens=before, after_input_tokens=before,
                                   note="reduction and context policy are both disabled")
     messages = tuple(p.message for p in state.history)
-    result = adapters.reduce_history(
-        messages, config=config, state=state.reduction_state, session_dir=settings.session_dir,
+    # R-RED-1, R-POL-2; todos_completed grants the wrap-up grace of R-RED-9
+    result = reduce_request(
+        messages, config=config.reduction, policy=config.context_policy,
+        state=state.reduction_state, session_dir=settings.session_dir,
         context_read_available=config.context_policy.enabled, tool_kinds=settings.tool_kinds,
-        estimator=settings.cache.estimator, todos_completed=state.todos_completed)
+        todos_completed=state.todos_completed, estimator=settings.cache.estimator)
     if len(result.messages) != len(messages):
         raise PreparationError(f"reduction returned {len(result.messages)} messages for "
                                f"{len(messages)}", stage="trim_old_bodies", step=state.step_index)

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from ..compaction.usage import UsageTracker, context_bytes
+from ..context import ContextBuilder, ContextBuildInput, ContextContribution, escape_attribute
 from ..reduction.todos import todos_all_completed
+from ..reduction.toolkinds import ToolKindMap
 from ..safe_files import ensure_private_dir
-from ..session import Message, Session, Usage
-from . import adapters
+from ..session import Message, Session, TextBlock, Usage
 from .records import UsageKind
 from .state import Part, PreparationState, TokenCache
 
@@ -69,7 +70,7 @@ class Walk:
         self.run_input = ""
         self.carry = PreparationState(step_index=0)
         self.previous: tuple[Part, ...] = ()
-        self.kinds = adapters.tool_kind_map(session.header.source_format)
+        self.kinds = ToolKindMap.for_source_format(session.header.source_format)
         self.todos_done_at: int | None = None
         """Index of the latest todo call when it finished every item (None: open or none)."""
         self.interrupted_at = -1
@@ -120,19 +121,27 @@ class Walk:
         self.position = upto
 
 
-def context_parts(context_input: Any, cache: TokenCache) -> tuple[Part, ...]:
+def context_parts(context_input: ContextBuildInput | None, cache: TokenCache) -> tuple[Part, ...]:
     """The static context messages (context.yaml) as parts keyed by their position."""
     if context_input is None:
         return ()
-    return tuple(Part(m, cache.message(m), "context", None, position)
-                 for position, m in adapters.build_context_messages(context_input))
+    pairs = [(m.position, m.to_message()) for m in ContextBuilder().build(context_input).messages]
+    return tuple(Part(m, cache.message(m), "context", None, position) for position, m in pairs)
 
 
-def contribution_parts(contributions: Sequence[Any], cache: TokenCache) -> tuple[Part, ...]:
+def contribution_message(contribution: ContextContribution) -> Message:
+    """How a selected dynamic contribution appears in the request: one synthetic user message."""
+    text = (f'<context_contribution key="{escape_attribute(contribution.key)}">\n'
+            f"{contribution.text}\n</context_contribution>")
+    return Message(role="user", content=(TextBlock(text=text),), synthetic=True)
+
+
+def contribution_parts(contributions: Sequence[ContextContribution], cache: TokenCache
+                       ) -> tuple[Part, ...]:
     """This step's dynamic contributions as parts (the contribution kept as the payload)."""
     parts = []
     for i, c in enumerate(contributions):
-        m = adapters.contribution_message(c)
+        m = contribution_message(c)
         parts.append(Part(m, cache.message(m), "contribution", None, c.key, c.required,
                           c.priority, i, payload=c))
     return tuple(parts)

@@ -62,6 +62,10 @@ _EDITOR_COMMANDS: dict[str, ToolKind] = {"view": "read", "create": "write", "str
                                           "insert": "edit", "undo_edit": "edit"}
 
 
+#: Source formats whose tools follow the OpenAI chat agents' names.
+_CHAT_TOOL_FORMATS = frozenset({"swe_agent", "otel"})
+
+
 class ToolKindMap:
     """Tool name → :data:`ToolKind` for one source format, with per-name overrides.
 
@@ -81,6 +85,14 @@ class ToolKindMap:
         self.overrides: dict[str, ToolKind] = dict(overrides or {})  # type: ignore[arg-type]
         self._lower = {k.lower(): v for k, v in self.overrides.items()}
         self._table = DEFAULT_TOOL_KINDS[format]
+
+    @classmethod
+    def for_source_format(cls, source_format: str) -> ToolKindMap:
+        """The default map of a session's source format; formats whose tools follow the OpenAI chat
+        agents' names (bash, read_file, str_replace_editor…) use that table, a format without its
+        own table the common (Claude Code) names."""
+        name = "openai_chat" if source_format in _CHAT_TOOL_FORMATS else source_format
+        return cls(format=name if name in DEFAULT_TOOL_KINDS else "native")
 
     def kind(self, tool_name: str) -> ToolKind:
         """The kind of a tool name (``other`` when unknown)."""
