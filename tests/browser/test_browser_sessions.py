@@ -18,7 +18,7 @@ def test_r_ui_1_import_by_path_then_read_the_messages(page: Page, streamlit_fact
     expect(page.get_by_text("No sessions yet. Import a transcript or the bundled samples.")).to_be_visible(
         timeout=FIRST)
     page.get_by_role("tab", name="From a path").click()
-    box = page.get_by_label("Paths, one per line")
+    box = page.get_by_label("Paths (files or folders), one per line")
     box.fill(str(SAMPLE))
     box.press("Control+Enter")  # a text area reaches Streamlit on Ctrl+Enter or blur
     page.get_by_role("button", name="Import path").click()
