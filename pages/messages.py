@@ -42,7 +42,7 @@ cols[0].metric("Messages", len(session.messages))
 cols[1].metric("Responses", len(index.batches))
 cols[2].metric("Tool calls", len(index.calls))
 cols[3].metric("Unanswered", len(index.unanswered_calls))
-cols[4].metric("Estimated tokens", f"{summary.estimated_tokens:,}")
+cols[4].metric("Estimated tokens", f"{store.session_tokens(session_id, session.messages, estimator):,}")
 cols[5].metric("Max prompt (provider)", f"{max(usage):,}" if usage else "—")
 
 with st.expander("All messages as a table"):

@@ -146,7 +146,7 @@ def _tight_replay(store, session_id: str):
     from workbench.replay_service import replay_and_save
 
     data = yaml.safe_load(config_to_yaml(default_config()))
-    budget = max(1000, store.get_summary(session_id).estimated_tokens // 3)
+    budget = max(1000, store.session_tokens(session_id) // 3)
     data["compaction"].update(input_budget_tokens=budget, retain_recent_tokens=min(4096, budget // 4))
     config = parse_config(data, source="fuzz campaign: a third of the session's size")
     summarizer = RecordedSummarizer(store.get_session(session_id))

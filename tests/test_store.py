@@ -115,7 +115,8 @@ def test_r_ui_1_summary_counts(store):
     assert summary.message_count == len(session.messages) >= 80
     assert summary.response_count == len(session.index.batches)
     assert summary.tool_call_count == len(session.index.calls)
-    assert summary.estimated_tokens > 5000
+    assert summary.estimated_tokens is None  # not tokenised at import
+    assert store.session_tokens(outcome.session_id) > 5000
     assert summary.imported_at == "2025-05-01T12:00:00+00:00"
     assert summary.content_hash.startswith("sha256:")
 
@@ -212,4 +213,23 @@ def test_r_tok_2_stored_estimate_equals_inspect(store):
 
     outcome = store.import_file(SAMPLES / "bugfix.jsonl")
     expected = inspect_session(load_session(SAMPLES / "bugfix.jsonl"))["estimated_tokens"]
-    assert store.get_summary(outcome.session_id).estimated_tokens == expected
+    assert store.session_tokens(outcome.session_id) == expected
+    assert store.get_summary(outcome.session_id).estimated_tokens == expected  # kept once counted
+
+
+def test_r_tok_2_import_does_not_tokenise_and_the_replay_stores_the_estimate(tmp_path):
+    """R-TOK-2: an import encodes no text (the session-wide estimate is not computed there); the
+    first replay counts every message and stores the estimate from those counts, equal to inspect's."""
+    from iris.tokens import TokenEstimator
+
+    from workbench.inspect import inspect_session
+    from workbench.services.replay import replay_and_save
+
+    estimator = TokenEstimator()
+    with Store(tmp_path / "workbench.db", estimator=estimator) as st:
+        outcome = st.import_file(SAMPLES / "bugfix.jsonl")
+        assert estimator.encode_calls == 0
+        assert st.get_summary(outcome.session_id).estimated_tokens is None
+        replay_and_save(st, outcome.session_id)
+        expected = inspect_session(load_session(SAMPLES / "bugfix.jsonl"))["estimated_tokens"]
+        assert st.get_summary(outcome.session_id).estimated_tokens == expected

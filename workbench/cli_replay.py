@@ -121,6 +121,8 @@ def _replay(args: argparse.Namespace) -> int:
                                         baseline=args.baseline)
         elapsed = time.perf_counter() - started
         _clear_progress()
+        if args.name or not Path(args.target).is_file():  # a stored session: keep its estimate,
+            store.session_tokens(session_id, session.messages)  # counted by the replay just now
         if args.name:
             info = save_replay_result(store, bundle, session_id=session_id, name=args.name)
     lines = summary_lines(result, elapsed)

@@ -68,6 +68,8 @@ def write_rows(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], fmt: s
 
 def _write_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], out: TextIO) -> None:
     def cell(value: Any) -> str:
+        if value is None:
+            return "—"
         return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
     table = [[c.upper().replace("_", " ") for c in columns]]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -72,8 +72,10 @@ class SessionSummary(_Frozen):
     message_count: int
     response_count: int
     tool_call_count: int
-    estimated_tokens: int
-    """Local estimate of the whole session as one request (messages + framing), as ``inspect`` reports."""
+    estimated_tokens: int | None
+    """Local estimate of the whole session as one request (messages + framing), as ``inspect`` reports;
+    None until something counted the session's messages (its first replay, the Messages page or
+    :meth:`Store.session_tokens`): an import does not tokenise the transcript."""
     imported_at: str
     """UTC ISO 8601 timestamp of the import."""
 
@@ -152,7 +154,7 @@ class Store:
         report = progress or (lambda fraction, label: None)
         report(0.0, f"reading {Path(path).name}")
         result = load_session(path, format=format, lenient=lenient)
-        report(0.4, f"estimating {len(result.session.messages)} messages")
+        report(0.4, f"storing {len(result.session.messages)} messages")
         session_id, created = self.save_session(
             result.session, format=result.format, content_hash=result.content_hash,
             source_path=str(Path(path).resolve()), progress=report)
@@ -174,10 +176,10 @@ class Store:
         try:
             with self._storage_errors(f"storing session {row['id']!r}"), write_transaction(self.db):
                 self.db["sessions"].insert(row)
-                self.db["messages"].insert_all(
-                    ({"session_id": row["id"], "idx": i, "role": m.role, "json": _canonical(
-                        m.model_dump(mode="json", exclude_none=True))}
-                     for i, m in enumerate(session.messages)), batch_size=500)
+                self.db.conn.executemany(  # plain executemany: sqlite-utils' per-value checks cost more
+                    "INSERT INTO messages (session_id, idx, role, json) VALUES (?, ?, ?, ?)",
+                    ((row["id"], i, m.role, _canonical(m.model_dump(mode="json", exclude_none=True)))
+                     for i, m in enumerate(session.messages)))
         except StorageError:
             # another process stored the same content meanwhile (unique content hash): that is
             # the "already stored" outcome, not a failure
@@ -208,6 +210,21 @@ class Store:
             if summary.id == session_id:
                 return summary
         raise StorageError(f"{self.path}: no stored session {session_id!r}")
+
+    def session_tokens(self, session_id: str, messages: Sequence[Message] | None = None,
+                       estimator: TokenEstimator | None = None) -> int:
+        """The session-wide estimate (the figure ``workbench inspect`` reports), counted the first
+        time it is asked for and stored. Pass the ``messages`` and the ``estimator`` a replay (or a
+        page) has just counted them with: the estimate then reuses those counts."""
+        known = self.get_summary(session_id).estimated_tokens
+        if known is not None:
+            return known
+        messages = self.get_session(session_id).messages if messages is None else messages
+        tokens = (estimator or self.estimator).request_tokens(messages)
+        with self._storage_errors(f"storing the estimate of session {session_id!r}"), \
+                write_transaction(self.db):
+            self.db.execute("UPDATE sessions SET estimated_tokens = ? WHERE id = ?", [tokens, session_id])
+        return tokens
 
     def get_session(self, session_id: str) -> Session:
         """The stored session, exactly as it was saved."""
@@ -245,7 +262,6 @@ class Store:
                      source_path: str | None) -> dict[str, object]:
         header = session.header
         messages = session.messages
-        tokens = self.estimator.request_tokens(messages)  # same figure as `workbench inspect`
         extras = {
             "model_switches": [s.model_dump(mode="json", exclude_none=True) for s in session.model_switches],
             "compactions": [c.model_dump(mode="json", exclude_none=True) for c in session.compactions],
@@ -261,7 +277,7 @@ class Store:
             "message_count": len(messages),
             "response_count": len(session.index.batches),
             "tool_call_count": len(session.index.calls),
-            "estimated_tokens": tokens,
+            "estimated_tokens": None,  # counted once, by whatever first tokenises the session
             "imported_at": self._clock().astimezone(UTC).isoformat(timespec="seconds"),
             "header_json": _canonical(header.model_dump(mode="json", exclude_none=True)),
             "extras_json": _canonical(extras),
