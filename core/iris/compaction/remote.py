@@ -27,7 +27,6 @@ One :class:`OpenAICompatibleSummarizer` serves one replay at a time (``replay`` 
 
 from __future__ import annotations
 
-import email.utils
 import math
 import os
 import re
@@ -133,6 +132,8 @@ def parse_retry_after(value: str | None) -> float | None:
         seconds = float(value.strip())
     except ValueError:
         try:
+            import email.utils  # only for a Retry-After date (about 60 ms to import)
+
             when = email.utils.parsedate_to_datetime(value.strip())
         except (TypeError, ValueError):
             return None

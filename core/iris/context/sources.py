@@ -8,7 +8,6 @@ to the durable conversation.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Iterable
 from types import MappingProxyType
@@ -142,5 +141,7 @@ class RecordedContextSource:
         if steps is None:
             raise PreparationError(f"no recorded context snapshots for session {scope.session_id!r}",
                                    stage="assembly", step=scope.step_index)
+        import asyncio  # only sessions with recorded context snapshots need it
+
         await asyncio.sleep(0)  # a real source awaits I/O here; yield so concurrent calls interleave
         return steps.get(scope.step_index, ContextSnapshot())

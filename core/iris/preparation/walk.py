@@ -8,7 +8,6 @@ a working directory whose path does not change from one replay to the next.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import itertools
 import os
@@ -184,6 +183,8 @@ class Collector:
     same thread, so the replay's loop then runs in a helper thread."""
 
     def __init__(self) -> None:
+        import asyncio  # imported here: replays without a context source never start a loop
+
         try:
             asyncio.get_running_loop()
             nested = True
@@ -199,6 +200,8 @@ class Collector:
     def run(self, coroutine: Any) -> Any:
         if self.thread is None:
             return self.loop.run_until_complete(coroutine)
+        import asyncio
+
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
     def close(self) -> None:
