@@ -37,6 +37,7 @@ from workbench.views.compare import (
     totals_table,
 )
 from workbench.views.configuration import FORM_FIELDS, apply_form, check_config, form_values
+from workbench.views.display import display_frame
 from workbench.views.recorded import budget_label, compaction_answer
 from workbench.views.templates import default_workspace, saved_snapshot
 
@@ -205,7 +206,7 @@ runs = list(compared)
 marks = session_marks(store, session_id)
 st.plotly_chart(compare_figure(runs, recorded=marks), key="cfg_compare_chart")
 st.markdown("#### Totals")
-st.dataframe(totals_table(runs), hide_index=True, key="cfg_totals")
+st.dataframe(display_frame(totals_table(runs)), hide_index=True, key="cfg_totals")
 st.markdown("#### Compactions and cut points")
 cuts = compactions_table(runs)
 if cuts.empty:

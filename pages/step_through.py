@@ -13,6 +13,7 @@ from workbench import state
 from workbench.replay_service import open_saved, session_messages
 from workbench.truth import recorded_compactions, truth_steps
 from workbench.views.colors import MARK_COLOURS, STATUS_COLOURS
+from workbench.views.display import display_frame
 from workbench.views.recorded import budget_label, recorded_marks
 from workbench.views.step_through import (
     STAGE_EXPLANATIONS,
@@ -115,7 +116,7 @@ st.caption("Before → after are raw local estimates of the replayed messages at
            "boundary (no calibration, no unrecorded overhead), not costs that add up; the header's "
            "trigger value and whole request are on the whole-request basis the lines are "
            "compared on.")
-table = stage_table(prep)
+table = display_frame(stage_table(prep))
 st.dataframe(
     table.style.map(lambda v: f"color: {STATUS_COLOURS.get(v, 'inherit')}", subset=["status"]),
     hide_index=True, key="st_stage_table",

@@ -22,6 +22,7 @@ from workbench import state as wb_state
 from workbench.replay_service import open_saved, save_replay_result
 from workbench.truth import session_marks
 from workbench.views.compare import compare_figure, totals_table
+from workbench.views.display import display_frame
 from workbench.views.templates import (
     ENGINE_RENDERED_IDS,
     default_workspace,
@@ -240,7 +241,7 @@ if what == "step":
 st.plotly_chart(compare_figure([result.original, result.edited],
                                recorded=session_marks(store, stored_replay.info.session_id)),
                 key="tpl_rerun_chart")
-st.dataframe(totals_table([result.original, result.edited]), hide_index=True,
+st.dataframe(display_frame(totals_table([result.original, result.edited])), hide_index=True,
              key="tpl_rerun_totals")
 if result.steps:
     labels = {c.step_index: f"step {c.step_index}: {c.original.status} → {c.edited.status}"

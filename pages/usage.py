@@ -11,6 +11,7 @@ from workbench.page_guards import require_replay, show_error
 from workbench.pricing import saved_cost_lines
 from workbench.replay_service import open_saved
 from workbench.truth import answer_runs, recorded_compactions, truth_steps
+from workbench.views.display import display_frame
 from workbench.views.recorded import (
     budget_label,
     compaction_answer,
@@ -75,7 +76,7 @@ st.markdown("#### Where the replay and the agent compacted")
 st.dataframe(compaction_answer(runs, marks), hide_index=True, key="usage_answer")
 st.markdown("#### Per step")
 NUMBER = st.column_config.NumberColumn
-st.dataframe(table.drop(columns=["provider_tokens", "estimated"]), hide_index=True,
+st.dataframe(display_frame(table), hide_index=True,
              key="usage_table",
              column_config={"local_estimate": NUMBER("local estimate (raw)", format="localized"),
                             "provider_label": "provider (≈ frozen estimate)",

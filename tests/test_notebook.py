@@ -145,7 +145,7 @@ def test_r_ui_8_step_view(cost):
     view = cost.step(step)
     assert view.preparation.compaction_applied
     assert list(view.stages()["stage"]) == list(STAGE_NAMES)
-    assert view.messages()[0].marks == ("summarised",)
+    assert view.messages().loc[0, "marks"] == ["summarised"]
     html = view._repr_html_()
     assert f"Step {step}" in html and "compaction" in html and "applied" in html
     assert cost.step(-1).preparation.step_index == len(cost) - 1

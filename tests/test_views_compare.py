@@ -23,6 +23,7 @@ from workbench.views.compare import (
     summary_from_stored,
     totals_table,
 )
+from workbench.views.display import display_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG = ROOT / "sample_sessions" / "long_session.jsonl"
@@ -59,7 +60,10 @@ def test_r_ui_6_totals_count_tokens_compactions_and_reduction(runs, replays):
     assert list(table.columns) == TOTALS_COLUMNS
     assert list(table["configuration"]) == ["default", "cost-first"]
     assert list(table["compactions"]) == [0, len(cuts)]
-    assert table.loc[1, "cut_points"].startswith(f"step {cuts[0]} @ {replays[1].checkpoints[0].cut_index}")
+    assert table.loc[1, "cut_points"][0] == {"step": cuts[0],
+                                             "cut_index": replays[1].checkpoints[0].cut_index}
+    assert display_frame(table).loc[1, "cut_points"].startswith(
+        f"step {cuts[0]} @ {replays[1].checkpoints[0].cut_index}")
     assert table.loc[0, "tokens_sent"] == sum(s.final_input_tokens for s in default.steps)
     assert table.loc[1, "tokens_sent"] < table.loc[0, "tokens_sent"]
     assert table.loc[1, "reduction_saved"] > 0  # cost-first reduces earlier and harder

@@ -5,6 +5,7 @@ from __future__ import annotations
 from evidence_builders import messages, preparation, request
 from iris.preparation.records import STAGE_NAMES, Reduced
 
+from workbench.views.display import display_frame
 from workbench.views.step_through import (
     STAGE_EXPLANATIONS,
     decision_table,
@@ -28,7 +29,10 @@ def test_r_ui_2_stage_table_has_status_tokens_and_decision_counts():
     row = table.set_index("stage").loc["compaction"]
     assert (row["status"], row["before_tokens"], row["after_tokens"], row["decisions"]) == \
         ("applied", 560, 280, 3)
-    assert "1 compaction-applied" in row["decision_kinds"]
+    assert row["decision_kinds"]["compaction-applied"] == 1  # data: {kind: count}
+    assert sum(row["decision_kinds"].values()) == row["decisions"]
+    assert "1 compaction-applied" in display_frame(table).set_index("stage").loc["compaction",
+                                                                                 "decision_kinds"]
     assert table.set_index("stage").loc["trim_old_bodies", "change"] == -360
 
 

@@ -27,11 +27,13 @@ __all__ = [
     "export_otlp",
     "load_batch",
     "load_session",
+    "messages",
     "open_store",
     "preset_names",
     "replay",
     "resolve_config",
     "sample_path",
+    "sessions",
     "write_report",
 ]
 
@@ -45,6 +47,7 @@ _HOMES = {
     "write_report": "workbench.report", "Store": "workbench.store", "open_store": "workbench.store",
     "CorpusResult": "workbench.notebook_corpus", "batch": "workbench.notebook_corpus",
     "load_batch": "workbench.notebook_corpus", "export_otlp": "workbench.otlp_export",
+    "messages": "workbench.notebook_tables", "sessions": "workbench.notebook_tables",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
@@ -60,6 +63,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         sample_path,
     )
     from .notebook_corpus import CorpusResult, batch, load_batch
+    from .notebook_tables import messages, sessions
     from .otlp_export import export_otlp
     from .report import build_report, write_report
     from .store import Store, open_store

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 from iris.config import ContextConfig, config_hash
 from iris.errors import StorageError
 from iris.preparation.records import ContextPreparation, PreparedRequest
@@ -27,6 +26,8 @@ from iris.prompts import PromptSnapshot
 from iris.replay import Replay
 from iris.session import Session
 
+from .notebook_frames import NotebookFigure, notebook_figure, typed
+from .notebook_tables import request_frame
 from .replay_service import replay_session
 from .rich_html import comparison_html, replay_html, step_html
 from .services.presets import PRESET_NAMES, resolve_config
@@ -94,18 +95,24 @@ class StepView:
         return step_header(self.preparation)
 
     def stages(self) -> pd.DataFrame:
-        """stage, status, before_tokens, after_tokens, change, decisions, decision_kinds, note."""
-        return stage_table(self.preparation)
+        """stage, status, before_tokens, after_tokens, change, decisions, decision_kinds
+        (``{kind: count}``), note."""
+        return typed(stage_table(self.preparation), "stages")
 
     def decisions(self) -> pd.DataFrame:
         """stage, kind, what (plain words with numbers), reason, message (session index), ref."""
-        return decision_table(self.preparation)
+        return typed(decision_table(self.preparation), "decisions")
 
-    def messages(self) -> tuple:
-        """The final request message by message, with marks and the original of changed ones."""
+    def _request_messages(self) -> tuple:
         if self.request is None:
             return ()
         return request_messages(self.request, self._session.messages)
+
+    def messages(self) -> pd.DataFrame:
+        """The final request message by message: position, role, origin, label, marks (a list),
+        chars, history_index, changed, text, original_text (the recorded text of a changed one);
+        no rows for a failed step."""
+        return request_frame(self._request_messages())
 
     def __repr__(self) -> str:
         p = self.preparation
@@ -114,7 +121,7 @@ class StepView:
 
     def _repr_html_(self) -> str:
         return step_html(self.preparation, self.header, self.stages(), self.decisions(),
-                         self.messages())
+                         self._request_messages())
 
 
 class NotebookReplay:
@@ -133,17 +140,17 @@ class NotebookReplay:
 
     def stages(self) -> pd.DataFrame:
         """One row per (step, stage): ``step`` + the columns of :meth:`StepView.stages`."""
-        return _per_step(self.preparations, stage_table)
+        return typed(_per_step(self.preparations, stage_table), "stages")
 
     def decisions(self) -> pd.DataFrame:
         """One row per decision: ``step`` + the columns of :meth:`StepView.decisions`."""
-        return _per_step(self.preparations, decision_table)
+        return typed(_per_step(self.preparations, decision_table), "decisions")
 
     def usage(self) -> pd.DataFrame:
-        """Per step: step, phase, local_estimate, provider_tokens, provider_label (``≈`` when a
-        frozen estimate), estimated, difference, ratio, compaction_applied, pressure_line,
-        reminder_line."""
-        return usage_table(self.preparations)
+        """Per step: step, phase, local_estimate, provider_tokens, estimated (a frozen estimate),
+        difference, ratio, compaction_applied, pressure_line, reminder_line, as_recorded_estimate,
+        error_pct, replayed_request, trigger_tokens, trigger_basis."""
+        return typed(usage_table(self.preparations), "usage")
 
     def summary_usage(self) -> pd.DataFrame:
         """Main model and summary (compaction) calls apart: kind, calls, prompt/input/output tokens."""
@@ -156,24 +163,26 @@ class NotebookReplay:
     def compactions(self) -> pd.DataFrame:
         """Applied compactions: n, step, cut_index, tokens_before, tokens_after, checkpoint_tokens,
         archive, reason."""
-        return compactions_table(self._compaction_decisions())
+        return typed(compactions_table(self._compaction_decisions()), "compactions")
 
     def attempts(self) -> pd.DataFrame:
         """Every compaction plan, candidate, rejection and commit: step, outcome, attempt, what, reason."""
-        return attempts_table(self._compaction_decisions())
+        return typed(attempts_table(self._compaction_decisions()), "attempts")
 
     def failures(self) -> pd.DataFrame:
         """Failed and cancelled steps: step, phase, stage, kind, error, link (to the app's step)."""
-        return failures_table(self.preparations, session_id=self.result.session_id,
-                              replay_id=self.label)
+        return typed(failures_table(self.preparations, session_id=self.result.session_id,
+                                    replay_id=self.label), "failures")
 
-    def figure(self, kind: str = "usage") -> go.Figure:
-        """``usage`` (tokens per step with the pressure lines) or ``timeline`` (compaction bands)."""
+    def figure(self, kind: str = "usage") -> NotebookFigure:
+        """``usage`` (tokens per step with the pressure lines) or ``timeline`` (compaction bands),
+        titled with this replay's label."""
         if kind == "usage":
-            return usage_figure(self.preparations,
-                                recorded=recorded_marks(self.session.compactions, self.preparations))
+            fig = usage_figure(self.preparations,
+                               recorded=recorded_marks(self.session.compactions, self.preparations))
+            return notebook_figure(fig, f"Tokens per step · {self.label}")
         if kind in ("timeline", "compaction"):
-            return timeline_figure(self.bands())
+            return notebook_figure(timeline_figure(self.bands()), f"Compaction timeline · {self.label}")
         raise ValueError(f"unknown figure {kind!r}; choose one of {', '.join(FIGURES)}")
 
     def bands(self) -> tuple:
@@ -288,24 +297,25 @@ class Comparison:
 
     def steps(self) -> pd.DataFrame:
         """Per step: step, ``tokens · <label>`` per replay and, for two, ``difference (B − A)``."""
-        return steps_table(self.runs)
+        return typed(steps_table(self.runs), "steps")
 
     def totals(self) -> pd.DataFrame:
         """One row per replay: the columns of :meth:`NotebookReplay.totals`."""
-        return totals_table(self.runs)
+        return typed(totals_table(self.runs), "totals")
 
     def compactions(self) -> pd.DataFrame:
         """Every applied compaction of every replay with its cut point: configuration, n, step,
         cut_index, first_kept_message, archived_messages, summary_input_tokens,
         summary_output_tokens."""
-        return compared_compactions(self.runs)
+        return typed(compared_compactions(self.runs), "compared_compactions")
 
-    def figure(self) -> go.Figure:
+    def figure(self) -> NotebookFigure:
         """Per-step tokens of every replay on one chart, each one's pressure line and compactions,
         and the agent's recorded compactions."""
         first = self.replays[0]
-        return compare_figure(self.runs, recorded=recorded_marks(first.session.compactions,
-                                                                 first.preparations))
+        fig = compare_figure(self.runs, recorded=recorded_marks(first.session.compactions,
+                                                                first.preparations))
+        return notebook_figure(fig, "Tokens per step · " + " vs ".join(self.labels))
 
     def __repr__(self) -> str:
         return f"<Comparison {' vs '.join(map(repr, self.labels))}>"

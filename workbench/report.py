@@ -60,11 +60,13 @@ def _stage_overview(r: NotebookReplay) -> pd.DataFrame:
 
 def _cut_points(r: NotebookReplay) -> pd.DataFrame:
     """Applied compactions with where they cut in the recorded session."""
+    import pandas as pd
+
     table = r.compactions()
     if table.empty:
         return table
     facts = r.result.checkpoints
-    table.insert(3, "first_kept_message", [c.first_kept_message for c in facts])
+    table.insert(3, "first_kept_message", pd.array([c.first_kept_message for c in facts], dtype="Int64"))
     table.insert(4, "archived_messages", [len(c.archived_messages) for c in facts])
     return table
 
@@ -141,7 +143,7 @@ def _sections(r: NotebookReplay) -> list[str]:
         _truth(r),
         _section("Usage: local estimate vs provider", _figure(r.figure("usage"), "wb-usage"),
                  "<details><summary>Per step</summary>",
-                 table_html(r.usage().drop(columns=["provider_tokens", "estimated"])), "</details>",
+                 table_html(r.usage()), "</details>",
                  "<h3>Summary (compaction) usage, apart from the main model</h3>",
                  table_html(r.summary_usage())),
         _section("Compaction", timeline, "<h3>Cut points</h3>",

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .views.colors import MARK_COLOURS, PHASE_COLOURS, STATUS_COLOURS
+from .views.display import display_frame
 from .views.recorded import budget_label
 
 __all__ = ["STYLE", "comparison_html", "replay_html", "step_html", "table_html"]
@@ -54,10 +55,12 @@ def _cell(value: Any, count: bool) -> Any:
 
 
 def table_html(frame: pd.DataFrame, *, empty: str = "nothing to show") -> str:
-    """A DataFrame as an escaped HTML table that scrolls sideways when wide; missing values are
-    empty cells and token counts get thousands separators."""
+    """A DataFrame as an escaped HTML table that scrolls sideways when wide; structured columns
+    in words (:func:`~workbench.views.display.display_frame`), missing values are empty cells and
+    token counts get thousands separators."""
     if frame.empty:
         return f'<p class="wb-muted">{escape(empty)}</p>'
+    frame = display_frame(frame)
     shown = pd.DataFrame({c: [_cell(v, any(w in str(c) for w in _COUNT_WORDS)) for v in frame[c]]
                           for c in frame.columns}, columns=frame.columns)
     html = shown.to_html(index=False, escape=True, border=0, classes="wb-table")

@@ -186,7 +186,9 @@ TOTALS_COLUMNS = ["configuration", "steps", "failed_steps", "tokens_sent", "comp
 
 
 def totals_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
-    """One row per run: tokens sent over all steps, compactions, savings and summary usage."""
+    """One row per run: tokens sent over all steps, compactions, savings and summary usage
+    (``cut_points`` is a list of ``{"step", "cut_index"}`` dicts; :func:`workbench.views.display.
+    cut_points_text` words it)."""
     rows = []
     for run in runs:
         rows.append({
@@ -194,7 +196,7 @@ def totals_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
             "failed_steps": sum(1 for s in run.steps if s.phase != "ready"),
             "tokens_sent": sum(s.final_input_tokens for s in run.steps),
             "compactions": len(run.compactions),
-            "cut_points": ", ".join(f"step {c.step} @ {c.cut_index}" for c in run.compactions),
+            "cut_points": [{"step": c.step, "cut_index": c.cut_index} for c in run.compactions],
             "reduction_saved": sum(s.reduction_saved for s in run.steps),
             "fold_saved": sum(s.fold_saved for s in run.steps),
             "summary_calls": run.summary_calls, "summary_input_tokens": run.summary_input_tokens,

@@ -173,7 +173,9 @@ def step_header(prep: ContextPreparation) -> StepHeader:
 
 
 def stage_table(prep: ContextPreparation) -> pd.DataFrame:
-    """One row per stage: status, before → after whole-request tokens, decision counts."""
+    """One row per stage: status, before → after whole-request tokens, decision counts
+    (``decision_kinds`` is a ``{kind: count}`` dict; :func:`workbench.views.display.kinds_text`
+    words it)."""
     rows = []
     for stage in prep.stages:
         kinds: dict[str, int] = {}
@@ -184,7 +186,7 @@ def stage_table(prep: ContextPreparation) -> pd.DataFrame:
             "before_tokens": stage.before_input_tokens, "after_tokens": stage.after_input_tokens,
             "change": stage.after_input_tokens - stage.before_input_tokens,
             "decisions": len(stage.decisions),
-            "decision_kinds": ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())),
+            "decision_kinds": dict(sorted(kinds.items())),
             "note": stage.note,
         })
     columns = ["stage", "status", "before_tokens", "after_tokens", "change", "decisions",

@@ -43,10 +43,9 @@ class StepLike(Protocol):
     reminder_line: int | None
 
 
-USAGE_COLUMNS = ["step", "phase", "local_estimate", "provider_tokens", "provider_label", "estimated",
-                 "difference", "ratio", "compaction_applied", "pressure_line", "reminder_line",
-                 "as_recorded_estimate", "error_pct", "replayed_request", "trigger_tokens",
-                 "trigger_basis"]
+USAGE_COLUMNS = ["step", "phase", "local_estimate", "provider_tokens", "estimated", "difference",
+                 "ratio", "compaction_applied", "pressure_line", "reminder_line", "as_recorded_estimate",
+                 "error_pct", "replayed_request", "trigger_tokens", "trigger_basis"]
 
 
 def _provider(step: StepLike) -> int | None:
@@ -56,7 +55,8 @@ def _provider(step: StepLike) -> int | None:
 
 
 def usage_table(steps: Sequence[StepLike]) -> pd.DataFrame:
-    """Per step: local estimate, provider prompt tokens (``≈`` when frozen), difference, ratio
+    """Per step: local estimate, provider prompt tokens (``estimated`` when frozen; shown as one
+    ``≈`` label by :func:`workbench.views.display.display_frame`), difference, ratio
     (provider vs the raw local estimate of the replayed request); the as-recorded estimate of
     the request the agent sent and its error in % of the provider's count (like with like); the
     replayed request on the whole-request basis; the trigger value and its basis."""
@@ -65,10 +65,9 @@ def usage_table(steps: Sequence[StepLike]) -> pd.DataFrame:
         provider = _provider(s)
         recorded = getattr(s, "recorded_request_whole", None)
         estimated = s.provider_usage_kind == "estimated"
-        label = "—" if provider is None else ("≈" if estimated else "") + f"{provider:,}"
         rows.append({
             "step": s.step_index, "phase": s.phase, "local_estimate": s.final_input_tokens,
-            "provider_tokens": provider, "provider_label": label, "estimated": estimated,
+            "provider_tokens": provider, "estimated": estimated,
             "difference": None if provider is None else provider - s.final_input_tokens,
             "ratio": (round(provider / s.final_input_tokens, 3)
                       if provider is not None and s.final_input_tokens else None),
