@@ -121,7 +121,8 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
            cancel: Callable[[], bool] | None = None,
            tools: Sequence[Mapping[str, Any]] = (), estimator: TokenEstimator | None = None,
            workspace_root: str | Path | None = None,
-           baseline: Literal["engine", "recorded"] = "engine") -> Replay:
+           baseline: Literal["engine", "recorded"] = "engine",
+           stop_after: int | None = None) -> Replay:
     """Prepare every step of ``session``; never raises for a stage failure (see module doc).
 
     ``session_dir`` receives archives and reduction artifacts (use an empty directory: archive
@@ -131,9 +132,12 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
     from the configuration's ``prompts.root`` under ``workspace_root`` (packaged defaults for
     templates not saved there, and when no workspace is given for a relative root).
     ``baseline="recorded"`` replays what the agent really sent (see :attr:`Replay.baseline`).
+    ``stop_after=k`` prepares steps 0..k only (a complete, not cancelled, shorter replay).
     """
     if baseline not in ("engine", "recorded"):
         raise ValueError(f"baseline must be 'engine' or 'recorded', got {baseline!r}")
+    if stop_after is not None and stop_after < 0:
+        raise ValueError(f"stop_after must be a step index (>= 0), got {stop_after}")
     config = config if config is not None else default_config()
     # the templates of config.prompts.root under workspace_root (R-PRM-1)
     prompts = prompts if prompts is not None else configured_snapshot(config, workspace_root)
@@ -146,7 +150,7 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
                          work_dir, sink, on_event, progress, cancel, tools,
                          estimator or default_estimator(), baseline)
         with replay_collections() as runner.freezer:
-            return runner.run()
+            return runner.run(stop_after)
     finally:
         if own_dir:
             shutil.rmtree(work_dir, ignore_errors=True)
@@ -208,11 +212,13 @@ class _Runner:
         self.collector = Collector() if self.source is not None else None
         self.freezer = StepFreezer(enabled=False)  # replay() sets the active one
 
-    def run(self) -> Replay:
+    def run(self, stop_after: int | None = None) -> Replay:
         walk = Walk(self.cache, self.session, baseline=self.baseline == "recorded")
         tracker = UsageTracker(model=self.session.header.model)
         preparations, requests, checkpoints, archives = [], {}, [], {}
         batches, cancelled = self.session.index.batches, False
+        if stop_after is not None:
+            batches = batches[:stop_after + 1]
         try:
             for k, batch in enumerate(batches):
                 outcome, tracker = self._step(k, batch.assistant_message, walk, tracker)

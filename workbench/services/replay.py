@@ -76,17 +76,13 @@ def _no_progress(fraction: float, label: str) -> None:
 
 
 def summariser_name(summarizer: Any) -> str:
-    """How the UI names a summariser: ``extractive`` (the default), ``recorded``, ``remote``…"""
+    """The summariser's declared ``kind`` as stored with a replay and shown in the UI:
+    ``extractive`` (also for None, the engine's default), ``recorded``, ``remote``; ``custom`` for
+    a summariser that declares no kind."""
     if summarizer is None:
         return "extractive"
     kind = getattr(summarizer, "kind", None)
-    if isinstance(kind, str):
-        return kind
-    name = type(summarizer).__name__.lower()
-    for known in ("extractive", "recorded", "openaicompatible"):
-        if name.startswith(known):
-            return "remote" if known == "openaicompatible" else known
-    return name
+    return kind if isinstance(kind, str) and kind else "custom"
 
 
 def replay_session(session: Session, *, config: ContextConfig | None = None,
@@ -186,7 +182,6 @@ def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY
                                     summarizer=summarizer, progress=progress, baseline=baseline)
     progress(0.95, "saving")
     info = save_replay(store.db, bundle, session_id=session_id, name=name)
-    store.session_tokens(session_id, session.messages)  # the replay has just counted every message
     progress(1.0, "ready")
     return info, result
 

@@ -27,6 +27,7 @@ from typing import Any
 from iris.compaction import ExtractiveSummarizer, OpenAICompatibleSummarizer, RecordedSummarizer
 from iris.config import ContextConfig, config_hash, default_config, parse_config
 from iris.errors import SummarizerError
+from iris.preparation.publisher import PreparationEvent
 from iris.preparation.records import CompactionApplied, CompactionCandidate, CompactionRejected
 from iris.prompts import PromptSnapshot
 from iris.replay import Replay
@@ -37,7 +38,7 @@ from pydantic import BaseModel, ConfigDict
 from ..evidence import StoredReplay
 from ..views.compare import RunSummary, summary_from_replay
 from ..views.templates import ENGINE_RENDERED_IDS
-from .replay import bundle_from_replay
+from .replay import bundle_from_replay, summariser_name
 
 __all__ = ["ENGINE_RENDERED_IDS", "SUMMARISERS", "ReplayComparison", "ReplayInputs",
            "StepComparison", "StepOutcome", "apply_edits", "compaction_steps", "endpoint_status",
@@ -153,7 +154,7 @@ class _RecordingSummarizer:
 
     def __init__(self, inner: Any, prompts: _RecordingPrompts) -> None:
         self.inner, self.prompts = inner, prompts
-        self.kind = getattr(inner, "kind", "extractive")
+        self.kind = summariser_name(inner)
         self.answers: dict[int, Any] = {}
 
     def summarize(self, request: Any, *, timeout_seconds: float) -> Any:
@@ -254,20 +255,17 @@ def text_diff(original: str, edited: str, name: str) -> str:
 
 def _walk(inputs: ReplayInputs, prompts: _RecordingPrompts, summarizer: Any,
           last_step: int | None, progress: Progress | None) -> tuple[Replay, _RecordingSummarizer]:
-    """Replay with the recording stand-ins, stopping after ``last_step`` (None: the whole session)."""
-    recorder = _RecordingSummarizer(summarizer, prompts)
-    stop = [False]
+    """Replay with the recording stand-ins, stopping after ``last_step`` (None: the whole session).
 
-    def advanced(done: int, total: int) -> None:
-        prompts.step = done  # the next step the replay prepares
-        if last_step is not None and done > last_step:
-            stop[0] = True
-        if progress is not None:
-            progress(min(done, total if last_step is None else last_step + 1),
-                     total if last_step is None else min(total, last_step + 1))
+    The recorders learn which step is being prepared from the engine's preparation events: after
+    the event of step k, what they see belongs to step k + 1."""
+    recorder = _RecordingSummarizer(summarizer, prompts)
+
+    def published(event: PreparationEvent) -> None:
+        prompts.step = event.step_index + 1
 
     result = run_replay(inputs.session, inputs.config, prompts=prompts, summarizer=recorder,
-                        progress=advanced, cancel=lambda: stop[0])
+                        on_event=published, progress=progress, stop_after=last_step)
     return result, recorder
 
 
@@ -374,7 +372,7 @@ def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summarizer: An
                                    template_snapshot_id=edited.snapshot_id),
         steps=pairs, edited_replay=new,
         edited_bundle=bundle_from_replay(new, config=inputs.config, prompts=edited,
-                                         summariser=getattr(summarizer, "kind", "extractive")),
+                                         summariser=summariser_name(summarizer)),
         session_id=inputs.session_id)
 
 
