@@ -254,7 +254,7 @@ class _Runner:
                       messages_counted=self.cache.counted)
 
     def _contributions(self, k: int, walk: Walk) -> tuple[tuple[Part, ...], Exception | None]:
-        if self.source is None:
+        if self.source is None or self.collector is None:
             return (), None
         header = self.session.header
         try:

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 from ..errors import SummarizerError
 from ..session import Usage
-from .summarizers import SummaryRequest, SummaryResult, SummaryTimeout
+from .summarizers import SummarizerKind, SummaryRequest, SummaryResult, SummaryTimeout
 from .summary_cache import SummaryCache, request_key
 from .usage import RunUsage, UsageTotals
 
@@ -165,7 +165,7 @@ def _int(value: Any) -> int:
 class OpenAICompatibleSummarizer:
     """Chat-completions client for any OpenAI-compatible endpoint (see the module docstring)."""
 
-    kind = "remote"
+    kind: SummarizerKind = "remote"
     ENV = ("WORKBENCH_SUMMARY_BASE_URL", "WORKBENCH_SUMMARY_MODEL", "WORKBENCH_SUMMARY_API_KEY")
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, *,

@@ -24,6 +24,7 @@ __all__ = [
     "ExtractiveSummarizer",
     "RecordedSummarizer",
     "Summarizer",
+    "SummarizerKind",
     "SummaryRequest",
     "SummaryResult",
     "SummaryTimeout",
@@ -58,15 +59,24 @@ class SummaryResult(BaseModel):
 
     text: str
     usage: Usage | None = None
-    kind: Literal["extractive", "recorded", "remote"]
+    kind: SummarizerKind
     model: str | None = None
     note: str = ""
     """How the summary was chosen, when that matters to the reader (the recorded summariser
     says which recorded summary it reused, or why it fell back); shown in the records."""
 
 
+SummarizerKind = Literal["extractive", "recorded", "remote"]
+"""What fills a checkpoint; a summariser declares its kind (persisted as the re-run's label)."""
+
+
 @runtime_checkable
 class Summarizer(Protocol):
+    """Writes the summary of a compaction; ``kind`` names it in records and stored re-runs."""
+
+    @property
+    def kind(self) -> str: ...
+
     def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult: ...
 
 
@@ -77,7 +87,7 @@ def _join(sections: dict[str, str]) -> str:
 class ExtractiveSummarizer:
     """Offline and deterministic: fills every section from the head's own text (no model)."""
 
-    kind = "extractive"
+    kind: SummarizerKind = "extractive"
 
     def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
         sections = extractive_sections(request.head, current_request=request.current_request,
@@ -100,7 +110,7 @@ class RecordedSummarizer:
     ``## Progress`` and the other sections are filled extractively.
     """
 
-    kind = "recorded"
+    kind: SummarizerKind = "recorded"
 
     def __init__(self, session: Session) -> None:
         self.session = session

@@ -204,8 +204,8 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
     u = current_input_index(state.history)
     current = state.history[u].message if u < len(state.history) else None
     try:
-        if settings.session_dir is None:
-            raise ValueError("compaction needs a session directory for its archives")
+        if settings.session_dir is None or settings.summarizer is None:
+            raise ValueError("compaction needs a summariser and a session directory for archives")
         return compact(
             tuple(p.message for p in state.durable), current_request=current,
             config=settings.config, thresholds=_engine_thresholds(state, settings),

@@ -56,7 +56,8 @@ def apply(state: PreparationState, settings: PipelineSettings
         others += sum(t.tokens for t in tools)
         # the pressure line is a whole request: in local units it leaves out the overhead
         allowance = max(state.local_line(settings.pressure_line) - others, 0)
-        removed = _removed(tuple(p.payload for p in state.contributions), allowance, settings)
+        removed = _removed(tuple(p.payload for p in state.contributions if p.payload is not None),
+                           allowance, settings)
         for part in optional:
             if part.key in removed:
                 decisions.append(DroppedOptional(

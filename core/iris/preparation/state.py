@@ -14,9 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..compaction.records import CompactionOutcome, CompactionState
+from ..compaction.summarizers import Summarizer
+from ..compaction.thresholds import Thresholds
+from ..compaction.triggers import PressureWindow
+from ..compaction.usage import UsageReading
+from ..config import ContextConfig
+from ..context import ContextContribution
+from ..prompts import PromptSnapshot
+from ..reduction.models import ReductionState
+from ..reduction.toolkinds import ToolKindMap
 from ..session import Message
 from ..tokens import REQUEST_OVERHEAD, TokenEstimator
-from .records import MarkKind, MessageMark, canonical_json, content_hash
+from .records import MarkKind, MessageMark, PreparedRequest, canonical_json, content_hash
 
 __all__ = ["Marks", "Part", "PipelineSettings", "PreparationState", "StageFailed", "TokenCache",
            "ToolSpec"]
@@ -175,7 +185,7 @@ class Part:
     position: int = 0
     """Position among the step's contributions (R-DYN-4 tie-break)."""
     marks: tuple[MarkKind, ...] = ()
-    payload: Any = None
+    payload: ContextContribution | None = None
     """The contribution object this part was made from (handed back to the selection function)."""
 
     def replaced(self, message: Message, tokens: int, mark: MarkKind) -> Part:
@@ -197,15 +207,15 @@ class ToolSpec:
 class PipelineSettings:
     """What every stage reads: the validated configuration and the collaborators (never mutated)."""
 
-    config: Any
-    """The validated context configuration (``iris.config.ContextConfig``)."""
-    thresholds: Any
-    """``iris.compaction.Thresholds`` for this session and model."""
+    config: ContextConfig
+    """The validated context configuration."""
+    thresholds: Thresholds
+    """For this session and model."""
     cache: TokenCache
-    prompts: Any = None
-    summarizer: Any = None
+    prompts: PromptSnapshot | None = None
+    summarizer: Summarizer | None = None
     session_dir: Path | None = None
-    tool_kinds: Any = None
+    tool_kinds: ToolKindMap | None = None
     input_budget: int = 96000
     pressure_line: int = 76800
     reminder_line: int | None = None
@@ -227,24 +237,23 @@ class PreparationState:
     dropped: tuple[str, ...] = ()
     called_tools: frozenset[str] = frozenset()
     """Tool names called anywhere in the durable history (deferred disclosure keeps these)."""
-    reduction_state: Any = None
-    compaction: Any = None
-    request: Any = None
+    reduction_state: ReductionState | None = None
+    compaction: CompactionOutcome | None = None
+    request: PreparedRequest | None = None
     """The ``PreparedRequest`` composed by final selection."""
     request_ref: str | None = None
     """Its content hash (``final_request_ref``), computed by final selection from cached pieces."""
-    compaction_state: Any = None
+    compaction_state: CompactionState | None = None
     """The compaction engine's carried state (previous checkpoint, archive counter)."""
     seen: Marks = field(default_factory=Marks)
     """Fold/trim decisions already recorded at an earlier step (only changes are recorded again);
     a frozenset is accepted too."""
-    usage_reading: Any = None
-    """The usage reading of the previous response (``iris.compaction.UsageReading``) or None."""
+    usage_reading: UsageReading | None = None
+    """The usage reading of the previous response, or None."""
     diverged: bool = False
     """True once the replayed history no longer matches what the provider measured."""
-    window: Any = None
-    """The pressure-notice and grace window (``iris.compaction.PressureWindow``; None: a new
-    window). Carried from step to step; an applied compaction or a model switch opens a new one."""
+    window: PressureWindow | None = None
+    """The pressure-notice and grace window (None: a new window). Carried from step to step; an applied compaction or a model switch opens a new one."""
     todos_completed: bool = False
     """The latest todo call finished every item, with no user input or model switch since: the
     wrap-up grace of R-RED-9 applies (passed to the reduction engine by the trim stage)."""
