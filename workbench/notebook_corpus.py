@@ -52,8 +52,11 @@ class CorpusResult:
         return corpus_totals(self.sessions())
 
     def figure(self) -> go.Figure:
-        """Tokens saved vs failed preparations, one panel per configuration."""
-        return corpus_figure(self.sessions())
+        """Tokens saved vs failed preparations, one panel per configuration (titled; its display
+        carries HTML, see :class:`workbench.notebook_frames.NotebookFigure`)."""
+        from .notebook_frames import NotebookFigure
+
+        return NotebookFigure(corpus_figure(self.sessions()))
 
     def differences(self, a: str, b: str, *, limit: int = 20) -> pd.DataFrame:
         """Sessions where configurations ``a`` and ``b`` differ most in tokens sent."""
