@@ -194,7 +194,7 @@ def totals_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
         rows.append({
             "configuration": run.label, "steps": len(run.steps),
             "failed_steps": sum(1 for s in run.steps if s.phase != "ready"),
-            "tokens_sent": sum(s.final_input_tokens for s in run.steps),
+            "tokens_sent": sum(_plotted(s) for s in run.steps),
             "compactions": len(run.compactions),
             "cut_points": [{"step": c.step, "cut_index": c.cut_index} for c in run.compactions],
             "reduction_saved": sum(s.reduction_saved for s in run.steps),
@@ -220,10 +220,11 @@ def compactions_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
 
 
 def steps_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
-    """Wide per-step table: ``tokens · <label>`` per run (and the difference for two runs)."""
+    """Wide per-step table: ``tokens · <label>`` per run (and the difference for two runs), on
+    the whole-request basis of the charts (the raw local estimate where a step has none)."""
     frame = pd.DataFrame({"step": sorted({s.step for run in runs for s in run.steps})})
     for run in runs:
-        tokens = {s.step: s.final_input_tokens for s in run.steps}
+        tokens = {s.step: _plotted(s) for s in run.steps}
         frame[f"tokens · {run.label}"] = frame["step"].map(tokens).astype("Int64")
     if len(runs) == 2:
         frame["difference (B − A)"] = frame.iloc[:, 2] - frame.iloc[:, 1]

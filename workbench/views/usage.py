@@ -82,7 +82,8 @@ def usage_table(steps: Sequence[StepLike]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=USAGE_COLUMNS)
     return frame.astype({"provider_tokens": "Int64", "difference": "Int64", "ratio": "Float64",
                          "reminder_line": "Int64", "as_recorded_estimate": "Int64",
-                         "error_pct": "Float64", "trigger_tokens": "Int64"})
+                         "error_pct": "Float64", "trigger_tokens": "Int64",
+                         "compaction_applied": bool})
 
 
 def summary_usage_table(run_usage: Mapping[str, Any] | None) -> pd.DataFrame:
