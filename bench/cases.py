@@ -125,7 +125,6 @@ def case_store(session: Session, result, home: Path) -> dict:
     from iris.config import default_config
     from iris.prompts import PromptSnapshot
 
-    from workbench.evidence import open_replay, save_replay
     from workbench.importers.native import dump_session
     from workbench.replay_service import bundle_from_replay
     from workbench.store import Store
@@ -135,13 +134,13 @@ def case_store(session: Session, result, home: Path) -> dict:
     with Store(home / "workbench.db") as store:
         session_id = store.import_file(src).session_id
         bundle = bundle_from_replay(result, config=default_config(), prompts=PromptSnapshot.defaults())
-        save_wall, save_cpu, info = timed(lambda: save_replay(store.db, bundle, session_id=session_id,
-                                                              name="default"))
+        save_wall, save_cpu, info = timed(lambda: store.replays.save(bundle, session_id=session_id,
+                                                                     name="default"))
     reopen = []
     for _ in range(5):
         def reopen_once():
             with Store(home / "workbench.db") as st:
-                replay = open_replay(st.db, info.id)
+                replay = st.replays.open(info.id)
                 prep = replay.preparation(len(replay) - 1)
                 replay.request(prep.final_request_ref)
                 return len(replay)

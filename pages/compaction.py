@@ -34,7 +34,7 @@ try:
     replay = open_saved(store, replay_id)
     decisions = replay.decisions_of_kind(*COMPACTION_KINDS)
     archives = replay.archives()
-    compactions = replay.info.extras.get("compactions") or []
+    compactions = replay.checkpoints
     messages = session_messages(store, session_id)
 
     def request_at(step: int):
@@ -58,12 +58,12 @@ st.caption("Tokens before → after: the replay's whole request before and after
            "the provider's count of its first request after it. Trigger: the value the replay's "
            "trigger compared with the pressure line and its basis; for the agent, the kind of "
            "compaction its transcript recorded.")
-thresholds = replay.info.extras.get("thresholds") or {}
+thresholds = replay.thresholds
 if thresholds:
-    budget = budget_label(thresholds.get("input_budget"), thresholds.get("budget_source"),
-                          thresholds.get("budget_detail") or "")
+    budget = budget_label(thresholds.input_budget, thresholds.budget_source,
+                          thresholds.budget_detail)
     st.caption(f"Budget {budget} · "
-               f"pressure line {thresholds.get('pressure_line', 0):,} · summariser "
+               f"pressure line {thresholds.pressure_line:,} · summariser "
                f"**{replay.info.summariser}**"
                + (" (offline extractive: no model wrote these checkpoints)"
                   if replay.info.summariser == "extractive" else ""))

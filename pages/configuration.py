@@ -17,7 +17,6 @@ from iris.errors import ConfigError, TemplateError
 from iris.prompts import PromptSnapshot
 
 from workbench import state as wb_state
-from workbench.evidence import list_replays
 from workbench.replay_service import open_saved, replay_and_save, replay_session
 from workbench.rerun import endpoint_status
 from workbench.services.presets import PRESET_NAMES, preset_text
@@ -31,9 +30,8 @@ from workbench.views.compare import (
     answer_runs,
     compactions_table,
     compare_figure,
+    run_summary,
     steps_table,
-    summary_from_replay,
-    summary_from_stored,
     totals_table,
 )
 from workbench.views.configuration import FORM_FIELDS, apply_form, check_config, form_values
@@ -138,7 +136,7 @@ if button_col.button("Replay and save", key="cfg_replay", type="primary",
         info, result = replay_and_save(store, session_id, name=name.strip(), config=check.config,
                                        prompts=templates, progress=report,
                                        summarizer=stored_summariser(store, session_id, summariser))
-        wb_state.keep_result("cfg_last", (info.name, summary_from_replay(info.name, result)),
+        wb_state.keep_result("cfg_last", (info.name, run_summary(info.name, result)),
                              session_id=session_id)
     except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
         st.error(f"Replay failed: {exc}")
@@ -155,7 +153,6 @@ if (last := wb_state.session_result("cfg_last")) is not None:  # this session's 
 
 # ------------------------------------------------------------------------------ compare
 st.subheader("Compare two configurations on this session")
-saved = {f"replay:{r.id}": f"saved replay · {r.name}" for r in list_replays(store.db, session_id)}
 choices = {"editor": "this editor's configuration",
            **{f"preset:{n}": f"preset · {n}" for n in PRESET_NAMES}, **saved}
 a_col, b_col = st.columns(2)
@@ -165,12 +162,13 @@ b = b_col.selectbox("Configuration B", list(choices), format_func=choices.get, k
                     index=list(choices).index("preset:cost-first"))
 
 
-def run_summary(choice: str, report, suffix: str = ""):
+def choice_summary(choice: str, report, suffix: str = ""):
     """A RunSummary of one choice: saved replays are read back, configurations replayed (cached)."""
     label = {"editor": "editor"}.get(choice) or choices[choice].replace("saved replay · ", "replay ")
     label = label.removeprefix("preset · ") + suffix
     if choice.startswith("replay:"):
-        return summary_from_stored(label, open_saved(store, choice.removeprefix("replay:")))
+        saved = open_saved(store, choice.removeprefix("replay:"))
+        return run_summary(label, saved, configuration_hash=saved.info.configuration_hash,
     config = check.config if choice == "editor" else check_config(
         preset_text(choice.removeprefix("preset:"))).config
     if config is None:
@@ -180,8 +178,8 @@ def run_summary(choice: str, report, suffix: str = ""):
     if key not in cache:
         result, _ = replay_session(store.get_session(session_id), config=config,
                                    prompts=templates, progress=report)
-        cache[key] = summary_from_replay(label, result, configuration_hash=config_hash(config),
-                                         template_snapshot_id=templates.snapshot_id)
+        cache[key] = run_summary(label, result, configuration_hash=config_hash(config),
+                                 template_snapshot_id=templates.snapshot_id)
     return cache[key]
 
 
@@ -189,9 +187,9 @@ if st.button("Compare", key="cfg_compare"):
     bar, report = progress_bar("replaying A…")
     try:
         same = " (A)" if a == b else ""
-        first = run_summary(a, lambda f, label: report(f / 2, f"A: {label}"), same)
-        second = run_summary(b, lambda f, label: report(0.5 + f / 2, f"B: {label}"),
-                             " (B)" if same else "")
+        first = choice_summary(a, lambda f, label: report(f / 2, f"A: {label}"), same)
+        second = choice_summary(b, lambda f, label: report(0.5 + f / 2, f"B: {label}"),
+                                " (B)" if same else "")
         wb_state.keep_result("cfg_compared", (first, second), session_id=session_id)
     except Exception as exc:  # noqa: BLE001 - the UI boundary shows every error
         st.error(f"Comparison failed: {exc}")

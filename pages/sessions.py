@@ -9,6 +9,7 @@ import streamlit as st
 
 from workbench import state
 from workbench.importers import formats
+from workbench.services import imports
 from workbench.views import sessions as view
 
 st.title("Sessions")
@@ -23,7 +24,7 @@ def run_imports(paths: list[str], lenient: bool, fmt: str | None) -> None:
     def progress(i: int, n: int, fraction: float, label: str) -> None:
         bar.progress(min(1.0, (i + fraction) / n), text=f"{Path(paths[i]).name}: {label}")
 
-    reports = view.import_paths(store, paths, lenient=lenient, format=fmt, progress=progress)
+    reports = imports.import_paths(store, paths, lenient=lenient, format=fmt, progress=progress)
     bar.empty()
     state.set_import_reports(reports)
     if any(r.outcome for r in reports):
@@ -48,7 +49,7 @@ def show_reports() -> None:
 
 
 summaries = store.list_sessions()
-samples = view.bundled_samples()
+samples = imports.bundled_samples()
 if not summaries:
     st.info("No sessions yet. Import a transcript or the bundled samples.", icon="👋")
     # A new user's one next step: three realistic sessions, one of which compacts.
@@ -73,7 +74,7 @@ fmt = None if fmt == "detect automatically" else fmt
 with upload_tab:
     upload = st.file_uploader("Transcript (.jsonl, .json, .traj; also .gz)", key="wb_upload")
     if st.button("Import upload", key="wb_import_upload", disabled=upload is None):
-        target = Path(tempfile.mkdtemp(prefix="workbench-upload-")) / view.safe_upload_name(upload.name)
+        target = Path(tempfile.mkdtemp(prefix="workbench-upload-")) / imports.safe_upload_name(upload.name)
         target.write_bytes(upload.getvalue())
         run_imports([str(target)], lenient, fmt)
 with path_tab:

@@ -103,9 +103,9 @@ cols[2].markdown(f"Pressure line {prep.pressure_line:,} · reminder {reminder}")
 cols[3].markdown(f"**Trigger compared** {head.trigger_label}")
 cols[4].markdown(f"**Provider usage of this response** {head.provider_label}"
                  + (" (frozen estimate)" if head.provider_label.startswith("≈") else ""))
-thresholds = replay.info.extras.get("thresholds") or {}
-budget = budget_label(thresholds.get("input_budget", head.input_budget),
-                      thresholds.get("budget_source"), thresholds.get("budget_detail") or "")
+thresholds = replay.thresholds
+budget = (budget_label(thresholds.input_budget, thresholds.budget_source, thresholds.budget_detail)
+          if thresholds else budget_label(head.input_budget, None, ""))
 st.caption(" · ".join(filter(None, [head.whole_request_words, f"Budget {budget}"])))
 if head.error:
     st.error(f"This preparation is **{head.phase}** in stage `{head.error_stage or '—'}`: "

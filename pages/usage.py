@@ -46,10 +46,10 @@ if table.empty:
     st.info("This replay has no steps: the session has no assistant response.")
     st.stop()
 
-thresholds = replay.info.extras.get("thresholds") or {}
+thresholds = replay.thresholds
 st.markdown("**" + compaction_answer_text(replay.info.name, replay_compaction_steps(steps), marks)
             + "**")
-if replay.info.extras.get("baseline") == "recorded":
+if replay.facts.baseline == "recorded":
     st.caption("This is the as-recorded baseline: what the agent really sent, with no engine "
                "reduction or compaction and the agent's own compactions applied where they "
                "happened. Pick `default` (or another replay) to see where a configuration "
@@ -68,8 +68,10 @@ cols[2].metric("Unrecorded overhead", f"{last.unrecorded_overhead_tokens or 0:,}
                        if last.overhead_measured_at is not None else ""))
 cols[3].metric("Calibration ratio", f"{last.calibration_ratio or 1.0:.3f}", border=True,
                help="Provider tokens per local token, from the latest earlier response")
-st.caption(f"Budget {budget_label(thresholds.get('input_budget'), thresholds.get('budget_source'), thresholds.get('budget_detail') or '')}"
-           f" · pressure line {thresholds.get('pressure_line', last.pressure_line):,}")
+budget = (budget_label(thresholds.input_budget, thresholds.budget_source, thresholds.budget_detail)
+          if thresholds else budget_label(None, None, ""))
+st.caption(f"Budget {budget} · pressure line "
+           f"{(thresholds.pressure_line if thresholds else last.pressure_line):,}")
 
 st.plotly_chart(usage_figure(steps, recorded=marks), key="usage_chart")
 st.markdown("#### Where the replay and the agent compacted")
@@ -93,7 +95,7 @@ st.dataframe(display_frame(table), hide_index=True,
                             "trigger_tokens": NUMBER("trigger value", format="localized"),
                             "trigger_basis": "trigger basis"})
 st.markdown("#### Summary (compaction) usage, apart from the main model")
-st.dataframe(summary_usage_table(replay.info.extras.get("run_usage")), hide_index=True,
+st.dataframe(summary_usage_table(replay.facts.run_usage), hide_index=True,
              key="usage_summary",
              column_config={c: NUMBER(c.replace("_", " "), format="localized")
                             for c in ("calls", "prompt_tokens", "input_tokens", "output_tokens")})

@@ -41,8 +41,8 @@ def prepare_store(home: Path) -> dict[str, str]:
     """Import the samples, make their replays; returns the ids and the step a view should open."""
     from workbench.evidence import replay_id_for
     from workbench.replay_service import BUDGET_REPLAY_NAME, ensure_default_replay, open_saved
+    from workbench.services.imports import bundled_samples
     from workbench.store import Store
-    from workbench.views.sessions import bundled_samples
 
     with Store(home / "workbench.db") as store:
         ids = {p.stem: store.import_file(p).session_id for p in bundled_samples()}

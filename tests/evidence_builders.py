@@ -25,7 +25,7 @@ from iris.preparation.records import (
 )
 from iris.session import Message, TextBlock, ToolCallBlock, ToolResultBlock
 
-from workbench.evidence import ArchiveRecord, EvidenceBundle
+from workbench.records import ArchiveRecord, EvidenceBundle
 
 
 def messages() -> tuple[Message, ...]:
@@ -134,5 +134,4 @@ def bundle(steps: int = 5, *, failed_at: int | None = 3, applied_at: int | None 
         configuration_json={"compaction": {"input_budget_tokens": 2000}},
         configuration_yaml="compaction:\n  input_budget_tokens: 2000\n",
         template_snapshot_id="sha256:tpl", template_sources={"compaction": "Summarise {{ x }}"},
-        summariser="extractive", extras={"reminder_line": 1080, "pressure_line": 1600,
-                                         "summary_usage": {"calls": 1, "prompt_tokens": 500}})
+        summariser="extractive")

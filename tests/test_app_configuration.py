@@ -16,10 +16,9 @@ from iris.replay import replay
 from store_helpers import copy_store
 from streamlit.testing.v1 import AppTest
 
-from workbench.evidence import find_replay
 from workbench.importers import load_session
-from workbench.store import open_store
 from workbench.services.presets import preset_text
+from workbench.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")
@@ -121,7 +120,7 @@ def test_r_ui_6_threshold_change_replays_to_a_different_number_of_compactions(lo
     at.button(key="cfg_replay").click().run()
     assert f"**{len(lower)} compactions**" in at.success[-1].value
     with open_store() as store:
-        saved = find_replay(store.db, store.list_sessions()[0].id, "cost")
+        saved = store.replays.find(store.list_sessions()[0].id, "cost")
     assert saved.compactions_applied == len(lower)  # saving the same name replaces the replay
 
 
@@ -145,7 +144,7 @@ def test_r_ui_6_compare_two_presets_on_one_chart(long_page):
 def test_r_ui_6_compare_a_saved_replay_with_the_editor(long_page):
     at = long_page
     with open_store() as store:
-        replay = find_replay(store.db, store.list_sessions()[0].id, "budget 96k")
+        replay = store.replays.find(store.list_sessions()[0].id, "budget 96k")
     at.selectbox(key="cfg_a").select(f"replay:{replay.id}")
     at.selectbox(key="cfg_b").select("editor")
     at.button(key="cfg_compare").click().run()

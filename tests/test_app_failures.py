@@ -73,12 +73,11 @@ def test_r_ui_7_the_link_opens_the_failed_step_with_its_error(broken):
     """R-UI-7: the link's query (?session=…&replay=…&step=…) opens that step, phase and error shown."""
     from urllib.parse import parse_qsl, urlsplit
 
-    from workbench.evidence import open_replay
     from workbench.views.failures import failures_table
 
     session_id, info = broken
     with open_store() as store:
-        link = failures_table(open_replay(store.db, info.id).steps, session_id=session_id,
+        link = failures_table(store.replays.open(info.id).steps, session_id=session_id,
                               replay_id=info.id).iloc[0]["link"]
     query = dict(parse_qsl(urlsplit(link).query))
     at = AppTest.from_file(APP, default_timeout=90)

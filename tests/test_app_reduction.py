@@ -123,7 +123,7 @@ def test_saved_replay_earlier_records_give_the_live_answer(workbench_home, long_
     live = [(p.step_index, s.name, d) for p in result.preparations for s in p.stages
             for d in s.decisions]
     with open_store() as store:
-        (rid,) = [r["id"] for r in store.db.query("SELECT id FROM replays WHERE name = 'default'")]
+        (rid,) = [r.id for r in store.replays.list() if r.name == "default"]
         stored = open_saved(store, rid)
         saved_prep = stored.preparation(STEP)
         request = stored.request(saved_prep.final_request_ref)

@@ -13,7 +13,6 @@ from iris.errors import StorageError
 from store_helpers import copy_store
 from streamlit.testing.v1 import AppTest
 
-from workbench.evidence import find_replay, list_replays
 from workbench.replay_service import (
     BUDGET_REPLAY_NAME,
     ensure_default_replay,
@@ -49,7 +48,7 @@ def _select(at: AppTest, session_id: str, replay_name: str | None = None) -> App
     at.sidebar.selectbox(key="wb_session").select(session_id).run()
     if replay_name is not None:
         with open_store() as store:
-            replay = find_replay(store.db, session_id, replay_name)
+            replay = store.replays.find(session_id, replay_name)
         at.sidebar.selectbox(key="wb_replay").select(replay.id).run()
     return at
 
@@ -61,7 +60,7 @@ def _open_on(session_id: str, page: str) -> AppTest:
 
 def _replays(session_id: str) -> dict[str, int]:
     with open_store() as store:
-        return {r.name: r.step_count for r in list_replays(store.db, session_id)}
+        return {r.name: r.step_count for r in store.replays.list(session_id)}
 
 
 def test_r_ui_4_templates_rerun_on_a_is_not_saved_under_b_after_switching(two_sessions):
@@ -141,6 +140,6 @@ def test_r_ui_4_save_service_refuses_a_replay_of_another_session(workbench_home)
             save_replay_result(store, bundle, session_id=b, name="x", computed_for=a)
         with pytest.raises(StorageError, match=f"belong to session '{a}'.*under session '{b}'"):
             save_replay_result(store, bundle, session_id=b, name="x")
-        assert not list_replays(store.db, b)
+        assert not store.replays.list(b)
         info = save_replay_result(store, bundle, session_id=a, name="x", computed_for=a)
         assert info.session_id == a and info.step_count == store.get_summary(a).response_count

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from workbench.importers import load_session
 from workbench.importers.native import dump_session
+from workbench.services import imports
 from workbench.store import open_store
 from workbench.views import messages as mviews
 from workbench.views import sessions as sviews
@@ -35,11 +36,11 @@ def texts(elements) -> list[str]:
 
 
 def test_r_ui_1_safe_upload_name_keeps_one_harmless_component():
-    assert sviews.safe_upload_name("../../etc/passwd") == "passwd"
-    assert sviews.safe_upload_name("C:\\Users\\me\\run 1 (copy).jsonl") == "run_1_copy_.jsonl"
-    assert sviews.safe_upload_name(".hidden.jsonl") == "hidden.jsonl"
-    assert sviews.safe_upload_name("<script>") == "_script_"
-    assert sviews.safe_upload_name("") == sviews.safe_upload_name("///") == "upload.jsonl"
+    assert imports.safe_upload_name("../../etc/passwd") == "passwd"
+    assert imports.safe_upload_name("C:\\Users\\me\\run 1 (copy).jsonl") == "run_1_copy_.jsonl"
+    assert imports.safe_upload_name(".hidden.jsonl") == "hidden.jsonl"
+    assert imports.safe_upload_name("<script>") == "_script_"
+    assert imports.safe_upload_name("") == imports.safe_upload_name("///") == "upload.jsonl"
 
 
 def test_r_ses_5_import_paths_reports_errors_without_raising(tmp_path):
@@ -47,8 +48,8 @@ def test_r_ses_5_import_paths_reports_errors_without_raising(tmp_path):
     bad.write_text('{"type": "header", "session_id": "s"}\n{"type": "message", "role": 7}\n')
     with open_store() as store:
         calls: list[tuple[int, int]] = []
-        reports = sviews.import_paths(store, [bad, SAMPLES / "unanswered.jsonl"],
-                                      progress=lambda i, n, f, label: calls.append((i, n)))
+        reports = imports.import_paths(store, [bad, SAMPLES / "unanswered.jsonl"],
+                                       progress=lambda i, n, f, label: calls.append((i, n)))
         assert reports[0].error.line == 2 and reports[0].error.field == "role"
         assert reports[0].error.expected and "Traceback" in reports[0].error.traceback
         assert reports[1].outcome.created

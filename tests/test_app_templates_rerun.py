@@ -11,7 +11,6 @@ import pytest
 from store_helpers import copy_store
 from streamlit.testing.v1 import AppTest
 
-from workbench.evidence import find_replay, list_replays
 from workbench.replay_service import BUDGET_REPLAY_NAME, open_saved
 from workbench.rerun import compaction_steps
 from workbench.store import open_store
@@ -30,7 +29,7 @@ def long_session_page(workbench_home, long_store) -> AppTest:
         session_id = store.list_sessions()[0].id
     at = AppTest.from_file(APP, default_timeout=120).run()
     with open_store() as store:
-        replay = find_replay(store.db, session_id, BUDGET_REPLAY_NAME)
+        replay = store.replays.find(session_id, BUDGET_REPLAY_NAME)
     at.sidebar.selectbox(key="wb_replay").select(replay.id).run()
     return at.switch_page(PAGE).run()
 
@@ -90,10 +89,9 @@ def test_r_ui_4_rerun_whole_replay_compares_and_saves_with_its_snapshot(long_ses
     at.button(key="tpl_save_replay").click().run()
     assert not at.exception and "penguins" in at.success[-1].value
     with open_store() as store:
-        saved = next(r for r in list_replays(store.db) if r.name == "penguins")
-        row = list(store.db.query("SELECT sources_json FROM template_snapshots WHERE id = ?",
-                                  [saved.template_snapshot_id]))
-    assert EDIT.strip() in json.loads(row[0]["sources_json"])["compaction"]
+        saved = next(r for r in store.replays.list() if r.name == "penguins")
+        sources = store.replays.open(saved.id).template_sources()
+    assert EDIT.strip() in sources["compaction"]
 
 
 def test_r_ui_4_replay_without_compaction_explains_instead_of_rerunning(workbench_home):

@@ -8,7 +8,6 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 from truth_helpers import RECORDED_PRE_TOKENS, RECORDED_STEP, store_long_with_recorded_compaction
 
-from workbench.evidence import find_replay
 from workbench.replay_service import open_saved
 from workbench.store import open_store
 from workbench.views.recorded import RECORDED
@@ -59,7 +58,7 @@ def test_recorded_compaction_error_stats_and_the_real_vs_replay_answer():
     lines = [s for s in figure["layout"]["shapes"] if s["line"].get("dash") == "dashdot"]
     assert [s["x0"] for s in lines] == [RECORDED_STEP]
     with open_store() as store:
-        steps = open_saved(store, find_replay(store.db, session_id, "default").id).steps
+        steps = open_saved(store, store.replays.find(session_id, "default").id).steps
     assert figure["layout"]["yaxis"]["range"][1] >= max(s.pressure_line for s in steps)
     answer = at.dataframe[0].value
     assert list(answer["who"]) == ["replay default", "the agent (recorded)"]

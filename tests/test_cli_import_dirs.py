@@ -75,7 +75,7 @@ def test_r_ses_4_gz_and_plain_copy_are_one_session(tmp_path, capsys):
 
 def test_r_ui_9_app_import_paths_expand_folders(tmp_path):
     """The Sessions page's "From a path" import takes a folder like the CLI (one report per file)."""
-    from workbench.views.sessions import import_paths
+    from workbench.services.imports import import_paths
 
     root = _tree(tmp_path / "sessions")
     with open_store() as store:

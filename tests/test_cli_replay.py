@@ -10,7 +10,6 @@ import pytest
 from iris.preparation.records import ContextPreparation
 
 from workbench.cli import main
-from workbench.evidence import list_replays
 from workbench.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +75,7 @@ def test_replay_name_saves_in_the_store_and_replays_by_session_id(capsys):
     code, stdout, _ = _run(capsys, session_id, "--name", "again")
     assert code == 0
     with open_store() as store:
-        assert [r.name for r in list_replays(store.db, session_id)] == ["first look", "again"]
+        assert [r.name for r in store.replays.list(session_id)] == ["first look", "again"]
 
 
 def test_replay_json_to_stdout_sends_the_summary_to_stderr(capsys):
@@ -105,7 +104,6 @@ def test_replay_unknown_target_is_a_clear_error(capsys):
 
 def test_replay_defaults_makes_the_app_replays_of_every_stored_session(capsys):
     """Item 4: `make run` can have replays ready before the app opens."""
-    from workbench.evidence import find_replay
 
     with open_store() as store:
         ids = [store.import_file(ROOT / "sample_sessions" / f"{n}.jsonl").session_id
@@ -114,7 +112,7 @@ def test_replay_defaults_makes_the_app_replays_of_every_stored_session(capsys):
     assert code == 0
     with open_store() as store:
         for session_id in ids:
-            assert find_replay(store.db, session_id, "default") is not None
+            assert store.replays.find(session_id, "default") is not None
             assert f"{session_id}: replay 'default' ready" in stdout
     code, stdout, _ = _run(capsys, "--defaults")  # already there: nothing replayed again
     assert code == 0 and stdout.count("ready") == 2

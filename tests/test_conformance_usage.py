@@ -67,7 +67,6 @@ def test_r_prep_1_final_request_ref_is_none_until_an_evidence_reference_exists(t
     sets it, and the preparation id does not depend on it."""
     from iris.preparation.publisher import ListSink
 
-    from workbench.evidence import open_replay
     from workbench.replay_service import replay_and_save
     from workbench.store import Store
 
@@ -85,7 +84,7 @@ def test_r_prep_1_final_request_ref_is_none_until_an_evidence_reference_exists(t
     with Store(tmp_path / "wb.db") as store:
         session_id = store.import_file(LONG).session_id
         info, _ = replay_and_save(store, session_id, name="r")
-        saved = open_replay(store.db, info.id)
+        saved = store.replays.open(info.id)
         last = saved.preparation(len(saved) - 1)
         assert last.final_request_ref == bare.request(bare.preparations[-1]).ref
         assert saved.request(last.final_request_ref) == bare.request(bare.preparations[-1])

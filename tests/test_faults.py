@@ -69,14 +69,13 @@ SAVE_REPLAYS = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, sys.argv[4])  # tests/: the evidence builders
     from evidence_builders import bundle
-    from workbench.evidence import save_replay
     from workbench.store import Store
     db, who, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
     evidence = bundle(steps=60)
     with Store(db) as store:
         time.sleep(max(0.0, start - time.time()))  # both processes begin together
         for i in range(4):
-            save_replay(store.db, evidence, session_id="s1", name=f"{who}-{i}")
+            store.replays.save(evidence, session_id="s1", name=f"{who}-{i}")
     print("saved")
 """)
 
@@ -87,8 +86,6 @@ def test_r_prep_5_two_processes_saving_replays_at_once_both_succeed(tmp_path):
     "database is locked"), and every replay is stored whole."""
     from evidence_builders import messages
     from iris.session import SessionHeader
-
-    from workbench.evidence import list_replays, open_replay
 
     db = tmp_path / "workbench.db"
     with Store(db) as store:
@@ -102,11 +99,11 @@ def test_r_prep_5_two_processes_saving_replays_at_once_both_succeed(tmp_path):
     done = [subprocess.CompletedProcess(p.args, p.wait(timeout=120), *p.communicate()) for p in procs]
     assert [p.returncode for p in done] == [0, 0], [p.stderr[-2000:] for p in done]
     with Store(db) as store:
-        replays = list_replays(store.db, "s1")
+        replays = store.replays.list("s1")
         assert sorted(r.name for r in replays) == [f"{w}-{i}" for w in "ab" for i in range(4)]
         for info in replays:
             assert info.step_count == 60
-            stored = open_replay(store.db, info.id)
+            stored = store.replays.open(info.id)
             assert len(stored) == 60 and stored.preparation(59).step_index == 59
 
 
@@ -122,14 +119,14 @@ def test_r_ses_5_same_file_imported_twice_at_once_is_stored_once(tmp_path):
 
 KILLER = textwrap.dedent("""
     import os, signal, sys
-    import workbench.store as store_module
-    real, seen = store_module._canonical, [0]
+    import workbench.storage.store as store_module
+    real, seen = store_module.canonical, [0]
     def dying(data):
         seen[0] += 1
         if seen[0] == 700:  # after the first batch of messages went into the open transaction
             os.kill(os.getpid(), signal.SIGKILL)
         return real(data)
-    store_module._canonical = dying
+    store_module.canonical = dying
     with store_module.Store(sys.argv[1]) as store:
         store.import_file(sys.argv[2])
 """)

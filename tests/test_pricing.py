@@ -129,7 +129,6 @@ def test_usage_page_shows_the_cost_of_the_selected_replay(workbench_home, long_s
     assert any(c.startswith("Replayed requests $") for c in captions)
     assert any("Prices: genai-prices" in c for c in captions)
     with open_store() as store:
-        (row,) = [r for r in store.db.query("SELECT id, session_id FROM replays WHERE name = ?",
-                                            ["default"])]
-        lines = saved_cost_lines(store, row["session_id"], row["id"])
+        (row,) = [r for r in store.replays.list() if r.name == "default"]
+        lines = saved_cost_lines(store, row.session_id, row.id)
     assert lines[0] in captions and "saved $" in lines[1]

@@ -17,7 +17,6 @@ from iris.prompts import PromptSnapshot
 from iris.replay import replay
 
 from workbench import rerun
-from workbench.evidence import find_replay
 from workbench.replay_service import BUDGET_REPLAY_NAME, ensure_default_replay, open_saved, save_replay_result
 from workbench.store import open_store
 
@@ -31,7 +30,7 @@ def saved(tmp_path_factory):
     store = open_store(tmp_path_factory.mktemp("rerun") / "workbench.db")
     session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
     ensure_default_replay(store, session_id)
-    stored = open_saved(store, find_replay(store.db, session_id, BUDGET_REPLAY_NAME).id)
+    stored = open_saved(store, store.replays.find(session_id, BUDGET_REPLAY_NAME).id)
     yield store, stored, rerun.replay_inputs(store, stored)
     store.close()
 
@@ -147,9 +146,7 @@ def test_r_ui_4_whole_replay_rerun_saves_with_its_snapshot(saved, step):
         s.final_input_tokens for s in result.original.steps]
     info = save_replay_result(store, result.edited_bundle, session_id=stored.info.session_id,
                               name="penguins")
-    rows = list(store.db.query("SELECT sources_json FROM template_snapshots WHERE id = ?",
-                               [info.template_snapshot_id]))
-    assert "PENGUINS" in json.loads(rows[0]["sources_json"])["compaction"]
+    assert "PENGUINS" in open_saved(store, info.id).template_sources()["compaction"]
     reopened = rerun.stored_snapshot(open_saved(store, info.id))
     assert reopened == _edited(inputs)
     assert rerun.stored_snapshot(stored) == inputs.snapshot  # the original one is still kept
@@ -211,7 +208,7 @@ def test_r_cmp_8_real_codex_session_reports_the_engines_own_verdict(real_session
     with open_store(tmp_path / "w.db") as store:
         session_id = store.import_file(rollout, lenient=True).session_id
         ensure_default_replay(store, session_id)
-        stored = open_saved(store, find_replay(store.db, session_id, BUDGET_REPLAY_NAME).id)
+        stored = open_saved(store, store.replays.find(session_id, BUDGET_REPLAY_NAME).id)
         steps = rerun.compaction_steps(stored)
         if not steps:
             pytest.skip("the engine no longer compacts this rollout at a 96k budget")

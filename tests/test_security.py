@@ -19,7 +19,7 @@ from iris.prompts.render import compile_template, render_template
 from iris.reduction.artifacts import artifact_path, write_artifact
 from iris.session import Message, TextBlock, ToolCallBlock, ToolResultBlock
 
-from workbench.views.sessions import safe_upload_name
+from workbench.services.imports import safe_upload_name
 
 SECRET_ENV = "WB_SECURITY_TEST_SECRET"
 

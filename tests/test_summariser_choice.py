@@ -16,9 +16,8 @@ from store_helpers import copy_store
 from streamlit.testing.v1 import AppTest
 from summary_server import ScriptedServer, Step
 
-from workbench.evidence import list_replays
-from workbench.store import open_store
 from workbench.services.presets import preset_text
+from workbench.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG = ROOT / "sample_sessions" / "long_session.jsonl"
@@ -144,17 +143,19 @@ def test_r_ui_6_configuration_replay_and_save_with_the_remote_summariser(
         assert "saved" in at.success[-1].value
     with open_store() as store:
         session_id = store.list_sessions()[0].id
-        saved = [r for r in list_replays(store.db, session_id) if r.name == "remote run"]
+        saved = [r for r in store.replays.list(session_id) if r.name == "remote run"]
     assert saved and saved[0].summariser == "remote"
 
 
 def test_r_tok_6_summary_usage_table_shows_attempts_failures_refusals_and_cache_hits():
     """R-TOK-6: the summary row carries the client's counters next to its tokens."""
+    from iris.compaction.usage import RunUsage
+
     from workbench.views.usage import summary_usage_table
 
-    table = summary_usage_table({"main": {"calls": 5}, "compaction": {
+    table = summary_usage_table(RunUsage.model_validate({"main": {"calls": 5}, "compaction": {
         "calls": 2, "attempts": 7, "failures": 2, "refused": 40, "cache_hits": 3,
-        "input_tokens": 900}})
+        "input_tokens": 900}}))
     row = table.iloc[1]
     assert (row["attempts"], row["failures"], row["refused"], row["cache_hits"]) == (7, 2, 40, 3)
     assert table.iloc[0]["attempts"] == 0

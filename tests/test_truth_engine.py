@@ -292,7 +292,6 @@ def test_real_claude_manual_compaction_session_estimate(tmp_path):
 def test_default_replays_save_the_as_recorded_baseline_with_the_truth_fields(tmp_path):
     """The store keeps ``as recorded`` next to ``default``; saved replays carry the calibration,
     the recorded compactions and the trigger value and basis of each compaction."""
-    from workbench.evidence import find_replay
     from workbench.importers.native import dump_session
     from workbench.replay_service import (
         RECORDED_REPLAY_NAME,
@@ -306,17 +305,17 @@ def test_default_replays_save_the_as_recorded_baseline_with_the_truth_fields(tmp
     with open_store() as store:
         sid = store.import_file(path).session_id
         ensure_default_replay(store, sid)
-        baseline = find_replay(store.db, sid, RECORDED_REPLAY_NAME)
+        baseline = store.replays.find(sid, RECORDED_REPLAY_NAME)
         assert baseline is not None and baseline.compactions_applied == 0
-        extras = open_saved(store, baseline.id).info.extras
-        assert extras["baseline"] == "recorded"
-        assert extras["recorded_compactions"][0]["step"] == 20
-        assert extras["calibration"]["overhead_step"] == 0
+        facts = open_saved(store, baseline.id).facts
+        assert facts.baseline == "recorded"
+        assert facts.recorded_compactions[0].step == 20
+        assert facts.calibration.overhead_step == 0
         info, _ = replay_and_save(store, sid, name="tight", config=parse_config(
             {"compaction": {"input_budget_tokens": 60_000}}))
-        saved = open_saved(store, info.id).info.extras["compactions"]
-        assert saved and saved[0]["trigger_basis"] == "provider"
-        assert saved[0]["tokens_before"] >= saved[0]["trigger_value"] > saved[0]["tokens_after"]
+        saved = open_saved(store, info.id).facts.compactions
+        assert saved and saved[0].trigger_basis == "provider"
+        assert saved[0].tokens_before >= saved[0].trigger_value > saved[0].tokens_after
 
 
 def test_codex_replacement_history_is_left_out_of_engine_replays_and_kept_by_the_baseline():

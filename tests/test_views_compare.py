@@ -18,9 +18,8 @@ from workbench.views.compare import (
     TOTALS_COLUMNS,
     compactions_table,
     compare_figure,
+    run_summary,
     steps_table,
-    summary_from_replay,
-    summary_from_stored,
     totals_table,
 )
 from workbench.views.display import display_frame
@@ -43,8 +42,8 @@ def replays():
 
 @pytest.fixture(scope="module")
 def runs(replays):
-    return (summary_from_replay("default", replays[0]),
-            summary_from_replay("cost-first", replays[1]))
+    return (run_summary("default", replays[0]),
+            run_summary("cost-first", replays[1]))
 
 
 def _cut_steps(result) -> list[int]:
@@ -113,11 +112,11 @@ def test_r_ui_6_stored_replay_summary_matches_the_in_memory_one(runs):
     with open_store() as store:
         session_id = store.import_file(LONG).session_id
         replay_and_save(store, session_id, name="cost", config=load_preset("cost-first"))
-        from workbench.evidence import find_replay
         from workbench.replay_service import open_saved
 
-        stored = open_saved(store, find_replay(store.db, session_id, "cost").id)
-        summary = summary_from_stored("cost-first", stored)
+        stored = open_saved(store, store.replays.find(session_id, "cost").id)
+        summary = run_summary("cost-first", stored, configuration_hash=stored.info.configuration_hash,
+                              template_snapshot_id=stored.info.template_snapshot_id)
     expected = runs[1]
     assert summary.steps == expected.steps
     assert summary.compactions == expected.compactions

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evidence_builders import bundle
+from iris.compaction.usage import RunUsage
 
 from workbench.views.display import display_frame
 from workbench.views.usage import REPLAYED, summary_usage_table, usage_figure, usage_table
@@ -25,8 +26,9 @@ def test_r_ui_5_usage_table_difference_ratio_and_frozen_estimates():
 
 
 def test_r_tok_6_summary_usage_is_a_separate_row():
-    table = summary_usage_table({"main": {"calls": 5, "prompt_tokens": 900},
-                                 "compaction": {"calls": 1, "prompt_tokens": 500, "output_tokens": 40}})
+    table = summary_usage_table(RunUsage.model_validate(
+        {"main": {"calls": 5, "prompt_tokens": 900},
+         "compaction": {"calls": 1, "prompt_tokens": 500, "output_tokens": 40}}))
     assert list(table["kind"]) == ["main model", "summary (compaction)"]
     assert table.iloc[1]["prompt_tokens"] == 500 and table.iloc[1]["output_tokens"] == 40
     assert list(summary_usage_table(None)["calls"]) == [0, 0]

@@ -47,13 +47,12 @@ def export_saved_replay(store, replay_id: str, out: str | Path) -> tuple[Path, i
 
 
 def _export(args: argparse.Namespace) -> int:
-    from .evidence import list_replays
     from .store import open_store
 
     if not args.otlp:
         raise UsageError("say what to write: --otlp OUT")
     with open_store() as store:
-        if any(info.id == args.target for info in list_replays(store.db)):
+        if store.replays.exists(args.target):
             path, count = export_saved_replay(store, args.target, args.otlp)
         else:
             path, count = _replay_and_export(store, args)

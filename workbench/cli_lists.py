@@ -44,12 +44,10 @@ def session_rows(store: Any) -> list[dict[str, Any]]:
 
 def replay_rows(store: Any, session_id: str | None = None) -> list[dict[str, Any]]:
     """One dict per saved replay (all sessions, or one), in the columns of :data:`REPLAY_COLUMNS`."""
-    from .evidence import list_replays
-
     return [{"id": i.id, "session_id": i.session_id, "name": i.name, "steps": i.step_count,
              "compactions": i.compactions_applied, "failed": i.failed_count,
              "final_tokens": i.final_tokens, "summariser": i.summariser, "created_at": i.created_at}
-            for i in list_replays(store.db, session_id)]
+            for i in store.replays.list(session_id)]
 
 
 def _sessions(args: argparse.Namespace) -> int:
@@ -82,11 +80,10 @@ def _replays(args: argparse.Namespace) -> int:
 
 
 def _delete_replay(args: argparse.Namespace) -> int:
-    from .evidence import delete_replay
     from .store import open_store
 
     with open_store() as store:
-        if not delete_replay(store.db, args.replay_id):
+        if not store.replays.delete(args.replay_id):
             raise StorageError(f"no saved replay {args.replay_id!r} (see `workbench replays`)")
     print(f"deleted replay {args.replay_id}")
     return 0

@@ -30,6 +30,7 @@ from .notebook_frames import NotebookFigure, notebook_figure, typed
 from .notebook_tables import request_frame
 from .replay_service import replay_session
 from .rich_html import comparison_html, replay_html, step_html
+from .services.imports import SAMPLES_DIR
 from .services.presets import PRESET_NAMES, resolve_config
 from .store import open_store
 from .views.compaction import attempts_table, compactions_table, replay_bands, timeline_figure
@@ -43,7 +44,6 @@ from .views.compare import (
 from .views.compare import compactions_table as compared_compactions
 from .views.failures import failures_table
 from .views.recorded import recorded_marks
-from .views.sessions import SAMPLES_DIR
 from .views.step_through import decision_table, request_messages, stage_table, step_header
 from .views.usage import summary_usage_table, usage_figure, usage_table
 

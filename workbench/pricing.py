@@ -221,16 +221,14 @@ def stored_replay_cost(session: Session, stored: Any, *,
     estimator = estimator or default_estimator()
     steps = _steps(session, truth_steps(stored))
     models = {s.step_index: s.model for s in steps}
-    usage = {c.get("step_index"): c.get("summary_usage")
-             for c in stored.info.extras.get("compactions", [])}
+    usage = {c.step_index: c.summary_usage for c in stored.facts.compactions}
     summaries = []
     for a in stored.archives():
         model = models.get(a.step_index) or session.header.model
         measured = usage.get(a.step_index)
-        if measured:
-            u = Usage.model_validate(measured)
-            summaries.append(CostSummary(a.step_index, u.model or model, u.prompt_tokens,
-                                         u.output_tokens, True))
+        if measured is not None:
+            summaries.append(CostSummary(a.step_index, measured.model or model,
+                                         measured.prompt_tokens, measured.output_tokens, True))
         else:
             summaries.append(CostSummary(a.step_index, model, estimator.count(a.text),
                                          estimator.count(a.checkpoint_text), False))
@@ -239,16 +237,13 @@ def stored_replay_cost(session: Session, stored: Any, *,
 
 def saved_cost_lines(store: Any, session_id: str, replay_id: str) -> list[str]:
     """:func:`cost_lines` of a saved replay, cached until it is saved again (the Usage page)."""
-    rows = list(store.db.query("SELECT created_at FROM replays WHERE id = ?", [replay_id]))
-    return list(_saved_lines(store, session_id, replay_id, rows[0]["created_at"] if rows else ""))
+    return list(store.replays.cached(replay_id, "cost lines",
+                                     lambda: _saved_lines(store, session_id, replay_id)))
 
 
-@lru_cache(maxsize=16)
-def _saved_lines(store: Any, session_id: str, replay_id: str, stamp: str) -> tuple[str, ...]:
-    from .replay_service import open_saved
-
+def _saved_lines(store: Any, session_id: str, replay_id: str) -> tuple[str, ...]:
     try:
-        cost = stored_replay_cost(store.get_session(session_id), open_saved(store, replay_id))
+        cost = stored_replay_cost(store.get_session(session_id), store.replays.open(replay_id))
     except Exception as exc:  # noqa: BLE001 -- a price that cannot be computed is a note, not a crash
         return (f"Cost: could not be computed ({exc}).",)
     return tuple(cost_lines(cost))

@@ -18,6 +18,8 @@ from iris.preparation.records import ContextPreparation
 from iris.replay import Replay
 from iris.session import Session
 
+from .replay_reader import applied_compactions
+
 __all__ = ["applied_compactions", "estimate_error", "replay_summary"]
 
 ERROR_BASIS = ("as-recorded request: calibrated local estimate + unrecorded overhead, against "
@@ -56,23 +58,6 @@ def _cost(session: Session, replay: Replay) -> dict[str, Any]:
     except ImportError:  # pricing not installed: the placeholder the interface allows
         return {"note": "no price known"}
     return replay_cost(session, replay)
-
-
-def applied_compactions(replay: Replay) -> list[dict[str, Any]]:
-    """The replay's own compactions: step, whole-request tokens before and after the commit, and
-    the value and basis the trigger compared."""
-    out = []
-    for p in replay.preparations:
-        if not p.compaction_applied:
-            continue
-        stage = p.stage("compaction")
-        applied = next((d for d in stage.decisions if d.kind == "compaction-applied"), None)
-        out.append({
-            "step": p.step_index,
-            "tokens_before": applied.tokens_before if applied else p.trigger_tokens,
-            "tokens_after": applied.tokens_after if applied else p.whole_request_tokens,
-            "trigger_value": p.trigger_tokens, "trigger_basis": p.trigger_basis})
-    return out
 
 
 def replay_summary(session: Session, replay: Replay) -> dict[str, Any]:

@@ -215,19 +215,14 @@ def stored_replay_report(store: Any, replay_id: str, *, progress: Progress = _qu
     holds the same records; a replay made with a recorded or remote summariser is re-run with the
     offline extractive one (the header says which configuration was used).
     """
-    import json
-
     from iris.config import parse_config
     from iris.prompts import PromptSnapshot
 
-    from .replay_service import open_saved
-
-    saved = open_saved(store, replay_id)
+    saved = store.replays.open(replay_id)
     info = saved.info
     config = parse_config(saved.configuration_yaml() or "{}", source=f"replay {info.name!r}")
-    rows = list(store.db.query("SELECT sources_json FROM template_snapshots WHERE id = ?",
-                               [info.template_snapshot_id]))
-    prompts = PromptSnapshot(json.loads(rows[0]["sources_json"])) if rows else None
+    sources = saved.template_sources()
+    prompts = PromptSnapshot(sources) if sources is not None else None
     session = store.get_session(info.session_id)
     return build_report(session, config, prompts=prompts, label=info.name, progress=progress)
 

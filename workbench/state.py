@@ -14,8 +14,8 @@ from typing import Any
 
 import streamlit as st
 
+from .services.imports import ImportReport
 from .store import Store, default_db_path
-from .views.sessions import ImportReport
 
 __all__ = [
     "QUERY_KEYS",

@@ -11,7 +11,6 @@ paid for twice (delete the folder to empty it).
 from __future__ import annotations
 
 import argparse
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,16 +118,15 @@ SUMMARISER_LABELS = {
 def stored_summariser_options(store: Any, session_id: str) -> tuple[str, ...]:
     """The summarisers a stored session can be replayed with (the Templates page's rule: recorded
     only when the session holds recorded summaries, remote only when the endpoint is set)."""
-    rows = list(store.db.query("SELECT content_hash FROM sessions WHERE id = ?", [session_id]))
-    recorded = _has_recorded(store, session_id, rows[0]["content_hash"] if rows else "")
+    recorded = store.cached(session_id, "has recorded summaries",
+                            lambda: _has_recorded(store, session_id))
     from iris.compaction import OpenAICompatibleSummarizer
 
     remote = OpenAICompatibleSummarizer.from_env() is not None
     return ("extractive", *(("recorded",) if recorded else ()), *(("remote",) if remote else ()))
 
 
-@lru_cache(maxsize=16)
-def _has_recorded(store: Any, session_id: str, content_hash: str) -> bool:
+def _has_recorded(store: Any, session_id: str) -> bool:
     from .rerun import summariser_options
 
     return "recorded" in summariser_options(store.get_session(session_id))

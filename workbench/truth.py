@@ -10,14 +10,14 @@ fields existed read as ``None`` (the views then fall back to the raw local estim
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from iris.session import index_session
 
-from .evidence import StepRow, StoredReplay
+from .records import StepRow
 from .replay_service import session_messages
-from .store import Store
+from .storage.store import Store
+from .storage.stored import StoredReplay
 from .views.recorded import RecordedMark, recorded_marks
 
 __all__ = ["TRUTH_FIELDS", "TruthStep", "answer_runs", "recorded_compactions",
@@ -48,10 +48,7 @@ def truth_steps(replay: StoredReplay) -> tuple[TruthStep, ...]:
     cached = getattr(replay, "_truth_steps", None)
     if cached is not None:
         return cached
-    extracted = ", ".join(f"json_extract(json, '$.{f}') AS {f}" for f in TRUTH_FIELDS)
-    rows = replay.db.query(f"SELECT step_index, {extracted} FROM preparations WHERE replay_id = ?",
-                           [replay.id])
-    extra = {r["step_index"]: r for r in rows}
+    extra = replay.step_figures(TRUTH_FIELDS)
     steps = tuple(TruthStep(**s.model_dump(), **{f: extra.get(s.step_index, {}).get(f)
                                                   for f in TRUTH_FIELDS})
                   for s in replay.steps)
@@ -66,18 +63,18 @@ def replay_compactions(replay: StoredReplay,
     figures when the replay has them, else the step's trigger value and whole request after."""
     by_step = {s.step_index: s for s in (steps or truth_steps(replay))}
     out = []
-    for c in replay.info.extras.get("compactions") or ():
-        step = int(c.get("step") if c.get("step") is not None else c["step_index"])
-        row = by_step.get(step)
-        before = c.get("tokens_before", c.get("trigger_value"))
-        after = c.get("tokens_after")
+    for c in replay.facts.compactions:
+        row = by_step.get(c.step_index)
+        before = c.tokens_before if c.tokens_before is not None else c.trigger_value
+        after = c.tokens_after
         if row is not None:
             before = before if before is not None else row.trigger_tokens
             after = after if after is not None else row.whole_request_tokens
-        trigger = c.get("trigger_value", row.trigger_tokens if row else None)
-        out.append({"step": step, "tokens_before": before, "tokens_after": after,
+        trigger = c.trigger_value if c.trigger_value is not None else (
+            row.trigger_tokens if row else None)
+        out.append({"step": c.step_index, "tokens_before": before, "tokens_after": after,
                     "trigger_value": trigger,
-                    "trigger_basis": c.get("trigger_basis") or (row.trigger_basis if row else None)})
+                    "trigger_basis": c.trigger_basis or (row.trigger_basis if row else None)})
     return out
 
 
@@ -102,21 +99,17 @@ def session_marks(store: Store, session_id: str) -> tuple[RecordedMark, ...]:
 def answer_runs(replay: StoredReplay) -> list[dict[str, Any]]:
     """One run for :func:`workbench.views.recorded.compaction_answer`: this replay's label,
     its compactions and its budget with the budget's source."""
-    t = replay.info.extras.get("thresholds") or {}
+    t = replay.thresholds
     return [{"label": replay.info.name, "compactions": replay_compactions(replay),
-             "input_budget": t.get("input_budget"), "budget_source": t.get("budget_source"),
-             "budget_detail": t.get("budget_detail") or ""}]
+             "input_budget": t.input_budget if t else None,
+             "budget_source": t.budget_source if t else None,
+             "budget_detail": t.budget_detail if t else ""}]
 
 
 def recorded_compactions(store: Store, session_id: str,
                          replay: StoredReplay | None = None) -> tuple[Any, ...]:
     """The agent's recorded compactions: placed on steps when the replay saved them
-    (``recorded_compactions`` in its extras), else as the session stored them (``at_message``)."""
-    if replay is not None:
-        placed = replay.info.extras.get("recorded_compactions")
-        if placed:
-            return tuple(placed)
-    rows = list(store.db.query("SELECT extras_json FROM sessions WHERE id = ?", [session_id]))
-    if not rows:
-        return ()
-    return tuple(json.loads(rows[0]["extras_json"]).get("compactions") or ())
+    (``recorded_compactions`` in its facts), else as the session stored them (``at_message``)."""
+    if replay is not None and replay.facts.recorded_compactions:
+        return replay.facts.recorded_compactions
+    return store.recorded_compactions(session_id)

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("playwright")
 from playwright.sync_api import Page, expect
 
-from workbench.evidence import list_replays, replay_id_for
+from workbench.evidence import replay_id_for
 from workbench.replay_service import (
     BUDGET_REPLAY_NAME,
     DEFAULT_REPLAY_NAME,
@@ -47,7 +47,7 @@ def _stores_two_sessions(home: Path, tmp_path: Path) -> tuple[str, str, str, str
 
 def _replay_names(home: Path, session_id: str) -> set[str]:
     with Store(home / "workbench.db") as store:
-        return {r.name for r in list_replays(store.db, session_id)}
+        return {r.name for r in store.replays.list(session_id)}
 
 
 def test_r_ui_4_switching_session_drops_the_rerun_so_b_cannot_store_it(page: Page,

@@ -14,10 +14,10 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Self
+from typing import Self, TypeVar
 
 from iris.errors import StorageError
 from iris.session import Message, ModelSwitch, RecordedCompaction, Session, SessionHeader, StepSnapshot
@@ -26,7 +26,10 @@ from pydantic import BaseModel, ConfigDict
 from sqlite_utils import Database
 
 from ..importers import SkippedLine, load_session
+from ._sql import canonical, guard, write_transaction
+from .cache import StoreCache
 from .migrations import apply_migrations
+from .replays import ReplayRepository
 
 __all__ = [
     "DB_NAME",
@@ -40,6 +43,7 @@ __all__ = [
     "write_transaction",
 ]
 
+T = TypeVar("T")
 DB_NAME = "workbench.db"
 DEFAULT_HOME = Path("~/.local/share/context-workbench")
 
@@ -118,6 +122,11 @@ class Store:
                 "database or is damaged; move it away or point WORKBENCH_HOME at another folder."
             ) from None
 
+        self.cache = StoreCache()
+        """Values derived from stored rows, keyed by what makes them stale."""
+        self.replays = ReplayRepository(self.db, self.cache)
+        """Saved replays: save, list, find, open, delete."""
+
     def close(self) -> None:
         self.db.close()
 
@@ -133,17 +142,8 @@ class Store:
             self._estimator = default_estimator()
         return self._estimator
 
-    @contextmanager
-    def _storage_errors(self, action: str) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise StorageError(f"{self.path}: {action} failed ({exc})") from None
-        except UnicodeEncodeError as exc:  # str → UTF-8 for SQLite: a lone UTF-16 surrogate
-            raise StorageError(
-                f"{self.path}: {action} failed: text holds a lone UTF-16 surrogate "
-                f"({exc.object[exc.start:exc.end]!r}); importing a file replaces them with U+FFFD "
-                "(docs/robustness.md)") from None
+    def _storage_errors(self, action: str) -> AbstractContextManager[None]:
+        return guard(action, self.path)
 
     # ---------------------------------------------------------------- writing
 
@@ -178,7 +178,7 @@ class Store:
                 self.db["sessions"].insert(row)
                 self.db.conn.executemany(  # plain executemany: sqlite-utils' per-value checks cost more
                     "INSERT INTO messages (session_id, idx, role, json) VALUES (?, ?, ?, ?)",
-                    ((row["id"], i, m.role, _canonical(m.model_dump(mode="json", exclude_none=True)))
+                    ((row["id"], i, m.role, canonical(m.model_dump(mode="json", exclude_none=True)))
                      for i, m in enumerate(session.messages)))
         except StorageError:
             # another process stored the same content meanwhile (unique content hash): that is
@@ -206,10 +206,44 @@ class Store:
             return [SessionSummary(**r) for r in rows]
 
     def get_summary(self, session_id: str) -> SessionSummary:
-        for summary in self.list_sessions():
-            if summary.id == session_id:
-                return summary
-        raise StorageError(f"{self.path}: no stored session {session_id!r}")
+        fields = ", ".join(SessionSummary.model_fields)
+        with self._storage_errors(f"reading session {session_id!r}"):
+            rows = list(self.db.query(f"SELECT {fields} FROM sessions WHERE id = ?", [session_id]))
+        if not rows:
+            raise StorageError(f"{self.path}: no stored session {session_id!r}")
+        return SessionSummary(**rows[0])
+
+    def content_hash(self, session_id: str) -> str:
+        """The stored session's content hash ("" when there is none): what makes values derived
+        from it stale."""
+        with self._storage_errors(f"reading session {session_id!r}"):
+            rows = list(self.db.query("SELECT content_hash FROM sessions WHERE id = ?", [session_id]))
+        return rows[0]["content_hash"] if rows else ""
+
+    def cached(self, session_id: str, key: object, make: Callable[[], T]) -> T:
+        """``make()`` of a stored session, kept in the store's cache while the session is."""
+        return self.cache.get_or_make((session_id, self.content_hash(session_id), key), make)
+
+    def header(self, session_id: str) -> SessionHeader:
+        """The stored session's header (without reading its messages)."""
+        with self._storage_errors(f"reading session {session_id!r}"):
+            rows = list(self.db.query("SELECT header_json FROM sessions WHERE id = ?", [session_id]))
+        if not rows:
+            raise StorageError(f"{self.path}: no stored session {session_id!r}")
+        return SessionHeader.model_validate_json(rows[0]["header_json"])
+
+    def recorded_compactions(self, session_id: str) -> tuple[RecordedCompaction, ...]:
+        """The compactions the transcript records (none for an unknown session)."""
+        with self._storage_errors(f"reading session {session_id!r}"):
+            rows = list(self.db.query("SELECT extras_json FROM sessions WHERE id = ?", [session_id]))
+        if not rows:
+            return ()
+        return tuple(RecordedCompaction.model_validate(x)
+                     for x in json.loads(rows[0]["extras_json"]).get("compactions") or ())
+
+    def messages(self, session_id: str) -> tuple[Message, ...]:
+        """The recorded messages of a stored session (cached while the session is stored)."""
+        return self.cached(session_id, "messages", lambda: self.get_session(session_id).messages)
 
     def session_tokens(self, session_id: str, messages: Sequence[Message] | None = None,
                        estimator: TokenEstimator | None = None) -> int:
@@ -279,30 +313,9 @@ class Store:
             "tool_call_count": len(session.index.calls),
             "estimated_tokens": None,  # counted once, by whatever first tokenises the session
             "imported_at": self._clock().astimezone(UTC).isoformat(timespec="seconds"),
-            "header_json": _canonical(header.model_dump(mode="json", exclude_none=True)),
-            "extras_json": _canonical(extras),
+            "header_json": canonical(header.model_dump(mode="json", exclude_none=True)),
+            "extras_json": canonical(extras),
         }
-
-
-@contextmanager
-def write_transaction(db: Database) -> Iterator[None]:
-    """One write transaction that takes the write lock at BEGIN (waiting up to the busy timeout):
-    a deferred one that reads first cannot be upgraded once another process has committed (WAL),
-    which made one of two concurrent imports (or replay saves) fail with "database is locked".
-    Inside a transaction the caller already holds, it is a savepoint of that transaction."""
-    if db.conn.in_transaction:
-        with db.atomic():
-            yield
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        with db.atomic():  # a savepoint inside the immediate transaction
-            yield
-    except BaseException:
-        if db.conn.in_transaction:
-            db.conn.rollback()
-        raise
-    db.conn.commit()
 
 
 @contextmanager
@@ -321,10 +334,6 @@ def _opening_lock(db_path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def _canonical(data: object) -> str:
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def open_store(path: str | Path | None = None) -> Store:

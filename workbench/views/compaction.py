@@ -13,7 +13,6 @@ always the lossless original).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -28,6 +27,7 @@ from iris.preparation.records import (
 from iris.session import Message
 from pydantic import BaseModel, ConfigDict
 
+from ..records import CompactionFacts
 from .colors import FATE_COLOURS, PHASE_COLOURS, SERIES_COLOURS
 from .step_through import describe
 
@@ -164,23 +164,21 @@ def attempts_table(decisions: Sequence[tuple[int, str, Decision]]) -> pd.DataFra
     return frame.astype({"attempt": "Int64"})
 
 
-def replay_bands(compactions: Sequence[Mapping[str, Any]], *,
+def replay_bands(compactions: Sequence[CompactionFacts], *,
                  request_at: Callable[[int], PreparedRequest | None],
                  session_messages: Sequence[Message],
                  checkpoints: Mapping[int, str]) -> tuple[CompactionBand, ...]:
     """Bands for every compaction of a replay.
 
-    ``compactions`` are the stored per-compaction facts (``n``, ``step_index``,
-    ``archived_messages``, ``first_kept_message``); ``request_at(step)`` gives a step's final
+    ``compactions`` are the replay's per-compaction facts; ``request_at(step)`` gives a step's final
     request; ``checkpoints`` maps ``n`` to the checkpoint text.
     """
     bands = []
     for c in compactions:
-        step = int(c["step_index"])
+        step = c.step_index
         bands.append(compaction_band(
-            int(c["n"]), step, archived=tuple(c.get("archived_messages") or ()),
-            applied_request=request_at(step),
+            c.n, step, archived=c.archived_messages, applied_request=request_at(step),
             previous_request=request_at(step - 1) if step > 0 else None,
-            session_messages=session_messages, checkpoint_text=checkpoints.get(int(c["n"]), ""),
-            first_kept=c.get("first_kept_message")))
+            session_messages=session_messages, checkpoint_text=checkpoints.get(c.n, ""),
+            first_kept=c.first_kept_message))
     return tuple(bands)

@@ -16,9 +16,11 @@ from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
+from iris.replay import Replay
 from pydantic import BaseModel, ConfigDict
 
-from ..truth import truth_steps
+from ..records import CompactionFacts
+from ..replay_reader import ReplayReader, as_reader
 from .colors import SERIES_COLOURS, STATUS_COLOURS
 from .recorded import (
     RecordedMark,
@@ -30,8 +32,7 @@ from .recorded import (
 
 __all__ = ["RUN_COLOURS", "CompactionPoint", "RunSummary", "StepPoint", "answer_runs",
            "compactions_table",
-           "compare_figure", "steps_table", "summary_from_replay", "summary_from_stored",
-           "totals_table"]
+           "compare_figure", "run_summary", "steps_table", "totals_table"]
 
 #: One colour per compared run (A, B, C), each readable on light and dark backgrounds.
 RUN_COLOURS: tuple[str, ...] = (SERIES_COLOURS["local estimate"], SERIES_COLOURS["summary usage"],
@@ -93,26 +94,24 @@ class RunSummary(_Frozen):
     template_snapshot_id: str | None = None
 
 
-def _usage_int(usage: Mapping[str, Any] | None, key: str) -> int:
-    return int((usage or {}).get(key) or 0)
-
-
-def _compaction_points(items: Sequence[Mapping[str, Any]]) -> tuple[CompactionPoint, ...]:
-    """From the ``compactions`` list a replay bundle keeps (``workbench.replay_service``)."""
+def _compaction_points(items: Sequence[CompactionFacts]) -> tuple[CompactionPoint, ...]:
+    """From the compactions a replay's facts keep."""
     return tuple(CompactionPoint(
-        n=int(c["n"]), step=int(c["step_index"]), cut_index=int(c["cut_index"]),
-        first_kept_message=c.get("first_kept_message"),
-        archived_messages=len(c.get("archived_messages") or ()),
-        summary_input_tokens=_usage_int(c.get("summary_usage"), "input_tokens"),
-        summary_output_tokens=_usage_int(c.get("summary_usage"), "output_tokens"))
+        n=c.n, step=c.step_index, cut_index=c.cut_index,
+        first_kept_message=c.first_kept_message, archived_messages=len(c.archived_messages),
+        summary_input_tokens=c.summary_usage.input_tokens if c.summary_usage else 0,
+        summary_output_tokens=c.summary_usage.output_tokens if c.summary_usage else 0)
         for c in items)
 
 
-def _trigger(step: Any) -> dict[str, Any]:
-    value, whole = getattr(step, "trigger_tokens", None), getattr(step, "whole_request_tokens", None)
+_TRIGGER_FIELDS = ("trigger_tokens", "trigger_basis", "whole_request_tokens")
+
+
+def _trigger(figures: Mapping[str, Any]) -> dict[str, Any]:
+    value, whole = figures.get("trigger_tokens"), figures.get("whole_request_tokens")
     out: dict[str, Any] = {} if whole is None else {"whole_request_tokens": int(whole)}
     if value is not None:
-        out |= {"trigger_tokens": int(value), "trigger_basis": getattr(step, "trigger_basis", None)}
+        out |= {"trigger_tokens": int(value), "trigger_basis": figures.get("trigger_basis")}
     return out
 
 
@@ -120,63 +119,30 @@ def _plotted(step: StepPoint) -> int:
     return step.final_input_tokens if step.whole_request_tokens is None else step.whole_request_tokens
 
 
-def summary_from_replay(label: str, replay: Any, *, configuration_hash: str | None = None,
-                        template_snapshot_id: str | None = None) -> RunSummary:
-    """A :class:`RunSummary` of an in-memory ``iris.replay.Replay``."""
-    steps = []
-    for p in replay.preparations:
-        saved = {field: 0 for field in _SAVING_STAGES.values()}
-        for stage in p.stages:
-            if stage.name in _SAVING_STAGES:
-                saved[_SAVING_STAGES[stage.name]] = max(
-                    stage.before_input_tokens - stage.after_input_tokens, 0)
-        steps.append(StepPoint(step=p.step_index, phase=p.phase,
-                               final_input_tokens=p.final_input_tokens,
-                               compaction_applied=p.compaction_applied, **_trigger(p), **saved))
-    items = [{"n": n, "step_index": c.step_index, "cut_index": c.cut_index,
-              "first_kept_message": c.first_kept_message,
-              "archived_messages": c.archived_messages,
-              "summary_usage": c.summary_usage.model_dump() if c.summary_usage else None}
-             for n, c in enumerate(replay.checkpoints, start=1)]
-    t, summary = replay.thresholds, replay.run_usage.compaction
+def run_summary(label: str, replay: ReplayReader | Replay, *,
+                configuration_hash: str | None = None,
+                template_snapshot_id: str | None = None) -> RunSummary:
+    """A :class:`RunSummary` of a replay, in memory or reopened from the store."""
+    reader = as_reader(replay)
+    figures = reader.step_figures(_TRIGGER_FIELDS)
+    saved = reader.stage_savings(tuple(_SAVING_STAGES))
+    steps = tuple(StepPoint(
+        step=s.step_index, phase=s.phase, final_input_tokens=s.final_input_tokens,
+        compaction_applied=s.compaction_applied, **_trigger(figures.get(s.step_index, {})),
+        **{_SAVING_STAGES[name]: v for name, v in saved.get(s.step_index, {}).items()})
+        for s in reader.steps)
+    t, first = reader.thresholds, reader.steps[0] if reader.steps else None
+    summary = reader.facts.run_usage.compaction
     return RunSummary(
-        label=label, input_budget=t.input_budget, pressure_line=t.pressure_line,
-        reminder_line=t.reminder_line, budget_source=getattr(t, "budget_source", None),
-        budget_detail=getattr(t, "budget_detail", ""),
-        steps=tuple(steps), compactions=_compaction_points(items),
+        label=label,
+        input_budget=t.input_budget if t else (first.input_budget if first else 0),
+        pressure_line=t.pressure_line if t else (first.pressure_line if first else 0),
+        reminder_line=t.reminder_line if t else (first.reminder_line if first else None),
+        budget_source=t.budget_source if t else None, budget_detail=t.budget_detail if t else "",
+        steps=steps, compactions=_compaction_points(reader.checkpoints),
         summary_calls=summary.calls, summary_input_tokens=summary.input_tokens,
         summary_output_tokens=summary.output_tokens, configuration_hash=configuration_hash,
         template_snapshot_id=template_snapshot_id)
-
-
-def summary_from_stored(label: str, stored: Any) -> RunSummary:
-    """A :class:`RunSummary` of a replay reopened from the store (``StoredReplay``)."""
-    saved: dict[int, dict[str, int]] = {}
-    rows = stored.db.query(
-        "SELECT step_index, name, before_input_tokens, after_input_tokens FROM stages "
-        "WHERE replay_id = ? AND name IN ('trim_old_bodies', 'fold_repeats')", [stored.id])
-    for r in rows:
-        saved.setdefault(r["step_index"], {})[_SAVING_STAGES[r["name"]]] = max(
-            r["before_input_tokens"] - r["after_input_tokens"], 0)
-    steps = tuple(StepPoint(step=s.step_index, phase=s.phase,
-                            final_input_tokens=s.final_input_tokens,
-                            compaction_applied=s.compaction_applied, **_trigger(s),
-                            **saved.get(s.step_index, {})) for s in truth_steps(stored))
-    extras = stored.info.extras
-    t = extras.get("thresholds") or {}
-    first = stored.steps[0] if stored.steps else None
-    summary = (extras.get("run_usage") or {}).get("compaction") or {}
-    return RunSummary(
-        label=label, input_budget=int(t.get("input_budget") or (first.input_budget if first else 0)),
-        pressure_line=int(t.get("pressure_line") or (first.pressure_line if first else 0)),
-        reminder_line=t.get("reminder_line", first.reminder_line if first else None),
-        budget_source=t.get("budget_source"), budget_detail=t.get("budget_detail") or "",
-        steps=steps, compactions=_compaction_points(extras.get("compactions") or ()),
-        summary_calls=_usage_int(summary, "calls"),
-        summary_input_tokens=_usage_int(summary, "input_tokens"),
-        summary_output_tokens=_usage_int(summary, "output_tokens"),
-        configuration_hash=stored.info.configuration_hash,
-        template_snapshot_id=stored.info.template_snapshot_id)
 
 
 TOTALS_COLUMNS = ["configuration", "steps", "failed_steps", "tokens_sent", "compactions",

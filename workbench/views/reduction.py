@@ -13,7 +13,6 @@ Everything comes from the selected replay's own records, nothing is reduced agai
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -22,8 +21,8 @@ from iris.preparation.records import ContextPreparation, Decision, PreparedReque
 from iris.reduction import ToolKindMap
 from iris.reduction.toolkinds import FORMATS
 from iris.session import Session
-from pydantic import TypeAdapter
 
+from ..replay_reader import ReplayReader
 from .step_through import describe
 
 __all__ = ["COLUMNS", "REDUCTION_STAGES", "TOOL_DECISION_KINDS", "decisions_in_effect",
@@ -35,7 +34,6 @@ REDUCTION_STAGES = ("fold_repeats", "drop_optional", "trim_old_bodies")
 TOOL_DECISION_KINDS = ("kept-recent", "trimmed", "reduced", "folded-repeat")
 """Decision kinds that settle what a tool result looks like in the request."""
 SHRINKING_MARKS = frozenset({"reduced", "trimmed", "folded"})
-_DECISION = TypeAdapter(Decision)
 
 COLUMNS = ["step", "stage", "kind", "ref", "tool", "rule", "action", "age", "tokens before",
            "tokens after", "saved tokens", "what", "reason", "message", "artifact"]
@@ -112,7 +110,7 @@ def decisions_in_effect(prep: ContextPreparation, request: PreparedRequest | Non
     return _frame(_row(step, stage, d) for step, stage, d in rows)
 
 
-def earlier_records(stored: Any, prep: ContextPreparation,
+def earlier_records(stored: ReplayReader, prep: ContextPreparation,
                     request: PreparedRequest | None) -> tuple[tuple[int, str, Decision], ...]:
     """``(step, stage, decision)`` of a saved replay's tool-result decisions made before this
     step about the messages its request shows shortened (one indexed query; the input
@@ -120,13 +118,8 @@ def earlier_records(stored: Any, prep: ContextPreparation,
     marked = sorted(_marked(request))
     if not marked:
         return ()
-    kinds = ",".join("?" for _ in TOOL_DECISION_KINDS)
-    rows = stored.db.query(
-        f"SELECT step_index, stage, json FROM decisions WHERE replay_id = ? AND kind IN ({kinds}) "
-        "AND step_index < ? AND message_index IN (SELECT value FROM json_each(?)) "
-        "ORDER BY step_index, stage, position",
-        [stored.id, *TOOL_DECISION_KINDS, prep.step_index, json.dumps(marked)])
-    return tuple((r["step_index"], r["stage"], _DECISION.validate_json(r["json"])) for r in rows)
+    return stored.decisions_of_kind(*TOOL_DECISION_KINDS, before_step=prep.step_index,
+                                    message_indexes=marked)
 
 
 def reduction_totals(table: pd.DataFrame) -> pd.DataFrame:

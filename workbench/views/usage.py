@@ -9,11 +9,12 @@ not costs that add up (R-TOK-2).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import pandas as pd
 import plotly.graph_objects as go
+from iris.compaction.usage import RunUsage
 
 from .colors import SERIES_COLOURS
 from .recorded import (
@@ -86,7 +87,7 @@ def usage_table(steps: Sequence[StepLike]) -> pd.DataFrame:
                          "compaction_applied": bool})
 
 
-def summary_usage_table(run_usage: Mapping[str, Any] | None) -> pd.DataFrame:
+def summary_usage_table(run_usage: RunUsage | None) -> pd.DataFrame:
     """Main-model and summary (compaction) usage as two separate rows (R-TOK-6); a counting
     summary client adds its HTTP attempts, failed calls, calls refused by its open circuit breaker
     and cache hits (0 for the main model and for offline summarisers)."""
@@ -94,9 +95,9 @@ def summary_usage_table(run_usage: Mapping[str, Any] | None) -> pd.DataFrame:
                "failures", "refused", "cache_hits"]
     rows = []
     for kind in ("main", "compaction"):
-        totals = (run_usage or {}).get(kind) or {}
+        totals = getattr(run_usage or RunUsage(), kind)
         rows.append({"kind": "summary (compaction)" if kind == "compaction" else "main model",
-                     **{c: int(totals.get(c, 0)) for c in columns[1:]}})
+                     **{c: int(getattr(totals, c)) for c in columns[1:]}})
     return pd.DataFrame(rows, columns=columns)
 
 

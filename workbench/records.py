@@ -1,0 +1,172 @@
+"""What a saved replay is, as frozen models that the storage package writes and reads and the
+views read: the bundle a replay is saved from, the row of the replay list, the scalar columns of
+one step, and :class:`ReplayFacts`, the versioned replay-wide figures (thresholds, run usage,
+compactions, the agent's recorded compactions, calibration, configuration warnings).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from iris.compaction.calibration import Calibration
+from iris.compaction.thresholds import Thresholds
+from iris.compaction.usage import RunUsage
+from iris.preparation.baseline import RecordedCompactionMark
+from iris.preparation.records import ContextPreparation, PreparedRequest
+from iris.session import Usage
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+__all__ = [
+    "FACTS_VERSION",
+    "ArchiveRecord",
+    "CompactionFacts",
+    "EvidenceBundle",
+    "ReplayFacts",
+    "ReplayInfo",
+    "StepRow",
+]
+
+#: Version of :class:`ReplayFacts` written by this code (rows without one are version 1).
+FACTS_VERSION = 1
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ArchiveRecord(_Frozen):
+    """One applied compaction's lossless archive and the checkpoint that replaced it."""
+
+    n: int
+    """The N of ``history-N.md`` (1 for the first compaction of the replay)."""
+    step_index: int | None = None
+    """The step whose preparation applied it."""
+    path: str
+    text: str
+    checkpoint_text: str = ""
+
+
+class CompactionFacts(_Frozen):
+    """One compaction the replay applied: where it cut, what it archived, the summary call's usage
+    and the whole-request figures before and after the commit."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    n: int
+    step_index: int
+    cut_index: int | None = None
+    first_kept_message: int | None = None
+    archived_messages: tuple[int, ...] = ()
+    archive: str = ""
+    summary_usage: Usage | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    trigger_value: int | None = None
+    trigger_basis: str | None = None
+
+    @property
+    def step(self) -> int:
+        return self.step_index
+
+
+class ReplayFacts(_Frozen):
+    """The replay-wide figures a stored replay keeps next to its steps (the ``extras_json``
+    column). Parts a store written by older code lacks read as their defaults."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    version: Literal[1] = FACTS_VERSION
+    thresholds: Thresholds | None = None
+    run_usage: RunUsage = RunUsage()
+    compactions: tuple[CompactionFacts, ...] = ()
+    recorded_compactions: tuple[RecordedCompactionMark, ...] = ()
+    calibration: Calibration = Calibration()
+    warnings: tuple[str, ...] = ()
+    cancelled: bool = False
+    observation_failures: tuple[str, ...] = ()
+    baseline: Literal["engine", "recorded"] = "engine"
+
+    @classmethod
+    def from_json(cls, text: str) -> ReplayFacts:
+        """Parse a stored row; a part that no longer validates (a field renamed since it was
+        written) reads as its default instead of failing the whole replay."""
+        try:
+            return cls.model_validate_json(text)
+        except ValidationError:
+            data = json.loads(text) if text else {}
+            kept: dict[str, Any] = {}
+            for name in cls.model_fields:
+                if name in data:
+                    try:
+                        cls.model_validate({name: data[name]})
+                    except ValidationError:
+                        continue
+                    kept[name] = data[name]
+            return cls.model_validate(kept)
+
+
+class EvidenceBundle(_Frozen):
+    """Everything one replay produced, in the shape the store saves."""
+
+    preparations: tuple[ContextPreparation, ...]
+    requests: Mapping[str, PreparedRequest] = {}
+    """Final requests by ``final_request_ref``."""
+    archives: tuple[ArchiveRecord, ...] = ()
+    configuration_snapshot_id: str = ""
+    configuration_hash: str | None = None
+    configuration_json: Mapping[str, Any] | None = None
+    configuration_yaml: str = ""
+    template_snapshot_id: str | None = None
+    template_sources: Mapping[str, str] | None = None
+    summariser: str = "extractive"
+    facts: ReplayFacts = ReplayFacts()
+    """Replay-wide figures (thresholds, run usage, compactions, calibration…)."""
+
+
+class ReplayInfo(_Frozen):
+    """One row of the replay list."""
+
+    id: str
+    name: str
+    session_id: str
+    configuration_hash: str | None
+    template_snapshot_id: str | None
+    configuration_snapshot_id: str
+    summariser: str
+    created_at: str
+    step_count: int
+    ready_count: int
+    failed_count: int
+    cancelled_count: int
+    compactions_applied: int
+    final_tokens: int
+    record_schema_version: int
+    facts: ReplayFacts = ReplayFacts()
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> ReplayInfo:
+        fields = {k: v for k, v in row.items() if k != "extras_json"}
+        return cls(**fields, facts=ReplayFacts.from_json(row.get("extras_json") or "{}"))
+
+
+class StepRow(_Frozen):
+    """The scalar columns of one preparation (no JSON parsing needed)."""
+
+    step_index: int
+    preparation_id: str
+    phase: str
+    response_message_index: int
+    final_input_tokens: int
+    provider_prompt_tokens: int | None
+    provider_usage_kind: str
+    input_budget: int
+    pressure_line: int
+    reminder_line: int | None
+    compaction_applied: bool
+    message_count: int
+    error_stage: str | None
+    error_kind: str | None
+    error_message: str | None
+    final_request_ref: str | None

@@ -1,0 +1,101 @@
+"""Importing transcripts into the store for the Sessions page, the CLI and notebooks: every file
+(or every session file below a folder) is imported and reported, with its outcome or its error in
+the user's words; nothing raises. Also safe names for uploaded files and the bundled samples.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from iris.errors import SessionFormatError, WorkbenchError
+from pydantic import BaseModel, ConfigDict
+
+from .. import sample_sessions as workbench_samples
+from ..store import ImportOutcome, Store
+
+__all__ = [
+    "SAMPLES_DIR",
+    "ErrorReport",
+    "ImportReport",
+    "bundled_samples",
+    "describe_error",
+    "import_paths",
+    "safe_upload_name",
+]
+
+#: The bundled samples, installed as the package ``workbench.sample_sessions`` (``sample_sessions/``
+#: in a checkout), so notebooks and the app find them outside a checkout too.
+SAMPLES_DIR = Path(workbench_samples.__file__).resolve().parent
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ErrorReport(_Frozen):
+    """An import error in the words the page shows; the traceback is for developers only."""
+
+    message: str
+    path: str | None = None
+    line: int | None = None
+    field: str | None = None
+    expected: bool = True
+    """False for errors the project did not raise on purpose (a bug)."""
+    traceback: str = ""
+
+
+class ImportReport(_Frozen):
+    """What happened to one file."""
+
+    path: str
+    outcome: ImportOutcome | None = None
+    error: ErrorReport | None = None
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_upload_name(name: str) -> str:
+    """A browser-supplied file name reduced to one harmless path component."""
+    base = re.split(r"[\\/]", name or "")[-1]
+    base = _UNSAFE.sub("_", base).lstrip(".")[:120]
+    return base if base.strip("_") else "upload.jsonl"
+
+
+def describe_error(exc: BaseException) -> ErrorReport:
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    if isinstance(exc, SessionFormatError):
+        return ErrorReport(message=str(exc), path=exc.path, line=exc.line, field=exc.field, traceback=tb)
+    if isinstance(exc, WorkbenchError):
+        return ErrorReport(message=str(exc), traceback=tb)
+    return ErrorReport(message=f"unexpected {type(exc).__name__}: {exc}", expected=False, traceback=tb)
+
+
+def import_paths(store: Store, paths: Iterable[str | Path], *, lenient: bool = False,
+                 format: str | None = None,
+                 progress: Callable[[int, int, float, str], None] | None = None) -> list[ImportReport]:
+    """Import each file (a directory: every session file below it); never raises.
+    ``progress(file_index, n_files, fraction, label)``."""
+    from ..importers.files import session_files
+
+    paths = [str(f) for p in paths for f in (session_files(Path(p)) if Path(p).is_dir() else [p])]
+    reports = []
+    for i, path in enumerate(paths):
+        def step(fraction: float, label: str, i: int = i) -> None:
+            if progress is not None:
+                progress(i, len(paths), fraction, label)
+        try:
+            outcome = store.import_file(path, format=format, lenient=lenient, progress=step)
+        except Exception as exc:  # noqa: BLE001 - the UI boundary shows every error, never crashes
+            reports.append(ImportReport(path=path, error=describe_error(exc)))
+        else:
+            reports.append(ImportReport(path=path, outcome=outcome))
+    return reports
+
+
+def bundled_samples(directory: Path = SAMPLES_DIR) -> list[Path]:
+    """The sample sessions shipped with the repository (empty when absent)."""
+    return sorted(directory.glob("*.jsonl")) if directory.is_dir() else []

@@ -1,0 +1,66 @@
+"""SQL plumbing shared by the store's modules: turning SQLite errors into StorageErrors, the
+immediate write transaction, and the canonical JSON text rows keep."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from iris.errors import StorageError
+from sqlite_utils import Database
+
+__all__ = ["canonical", "guard", "query", "write_transaction"]
+
+
+def canonical(value: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 as is: the JSON text the store keeps."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+@contextmanager
+def guard(action: str, where: object = "") -> Iterator[None]:
+    """Turn SQLite errors (and values SQLite cannot hold) into a StorageError naming the action
+    (and the store file, when ``where`` names it)."""
+    prefix = f"{where}: " if where else ""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise StorageError(f"{prefix}{action} failed ({exc})") from None
+    except UnicodeEncodeError as exc:  # str → UTF-8 for SQLite: a lone UTF-16 surrogate
+        raise StorageError(
+            f"{prefix}{action} failed: text holds a lone UTF-16 surrogate "
+            f"({exc.object[exc.start:exc.end]!r}); importing a file replaces them with U+FFFD "
+            "(docs/robustness.md)") from None
+    except OverflowError as exc:
+        raise StorageError(f"{prefix}{action} failed: a value SQLite cannot store ({exc}); "
+                           "imports refuse such values (docs/robustness.md)") from None
+
+
+def query(db: Database, action: str, sql: str, args: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """Every row of ``sql`` as dicts, SQLite errors as a StorageError naming ``action``."""
+    with guard(action):
+        return list(db.query(sql, list(args)))
+
+
+@contextmanager
+def write_transaction(db: Database) -> Iterator[None]:
+    """One write transaction that takes the write lock at BEGIN (waiting up to the busy timeout):
+    a deferred one that reads first cannot be upgraded once another process has committed (WAL),
+    which made one of two concurrent imports (or replay saves) fail with "database is locked".
+    Inside a transaction the caller already holds, it is a savepoint of that transaction."""
+    if db.conn.in_transaction:
+        with db.atomic():
+            yield
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        with db.atomic():  # a savepoint inside the immediate transaction
+            yield
+    except BaseException:
+        if db.conn.in_transaction:
+            db.conn.rollback()
+        raise
+    db.conn.commit()
