@@ -153,6 +153,7 @@ if (last := wb_state.session_result("cfg_last")) is not None:  # this session's 
 
 # ------------------------------------------------------------------------------ compare
 st.subheader("Compare two configurations on this session")
+saved = {f"replay:{r.id}": f"saved replay · {r.name}" for r in store.replays.list(session_id)}
 choices = {"editor": "this editor's configuration",
            **{f"preset:{n}": f"preset · {n}" for n in PRESET_NAMES}, **saved}
 a_col, b_col = st.columns(2)
@@ -169,6 +170,7 @@ def choice_summary(choice: str, report, suffix: str = ""):
     if choice.startswith("replay:"):
         saved = open_saved(store, choice.removeprefix("replay:"))
         return run_summary(label, saved, configuration_hash=saved.info.configuration_hash,
+                           template_snapshot_id=saved.info.template_snapshot_id)
     config = check.config if choice == "editor" else check_config(
         preset_text(choice.removeprefix("preset:"))).config
     if config is None:

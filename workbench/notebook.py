@@ -28,6 +28,7 @@ from iris.session import Session
 
 from .notebook_frames import NotebookFigure, notebook_figure, typed
 from .notebook_tables import request_frame
+from .replay_reader import replay_facts
 from .replay_service import replay_session
 from .rich_html import comparison_html, replay_html, step_html
 from .services.imports import SAMPLES_DIR
@@ -37,8 +38,8 @@ from .views.compaction import attempts_table, compactions_table, replay_bands, t
 from .views.compare import (
     RunSummary,
     compare_figure,
+    run_summary,
     steps_table,
-    summary_from_replay,
     totals_table,
 )
 from .views.compare import compactions_table as compared_compactions
@@ -154,7 +155,7 @@ class NotebookReplay:
 
     def summary_usage(self) -> pd.DataFrame:
         """Main model and summary (compaction) calls apart: kind, calls, prompt/input/output tokens."""
-        return summary_usage_table(self.result.run_usage.model_dump(mode="json"))
+        return summary_usage_table(self.result.run_usage)
 
     def _compaction_decisions(self) -> tuple:
         return tuple((p.step_index, s.name, d) for p in self.preparations for s in p.stages
@@ -187,10 +188,7 @@ class NotebookReplay:
 
     def bands(self) -> tuple:
         """One :class:`~workbench.views.compaction.CompactionBand` per applied compaction."""
-        facts = [{"n": n, "step_index": c.step_index, "archived_messages": c.archived_messages,
-                  "first_kept_message": c.first_kept_message}
-                 for n, c in enumerate(self.result.checkpoints, start=1)]
-        return replay_bands(facts, request_at=self._request_at,
+        return replay_bands(replay_facts(self.result).compactions, request_at=self._request_at,
                             session_messages=self.session.messages,
                             checkpoints={n: c.checkpoint_text
                                          for n, c in enumerate(self.result.checkpoints, start=1)})
@@ -208,8 +206,8 @@ class NotebookReplay:
 
     def summary(self) -> RunSummary:
         """What a comparison needs of this replay (:class:`workbench.views.compare.RunSummary`)."""
-        return summary_from_replay(self.label, self.result,
-                                   configuration_hash=config_hash(self.config))
+        return run_summary(self.label, self.result,
+                           configuration_hash=config_hash(self.config))
 
     def export_otlp(self, path: str | Path) -> Path:
         """Write the preparations as OpenTelemetry GenAI spans (OTLP JSON) for a tracing tool;

@@ -11,9 +11,7 @@ replay id and save time, so switching pages never parses the store again.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +29,10 @@ from iris.replay import Replay
 from iris.replay import replay as run_replay
 from iris.session import Message, Session
 
-from ..evidence import (
-    ArchiveRecord,
-    EvidenceBundle,
-    ReplayInfo,
-    StoredReplay,
-    find_replay,
-    list_replays,
-    open_replay,
-    save_replay,
-)
-from ..store import Store
+from ..records import ArchiveRecord, EvidenceBundle, ReplayInfo
+from ..replay_reader import replay_facts
+from ..storage.store import Store
+from ..storage.stored import StoredReplay
 
 __all__ = [
     "BUDGET_REPLAY_NAME",
@@ -135,16 +126,6 @@ def bundle_from_replay(result: Replay, *, config: ContextConfig, prompts: Prompt
         ArchiveRecord(n=n, step_index=c.step_index, path=c.archive_name,
                       text=result.archives.get(c.archive_name, ""), checkpoint_text=c.checkpoint_text)
         for n, c in enumerate(result.checkpoints, start=1))
-    from ..replay_summary import applied_compactions
-
-    figures = {c["step"]: c for c in applied_compactions(result)}
-    compactions = [{"n": n, "step_index": c.step_index, "cut_index": c.cut_index,
-                    "first_kept_message": c.first_kept_message,
-                    "archived_messages": list(c.archived_messages), "archive": c.archive_name,
-                    "summary_usage": c.summary_usage.model_dump(mode="json") if c.summary_usage
-                    else None,
-                    **{k: v for k, v in figures.get(c.step_index, {}).items() if k != "step"}}
-                   for n, c in enumerate(result.checkpoints, start=1)]
     return EvidenceBundle(
         preparations=tuple(preparations), requests=requests, archives=archives,
         configuration_snapshot_id=result.configuration_snapshot_id,
@@ -152,15 +133,7 @@ def bundle_from_replay(result: Replay, *, config: ContextConfig, prompts: Prompt
         configuration_json=config.model_dump(mode="json", exclude={"warnings"}),
         configuration_yaml=config_to_yaml(config), template_snapshot_id=prompts.snapshot_id,
         template_sources=dict(prompts.sources), summariser=summariser,
-        extras={"run_usage": result.run_usage.model_dump(mode="json"),
-                "thresholds": result.thresholds.model_dump(mode="json"),
-                "compactions": compactions, "warnings": list(config.warnings),
-                "cancelled": result.cancelled,
-                "observation_failures": list(result.observation_failures),
-                "baseline": result.baseline,
-                "calibration": result.calibration.model_dump(mode="json"),
-                "recorded_compactions": [m.model_dump(mode="json")
-                                         for m in result.recorded_compactions]})
+        facts=replay_facts(result, warnings=config.warnings))
 
 
 def load_configuration(path: str | Path | None) -> ContextConfig:
@@ -181,7 +154,7 @@ def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY
     result, bundle = replay_session(session, config=config, prompts=prompts,
                                     summarizer=summarizer, progress=progress, baseline=baseline)
     progress(0.95, "saving")
-    info = save_replay(store.db, bundle, session_id=session_id, name=name)
+    info = store.replays.save(bundle, session_id=session_id, name=name)
     progress(1.0, "ready")
     return info, result
 
@@ -203,16 +176,16 @@ def ensure_default_replay(store: Store, session_id: str,
     to them, ``as recorded`` is the as-recorded baseline: what the agent really sent (no engine
     reduction or compaction, the recorded compactions applied where they happened).
     """
-    existing = find_replay(store.db, session_id, DEFAULT_REPLAY_NAME)
+    existing = store.replays.find(session_id, DEFAULT_REPLAY_NAME)
     if existing is not None:
         return existing
     third = lambda lo: (lambda f, label: progress(lo + f / 3, label))
     info, result = replay_and_save(store, session_id, progress=third(0.0))
-    if find_replay(store.db, session_id, RECORDED_REPLAY_NAME) is None:
+    if store.replays.find(session_id, RECORDED_REPLAY_NAME) is None:
         replay_and_save(store, session_id, name=RECORDED_REPLAY_NAME, baseline="recorded",
                         progress=third(1 / 3))
     if result.thresholds.input_budget != BUDGET_96K and \
-            find_replay(store.db, session_id, BUDGET_REPLAY_NAME) is None:
+            store.replays.find(session_id, BUDGET_REPLAY_NAME) is None:
         replay_and_save(store, session_id, name=BUDGET_REPLAY_NAME, config=budget_96k_config(),
                         progress=third(2 / 3))
     progress(1.0, "ready")
@@ -232,32 +205,19 @@ def ensure_default_replays(store: Store, progress: Progress = _no_progress) -> t
 
 def replay_choices(store: Store, session_id: str) -> dict[str, str]:
     """Replay id → label for the sidebar picker (default first, then by save time)."""
-    replays = sorted(list_replays(store.db, session_id),
+    replays = sorted(store.replays.list(session_id),
                      key=lambda r: (r.name != DEFAULT_REPLAY_NAME, r.created_at, r.name))
     return {r.id: f"{r.name} · {r.step_count} steps · {r.summariser}" for r in replays}
 
 
 def open_saved(store: Store, replay_id: str) -> StoredReplay:
-    """A reopened replay, cached until the replay is saved again under the same id."""
-    rows = list(store.db.query("SELECT created_at FROM replays WHERE id = ?", [replay_id]))
-    stamp = rows[0]["created_at"] if rows else ""
-    return _open_cached(store, replay_id, stamp)
-
-
-@lru_cache(maxsize=32)
-def _open_cached(store: Store, replay_id: str, stamp: str) -> StoredReplay:
-    return open_replay(store.db, replay_id)
+    """A reopened replay, from the store's cache until the replay is saved again."""
+    return store.replays.open(replay_id)
 
 
 def session_messages(store: Store, session_id: str) -> tuple[Message, ...]:
     """The recorded messages of a stored session (the originals a marked request points at)."""
-    rows = list(store.db.query("SELECT content_hash FROM sessions WHERE id = ?", [session_id]))
-    return _messages_cached(store, session_id, rows[0]["content_hash"] if rows else "")
-
-
-@lru_cache(maxsize=8)
-def _messages_cached(store: Store, session_id: str, content_hash: str) -> tuple[Message, ...]:
-    return store.get_session(session_id).messages
+    return store.messages(session_id)
 
 
 def save_replay_result(store: Store, bundle: EvidenceBundle, *, session_id: str, name: str,
@@ -269,7 +229,7 @@ def save_replay_result(store: Store, bundle: EvidenceBundle, *, session_id: str,
     must be the stored session's own; otherwise a :class:`StorageError` says so and nothing is saved.
     """
     check_replay_owner(store, bundle, session_id=session_id, computed_for=computed_for)
-    return save_replay(store.db, bundle, session_id=session_id, name=name)
+    return store.replays.save(bundle, session_id=session_id, name=name)
 
 
 def check_replay_owner(store: Store, bundle: EvidenceBundle, *, session_id: str,
@@ -278,10 +238,7 @@ def check_replay_owner(store: Store, bundle: EvidenceBundle, *, session_id: str,
     if computed_for is not None and computed_for != session_id:
         raise StorageError(f"this replay was computed for session {computed_for!r}; refusing to "
                            f"save it under session {session_id!r} (re-run it on that session)")
-    rows = list(store.db.query("SELECT header_json FROM sessions WHERE id = ?", [session_id]))
-    if not rows:
-        raise StorageError(f"{store.path}: no stored session {session_id!r}")
-    own = json.loads(rows[0]["header_json"]).get("session_id") or ""
+    own = store.header(session_id).session_id or ""
     recorded = sorted({p.session_id for p in bundle.preparations} - {own})
     if own and recorded:
         raise StorageError(f"this replay's records belong to session {recorded[0]!r}; refusing to "

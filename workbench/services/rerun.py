@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 import os
 from collections.abc import Callable, Mapping
-from functools import lru_cache
 from typing import Any
 
 from iris.compaction import ExtractiveSummarizer, OpenAICompatibleSummarizer, RecordedSummarizer
@@ -35,8 +33,8 @@ from iris.replay import replay as run_replay
 from iris.session import Session, Usage
 from pydantic import BaseModel, ConfigDict
 
-from ..evidence import StoredReplay
-from ..views.compare import RunSummary, summary_from_replay
+from ..storage.stored import StoredReplay
+from ..views.compare import RunSummary, run_summary
 from ..views.templates import ENGINE_RENDERED_IDS
 from .replay import bundle_from_replay, summariser_name
 
@@ -196,12 +194,8 @@ def make_summarizer(kind: str, session: Session) -> Any:
 
 def stored_snapshot(stored: StoredReplay) -> PromptSnapshot:
     """The template snapshot a saved replay used (the packaged defaults if it was not kept)."""
-    snapshot_id = stored.info.template_snapshot_id
-    rows = list(stored.db.query("SELECT sources_json FROM template_snapshots WHERE id = ?",
-                                [snapshot_id])) if snapshot_id else []
-    if not rows:
-        return PromptSnapshot.defaults()
-    return PromptSnapshot(json.loads(rows[0]["sources_json"]))
+    sources = stored.template_sources()
+    return PromptSnapshot(sources) if sources is not None else PromptSnapshot.defaults()
 
 
 def replay_inputs(store: Any, stored: StoredReplay) -> ReplayInputs:
@@ -366,46 +360,35 @@ def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summarizer: An
     h = config_hash(inputs.config)
     (base, *_), (new, *_) = runs
     return ReplayComparison(
-        original=summary_from_replay("original templates", base, configuration_hash=h,
-                                     template_snapshot_id=inputs.snapshot.snapshot_id),
-        edited=summary_from_replay("edited templates", new, configuration_hash=h,
-                                   template_snapshot_id=edited.snapshot_id),
+        original=run_summary("original templates", base, configuration_hash=h,
+                             template_snapshot_id=inputs.snapshot.snapshot_id),
+        edited=run_summary("edited templates", new, configuration_hash=h,
+                           template_snapshot_id=edited.snapshot_id),
         steps=pairs, edited_replay=new,
         edited_bundle=bundle_from_replay(new, config=inputs.config, prompts=edited,
                                          summariser=summariser_name(summarizer)),
         session_id=inputs.session_id)
 
 
-@lru_cache(maxsize=16)
-def _cached_inputs(store: Any, replay_id: str, stamp: str) -> ReplayInputs:
-    from .replay import open_saved
+def saved_inputs(store: Any, replay_id: str) -> ReplayInputs:
+    """:func:`replay_inputs` of a saved replay, cached until it is saved again."""
+    return store.replays.cached(replay_id, "inputs",
+                                lambda: replay_inputs(store, store.replays.open(replay_id)))
 
-    return replay_inputs(store, open_saved(store, replay_id))
+
+def original_step(store: Any, replay_id: str, step: int) -> StepOutcome:
+    """The step as the saved replay made it, with the variables the engine rendered (cached)."""
+    return store.replays.cached(replay_id, ("original step", step),
+                                lambda: _original_step(store, replay_id, step))
 
 
-@lru_cache(maxsize=32)
-def _cached_original(store: Any, replay_id: str, stamp: str, step: int) -> StepOutcome:
-    inputs = _cached_inputs(store, replay_id, stamp)
+def _original_step(store: Any, replay_id: str, step: int) -> StepOutcome:
+    inputs = saved_inputs(store, replay_id)
     try:
         summarizer = make_summarizer(inputs.summariser, inputs.session)
     except SummarizerError:  # e.g. a remote replay opened without the endpoint configured
         summarizer = make_summarizer("extractive", inputs.session)
     return run_step(inputs, step, summarizer=summarizer)
-
-
-def _stamp(store: Any, replay_id: str) -> str:
-    rows = list(store.db.query("SELECT created_at FROM replays WHERE id = ?", [replay_id]))
-    return rows[0]["created_at"] if rows else ""
-
-
-def saved_inputs(store: Any, replay_id: str) -> ReplayInputs:
-    """:func:`replay_inputs` of a saved replay, cached until it is saved again."""
-    return _cached_inputs(store, replay_id, _stamp(store, replay_id))
-
-
-def original_step(store: Any, replay_id: str, step: int) -> StepOutcome:
-    """The step as the saved replay made it, with the variables the engine rendered (cached)."""
-    return _cached_original(store, replay_id, _stamp(store, replay_id), step)
 
 
 def summariser_options(session: Session) -> tuple[str, ...]:
