@@ -5,11 +5,11 @@ Thin page: reads the widgets, calls ``workbench.views.context``, renders message
 
 from __future__ import annotations
 
-import traceback
 from pathlib import Path
 
 import streamlit as st
 
+from workbench.page_guards import error_boundary
 from workbench.views.context import (
     ContextView,
     bundled_examples,
@@ -45,13 +45,9 @@ def _load() -> ContextView | None:
     return context_view_from_path(path, system_addendum=addendum) if path else None
 
 
-try:
+with error_boundary("build the context",
+                    message="Unexpected error while building the context: {exc}"):
     view = _load()
-except Exception as exc:  # noqa: BLE001 -- the UI boundary: never show a bare traceback
-    st.error(f"Unexpected error while building the context: {exc}")
-    with st.expander("Traceback (for developers)"):
-        st.code(traceback.format_exc(), language=None)
-    st.stop()
 
 if view is None:
     st.info("Pick a bundled example, upload a context.yaml, or type the path of one.")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.corpus_runner import read_table
-from workbench.page_guards import show_error
+from workbench.page_guards import error_boundary
 from workbench.views.corpus import corpus_figure, corpus_totals, largest_differences
 
 st.title("Corpus")
@@ -21,11 +21,8 @@ if not folder:
             "~/transcripts --out eval/` in a terminal, then enter `eval/` above.", icon="👋")
     st.stop()
 
-try:
+with error_boundary(f"read the batch in {folder!r}"):
     sessions = read_table(folder, "sessions")
-except Exception as exc:  # noqa: BLE001 - the UI boundary
-    show_error(f"read the batch in {folder!r}", exc)
-    st.stop()
 if sessions.empty:
     st.warning(f"{folder!r} holds no batch tables (expected {folder}/sessions/…/part-0.parquet).")
     st.stop()

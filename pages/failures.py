@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.page_guards import require_replay, show_error
+from workbench.page_guards import error_boundary, require_replay
 from workbench.replay_service import open_saved
 from workbench.views.failures import failures_table
 
@@ -15,12 +15,9 @@ st.caption("Which preparations did not become ready, where did they stop, and wh
 
 store, session_id, replay_id = require_replay()
 
-try:
+with error_boundary("read the failures of this replay"):
     replay = open_saved(store, replay_id)
     table = failures_table(replay.steps, session_id=session_id, replay_id=replay_id)
-except Exception as exc:  # noqa: BLE001 - the UI boundary
-    show_error("read the failures of this replay", exc)
-    st.stop()
 
 info = replay.info
 st.caption(f"{info.step_count} steps · {info.ready_count} ready · {info.failed_count} failed · "

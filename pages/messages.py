@@ -53,9 +53,9 @@ n_pages = max(1, math.ceil(len(session.messages) / PAGE_SIZE))
 # page holding message N once; after that the page box is the user's again.
 linked_param = st.query_params.get("message")
 linked = int(linked_param) if linked_param and linked_param.isdigit() else None
-if linked is not None and st.session_state.get("_wb_msg_linked") != (session_id, linked):
-    st.session_state["_wb_msg_linked"] = (session_id, linked)
-    st.session_state["wb_msg_page"] = min(linked // PAGE_SIZE + 1, n_pages)
+if linked is not None and state.get("_wb_msg_linked") != (session_id, linked):
+    state.put("_wb_msg_linked", (session_id, linked))
+    state.put("wb_msg_page", min(linked // PAGE_SIZE + 1, n_pages))
 if linked is not None and linked < len(session.messages):
     st.caption(f"Opened from a link to message #{linked} (outlined below).")
     st.html("<style>.st-key-wb_linked_message {outline: 3px solid #2563EB; outline-offset: 2px;}"

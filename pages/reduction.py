@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.page_guards import require_replay, show_error
+from workbench.page_guards import error_boundary, require_replay
 from workbench.replay_service import open_saved
 from workbench.state import current_step
 from workbench.views.reduction import (
@@ -27,7 +27,7 @@ st.write("What did the replay decide about each tool output at this step, and wh
          "rule and numbers of each, then the earlier decisions that still shape this request.")
 
 store, session_id, replay_id = require_replay()
-try:
+with error_boundary("read this step's decisions"):
     replay = open_saved(store, replay_id)
     step = min(current_step() or 0, len(replay) - 1)
     prep = replay.preparation(step)
@@ -35,9 +35,6 @@ try:
     table = step_decisions(prep)
     earlier = decisions_in_effect(prep, request, earlier_records(replay, prep, request))
     session = store.get_session(session_id)
-except Exception as exc:  # noqa: BLE001 -- the UI boundary: never show a bare traceback
-    show_error("read this step's decisions", exc)
-    st.stop()
 
 NUMBER = st.column_config.NumberColumn
 COLUMN_CONFIG = {c: NUMBER(c, format="localized") for c in

@@ -1,16 +1,19 @@
-"""The shared empty states and error boundary of the replay pages (UX.md: "an empty state on every
+"""The shared empty states and the one error boundary of the pages (UX.md: "an empty state on every
 page tells a new user the one thing to do next"; errors without a traceback, the traceback in an
 expander for developers). Streamlit-only; pages call these instead of repeating them."""
 
 from __future__ import annotations
 
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
 
 from workbench import state
 
-__all__ = ["require_replay", "show_error"]
+__all__ = ["error_boundary", "require_replay", "show_error"]
 
 
 def require_replay() -> tuple[object, str, str]:
@@ -28,8 +31,26 @@ def require_replay() -> tuple[object, str, str]:
     return store, session_id, replay_id
 
 
-def show_error(what: str, exc: BaseException) -> None:
-    """One error line in the user's words, the traceback on demand; call inside ``except``."""
-    st.error(f"Could not {what}: {exc}")
+def show_error(what: str, exc: BaseException, *, message: str | None = None) -> None:
+    """One error line in the user's words, the traceback on demand; call inside ``except``.
+
+    ``message`` replaces the default "Could not <what>: <error>" line."""
+    st.error(message if message is not None else f"Could not {what}: {exc}")
     with st.expander("Traceback (for developers)"):
         st.code(traceback.format_exc(), language=None)
+
+
+@contextmanager
+def error_boundary(what: str, *, stop: bool = True, message: str | None = None) -> Iterator[None]:
+    """The UI boundary: any error raised inside is shown as one line ("Could not <what>: …", or
+    ``message`` formatted with ``{exc}``) with the traceback in an expander, never a bare
+    traceback. ``stop`` ends the page run there; otherwise the page goes on after the block.
+    Streamlit's own stop and rerun signals pass through."""
+    try:
+        yield
+    except ScriptControlException:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the UI boundary shows every error, never crashes
+        show_error(what, exc, message=None if message is None else message.format(exc=exc))
+        if stop:
+            st.stop()

@@ -23,10 +23,13 @@ __all__ = [
     "current_session_id",
     "current_step",
     "follow_timeline_click",
+    "forget",
+    "get",
     "get_store",
     "import_reports",
     "keep_result",
     "pending_delete",
+    "put",
     "render_sidebar",
     "request_session",
     "request_step",
@@ -83,6 +86,22 @@ def _mirror_query() -> None:
                 del st.query_params[param]
         elif st.query_params.get(param) != str(value):
             st.query_params[param] = str(value)
+
+
+def get(key: str, default: Any = None) -> Any:
+    """A page's own value in the browser session (widget keys included), or ``default``."""
+    return st.session_state.get(key, default)
+
+
+def put(key: str, value: Any) -> None:
+    """Keep a page's own value in the browser session (survives reruns and page switches)."""
+    st.session_state[key] = value
+
+
+def forget(*keys: str) -> None:
+    """Drop a page's values (e.g. a widget's, so it takes its default again on the next run)."""
+    for key in keys:
+        st.session_state.pop(key, None)
 
 
 def current_session_id() -> str | None:

@@ -1,0 +1,64 @@
+"""The pages' one error boundary and the one place that touches the browser session (UX.md: errors
+in the user's words, the traceback only on demand)."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+
+def _boundary_page() -> None:
+    import streamlit as st
+
+    from workbench.page_guards import error_boundary
+
+    with error_boundary("read the thing", stop=False):
+        raise ValueError("the file is damaged at line 3")
+    st.write("after the first block")
+    with error_boundary("stop here", message="Custom: {exc}"):
+        raise KeyError("x")
+    st.write("never shown")
+
+
+def _stop_page() -> None:
+    import streamlit as st
+
+    from workbench.page_guards import error_boundary
+
+    with error_boundary("not an error"):
+        st.write("inside")
+        st.stop()
+    st.write("never shown")
+
+
+def _state_page() -> None:
+    import streamlit as st
+
+    from workbench import state
+
+    state.put("n", state.get("n", 0) + 1)
+    if state.get("n") == 2:
+        state.forget("n", "absent")
+    st.write(f"n={state.get('n', 'gone')}")
+
+
+def test_error_boundary_shows_one_line_and_the_traceback_on_demand():
+    at = AppTest.from_function(_boundary_page).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["Could not read the thing: the file is damaged at line 3",
+                                           "Custom: 'x'"]
+    assert [m.value for m in at.markdown] == ["after the first block"]  # stop=True ends the run
+    assert [x.label for x in at.expander] == ["Traceback (for developers)"] * 2
+    assert "ValueError" in at.expander[0].code[0].value
+
+
+def test_error_boundary_lets_streamlit_stop_through():
+    at = AppTest.from_function(_stop_page).run()
+    assert not at.exception and not at.error
+    assert [m.value for m in at.markdown] == ["inside"]
+
+
+def test_state_get_put_forget_keep_values_across_runs():
+    at = AppTest.from_function(_state_page).run()
+    assert [m.value for m in at.markdown] == ["n=1"]
+    at.run()
+    assert [m.value for m in at.markdown] == ["n=gone"]
