@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import iris.replay as replay_module
-from iris.preparation import adapters
-from iris.preparation.state import TokenCache
+from iris.preparation.state import PipelineSettings, TokenCache
 from iris.session import Message
 from iris.tokens import TokenEstimator
 
@@ -45,13 +45,8 @@ class NaiveTokenCache(TokenCache):
 @contextmanager
 def naive_mode() -> Iterator[None]:
     """Within the block, ``iris.replay.replay`` runs without caches or incremental state."""
-    real_reduce, real_prepare, real_cache = adapters.reduce_history, replay_module.prepare, replay_module.TokenCache
-
-    def reduce_from_scratch(messages, *, state, **kw):
-        fresh = state.model_copy() if state is not None else None
-        if fresh is not None:
-            fresh._memo = None  # same decisions carried, no cached scan/facts/verdicts/renderings
-        return real_reduce(messages, state=fresh, **kw)
+    real_settings, real_prepare, real_cache = (replay_module.PipelineSettings, replay_module.prepare,
+                                               replay_module.TokenCache)
 
     def prepare_and_recount(state, settings, meta, **kw):
         outcome = real_prepare(state, settings, meta, **kw)
@@ -59,11 +54,12 @@ def naive_mode() -> Iterator[None]:
             settings.cache.estimator.request_tokens(outcome.request.messages)
         return outcome
 
-    adapters.reduce_history = reduce_from_scratch
+    # every step from scratch: same decisions carried, no cached scan/facts/verdicts/renderings
+    replay_module.PipelineSettings = partial(PipelineSettings, incremental=False)
     replay_module.prepare = prepare_and_recount
     replay_module.TokenCache = NaiveTokenCache
     try:
         yield
     finally:
-        adapters.reduce_history, replay_module.prepare = real_reduce, real_prepare
+        replay_module.PipelineSettings, replay_module.prepare = real_settings, real_prepare
         replay_module.TokenCache = real_cache

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from iris.preparation import fold, trim
+from iris.preparation import trim
 from iris.preparation.records import content_hash
 from iris.preparation.state import Marks
 from iris.reduction.engine import classified_count
@@ -41,29 +41,29 @@ def _dump(result) -> str:
     return json.dumps(result.model_dump(mode="json"), sort_keys=True)
 
 
-def test_r_prep_6_replay_without_step_caches_gives_identical_records(session, incremental,
-                                                                     monkeypatch):
-    """Issue 6 item 4 / R-PREP-6: the incremental stages change no record. The same replay with
-    every step decided from scratch (reduction without its tracker and caches, fold index and
-    trim-stage memory dropped) gives byte-identical JSON, compactions included."""
-    real_reduce, real_index = trim.reduce_request, fold._index
-
-    def reduce_from_scratch(messages, *, state, **kw):
-        fresh = state.model_copy() if state is not None else None
-        if fresh is not None:
-            fresh._memo = None
-        return real_reduce(messages, state=fresh, **kw)
-
-    def fresh_index(history, settings):
-        settings.cache.memo.pop("fold-index", None)
-        settings.cache.memo.pop("trim-stage", None)
-        return real_index(history, settings)
-
-    monkeypatch.setattr(trim, "reduce_request", reduce_from_scratch)
-    monkeypatch.setattr(fold, "_index", fresh_index)
-    scratch = replay(session, estimator=TokenEstimator())
+def test_r_prep_6_replay_without_step_caches_gives_identical_records(session, incremental):
+    """R-PREP-6: the incremental stages change no record. The same replay with every step decided
+    from scratch (``incremental=False``: reduction without its tracker and caches, fold index,
+    trim-stage continuation and request views dropped before each step) gives byte-identical
+    JSON, compactions included."""
+    scratch = replay(session, estimator=TokenEstimator(), incremental=False)
     assert incremental.checkpoints  # the walk compacted at least once
     assert _dump(scratch) == _dump(incremental)
+
+
+def test_r_prep_6_forgetting_steps_empties_the_step_memory_and_keeps_message_counts(session):
+    """What ``incremental=False`` drops before each step: the stages' memo (fold index, trim-stage
+    continuation, hashes, marks) and the request views; message token counts stay."""
+    from iris.preparation.state import TokenCache
+
+    cache = TokenCache(TokenEstimator())
+    message = session.messages[1]
+    tokens = cache.message(message)
+    cache.message_hash(message)
+    cache.memo["fold-index"] = object()
+    cache.forget_steps()
+    assert cache.memo == {}
+    assert cache.message(message) == tokens and cache.counted == 1  # still cached
 
 
 def test_issue8_reduction_work_per_step_does_not_grow_with_history(session, monkeypatch):

@@ -122,7 +122,7 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
            tools: Sequence[Mapping[str, Any]] = (), estimator: TokenEstimator | None = None,
            workspace_root: str | Path | None = None,
            baseline: Literal["engine", "recorded"] = "engine",
-           stop_after: int | None = None) -> Replay:
+           stop_after: int | None = None, incremental: bool = True) -> Replay:
     """Prepare every step of ``session``; never raises for a stage failure (see module doc).
 
     ``session_dir`` receives archives and reduction artifacts (use an empty directory: archive
@@ -133,6 +133,8 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
     templates not saved there, and when no workspace is given for a relative root).
     ``baseline="recorded"`` replays what the agent really sent (see :attr:`Replay.baseline`).
     ``stop_after=k`` prepares steps 0..k only (a complete, not cancelled, shorter replay).
+    ``incremental=False`` decides every step from scratch (no step memory carried between steps:
+    :attr:`PipelineSettings.incremental`); the records are the same, it is only slower.
     """
     if baseline not in ("engine", "recorded"):
         raise ValueError(f"baseline must be 'engine' or 'recorded', got {baseline!r}")
@@ -149,6 +151,8 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
         runner = _Runner(session, config, prompts, summarizer, context_source, context_input,
                          work_dir, sink, on_event, progress, cancel, tools,
                          estimator or default_estimator(), baseline)
+        if not incremental:
+            runner.settings = replace(runner.settings, incremental=False)
         with replay_collections() as runner.freezer:
             return runner.run(stop_after)
     finally:

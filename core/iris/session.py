@@ -291,7 +291,7 @@ class Session(_Frozen):
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Session:
         """A copy whose cached ``index`` is dropped, so a copy with new messages is re-indexed."""
         copy = super().model_copy(update=update, deep=deep)
-        copy.__dict__.pop("index", None)
+        vars(copy).pop("index", None)
         return copy
 
     @cached_property

@@ -148,15 +148,16 @@ class Calibration(BaseModel):
         if not self.calibrate or local < MIN_SAMPLE_TOKENS or new_window:
             return self
         if self.ratio_step is None and self.fixed_overhead is None and self.window_sample:
-            return self._two_point(step, local, provider)
+            return self._two_point(step, local, provider, self.window_sample)
         ratio = max(provider - self.window_overhead, 1) / local
         return self.model_copy(update={"ratio": ratio, "ratio_step": step,
                                        "samples": self.samples + 1})
 
-    def _two_point(self, step: int, local: int, provider: int) -> Calibration:
+    def _two_point(self, step: int, local: int, provider: int, sample: tuple[int, int]
+                   ) -> Calibration:
         """The first ratio sample: solve overhead and ratio from the two samples (the overhead
         measured alone assumed ratio 1)."""
-        l0, p0 = self.window_sample
+        l0, p0 = sample
         if local - l0 < MIN_SAMPLE_TOKENS or provider <= p0:
             return self  # too close to the first sample: wait for the history to grow
         ratio = (provider - p0) / (local - l0)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..errors import SummarizerError, TemplateError
 from ..session import Message, Usage
@@ -37,6 +37,7 @@ from .records import (
     NoCutDecision,
     PlanDecision,
     RejectedDecision,
+    Trigger,
 )
 from .request import build_summary_request
 from .summarizers import Summarizer, SummaryResult, SummaryTimeout
@@ -68,7 +69,7 @@ def _refusal(summarizer: Summarizer) -> str | None:
     """Why ``summarizer`` refuses any request right now (a client's open circuit breaker), asked
     before the summary request is built; None for summarisers without ``refusal()``."""
     check = getattr(summarizer, "refusal", None)
-    return check() if callable(check) else None
+    return cast("str | None", check()) if callable(check) else None
 
 
 def _run_summarizer(summarizer: Summarizer, request, timeout: float,
@@ -121,11 +122,11 @@ def _no_cut(plan: CutPlan, request_tokens: int, t: Thresholds, history: tuple[Me
     return CompactionOutcome(status="no_cut", decisions=(d,), history=history, state=state)
 
 
-def _plan_decision(plan: CutPlan, history: tuple[Message, ...], trigger: str, t: Thresholds,
-                   estimator: TokenEstimator) -> PlanDecision:
-    head, tail = history[:plan.cut_index], history[plan.cut_index:]
+def _plan_decision(plan: CutPlan, cut: int, history: tuple[Message, ...], trigger: Trigger,
+                   t: Thresholds, estimator: TokenEstimator) -> PlanDecision:
+    head, tail = history[:cut], history[cut:]
     return PlanDecision(
-        trigger=trigger, cut_index=plan.cut_index, profile=plan.profile, head_messages=len(head),
+        trigger=trigger, cut_index=cut, profile=plan.profile, head_messages=len(head),
         head_tokens=sum(map(estimator.message_tokens, head)), tail_messages=len(tail),
         tail_tokens=sum(map(estimator.message_tokens, tail)), recent_target=t.recent_target,
         tail_budget=plan.tail_budget, reason=plan.reason)
@@ -169,7 +170,8 @@ def compact(history: Sequence[Message], *, current_request: Message | None, conf
     if plan.cut_index is None:
         return _no_cut(plan, request_tokens, t, history, state)
     head, tail = history[:plan.cut_index], history[plan.cut_index:]
-    decisions: list[CompactionDecision] = [_plan_decision(plan, history, trigger, t, estimator)]
+    decisions: list[CompactionDecision] = [_plan_decision(plan, plan.cut_index, history, trigger, t,
+                                                                   estimator)]
     if (refused := _refusal(summarizer)) is not None:  # e.g. an open breaker: no request is built
         return _Attempt(history, state, plan.cut_index).reject(
             decisions, RejectedDecision(reason=f"summarizer error: {refused}"))

@@ -159,6 +159,7 @@ class RecordedSummarizer:
                     f"message {later}, came later and is not used): filled extractively")
             return SummaryResult(text=_join(sections), kind="extractive", note=note)
         at, text = earlier[-1]
+        text = text or ""  # kept only when readable (non-empty)
         note = f"recorded summary of message {at}, the nearest written before message {cut}"
         try:
             validate_summary(text)
@@ -172,4 +173,4 @@ class RecordedSummarizer:
 
 def _readable(text: str | None) -> bool:
     """A recorded summary with readable text (not an encrypted remote summary's placeholder)."""
-    return bool(text and text.strip()) and not text.startswith("[compaction summary: encrypted")
+    return bool(text and text.strip()) and not (text or "").startswith("[compaction summary: encrypted")

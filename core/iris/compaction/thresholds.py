@@ -96,7 +96,7 @@ def _budget(config, model_limits: ModelLimits | None, model_name: str | None = N
     max_out = model.max_output_tokens if model else DEFAULT_MAX_OUTPUT
     if model is not None and (b := budget_from_limits(model.limit, max_out)):
         return b, "model_config", f"configuration model.limit: {_limits_text(model.limit)}"
-    if (b := budget_from_limits(model_limits, max_out)):
+    if model_limits is not None and (b := budget_from_limits(model_limits, max_out)):
         return b, "session", f"limits recorded in the session: {_limits_text(model_limits)}"
     from ..catalogue import lookup
 

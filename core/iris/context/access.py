@@ -163,9 +163,9 @@ class ContextAccessPort:
                                          "with an artifact")
             full = "\n".join(block_text(x) for x in msg.content)
         else:
-            if b >= len(msg.content) or not isinstance(msg.content[b], ToolResultBlock):
+            block = msg.content[b] if b < len(msg.content) else None
+            if not isinstance(block, ToolResultBlock):
                 raise ContextAccessError(f"ref {params.ref!r}: block {b} of message {n} is not a tool result")
-            block = msg.content[b]
             full = self._raw(params.ref, block, workspace_root) if params.representation == "raw" else block.text
         if params.offset > len(full):
             raise ContextAccessError(f"offset {params.offset} is beyond the end ({len(full)} characters)")

@@ -67,4 +67,4 @@ class ContextBuilder:
                                                     text=text)
             else:
                 messages[position] = None  # an empty optional section produces no message
-        return ContextBuildOutput(**messages)
+        return ContextBuildOutput.model_validate(messages)

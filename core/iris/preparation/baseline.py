@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..session import Session
 from . import assembly, final
-from .records import StageRecord
+from .pipeline import Stage
+from .records import StageName, StageRecord
 from .state import PipelineSettings, PreparationState
 
 __all__ = ["BASELINE_NOTE", "BASELINE_STAGES", "RecordedCompactionMark", "recorded_marks"]
@@ -49,7 +50,7 @@ class RecordedCompactionMark(BaseModel):
     with its own compaction policy leaves it out, see docs/compaction.md)."""
 
 
-def _skipped(name: str):
+def _skipped(name: StageName) -> Stage:
     def stage(state: PreparationState, settings: PipelineSettings
               ) -> tuple[PreparationState, StageRecord]:
         n = state.input_tokens
@@ -59,7 +60,7 @@ def _skipped(name: str):
 
 
 #: Assembly and final selection; the stages between are recorded as skipped.
-BASELINE_STAGES = (
+BASELINE_STAGES: tuple[tuple[StageName, Stage], ...] = (
     ("assembly", assembly.apply), ("fold_repeats", _skipped("fold_repeats")),
     ("drop_optional", _skipped("drop_optional")), ("trim_old_bodies", _skipped("trim_old_bodies")),
     ("compaction", _skipped("compaction")), ("final_selection", final.apply))

@@ -41,6 +41,7 @@ from .records import (
     CompactionRejected,
     Decision,
     PreparationFailure,
+    FailureKind,
     StageRecord,
     StageStatus,
 )
@@ -193,7 +194,8 @@ def _engine_thresholds(state: PreparationState, settings: PipelineSettings) -> A
                                 "input_budget": local(t.input_budget)})
 
 
-def _fail(record: StageRecord, message: str, kind: str, error_type: str = "") -> StageFailed:
+def _fail(record: StageRecord, message: str, kind: FailureKind, error_type: str = ""
+          ) -> StageFailed:
     return StageFailed(record, PreparationFailure(stage="compaction", message=message, kind=kind,
                                                   error_type=error_type))
 
@@ -257,7 +259,7 @@ def apply(state: PreparationState, settings: PipelineSettings
     before = state.input_tokens
     if not start or (step is not None and not step.compact):
         note = f"not entered: {reason} (basis: {basis})"
-        if start:  # deferred: "…; grace: N request(s) before compaction"
+        if start and step is not None:  # deferred: "…; grace: N request(s) before compaction"
             note += "; " + step.reason.rsplit("; ", 1)[-1] + " (R-CMP-12)"
         new, found = _notice(state, settings, pressure)
         return _skip(new, note, before, found)

@@ -82,6 +82,8 @@ def prepare(state: PreparationState, settings: PipelineSettings, meta: StepMeta,
             stages: Sequence[tuple[StageName, Stage]] = STAGES) -> PreparationOutcome:
     """Run every stage; return the record, the request and the state to carry forward."""
     start, records = state, []
+    if not settings.incremental:
+        settings.cache.forget_steps()
     failure: PreparationFailure | None = None
     phase = "ready"
     for at, (name, stage) in enumerate(stages):

@@ -61,6 +61,7 @@ STAGE_NAMES: tuple[StageName, ...] = ("assembly", "fold_repeats", "drop_optional
                                       "trim_old_bodies", "compaction", "final_selection")
 StageStatus = Literal["entered", "skipped", "candidate", "rejected", "applied"]
 Phase = Literal["ready", "failed", "cancelled"]
+FailureKind = Literal["error", "timeout", "cancelled"]
 UsageKind = Literal["trusted", "estimated", "missing"]
 TriggerBasis = Literal["provider", "provider_estimate", "calibrated_local", "disabled", "none"]
 MarkKind = Literal["reduced", "trimmed", "folded", "dropped", "summarised", "notice"]
@@ -344,7 +345,7 @@ class PreparationFailure(_Frozen):
 
     stage: StageName | None
     message: str
-    kind: Literal["error", "timeout", "cancelled"] = "error"
+    kind: FailureKind = "error"
     error_type: str = ""
     """The exception class that was raised, e.g. ``SummarizerError``."""
 

@@ -52,6 +52,12 @@ class TokenCache:
         """Rewritten messages keyed by what they were made from, so a fold or trim that repeats
         at every later step builds its message once (a cache: it never changes results)."""
 
+    def forget_steps(self) -> None:
+        """Drop the step memory (memo and request views); message token counts are kept."""
+        self.memo = {}
+        self._views = {}
+        self._last = ((), [])
+
     def message(self, message: Message) -> int:
         hit = self._by_id.get(id(message))
         if hit is not None and hit[0] is message:
@@ -220,6 +226,10 @@ class PipelineSettings:
     pressure_line: int = 76800
     reminder_line: int | None = None
     cancel: Callable[[], bool] | None = None
+    incremental: bool = True
+    """False: every step is decided from scratch. The stages' step memory (fold index, trim-stage
+    continuation, request views and hashes, the reduction tracker and its caches) is dropped before
+    each step; the records are the same, only slower (used to check exactly that)."""
 
 
 @dataclass(frozen=True)

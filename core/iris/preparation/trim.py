@@ -90,7 +90,9 @@ def apply(state: PreparationState, settings: PipelineSettings
     # R-RED-1, R-POL-2; todos_completed grants the wrap-up grace of R-RED-9
     result = reduce_request(
         messages, config=config.reduction, policy=config.context_policy,
-        state=state.reduction_state, session_dir=settings.session_dir,
+        state=(state.reduction_state if settings.incremental or state.reduction_state is None
+               else state.reduction_state.without_memo()),
+        session_dir=settings.session_dir,
         context_read_available=config.context_policy.enabled, tool_kinds=settings.tool_kinds,
         todos_completed=state.todos_completed, estimator=settings.cache.estimator)
     if len(result.messages) != len(messages):

@@ -114,6 +114,12 @@ class ReductionState(_Frozen):
             self._memo = {}
         return self._memo
 
+    def without_memo(self) -> ReductionState:
+        """The same carried decisions with empty caches: the next reduction starts from scratch."""
+        fresh = self.model_copy()
+        fresh._memo = None
+        return fresh
+
 
 class ReductionResult(_Frozen):
     """The request messages to send, one decision per tool result, and the updated state."""

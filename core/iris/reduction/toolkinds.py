@@ -83,7 +83,7 @@ class ToolKindMap:
                                   field=f"tool_kinds.overrides.{name}")
         self.format = format
         self.overrides: dict[str, ToolKind] = dict(overrides or {})  # type: ignore[arg-type]
-        self._lower = {k.lower(): v for k, v in self.overrides.items()}
+        self._lower: dict[str, ToolKind] = {k.lower(): v for k, v in self.overrides.items()}
         self._table = DEFAULT_TOOL_KINDS[format]
 
     @classmethod
