@@ -34,9 +34,16 @@ from .compaction.usage import RunUsage, UsageTracker
 from .config import config_hash, default_config
 from .context import ContextBuildScope, RecordedContextSource
 from .preparation.baseline import BASELINE_STAGES, RecordedCompactionMark, recorded_marks
-from .preparation.pipeline import STAGES, PreparationOutcome, StepMeta, prepare
+from .preparation.pipeline import STAGES, PreparationOutcome, Stage, StepMeta, prepare
 from .preparation.publisher import PreparationEvent, Publisher
-from .preparation.records import ContextPreparation, PreparedRequest, content_hash
+from .preparation.records import (
+    CompactionRejected,
+    ContextPreparation,
+    PreparedRequest,
+    StageName,
+    StageRecord,
+    content_hash,
+)
 from .preparation.runner_tools import with_runner_tools
 from .preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
 from .preparation.walk import (
@@ -169,12 +176,13 @@ def config_snapshot_id(config: Any, prompts: Any) -> str:
 def rejected_summary_usage(preparation: ContextPreparation) -> list[Usage]:
     """Usage reported by the summary calls of ``preparation`` whose summary was rejected."""
     return [d.summary_usage for s in preparation.stages if s.name == "compaction"
-            for d in s.decisions if getattr(d, "summary_usage", None) is not None]
+            for d in s.decisions if isinstance(d, CompactionRejected) and d.summary_usage is not None]
 
 
-def _failing(exc: Exception) -> Callable[..., Any]:
+def _failing(exc: Exception) -> Stage:
     """Assembly for a step whose context source failed: the failure belongs to assembly."""
-    def stage(state: PreparationState, settings: PipelineSettings) -> Any:
+    def stage(state: PreparationState, settings: PipelineSettings
+              ) -> tuple[PreparationState, StageRecord]:
         raise exc
     return stage
 
@@ -183,9 +191,10 @@ class _Runner:
     def __init__(self, session: Session, config: Any, prompts: Any, summarizer: Any,
                  context_source: Any, context_input: Any, work_dir: Path, sink: Any,
                  on_event: Any, progress: Any, cancel: Any, tools: Sequence[Mapping[str, Any]],
-                 estimator: TokenEstimator, baseline: str = "engine") -> None:
+                 estimator: TokenEstimator,
+                 baseline: Literal["engine", "recorded"] = "engine") -> None:
         self.session, self.progress, self.work_dir = session, progress, work_dir
-        self.baseline = baseline
+        self.baseline: Literal["engine", "recorded"] = baseline
         self.calibration = Calibration.start(getattr(config, "estimate", None))
         self.cache = TokenCache(estimator)
         t = resolve_thresholds(config, session.header.limits, session.header.model)
@@ -305,7 +314,8 @@ class _Runner:
                         provider_usage_kind=kind, recorded_request_tokens=recorded,
                         provider_usage_note=response.usage.usage_note if response.usage else None,
                         recorded_window=self.baseline == "recorded")
-        stages = BASELINE_STAGES if self.baseline == "recorded" else STAGES
+        stages: tuple[tuple[StageName, Stage], ...] = (
+            BASELINE_STAGES if self.baseline == "recorded" else STAGES)
         if error is not None:
             stages = (("assembly", _failing(error)), *stages[1:])
         outcome = prepare(state, self._settings_for(walk.limits, walk.model), meta, stages=stages)
