@@ -22,7 +22,6 @@ from ..errors import TemplateError
 
 __all__ = ["compile_template", "render_template", "sandbox_environment"]
 
-_ENV: ImmutableSandboxedEnvironment | None = None
 
 #: Largest string/sequence a template may build with ``*``, ``%`` or a padding/width argument, and
 #: the largest integer result of ``**`` (in bits): without them ``{{ 'a' * 10**10 }}`` or
@@ -45,8 +44,9 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         # Filters are called directly by compiled templates (not through ``call``): bound them too.
+        filters: dict[str, Any] = self.filters  # pyright: ignore[reportUnknownMemberType] (jinja2's type)
         self.filters = {name: _bounded(f, name) if name in _WIDTH_FILTERS | {"format"} else f
-                        for name, f in self.filters.items()}
+                        for name, f in filters.items()}
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
@@ -99,14 +99,12 @@ def _check_power(base: Any, exponent: Any) -> None:
         raise SecurityError(f"power result larger than {MAX_POWER_BITS:,} bits")
 
 
+@functools.cache
 def sandbox_environment() -> ImmutableSandboxedEnvironment:
     """The shared environment (stateless after creation, so safe to share between threads)."""
-    global _ENV
-    if _ENV is None:
-        _ENV = _BoundedSandbox(
-            undefined=jinja2.StrictUndefined, autoescape=False,
-            trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
-    return _ENV
+    return _BoundedSandbox(
+        undefined=jinja2.StrictUndefined, autoescape=False,
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
 
 
 def _template_line(name: str) -> int | None:

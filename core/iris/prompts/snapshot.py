@@ -23,10 +23,11 @@ from ..errors import TemplateError
 from .ids import PROMPT_IDS, PROMPT_VARIABLES
 from .render import compile_template, render_template, sandbox_environment
 
-__all__ = ["PromptSnapshot", "default_template_source"]
+__all__ = ["PromptSnapshot", "check_prompt_id", "default_template_source"]
 
 
-def _check_id(prompt_id: str) -> None:
+def check_prompt_id(prompt_id: str) -> None:
+    """TemplateError unless ``prompt_id`` is a known prompt id."""
     if prompt_id not in PROMPT_VARIABLES:
         raise TemplateError(f"unknown prompt id {prompt_id!r}; known ids: {', '.join(PROMPT_IDS)}",
                             template=prompt_id)
@@ -35,7 +36,7 @@ def _check_id(prompt_id: str) -> None:
 @cache
 def default_template_source(prompt_id: str) -> str:
     """The packaged default source of one id (read from package data, cached)."""
-    _check_id(prompt_id)
+    check_prompt_id(prompt_id)
     return (resources.files("iris.prompts") / "defaults" / f"{prompt_id}.j2").read_text("utf-8")
 
 
@@ -61,7 +62,7 @@ class PromptSnapshot:
         missing = [pid for pid in PROMPT_IDS if pid not in sources]
         extra = sorted(set(sources) - set(PROMPT_IDS))
         if extra:
-            _check_id(extra[0])
+            check_prompt_id(extra[0])
         if missing:
             raise TemplateError(f"snapshot lacks sources for: {', '.join(missing)}")
         ordered = {pid: str(sources[pid]) for pid in PROMPT_IDS}
@@ -92,12 +93,12 @@ class PromptSnapshot:
         return self._snapshot_id
 
     def template_source(self, prompt_id: str) -> str:
-        _check_id(prompt_id)
+        check_prompt_id(prompt_id)
         return self._sources[prompt_id]
 
     def with_template(self, prompt_id: str, source: str) -> PromptSnapshot:
         """A new snapshot with one source replaced; this snapshot and the disk stay unchanged."""
-        _check_id(prompt_id)
+        check_prompt_id(prompt_id)
         if self._sources[prompt_id] == source:
             return self
         compiled = {pid: t for pid, t in self._compiled.items() if pid != prompt_id}
@@ -109,7 +110,7 @@ class PromptSnapshot:
 
     def render(self, prompt_id: str, variables: Mapping[str, Any]) -> str:
         """Render one id; every declared variable is required and no other name is accepted."""
-        _check_id(prompt_id)
+        check_prompt_id(prompt_id)
         declared = PROMPT_VARIABLES[prompt_id]
         missing = [name for name in declared if name not in variables]
         if missing:

@@ -15,7 +15,7 @@ from ..errors import TemplateError
 from ..safe_files import ensure_dir, write_file
 from .config import PromptConfig
 from .ids import PROMPT_IDS
-from .snapshot import PromptSnapshot, _check_id, default_template_source
+from .snapshot import PromptSnapshot, check_prompt_id, default_template_source
 
 __all__ = ["PromptSource"]
 
@@ -44,7 +44,7 @@ class PromptSource:
         return source
 
     def path_of(self, prompt_id: str) -> Path:
-        _check_id(prompt_id)
+        check_prompt_id(prompt_id)
         return self.directory / f"{prompt_id}.j2"
 
     def saved_ids(self) -> tuple[str, ...]:
