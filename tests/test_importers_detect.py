@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from workbench.importers import FORMATS, ImportResult, detect_format, load_session
 from workbench.importers.native import dump_session
-from workbench.inspect import inspect_session
+from workbench.session_counts import inspect_session
 
 FIX = Path(__file__).parent / "fixtures" / "importers"
 

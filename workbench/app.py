@@ -1,18 +1,12 @@
 """Streamlit entry point: builds the navigation over ``pages/`` and the shared sidebar, nothing else.
 
-Pages are listed in a fixed order and included only when their file exists, so pages written by
-different issues appear as they land. Run with ``workbench run`` (or ``make run``).
+Pages are listed in a fixed order and included only when their file exists. Run with
+``workbench run`` (or ``make run``).
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-
-HERE = Path(__file__).resolve().parent
-# `streamlit run` puts this file's folder first on sys.path, where module names such as
-# `inspect.py` would shadow the standard library; the package is imported by its installed name.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 import streamlit as st
 from iris.errors import WorkbenchError

@@ -152,7 +152,7 @@ def _register_inspect(sub: argparse._SubParsersAction) -> None:
 
 def _inspect(args: argparse.Namespace) -> int:
     from .importers import load_session
-    from .inspect import inspect_session
+    from .session_counts import inspect_session
 
     result = load_session(args.path, format=args.format, lenient=args.lenient)
     print(json.dumps(inspect_session(result), sort_keys=True, ensure_ascii=False))

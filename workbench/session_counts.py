@@ -1,6 +1,6 @@
 """Counts that describe an imported session, for ``workbench inspect PATH --json`` and the UI.
 
-The figures are chosen so they can be checked against the source file by hand (issue 2, item 8):
+The figures are chosen so they can be checked against the source file by hand:
 messages, responses (model calls: request batches; copies a recorded compaction provided are
 not responses), tool calls and results, unanswered calls, recorded
 compactions, responses with provider usage, the largest normalised provider prompt, and the
