@@ -3,6 +3,7 @@ errors, provider usage per response and the local estimate per message."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import streamlit as st
@@ -45,8 +46,11 @@ cols[3].metric("Unanswered", len(index.unanswered_calls))
 cols[4].metric("Estimated tokens", f"{store.session_tokens(session_id, session.messages, estimator):,}")
 cols[5].metric("Max prompt (provider)", f"{max(usage):,}" if usage else "—")
 
-with st.expander("All messages as a table"):
-    st.dataframe(view.message_frame(session, estimator), hide_index=True)
+# The table of every message is built and sent only while its expander is open: a closed one
+# still mounted the whole table in the browser at every page flip.
+table = st.expander("All messages as a table", key="wb_msg_table_open", on_change="rerun")
+if table.open:
+    table.dataframe(view.message_frame(session, estimator), hide_index=True)
 
 n_pages = max(1, math.ceil(len(session.messages) / PAGE_SIZE))
 # A link from another view (``?message=N``, e.g. a decision on the Step-through page) opens the
@@ -75,8 +79,18 @@ def show_text(block: view.BlockView, language: str | None = None) -> None:
         st.code(block.text, language=language, wrap_lines=True)
         return
     st.code(block.preview + "\n…", language=language, wrap_lines=True)
-    with st.expander(f"Show all ({block.size})"):
-        st.code(block.text, language=language, wrap_lines=True)
+    lazy_code(f"Show all ({block.size})", block.text, language)
+
+
+_lazy_keys = itertools.count()
+
+
+def lazy_code(label: str, text: str, language: str | None) -> None:
+    """A collapsed expander whose text is sent to the browser only while it is open (a closed one
+    still mounted the whole text: long results made every page flip take seconds)."""
+    box = st.expander(label, key=f"wb_msg_more_{page}_{next(_lazy_keys)}", on_change="rerun")
+    if box.open:
+        box.code(text, language=language, wrap_lines=True)
 
 
 def show_call(block: view.BlockView) -> None:
@@ -87,8 +101,11 @@ def show_call(block: view.BlockView) -> None:
         st.warning("Unanswered: no result was recorded for this call.")
         return
     mark = ":red[**Error**]" if result.is_error else "↳ Result"
-    with st.expander(f"{mark} (message #{block.result_message}) · {result.size}",
-                     expanded=not result.long):
+    label = f"{mark} (message #{block.result_message}) · {result.size}"
+    if result.long:
+        lazy_code(label, result.text, None)
+        return
+    with st.expander(label, expanded=True):
         st.code(result.text, language=None, wrap_lines=True)
 
 

@@ -231,3 +231,24 @@ def test_r_ses_5_damaged_store_is_a_clear_message_not_a_traceback(workbench_home
     assert not at.exception
     (error,) = at.error
     assert str(workbench_home / "workbench.db") in error.value and "not a SQLite database" in error.value
+
+
+def test_r_ui_1_messages_page_sends_the_table_and_long_texts_only_when_opened():
+    """R-UI-1: the all-messages table and the full text of a long result reach the browser only
+    while their expanders are open (a page flip does not mount them)."""
+    with open_store() as store:
+        sid = store.import_file(SAMPLES / "bugfix.jsonl").session_id
+    at = app()
+    at.query_params["session"] = sid
+    at.run()
+    at.switch_page(MESSAGES_PAGE).run()
+    assert not at.exception and len(at.dataframe) == 0
+    codes_closed = len(at.code)
+    long_labels = [e.label for e in at.expander if e.label.startswith(("Show all", "↳ Result", ":red"))]
+    at.session_state["wb_msg_table_open"] = True
+    at.run()
+    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 82
+    assert long_labels
+    at.session_state["wb_msg_more_1_0"] = True  # the first lazy expander of page 1
+    at.run()
+    assert not at.exception and len(at.code) == codes_closed + 1
