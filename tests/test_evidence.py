@@ -154,3 +154,126 @@ def test_r_prep_5_store_sink_saves_each_published_preparation_readable_by_id(sto
     assert streamed.steps == saved.steps
     last = result.preparations[-1]
     assert streamed.request(last.final_request_ref) == result.request(last)
+
+
+def test_r_ui_1_m003_converts_replays_saved_under_the_previous_schema(tmp_path):
+    """STYLE 9: a store written before m003 (uncompressed records and bodies) upgrades in place
+    and every record reads back exactly as it was saved."""
+    import json as _json
+
+    from workbench.storage import migrations
+
+    path = tmp_path / "m002.db"
+    db = Database(path)
+    MIGRATIONS.apply(db, stop_before="m003_compact_evidence")
+    db["sessions"].insert({"id": "s1", "title": "t", "format": "native", "source_path": None,
+                           "content_hash": "sha256:s1", "message_count": 0, "response_count": 0,
+                           "tool_call_count": 0, "estimated_tokens": 0, "imported_at": "2026-01-01",
+                           "header_json": '{"session_id":"s1"}',
+                           "extras_json": '{"model_switches":[],"compactions":[],"context_snapshots":[]}'})
+    original = bundle()
+    _write_m002_replay(db, original)
+    db.close()
+    with Store(path) as s:
+        assert "m003_compact_evidence" in {m.name for m in MIGRATIONS.applied(s.db)}
+        replay = s.replays.open(replay_id_for("s1", "old"))
+        for prep in original.preparations:
+            assert replay.preparation(prep.step_index) == prep
+        assert replay.request(request().ref) == request()
+        assert replay.archives() == original.archives
+        figures = replay.step_figures(("whole_request_tokens",))
+        assert set(figures) == {p.step_index for p in original.preparations}
+    assert migrations.unpack(migrations.pack("é" * 3)) == "é" * 3
+    assert _json.loads(migrations.record_without_decisions(
+        original.preparations[2].model_dump_json()))["stages"][3]["decisions"] == []
+
+
+def _write_m002_replay(db, original) -> None:
+    """Rows as the m002 schema held them (the writer of that time, in SQL)."""
+    import hashlib
+    import json as _json
+    import zlib
+
+    rid = replay_id_for("s1", "old")
+    db["replays"].insert({"id": rid, "name": "old", "session_id": "s1", "configuration_hash": None,
+                          "template_snapshot_id": None, "configuration_snapshot_id": "sha256:cfg",
+                          "summariser": "extractive", "created_at": "2026-01-01", "step_count": 5,
+                          "ready_count": 4, "failed_count": 1, "cancelled_count": 0,
+                          "compactions_applied": 1, "final_tokens": 1, "record_schema_version": 1,
+                          "extras_json": "{}"})
+    for p in original.preparations:
+        db["preparations"].insert({
+            "replay_id": rid, "step_index": p.step_index, "preparation_id": p.preparation_id,
+            "phase": p.phase, "response_message_index": p.response_message_index,
+            "final_input_tokens": p.final_input_tokens, "provider_prompt_tokens": None,
+            "provider_usage_kind": p.provider_usage_kind, "input_budget": p.input_budget,
+            "pressure_line": p.pressure_line, "reminder_line": None, "compaction_applied": 0,
+            "message_count": p.message_count, "final_request_ref": p.final_request_ref,
+            "json": p.model_dump_json()})
+        for stage in p.stages:
+            for i, d in enumerate(stage.decisions):
+                db["decisions"].insert({"replay_id": rid, "step_index": p.step_index,
+                                        "stage": stage.name, "position": i, "kind": d.kind,
+                                        "message_index": d.message_index, "ref": d.ref,
+                                        "reason": d.reason, "json": d.model_dump_json()})
+    req, ids = request(), {}
+    for m in (*req.messages, *req.tools):
+        body = m.model_dump_json() if hasattr(m, "model_dump_json") else _json.dumps(
+            m, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        digest = hashlib.sha256(body.encode()).hexdigest()
+        if digest not in ids:
+            ids[digest] = len(ids)
+            db["request_messages"].insert({"replay_id": rid, "id": ids[digest], "hash": digest,
+                                           "json": body})
+    bodies = list(ids.values())
+    skeleton = {"m": bodies[:len(req.messages)], "t": bodies[len(req.messages):],
+                "k": [[k.origin, k.history_index, k.key, list(k.marks)] for k in req.marks],
+                "d": list(req.dropped)}
+    db["requests"].insert({"replay_id": rid, "ref": req.ref,
+                           "skeleton": zlib.compress(_json.dumps(skeleton).encode())})
+    for a in original.archives:
+        db["archives"].insert({"replay_id": rid, **a.model_dump()})
+
+
+def test_replays_of_a_session_share_request_bodies_until_the_last_is_deleted(store):
+    """Item 4 / store size: a message body sent by several replays is stored once; deleting one
+    replay keeps it for the other, deleting the last removes it (the schema cascades, then the
+    unused bodies go)."""
+    first = store.replays.save(bundle(), session_id="s1", name="a")
+    second = store.replays.save(bundle(), session_id="s1", name="b")
+    count = lambda: store.db.execute("SELECT count(*) FROM request_bodies").fetchone()[0]
+    assert count() == len(request().messages) + len(request().tools)  # once, not once per replay
+    assert store.replays.delete(first.id) and count() > 0
+    assert store.replays.open(second.id).request(request().ref) == request()
+    assert store.replays.delete(second.id) and count() == 0
+
+
+def test_replay_facts_are_typed_and_tolerate_parts_written_by_older_code(store):
+    """Item 3: replay-wide figures read back as typed models; a part that no longer validates
+    reads as its default instead of failing the replay."""
+    from iris.compaction.usage import RunUsage
+
+    from workbench.records import CompactionFacts, ReplayFacts
+
+    facts = ReplayFacts(run_usage=RunUsage.model_validate({"compaction": {"calls": 2}}),
+                        compactions=(CompactionFacts(n=1, step_index=2, cut_index=2),),
+                        warnings=("w",), baseline="recorded")
+    info = store.replays.save(bundle().model_copy(update={"facts": facts}), session_id="s1",
+                              name="typed")
+    reopened = store.replays.open(info.id)
+    assert reopened.facts == facts and reopened.checkpoints[0].step == 2
+    assert reopened.thresholds is None
+    old = ReplayFacts.from_json('{"thresholds": {"input_budget": 1}, "baseline": "recorded", '
+                                '"run_usage": {"main": {"calls": 3}}}')
+    assert old.thresholds is None and old.baseline == "recorded" and old.run_usage.main.calls == 3
+
+
+def test_an_open_replay_is_cached_until_it_is_saved_again_by_any_process(store, tmp_path):
+    """Item 4: one cache inside the store; a save through another connection (another process)
+    makes the next open read the new rows."""
+    info = store.replays.save(bundle(), session_id="s1", name="cached")
+    assert store.replays.open(info.id) is store.replays.open(info.id)
+    with Store(store.path) as other:
+        other.replays.save(bundle(steps=2, failed_at=None, applied_at=None, rejected_at=None),
+                           session_id="s1", name="cached")
+    assert len(store.replays.open(info.id)) == 2

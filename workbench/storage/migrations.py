@@ -8,9 +8,13 @@ application order), and a test applies them to a blank database and to the previ
 
 from __future__ import annotations
 
+import json
+import zlib
+
 from sqlite_utils import Database, Migrations
 
-__all__ = ["MIGRATIONS", "apply_migrations", "migration_names"]
+__all__ = ["MIGRATIONS", "STEP_FIGURE_COLUMNS", "apply_migrations", "migration_names", "pack",
+           "record_without_decisions", "unpack"]
 
 #: The one migration set of the workbench store.
 MIGRATIONS = Migrations("context-workbench")
@@ -112,6 +116,89 @@ def m002_evidence(db: Database) -> None:
     """
     for statement in _M002_TABLES:
         db.execute(statement)
+
+
+#: Top-level fields of a preparation record that get their own column in m003, so the usage
+#: views read every step's whole-request figures without opening the compressed records.
+STEP_FIGURE_COLUMNS = (
+    ("trigger_tokens", "INTEGER"), ("trigger_basis", "TEXT"),
+    ("unrecorded_overhead_tokens", "INTEGER"), ("overhead_measured_at", "INTEGER"),
+    ("calibration_ratio", "REAL"), ("whole_request_tokens", "INTEGER"),
+    ("recorded_request_tokens", "INTEGER"), ("recorded_request_whole", "INTEGER"))
+
+_M003_TABLES = (
+    """CREATE TABLE request_bodies (hash TEXT PRIMARY KEY, body BLOB NOT NULL)""",
+    """CREATE TABLE request_messages_m003 (
+        replay_id TEXT NOT NULL REFERENCES replays(id) ON DELETE CASCADE,
+        id INTEGER NOT NULL, hash TEXT NOT NULL,
+        PRIMARY KEY (replay_id, id), UNIQUE (replay_id, hash))""",
+    f"""CREATE TABLE preparations_m003 (
+        replay_id TEXT NOT NULL REFERENCES replays(id) ON DELETE CASCADE,
+        step_index INTEGER NOT NULL, preparation_id TEXT NOT NULL, phase TEXT NOT NULL,
+        response_message_index INTEGER NOT NULL, final_input_tokens INTEGER NOT NULL,
+        provider_prompt_tokens INTEGER, provider_usage_kind TEXT NOT NULL,
+        input_budget INTEGER NOT NULL, pressure_line INTEGER NOT NULL, reminder_line INTEGER,
+        compaction_applied INTEGER NOT NULL, message_count INTEGER NOT NULL,
+        error_stage TEXT, error_kind TEXT, error_message TEXT, final_request_ref TEXT,
+        {", ".join(f"{name} {kind}" for name, kind in STEP_FIGURE_COLUMNS)},
+        record BLOB NOT NULL, PRIMARY KEY (replay_id, step_index))""",
+    """CREATE TABLE archives_m003 (
+        replay_id TEXT NOT NULL REFERENCES replays(id) ON DELETE CASCADE,
+        n INTEGER NOT NULL, step_index INTEGER, path TEXT NOT NULL, text BLOB NOT NULL,
+        checkpoint_text TEXT NOT NULL, PRIMARY KEY (replay_id, n))""",
+)
+
+
+def pack(text: str) -> bytes:
+    """The compressed form of a stored text (records, request bodies, archives)."""
+    return zlib.compress(text.encode(), 6)
+
+
+def unpack(blob: bytes) -> str:
+    return zlib.decompress(blob).decode()
+
+
+def record_without_decisions(record: str) -> str:
+    """A preparation's JSON without its stages' decisions (the decisions table keeps them)."""
+    data = json.loads(record)
+    for stage in data.get("stages", ()):
+        stage["decisions"] = []
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _m003_rows(db: Database) -> None:
+    db.conn.create_function("wb_pack", 1, pack, deterministic=True)
+    db.conn.create_function("wb_strip", 1, record_without_decisions, deterministic=True)
+    db.execute("INSERT OR IGNORE INTO request_bodies (hash, body) "
+               "SELECT hash, wb_pack(json) FROM request_messages")
+    db.execute("INSERT INTO request_messages_m003 (replay_id, id, hash) "
+               "SELECT replay_id, id, hash FROM request_messages")
+    figures = ", ".join(name for name, _ in STEP_FIGURE_COLUMNS)
+    extracted = ", ".join(f"json_extract(json, '$.{name}')" for name, _ in STEP_FIGURE_COLUMNS)
+    scalars = ("replay_id, step_index, preparation_id, phase, response_message_index, "
+               "final_input_tokens, provider_prompt_tokens, provider_usage_kind, input_budget, "
+               "pressure_line, reminder_line, compaction_applied, message_count, error_stage, "
+               "error_kind, error_message, final_request_ref")
+    db.execute(f"INSERT INTO preparations_m003 ({scalars}, {figures}, record) "
+               f"SELECT {scalars}, {extracted}, wb_pack(wb_strip(json)) FROM preparations")
+    db.execute("INSERT INTO archives_m003 (replay_id, n, step_index, path, text, checkpoint_text) "
+               "SELECT replay_id, n, step_index, path, wb_pack(text), checkpoint_text FROM archives")
+
+
+@MIGRATIONS()
+def m003_compact_evidence(db: Database) -> None:
+    """A smaller store: request bodies kept once per store (shared by every replay that sent them)
+    and compressed; preparation records compressed and without the decisions the decisions table
+    already holds, with the whole-request figures the views chart as columns; archive texts
+    compressed. Existing replays are converted in place."""
+    for statement in _M003_TABLES:
+        db.execute(statement)
+    _m003_rows(db)
+    for table in ("request_messages", "preparations", "archives"):
+        db.execute(f"DROP TABLE {table}")
+        db.execute(f"ALTER TABLE {table}_m003 RENAME TO {table}")
+    db.execute("CREATE INDEX preparations_by_id ON preparations (preparation_id)")
+    db.execute("CREATE INDEX request_messages_by_hash ON request_messages (hash)")
 
 
 def apply_migrations(db: Database) -> None:

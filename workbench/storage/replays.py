@@ -23,8 +23,8 @@ from sqlite_utils import Database
 from ..records import ArchiveRecord, EvidenceBundle, ReplayFacts, ReplayInfo, StepRow
 from ._sql import guard, query, write_transaction
 from .cache import StoreCache
-from .stored import StoredReplay, decisions_of_kind
-from .writer import ReplayWriter
+from .stored import StoredReplay, decisions_of_kind, read_record
+from .writer import ReplayWriter, forget_unused_bodies
 
 __all__ = [
     "ArchiveRecord",
@@ -86,10 +86,11 @@ class ReplayRepository:
                                       summariser=summariser, created=_stamp(clock)))
 
     def delete(self, replay_id: str) -> bool:
-        """Delete a replay and (through the schema's cascades) every row below it; False when it
-        did not exist."""
+        """Delete a replay and (through the schema's cascades) every row below it, then the request
+        bodies no other replay shares; False when it did not exist."""
         with guard("deleting a replay"), write_transaction(self._db):
             deleted = self._db.execute("DELETE FROM replays WHERE id = ?", [replay_id]).rowcount > 0
+            forget_unused_bodies(self._db)
         self._cache.forget(replay_id)
         return deleted
 
@@ -137,11 +138,12 @@ class ReplayRepository:
 
     def preparation_by_id(self, preparation_id: str) -> ContextPreparation:
         """A stored preparation by its id (R-PREP-5)."""
-        rows = query(self._db, "reading a preparation", "SELECT json FROM preparations WHERE "
-                     "preparation_id = ? LIMIT 1", [preparation_id])
+        rows = query(self._db, "reading a preparation", "SELECT replay_id, step_index, record FROM "
+                     "preparations WHERE preparation_id = ? LIMIT 1", [preparation_id])
         if not rows:
             raise StorageError(f"no stored preparation {preparation_id!r}")
-        return ContextPreparation.model_validate_json(rows[0]["json"])
+        row = rows[0]
+        return read_record(self._db, row["replay_id"], row["step_index"], row["record"])
 
     def decisions_of_kind(self, replay_id: str, kinds: Sequence[str]
                           ) -> tuple[tuple[int, str, Decision], ...]:

@@ -20,8 +20,9 @@ from sqlite_utils import Database
 
 from ..records import ArchiveRecord, CompactionFacts, ReplayFacts, ReplayInfo, StepRow
 from ._sql import query
+from .migrations import STEP_FIGURE_COLUMNS, unpack
 
-__all__ = ["StoredReplay", "decisions_of_kind"]
+__all__ = ["StoredReplay", "decisions_of_kind", "read_record"]
 
 _DECISION = TypeAdapter(Decision)
 _INFO_FIELDS = ", ".join([*(f for f in ReplayInfo.model_fields if f != "facts"), "extras_json"])
@@ -44,6 +45,20 @@ def decisions_of_kind(db: Database, replay_id: str, kinds: Sequence[str], *,
         args.append(json.dumps(list(message_indexes)))
     rows = query(db, "querying decisions", sql + " ORDER BY step_index, stage, position", args)
     return tuple((r["step_index"], r["stage"], _DECISION.validate_json(r["json"])) for r in rows)
+
+
+def read_record(db: Database, replay_id: str, step_index: int, record: bytes
+                ) -> ContextPreparation:
+    """A stored preparation: its compressed record with its decisions put back in place."""
+    data = json.loads(unpack(record))
+    by_stage: dict[str, list[Any]] = {}
+    for r in query(db, "reading a preparation", "SELECT stage, json FROM decisions WHERE "
+                   "replay_id = ? AND step_index = ? ORDER BY stage, position",
+                   [replay_id, step_index]):
+        by_stage.setdefault(r["stage"], []).append(json.loads(r["json"]))
+    for stage in data["stages"]:
+        stage["decisions"] = by_stage.get(stage["name"], [])
+    return ContextPreparation.model_validate(data)
 
 
 def _mark(row: list[Any] | dict[str, Any]) -> MessageMark:
@@ -90,11 +105,11 @@ class StoredReplay:
         return len(self.steps)
 
     def _preparation(self, step_index: int) -> ContextPreparation:
-        rows = query(self._db, "reading a preparation", "SELECT json FROM preparations WHERE "
+        rows = query(self._db, "reading a preparation", "SELECT record FROM preparations WHERE "
                      "replay_id = ? AND step_index = ?", [self.id, step_index])
         if not rows:
             raise StorageError(f"replay {self.info.name!r} has no step {step_index}")
-        return ContextPreparation.model_validate_json(rows[0]["json"])
+        return read_record(self._db, self.id, step_index, rows[0]["record"])
 
     def _request(self, ref: str) -> PreparedRequest | None:
         rows = query(self._db, "reading a request", "SELECT skeleton FROM requests WHERE "
@@ -103,9 +118,10 @@ class StoredReplay:
             return None
         skeleton = json.loads(zlib.decompress(rows[0]["skeleton"]))
         wanted = sorted(set(skeleton["m"]) | set(skeleton["t"]))
-        bodies = {r["id"]: r["json"] for r in query(
-            self._db, "reading a request", "SELECT id, json FROM request_messages WHERE "
-            "replay_id = ? AND id IN (SELECT value FROM json_each(?))", [self.id, json.dumps(wanted)])}
+        bodies = {r["id"]: unpack(r["body"]) for r in query(
+            self._db, "reading a request", "SELECT m.id, b.body FROM request_messages m JOIN "
+            "request_bodies b ON b.hash = m.hash WHERE m.replay_id = ? AND m.id IN "
+            "(SELECT value FROM json_each(?))", [self.id, json.dumps(wanted)])}
         return PreparedRequest(
             messages=tuple(Message.model_validate_json(bodies[i]) for i in skeleton["m"]),
             tools=tuple(json.loads(bodies[i]) for i in skeleton["t"]),
@@ -115,7 +131,7 @@ class StoredReplay:
     def archives(self) -> tuple[ArchiveRecord, ...]:
         rows = query(self._db, "reading archives", "SELECT n, step_index, path, text, "
                      "checkpoint_text FROM archives WHERE replay_id = ? ORDER BY n", [self.id])
-        return tuple(ArchiveRecord(**r) for r in rows)
+        return tuple(ArchiveRecord(**{**r, "text": unpack(r["text"])}) for r in rows)
 
     def decisions_of_kind(self, *kinds: str, before_step: int | None = None,
                           message_indexes: Sequence[int] | None = None
@@ -124,13 +140,15 @@ class StoredReplay:
                                  message_indexes=message_indexes)
 
     def step_figures(self, fields: Sequence[str]) -> dict[int, dict[str, Any]]:
-        """Top-level fields of every step's record by step index, read with SQLite's
-        ``json_extract`` in one query (no Python JSON parsing); absent fields read as None."""
+        """Whole-request figures of every step by step index, in one query (no record is
+        opened); ``fields`` are names of :data:`STEP_FIGURE_COLUMNS`."""
         key = tuple(fields)
+        unknown = set(key) - {name for name, _ in STEP_FIGURE_COLUMNS}
+        if unknown:
+            raise ValueError(f"not a stored step figure: {', '.join(sorted(unknown))}")
         if key not in self._figures:
-            extracted = ", ".join(f"json_extract(json, '$.{f}') AS {f}" for f in key)
-            rows = query(self._db, "reading step figures", f"SELECT step_index, {extracted} FROM "
-                         "preparations WHERE replay_id = ?", [self.id])
+            rows = query(self._db, "reading step figures", f"SELECT step_index, {', '.join(key)} "
+                         "FROM preparations WHERE replay_id = ?", [self.id])
             self._figures[key] = {r.pop("step_index"): r for r in rows}
         return self._figures[key]
 

@@ -4,7 +4,9 @@ the repository runs a whole replay in one, the evidence sink one per step.
 
 Final requests are stored as a zlib-compressed skeleton of ids into de-duplicated message rows:
 consecutive steps resend almost the same messages, and storing each request whole would grow with
-the square of the session.
+the square of the session. The message bodies themselves are compressed and kept once per store
+(``request_bodies``, by content hash), so replays of one session share them. A preparation's
+record is kept compressed and without its decisions (the decisions table holds them).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlite_utils import Database
 
 from ..records import ArchiveRecord, EvidenceBundle, ReplayFacts, ReplayInfo
 from ._sql import canonical
+from .migrations import STEP_FIGURE_COLUMNS, pack
 
 __all__ = ["ReplayWriter"]
 
@@ -85,18 +88,21 @@ class ReplayWriter:
 
     def add_archives(self, archives: Iterable[ArchiveRecord]) -> None:
         for a in archives:
-            self._buffer("archives", {"replay_id": self.replay_id, **a.model_dump()})
+            self._buffer("archives", {"replay_id": self.replay_id, **a.model_dump(),
+                                      "text": pack(a.text)})
 
     def flush(self) -> None:
-        for table in ("preparations", "stages", "decisions", "request_messages", "requests",
-                      "archives"):
+        for table in ("preparations", "stages", "decisions", "request_bodies", "request_messages",
+                      "requests", "archives"):
             rows = self._rows.pop(table, None)
             if rows:
                 self._insert(table, rows)
 
     def finish(self, facts: ReplayFacts | None = None) -> ReplayInfo:
-        """Flush and write the replay's counts (and ``facts``, when given)."""
+        """Flush and write the replay's counts (and ``facts``, when given); request bodies no
+        replay uses any more (those of a replay this one replaced) are removed."""
         self.flush()
+        forget_unused_bodies(self.db)
         if facts is not None:
             self._bundle = self._bundle.model_copy(update={"facts": facts})
         row = self._info_row()
@@ -111,7 +117,7 @@ class ReplayWriter:
 
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         columns = list(rows[0])
-        verb = "INSERT OR IGNORE" if table == "requests" else "INSERT"
+        verb = "INSERT OR IGNORE" if table in ("requests", "request_bodies") else "INSERT"
         self.db.conn.executemany(
             f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
             [[r[c] for c in columns] for r in rows])
@@ -143,8 +149,9 @@ class ReplayWriter:
         row = self._ids.get(digest)
         if row is None:
             row = self._ids[digest] = len(self._ids)
+            self._buffer("request_bodies", {"hash": digest, "body": pack(body)})
             self._buffer("request_messages", {"replay_id": self.replay_id, "id": row,
-                                              "hash": digest, "json": body})
+                                              "hash": digest})
         self._memo[id(obj)] = (obj, row)
         return row
 
@@ -177,5 +184,13 @@ def _step_row(replay_id: str, prep: ContextPreparation) -> dict[str, Any]:
         "error_stage": error.stage if error else None, "error_kind": error.kind if error else None,
         "error_message": error.message if error else None,
         "final_request_ref": prep.final_request_ref,
-        "json": prep.model_dump_json(),
+        **{name: getattr(prep, name) for name, _ in STEP_FIGURE_COLUMNS},
+        "record": pack(prep.model_copy(update={"stages": tuple(
+            s.model_copy(update={"decisions": ()}) for s in prep.stages)}).model_dump_json()),
     }
+
+
+def forget_unused_bodies(db: Database) -> None:
+    """Remove request bodies that no replay's requests point at any more."""
+    db.execute("DELETE FROM request_bodies WHERE NOT EXISTS (SELECT 1 FROM request_messages m "
+               "WHERE m.hash = request_bodies.hash)")
