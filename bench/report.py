@@ -46,11 +46,12 @@ def replay_rows(r: dict) -> list[str]:
              f"{speed_wall:,.1f}× faster", "≥ 20×", speed_wall >= 20),
         _row(f"Replay, first {n} steps, CPU (naive: same steps)", r["prefix_cpu"], _s, _s(nv["cpu"]),
              f"{speed_cpu:,.1f}× faster", "≥ 20×", speed_cpu >= 20),
-        _text_row("Replay, per step wall (median; p95, max)", f"{r['step_ms_median']:.2f} ms",
-                  f"p95 {r['step_ms_p95']:.2f} ms, max {r['step_ms_max']:.1f} ms", "median ≤ 2 ms",
-                  r["step_ms_median"] <= 2),
+        _text_row("Replay, per step wall (median; p95, p99, max)", f"{r['step_ms_median']:.2f} ms",
+                  f"p95 {r['step_ms_p95']:.2f} ms, p99 {r.get('step_ms_p99', float('nan')):.1f} ms, "
+                  f"max {r['step_ms_max']:.1f} ms", "median ≤ 1 ms, p99 < 20 ms",
+                  r["step_ms_median"] <= 1 and r.get("step_ms_p99", 1e9) < 20),
         _text_row("Replay, per step CPU (median; p95)", f"{r['step_cpu_ms_median']:.2f} ms",
-                  f"p95 {r['step_cpu_ms_p95']:.2f} ms", "median ≤ 2 ms", r["step_cpu_ms_median"] <= 2),
+                  f"p95 {r['step_cpu_ms_p95']:.2f} ms", "median ≤ 1 ms", r["step_cpu_ms_median"] <= 1),
         _row("Replay, peak memory above the loaded session (RSS)", r["peak_extra"], _mb,
              _mb(r["session_bytes"]) + " (session in memory)", f"{mem_ratio:.2f}×", "≤ 3×", mem_ratio <= 3),
     ]
@@ -122,6 +123,15 @@ def ui_rows(u: dict) -> list[str]:
     return rows
 
 
+def target_rows(results: dict[str, Any]) -> list[str]:
+    """Rows of the corpus-evaluation cases, in the order of the issue's targets."""
+    from report_targets import corpus_rows, memory_rows, startup_rows, store_import_rows, ui_real_rows
+
+    makers = (("startup", startup_rows), ("memory", memory_rows), ("store_import", store_import_rows),
+              ("corpus", corpus_rows), ("ui_real", ui_real_rows))
+    return [row for name, make in makers if name in results for row in make(results[name])]
+
+
 def render(results: dict[str, Any], meta: dict[str, Any]) -> str:
     rows = []
     if "replay" in results:
@@ -132,6 +142,7 @@ def render(results: dict[str, Any], meta: dict[str, Any]) -> str:
         rows += token_rows(results["tokens"])
     if "ui" in results:
         rows += ui_rows(results["ui"])
+    rows += target_rows(results)
     r = results.get("replay", {})
     intro = (f"Written by `make bench` on {meta['date']} in {meta['duration']:.0f} s; {meta['load_before']} "
              f"at the start, {meta['load_after']} at the end. Wall times include any load from other "

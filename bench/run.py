@@ -1,8 +1,11 @@
 """``make bench``: run every benchmark case in its own process and write ``bench/RESULTS.md``.
 
-Options (environment): ``BENCH_RESPONSES`` (2000), ``BENCH_REPEATS`` (3), ``BENCH_NAIVE_STEPS``
-(300), ``BENCH_IMPORT_MB`` (50), ``BENCH_CASES`` (``replay,import,tokens,ui``). Raw figures are kept
-in ``bench/results.json`` next to the report.
+Options (environment): ``BENCH_RESPONSES`` (2000), ``BENCH_REPEATS`` (2), ``BENCH_NAIVE_STEPS``
+(200), ``BENCH_IMPORT_MB`` (50), ``BENCH_STORE_IMPORT_MB`` (20), ``BENCH_MEMORY_RESPONSES`` (10000),
+``BENCH_CORPUS_SESSIONS`` (200), ``BENCH_CORPUS_RESPONSES`` (10), ``BENCH_REAL`` (a real Claude Code
+session under ``../shared/real-sessions``), ``BENCH_CASES`` (``replay,import,tokens,startup,memory,
+store_import,corpus,ui_real``; ``ui`` is the older step-through case on the synthetic replay).
+Raw figures are kept in ``bench/results.json`` next to the report.
 """
 
 from __future__ import annotations
@@ -22,14 +25,17 @@ sys.path.insert(0, str(HERE))
 from measure import load_note
 from report import render
 
+#: A real Claude Code session of ``../shared/real-sessions`` (143 responses).
+REAL = HERE.parents[1] / "shared" / "real-sessions" / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"
+DEFAULT_CASES = "replay,import,tokens,startup,memory,store_import,corpus,ui_real"
+
 
 def _case(name: str, script: str, args: list[str], tmp: Path) -> dict:
     out = tmp / f"{name}.json"
     started = time.perf_counter()
     print(f"[bench] {name} …", flush=True)
-    proc = subprocess.run([sys.executable, str(HERE / script), *args, str(out)]
-                          if script == "ui.py" else [sys.executable, str(HERE / script), name, str(out), *args],
-                          cwd=HERE.parent, check=False)
+    argv = ([*args, str(out)] if script in ("ui.py", "ui_real.py") else [name, str(out), *args])
+    proc = subprocess.run([sys.executable, str(HERE / script), *argv], cwd=HERE.parent, check=False)
     if proc.returncode != 0 or not out.is_file():
         raise RuntimeError(f"{name}: exit code {proc.returncode}")
     print(f"[bench] {name} done in {time.perf_counter() - started:.0f} s", flush=True)
@@ -38,8 +44,9 @@ def _case(name: str, script: str, args: list[str], tmp: Path) -> dict:
 
 def main() -> int:
     env = os.environ
-    cases = env.get("BENCH_CASES", "replay,import,tokens,ui").split(",")
+    cases = env.get("BENCH_CASES", DEFAULT_CASES).split(",")
     responses = int(env.get("BENCH_RESPONSES", 2000))
+    real = env.get("BENCH_REAL", str(REAL))
     meta = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "load_before": load_note(), "errors": []}
     started = time.perf_counter()
     results: dict = {}
@@ -47,11 +54,18 @@ def main() -> int:
         tmp = Path(tmp_name)
         home = tmp / "home"
         jobs = {
-            "replay": ("cases.py", [json.dumps({"responses": responses, "repeats": int(env.get("BENCH_REPEATS", 3)),
-                                                "naive_steps": int(env.get("BENCH_NAIVE_STEPS", 300)),
+            "replay": ("cases.py", [json.dumps({"responses": responses, "repeats": int(env.get("BENCH_REPEATS", 2)),
+                                                "naive_steps": int(env.get("BENCH_NAIVE_STEPS", 200)),
                                                 "home": str(home)})]),
             "import": ("cases.py", [json.dumps({"megabytes": float(env.get("BENCH_IMPORT_MB", 50))})]),
             "tokens": ("cases.py", [json.dumps({"responses": 400})]),
+            "startup": ("targets.py", [json.dumps({"real": real})]),
+            "memory": ("targets.py", [json.dumps({"responses": int(env.get("BENCH_MEMORY_RESPONSES", 10000))})]),
+            "store_import": ("targets.py", [json.dumps({"real": real,
+                                                        "megabytes": float(env.get("BENCH_STORE_IMPORT_MB", 20))})]),
+            "corpus": ("targets.py", [json.dumps({"sessions": int(env.get("BENCH_CORPUS_SESSIONS", 200)),
+                                                  "responses": int(env.get("BENCH_CORPUS_RESPONSES", 10))})]),
+            "ui_real": ("ui_real.py", [real]),
         }
         for name in cases:
             try:

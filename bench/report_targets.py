@@ -1,0 +1,90 @@
+"""``RESULTS.md`` rows of the corpus-evaluation cases (``bench/targets.py``, ``bench/ui_real.py``)."""
+
+from __future__ import annotations
+
+import statistics
+
+from report import _mb, _one, _row, _s, _text_row
+
+
+def startup_rows(s: dict) -> list[str]:
+    """``workbench replay`` of a real session against the naive re-encode, both new processes."""
+    rw, nw = s["replay"]["wall"], s["naive"]["wall"]
+    rc, nc = s["replay"]["cpu"], s["naive"]["cpu"]
+    ratio, ratio_cpu = nw["median"] / rw["median"], nc["median"] / rc["median"]
+    name = f"`workbench replay` of a real session ({s['responses']} responses), new process"
+    return [
+        _row(f"{name}, wall", rw, _s, _s(nw["median"]) + " naive", f"{ratio:.1f}× faster", "≥ 10×", ratio >= 10),
+        _row(f"{name}, CPU", rc, _s, _s(nc["median"]) + " naive", f"{ratio_cpu:.1f}× faster", "≥ 10×",
+             ratio_cpu >= 10),
+        _row("Python start-up alone (`python -c pass`), wall", s["python"]["wall"], _s),
+        _row("`import workbench.cli` in a new process, wall", s["cli_import"]["wall"], _s),
+    ]
+
+
+def memory_rows(m: dict) -> list[str]:
+    ratio = m["peak_extra"] / m["session_bytes"]
+    return [
+        _text_row(f"Replay of {m['responses']:,} responses: peak RSS above the loaded session",
+                  _mb(m["peak_extra"]), f"{ratio:.2f}× the session ({_mb(m['session_bytes'])})", "≤ 3×",
+                  ratio <= 3),
+        _text_row(f"Replay of {m['responses']:,} responses: per step wall (median; p99)",
+                  f"{m['step_ms_median']:.2f} ms", f"p99 {m['step_ms_p99']:.1f} ms; total {_s(m['wall'])}",
+                  "median ≤ 1 ms, p99 < 20 ms", m["step_ms_median"] <= 1 and m["step_ms_p99"] < 20),
+    ]
+
+
+def store_import_rows(i: dict) -> list[str]:
+    ratio = i["wall"]["median"] / i["base_wall"]["median"]
+    ratio_cpu = i["cpu"]["median"] / i["base_cpu"]["median"]
+    size = i["size"]
+    store_ratio = size["store_bytes"] / size["transcript_bytes"]
+    name = f"Import {_mb(i['file_bytes'])} Claude Code transcript through the store (`Store.import_file`)"
+    return [
+        _row(f"{name}, wall", i["wall"], _s, _s(i["base_wall"]["median"]) + " json.loads",
+             f"{ratio:.2f}×", "≤ 3×", ratio <= 3),
+        _row(f"{name}, CPU", i["cpu"], _s, _s(i["base_cpu"]["median"]) + " json.loads", f"{ratio_cpu:.2f}×",
+             "≤ 3×", ratio_cpu <= 3),
+        _text_row(f"Store size: real session ({size['path'][:13]}…) + its default replay",
+                  _mb(size["store_bytes"]),
+                  f"{store_ratio:.2f}× the transcript ({_mb(size['transcript_bytes'])}; session alone "
+                  f"{_mb(size['session_only_bytes'])})", "≤ 2×", store_ratio <= 2),
+    ]
+
+
+def corpus_rows(c: dict) -> list[str]:
+    runs = c["runs"]
+    serial, pool, dask = runs["serial"]["wall"], runs["pool"]["wall"], runs["dask"]["wall"]
+    name = f"`workbench batch`, {c['sessions']} sessions × {c['responses']} responses"
+    same = c["pool_equals_dask"] and runs["serial"]["rows"] == runs["pool"]["rows"]
+    return [
+        _row(f"{name}, serial (`--jobs 1`)", _one(serial), _s, target="—"),
+        _row(f"{name}, process pool (`--jobs {c['jobs']}`)", _one(pool), _s, _s(serial) + " serial",
+             f"{serial / pool:.2f}× the serial speed", f"> 1× on {c['cpus']} CPUs", serial / pool > 1),
+        _row(f"{name}, Dask LocalCluster (`--dask --jobs {c['jobs']}`)", _one(dask), _s, _s(pool) + " pool",
+             f"{dask / pool:.2f}× the pool's time", "same tables", same),
+    ]
+
+
+def _work(d: dict) -> float:
+    return d["server_cpu"] + d.get("browser_busy", 0.0)
+
+
+def _ui_row(name: str, values: list[dict], target: float) -> str:
+    walls = [v["wall"] for v in values]
+    work = statistics.median(_work(v) for v in values)
+    st = {"median": statistics.median(walls), "min": min(walls), "max": max(walls)}
+    return _row(name, st, _s, f"work {_s(work)}", "server CPU + renderer busy", f"≤ {target:g} s",
+                st["median"] <= target)
+
+
+def ui_real_rows(u: dict) -> list[str]:
+    pages = u["pages"]
+    return [
+        _ui_row("UI (real session): first app load, fresh server", [u["first_load"]], 3),
+        _ui_row("UI: first Step-through", [u["first_step_through"]], 1),
+        _ui_row("UI: next step (4 clicks)", u["next_step"], 1),
+        _ui_row("UI: Messages page opened", [u["messages_first"]], 1),
+        _ui_row("UI: Messages page flip (4 flips)", u["messages_flip"], 1),
+        _ui_row("UI: Usage, Compaction, Reduction pages opened", list(pages.values()), 1),
+    ]
