@@ -569,3 +569,22 @@ def test_r_ses_5_swe_agent_lone_surrogate_is_replaced_and_stored(tmp_path):
     with Store(tmp_path / "store.db") as store:
         session = store.get_session(store.import_file(path, format="swe_agent").session_id)
     assert any(m.text.startswith("\ufffdYou are") for m in session.messages)
+
+
+@pytest.mark.parametrize(("keys", "value", "field"), [
+    (("instance_id",), 3.5, "instance_id"),
+    (("info", "config"), "12", "info.config"),
+    (("info", "config", "model", "model_name"), 7, "info.config.model.model_name"),
+])
+def test_r_ses_5_mini_swe_header_fields_are_checked(tmp_path, keys, value, field):
+    """R-SES-5: the trajectory fields that make the title are type-checked too: strict names the
+    field; lenient lists it (line 0: not one line) and imports the messages."""
+    doc = json.loads((FIX / "mini_swe.traj.json").read_text())
+    _set_path(keys, value)(doc)
+    path = tmp_path / "traj.json"
+    path.write_text(json.dumps(doc, indent=2))
+    err = _strict_error(path, OA)
+    assert err.field == field and "must be" in err.problem
+    result = load_session(path, format=OA, lenient=True)
+    assert [s.line for s in result.skipped] == [0] and field in result.skipped[0].problem
+    assert result.session.messages

@@ -85,7 +85,8 @@ def load_openai_chat(path: str | Path, *, lenient: bool = False,
     out.check_orphans(errors)
     messages = out.freeze()
     top = errors.scrub(top, None) if escaped else top
-    return Session(header=_header(top, messages, model, content_hash), messages=tuple(messages))
+    header = _header(_top_fields(top, errors), messages, model, content_hash)
+    return Session(header=header, messages=tuple(messages))
 
 
 # --------------------------------------------------------------------------------------------
@@ -302,13 +303,24 @@ def _usage(raw: dict[str, Any], model: str | None) -> Usage:
                  cache_read_in_input=True, model=model, raw=raw)
 
 
-def _header(top: dict[str, Any], messages: list[Message], model: str | None,
+def _top_fields(top: dict[str, Any], errors: LineErrors) -> tuple[str | None, str | None]:
+    """``(instance_id, info.config.model.model_name)`` of a mini-swe-agent trajectory, checked: a
+    wrong type is an error naming the field (strict) or listed and left out (lenient)."""
+    try:
+        info = {} if top.get("info") is None else as_dict(top["info"], "info")
+        config = {} if info.get("config") is None else as_dict(info["config"], "info.config")
+        chosen = {} if config.get("model") is None else as_dict(config["model"], "info.config.model")
+        return (opt_str(top.get("instance_id"), "instance_id"),
+                opt_str(chosen.get("model_name"), "info.config.model.model_name"))
+    except SessionFormatError as exc:
+        errors.error(exc.problem, field=exc.field)
+        return None, None
+
+
+def _header(fields: tuple[str | None, str | None], messages: list[Message], model: str | None,
             content_hash: str | None) -> SessionHeader:
-    info = top.get("info") if isinstance(top.get("info"), dict) else {}
-    config_model = ((info.get("config") or {}).get("model") or {}).get("model_name") if isinstance(
-        info.get("config"), dict) and isinstance(info["config"].get("model"), dict) else None
+    instance, config_model = fields
     first_model = next((m.model for m in messages if m.model), None) or config_model or model
-    instance = top.get("instance_id") if isinstance(top.get("instance_id"), str) else None
     if instance:
         title = f"{instance} ({config_model or first_model or 'unknown model'})"
     else:
