@@ -20,6 +20,7 @@ from workbench import state as wb_state
 from workbench.replay_service import open_saved, replay_and_save, replay_session
 from workbench.rerun import endpoint_status
 from workbench.services.presets import PRESET_NAMES, preset_text
+from workbench.services.templates import default_workspace, saved_snapshot
 from workbench.summariser_choice import (
     SUMMARISER_LABELS,
     stored_summariser,
@@ -37,7 +38,6 @@ from workbench.views.compare import (
 from workbench.views.configuration import FORM_FIELDS, apply_form, check_config, form_values
 from workbench.views.display import display_frame
 from workbench.views.recorded import budget_label, compaction_answer
-from workbench.views.templates import default_workspace, saved_snapshot
 
 st.title("Configuration")
 st.write("Which configuration prepares this session best? Edit the YAML or the common fields, "

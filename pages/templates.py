@@ -6,26 +6,31 @@ disk until Save, which writes ``<workspace>/<prompts.root>/<id>.j2`` (the root o
 page's configuration, ``.iris/prompts`` by default). With a replay selected in the
 sidebar, the compaction templates render with the variables the engine passed at that replay's
 compaction step, and the step (or the whole replay) can be re-run with the edit and compared side
-by side (``workbench.rerun``); re-runs are saved to the store only on "Save edited replay".
+by side (``workbench.services.templates``); re-runs are saved to the store only on "Save edited
+replay".
 """
 
 from __future__ import annotations
-
-import traceback
 
 import streamlit as st
 from iris.errors import TemplateError, WorkbenchError
 from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptSource
 
-from workbench import rerun
 from workbench import state as wb_state
-from workbench.replay_service import open_saved, save_replay_result
+from workbench.page_guards import error_boundary
+from workbench.services.replay import save_replay_result
+from workbench.services.rerun import (
+    ENGINE_RENDERED_IDS,
+    StepComparison,
+    endpoint_status,
+    summariser_options,
+    with_engine_templates,
+)
+from workbench.services.templates import default_workspace, rerun_target, run_edited
 from workbench.truth import session_marks
 from workbench.views.compare import compare_figure, totals_table
 from workbench.views.display import display_frame
 from workbench.views.templates import (
-    ENGINE_RENDERED_IDS,
-    default_workspace,
     editor_prompts_root,
     example_variables,
     preview_template,
@@ -38,26 +43,24 @@ st.write("How does an edited prompt template render? Edit it below: the output a
 
 workspace = st.text_input("Workspace", value=str(default_workspace()), key="tpl_workspace").strip()
 root = st.text_input("Prompts root (prompts.root, relative to the workspace)",
-                     value=editor_prompts_root(st.session_state.get("cfg_yaml")),
+                     value=editor_prompts_root(wb_state.get("cfg_yaml")),
                      key="tpl_root").strip() or ".iris/prompts"
 source = PromptSource(workspace, root)
 st.caption(f"Prompts root: `{source.directory}` "
            f"({len(source.saved_ids())} of {len(PROMPT_IDS)} templates saved there; "
            "the others use the packaged defaults).")
 
-state = st.session_state
-if state.get("tpl_loaded_for") != (workspace, root):
+if wb_state.get("tpl_loaded_for") != (workspace, root):
     try:
-        state["tpl_base"] = source.snapshot()  # the saved snapshot
+        wb_state.put("tpl_base", source.snapshot())  # the saved snapshot
     except TemplateError as exc:
         st.error(f"A saved template in `{source.directory}` cannot be used: {exc}. "
                  "Fix or delete that file, or choose another workspace.")
         st.stop()
-    state["tpl_edited"] = state["tpl_base"]  # the with_template snapshot holding edits
-    state["tpl_loaded_for"] = (workspace, root)
-    for pid in PROMPT_IDS:
-        state.pop(f"tpl_src_{pid}", None)
-base, edited = state["tpl_base"], state["tpl_edited"]
+    wb_state.put("tpl_edited", wb_state.get("tpl_base"))  # the snapshot holding edits
+    wb_state.put("tpl_loaded_for", (workspace, root))
+    wb_state.forget(*(f"tpl_src_{pid}" for pid in PROMPT_IDS))
+base, edited = wb_state.get("tpl_base"), wb_state.get("tpl_edited")
 
 prompt_id = st.selectbox("Prompt id", PROMPT_IDS, key="tpl_id")
 st.caption("Variables provided by the consuming code: "
@@ -65,38 +68,22 @@ st.caption("Variables provided by the consuming code: "
 text = st.text_area("Template source", value=edited.template_source(prompt_id), height=360,
                     key=f"tpl_src_{prompt_id}")
 
-
-def compaction_context():
-    """(store, stored replay, compaction step, original outcome) of the sidebar's replay, or why not."""
-    store, replay_id = wb_state.get_store(), wb_state.current_replay_id()
-    if wb_state.current_session_id() is None or replay_id is None:
-        return None, ("Open a session (Sessions page) and pick a replay in the sidebar to render "
-                      "with a real step's variables and re-run its compaction.")
-    stored = open_saved(store, replay_id)
-    step = rerun.nearest_compaction_step(rerun.compaction_steps(stored), wb_state.current_step())
-    if step is None:
-        return None, (f"No compaction was planned in replay **{stored.info.name}**, so the engine "
-                      "never rendered the compaction templates. Pick another replay in the sidebar "
-                      "(e.g. `budget 96k`) or replay with a smaller budget on the Configuration page.")
-    with st.spinner(f"Walking replay {stored.info.name!r} to step {step}…"):
-        return (store, stored, step, rerun.original_step(store, replay_id, step)), None
-
-
 try:
-    context, no_context = compaction_context()
+    with st.spinner("Walking the selected replay to its compaction step…"):
+        target = rerun_target(wb_state.get_store(), wb_state.current_replay_id(),
+                              wb_state.current_session_id(), wb_state.current_step())
 except Exception as exc:  # noqa: BLE001 - the page still edits and previews
-    context, no_context = None, f"Could not walk the selected replay: {exc}"
+    target = f"Could not walk the selected replay: {exc}"
 real_vars = None
-if context is not None and prompt_id in context[3].variables:
-    _, stored_replay, rerun_step_index, _ = context
+if not isinstance(target, str) and prompt_id in target.original.variables:
     choice = st.radio("Render with", ("step", "example"), horizontal=True, key="tpl_vars",
-                      format_func=lambda c: (f"the variables of step {rerun_step_index} (replay "
-                                             f"{stored_replay.info.name})") if c == "step"
+                      format_func=lambda c: (f"the variables of step {target.step} (replay "
+                                             f"{target.replay_name})") if c == "step"
                       else "example variables")
     if choice == "step":
-        real_vars = dict(context[3].variables[prompt_id])
+        real_vars = dict(target.original.variables[prompt_id])
 preview = preview_template(base, edited, prompt_id, text, variables=real_vars)
-state["tpl_edited"] = preview.snapshot
+wb_state.put("tpl_edited", preview.snapshot)
 
 if preview.edited:
     changed = ", ".join(preview.snapshot.edited_ids(base))
@@ -113,18 +100,18 @@ if save_col.button("Save to workspace", key="tpl_save",
     except WorkbenchError as exc:  # e.g. a symbolic link planted in the prompts folder
         st.error(f"Not saved: {exc}")
     else:
-        state["tpl_base"] = base = base.with_template(prompt_id, text)
+        wb_state.put("tpl_base", base.with_template(prompt_id, text))
         st.toast(f"Saved {path}")
         st.rerun()
 if discard_col.button("Discard edit", key="tpl_discard", disabled=not preview.diff):
-    state["tpl_edited"] = edited.with_template(prompt_id, base.template_source(prompt_id))
-    state.pop(f"tpl_src_{prompt_id}", None)
+    wb_state.put("tpl_edited", edited.with_template(prompt_id, base.template_source(prompt_id)))
+    wb_state.forget(f"tpl_src_{prompt_id}")
     st.rerun()
 
 out_col, diff_col = st.columns(2)
 with out_col:
     st.subheader("Rendered with example variables" if real_vars is None
-                 else f"Rendered with the variables of step {context[2]}")
+                 else f"Rendered with the variables of step {target.step}")
     if preview.error is not None:
         st.error(preview.error)
     else:
@@ -141,22 +128,21 @@ with st.expander("Example variables" if real_vars is None else "Variables of thi
 # ------------------------------------------------------------------ re-run with the edited snapshot
 st.divider()
 st.subheader("Re-run with the edited snapshot")
-if context is None:
-    st.info(no_context)
+if isinstance(target, str):
+    st.info(target)
     st.stop()
-store, stored_replay, step, original = context
+store, step, inputs = target.store, target.step, target.inputs
 if prompt_id not in ENGINE_RENDERED_IDS:
     st.caption(f"The engine renders only {', '.join(f'`{i}`' for i in ENGINE_RENDERED_IDS)} during "
                f"a replay; an edit of `{prompt_id}` does not change a replay.")
-inputs = rerun.saved_inputs(store, stored_replay.id)
-edited_run = rerun.with_engine_templates(inputs.snapshot, preview.snapshot)
+edited_run = with_engine_templates(inputs.snapshot, preview.snapshot)
 selected = wb_state.current_step()
-st.write(f"Compaction step **{step}** of replay **{stored_replay.info.name}** "
-         f"(stage {original.status})" + ("" if selected in (None, step) else
+st.write(f"Compaction step **{step}** of replay **{target.replay_name}** "
+         f"(stage {target.original.status})" + ("" if selected in (None, step) else
                                          f"; the nearest compaction to the selected step {selected}")
          + ". Both sides walk the same history; only the template snapshot differs.")
-st.caption(f"OpenAI-compatible summary endpoint: {rerun.endpoint_status()}.")
-kind = st.radio("Summariser", rerun.summariser_options(inputs.session), horizontal=True,
+st.caption(f"OpenAI-compatible summary endpoint: {endpoint_status()}.")
+kind = st.radio("Summariser", summariser_options(inputs.session), horizontal=True,
                 key="tpl_summariser", format_func=lambda k: {
                     "extractive": "extractive (offline: ignores the prompt, so checkpoints match)",
                     "recorded": "recorded (the session's own summaries)",
@@ -169,7 +155,7 @@ if changed:
 else:
     st.caption("This page's compaction templates are the replay's own: both sides will be "
                "identical until you edit one.")
-run_key = (stored_replay.id, step, edited_run.snapshot_id, kind)
+run_key = (target.replay_id, step, edited_run.snapshot_id, kind)
 
 
 def progress_bar():
@@ -179,29 +165,17 @@ def progress_bar():
 
 
 step_col, all_col = st.columns(2)
-try:
-    if step_col.button(f"Re-run step {step}", key="tpl_rerun_step", type="primary"):
-        bar, report = progress_bar()
-        result = rerun.rerun_step(inputs, edited_run, step, progress=report,
-                                  summarizer=rerun.make_summarizer(kind, inputs.session))
-        wb_state.keep_result("tpl_rerun", ("step", run_key, result),
-                             session_id=stored_replay.info.session_id)
-        bar.empty()
-    if all_col.button("Re-run the whole replay", key="tpl_rerun_all"):
-        bar, report = progress_bar()
-        result = rerun.rerun_replay(inputs, edited_run, progress=report,
-                                    summarizer=rerun.make_summarizer(kind, inputs.session))
-        wb_state.keep_result("tpl_rerun", ("replay", run_key, result),
-                             session_id=stored_replay.info.session_id)
-        bar.empty()
-except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
-    st.error(f"Re-run failed: {exc}")
-    with st.expander("Traceback (for developers)"):
-        st.code(traceback.format_exc(), language=None)
-    st.stop()
+pressed = {"step": step_col.button(f"Re-run step {step}", key="tpl_rerun_step", type="primary"),
+           "replay": all_col.button("Re-run the whole replay", key="tpl_rerun_all")}
+for what in (w for w, on in pressed.items() if on):
+    bar, report = progress_bar()
+    with error_boundary("re-run", message="Re-run failed: {exc}"):
+        result = run_edited(target, preview.snapshot, kind, what, progress=report)
+        wb_state.keep_result("tpl_rerun", (what, run_key, result), session_id=target.session_id)
+    bar.empty()
 
 
-def show_comparison(cmp: rerun.StepComparison) -> None:
+def show_comparison(cmp: StepComparison) -> None:
     """Rendered prompt diff, checkpoint diff, tokens and the success condition, side by side."""
     st.table(rerun_table(cmp).set_index(""))
     st.markdown("##### Rendered summary request: diff")
@@ -239,7 +213,7 @@ if what == "step":
     show_comparison(result)
     st.stop()
 st.plotly_chart(compare_figure([result.original, result.edited],
-                               recorded=session_marks(store, stored_replay.info.session_id)),
+                               recorded=session_marks(store, target.session_id)),
                 key="tpl_rerun_chart")
 st.dataframe(display_frame(totals_table([result.original, result.edited])), hide_index=True,
              key="tpl_rerun_totals")

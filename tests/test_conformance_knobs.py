@@ -132,7 +132,7 @@ def test_r_prm_1_workbench_notebook_and_cli_use_the_configured_root(tmp_path, mo
     templates from prompts.root under the workbench workspace ($WORKBENCH_HOME/workspace)."""
     from workbench import notebook
     from workbench.cli import main
-    from workbench.views.templates import default_workspace, saved_snapshot
+    from workbench.services.templates import default_workspace, saved_snapshot
 
     workspace = default_workspace()
     _workspace_with_compaction_template(workspace, "custom")

@@ -102,7 +102,7 @@ def workspace_templates(config: ContextConfig, workspace_root: str | Path | None
                         ) -> PromptSnapshot:
     """The template snapshot of ``config.prompts.root`` under ``workspace_root`` (default: the
     workbench workspace); ``ConfigError`` for a configured root that is not a directory."""
-    from ..views.templates import default_workspace
+    from .templates import default_workspace
 
     return configured_snapshot(config, workspace_root if workspace_root is not None
                                else default_workspace())

@@ -35,8 +35,11 @@ from pydantic import BaseModel, ConfigDict
 
 from ..storage.stored import StoredReplay
 from ..views.compare import RunSummary, run_summary
-from ..views.templates import ENGINE_RENDERED_IDS
 from .replay import bundle_from_replay, summariser_name
+
+#: The ids the engine renders during a replay (the summary request, R-CMP-6); every other id
+#: can only be previewed with example variables.
+ENGINE_RENDERED_IDS: tuple[str, ...] = ("compaction", "compaction_input")
 
 __all__ = ["ENGINE_RENDERED_IDS", "SUMMARISERS", "ReplayComparison", "ReplayInputs",
            "StepComparison", "StepOutcome", "apply_edits", "compaction_steps", "endpoint_status",

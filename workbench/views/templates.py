@@ -9,22 +9,17 @@ from __future__ import annotations
 
 import copy
 import difflib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iris.errors import TemplateError
-from iris.prompts import PROMPT_IDS, PromptConfig, PromptSnapshot, PromptSource, configured_snapshot
+from iris.prompts import PROMPT_IDS, PromptConfig, PromptSnapshot
 from pydantic import BaseModel, ConfigDict
 
-if TYPE_CHECKING:  # pandas only for the re-run table: the replay path reads default_workspace
+if TYPE_CHECKING:  # pandas only for the re-run table
     import pandas as pd
 
-__all__ = ["ENGINE_RENDERED_IDS", "TemplatePreview", "default_workspace", "editor_prompts_root",
-           "example_variables", "preview_template", "rerun_table", "saved_snapshot", "template_diff"]
-
-#: The ids the engine renders during a replay (the summary request, R-CMP-6); every other id
-#: can only be previewed with example variables.
-ENGINE_RENDERED_IDS: tuple[str, ...] = ("compaction", "compaction_input")
+__all__ = ["TemplatePreview", "editor_prompts_root", "example_variables", "preview_template",
+           "rerun_table", "template_diff"]
 
 _TODOS = [
     {"id": "1", "content": "Reproduce the missing 31 March entry with a failing test", "status": "completed"},
@@ -93,13 +88,6 @@ def example_variables(prompt_id: str) -> dict[str, Any]:
     return copy.deepcopy(_EXAMPLES[prompt_id])
 
 
-def default_workspace() -> Path:
-    """The workbench's own workspace: ``$WORKBENCH_HOME/workspace`` (prompts under .iris/prompts)."""
-    from workbench.store import workbench_home
-
-    return workbench_home() / "workspace"
-
-
 def template_diff(original: str, edited: str, prompt_id: str) -> str:
     """Unified diff of a template edit ("" when unchanged)."""
     return "".join(difflib.unified_diff(
@@ -146,15 +134,6 @@ def editor_prompts_root(config_yaml: str | None) -> str:
         if check.ok and check.config is not None:
             return check.config.prompts.root
     return PromptConfig().root
-
-
-def saved_snapshot(workspace: str | Path, config: Any = None) -> PromptSnapshot:
-    """The workspace's saved templates under ``config``'s ``prompts.root`` (default
-    ``.iris/prompts``; packaged defaults for ids without a file; ``ConfigError`` for a configured
-    root that is not a directory)."""
-    if config is None:
-        return PromptSource(workspace).snapshot()
-    return configured_snapshot(config, workspace)
 
 
 def _usage(outcome: Any) -> str:
