@@ -48,8 +48,11 @@ print(len(session.index.batches), total)
 STARTUP = """
 import json, sys, time
 t = time.perf_counter()
-from workbench.cli import _import_sqlite_utils_without_pandas
-_import_sqlite_utils_without_pandas()
+try:
+    from workbench.cli import _import_sqlite_utils_without_pandas
+    _import_sqlite_utils_without_pandas()
+except ImportError:  # a version of the workbench before the lazy import
+    pass
 import workbench.cli_replay, workbench.importers
 imported = time.perf_counter()
 from iris.vocabulary import cl100k_encoding

@@ -3,7 +3,7 @@
 Why: the replay must cost what changes per step, not the whole history (issue 4 item 9, issue 6
 item 4, issue 8). This script replays ``synth_session(responses=N)`` with the default
 configuration and the offline summariser for several N and prints total wall/CPU time, per-step
-median and p95, the messages and tool results the engine really worked on, and the machine load,
+median, p95 and p99, the messages and tool results the engine really worked on, and the machine load,
 so a quadratic term shows up as a per-step time that grows with N. It is a measuring tool, not a
 test (timings depend on the machine).
 
@@ -68,9 +68,11 @@ def measure(responses: int, *, profile: bool = False) -> dict:
     cpu_steps = [(b - a) * 1000 for a, b in zip([cpu_start, *cpu_stamps], cpu_stamps)]
     return {"responses": responses, "steps": len(steps), "wall_s": round(wall, 3),
             "cpu_s": round(cpu, 3), "step_ms_median": round(statistics.median(steps), 3),
-            "step_ms_p95": round(_percentile(steps, 95), 3), "step_ms_max": round(max(steps), 3),
+            "step_ms_p95": round(_percentile(steps, 95), 3),
+            "step_ms_p99": round(_percentile(steps, 99), 3), "step_ms_max": round(max(steps), 3),
             "step_cpu_ms_median": round(statistics.median(cpu_steps), 3),
             "step_cpu_ms_p95": round(_percentile(cpu_steps, 95), 3),
+            "step_cpu_ms_p99": round(_percentile(cpu_steps, 99), 3),
             "messages_counted": result.messages_counted, "encode_calls": estimator.encode_calls,
             "compactions": len(result.checkpoints),
             "phases": {ph: sum(p.phase == ph for p in result.preparations)
