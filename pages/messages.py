@@ -7,7 +7,6 @@ import itertools
 import math
 
 import streamlit as st
-from iris.session import Session
 from iris.tokens import default_estimator
 
 from workbench import state
@@ -25,14 +24,10 @@ if session_id is None:
     st.stop()
 
 
-@st.cache_resource(max_entries=4, show_spinner="Loading session…")
-def load(db_path: str, sid: str, content_hash: str) -> Session:
-    return state.get_store().get_session(sid)
-
-
 store = state.get_store()
 summary = store.get_summary(session_id)
-session = load(str(store.path), session_id, summary.content_hash)
+with st.spinner("Loading session…"):
+    session = store.session(session_id)
 estimator = default_estimator()
 index = session.index
 usage = [m.usage.prompt_tokens for m in session.messages if m.usage is not None]

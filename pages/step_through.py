@@ -62,14 +62,16 @@ except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback o
     st.stop()
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
-def timeline_spec(replay_id: str, created_at: str, _replay, _session_id: str) -> dict:
-    """The replay's step timeline, built once per saved replay: its 2,000 bars are the same at
-    every step, so only the current-step line changes from one step to the next. It carries the
-    trigger value, the pressure line and the agent's recorded compactions."""
-    steps = truth_steps(_replay)
-    marks = recorded_marks(recorded_compactions(store, _session_id, _replay), steps)
-    return step_timeline_figure(steps, recorded=marks).to_plotly_json()
+def timeline_spec(replay, session_id: str) -> dict:
+    """The replay's step timeline, built once per saved replay (kept in the store's cache): its
+    2,000 bars are the same at every step, so only the current-step line changes from one step
+    to the next. It carries the trigger value, the pressure line and the agent's recorded
+    compactions."""
+    def build() -> dict:
+        steps = truth_steps(replay)
+        marks = recorded_marks(recorded_compactions(store, session_id, replay), steps)
+        return step_timeline_figure(steps, recorded=marks).to_plotly_json()
+    return store.replays.cached(replay.id, "step timeline", build)
 
 
 def timeline_at(spec: dict, current: int) -> dict:
@@ -86,7 +88,7 @@ def timeline_at(spec: dict, current: int) -> dict:
 timeline = st.expander("Step timeline: every step's final request (click a bar to open that "
                        "step)", key="st_timeline_open", on_change="rerun")
 clicked = timeline.plotly_chart(
-    timeline_at(timeline_spec(replay.id, replay.info.created_at, replay, session_id), step),
+    timeline_at(timeline_spec(replay, session_id), step),
     key="st_timeline", on_select="rerun", selection_mode="points") if timeline.open else None
 state.follow_timeline_click(clicked.selection.points if clicked else [], step)
 head = step_header(prep)

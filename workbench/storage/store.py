@@ -241,9 +241,13 @@ class Store:
         return tuple(RecordedCompaction.model_validate(x)
                      for x in json.loads(rows[0]["extras_json"]).get("compactions") or ())
 
+    def session(self, session_id: str) -> Session:
+        """:meth:`get_session`, from the store's cache while the session is stored."""
+        return self.cached(session_id, "session", lambda: self.get_session(session_id))
+
     def messages(self, session_id: str) -> tuple[Message, ...]:
         """The recorded messages of a stored session (cached while the session is stored)."""
-        return self.cached(session_id, "messages", lambda: self.get_session(session_id).messages)
+        return self.session(session_id).messages
 
     def session_tokens(self, session_id: str, messages: Sequence[Message] | None = None,
                        estimator: TokenEstimator | None = None) -> int:
