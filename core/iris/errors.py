@@ -1,4 +1,5 @@
-"""One exception hierarchy for the engine and the workbench.
+"""One exception hierarchy for the engine and the workbench: every class derives from
+:class:`IrisError` (``WorkbenchError`` is the same class under its older name).
 
 Every message names what was wrong and where (file, line, field path, template, step) so the UI can
 show it without a traceback.
@@ -9,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "ContextAccessError",
+    "IrisError",
     "PreparationError",
     "SessionFormatError",
     "StorageError",
@@ -18,8 +20,12 @@ __all__ = [
 ]
 
 
-class WorkbenchError(Exception):
+class IrisError(Exception):
     """Base of every error the project raises on purpose."""
+
+
+WorkbenchError = IrisError
+"""The older name of :class:`IrisError` (the same class), kept for callers that catch it."""
 
 
 def _locate(path: object | None, line: int | None, field: str | None) -> str:
@@ -35,7 +41,7 @@ def _locate(path: object | None, line: int | None, field: str | None) -> str:
     return where
 
 
-class SessionFormatError(WorkbenchError):
+class SessionFormatError(IrisError):
     """A session file (or one line of it) does not have the shape its format requires."""
 
     def __init__(self, problem: str, *, path: object | None = None, line: int | None = None,
@@ -48,7 +54,7 @@ class SessionFormatError(WorkbenchError):
         super().__init__(f"{where}: {problem}" if where else problem)
 
 
-class ConfigError(WorkbenchError):
+class ConfigError(IrisError):
     """A configuration (context.yaml, the context configuration YAML) is invalid.
 
     `field` is the dotted path of the offending field, e.g. ``system.slots[2].name``.
@@ -64,7 +70,7 @@ class ConfigError(WorkbenchError):
         super().__init__(f"{where}: {problem}" if where else problem)
 
 
-class TemplateError(WorkbenchError):
+class TemplateError(IrisError):
     """A prompt or context template failed to compile or render (names the template and line)."""
 
     def __init__(self, problem: str, *, template: str | None = None, line: int | None = None) -> None:
@@ -79,11 +85,11 @@ class TemplateError(WorkbenchError):
         super().__init__(f"{where}: {problem}" if where else problem)
 
 
-class StorageError(WorkbenchError):
+class StorageError(IrisError):
     """The SQLite store cannot be opened, migrated, read or written."""
 
 
-class PreparationError(WorkbenchError):
+class PreparationError(IrisError):
     """A preparation stage failed (names the stage and the step)."""
 
     def __init__(self, problem: str, *, stage: str | None = None, step: int | None = None) -> None:
@@ -95,9 +101,9 @@ class PreparationError(WorkbenchError):
         super().__init__(f"{where}: {problem}" if where else problem)
 
 
-class SummarizerError(WorkbenchError):
+class SummarizerError(IrisError):
     """A summariser failed: endpoint error, timeout, junk answer, or an invalid checkpoint."""
 
 
-class ContextAccessError(WorkbenchError):
+class ContextAccessError(IrisError):
     """`context_read` / `context_search` was called with a bad reference or out-of-range parameters."""

@@ -1,0 +1,38 @@
+"""Names and seams of the code base (docs/architecture.md): the engine's root exception, module
+names that must not shadow the standard library, the declared summariser kind."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import iris.errors
+from iris.compaction import ExtractiveSummarizer, RecordedSummarizer, Summarizer
+from iris.compaction.remote import OpenAICompatibleSummarizer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_root_exception_has_an_engine_name_and_keeps_the_old_one():
+    """Every error the project raises derives from ``IrisError``; ``WorkbenchError`` is the very
+    same class, so code that catches the old name keeps working."""
+    assert iris.errors.WorkbenchError is iris.errors.IrisError
+    for name in iris.errors.__all__:
+        cls = getattr(iris.errors, name)
+        assert issubclass(cls, iris.errors.IrisError), name
+
+
+def test_no_module_of_the_app_folder_shadows_the_standard_library():
+    """``streamlit run workbench/app.py`` puts ``workbench/`` first on ``sys.path``: no module there
+    may carry a standard-library name (app.py does not rewrite ``sys.path``)."""
+    names = {p.stem for p in (ROOT / "workbench").glob("*.py")}
+    assert not names & set(sys.stdlib_module_names)
+    assert "sys.path" not in (ROOT / "workbench" / "app.py").read_text("utf-8")
+
+
+def test_summarisers_declare_their_kind():
+    """Each engine summariser declares the kind that labels its checkpoints and stored re-runs."""
+    assert ExtractiveSummarizer.kind == "extractive"
+    assert RecordedSummarizer.kind == "recorded"
+    assert OpenAICompatibleSummarizer.kind == "remote"
+    assert isinstance(ExtractiveSummarizer(), Summarizer)
