@@ -39,9 +39,9 @@ WAIT = 90_000
 
 def prepare_store(home: Path) -> dict[str, str]:
     """Import the samples, make their replays; returns the ids and the step a view should open."""
-    from workbench.evidence import replay_id_for
     from workbench.replay_service import BUDGET_REPLAY_NAME, ensure_default_replay, open_saved
     from workbench.services.imports import bundled_samples
+    from workbench.storage.replays import replay_id_for
     from workbench.store import Store
 
     with Store(home / "workbench.db") as store:

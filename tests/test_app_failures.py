@@ -9,7 +9,7 @@ import pytest
 from iris.errors import SummarizerError
 from streamlit.testing.v1 import AppTest
 
-from workbench.evidence import ReplayInfo
+from workbench.records import ReplayInfo
 from workbench.replay_service import budget_96k_config, replay_and_save
 from workbench.store import Store, open_store
 

@@ -7,7 +7,7 @@ import re
 
 from sqlite_utils import Database
 
-from workbench.migrations import MIGRATIONS, apply_migrations, migration_names
+from workbench.storage.migrations import MIGRATIONS, apply_migrations, migration_names
 
 
 def _schema(db: Database) -> dict[str, list[tuple[str, str]]]:

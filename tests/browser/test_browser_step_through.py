@@ -9,8 +9,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from workbench.evidence import replay_id_for
 from workbench.replay_service import BUDGET_REPLAY_NAME
+from workbench.storage.replays import replay_id_for
 from workbench.store import Store
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "long_session.jsonl"

@@ -1,7 +1,7 @@
 """Usage views (R-UI-5, R-TOK-6): the local estimate of each replayed request next to what the
 provider reported, summary (compaction) usage apart, and a chart with the pressure lines.
 
-Inputs are the per-step scalars (:class:`workbench.evidence.StepRow` or
+Inputs are the per-step scalars (:class:`workbench.records.StepRow` or
 :class:`ContextPreparation`: both carry the same field names), so the chart of a 2,000-step replay
 needs no JSON parsing. Stage tokens are never drawn as a pie: they are whole-request estimates,
 not costs that add up (R-TOK-2).
