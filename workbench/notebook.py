@@ -14,7 +14,7 @@ Nothing here recomputes a decision: every table and figure is a view function of
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +139,11 @@ class NotebookReplay:
     def __len__(self) -> int:
         return len(self.result.preparations)
 
+    @property
+    def _steps(self) -> Sequence[Any]:
+        """The preparations as the views' step protocols read them (attribute by attribute)."""
+        return self.result.preparations
+
     def stages(self) -> pd.DataFrame:
         """One row per (step, stage): ``step`` + the columns of :meth:`StepView.stages`."""
         return typed(_per_step(self.preparations, stage_table), "stages")
@@ -151,7 +156,7 @@ class NotebookReplay:
         """Per step: step, phase, local_estimate, provider_tokens, estimated (a frozen estimate),
         difference, ratio, compaction_applied, pressure_line, reminder_line, as_recorded_estimate,
         error_pct, replayed_request, trigger_tokens, trigger_basis."""
-        return typed(usage_table(self.preparations), "usage")
+        return typed(usage_table(self._steps), "usage")
 
     def summary_usage(self) -> pd.DataFrame:
         """Main model and summary (compaction) calls apart: kind, calls, prompt/input/output tokens."""
@@ -172,14 +177,14 @@ class NotebookReplay:
 
     def failures(self) -> pd.DataFrame:
         """Failed and cancelled steps: step, phase, stage, kind, error, link (to the app's step)."""
-        return typed(failures_table(self.preparations, session_id=self.result.session_id,
+        return typed(failures_table(self._steps, session_id=self.result.session_id,
                                     replay_id=self.label), "failures")
 
     def figure(self, kind: str = "usage") -> NotebookFigure:
         """``usage`` (tokens per step with the pressure lines) or ``timeline`` (compaction bands),
         titled with this replay's label."""
         if kind == "usage":
-            fig = usage_figure(self.preparations,
+            fig = usage_figure(self._steps,
                                recorded=recorded_marks(self.session.compactions, self.preparations))
             return notebook_figure(fig, f"Tokens per step · {self.label}")
         if kind in ("timeline", "compaction"):
