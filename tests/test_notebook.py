@@ -135,7 +135,7 @@ def test_r_ui_8_compactions_and_totals(cost, default):
     totals = cost.totals()
     assert totals["compactions"] == len(table) and totals["steps"] == len(cost)
     assert totals["configuration"] == "cost-first" and totals["failed_steps"] == 0
-    assert totals["tokens_sent"] == sum(p.final_input_tokens for p in cost.preparations)
+    assert totals["tokens_sent"] == sum(p.whole_request_tokens for p in cost.preparations)
     assert default.totals()["compactions"] == 0
     assert cost.failures().empty
 

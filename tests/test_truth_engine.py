@@ -266,17 +266,31 @@ def _real(tmp_path: Path, name: str) -> Session:
     return load_session(target).session
 
 
+#: A configuration that sends what the agent sent: no trimming, folding or reduction.
+AGENT_LIKE = {"context_policy": {"enabled": False}, "reduction": False}
+
+
 def test_real_claude_session_compacts_near_where_the_agent_did(tmp_path):
-    """A Claude Code session on a 200k-window model: catalogue budget, one replay compaction a
-    few steps before the agent's own (which fired at 167,731 tokens), overhead carried."""
+    """A Claude Code session on a 200k-window model: catalogue budget; a configuration that sends
+    what the agent sent compacts a few steps before the agent (which fired at 167,731 tokens) on
+    the provider's count, and at the agent's step with Claude Code's line (≈ 0.835 of the window);
+    the default configuration's reductions keep its request under the line (R-TOK-3)."""
     s = _real(tmp_path, "8463c716-a2ea-4c14-9efa-87158ebd9f20")
-    r = replay(s)
+    r = replay(s, parse_config(AGENT_LIKE))
     assert r.thresholds.budget_source == "catalogue" and r.thresholds.input_budget == 200_000
     recorded, = r.recorded_compactions
     assert recorded.tokens_before == 167_731 and recorded.step == 71
-    steps = [p.step_index for p in r.preparations if p.compaction_applied]
-    assert len(steps) == 1 and 0 < recorded.step - steps[0] <= 8
+    applied = [p for p in r.preparations if p.compaction_applied]
+    assert len(applied) == 1 and 0 < recorded.step - applied[0].step_index <= 8
+    assert applied[0].trigger_basis == "provider"
     assert 24_000 < r.calibration.overhead < 28_000
+    line = replay(s, parse_config(AGENT_LIKE | {"compaction": {"threshold": 0.835}}))
+    assert [p.step_index for p in line.preparations if p.compaction_applied] == [71]
+    default = replay(s)
+    assert not any(p.compaction_applied for p in default.preparations)
+    reduced = [p for p in default.preparations if p.step_index < recorded.step
+               and p.trigger_basis == "calibrated_local"]
+    assert len(reduced) > 60 and max(p.trigger_tokens for p in reduced) < default.thresholds.pressure_line
     error = estimate_error(r.preparations, r)
     assert error["median_abs_pct"] < 1 and error["p90_abs_pct"] < 3
 

@@ -1,9 +1,18 @@
 """Follow-ups on the whole-request basis: Compare's totals and steps table use the figure every
-chart plots (R-TOK-2), and a report of a session with no model call renders (R-UI-9)."""
+chart plots (R-TOK-2); a report of a session with no model call renders (R-UI-9); the trigger of
+a request the replay reduced compares its own whole-request estimate, not the provider's count of
+the recorded request (R-TOK-3); plan, candidate, commit, stage note and step reconcile (R-CMP-8)."""
 
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
+
+import pytest
+from iris.config import parse_config
+from iris.preparation.records import CompactionApplied, CompactionCandidate, CompactionPlan
+from iris.replay import replay
 
 import workbench as wb
 from workbench.views.compare import RunSummary, StepPoint, steps_table, totals_table
@@ -44,3 +53,88 @@ def test_r_ui_9_report_of_a_one_message_session(tmp_path):
     out = wb.write_report(session, tmp_path / "one.html")
     html = out.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and 'id="wb-usage"' in html
+
+
+# ------------------------------------------------------------ the trigger's basis (engine)
+
+LONG = wb.sample_path("long_session")
+REAL = (Path(__file__).resolve().parents[2] / "shared" / "real-sessions" / "claude_code"
+        / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz")
+BUDGET_96K = {"compaction": {"input_budget_tokens": 96000}}
+#: Sends what the agent sent: no trimming, folding or reduction.
+AGENT_LIKE = {"context_policy": {"enabled": False}, "reduction": False}
+
+
+def _reduced(p) -> bool:
+    """The replay's fold/trim/drop stages changed this step's request."""
+    return any(p.stage(n).before_input_tokens != p.stage(n).after_input_tokens
+               for n in ("fold_repeats", "drop_optional", "trim_old_bodies"))
+
+
+def test_r_tok_3_a_reduced_request_triggers_on_its_own_whole_request_estimate():
+    """R-TOK-3: the provider's count is the truth for the request it counted, the recorded one.
+    A step whose request the replay's stages reduced compares its own calibrated local estimate
+    plus the unrecorded overhead (``calibrated_local``); an unreduced one the provider's count."""
+    r = replay(wb.load_session(LONG), parse_config(BUDGET_96K))
+    first = next(p.step_index for p in r.preparations if p.compaction_applied)
+    before = [p for p in r.preparations[1:first] if p.trigger_basis != "none"]
+    assert any(_reduced(p) for p in before) and any(not _reduced(p) for p in before)
+    for p in before:
+        assert p.trigger_basis == ("calibrated_local" if _reduced(p) else "provider"), p.step_index
+        if _reduced(p):  # the value is this request (as sent after the stages), whole basis
+            assert p.trigger_tokens == p.whole_request_tokens, p.step_index
+            assert "reduced this one" in p.stage("compaction").note
+
+
+def test_r_tok_3_an_unreduced_replay_triggers_on_the_provider_count():
+    r = replay(wb.load_session(LONG), parse_config(BUDGET_96K | AGENT_LIKE))
+    bases = {p.trigger_basis for p in r.preparations[1:] if not p.compaction_applied}
+    first = next(p for p in r.preparations if p.compaction_applied)
+    assert first.trigger_basis == "provider" and "provider" in bases
+    assert first.trigger_tokens >= first.pressure_line
+
+
+def _reconciles(p) -> None:
+    """Plan, candidate and commit on the untrimmed durable history; the commit's sent figures,
+    the stage note, the trigger (when calibrated) and the step on this request as sent."""
+    stage = p.stage("compaction")
+    plan = next(d for d in stage.decisions if isinstance(d, CompactionPlan))
+    cand = [d for d in stage.decisions if isinstance(d, CompactionCandidate)][-1]
+    commit = next(d for d in stage.decisions if isinstance(d, CompactionApplied))
+    assert plan.request_tokens == commit.tokens_before and cand.tokens_after == commit.tokens_after
+    assert commit.sent_tokens_after == p.whole_request_tokens
+    assert commit.sent_tokens_before <= commit.tokens_before
+    assert f"{commit.sent_tokens_before:,} → {commit.sent_tokens_after:,}" in stage.note
+    assert f"{commit.sent_tokens_before:,} → {commit.sent_tokens_after:,}" in commit.reason
+    if p.trigger_basis == "calibrated_local":
+        assert p.trigger_tokens == commit.sent_tokens_before
+
+
+def test_r_cmp_8_compaction_figures_reconcile_on_the_long_sample():
+    """Every applied compaction of the generated long sample (96k budget, and cost-first)."""
+    for config in (parse_config(BUDGET_96K), wb.resolve_config("cost-first")):
+        r = replay(wb.load_session(LONG), config)
+        applied = [p for p in r.preparations if p.compaction_applied]
+        assert applied
+        for p in applied:
+            _reconciles(p)
+
+
+def _real_session(tmp_path):
+    if not REAL.is_file():
+        pytest.skip("../shared/real-sessions is absent")
+    target = tmp_path / "real.jsonl"
+    target.write_bytes(gzip.decompress(REAL.read_bytes()))
+    return wb.load_session(target)
+
+
+def test_r_cmp_8_compaction_figures_reconcile_on_the_real_session(tmp_path):
+    """The real Claude Code session under a 96k budget (it compacts with trimming on) and with
+    a configuration that sends what the agent sent."""
+    session = _real_session(tmp_path)
+    for config in (BUDGET_96K, AGENT_LIKE):
+        r = replay(session, parse_config(config))
+        applied = [p for p in r.preparations if p.compaction_applied]
+        assert applied, config
+        for p in applied:
+            _reconciles(p)

@@ -63,7 +63,7 @@ def test_r_ui_6_totals_count_tokens_compactions_and_reduction(runs, replays):
                                              "cut_index": replays[1].checkpoints[0].cut_index}
     assert display_frame(table).loc[1, "cut_points"].startswith(
         f"step {cuts[0]} @ {replays[1].checkpoints[0].cut_index}")
-    assert table.loc[0, "tokens_sent"] == sum(s.final_input_tokens for s in default.steps)
+    assert table.loc[0, "tokens_sent"] == sum(s.whole_request_tokens for s in default.steps)
     assert table.loc[1, "tokens_sent"] < table.loc[0, "tokens_sent"]
     assert table.loc[1, "reduction_saved"] > 0  # cost-first reduces earlier and harder
     assert table.loc[1, "input_budget"] == 64000 and table.loc[1, "pressure_line"] == 44800

@@ -143,14 +143,19 @@ def timeline_figure(bands: Sequence[CompactionBand],
 
 
 def compactions_table(decisions: Sequence[tuple[int, str, Decision]]) -> pd.DataFrame:
-    """One row per applied compaction (``n`` counts from 1 in step order)."""
+    """One row per applied compaction (``n`` counts from 1 in step order): the untrimmed durable
+    history before/after (``tokens_*``, what the engine compacted) and this request as sent
+    (``sent_tokens_*``, the trigger's and the chart's figure), both whole requests."""
     rows = [{"n": n, "step": step, "cut_index": d.cut_index, "tokens_before": d.tokens_before,
-             "tokens_after": d.tokens_after, "checkpoint_tokens": d.checkpoint_tokens,
+             "tokens_after": d.tokens_after, "sent_tokens_before": d.sent_tokens_before,
+             "sent_tokens_after": d.sent_tokens_after, "checkpoint_tokens": d.checkpoint_tokens,
              "archive": d.archive_path or "—", "reason": d.reason}
             for n, (step, _, d) in enumerate(
                 ((s, st, d) for s, st, d in decisions if isinstance(d, CompactionApplied)), start=1)]
     return pd.DataFrame(rows, columns=["n", "step", "cut_index", "tokens_before", "tokens_after",
-                                       "checkpoint_tokens", "archive", "reason"])
+                                       "sent_tokens_before", "sent_tokens_after",
+                                       "checkpoint_tokens", "archive", "reason"]
+                        ).astype({"sent_tokens_before": "Int64", "sent_tokens_after": "Int64"})
 
 
 def attempts_table(decisions: Sequence[tuple[int, str, Decision]]) -> pd.DataFrame:

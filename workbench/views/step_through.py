@@ -228,19 +228,22 @@ def describe(d: Decision) -> str:
         return (f"{_tool(d.tool_name)} output ({d.category}, rule {d.rule}){age} → {d.action}: "
                 f"{d.tokens_before:,} → {d.tokens_after:,} tokens")
     if isinstance(d, CompactionPlan):
-        return (f"{d.trigger} compaction planned: whole request {d.request_tokens:,} vs pressure line "
+        return (f"{d.trigger} compaction planned: untrimmed durable history as a whole request "
+                f"{d.request_tokens:,} vs pressure line "
                 f"{d.pressure_line:,}; cut at {d.cut_index}, {d.archived_messages} archived, "
                 f"{d.kept_messages} kept")
     if isinstance(d, CompactionCandidate):
-        return (f"attempt {d.attempt}: summary {d.summary_tokens:,} tokens → whole request "
-                f"{d.tokens_after:,}")
+        return (f"attempt {d.attempt}: summary {d.summary_tokens:,} tokens → untrimmed durable "
+                f"history {d.tokens_after:,} (whole request)")
     if isinstance(d, CompactionRejected):
         after = (f" (whole request would be {d.tokens_after:,})" if d.tokens_after is not None
                  else "")
         return f"attempt {d.attempt} rejected{after}"
     if isinstance(d, CompactionApplied):
-        return (f"compaction committed: whole request {d.tokens_before:,} → {d.tokens_after:,} "
-                f"tokens, cut at "
+        sent = ("" if d.sent_tokens_before is None else f"; this request as sent "
+                f"{d.sent_tokens_before:,} → {d.sent_tokens_after:,}")
+        return (f"compaction committed: untrimmed durable history {d.tokens_before:,} → "
+                f"{d.tokens_after:,} tokens (whole request){sent}, cut at "
                 f"{d.cut_index}, archive {d.archive_path or '—'}, checkpoint "
                 f"{d.checkpoint_tokens:,} tokens")
     if isinstance(d, PressureNotice):

@@ -1,12 +1,13 @@
 """Stage 5, compaction: skipped below the line; candidate, rejected or applied as it really went.
 
 Trigger (R-TOK-3…5, R-CMP-10): the provider's reading of the previous response decides while the
-replayed history is the one the provider measured. Once this replay has applied a compaction of
-its own (or the session carries no trusted usage at all) the provider's numbers describe a
-different request, so the replay's own whole-request estimate decides instead; the record says
-which basis was used. Outcomes (R-CMP-8, R-PREP-3): ``applied`` replaces the durable history with
-the checkpoint plus the raw tail; ``no_cut`` is a plan that stays a ``candidate`` (fine while
-within the hard input limit); ``rejected`` or an error/timeout ends the run: the preparation is
+replayed request is the one the provider measured. Once this replay has applied a compaction of
+its own, an earlier stage of this step reduced the request (fold, trim, drop), or the session
+carries no trusted usage at all, the provider's numbers describe a different request, so the
+replay's own whole-request estimate (calibrated local + unrecorded overhead) decides instead; the
+record says which basis was used. Outcomes (R-CMP-8, R-PREP-3): ``applied`` replaces the durable
+history with the checkpoint plus the raw tail; ``no_cut`` is a plan that stays a ``candidate``
+(fine while within the hard input limit); ``rejected`` or an error/timeout ends the run: the preparation is
 ``failed`` and the old durable state is kept.
 
 Pressure notices and the grace (R-CMP-11, R-CMP-12) are decided here from the same reading
@@ -47,7 +48,7 @@ from .records import (
 )
 from .state import Part, PipelineSettings, PreparationState, StageFailed
 
-__all__ = ["apply", "trigger"]
+__all__ = ["apply", "request_reduced", "trigger"]
 
 
 def trigger(state: PreparationState, settings: PipelineSettings
@@ -60,9 +61,12 @@ def trigger(state: PreparationState, settings: PipelineSettings
     if not t.auto_enabled or t.threshold_line is None:
         return False, "disabled", "automatic compaction is disabled (threshold 0)", None
     reading = state.usage_reading
-    if state.diverged or reading is None or reading.kind == "none":
+    reduced = request_reduced(state)
+    if state.diverged or reduced or reading is None or reading.kind == "none":
         why = ("the replayed history differs from the recorded one after a compaction"
-               if state.diverged else "no trusted provider usage yet")
+               if state.diverged else "the provider counted the recorded request, and the "
+               "replay's earlier stages reduced this one" if reduced
+               else "no trusted provider usage yet")
         value = state.whole(state.input_tokens)
         what = _whole_words(state, value)
         sign = "≥" if value >= t.threshold_line else "<"
@@ -75,6 +79,13 @@ def trigger(state: PreparationState, settings: PipelineSettings
         basis = "provider" if reading.kind == "observed" else "provider_estimate"
         return decision.trigger, basis, decision.reason, decision.tokens
     return decision.trigger, "none", decision.reason, None
+
+
+def request_reduced(state: PreparationState) -> bool:
+    """True when an earlier stage of this step changed the request: a fold or trim shortened the
+    history it sends (``history`` differs from the durable history) or something was dropped.
+    The provider's count then measures the recorded request, not this one."""
+    return state.history_tokens != state.durable_tokens or bool(state.dropped)
 
 
 def _whole_words(state: PreparationState, value: int) -> str:
@@ -145,6 +156,19 @@ def _decisions(outcome: Any, before: int, settings: PipelineSettings,
         if isinstance(d, (RejectedDecision, SkippedDecision)):
             attempt += 1
     return tuple(out)
+
+
+def _with_sent(decisions: tuple[Decision, ...], before: int, after: int
+               ) -> tuple[Decision, ...]:
+    """The commit with this request as sent (trimmed) next to the untrimmed durable figures."""
+    def sent(d: Decision) -> Decision:
+        if not isinstance(d, CompactionApplied):
+            return d
+        return d.model_copy(update={
+            "sent_tokens_before": before, "sent_tokens_after": after,
+            "reason": f"{d.reason}; this request as sent (after this step's fold and trim) "
+                      f"{before:,} → {after:,} (the step's whole request)"})
+    return tuple(sent(d) for d in decisions)
 
 
 def _skip(state: PreparationState, note: str, before: int | None = None,
@@ -276,6 +300,7 @@ def apply(state: PreparationState, settings: PipelineSettings
 
     if outcome.status == "applied":  # a new window: the old notices no longer apply
         new = notices.withdraw(_applied_state(state, outcome, settings))
+        decisions = _with_sent(decisions, state.whole(before), new.whole(new.input_tokens))
         return new, record("applied", new.input_tokens,
                            f"committed, cut at history message {outcome.cut_index}; this "
                            f"request as sent (trimmed), whole request {state.whole(before):,} → "

@@ -211,7 +211,15 @@ class CompactionApplied(_DecisionBase):
     archive_path: str | None = None
     checkpoint_tokens: int = 0
     tokens_before: int = 0
+    """The untrimmed durable history as a whole request (what the engine compacted and tested
+    against the pressure line), before the commit; the plan's ``request_tokens``."""
     tokens_after: int = 0
+    """The same after the commit; the candidate's ``tokens_after``."""
+    sent_tokens_before: int | None = None
+    """This request as sent (after this step's fold and trim), whole-request basis, before the
+    commit: the value a ``calibrated_local`` trigger compared (None in older records)."""
+    sent_tokens_after: int | None = None
+    """This request as sent after the commit: the step's ``whole_request_tokens``."""
 
 
 class PressureNotice(_DecisionBase):
