@@ -9,18 +9,15 @@ except the explicit "Replay and save".
 
 from __future__ import annotations
 
-import traceback
-
 import streamlit as st
 from iris.config import config_hash
-from iris.errors import ConfigError, TemplateError
-from iris.prompts import PromptSnapshot
 
 from workbench import state as wb_state
+from workbench.page_guards import error_boundary
 from workbench.replay_service import open_saved, replay_and_save, replay_session
 from workbench.rerun import endpoint_status
 from workbench.services.presets import PRESET_NAMES, preset_text
-from workbench.services.templates import default_workspace, saved_snapshot
+from workbench.services.templates import replay_templates
 from workbench.summariser_choice import (
     SUMMARISER_LABELS,
     stored_summariser,
@@ -43,28 +40,27 @@ st.title("Configuration")
 st.write("Which configuration prepares this session best? Edit the YAML or the common fields, "
          "replay the session with it, and compare two configurations on one chart.")
 
-state = st.session_state
 
 
 def sync_form_from_yaml() -> None:
-    check = check_config(state["cfg_yaml"])
+    check = check_config(wb_state.get("cfg_yaml"))
     if check.ok:
         for key, value in form_values(check.config).items():
-            state[f"cfg_f_{key}"] = value
+            wb_state.put(f"cfg_f_{key}", value)
 
 
 def sync_yaml_from_form() -> None:
-    values = {f.key: state[f"cfg_f_{f.key}"] for f in FORM_FIELDS}
-    state["cfg_yaml"] = apply_form(state["cfg_yaml"], values)
+    values = {f.key: wb_state.get(f"cfg_f_{f.key}") for f in FORM_FIELDS}
+    wb_state.put("cfg_yaml", apply_form(wb_state.get("cfg_yaml"), values))
 
 
 def load_preset_into_editor() -> None:
-    state["cfg_yaml"] = preset_text(state["cfg_preset"])
+    wb_state.put("cfg_yaml", preset_text(wb_state.get("cfg_preset")))
     sync_form_from_yaml()
 
 
-if "cfg_yaml" not in state:
-    state["cfg_preset"] = state.get("cfg_preset", "default")
+if wb_state.get("cfg_yaml") is None:
+    wb_state.put("cfg_preset", wb_state.get("cfg_preset", "default"))
     load_preset_into_editor()
 
 preset_col, load_col = st.columns([3, 1], vertical_alignment="bottom")
@@ -75,7 +71,7 @@ load_col.button("Load preset", key="cfg_load_preset", on_click=load_preset_into_
 yaml_col, form_col = st.columns([3, 2])
 with yaml_col:
     st.text_area("Configuration (YAML)", key="cfg_yaml", height=520, on_change=sync_form_from_yaml)
-    check = check_config(state["cfg_yaml"])
+    check = check_config(wb_state.get("cfg_yaml"))
     if check.ok:
         st.success(f"Valid · configuration `{config_hash(check.config)[:19]}…`")
     else:
@@ -107,15 +103,12 @@ if session_id is None:
     st.info("No session yet: import a transcript or open a sample on the Sessions page, then "
             "replay it here with this configuration.", icon="👋")
     st.stop()
-try:
-    templates = saved_snapshot(default_workspace(), check.config if check.ok else None)
-    where = (f"the workspace's saved templates (prompts.root "
-             f"`{check.config.prompts.root if check.ok else '.iris/prompts'}`)")
-except (TemplateError, ConfigError) as exc:  # a broken saved template must not block the page
-    templates, where = PromptSnapshot.defaults(), "the packaged default templates"
-    st.warning(f"A saved template cannot be used ({exc}); fix it on the Templates page.")
-st.caption(f"Replays use {where} (snapshot `{templates.snapshot_id[:19]}…`). OpenAI-compatible "
-           f"summary endpoint: {endpoint_status()}.")
+used = replay_templates(check.config if check.ok else None)
+templates = used.snapshot
+if used.problem is not None:
+    st.warning(f"A saved template cannot be used ({used.problem}); fix it on the Templates page.")
+st.caption(f"Replays use {used.where} (snapshot `{templates.snapshot_id[:19]}…`). "
+           f"OpenAI-compatible summary endpoint: {endpoint_status()}.")
 summariser = st.radio("Summariser", stored_summariser_options(store, session_id), horizontal=True,
                       key="cfg_summariser", format_func=SUMMARISER_LABELS.get)
 
@@ -132,16 +125,12 @@ name = name_col.text_input("Save the replay as", value="configuration", key="cfg
 if button_col.button("Replay and save", key="cfg_replay", type="primary",
                      disabled=not check.ok or not name.strip()):
     bar, report = progress_bar("replaying…")
-    try:
+    with error_boundary("replay", stop=False, message="Replay failed: {exc}"):
         info, result = replay_and_save(store, session_id, name=name.strip(), config=check.config,
                                        prompts=templates, progress=report,
                                        summarizer=stored_summariser(store, session_id, summariser))
         wb_state.keep_result("cfg_last", (info.name, run_summary(info.name, result)),
                              session_id=session_id)
-    except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
-        st.error(f"Replay failed: {exc}")
-        with st.expander("Traceback (for developers)"):
-            st.code(traceback.format_exc(), language=None)
     bar.empty()
 if (last := wb_state.session_result("cfg_last")) is not None:  # this session's replay only
     saved_name, run = last
@@ -175,7 +164,8 @@ def choice_summary(choice: str, report, suffix: str = ""):
         preset_text(choice.removeprefix("preset:"))).config
     if config is None:
         raise ValueError("the editor's configuration is not valid; fix it first")
-    cache = state.setdefault("cfg_runs", {})
+    cache = wb_state.get("cfg_runs") or {}
+    wb_state.put("cfg_runs", cache)
     key = (session_id, config_hash(config), templates.snapshot_id, label)
     if key not in cache:
         result, _ = replay_session(store.get_session(session_id), config=config,
@@ -187,16 +177,12 @@ def choice_summary(choice: str, report, suffix: str = ""):
 
 if st.button("Compare", key="cfg_compare"):
     bar, report = progress_bar("replaying A…")
-    try:
+    with error_boundary("compare", stop=False, message="Comparison failed: {exc}"):
         same = " (A)" if a == b else ""
         first = choice_summary(a, lambda f, label: report(f / 2, f"A: {label}"), same)
         second = choice_summary(b, lambda f, label: report(0.5 + f / 2, f"B: {label}"),
                                 " (B)" if same else "")
         wb_state.keep_result("cfg_compared", (first, second), session_id=session_id)
-    except Exception as exc:  # noqa: BLE001 - the UI boundary shows every error
-        st.error(f"Comparison failed: {exc}")
-        with st.expander("Traceback (for developers)"):
-            st.code(traceback.format_exc(), language=None)
     bar.empty()
 compared = wb_state.session_result("cfg_compared")  # this session's comparison only
 if compared is None:

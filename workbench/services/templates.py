@@ -8,14 +8,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from iris.prompts import PromptSnapshot, PromptSource, configured_snapshot
+from iris.config import ContextConfig
+from iris.errors import ConfigError, TemplateError
+from iris.prompts import PromptConfig, PromptSnapshot, PromptSource, configured_snapshot
 from pydantic import BaseModel, ConfigDict
 
 from ..store import workbench_home
 from . import rerun
 from .replay import open_saved
 
-__all__ = ["RerunTarget", "default_workspace", "rerun_target", "run_edited", "saved_snapshot"]
+__all__ = ["ReplayTemplates", "RerunTarget", "default_workspace", "replay_templates", "rerun_target",
+           "run_edited", "saved_snapshot"]
 
 
 def default_workspace() -> Path:
@@ -30,6 +33,30 @@ def saved_snapshot(workspace: str | Path, config: Any = None) -> PromptSnapshot:
     if config is None:
         return PromptSource(workspace).snapshot()
     return configured_snapshot(config, workspace)
+
+
+class ReplayTemplates(BaseModel):
+    """The templates a replay started from the Configuration page uses, in words for the page."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    snapshot: PromptSnapshot
+    where: str
+    problem: str | None = None
+    """Why the saved templates could not be used (the packaged defaults are used instead)."""
+
+
+def replay_templates(config: ContextConfig | None) -> ReplayTemplates:
+    """The workspace's saved templates under ``config``'s ``prompts.root`` (the default root when
+    the configuration is not valid); the packaged defaults when a saved template is broken."""
+    try:
+        snapshot = saved_snapshot(default_workspace(), config)
+    except (TemplateError, ConfigError) as exc:  # a broken saved template must not block a replay
+        return ReplayTemplates(snapshot=PromptSnapshot.defaults(),
+                               where="the packaged default templates", problem=str(exc))
+    root = config.prompts.root if config is not None else PromptConfig().root
+    return ReplayTemplates(snapshot=snapshot,
+                           where=f"the workspace's saved templates (prompts.root `{root}`)")
 
 
 class RerunTarget(BaseModel):
