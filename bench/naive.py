@@ -1,4 +1,4 @@
-"""The naive replay the replay benchmark is compared with (issue 8, measurement 1).
+"""The naive replay the replay benchmark is compared with.
 
 It runs the same pipeline on the same session with the same configuration, so it takes the same
 decisions and applies the same compactions, but without any of the engine's incremental work:

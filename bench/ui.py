@@ -1,4 +1,4 @@
-"""UI benchmark: the step-through page of the 2,000-step replay in a real browser (issue 8, item 5).
+"""UI benchmark: the step-through page of the 2,000-step replay in a real browser.
 
 Starts the real app (``workbench/app.py`` via ``streamlit run``) on a store prepared by the replay
 case, opens it in Debian's chromium through playwright, and measures

@@ -1,4 +1,4 @@
-"""Context page: what static context does a context.yaml produce? (R-BUILD, issue 3 item 4).
+"""Context page: what static context does a context.yaml produce? (R-BUILD).
 
 Thin page: reads the widgets, calls ``workbench.views.context``, renders messages or problems.
 """

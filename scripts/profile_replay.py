@@ -1,10 +1,10 @@
 """Measure (and optionally profile) the replay of generated sessions of growing length.
 
-Why: the replay must cost what changes per step, not the whole history (issue 4 item 9, issue 6
-item 4, issue 8). This script replays ``synth_session(responses=N)`` with the default
-configuration and the offline summariser for several N and prints total wall/CPU time, per-step
-median, p95 and p99, the messages and tool results the engine really worked on, and the machine load,
-so a quadratic term shows up as a per-step time that grows with N. It is a measuring tool, not a
+Why: the replay must cost what changes per step, not the whole history. This script replays
+``synth_session(responses=N)`` with the default configuration and the offline summariser for
+several N and prints total wall/CPU time, per-step median, p95 and p99, the messages and tool
+results the engine really worked on, and the machine load, so a quadratic term shows up as a
+per-step time that grows with N. It is a measuring tool, not a
 test (timings depend on the machine).
 
 Usage::

@@ -1,4 +1,4 @@
-"""AppTest for the Context page: examples, path, upload and validation errors (R-BUILD, issue 3)."""
+"""AppTest for the Context page: examples, path, upload and validation errors (R-BUILD)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Faults (issue 8): concurrent imports into one store, a process killed in the middle of an import,
+"""Faults: concurrent imports into one store, a process killed in the middle of an import,
 a 50 MB single tool output, a summariser endpoint that hangs, and a corrupt store file (R-SES-5,
 R-RED-8, R-CMP-8, R-PREP-1). Real processes, a real SQLite file and a real HTTP server on 127.0.0.1."""
 

@@ -1,4 +1,4 @@
-"""The fast Claude Code import (issue 8) builds the same sessions as the validating one (R-SES-4),
+"""The fast Claude Code import builds the same sessions as the validating one (R-SES-4),
 and bad input still fails with the file, line and field (R-SES-5).
 
 ``workbench.importers._fast.validating()`` switches every record the importer builds back to the

@@ -1,4 +1,4 @@
-"""The example notebook ``docs/notebook.ipynb`` runs top to bottom (R-UI-8, issue 7 item 3).
+"""The example notebook ``docs/notebook.ipynb`` runs top to bottom (R-UI-8).
 
 Jupyter is not needed: each code cell is executed with plain Python in one namespace, the way a
 kernel would, and the value of a cell's last expression (what Jupyter would display) is checked to

@@ -1,4 +1,4 @@
-"""The shipped presets (R-UI-6, issue 7 item 2): loaded by name, valid without fallbacks, and
+"""The shipped presets (R-UI-6): loaded by name, valid without fallbacks, and
 different where they say they are, with the effect they promise on a real replay."""
 
 from __future__ import annotations

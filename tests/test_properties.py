@@ -1,4 +1,4 @@
-"""Property tests (issue 8) over generated sessions and configurations (hypothesis, bounded):
+"""Property tests over generated sessions and configurations (hypothesis, bounded):
 replay never raises (R-PREP-1); a ready preparation fits its budget, a failed one says why
 (R-PREP-3); required contributions are never dropped (R-DYN-4); a cut never separates a tool call
 from its results (R-CMP-6); a current read is never reduced (R-RED-6); the history archives plus

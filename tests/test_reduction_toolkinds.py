@@ -1,4 +1,4 @@
-"""Tool-kind mapping per source format and fact extraction (issue 4 item 2)."""
+"""Tool-kind mapping per source format and fact extraction."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Security (issue 8): user-edited Jinja templates cannot reach Python internals, the file system or
+"""Security: user-edited Jinja templates cannot reach Python internals, the file system or
 the environment, nor exhaust memory or time (R-BUILD-4); state_files, artifact and archive paths
 cannot escape their directories (R-CMP-12, R-POL-4, R-RED-8); uploaded file names are sanitised
 (R-SES-1). The browser side (session content never rendered as HTML) is

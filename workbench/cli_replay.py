@@ -1,5 +1,5 @@
 """``workbench replay PATH_OR_SESSION_ID [--config FILE] [--json OUT] [--name NAME]`` and
-``workbench replay --defaults`` (R-UI-9, issue 6).
+``workbench replay --defaults`` (R-UI-9).
 
 Replays a transcript file or a stored session headless. ``--json`` writes the preparations, one
 JSON object per line in step order (``-`` for standard output, the summary then goes to standard

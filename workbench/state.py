@@ -250,7 +250,7 @@ def render_sidebar() -> None:
 
 
 def sidebar_replay_and_step(store: Store, session_id: str | None) -> None:
-    """Replay picker and step selector (issue 6). A session opened for the first time gets its
+    """Replay picker and step selector. A session opened for the first time gets its
     ``default`` replay here, with a progress bar (see ``workbench.replay_service``)."""
     from .replay_service import ensure_default_replay, open_saved, replay_choices
 

@@ -1,7 +1,7 @@
 """Frozen session records built without validating again what the importer has already checked.
 
 Pydantic validation of every block, usage and message was a large share of the import time of a
-big transcript (issue 8), although the importers check each field's type themselves first so that
+big transcript, although the importers check each field's type themselves first so that
 a bad line names its file, line and field. :func:`maker` returns a constructor for one model that
 fills the instance directly: the same field values, defaults and ``model_fields_set`` as the
 validating constructor. Only the importers use it, and only with values of the declared types.

@@ -22,7 +22,7 @@ MIGRATIONS = Migrations("context-workbench")
 
 @MIGRATIONS()
 def m001_initial(db: Database) -> None:
-    """Sessions and their messages (issue 2)."""
+    """Sessions and their messages."""
     db["sessions"].create(
         {
             "id": str,
@@ -50,7 +50,7 @@ def m001_initial(db: Database) -> None:
     )
 
 
-#: Evidence tables of issue 6. Raw SQL because sqlite-utils cannot declare ON DELETE CASCADE: the
+#: Evidence tables. Raw SQL because sqlite-utils cannot declare ON DELETE CASCADE: the
 #: store turns foreign keys on, so deleting a session removes its replays and deleting a replay
 #: removes every row below it, without either delete having to know the other's tables.
 _M002_TABLES = (
@@ -106,7 +106,7 @@ _M002_TABLES = (
 
 @MIGRATIONS()
 def m002_evidence(db: Database) -> None:
-    """Configurations, template snapshots, named replays and their preparations (issue 6).
+    """Configurations, template snapshots, named replays and their preparations.
 
     A replay's preparations keep one JSON row each (loaded lazily, one step at a time) next to
     the scalar columns the usage and failure views read for every step at once; stages and

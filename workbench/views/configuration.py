@@ -47,7 +47,7 @@ def _f(key: str, section: str, label: str, kind: str, lo: float | None = None,
                      minimum=lo, maximum=hi, step=step, help=help)
 
 
-#: The common fields (issue 7 item 2), in form order.
+#: The common fields, in form order.
 FORM_FIELDS: tuple[FormField, ...] = (
     _f("input_budget_tokens", "compaction", "Input budget (tokens)", "optional_int", 1, None, 1000,
        "Empty: derived from the model limits, else 96000 (R-CMP-3)."),

@@ -41,8 +41,8 @@ from .records import (
     CompactionPlan,
     CompactionRejected,
     Decision,
-    PreparationFailure,
     FailureKind,
+    PreparationFailure,
     StageRecord,
     StageStatus,
 )

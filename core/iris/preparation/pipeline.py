@@ -17,6 +17,7 @@ from . import assembly, compaction, drop, final, fold, trim
 from .records import (
     STAGE_NAMES,
     ContextPreparation,
+    Phase,
     PreparationFailure,
     PreparedRequest,
     StageName,
@@ -136,7 +137,7 @@ def _truth(state: PreparationState, meta: StepMeta, ready: bool) -> dict:
 
 
 def _finish(start: PreparationState, state: PreparationState, settings: PipelineSettings,
-            meta: StepMeta, records: tuple[StageRecord, ...], phase: str,
+            meta: StepMeta, records: tuple[StageRecord, ...], phase: Phase,
             failure: PreparationFailure | None) -> PreparationOutcome:
     request = state.request if phase == "ready" else None
     ref = None

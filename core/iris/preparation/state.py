@@ -80,8 +80,8 @@ class TokenCache:
         self.memo[key] = (message, digest)
         return digest
 
-    def mark(self, origin: str, history_index: int | None, key: str | None,
-             marks: tuple[str, ...]) -> Any:
+    def mark(self, origin: Origin, history_index: int | None, key: str | None,
+             marks: tuple[MarkKind, ...]) -> MessageMark:
         """A shared ``MessageMark`` per distinct value (most marks repeat at every step)."""
         memo_key = ("mark", origin, history_index, key, marks)
         hit = self.memo.get(memo_key)

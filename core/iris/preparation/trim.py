@@ -7,7 +7,7 @@ category and rule that fired. Only this request changes; the durable history kee
 A decision already recorded at an earlier step for the same result and action is counted in the
 stage note instead of being repeated (the frozen prefix is reused byte for byte, R-RED-9).
 
-Incremental (issue 6 item 4): when the engine says which messages may differ from its previous
+Incremental: when the engine says which messages may differ from its previous
 result, only those are looked at again; the rest of the previous output is reused as it was.
 """
 

@@ -6,7 +6,7 @@ batch of the assistant message that declared its call (``index_session``: the k-
 message is batch k, parallel calls share it), so ``age = A − batch``: a result is age 1 at the
 first request that can react to it. A result whose call is missing takes the batch of its message.
 
-Incremental (issue 4 item 9): per-result content facts are computed once (cached in the state's
+Incremental: per-result content facts are computed once (cached in the state's
 memo, keyed by call id and text), reduced renderings are frozen by call id and reused
 byte-for-byte, and a :class:`~iris.reduction.tracker.Tracker` kept in the memo extends what it
 derived from the history with the new messages only. Per request only the results it names dirty

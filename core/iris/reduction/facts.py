@@ -1,4 +1,4 @@
-"""Facts reduction needs from one tool call and its result (issue 4 item 2).
+"""Facts reduction needs from one tool call and its result.
 
 The file path and displayed line range of a read (``READ_RESULT lines=A-B total=N`` header, else
 numbered output, else ``offset``/``limit``-style arguments, else the whole file), the files an edit,

@@ -1,4 +1,4 @@
-"""Tool kinds: what each real tool name means for reduction, per source format (issue 4 item 2).
+"""Tool kinds: what each real tool name means for reduction, per source format.
 
 Real transcripts name the same action differently (Claude Code ``Read``/``Bash``, Codex
 ``exec_command``/``apply_patch``, chat-completions agents ``bash``). Reduction only cares about the

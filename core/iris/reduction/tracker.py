@@ -1,4 +1,4 @@
-"""Incremental bookkeeping of the reduction engine across the requests of one replay (issue 4 item 9).
+"""Incremental bookkeeping of the reduction engine across the requests of one replay.
 
 A replay calls :func:`~iris.reduction.engine.reduce_request` once per step with the previous
 history plus a few new messages and the state the previous call returned. The :class:`Tracker`
