@@ -1,11 +1,11 @@
 """What the truth views read from the store: per-step whole-request figures and the agent's
 recorded compactions, without parsing every preparation.
 
-A stored replay keeps each step's scalar columns (``StepRow``) next to the preparation's JSON;
-the whole-request fields (trigger value and basis, unrecorded overhead, calibration, the
-as-recorded estimate) are read from that JSON with SQLite's ``json_extract``, one query per
-replay, so a 2,000-step replay's charts need no Python JSON parsing. Replays saved before these
-fields existed read as ``None`` (the views then fall back to the raw local estimate).
+A stored replay keeps each step's scalar columns (``StepRow``) and its whole-request figures
+(trigger value and basis, unrecorded overhead, calibration, the as-recorded estimate) as columns
+next to the compressed record, read in one query per replay (``StoredReplay.step_figures``), so a
+2,000-step replay's charts open no record. Replays saved before these fields existed read as
+``None`` (the views then fall back to the raw local estimate).
 """
 
 from __future__ import annotations
