@@ -100,9 +100,10 @@ def test_r_ui_8_messages_one_row_per_message():
     assert len(frame) == len(session.messages) and _dtypes(frame) == SCHEMAS["messages"]
     assert list(frame["index"]) == list(range(len(session.messages)))
     assert list(frame["role"]) == [m.role for m in session.messages]
-    with_usage = [i for i, m in enumerate(session.messages) if m.usage is not None]
-    assert frame["prompt_tokens"].notna().sum() == len(with_usage)
-    assert frame.loc[with_usage[0], "prompt_tokens"] == session.messages[with_usage[0]].usage.prompt_tokens
+    usages = {i: m.usage.prompt_tokens for i, m in enumerate(session.messages) if m.usage is not None}
+    values = frame["prompt_tokens"].tolist()
+    assert frame["prompt_tokens"].count() == len(usages)
+    assert {i: values[i] for i in usages} == usages
     assert sum(len(c) for c in frame["tool_calls"]) == len(session.index.calls)
     assert wb.messages(wb.sample_path("bugfix")).equals(frame)  # a path works too
 
