@@ -31,7 +31,7 @@ from iris.session import Message, Session
 
 from ..records import ArchiveRecord, EvidenceBundle, ReplayInfo
 from ..replay_reader import replay_facts
-from ..storage.store import Store
+from ..storage.store import Store, workbench_home
 from ..storage.stored import StoredReplay
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "budget_96k_config",
     "bundle_from_replay",
     "check_replay_owner",
+    "default_workspace",
     "ensure_default_replay",
     "load_configuration",
     "open_saved",
@@ -98,12 +99,18 @@ def replay_session(session: Session, *, config: ContextConfig | None = None,
                                       summariser=summariser_name(summarizer))
 
 
+def default_workspace() -> Path:
+    """The workbench's own workspace: ``$WORKBENCH_HOME/workspace`` (prompts under .iris/prompts).
+
+    Defined here rather than with the template services, which import the re-run and comparison
+    views (pandas, plotly): a command-line replay needs only this path."""
+    return workbench_home() / "workspace"
+
+
 def workspace_templates(config: ContextConfig, workspace_root: str | Path | None = None
                         ) -> PromptSnapshot:
     """The template snapshot of ``config.prompts.root`` under ``workspace_root`` (default: the
     workbench workspace); ``ConfigError`` for a configured root that is not a directory."""
-    from .templates import default_workspace
-
     return configured_snapshot(config, workspace_root if workspace_root is not None
                                else default_workspace())
 

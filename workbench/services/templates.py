@@ -13,17 +13,11 @@ from iris.errors import ConfigError, TemplateError
 from iris.prompts import PromptConfig, PromptSnapshot, PromptSource, configured_snapshot
 from pydantic import BaseModel, ConfigDict
 
-from ..store import workbench_home
 from . import rerun
-from .replay import open_saved
+from .replay import default_workspace, open_saved
 
 __all__ = ["ReplayTemplates", "RerunTarget", "default_workspace", "replay_templates", "rerun_target",
            "run_edited", "saved_snapshot"]
-
-
-def default_workspace() -> Path:
-    """The workbench's own workspace: ``$WORKBENCH_HOME/workspace`` (prompts under .iris/prompts)."""
-    return workbench_home() / "workspace"
 
 
 def saved_snapshot(workspace: str | Path, config: Any = None) -> PromptSnapshot:
