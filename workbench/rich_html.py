@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from .views.colors import MARK_COLOURS, PHASE_COLOURS, STATUS_COLOURS
+from .views.colors import MARK_COLOURS, STATUS_COLOURS
 from .views.display import display_frame
 from .views.recorded import budget_label
 
@@ -135,7 +135,3 @@ def comparison_html(labels: Sequence[str], totals: pd.DataFrame) -> str:
     """Two replays side by side: their totals."""
     title = " vs ".join(escape(label) for label in labels)
     return f"<style>{STYLE}</style><div class='wb'><b>{title}</b>{table_html(totals)}</div>"
-
-
-def phase_badge(phase: str) -> str:
-    return badge(phase, PHASE_COLOURS.get(phase, "#64748B"))

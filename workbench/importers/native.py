@@ -25,7 +25,7 @@ from iris.session import (
     SessionHeader,
     StepSnapshot,
 )
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from ._common import MAX_COUNT, has_surrogate_escape, json_error_words, scrub_surrogates
 from ._source import open_bytes
@@ -60,11 +60,6 @@ NativeEvent = Annotated[
 _EVENT = TypeAdapter(NativeEvent)
 #: 16 digits in a row: maybe a number beyond MAX_COUNT (checked then, not on every line).
 _LONG_NUMBER = re.compile(r"[0-9]{16}")
-
-
-class _Root(BaseModel):
-    model_config = ConfigDict(title="Context Workbench native session event")
-    event: NativeEvent
 
 
 def event_schema() -> dict[str, Any]:

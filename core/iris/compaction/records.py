@@ -109,10 +109,6 @@ class CompactionState(_Frozen):
     last_model_fingerprint: str | None = None
     """Arguments hash and history length of the last model-driven attempt (duplicate gate)."""
 
-    @property
-    def archive_count(self) -> int:
-        return len(self.archives)
-
 
 class CompactionOutcome(_Frozen):
     status: Literal["applied", "rejected", "no_cut", "skipped"]

@@ -129,10 +129,6 @@ class RecordedContextSource:
             table[session.header.session_id] = MappingProxyType(steps)
         self._steps = MappingProxyType(table)
 
-    @property
-    def session_ids(self) -> tuple[str, ...]:
-        return tuple(self._steps)
-
     def recorded_steps(self, session_id: str) -> tuple[int, ...]:
         return tuple(sorted(self._steps.get(session_id, {})))
 
