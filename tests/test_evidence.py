@@ -166,7 +166,7 @@ def test_r_ui_1_m003_converts_replays_saved_under_the_previous_schema(tmp_path):
     path = tmp_path / "m002.db"
     db = Database(path)
     MIGRATIONS.apply(db, stop_before="m003_compact_evidence")
-    db["sessions"].insert({"id": "s1", "title": "t", "format": "native", "source_path": None,
+    db.table("sessions").insert({"id": "s1", "title": "t", "format": "native", "source_path": None,
                            "content_hash": "sha256:s1", "message_count": 0, "response_count": 0,
                            "tool_call_count": 0, "estimated_tokens": 0, "imported_at": "2026-01-01",
                            "header_json": '{"session_id":"s1"}',
@@ -195,14 +195,14 @@ def _write_m002_replay(db, original) -> None:
     import zlib
 
     rid = replay_id_for("s1", "old")
-    db["replays"].insert({"id": rid, "name": "old", "session_id": "s1", "configuration_hash": None,
+    db.table("replays").insert({"id": rid, "name": "old", "session_id": "s1", "configuration_hash": None,
                           "template_snapshot_id": None, "configuration_snapshot_id": "sha256:cfg",
                           "summariser": "extractive", "created_at": "2026-01-01", "step_count": 5,
                           "ready_count": 4, "failed_count": 1, "cancelled_count": 0,
                           "compactions_applied": 1, "final_tokens": 1, "record_schema_version": 1,
                           "extras_json": "{}"})
     for p in original.preparations:
-        db["preparations"].insert({
+        db.table("preparations").insert({
             "replay_id": rid, "step_index": p.step_index, "preparation_id": p.preparation_id,
             "phase": p.phase, "response_message_index": p.response_message_index,
             "final_input_tokens": p.final_input_tokens, "provider_prompt_tokens": None,
@@ -212,27 +212,27 @@ def _write_m002_replay(db, original) -> None:
             "json": p.model_dump_json()})
         for stage in p.stages:
             for i, d in enumerate(stage.decisions):
-                db["decisions"].insert({"replay_id": rid, "step_index": p.step_index,
+                db.table("decisions").insert({"replay_id": rid, "step_index": p.step_index,
                                         "stage": stage.name, "position": i, "kind": d.kind,
                                         "message_index": d.message_index, "ref": d.ref,
                                         "reason": d.reason, "json": d.model_dump_json()})
     req, ids = request(), {}
-    for m in (*req.messages, *req.tools):
-        body = m.model_dump_json() if hasattr(m, "model_dump_json") else _json.dumps(
-            m, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    bodies_of = [m.model_dump_json() for m in req.messages] + [
+        _json.dumps(t, sort_keys=True, separators=(",", ":"), ensure_ascii=False) for t in req.tools]
+    for body in bodies_of:
         digest = hashlib.sha256(body.encode()).hexdigest()
         if digest not in ids:
             ids[digest] = len(ids)
-            db["request_messages"].insert({"replay_id": rid, "id": ids[digest], "hash": digest,
+            db.table("request_messages").insert({"replay_id": rid, "id": ids[digest], "hash": digest,
                                            "json": body})
     bodies = list(ids.values())
     skeleton = {"m": bodies[:len(req.messages)], "t": bodies[len(req.messages):],
                 "k": [[k.origin, k.history_index, k.key, list(k.marks)] for k in req.marks],
                 "d": list(req.dropped)}
-    db["requests"].insert({"replay_id": rid, "ref": req.ref,
+    db.table("requests").insert({"replay_id": rid, "ref": req.ref,
                            "skeleton": zlib.compress(_json.dumps(skeleton).encode())})
     for a in original.archives:
-        db["archives"].insert({"replay_id": rid, **a.model_dump()})
+        db.table("archives").insert({"replay_id": rid, **a.model_dump()})
 
 
 def test_replays_of_a_session_share_request_bodies_until_the_last_is_deleted(store):

@@ -13,7 +13,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from iris.compaction.thresholds import Thresholds
-from iris.preparation.records import ContextPreparation, Decision, PreparedRequest
+from iris.preparation.records import (
+    CompactionApplied,
+    ContextPreparation,
+    Decision,
+    PreparedRequest,
+)
 from iris.replay import Replay
 
 from .records import CompactionFacts, ReplayFacts
@@ -69,7 +74,8 @@ def applied_compactions(replay: Replay) -> list[dict[str, Any]]:
         if not p.compaction_applied:
             continue
         stage = p.stage("compaction")
-        applied = next((d for d in stage.decisions if d.kind == "compaction-applied"), None)
+        applied = next((d for d in stage.decisions if isinstance(d, CompactionApplied)),
+                       None) if stage is not None else None
         out.append({
             "step": p.step_index,
             "tokens_before": applied.tokens_before if applied else p.trigger_tokens,
