@@ -16,7 +16,7 @@ from iris.reduction import summaries as S
 from iris.reduction.classify import describe
 from iris.reduction.facts import extract_facts
 from iris.session import Usage
-from test_reduction_support import Conv, decision, lines, padding, sent_text
+from reduction_builders import Conv, decision, lines, padding, sent_text
 
 NDJSON = "\n".join(json.dumps({"ts": i, "level": "info", "msg": f"event {i}", "ok": True})
                    for i in range(120))

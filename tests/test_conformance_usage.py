@@ -93,7 +93,7 @@ def test_r_prep_1_final_request_ref_is_none_until_an_evidence_reference_exists(t
 # ------------------------------------------------------- old_result_preview_chars (R-POL-1/2)
 
 def _kinds_conversation():
-    from test_reduction_support import Conv
+    from reduction_builders import Conv
 
     c = Conv()
     numbered = "\n".join(f"{i:6}\tdef function_{i}(value):  # body line" for i in range(1, 80))
@@ -130,7 +130,7 @@ def test_r_pol_2_preview_chars_bound_the_trimmed_body_of_every_kind():
     every result kind, summaries included; 0 keeps only the note and the reference."""
     from iris.context.policy import ContextPolicy
     from iris.reduction import ReductionConfig
-    from test_reduction_support import decision, sent_text
+    from reduction_builders import decision, sent_text
 
     c, ids = _kinds_conversation()
     for n in (0, 100, 512):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from iris.reduction import INLINE_BUDGET_BYTES, externalize_large_result, safe_tool_name
 from iris.reduction.artifacts import ArtifactWriter, artifact_path
 from iris.session import ToolResultBlock
-from test_reduction_support import Conv, decision, lines, padding, sent_text
+from reduction_builders import Conv, decision, lines, padding, sent_text
 
 
 def test_r_red_7_archive_holds_exact_bytes_and_marker_names_it(tmp_path):

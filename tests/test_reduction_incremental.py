@@ -18,7 +18,7 @@ from iris.reduction import ReductionConfig, ReductionResult, ReductionState, red
 from iris.reduction.engine import classified_count
 from iris.session import Message, TextBlock, ToolResultBlock
 from iris.tokens import TokenEstimator
-from test_reduction_support import Conv, decision, lines, padding, sent_text
+from reduction_builders import Conv, decision, lines, padding, sent_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from synth import synth_session

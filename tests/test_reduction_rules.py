@@ -6,7 +6,7 @@ import json
 
 import pytest
 from iris.reduction import ReductionConfig
-from test_reduction_support import Conv, decision, lines, padding, sent_text
+from reduction_builders import Conv, decision, lines, padding, sent_text
 
 
 def _aged(name, args, text, age, *, conv=None, is_error=False):

@@ -6,7 +6,7 @@ import time
 
 from iris.reduction import ReductionConfig, todos_all_completed
 from iris.tokens import TokenEstimator
-from test_reduction_support import Conv, decision, lines, sent_text
+from reduction_builders import Conv, decision, lines, sent_text
 
 
 def test_r_red_9_repeated_identical_output_collapsed():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from iris.context.policy import ContextPolicy
-from test_reduction_support import Conv, decision, sent_text
+from reduction_builders import Conv, decision, sent_text
 
 POLICY = ContextPolicy()
 BODY = "\n".join(f"agent note {i}: " + "detail " * 8 for i in range(20))  # ~1.3 KB, below reduction gates

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from iris.reduction.facts import FileChange, ToolFacts
 from iris.reduction.validity import ReadEvent, analyze_read_validity, same_file
-from test_reduction_support import Conv, decision, sent_text
+from reduction_builders import Conv, decision, sent_text
 
 PATH = "/repo/src/app.py"
 
