@@ -72,7 +72,7 @@ def test_r_ui_2_step_after_a_compaction_shows_applied_stage_and_checkpoint():
     assert info.compactions_applied >= 1
     at = AppTest.from_file(APP, default_timeout=90).run()
     at.switch_page(PAGE).run()
-    at.sidebar.number_input(key="_wb_step_number").set_value(12).run()
+    at.sidebar.number_input(key="_wb_step_number").set_value(55).run()
     assert not at.exception, at.exception
     stages = at.dataframe[0].value.set_index("stage")
     assert stages.loc["compaction", "status"] == "applied"
@@ -121,7 +121,7 @@ def test_r_ui_2_focus_keeps_checkpoint_changes_and_the_tail():
         info, _ = replay_and_save(store, session_id, name=BUDGET_REPLAY_NAME,
                                   config=budget_96k_config())
         replay = open_saved(store, info.id)
-        prep = replay.preparation(12)
+        prep = replay.preparation(55)
         shown = request_messages(replay.request(prep.final_request_ref),
                                  session_messages(store, session_id))
     chosen, left_out = focus_messages(prep, shown, last=3, cap=10)

@@ -173,8 +173,8 @@ def test_r_ui_6_compare_two_presets(cost, default):
     steps = comparison.steps()
     assert list(steps.columns) == ["step", "tokens · default", "tokens · cost-first",
                                    "difference (B − A)"]
-    assert list(steps["tokens · default"]) == list(default.usage()["local_estimate"])
-    assert list(steps["tokens · cost-first"]) == list(cost.usage()["local_estimate"])
+    assert list(steps["tokens · default"]) == list(default.usage()["replayed_request"])
+    assert list(steps["tokens · cost-first"]) == list(cost.usage()["replayed_request"])
     assert (steps["difference (B − A)"]
             == steps["tokens · cost-first"] - steps["tokens · default"]).all()
     totals = comparison.totals()
@@ -215,14 +215,14 @@ def test_r_ui_8_replay_inside_a_running_event_loop_like_jupyter():
         return wb.replay(head, "cost-first")
 
     session = wb.load_session(LONG)
-    end = session.index.batches[10].assistant_message + 1  # past the first compaction (step 7)
+    end = session.index.batches[15].assistant_message + 1  # past the first compaction (step 14)
     head = Session(header=session.header, messages=session.messages[:end],
                    context_snapshots=session.context_snapshots)
     assert head.context_snapshots  # so every step asks the recorded context source
 
     r = asyncio.run(in_kernel())
     assert r.failures().empty and r.totals()["compactions"] >= 1
-    assert len(r) == 11
+    assert len(r) == 16
 
 
 def test_r_ui_8_missing_refs_are_none_not_nan(default):

@@ -222,7 +222,7 @@ def test_r_prep_1_replay_result_round_trips_through_json(long_session):
     """R-PREP-1: the whole replay (records, requests, archives, usage) loads back unchanged."""
     from iris.replay import Replay
 
-    end = long_session.index.batches[20].assistant_message + 1  # past the 96k compaction
+    end = long_session.index.batches[56].assistant_message + 1  # past the 96k compaction (step 55)
     head = Session(header=long_session.header, messages=long_session.messages[:end])
     r = replay(head, parse_config(SMALL))
     assert r.checkpoints and r.archives

@@ -26,7 +26,7 @@ ENDPOINT = ("WORKBENCH_SUMMARY_BASE_URL", "WORKBENCH_SUMMARY_MODEL", "WORKBENCH_
 
 @pytest.fixture
 def budget_config(tmp_path) -> Path:
-    """The long sample compacts from step 12 on under a 96k budget; 2 s per summary call."""
+    """The long sample compacts from step 55 on under a 96k budget; 2 s per summary call."""
     path = tmp_path / "budget.yaml"
     path.write_text("compaction:\n  input_budget_tokens: 96000\n  timeout_seconds: 2\n")
     return path
@@ -58,7 +58,7 @@ def test_r_prep_7_dead_endpoint_replay_ends_in_bounded_time_and_records_each_ste
     import json
     preps = [json.loads(line) for line in (workbench_home / "p.jsonl").read_text().splitlines()]
     failed = [p for p in preps if p["phase"] == "failed"]
-    assert len(failed) > 10
+    assert len(failed) >= 5
     assert all("HTTP 500" in p["error"]["message"] for p in failed[:2])
     assert all("circuit open" in p["error"]["message"] for p in failed[2:])
     line = next(x for x in out.stdout.splitlines() if "summary calls" in x)
