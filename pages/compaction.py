@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.page_guards import require_replay, show_error
+from workbench.page_guards import error_boundary, require_replay
 from workbench.replay_service import open_saved, session_messages
 from workbench.truth import answer_runs, recorded_compactions, truth_steps
 from workbench.views.compaction import (
@@ -30,7 +30,7 @@ st.caption("Where did compaction cut the history, and what happened to each mess
 ARCHIVE_PREVIEW = 6000
 store, session_id, replay_id = require_replay()
 
-try:
+with error_boundary("read the compactions of this replay"):
     replay = open_saved(store, replay_id)
     decisions = replay.decisions_of_kind(*COMPACTION_KINDS)
     archives = replay.archives()
@@ -46,9 +46,6 @@ try:
     steps = truth_steps(replay)
     marks = recorded_marks(recorded_compactions(store, session_id, replay), steps)
     runs = answer_runs(replay)
-except Exception as exc:  # noqa: BLE001 - the UI boundary
-    show_error("read the compactions of this replay", exc)
-    st.stop()
 
 st.markdown("**" + compaction_answer_text(replay.info.name, replay_compaction_steps(steps), marks)
             + "**")

@@ -3,13 +3,13 @@ decision and the final request as it would be sent."""
 
 from __future__ import annotations
 
-import traceback
 from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
 
 from workbench import state
+from workbench.page_guards import error_boundary
 from workbench.replay_service import open_saved, session_messages
 from workbench.truth import recorded_compactions, truth_steps
 from workbench.views.colors import MARK_COLOURS, STATUS_COLOURS
@@ -50,16 +50,11 @@ LAST = 5
 BADGE = {"ready": "green", "failed": "red", "cancelled": "gray"}
 PRESSURE = {"green": "green", "orange": "orange", "red": "red"}
 
-try:
+with error_boundary(f"open step {step} of this replay"):
     replay = open_saved(store, replay_id)
     prep = replay.preparation(step)
     request = replay.request(prep.final_request_ref) if prep.final_request_ref else None
     originals = session_messages(store, session_id)
-except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
-    st.error(f"Could not open step {step} of this replay: {exc}")
-    with st.expander("Traceback (for developers)"):
-        st.code(traceback.format_exc(), language=None)
-    st.stop()
 
 
 def timeline_spec(replay, session_id: str) -> dict:

@@ -3,11 +3,10 @@ with what the provider reported, and how close did each step come to the pressur
 
 from __future__ import annotations
 
-import traceback
-
 import streamlit as st
 
-from workbench.page_guards import require_replay, show_error
+from workbench import state as wb_state
+from workbench.page_guards import error_boundary, require_replay
 from workbench.pricing import saved_cost_lines
 from workbench.replay_service import open_saved
 from workbench.truth import answer_runs, recorded_compactions, truth_steps
@@ -32,15 +31,12 @@ st.caption("Does the estimate match what the provider counted, and where did the
 
 store, session_id, replay_id = require_replay()
 
-try:
+with error_boundary("read the usage of this replay"):
     replay = open_saved(store, replay_id)
     steps = truth_steps(replay)
     table = usage_table(steps)
     marks = recorded_marks(recorded_compactions(store, session_id, replay), steps)
     runs = answer_runs(replay)
-except Exception as exc:  # noqa: BLE001 - the UI boundary
-    show_error("read the usage of this replay", exc)
-    st.stop()
 
 if table.empty:
     st.info("This replay has no steps: the session has no assistant response.")
@@ -112,16 +108,12 @@ if st.button("Build an HTML report of this replay", key="usage_report"):
     from workbench.report import stored_replay_report
 
     bar = st.progress(0.0, text="replaying…")
-    try:
+    with error_boundary("build the report", stop=False):
         html = stored_replay_report(store, replay_id, progress=lambda f, text: bar.progress(
             min(max(f, 0.0), 1.0), text=text))
-        st.session_state["_wb_report"] = (replay_id, html)
-    except Exception as exc:  # noqa: BLE001 - the UI boundary: message, traceback on demand
-        st.error(f"Could not build the report: {exc}")
-        with st.expander("Traceback (for developers)"):
-            st.code(traceback.format_exc(), language=None)
+        wb_state.put("_wb_report", (replay_id, html))
     bar.empty()
-built = st.session_state.get("_wb_report")
+built = wb_state.get("_wb_report")
 if built and built[0] == replay_id:
     st.download_button("Download report.html", built[1], key="usage_report_download",
                        file_name=f"{session_id}-{replay.info.name}.html".replace(" ", "-"),

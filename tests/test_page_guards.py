@@ -62,3 +62,19 @@ def test_state_get_put_forget_keep_values_across_runs():
     assert [m.value for m in at.markdown] == ["n=1"]
     at.run()
     assert [m.value for m in at.markdown] == ["n=gone"]
+
+
+def test_pages_reach_the_session_state_and_show_errors_only_through_the_shared_modules():
+    """workbench/state.py is the only module that touches ``st.session_state``; no page writes
+    its own traceback expander (page_guards.error_boundary does)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sources = {p: p.read_text("utf-8") for p in [*(root / "pages").glob("*.py"),
+                                                 *(root / "workbench").rglob("*.py")]}
+    touching = sorted(str(p.relative_to(root)) for p, text in sources.items()
+                      if "session_state" in text and p.name != "state.py")
+    assert touching == []
+    own_boundaries = sorted(str(p.relative_to(root)) for p, text in sources.items()
+                            if "traceback.format_exc()" in text and p.name != "page_guards.py")
+    assert own_boundaries == []
