@@ -118,9 +118,11 @@ class NotebookFigure(go.Figure):
 
 
 def notebook_figure(fig: go.Figure, title: str) -> NotebookFigure:
-    """``fig`` as a :class:`NotebookFigure` titled ``title`` (room made above the plot)."""
+    """``fig`` as a :class:`NotebookFigure` titled ``title`` (room made above the plot, more when
+    the legend sits above it)."""
     out = NotebookFigure(fig)
     top = out.layout.margin.t
+    legend_above = (out.layout.legend.y or 0) > 1
     out.update_layout(title={"text": escape(title), "x": 0, "xanchor": "left"},
-                      margin={"t": max(top if top is not None else 0, 60)})
+                      margin={"t": max(top if top is not None else 0, 90 if legend_above else 60)})
     return out
