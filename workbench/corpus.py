@@ -94,7 +94,7 @@ def _tables(path: str, config: Any, name: str, started: float) -> dict[str, list
     from .pricing import replay_cost
 
     session = load_session(path).session
-    result = replay(session, config)
+    result = replay(session, config, keep_bodies=False)  # the tables read no request or archive
     keys = {"configuration": name, "session": result.session_id}
     steps = [_step_row(keys, p) for p in result.preparations]
     compactions = _compaction_rows(keys, result)

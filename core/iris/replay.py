@@ -129,7 +129,8 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
            tools: Sequence[Mapping[str, Any]] = (), estimator: TokenEstimator | None = None,
            workspace_root: str | Path | None = None,
            baseline: Literal["engine", "recorded"] = "engine",
-           stop_after: int | None = None, incremental: bool = True) -> Replay:
+           stop_after: int | None = None, incremental: bool = True,
+           keep_bodies: bool = True) -> Replay:
     """Prepare every step of ``session``; never raises for a stage failure (see module doc).
 
     ``session_dir`` receives archives and reduction artifacts (use an empty directory: archive
@@ -142,6 +143,10 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
     ``stop_after=k`` prepares steps 0..k only (a complete, not cancelled, shorter replay).
     ``incremental=False`` decides every step from scratch (no step memory carried between steps:
     :attr:`PipelineSettings.incremental`); the records are the same, it is only slower.
+    ``keep_bodies=False`` keeps neither the final requests nor the archive texts in the result
+    (:attr:`Replay.requests` and :attr:`Replay.archives` stay empty): each request goes only to
+    ``sink`` as its step is published, and the archives only to ``session_dir``, so a long replay
+    or a batch worker does not hold every request of the session at once.
     """
     if baseline not in ("engine", "recorded"):
         raise ValueError(f"baseline must be 'engine' or 'recorded', got {baseline!r}")
@@ -160,6 +165,7 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
                          estimator or default_estimator(), baseline)
         if not incremental:
             runner.settings = replace(runner.settings, incremental=False)
+        runner.keep_bodies = keep_bodies
         with replay_collections() as runner.freezer:
             return runner.run(stop_after)
     finally:
@@ -224,6 +230,7 @@ class _Runner:
             self.publisher.broker.subscribe(on_event)
         self.collector = Collector() if self.source is not None else None
         self.freezer = StepFreezer(enabled=False)  # replay() sets the active one
+        self.keep_bodies = True
 
     def run(self, stop_after: int | None = None) -> Replay:
         walk = Walk(self.cache, self.session, baseline=self.baseline == "recorded")
@@ -236,12 +243,13 @@ class _Runner:
             for k, batch in enumerate(batches):
                 outcome, tracker = self._step(k, batch.assistant_message, walk, tracker)
                 p = outcome.preparation
-                if outcome.request is not None:
+                if outcome.request is not None and self.keep_bodies:
                     requests[p.preparation_id] = outcome.request
                 if p.compaction_applied:
                     applied = self._applied(k, p, walk.previous, outcome.state.compaction)
                     checkpoints.append(applied)
-                    archives[applied.archive_name] = self._archive(applied.archive_name)
+                    if self.keep_bodies:
+                        archives[applied.archive_name] = self._archive(applied.archive_name)
                 ref = self.publisher.publish(p, outcome.request)
                 if isinstance(ref, str) and ref and outcome.request is not None:
                     p = p.model_copy(update={"final_request_ref": ref})  # the sink's reference
