@@ -9,6 +9,7 @@ from workbench import state as wb_state
 from workbench.page_guards import error_boundary, require_replay
 from workbench.pricing import saved_cost_lines
 from workbench.replay_service import open_saved
+from workbench.replay_summary import error_meaning
 from workbench.truth import answer_runs, recorded_compactions, truth_steps
 from workbench.views.display import display_frame
 from workbench.views.recorded import (
@@ -37,6 +38,7 @@ with error_boundary("read the usage of this replay"):
     table = usage_table(steps)
     marks = recorded_marks(recorded_compactions(store, session_id, replay), steps)
     runs = answer_runs(replay)
+    meaning = error_meaning(store.get_session(session_id))
 
 if table.empty:
     st.info("This replay has no steps: the session has no assistant response.")
@@ -64,6 +66,8 @@ cols[2].metric("Unrecorded overhead", f"{last.unrecorded_overhead_tokens or 0:,}
                        if last.overhead_measured_at is not None else ""))
 cols[3].metric("Calibration ratio", f"{last.calibration_ratio or 1.0:.3f}", border=True,
                help="Provider tokens per local token, from the latest earlier response")
+if meaning["text_redacted"] is not None:
+    (st.caption if meaning["meaningful"] else st.warning)(meaning["note"])
 budget = (budget_label(thresholds.input_budget, thresholds.budget_source, thresholds.budget_detail)
           if thresholds else budget_label(None, None, ""))
 st.caption(f"Budget {budget} · pressure line "

@@ -138,3 +138,79 @@ def test_r_cmp_8_compaction_figures_reconcile_on_the_real_session(tmp_path):
         assert applied, config
         for p in applied:
             _reconciles(p)
+
+
+# ------------------------------------------------------------ redacted transcripts
+
+CODEX = Path(__file__).resolve().parents[2] / "shared" / "real-sessions" / "codex_rollout"
+
+
+def _line(kind: str, n: int, content, **extra) -> str:
+    role = "assistant" if kind == "assistant" else "user"
+    return json.dumps({"type": kind, "uuid": f"m{n}", "parentUuid": f"m{n - 1}" if n else None,
+                       "sessionId": "s-red", "timestamp": f"2026-01-01T00:00:{n:02d}Z",
+                       "message": {"role": role, "content": content, **extra}})
+
+
+def _redacted_transcript(path: Path, *, redacted: bool) -> Path:
+    """Three turns whose user text is (or is not) a redaction placeholder of 20,000 characters."""
+    lines = []
+    for n in range(3):
+        text = ("[REDACTED_TEXT len=20000 sha=0123abcd]" if redacted
+                else f"please look at the build log number {n}")
+        usage = {"input_tokens": 30_000 + 6_000 * n, "output_tokens": 50}
+        lines += [_line("user", 2 * n, text),
+                  _line("assistant", 2 * n + 1, [{"type": "text", "text": f"looked at {n}"}],
+                        model="claude-opus-4-6", usage=usage)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_redaction_placeholders_are_counted_from_their_len_figures(tmp_path):
+    from workbench.redaction import redaction_of
+
+    red = redaction_of(wb.load_session(_redacted_transcript(tmp_path / "r.jsonl", redacted=True)))
+    assert red is not None and red.placeholders == 3 and red.messages == 3
+    assert red.hidden_chars == 60_000 and not red.meaningful
+    assert "not meaningful" in red.note() and "60,000 characters" in red.note()
+    plain = wb.load_session(_redacted_transcript(tmp_path / "p.jsonl", redacted=False))
+    assert redaction_of(plain) is None
+
+
+def test_summary_json_says_when_the_estimate_error_is_not_meaningful(tmp_path):
+    """The summary's estimate_error carries meaningful/text_redacted/note (docs/cli.md)."""
+    from workbench.cli import main
+
+    for redacted in (True, False):
+        path = _redacted_transcript(tmp_path / f"{redacted}.jsonl", redacted=redacted)
+        out = tmp_path / f"{redacted}.json"
+        assert main(["replay", str(path), "--summary-json", str(out)]) == 0
+        error = json.loads(out.read_text(encoding="utf-8"))["estimate_error"]
+        assert error["meaningful"] is (not redacted)
+        assert (error["text_redacted"] is None) is (not redacted)
+        assert ("not meaningful" in error["note"]) is redacted
+
+
+def test_usage_page_warns_about_a_redacted_session(tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from workbench.store import open_store
+
+    with open_store() as store:
+        store.import_file(_redacted_transcript(tmp_path / "r.jsonl", redacted=True))
+    root = Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(root / "workbench" / "app.py"), default_timeout=90).run()
+    at.switch_page("../pages/usage.py").run()
+    assert not at.exception, at.exception
+    assert any("not meaningful" in w.value for w in at.warning)
+
+
+def test_real_codex_rollout_error_is_marked_not_meaningful():
+    """The shared Codex rollout is redacted throughout: its large p90 is flagged, not shown bare."""
+    files = sorted(CODEX.glob("*.jsonl")) if CODEX.is_dir() else []
+    if not files:
+        pytest.skip("../shared/real-sessions is absent")
+    from workbench.replay_summary import error_meaning
+
+    meaning = error_meaning(wb.load_session(files[0]))
+    assert meaning["meaningful"] is False and meaning["text_redacted"]["share_pct"] > 90

@@ -18,9 +18,10 @@ from iris.preparation.records import ContextPreparation
 from iris.replay import Replay
 from iris.session import Session
 
+from .redaction import redaction_of
 from .replay_reader import applied_compactions
 
-__all__ = ["applied_compactions", "estimate_error", "replay_summary"]
+__all__ = ["applied_compactions", "error_meaning", "estimate_error", "replay_summary"]
 
 ERROR_BASIS = ("as-recorded request: calibrated local estimate + unrecorded overhead, against "
                "provider prompt tokens (responses with trusted usage; overhead-measuring "
@@ -80,6 +81,16 @@ def replay_summary(session: Session, replay: Replay) -> dict[str, Any]:
         "recorded_compactions": [{"step": m.step, "tokens_before": m.tokens_before,
                                   "tokens_after": m.tokens_after}
                                  for m in replay.recorded_compactions],
-        "estimate_error": estimate_error(replay.preparations, replay),
+        "estimate_error": estimate_error(replay.preparations, replay) | error_meaning(session),
         "cost": _cost(session, replay),
     }
+
+
+def error_meaning(session: Session) -> dict[str, Any]:
+    """``{"meaningful", "text_redacted", "note"}`` for the estimate error of ``session``: not
+    meaningful when a notable share of its text is redaction placeholders (docs/compaction.md)."""
+    redaction = redaction_of(session)
+    if redaction is None:
+        return {"meaningful": True, "text_redacted": None, "note": ""}
+    return {"meaningful": redaction.meaningful, "text_redacted": redaction.as_json(),
+            "note": redaction.note()}

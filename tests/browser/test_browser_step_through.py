@@ -34,16 +34,16 @@ def test_step_after_compaction_shows_cut_point_and_checkpoint(page: Page, stream
     expect(page).to_have_url(re.compile(f"replay={replay_id}"), timeout=LATER)
     box = page.get_by_label("Step number")
     expect(box).to_have_count(1, timeout=LATER)  # the rerun after the pick has finished
-    box.fill("12")
+    box.fill("55")
     box.press("Enter")
-    expect(page.get_by_text("Step 12 of 67")).to_be_visible(timeout=LATER)
-    assert "step=12" in page.url
+    expect(page.get_by_text("Step 55 of 67")).to_be_visible(timeout=LATER)
+    assert "step=55" in page.url
     expect(page.get_by_text("compaction — applied")).to_be_visible()
     # The checkpoint is shown in full (not only in the overview table's grid).
     expect(page.get_by_test_id("stCode").filter(has_text="[Context Summary]").first).to_be_visible()
 
     page.get_by_role("button", name="▶").click()
-    expect(page.get_by_text("Step 13 of 67")).to_be_visible(timeout=LATER)
+    expect(page.get_by_text("Step 56 of 67")).to_be_visible(timeout=LATER)
 
     # The step timeline is a map: clicking a step's bar opens that step. It is drawn only while
     # its expander is open (issue 8: a 2,000-bar chart re-sent on every step was the slow part).
