@@ -36,3 +36,15 @@ def test_summarisers_declare_their_kind():
     assert RecordedSummarizer.kind == "recorded"
     assert OpenAICompatibleSummarizer.kind == "remote"
     assert isinstance(ExtractiveSummarizer(), Summarizer)
+
+
+def test_british_spelling_aliases_are_the_same_classes():
+    """New identifiers spell "summariser" (STYLE.md); the engine's first names stay importable and
+    are the very same objects, so neither spelling breaks a caller."""
+    import iris.compaction as compaction
+
+    assert compaction.Summariser is compaction.Summarizer
+    assert compaction.ExtractiveSummariser is compaction.ExtractiveSummarizer
+    assert compaction.RecordedSummariser is compaction.RecordedSummarizer
+    assert compaction.OpenAICompatibleSummariser is compaction.OpenAICompatibleSummarizer
+    assert iris.errors.SummariserError is iris.errors.SummarizerError

@@ -14,6 +14,7 @@ __all__ = [
     "PreparationError",
     "SessionFormatError",
     "StorageError",
+    "SummariserError",
     "SummarizerError",
     "TemplateError",
     "WorkbenchError",
@@ -107,3 +108,7 @@ class SummarizerError(IrisError):
 
 class ContextAccessError(IrisError):
     """`context_read` / `context_search` was called with a bad reference or out-of-range parameters."""
+
+
+SummariserError = SummarizerError
+"""The British spelling (STYLE.md) of :class:`SummarizerError` (the same class)."""

@@ -46,11 +46,11 @@ if TYPE_CHECKING:
 
 from ..errors import SummarizerError
 from ..session import Usage
-from .summarizers import SummarizerKind, SummaryRequest, SummaryResult, SummaryTimeout
+from .summarizers import SummariserKind, SummaryRequest, SummaryResult, SummaryTimeout
 from .summary_cache import SummaryCache, request_key
 from .usage import RunUsage, UsageTotals
 
-__all__ = ["ClientStats", "OpenAICompatibleSummarizer", "RetryPolicy", "SummaryCache",
+__all__ = ["ClientStats", "OpenAICompatibleSummariser", "OpenAICompatibleSummarizer", "RetryPolicy", "SummaryCache",
            "SummaryCallFailed", "client_delta", "client_run_usage", "request_key", "start_client_run",
            "strip_reasoning", "uses_max_completion_tokens"]
 
@@ -165,7 +165,7 @@ def _int(value: Any) -> int:
 class OpenAICompatibleSummarizer:
     """Chat-completions client for any OpenAI-compatible endpoint (see the module docstring)."""
 
-    kind: SummarizerKind = "remote"
+    kind: SummariserKind = "remote"
     ENV = ("WORKBENCH_SUMMARY_BASE_URL", "WORKBENCH_SUMMARY_MODEL", "WORKBENCH_SUMMARY_API_KEY")
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, *,
@@ -405,3 +405,7 @@ def client_run_usage(totals: RunUsage, summarizer: Any, start: ClientStats | Non
                       input_tokens=delta.input_tokens, output_tokens=delta.output_tokens,
                       prompt_tokens=delta.input_tokens)
     return totals.model_copy(update={"compaction": row})
+
+
+OpenAICompatibleSummariser = OpenAICompatibleSummarizer
+"""The British spelling (STYLE.md) of :class:`OpenAICompatibleSummarizer` (the same class)."""

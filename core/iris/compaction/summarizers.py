@@ -21,10 +21,13 @@ from .checkpoint import REQUIRED_SECTIONS, SummaryInvalid, validate_summary
 from .extract import extractive_sections
 
 __all__ = [
+    "ExtractiveSummariser",
     "ExtractiveSummarizer",
+    "RecordedSummariser",
     "RecordedSummarizer",
+    "Summariser",
+    "SummariserKind",
     "Summarizer",
-    "SummarizerKind",
     "SummaryRequest",
     "SummaryResult",
     "SummaryTimeout",
@@ -59,14 +62,14 @@ class SummaryResult(BaseModel):
 
     text: str
     usage: Usage | None = None
-    kind: SummarizerKind
+    kind: SummariserKind
     model: str | None = None
     note: str = ""
     """How the summary was chosen, when that matters to the reader (the recorded summariser
     says which recorded summary it reused, or why it fell back); shown in the records."""
 
 
-SummarizerKind = Literal["extractive", "recorded", "remote"]
+SummariserKind = Literal["extractive", "recorded", "remote"]
 """What fills a checkpoint; a summariser declares its kind (persisted as the re-run's label)."""
 
 
@@ -87,7 +90,7 @@ def _join(sections: dict[str, str]) -> str:
 class ExtractiveSummarizer:
     """Offline and deterministic: fills every section from the head's own text (no model)."""
 
-    kind: SummarizerKind = "extractive"
+    kind: SummariserKind = "extractive"
 
     def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
         sections = extractive_sections(request.head, current_request=request.current_request,
@@ -110,7 +113,7 @@ class RecordedSummarizer:
     ``## Progress`` and the other sections are filled extractively.
     """
 
-    kind: SummarizerKind = "recorded"
+    kind: SummariserKind = "recorded"
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -174,3 +177,10 @@ class RecordedSummarizer:
 def _readable(text: str | None) -> bool:
     """A recorded summary with readable text (not an encrypted remote summary's placeholder)."""
     return bool(text and text.strip()) and not (text or "").startswith("[compaction summary: encrypted")
+
+
+# British spelling (STYLE.md) for new code; the classes keep their first names, which records and
+# stored failures carry (``error_type``), so both names stay importable.
+Summariser = Summarizer
+ExtractiveSummariser = ExtractiveSummarizer
+RecordedSummariser = RecordedSummarizer
