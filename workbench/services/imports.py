@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 import traceback
 from collections.abc import Callable, Iterable
+from importlib import resources
 from pathlib import Path
 
 from iris.errors import SessionFormatError, WorkbenchError
 from pydantic import BaseModel, ConfigDict
 
-from .. import sample_sessions as workbench_samples
 from ..store import ImportOutcome, Store
 
 __all__ = [
@@ -28,7 +28,7 @@ __all__ = [
 
 #: The bundled samples, installed as the package ``workbench.sample_sessions`` (``sample_sessions/``
 #: in a checkout), so notebooks and the app find them outside a checkout too.
-SAMPLES_DIR = Path(workbench_samples.__file__).resolve().parent
+SAMPLES_DIR = Path(str(resources.files("workbench.sample_sessions"))).resolve()
 
 
 class _Frozen(BaseModel):

@@ -33,8 +33,8 @@ from iris.replay import replay as run_replay
 from iris.session import Session, Usage
 from pydantic import BaseModel, ConfigDict
 
+from ..run_summary import RunSummary, run_summary
 from ..storage.stored import StoredReplay
-from ..views.compare import RunSummary, run_summary
 from .replay import bundle_from_replay, summariser_name
 
 #: The ids the engine renders during a replay (the summary request, R-CMP-6); every other id

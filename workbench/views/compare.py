@@ -1,26 +1,23 @@
 """A/B comparison of replays of one session (R-UI-6, UX.md "A/B comparison").
 
 Two (or more) replays of the same session under different configurations or template snapshots
-are reduced to a :class:`RunSummary` each: per-step whole-request tokens, the tokens the reduction
-and fold stages saved, every applied compaction with its cut point, and the summary (compaction)
-usage. The summaries come from an in-memory :class:`iris.replay.Replay` or from a replay reopened
-from the store, so the Configuration page, the Templates page and notebooks draw the same chart
-and the same totals. Savings are stage ``before − after`` differences of whole-request estimates:
+are reduced to a :class:`~workbench.run_summary.RunSummary` each (re-exported here): per-step
+whole-request tokens, the tokens the reduction and fold stages saved, every applied compaction
+with its cut point, and the summary (compaction) usage. The summaries come from an in-memory
+:class:`iris.replay.Replay` or from a replay reopened from the store, so the Configuration page,
+the Templates page and notebooks draw the same chart and the same totals. Savings are stage ``before − after`` differences of whole-request estimates:
 they say how much smaller the request got at that stage, not a per-block cost (R-TOK-2).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
-from iris.replay import Replay
-from pydantic import BaseModel, ConfigDict
 
-from ..records import CompactionFacts
-from ..replay_reader import ReplayReader, as_reader
+from ..run_summary import CompactionPoint, RunSummary, StepPoint, run_summary
 from .colors import SERIES_COLOURS, STATUS_COLOURS
 from .recorded import (
     RecordedMark,
@@ -37,112 +34,10 @@ __all__ = ["RUN_COLOURS", "CompactionPoint", "RunSummary", "StepPoint", "answer_
 #: One colour per compared run (A, B, C), each readable on light and dark backgrounds.
 RUN_COLOURS: tuple[str, ...] = (SERIES_COLOURS["local estimate"], SERIES_COLOURS["summary usage"],
                                 STATUS_COLOURS["candidate"])
-_SAVING_STAGES = {"trim_old_bodies": "reduction_saved", "fold_repeats": "fold_saved"}
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class StepPoint(_Frozen):
-    """One step of one run."""
-
-    step: int
-    phase: str
-    final_input_tokens: int
-    compaction_applied: bool = False
-    reduction_saved: int = 0
-    """Tokens the trim-old-bodies stage (reduction, §8) took off this request."""
-    fold_saved: int = 0
-    """Tokens the fold-repeated-observations stage took off this request."""
-    trigger_tokens: int | None = None
-    """The whole-request figure the compaction trigger compared (when the replay recorded it)."""
-    whole_request_tokens: int | None = None
-    """The final request on the whole-request basis (calibrated estimate + unrecorded overhead)."""
-    trigger_basis: str | None = None
-
-
-class CompactionPoint(_Frozen):
-    """One applied compaction of one run and where it cut."""
-
-    n: int
-    step: int
-    cut_index: int
-    """Index in the replay's durable history where the raw tail starts."""
-    first_kept_message: int | None = None
-    """Session index of the first message kept raw (None: no raw tail)."""
-    archived_messages: int = 0
-    summary_input_tokens: int = 0
-    summary_output_tokens: int = 0
-
-
-class RunSummary(_Frozen):
-    """What the comparison needs of one replay."""
-
-    label: str
-    input_budget: int
-    pressure_line: int
-    reminder_line: int | None = None
-    budget_source: str | None = None
-    budget_detail: str = ""
-    steps: tuple[StepPoint, ...] = ()
-    compactions: tuple[CompactionPoint, ...] = ()
-    summary_calls: int = 0
-    summary_input_tokens: int = 0
-    summary_output_tokens: int = 0
-    configuration_hash: str | None = None
-    template_snapshot_id: str | None = None
-
-
-def _compaction_points(items: Sequence[CompactionFacts]) -> tuple[CompactionPoint, ...]:
-    """From the compactions a replay's facts keep."""
-    return tuple(CompactionPoint(
-        n=c.n, step=c.step_index, cut_index=c.cut_index,
-        first_kept_message=c.first_kept_message, archived_messages=len(c.archived_messages),
-        summary_input_tokens=c.summary_usage.input_tokens if c.summary_usage else 0,
-        summary_output_tokens=c.summary_usage.output_tokens if c.summary_usage else 0)
-        for c in items)
-
-
-_TRIGGER_FIELDS = ("trigger_tokens", "trigger_basis", "whole_request_tokens")
-
-
-def _trigger(figures: Mapping[str, Any]) -> dict[str, Any]:
-    value, whole = figures.get("trigger_tokens"), figures.get("whole_request_tokens")
-    out: dict[str, Any] = {} if whole is None else {"whole_request_tokens": int(whole)}
-    if value is not None:
-        out |= {"trigger_tokens": int(value), "trigger_basis": figures.get("trigger_basis")}
-    return out
 
 
 def _plotted(step: StepPoint) -> int:
     return step.final_input_tokens if step.whole_request_tokens is None else step.whole_request_tokens
-
-
-def run_summary(label: str, replay: ReplayReader | Replay, *,
-                configuration_hash: str | None = None,
-                template_snapshot_id: str | None = None) -> RunSummary:
-    """A :class:`RunSummary` of a replay, in memory or reopened from the store."""
-    reader = as_reader(replay)
-    figures = reader.step_figures(_TRIGGER_FIELDS)
-    saved = reader.stage_savings(tuple(_SAVING_STAGES))
-    steps = tuple(StepPoint(
-        step=s.step_index, phase=s.phase, final_input_tokens=s.final_input_tokens,
-        compaction_applied=s.compaction_applied, **_trigger(figures.get(s.step_index, {})),
-        **{_SAVING_STAGES[name]: v for name, v in saved.get(s.step_index, {}).items()})
-        for s in reader.steps)
-    t, first = reader.thresholds, reader.steps[0] if reader.steps else None
-    summary = reader.facts.run_usage.compaction
-    return RunSummary(
-        label=label,
-        input_budget=t.input_budget if t else (first.input_budget if first else 0),
-        pressure_line=t.pressure_line if t else (first.pressure_line if first else 0),
-        reminder_line=t.reminder_line if t else (first.reminder_line if first else None),
-        budget_source=t.budget_source if t else None, budget_detail=t.budget_detail if t else "",
-        steps=steps, compactions=_compaction_points(reader.checkpoints),
-        summary_calls=summary.calls, summary_input_tokens=summary.input_tokens,
-        summary_output_tokens=summary.output_tokens, configuration_hash=configuration_hash,
-        template_snapshot_id=template_snapshot_id)
 
 
 TOTALS_COLUMNS = ["configuration", "steps", "failed_steps", "tokens_sent", "compactions",
