@@ -161,12 +161,20 @@ def shot_real_vs_replay(page: Page, url: str, q: dict[str, str]) -> None:
     _settled(page)
 
 
+#: The replay the real-vs-replay shot shows: the configuration that sends what the agent sent
+#: (no trimming, folding or reduction), so its compaction can be set against the agent's.
+AGENT_LIKE_NAME = "as the agent sent"
+
+
 def prepare_real(home: Path, transcript: Path) -> dict[str, str]:
     """Import a real transcript (``.gz`` is decompressed into ``home`` first) and make its
-    default replay; the transcript stays outside the repository."""
+    default replay and the ``as the agent sent`` one; the transcript stays outside the
+    repository."""
     import gzip
 
-    from workbench.replay_service import ensure_default_replay
+    from iris.config import parse_config
+
+    from workbench.replay_service import ensure_default_replay, replay_and_save
     from workbench.store import Store
 
     if transcript.suffix == ".gz":
@@ -175,7 +183,9 @@ def prepare_real(home: Path, transcript: Path) -> dict[str, str]:
         transcript = plain
     with Store(home / "workbench.db") as store:
         session_id = store.import_file(transcript).session_id
-        info = ensure_default_replay(store, session_id)
+        ensure_default_replay(store, session_id)
+        config = parse_config({"context_policy": {"enabled": False}, "reduction": False})
+        info, _ = replay_and_save(store, session_id, name=AGENT_LIKE_NAME, config=config)
     return {"real_session": session_id, "real_replay": info.id}
 
 

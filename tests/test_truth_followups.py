@@ -214,3 +214,24 @@ def test_real_codex_rollout_error_is_marked_not_meaningful():
 
     meaning = error_meaning(wb.load_session(files[0]))
     assert meaning["meaningful"] is False and meaning["text_redacted"]["share_pct"] > 90
+
+
+def test_cli_md_documents_every_summary_json_key(tmp_path):
+    """docs/cli.md names every key `--summary-json` writes, nested ones included, and the cost
+    row links to docs/pricing.md."""
+    from workbench.cli import main
+
+    out = tmp_path / "s.json"
+    path = _redacted_transcript(tmp_path / "r.jsonl", redacted=True)
+    assert main(["replay", str(path), "--summary-json", str(out),
+                 "--config", "cost-first"]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    keys = set(data) | set(data["estimate_error"]) | set(data["cost"])
+    keys |= set(data["estimate_error"]["text_redacted"])
+    keys |= {"step", "tokens_before", "tokens_after", "trigger_value", "trigger_basis"}
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = text.split("- `--summary-json OUT`", 1)[1].split("- `--baseline recorded`", 1)[0]
+    missing = sorted(k for k in keys if f"`{k}`" not in section)
+    assert not missing, missing
+    cost_row = next(line for line in section.splitlines() if line.startswith("  | `cost` |"))
+    assert "](pricing.md)" in cost_row
