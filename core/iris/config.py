@@ -12,8 +12,6 @@ since they do not change behaviour) that replays combine with the template snaps
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -32,6 +30,7 @@ from .compaction.config import (
 )
 from .context.policy import ContextPolicy
 from .errors import ConfigError
+from .hashing import content_hash
 from .prompts.config import PromptConfig
 from .reduction.config import ReductionConfig, parse_reduction
 
@@ -191,6 +190,4 @@ def config_to_yaml(config: ContextConfig) -> str:
 
 def config_hash(config: ContextConfig) -> str:
     """``sha256:<hex>`` over the canonical JSON of the effective configuration."""
-    canonical = json.dumps(_plain(config), sort_keys=True, separators=(",", ":"),
-                           ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return content_hash(_plain(config))

@@ -3,21 +3,21 @@ immediate write transaction, and the canonical JSON text rows keep."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from iris.errors import StorageError
+from iris.hashing import canonical_json
 from sqlite_utils import Database
 
 __all__ = ["canonical", "guard", "query", "write_transaction"]
 
 
 def canonical(value: Any) -> str:
-    """Sorted keys, no spaces, UTF-8 as is: the JSON text the store keeps."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    """The JSON text the store keeps: :func:`iris.hashing.canonical_json`."""
+    return canonical_json(value)
 
 
 @contextmanager

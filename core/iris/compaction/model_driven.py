@@ -10,8 +10,6 @@ project root; paths that escape it, or symlinks resolving outside it, are reject
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from ..hashing import canonical_json, text_hash
 from .typed_state import Claim, ClaimKind
 
 __all__ = ["COMPACT_CONTEXT_TOOL", "CheckpointArgsError", "CompactContextArgs", "GateResult",
@@ -139,8 +138,7 @@ def normalize_state_files(paths: Sequence[str], project_root: Path) -> tuple[str
 
 def args_fingerprint(args: CompactContextArgs, work_marker: int) -> str:
     """Hash of the arguments and of the amount of real work seen (the duplicate gate)."""
-    canonical = json.dumps(args.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(f"{canonical}|{work_marker}".encode()).hexdigest()
+    return text_hash(f"{canonical_json(args)}|{work_marker}")
 
 
 class GateResult(BaseModel):

@@ -9,7 +9,6 @@ folder is given, as one ``<key>.json`` file each, written atomically.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections import OrderedDict
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import StorageError
+from ..hashing import canonical_json, hex_digest
 
 __all__ = ["MEMORY_ENTRIES", "SummaryCache", "request_key"]
 
@@ -25,9 +25,7 @@ MEMORY_ENTRIES = 1024
 
 def request_key(base_url: str, body: dict[str, Any]) -> str:
     """The cache key: SHA-256 of the endpoint and the canonical JSON request body."""
-    canonical = json.dumps({"endpoint": base_url, "body": body}, sort_keys=True,
-                           ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hex_digest(canonical_json({"endpoint": base_url, "body": body}))
 
 
 class SummaryCache:

@@ -9,13 +9,12 @@ prefix (``sha256:…``), so two replays of the same inputs produce byte-identica
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from ..hashing import canonical_json, content_hash, text_hash
 from ..session import Message, Usage
 
 __all__ = [
@@ -65,18 +64,6 @@ FailureKind = Literal["error", "timeout", "cancelled"]
 UsageKind = Literal["trusted", "estimated", "missing"]
 TriggerBasis = Literal["provider", "provider_estimate", "calibrated_local", "disabled", "none"]
 MarkKind = Literal["reduced", "trimmed", "folded", "dropped", "summarised", "notice"]
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, no whitespace, UTF-8 kept: the one serialisation hashes are taken over."""
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def content_hash(value: Any) -> str:
-    """``sha256:<hex>`` of the canonical JSON of ``value``."""
-    return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
 class _Frozen(BaseModel):
@@ -345,7 +332,7 @@ def request_ref_of(message_hashes: Sequence[str], mark_texts: Sequence[str],
     hashes = '["' + '","'.join(message_hashes) + '"]' if message_hashes else "[]"  # hex: no escaping
     text = "".join(('{"dropped":', canonical_json(list(dropped)), ',"marks":[', ",".join(mark_texts),
                     '],"messages":', hashes, ',"tools":', canonical_json(list(tools)), "}"))
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return text_hash(text)
 
 
 class PreparationFailure(_Frozen):

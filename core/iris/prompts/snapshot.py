@@ -8,8 +8,6 @@ over the sorted sources; replays record it to say exactly which templates they u
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from functools import cache, lru_cache
 from importlib import resources
@@ -20,6 +18,7 @@ import jinja2
 from jinja2 import meta
 
 from ..errors import TemplateError
+from ..hashing import content_hash
 from .ids import PROMPT_IDS, PROMPT_VARIABLES
 from .render import compile_template, render_template, sandbox_environment
 
@@ -70,8 +69,7 @@ class PromptSnapshot:
         self._compiled = {pid: reuse.get(pid) or _compile_checked(pid, src)
                           for pid, src in ordered.items()}
         self._sources = MappingProxyType(ordered)
-        canonical = json.dumps(ordered, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        self._snapshot_id = "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        self._snapshot_id = content_hash(ordered)
 
     def __reduce__(self) -> tuple[type[PromptSnapshot], tuple[dict[str, str]]]:
         """Pickle as sources only (compiled templates are rebuilt), e.g. for caches."""
