@@ -103,7 +103,8 @@ def test_deleting_a_session_deletes_its_replays(store):
     store.replays.save(bundle(), session_id="s1", name="default")
     assert store.delete_session("s1") is True
     assert store.replays.list() == ()
-    assert store.db.execute("SELECT count(*) FROM preparations").fetchone()[0] == 0
+    for table in ("preparations", "request_messages", "request_bodies", "archives"):
+        assert store.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0, table
 
 
 def test_unknown_replay_is_a_clear_storage_error(store):

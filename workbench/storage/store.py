@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Self, TypeVar
 
 from iris.errors import StorageError
+from iris.frozen import FrozenModel
 from iris.session import Message, ModelSwitch, RecordedCompaction, Session, SessionHeader, StepSnapshot
 from iris.tokens import TokenEstimator, default_estimator
-from pydantic import BaseModel, ConfigDict
 from sqlite_utils import Database
 
 from ..importers import SkippedLine, load_session
@@ -30,6 +30,7 @@ from ._sql import canonical, guard, write_transaction
 from .cache import StoreCache
 from .migrations import apply_migrations
 from .replays import ReplayRepository
+from .writer import forget_unused_bodies
 
 __all__ = [
     "DB_NAME",
@@ -61,8 +62,7 @@ def default_db_path() -> Path:
     return workbench_home() / DB_NAME
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class SessionSummary(_Frozen):
@@ -190,10 +190,12 @@ class Store:
         return row["id"], True
 
     def delete_session(self, session_id: str) -> bool:
-        """Delete a session and its messages; False when it did not exist."""
+        """Delete a session, its messages and (through the schema's cascades) its replays, then
+        the request bodies no other replay shares; False when it did not exist."""
         with self._storage_errors(f"deleting session {session_id!r}"), self.db.atomic():
             self.db.execute("DELETE FROM messages WHERE session_id = ?", [session_id])
             cursor = self.db.execute("DELETE FROM sessions WHERE id = ?", [session_id])
+            forget_unused_bodies(self.db)
             return cursor.rowcount > 0
 
     # ---------------------------------------------------------------- reading
