@@ -235,3 +235,11 @@ def test_cli_md_documents_every_summary_json_key(tmp_path):
     assert not missing, missing
     cost_row = next(line for line in section.splitlines() if line.startswith("  | `cost` |"))
     assert "](pricing.md)" in cost_row
+
+
+def test_r_ui_9_report_says_when_the_estimate_error_is_not_meaningful(tmp_path):
+    html = wb.build_report(_redacted_transcript(tmp_path / "r.jsonl", redacted=True))
+    section = html.split(">Estimate error (as-recorded estimate vs provider)</h3>", 1)[1]
+    assert "the estimate error is not meaningful for this session" in section.split("<h2>", 1)[0]
+    plain = wb.build_report(_redacted_transcript(tmp_path / "p.jsonl", redacted=False))
+    assert "not meaningful" not in plain

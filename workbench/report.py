@@ -100,7 +100,10 @@ def _truth(r: NotebookReplay) -> str:
              "input_budget": th.input_budget, "budget_source": th.budget_source,
              "budget_detail": getattr(th, "budget_detail", "")}]
     answer = compaction_answer_text(r.label, replay_compaction_steps(r.preparations), marks)
-    error = estimate_error(r.preparations)
+    from .replay_summary import error_meaning
+
+    error, meaning = estimate_error(r.preparations), error_meaning(r.session)
+    note = f"<p><strong>{escape(meaning['note'])}</strong></p>" if meaning["note"] else ""
     return _section("Where the replay and the agent compacted",
                     f"<p><strong>{escape(answer)}</strong></p>",
                     table_html(compaction_answer(runs, marks)),
