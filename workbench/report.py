@@ -108,7 +108,7 @@ def _truth(r: NotebookReplay) -> str:
                     f"<p><strong>{escape(answer)}</strong></p>",
                     table_html(compaction_answer(runs, marks)),
                     "<h3>Estimate error (as-recorded estimate vs provider)</h3>",
-                    table_html(pd.DataFrame([error])))
+                    table_html(pd.DataFrame([error])), note)
 
 
 def _header(r: NotebookReplay, name: str, config_source: str) -> str:
