@@ -41,6 +41,7 @@ class ReplayWriter:
         self._ids: dict[str, int] = {}
         self._memo: dict[int, tuple[object, int]] = {}  # id(obj) → (obj, row): objects are shared
         self._refs: set[str] = set()
+        self._bodies: dict[str, str] = {}  # content hash → body text, not yet written
 
     def begin(self, bundle: EvidenceBundle) -> None:
         """Replace any replay of this name (cascades remove its rows) and write the replay row and
@@ -92,6 +93,16 @@ class ReplayWriter:
                                       "text": pack(a.text)})
 
     def flush(self) -> None:
+        if self._bodies:  # compressed only when the store does not hold them yet
+            wanted = list(self._bodies)
+            held = {r[0] for r in self.db.execute(
+                "SELECT hash FROM request_bodies WHERE hash IN (SELECT value FROM json_each(?))",
+                [json.dumps(wanted)]).fetchall()}
+            for digest in wanted:
+                if digest not in held:
+                    self._buffer("request_bodies", {"hash": digest,
+                                                    "body": pack(self._bodies[digest])})
+            self._bodies = {}
         for table in ("preparations", "stages", "decisions", "request_bodies", "request_messages",
                       "requests", "archives"):
             rows = self._rows.pop(table, None)
@@ -149,7 +160,7 @@ class ReplayWriter:
         row = self._ids.get(digest)
         if row is None:
             row = self._ids[digest] = len(self._ids)
-            self._buffer("request_bodies", {"hash": digest, "body": pack(body)})
+            self._bodies[digest] = body
             self._buffer("request_messages", {"replay_id": self.replay_id, "id": row,
                                               "hash": digest})
         self._memo[id(obj)] = (obj, row)
