@@ -13,10 +13,11 @@ from typing import Any, Literal
 from iris.compaction.calibration import Calibration
 from iris.compaction.thresholds import Thresholds
 from iris.compaction.usage import RunUsage
+from iris.frozen import FrozenModel
 from iris.preparation.baseline import RecordedCompactionMark
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.session import Usage
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ConfigDict, ValidationError
 
 __all__ = [
     "FACTS_VERSION",
@@ -32,8 +33,7 @@ __all__ = [
 FACTS_VERSION = 1
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class ArchiveRecord(_Frozen):

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from iris.frozen import FrozenModel
 from iris.replay import Replay
-from pydantic import BaseModel, ConfigDict
 
 from .records import CompactionFacts
 from .replay_reader import ReplayReader, as_reader
@@ -23,8 +23,7 @@ __all__ = ["CompactionPoint", "RunSummary", "StepPoint", "run_summary"]
 _SAVING_STAGES = {"trim_old_bodies": "reduction_saved", "fold_repeats": "fold_saved"}
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class StepPoint(_Frozen):

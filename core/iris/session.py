@@ -13,7 +13,9 @@ from datetime import datetime
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from .frozen import FrozenModel
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -49,8 +51,7 @@ SCHEMA_VERSION = 1
 Role = Literal["system", "user", "assistant", "tool"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 # --------------------------------------------------------------------------------------------

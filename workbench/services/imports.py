@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from iris.errors import SessionFormatError, WorkbenchError
-from pydantic import BaseModel, ConfigDict
+from iris.frozen import FrozenModel
 
 from ..store import ImportOutcome, Store
 
@@ -31,8 +31,7 @@ __all__ = [
 SAMPLES_DIR = Path(str(resources.files("workbench.sample_sessions"))).resolve()
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class ErrorReport(_Frozen):

@@ -25,13 +25,14 @@ from typing import Any
 from iris.compaction import ExtractiveSummarizer, OpenAICompatibleSummarizer, RecordedSummarizer
 from iris.config import ContextConfig, config_hash, default_config, parse_config
 from iris.errors import SummarizerError
+from iris.frozen import FrozenModel
 from iris.preparation.publisher import PreparationEvent
 from iris.preparation.records import CompactionApplied, CompactionCandidate, CompactionRejected
 from iris.prompts import PromptSnapshot
 from iris.replay import Replay
 from iris.replay import replay as run_replay
 from iris.session import Session, Usage
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from ..run_summary import RunSummary, run_summary
 from ..storage.stored import StoredReplay
@@ -52,7 +53,7 @@ SUMMARISERS = ("extractive", "recorded", "remote")
 Progress = Callable[[int, int], object]
 
 
-class _Frozen(BaseModel):
+class _Frozen(FrozenModel):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
 

@@ -16,13 +16,14 @@ from typing import Any, Literal
 import yaml
 from iris.config import ContextConfig, parse_config
 from iris.errors import ConfigError
-from pydantic import BaseModel, ConfigDict
+from iris.frozen import FrozenModel
+from pydantic import ConfigDict
 
 __all__ = ["FORM_FIELDS", "ConfigCheck", "FormField", "apply_form", "check_config", "form_values",
            "set_yaml_value"]
 
 
-class _Frozen(BaseModel):
+class _Frozen(FrozenModel):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
 

@@ -13,15 +13,14 @@ from pathlib import Path
 import pandas as pd
 from iris.context import ContextBuilder, ContextMessage, ContextValidationError, parse_context_build_input
 from iris.errors import ConfigError, TemplateError
+from iris.frozen import FrozenModel
 from iris.tokens import TokenEstimator, default_estimator
-from pydantic import BaseModel, ConfigDict
 
 __all__ = ["ContextProblem", "ContextView", "bundled_examples", "context_view", "context_view_from_path",
            "messages_frame", "problems_frame"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class ContextProblem(_Frozen):

@@ -10,6 +10,7 @@ import json
 from typing import Literal
 
 import pandas as pd
+from iris.frozen import FrozenModel
 from iris.session import (
     ContentBlock,
     ImageBlock,
@@ -21,7 +22,6 @@ from iris.session import (
     ToolResultBlock,
 )
 from iris.tokens import TokenEstimator
-from pydantic import BaseModel, ConfigDict
 
 __all__ = ["BlockView", "MessageView", "UsageView", "conversation", "human_size", "message_frame"]
 
@@ -31,8 +31,7 @@ LONG_LINES = 25
 PREVIEW_LINES = 8
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class UsageView(_Frozen):

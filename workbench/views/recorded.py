@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
-from pydantic import BaseModel, ConfigDict
+from iris.frozen import FrozenModel
 
 from .colors import SERIES_COLOURS
 
@@ -51,8 +51,7 @@ TRIGGER_BASES: Mapping[str, str] = {
 }
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class RecordedMark(_Frozen):

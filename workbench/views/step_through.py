@@ -13,6 +13,7 @@ from typing import Literal, assert_never
 
 import pandas as pd
 import plotly.graph_objects as go
+from iris.frozen import FrozenModel
 from iris.preparation.records import (
     CompactionApplied,
     CompactionCandidate,
@@ -32,7 +33,6 @@ from iris.preparation.records import (
     Trimmed,
 )
 from iris.session import Message
-from pydantic import BaseModel, ConfigDict
 
 from .colors import PHASE_COLOURS, PRESSURE_COLOURS, SERIES_COLOURS, STATUS_COLOURS
 from .recorded import (
@@ -73,8 +73,7 @@ STAGE_EXPLANATIONS: dict[str, str] = {
 Pressure = Literal["green", "orange", "red"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 def pressure_of(tokens: int, pressure_line: int, reminder_line: int | None) -> Pressure:

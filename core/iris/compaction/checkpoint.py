@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from ..frozen import FrozenModel
 from ..session import Message, TextBlock
 
 __all__ = [
@@ -47,8 +46,7 @@ _VAGUE = {"continue", "continue working", "keep going", "proceed", "n/a", "na", 
           "todo", "next", "carry on", "continue the task", "keep working", "-", "..."}
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class SummaryInvalid(ValueError):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ..frozen import FrozenModel
 from ..session import Message, Usage
 from .checkpoint import ArchiveRef, Checkpoint, RetainedMessage, SessionConstraint
 from .typed_state import TypedCheckpointState
@@ -21,8 +22,7 @@ __all__ = ["AppliedDecision", "CandidateDecision", "CompactionDecision", "Compac
 Trigger = Literal["auto", "manual", "oversize", "model_driven"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class PlanDecision(_Frozen):

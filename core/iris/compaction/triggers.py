@@ -15,8 +15,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from ..frozen import FrozenModel
 from .thresholds import Thresholds
 from .usage import TriggerDecision, UsageReading, should_trigger
 
@@ -36,8 +35,7 @@ NoticeKind = Literal["manual", "threshold", "grace", "reminder"]
 _PRIORITY: tuple[NoticeKind, ...] = ("manual", "threshold", "grace", "reminder")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class PressureWindow(_Frozen):

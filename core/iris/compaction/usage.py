@@ -13,8 +13,9 @@ import json
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ..frozen import FrozenModel
 from ..session import Message, ThinkingBlock, ToolCallBlock, Usage, block_text
 from .thresholds import Thresholds
 
@@ -22,8 +23,7 @@ __all__ = ["RunUsage", "TriggerDecision", "UsageReading", "UsageSample", "UsageT
            "UsageTracker", "context_bytes", "should_trigger"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 def context_bytes(messages: Sequence[Message]) -> int:

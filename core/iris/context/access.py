@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import model_validator
 
 from ..errors import ContextAccessError
+from ..frozen import FrozenModel
 from ..reduction.artifacts import LOGICAL_ROOT
 from ..session import Message, ToolCallBlock, ToolResultBlock, block_text
 from .positional import PositionalModel
@@ -34,8 +35,7 @@ SNIPPET_CHARS = 160
 _REF = re.compile(r"^(?:message:(\d+)|result:(\d+):(\d+))$")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 def _whole(data: dict[str, Any], name: str, default: int, low: int, high: int | None) -> int:

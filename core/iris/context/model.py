@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     StrictBool,
     StrictInt,
@@ -22,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..frozen import FrozenModel
 from ..session import Message, TextBlock
 from .xml import is_xml_name
 
@@ -39,8 +38,7 @@ Position = Literal["system", "memory", "before_current_input"]
 POSITIONS: tuple[Position, ...] = ("system", "memory", "before_current_input")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 def _check_content(value: Any, where: str) -> None:

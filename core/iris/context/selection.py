@@ -8,16 +8,16 @@ those decisions without recomputing them (R-PREP-4).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ..frozen import FrozenModel
 from ..tokens import TokenEstimator, default_estimator
 from .sources import ContextContribution, ContextSnapshot
 
 __all__ = ["ContributionSelection", "KeptContribution", "RemovedContribution", "select_contributions"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class KeptContribution(_Frozen):

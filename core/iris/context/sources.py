@@ -14,8 +14,6 @@ from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     StrictBool,
     StrictInt,
@@ -25,6 +23,7 @@ from pydantic import (
 )
 
 from ..errors import ConfigError, PreparationError
+from ..frozen import FrozenModel
 from ..session import Session, StepSnapshot
 from .positional import PositionalModel
 
@@ -32,8 +31,7 @@ __all__ = ["ContextBuildScope", "ContextContribution", "ContextSnapshot", "Conte
            "RecordedContextSource", "StaticContextSource"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class ContextBuildScope(PositionalModel):

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import Field, PrivateAttr
 
+from ..frozen import FrozenModel
 from ..hashing import canonical_json, content_hash, text_hash
 from ..session import Message, Usage
 
@@ -66,8 +67,7 @@ TriggerBasis = Literal["provider", "provider_estimate", "calibrated_local", "dis
 MarkKind = Literal["reduced", "trimmed", "folded", "dropped", "summarised", "notice"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 # --------------------------------------------------------------------------------------------

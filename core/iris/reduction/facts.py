@@ -12,8 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
+from ..frozen import FrozenModel
 from .toolkinds import ToolKind
 
 __all__ = ["FileChange", "ToolFacts", "extract_facts", "is_failure", "numbered_lines", "shell_command"]
@@ -33,8 +32,7 @@ _RETURNCODE = re.compile(r"^\s*<returncode>\s*(-?\d{1,15})\s*</returncode>")
 _PATH_KEYS = ("file_path", "path", "filePath", "filename", "file", "notebook_path", "target_file")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class FileChange(_Frozen):

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import PrivateAttr
 
+from ..frozen import FrozenModel
 from ..session import Message
 
 __all__ = ["Action", "FrozenRendering", "ReductionResult", "ReductionState", "ToolResultDecision"]
@@ -15,8 +16,7 @@ __all__ = ["Action", "FrozenRendering", "ReductionResult", "ReductionState", "To
 Action = Literal["kept", "reduced", "trimmed", "stale", "superseded", "repeat", "externalized"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_Frozen = FrozenModel
 
 
 class ToolResultDecision(_Frozen):
