@@ -55,11 +55,15 @@ from .preparation.walk import (
     provider_reading,
 )
 from .prompts import configured_snapshot
+from .reduction.artifacts import DeferredArtifactWriter
 from .reduction.toolkinds import ToolKindMap
 from .session import Session, Usage
 from .tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
 
-__all__ = ["AppliedCompaction", "RecordedCompactionMark", "Replay", "replay"]
+__all__ = ["AppliedCompaction", "RecordedCompactionMark", "Replay", "StepProgress", "replay"]
+
+StepProgress = Callable[[int, int], object]
+"""The engine's progress callback: ``progress(steps done, steps in all)`` after each step."""
 
 
 class AppliedCompaction(BaseModel):
@@ -124,7 +128,7 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
            context_source: Any = None, context_input: Any = None,
            session_dir: str | Path | None = None, sink: Any = None,
            on_event: Callable[[PreparationEvent], object] | None = None,
-           progress: Callable[[int, int], object] | None = None,
+           progress: StepProgress | None = None,
            cancel: Callable[[], bool] | None = None,
            tools: Sequence[Mapping[str, Any]] = (), estimator: TokenEstimator | None = None,
            workspace_root: str | Path | None = None,
@@ -166,6 +170,9 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
         if not incremental:
             runner.settings = replace(runner.settings, incremental=False)
         runner.keep_bodies = keep_bodies
+        if own_dir:  # the folder is removed at the end and nothing reads artifacts from it
+            runner.artifacts = DeferredArtifactWriter(work_dir)
+            runner.settings = replace(runner.settings, artifacts=runner.artifacts)
         with replay_collections() as runner.freezer:
             return runner.run(stop_after)
     finally:
@@ -231,6 +238,7 @@ class _Runner:
         self.collector = Collector() if self.source is not None else None
         self.freezer = StepFreezer(enabled=False)  # replay() sets the active one
         self.keep_bodies = True
+        self.artifacts: DeferredArtifactWriter | None = None
 
     def run(self, stop_after: int | None = None) -> Replay:
         walk = Walk(self.cache, self.session, baseline=self.baseline == "recorded")
@@ -254,6 +262,8 @@ class _Runner:
                 if isinstance(ref, str) and ref and outcome.request is not None:
                     p = p.model_copy(update={"final_request_ref": ref})  # the sink's reference
                 preparations.append(p)
+                if self.artifacts is not None:
+                    self.artifacts.discard()
                 self.freezer.step_done()
                 if self.progress is not None:
                     self.progress(k + 1, len(batches))

@@ -22,6 +22,7 @@ from ..compaction.usage import UsageReading
 from ..config import ContextConfig
 from ..context import ContextContribution
 from ..prompts import PromptSnapshot
+from ..reduction.artifacts import ArtifactWriter
 from ..reduction.models import ReductionState
 from ..reduction.toolkinds import ToolKindMap
 from ..session import Message
@@ -226,6 +227,8 @@ class PipelineSettings:
     pressure_line: int = 76800
     reminder_line: int | None = None
     cancel: Callable[[], bool] | None = None
+    artifacts: ArtifactWriter | None = None
+    """Where reduction artifacts go; None: written under ``session_dir`` as they are made."""
     incremental: bool = True
     """False: every step is decided from scratch. The stages' step memory (fold index, trim-stage
     continuation, request views and hashes, the reduction tracker and its caches) is dropped before

@@ -92,7 +92,7 @@ def apply(state: PreparationState, settings: PipelineSettings
         messages, config=config.reduction, policy=config.context_policy,
         state=(state.reduction_state if settings.incremental or state.reduction_state is None
                else state.reduction_state.without_memo()),
-        session_dir=settings.session_dir,
+        session_dir=settings.artifacts if settings.artifacts is not None else settings.session_dir,
         context_read_available=config.context_policy.enabled, tool_kinds=settings.tool_kinds,
         todos_completed=state.todos_completed, estimator=settings.cache.estimator)
     if len(result.messages) != len(messages):

@@ -26,7 +26,8 @@ from ..session import ToolResultBlock
 
 __all__ = [
     "INLINE_BUDGET_BYTES", "LOGICAL_ROOT", "PREVIEW_BYTES", "PREVIEW_MAX_LINES", "REDUCED_DIR",
-    "TOOL_OUTPUTS_DIR", "ArtifactWriter", "artifact_path", "as_writer", "externalize_large_result",
+    "TOOL_OUTPUTS_DIR", "ArtifactWriter", "DeferredArtifactWriter", "artifact_path", "as_writer",
+    "externalize_large_result",
     "logical_path", "safe_tool_name", "write_artifact",
 ]
 
@@ -106,6 +107,41 @@ class ArtifactWriter:
         if not path.is_relative_to(root):
             raise StorageError(f"artifact {logical!r} escapes {str(root)!r}")
         return path
+
+
+class DeferredArtifactWriter(ArtifactWriter):
+    """A writer that records its writes as values instead of performing them.
+
+    :attr:`pending` maps each logical path to ``(kind_dir, tool_name, text)``; the host decides:
+    :meth:`flush` writes them under ``root`` (content-addressed, as :class:`ArtifactWriter` would),
+    :meth:`discard` drops them. A replay into its own temporary folder, which is removed when the
+    replay ends and from which nothing reads artifacts, discards them after every step."""
+
+    __slots__ = ("pending",)
+
+    def __init__(self, root: Path | str) -> None:
+        super().__init__(root)
+        self.pending: dict[str, tuple[str, str, str]] = {}
+
+    def __repr__(self) -> str:
+        return f"DeferredArtifactWriter({str(self.root)!r}, {len(self.pending)} pending)"
+
+    def write(self, kind_dir: str, tool_name: str, text: str) -> str:
+        logical = logical_path(kind_dir, tool_name, text)
+        self.pending.setdefault(logical, (kind_dir, tool_name, text))
+        return logical
+
+    def flush(self) -> int:
+        """Write every pending file; returns how many were pending."""
+        done = 0
+        for logical, (kind_dir, tool_name, text) in list(self.pending.items()):
+            write_artifact(self.root, kind_dir, tool_name, text)
+            del self.pending[logical]
+            done += 1
+        return done
+
+    def discard(self) -> None:
+        self.pending.clear()
 
 
 def as_writer(session_dir: ArtifactWriter | Path | str | None) -> ArtifactWriter | None:
