@@ -73,7 +73,7 @@ fmt = options[1].selectbox("Format", ["detect automatically", *formats()], key="
 fmt = None if fmt == "detect automatically" else fmt
 with upload_tab:
     upload = st.file_uploader("Transcript (.jsonl, .json, .traj; also .gz)", key="wb_upload")
-    if st.button("Import upload", key="wb_import_upload", disabled=upload is None):
+    if st.button("Import upload", key="wb_import_upload", disabled=upload is None) and upload:
         target = Path(tempfile.mkdtemp(prefix="workbench-upload-")) / imports.safe_upload_name(upload.name)
         target.write_bytes(upload.getvalue())
         run_imports([str(target)], lenient, fmt)

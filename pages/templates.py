@@ -12,6 +12,8 @@ replay".
 
 from __future__ import annotations
 
+from typing import Literal
+
 import streamlit as st
 from iris.errors import TemplateError, WorkbenchError
 from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptSource
@@ -74,14 +76,13 @@ try:
                               wb_state.current_session_id(), wb_state.current_step())
 except Exception as exc:  # noqa: BLE001 - the page still edits and previews
     target = f"Could not walk the selected replay: {exc}"
-real_vars = None
+real_vars, real_step = None, None
 if not isinstance(target, str) and prompt_id in target.original.variables:
+    step_words = f"the variables of step {target.step} (replay {target.replay_name})"
     choice = st.radio("Render with", ("step", "example"), horizontal=True, key="tpl_vars",
-                      format_func=lambda c: (f"the variables of step {target.step} (replay "
-                                             f"{target.replay_name})") if c == "step"
-                      else "example variables")
+                      format_func=lambda c: step_words if c == "step" else "example variables")
     if choice == "step":
-        real_vars = dict(target.original.variables[prompt_id])
+        real_vars, real_step = dict(target.original.variables[prompt_id]), target.step
 preview = preview_template(base, edited, prompt_id, text, variables=real_vars)
 wb_state.put("tpl_edited", preview.snapshot)
 
@@ -111,7 +112,7 @@ if discard_col.button("Discard edit", key="tpl_discard", disabled=not preview.di
 out_col, diff_col = st.columns(2)
 with out_col:
     st.subheader("Rendered with example variables" if real_vars is None
-                 else f"Rendered with the variables of step {target.step}")
+                 else f"Rendered with the variables of step {real_step}")
     if preview.error is not None:
         st.error(preview.error)
     else:
@@ -165,13 +166,15 @@ def progress_bar():
 
 
 step_col, all_col = st.columns(2)
-pressed = {"step": step_col.button(f"Re-run step {step}", key="tpl_rerun_step", type="primary"),
-           "replay": all_col.button("Re-run the whole replay", key="tpl_rerun_all")}
-for what in (w for w, on in pressed.items() if on):
+pressed = (step_col.button(f"Re-run step {step}", key="tpl_rerun_step", type="primary"),
+           all_col.button("Re-run the whole replay", key="tpl_rerun_all"))
+actions: list[Literal["step", "replay"]] = [
+    action for action, on in zip(("step", "replay"), pressed, strict=True) if on]
+for action in actions:
     bar, report = progress_bar()
     with error_boundary("re-run", message="Re-run failed: {exc}"):
-        result = run_edited(target, preview.snapshot, kind, what, progress=report)
-        wb_state.keep_result("tpl_rerun", (what, run_key, result), session_id=target.session_id)
+        result = run_edited(target, preview.snapshot, kind, action, progress=report)
+        wb_state.keep_result("tpl_rerun", (action, run_key, result), session_id=target.session_id)
     bar.empty()
 
 
@@ -230,10 +233,10 @@ name = st.text_input("Save the edited replay as", key="tpl_replay_name",
 if st.button("Save edited replay", key="tpl_save_replay", disabled=not name.strip()):
     try:
         info = save_replay_result(store, result.edited_bundle, name=name.strip(),
-                                  session_id=wb_state.current_session_id(),
+                                  session_id=wb_state.current_session_id() or "",
                                   computed_for=result.session_id)
     except WorkbenchError as exc:
         st.error(f"Not saved: {exc}")
     else:
         st.success(f"Saved replay **{info.name}** with template snapshot "
-                   f"`{info.template_snapshot_id[:19]}…` (kept in the store); pick it in the sidebar.")
+                   f"`{(info.template_snapshot_id or '')[:19]}…` (kept in the store); pick it in the sidebar.")

@@ -3,5 +3,6 @@
 import sys
 
 from .services import replay as _replay
+from .services.replay import *  # the names, for type checkers
 
 sys.modules[__name__] = _replay

@@ -107,7 +107,8 @@ def run_summary(label: str, replay: ReplayReader | Replay, *,
     steps = tuple(StepPoint(
         step=s.step_index, phase=s.phase, final_input_tokens=s.final_input_tokens,
         compaction_applied=s.compaction_applied, **_trigger(figures.get(s.step_index, {})),
-        **{_SAVING_STAGES[name]: v for name, v in saved.get(s.step_index, {}).items()})
+        reduction_saved=saved.get(s.step_index, {}).get("trim_old_bodies", 0),
+        fold_saved=saved.get(s.step_index, {}).get("fold_repeats", 0))
         for s in reader.steps)
     t, first = reader.thresholds, reader.steps[0] if reader.steps else None
     summary = reader.facts.run_usage.compaction
