@@ -34,7 +34,7 @@ def two_sessions(workbench_home, long_store, tmp_path) -> tuple[str, str]:
     lines = (ROOT / "sample_sessions" / "long_session.jsonl").read_text("utf-8").splitlines()
     header = {**json.loads(lines[0]), "session_id": "harbor-copy", "title": "Harbor (copy)"}
     copy = tmp_path / "harbor-copy.jsonl"
-    copy.write_text("\n".join([json.dumps(header), *lines[1:100]]) + "\n", "utf-8")
+    copy.write_text("\n".join([json.dumps(header), *lines[1:140]]) + "\n", "utf-8")
     with open_store() as store:
         a = store.list_sessions()[0].id
         b = store.import_file(copy).session_id
