@@ -156,12 +156,17 @@ def _processes(tasks: list[tuple], *, jobs: int, recycle: int, worker_memory_mb:
 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["workbench.corpus", "iris.replay", "workbench.pricing"])
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, max_tasks_per_child=recycle,
-                             initializer=_limit_memory, initargs=(worker_memory_mb,)) as pool:
-        futures = {pool.submit(replay_one, path, cfg, label=label): (path, label)
-                   for path, cfg, label in tasks}
-        for future in as_completed(futures):
-            yield _result_or_error(future, *futures[future])
+    # Workers are recycled by a fresh pool for every ``jobs × recycle`` tasks: the executor's own
+    # ``max_tasks_per_child`` hangs on Python 3.11 once its workers have exited (no replacement is
+    # started; seen with 200 sessions, 2 jobs, recycle 20: the batch stopped after 40).
+    round_size = max(1, jobs * recycle)
+    for first in range(0, len(tasks), round_size):
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_limit_memory,
+                                 initargs=(worker_memory_mb,)) as pool:
+            futures = {pool.submit(replay_one, path, cfg, label=label): (path, label)
+                       for path, cfg, label in tasks[first:first + round_size]}
+            for future in as_completed(futures):
+                yield _result_or_error(future, *futures[future])
 
 
 def _result_or_error(future: Any, path: str, label: str) -> dict[str, list]:
