@@ -11,7 +11,6 @@ replay id and save time, so switching pages never parses the store again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from iris.replay import Replay
 from iris.replay import replay as run_replay
 from iris.session import Message, Session
 
+from ..progress import Progress, no_progress
 from ..records import ArchiveRecord, EvidenceBundle, ReplayInfo
 from ..replay_reader import replay_facts
 from ..storage.store import Store, workbench_home
@@ -59,14 +59,6 @@ BUDGET_REPLAY_NAME = "budget 96k"
 RECORDED_REPLAY_NAME = "as recorded"
 """The as-recorded baseline replay saved next to ``default``."""
 BUDGET_96K = 96000
-#: ``progress(fraction, label)`` as the store's imports use it.
-Progress = Callable[[float, str], None]
-
-
-def _no_progress(fraction: float, label: str) -> None:
-    return None
-
-
 def summariser_name(summarizer: Any) -> str:
     """The summariser's declared ``kind`` as stored with a replay and shown in the UI:
     ``extractive`` (also for None, the engine's default), ``recorded``, ``remote``; ``custom`` for
@@ -79,7 +71,7 @@ def summariser_name(summarizer: Any) -> str:
 
 def replay_session(session: Session, *, config: ContextConfig | None = None,
                    prompts: PromptSnapshot | None = None, summarizer: Any = None,
-                   progress: Progress = _no_progress,
+                   progress: Progress = no_progress,
                    workspace_root: str | Path | None = None,
                    baseline: str = "engine") -> tuple[Replay, EvidenceBundle]:
     """Run the engine's replay and shape its result for the store: ``(replay, bundle)``.
@@ -153,7 +145,7 @@ def load_configuration(path: str | Path | None) -> ContextConfig:
 
 def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY_NAME,
                     config: ContextConfig | None = None, prompts: PromptSnapshot | None = None,
-                    summarizer: Any = None, progress: Progress = _no_progress,
+                    summarizer: Any = None, progress: Progress = no_progress,
                     baseline: str = "engine") -> tuple[ReplayInfo, Any]:
     """Replay a stored session and save it under ``name`` (replacing one of that name)."""
     progress(0.0, "reading the session")
@@ -174,7 +166,7 @@ def budget_96k_config() -> ContextConfig:
 
 
 def ensure_default_replay(store: Store, session_id: str,
-                          progress: Progress = _no_progress) -> ReplayInfo:
+                          progress: Progress = no_progress) -> ReplayInfo:
     """The session's ``default`` replay (bundled configuration), made now if it does not exist.
 
     When that configuration takes a budget other than the spec's 96,000 (usually from the model
@@ -199,7 +191,7 @@ def ensure_default_replay(store: Store, session_id: str,
     return info
 
 
-def ensure_default_replays(store: Store, progress: Progress = _no_progress) -> tuple[ReplayInfo, ...]:
+def ensure_default_replays(store: Store, progress: Progress = no_progress) -> tuple[ReplayInfo, ...]:
     """:func:`ensure_default_replay` for every stored session (``workbench replay --defaults``)."""
     sessions = store.list_sessions()
     out = []
