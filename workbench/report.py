@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from iris.errors import StorageError
 from iris.safe_files import write_file
 
+from .progress import Progress, no_progress
 from .summariser_choice import add_summariser_options
 
 if TYPE_CHECKING:
@@ -31,13 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = ["build_report", "register", "render_report", "stored_replay_report", "write_report"]
 
-Progress = Callable[[float, str], None]
 _FIGURE_CONFIG = {"displaylogo": False, "responsive": True}
 _PAGE_STYLE = "body { max-width: 1200px; margin: 1.5em auto; padding: 0 1em; } h2 { margin-top: 1.6em; }"
-
-
-def _quiet(fraction: float, label: str) -> None:
-    return None
 
 
 def _figure(fig: Any, div_id: str) -> str:
@@ -180,7 +175,7 @@ def render_report(r: NotebookReplay, *, title: str | None = None, config_source:
 
 def build_report(session: Any, config: Any = None, *, title: str | None = None,
                  prompts: Any = None, summarizer: Any = None, label: str | None = None,
-                 progress: Progress = _quiet) -> str:
+                 progress: Progress = no_progress) -> str:
     """Replay ``session`` (Session, path or stored id) under ``config`` and render the report."""
     from .notebook import config_label, load_session, replay, resolve_config
 
@@ -199,7 +194,7 @@ def build_report(session: Any, config: Any = None, *, title: str | None = None,
 
 
 def write_report(session: Any, out: str | Path, config: Any = None, *, title: str | None = None,
-                 prompts: Any = None, summarizer: Any = None, progress: Progress = _quiet) -> Path:
+                 prompts: Any = None, summarizer: Any = None, progress: Progress = no_progress) -> Path:
     """Write the report of ``session`` to ``out`` (parent folders are created)."""
     html = build_report(session, config, title=title, prompts=prompts, summarizer=summarizer,
                         progress=progress)
@@ -211,7 +206,7 @@ def write_report(session: Any, out: str | Path, config: Any = None, *, title: st
     return target
 
 
-def stored_replay_report(store: Any, replay_id: str, *, progress: Progress = _quiet) -> str:
+def stored_replay_report(store: Any, replay_id: str, *, progress: Progress = no_progress) -> str:
     """The report of a replay saved in the store (the app's "Build an HTML report" button).
 
     The replay is run again from its stored configuration and template snapshot, so the report

@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import difflib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from iris.compaction import ExtractiveSummarizer, OpenAICompatibleSummarizer, RecordedSummarizer
@@ -29,7 +29,7 @@ from iris.frozen import FrozenModel
 from iris.preparation.publisher import PreparationEvent
 from iris.preparation.records import CompactionApplied, CompactionCandidate, CompactionRejected
 from iris.prompts import PromptSnapshot
-from iris.replay import Replay
+from iris.replay import Replay, StepProgress
 from iris.replay import replay as run_replay
 from iris.session import Session, Usage
 from pydantic import ConfigDict
@@ -50,7 +50,6 @@ __all__ = ["ENGINE_RENDERED_IDS", "SUMMARISERS", "ReplayComparison", "ReplayInpu
 
 #: Summarisers a re-run can use (R-PREP-7); ``remote`` needs the endpoint environment variables.
 SUMMARISERS = ("extractive", "recorded", "remote")
-Progress = Callable[[int, int], object]
 
 
 class _Frozen(FrozenModel):
@@ -252,7 +251,7 @@ def text_diff(original: str, edited: str, name: str) -> str:
 
 
 def _walk(inputs: ReplayInputs, prompts: _RecordingPrompts, summarizer: Any,
-          last_step: int | None, progress: Progress | None) -> tuple[Replay, _RecordingSummarizer]:
+          last_step: int | None, progress: StepProgress | None) -> tuple[Replay, _RecordingSummarizer]:
     """Replay with the recording stand-ins, stopping after ``last_step`` (None: the whole session).
 
     The recorders learn which step is being prepared from the engine's preparation events: after
@@ -313,7 +312,7 @@ def _outcome(label: str, result: Replay, prompts: _RecordingPrompts,
 
 def run_step(inputs: ReplayInputs, step: int, *, snapshot: PromptSnapshot | None = None,
              summarizer: Any = None, label: str = "original",
-             progress: Progress | None = None) -> StepOutcome:
+             progress: StepProgress | None = None) -> StepOutcome:
     """Walk to ``step`` with the replay's snapshot; render that step with ``snapshot`` if given."""
     prompts = _RecordingPrompts(inputs.snapshot, snapshot, step if snapshot is not None else None)
     summarizer = summarizer if summarizer is not None else make_summarizer(
@@ -336,7 +335,7 @@ def _compare(step: int, original: StepOutcome, edited: StepOutcome,
 
 
 def rerun_step(inputs: ReplayInputs, edited: PromptSnapshot, step: int, *, summarizer: Any = None,
-               progress: Progress | None = None) -> StepComparison:
+               progress: StepProgress | None = None) -> StepComparison:
     """The step's compaction with the replay's snapshot and with ``edited``, from one history."""
     summarizer = summarizer if summarizer is not None else make_summarizer(
         "extractive", inputs.session)
@@ -347,7 +346,7 @@ def rerun_step(inputs: ReplayInputs, edited: PromptSnapshot, step: int, *, summa
 
 
 def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summarizer: Any = None,
-                 progress: Progress | None = None) -> ReplayComparison:
+                 progress: StepProgress | None = None) -> ReplayComparison:
     """The whole session with the replay's snapshot and with ``edited``; compaction steps paired."""
     summarizer = summarizer if summarizer is not None else make_summarizer(
         "extractive", inputs.session)
