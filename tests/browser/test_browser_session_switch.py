@@ -32,7 +32,7 @@ def _stores_two_sessions(home: Path, tmp_path: Path) -> tuple[str, str, str, str
     lines = SAMPLE.read_text("utf-8").splitlines()
     header = {**json.loads(lines[0]), "session_id": "harbor-copy", "title": "Harbor (copy)"}
     copy = tmp_path / "harbor-copy.jsonl"
-    copy.write_text("\n".join([json.dumps(header), *lines[1:100]]) + "\n", "utf-8")
+    copy.write_text("\n".join([json.dumps(header), *lines[1:140]]) + "\n", "utf-8")
     with Store(home / "workbench.db") as store:
         a = store.import_file(SAMPLE).session_id
         b = store.import_file(copy).session_id
