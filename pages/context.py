@@ -1,6 +1,7 @@
 """Context page: what static context does a context.yaml produce? (R-BUILD).
 
-Thin page: reads the widgets, calls ``workbench.views.context``, renders messages or problems.
+Thin page: reads the widgets, calls ``workbench.services.context``, renders the tables of
+``workbench.views.context`` (messages or problems).
 """
 
 from __future__ import annotations
@@ -10,14 +11,13 @@ from pathlib import Path
 import streamlit as st
 
 from workbench.page_guards import error_boundary
-from workbench.views.context import (
+from workbench.services.context import (
     ContextView,
     bundled_examples,
     context_view,
     context_view_from_path,
-    messages_frame,
-    problems_frame,
 )
+from workbench.views.context import messages_frame, problems_frame
 
 st.title("Context")
 st.write("What static context does a `context.yaml` produce? Load one to see the system, memory and "

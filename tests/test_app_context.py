@@ -68,7 +68,8 @@ def test_r_build_1_missing_file_is_a_clear_error(tmp_path):
 
 def test_r_build_2_uploaded_text_resolves_templates_against_the_given_dir(tmp_path):
     """The upload branch: YAML text without a file; relative templates use ``base_dir``."""
-    from workbench.views.context import context_view, messages_frame
+    from workbench.services.context import context_view
+    from workbench.views.context import messages_frame
 
     (tmp_path / "t.j2").write_text("{% for s in slots %}{{ s.name }}{% endfor %}", "utf-8")
     view = context_view("system: {template: t.j2, slots: [{name: a, content: x}]}\n",

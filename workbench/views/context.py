@@ -1,95 +1,17 @@
-"""Pure helpers behind the Context page: load a context.yaml, build it, measure the messages.
-
-Returns a :class:`ContextView`: either the three rendered messages with characters and local token
-estimates, or the validation problems with their field paths and lines (never a traceback).
+"""Tables of the Context page, from a built context (``workbench.services.context.ContextView``):
+one row per built message, one row per validation problem.
 """
 
 from __future__ import annotations
 
-import os
-from importlib import resources
-from pathlib import Path
+from typing import Any
 
 import pandas as pd
-from iris.context import ContextBuilder, ContextMessage, ContextValidationError, parse_context_build_input
-from iris.errors import ConfigError, TemplateError
-from iris.frozen import FrozenModel
-from iris.tokens import TokenEstimator, default_estimator
 
-__all__ = ["ContextProblem", "ContextView", "bundled_examples", "context_view", "context_view_from_path",
-           "messages_frame", "problems_frame"]
+__all__ = ["messages_frame", "problems_frame"]
 
 
-_Frozen = FrozenModel
-
-
-class ContextProblem(_Frozen):
-    field: str | None
-    line: int | None
-    problem: str
-    source: str | None
-    """The context file, or the template for template errors."""
-
-
-class MeasuredMessage(_Frozen):
-    message: ContextMessage
-    chars: int
-    tokens: int
-    """Local estimate of the message (content plus framing, ``iris.tokens``)."""
-
-
-class ContextView(_Frozen):
-    source: str
-    messages: tuple[MeasuredMessage, ...] = ()
-    problems: tuple[ContextProblem, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-
-def bundled_examples() -> dict[str, Path]:
-    """Bundled example files, name → path (``workbench/examples/*.yaml``), sorted by name."""
-    folder = Path(str(resources.files("workbench") / "examples"))
-    return {p.name: p for p in sorted(folder.glob("*.yaml"))}
-
-
-def _problems(exc: Exception) -> tuple[ContextProblem, ...]:
-    if isinstance(exc, ContextValidationError):
-        return tuple(ContextProblem(field=i.field, line=i.line, problem=i.problem, source=i.path)
-                     for i in exc.issues)
-    if isinstance(exc, ConfigError):
-        return (ContextProblem(field=exc.field, line=exc.line, problem=exc.problem, source=exc.path),)
-    assert isinstance(exc, TemplateError)
-    return (ContextProblem(field=None, line=exc.line, problem=exc.problem, source=exc.template),)
-
-
-def context_view(text: str, *, base_dir: str | os.PathLike[str], source: str,
-                 system_addendum: str = "", estimator: TokenEstimator | None = None) -> ContextView:
-    """Parse, validate and build YAML text; templates resolve relative to ``base_dir``."""
-    estimator = estimator or default_estimator()
-    try:
-        data = parse_context_build_input(text, base_dir=base_dir, path=source)
-        output = ContextBuilder().build(data, system_addendum=system_addendum)
-    except (ConfigError, TemplateError) as exc:
-        return ContextView(source=source, problems=_problems(exc))
-    measured = tuple(MeasuredMessage(message=m, chars=len(m.text),
-                                     tokens=estimator.message_tokens(m.to_message()))
-                     for m in output.messages)
-    return ContextView(source=source, messages=measured)
-
-
-def context_view_from_path(path: str | os.PathLike[str], **kwargs) -> ContextView:
-    file = Path(path).expanduser()
-    try:
-        text = file.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return ContextView(source=str(file), problems=(
-            ContextProblem(field=None, line=None, problem=f"cannot read file: {exc}", source=str(file)),))
-    return context_view(text, base_dir=file.resolve().parent, source=str(file), **kwargs)
-
-
-def messages_frame(view: ContextView) -> pd.DataFrame:
+def messages_frame(view: Any) -> pd.DataFrame:
     """One row per built message: position, role, sender, characters, local tokens."""
     return pd.DataFrame(
         [{"position": m.message.position, "role": m.message.role, "sender": m.message.sender,
@@ -97,7 +19,8 @@ def messages_frame(view: ContextView) -> pd.DataFrame:
         columns=["position", "role", "sender", "characters", "tokens (local estimate)"])
 
 
-def problems_frame(view: ContextView) -> pd.DataFrame:
+def problems_frame(view: Any) -> pd.DataFrame:
+    """One row per validation problem: field path, line, reason and file."""
     return pd.DataFrame(
         [{"field": p.field or "", "line": p.line, "problem": p.problem, "file": p.source or ""}
          for p in view.problems], columns=["field", "line", "problem", "file"])
