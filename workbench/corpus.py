@@ -64,10 +64,10 @@ def to_arrow(name: str, rows: list[dict[str, Any]]) -> pa.Table:
 def replay_one(path: str | Path, config: Any = None, *, label: str | None = None) -> dict[str, list]:
     """Replay the session file ``path`` under ``config`` (None, a preset name, a YAML path or a
     ``ContextConfig``) and return its rows by table name. Never raises for a bad session."""
-    from .services.presets import resolve_config
+    from .services.presets import config_label, resolve_config
 
     started = time.perf_counter()
-    name = label or _label(config)
+    name = label or config_label(config)
     path = str(path)
     try:
         resolved = resolve_config(config)
@@ -77,14 +77,6 @@ def replay_one(path: str | Path, config: Any = None, *, label: str | None = None
         row.update(configuration=name, session=Path(path).name, path=path,
                    error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - started)
         return {"sessions": [row], "steps": [], "compactions": [], "decisions": []}
-
-
-def _label(config: Any) -> str:
-    if config is None:
-        return "default"
-    if isinstance(config, str | Path):
-        return Path(str(config)).stem
-    return "custom"
 
 
 def _tables(path: str, config: Any, name: str, started: float) -> dict[str, list]:

@@ -100,9 +100,9 @@ def run_batch(configs: Sequence[Any], paths: Iterable[str | Path], out: str | Pa
 
 
 def _labels(configs: Sequence[Any]) -> list[str]:
-    from .corpus import _label
+    from .services.presets import config_label
 
-    labels = [_label(c) for c in configs]
+    labels = [config_label(c) for c in configs]
     if len(set(labels)) < len(labels):
         raise ValueError(f"two configurations share a name: {labels}; rename a file")
     return labels

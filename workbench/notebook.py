@@ -32,7 +32,7 @@ from .replay_reader import replay_facts
 from .replay_service import replay_session
 from .rich_html import comparison_html, replay_html, step_html
 from .services.imports import SAMPLES_DIR
-from .services.presets import PRESET_NAMES, resolve_config
+from .services.presets import PRESET_NAMES, config_label, resolve_config
 from .store import open_store
 from .views.compaction import attempts_table, compactions_table, replay_bands, timeline_figure
 from .views.compare import (
@@ -271,13 +271,6 @@ def replay(session: Session | str | Path, config: Any = None, *,
                                progress=progress or (lambda fraction, text: None),
                                workspace_root=workspace_root)
     return NotebookReplay(session, resolved, result, label=label or config_label(config))
-
-
-def config_label(config: Any) -> str:
-    """How a configuration is named in comparisons: the preset name or file stem, else default/custom."""
-    if isinstance(config, (str, Path)):
-        return Path(str(config)).stem
-    return "default" if config is None else "custom"
 
 
 class Comparison:

@@ -12,7 +12,7 @@ from typing import Any
 from iris.config import ContextConfig, default_config, load_config, parse_config
 from iris.errors import ConfigError
 
-__all__ = ["PRESET_NAMES", "load_preset", "preset_text", "resolve_config"]
+__all__ = ["PRESET_NAMES", "config_label", "load_preset", "preset_text", "resolve_config"]
 
 #: The presets shipped in ``workbench/presets/<name>.yaml``.
 PRESET_NAMES: tuple[str, ...] = ("default", "cost-first", "quality-first", "chord-style")
@@ -45,3 +45,11 @@ def resolve_config(config: ContextConfig | Mapping[str, Any] | str | Path | None
         return load_preset(str(config))
     raise ConfigError(f"neither a configuration file nor a preset (presets: "
                       f"{', '.join(PRESET_NAMES)})", path=str(config))
+
+
+def config_label(config: Any) -> str:
+    """How a configuration is named in comparisons and batch tables: the preset name or file
+    stem, else ``default`` (None) or ``custom`` (an object)."""
+    if isinstance(config, str | Path):
+        return Path(str(config)).stem
+    return "default" if config is None else "custom"
