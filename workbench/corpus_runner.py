@@ -34,10 +34,7 @@ from iris.safe_files import write_file
 
 from .corpus import TABLES, replay_one, to_arrow
 
-__all__ = ["SESSION_SUFFIXES", "BatchSummary", "expand_paths", "read_table", "run_batch"]
-
-#: File endings taken from directories (a file named explicitly is always taken).
-SESSION_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".traj")
+__all__ = ["BatchSummary", "expand_paths", "read_table", "run_batch"]
 Progress = Callable[[int, int, str], None]
 
 
@@ -54,15 +51,14 @@ class BatchSummary:
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given, and every session file below each directory (recursively, sorted)."""
+    """Files as given, and every session file below each directory (recursively, sorted; the
+    same files ``workbench import DIR`` takes)."""
+    from .importers.files import session_files
+
     files: list[Path] = []
     for raw in paths:
         path = Path(raw).expanduser()
-        if path.is_dir():
-            files += sorted(p for p in path.rglob("*")
-                            if p.is_file() and p.name.endswith(SESSION_SUFFIXES))
-        else:
-            files.append(path)
+        files += session_files(path) if path.is_dir() else [path]
     return files
 
 
