@@ -41,10 +41,38 @@ def test_summarisers_declare_their_kind():
 def test_british_spelling_aliases_are_the_same_classes():
     """New identifiers spell "summariser" (STYLE.md); the engine's first names stay importable and
     are the very same objects, so neither spelling breaks a caller."""
-    import iris.compaction as compaction
+    from iris import compaction
 
     assert compaction.Summariser is compaction.Summarizer
     assert compaction.ExtractiveSummariser is compaction.ExtractiveSummarizer
     assert compaction.RecordedSummariser is compaction.RecordedSummarizer
     assert compaction.OpenAICompatibleSummariser is compaction.OpenAICompatibleSummarizer
     assert iris.errors.SummariserError is iris.errors.SummarizerError
+
+
+def test_r_cfg_yaml_errors_are_worded_once(tmp_path):
+    """A YAML syntax error reads the same from a configuration and from a context.yaml: the
+    problem, the file and the 1-based line, never a traceback."""
+    import pytest
+    from iris.config import parse_config
+    from iris.context import parse_context_build_input
+    from iris.errors import ConfigError
+
+    broken = "system:\n  text: [unclosed\nmemory: x\n"
+    with pytest.raises(ConfigError) as from_config:
+        parse_config(broken, source="c.yaml")
+    with pytest.raises(ConfigError) as from_context:
+        parse_context_build_input(broken, base_dir=tmp_path, path="c.yaml")
+    assert str(from_config.value) == str(from_context.value)
+    assert "invalid YAML" in str(from_config.value) and "c.yaml:" in str(from_config.value)
+
+
+def test_one_text_diff_for_templates_and_reruns():
+    """The Templates page and the re-run comparison draw their diffs with the same helper."""
+    from workbench.services.rerun import text_diff
+    from workbench.views.templates import template_diff
+
+    assert template_diff("a\nb\n", "a\nc\n", "compaction").splitlines()[:2] == [
+        "--- saved/compaction.j2", "+++ edited/compaction.j2"]
+    assert text_diff("a\nb\n", "a\nc\n", "x").splitlines()[-2:] == ["-b", "+c"]
+    assert text_diff("same\n", "same\n", "x") == template_diff("same\n", "same\n", "compaction") == ""

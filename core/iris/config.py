@@ -33,6 +33,7 @@ from .errors import ConfigError
 from .hashing import content_hash
 from .prompts.config import PromptConfig
 from .reduction.config import ReductionConfig, parse_reduction
+from .yaml_errors import yaml_error
 
 __all__ = [
     "ContextConfig",
@@ -145,9 +146,7 @@ def parse_config(data: str | Mapping[str, Any], *, source: str = "<config>") -> 
             root = yaml.compose(data, Loader=yaml.SafeLoader)
             parsed = yaml.safe_load(data)
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", path=source,
-                              line=mark.line + 1 if mark else None) from None
+            raise yaml_error(exc, source) from None
     else:
         parsed = data
     if parsed is None:

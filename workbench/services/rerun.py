@@ -17,7 +17,6 @@ and after, and whether the success condition held (R-CMP-8: ≤ the pressure lin
 from __future__ import annotations
 
 import copy
-import difflib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -36,6 +35,7 @@ from pydantic import ConfigDict
 
 from ..run_summary import RunSummary, run_summary
 from ..storage.stored import StoredReplay
+from ..text_diff import unified_diff
 from .replay import bundle_from_replay, summariser_name
 
 #: The ids the engine renders during a replay (the summary request, R-CMP-6); every other id
@@ -245,9 +245,7 @@ def nearest_compaction_step(steps: tuple[int, ...], selected: int | None) -> int
 
 def text_diff(original: str, edited: str, name: str) -> str:
     """Unified diff of two texts ("" when equal)."""
-    return "".join(difflib.unified_diff(original.splitlines(keepends=True),
-                                        edited.splitlines(keepends=True),
-                                        fromfile=f"original/{name}", tofile=f"edited/{name}"))
+    return unified_diff(original, edited, fromfile=f"original/{name}", tofile=f"edited/{name}")
 
 
 def _walk(inputs: ReplayInputs, prompts: _RecordingPrompts, summarizer: Any,

@@ -8,12 +8,13 @@ tests get the same results.
 from __future__ import annotations
 
 import copy
-import difflib
 from typing import TYPE_CHECKING, Any
 
 from iris.errors import TemplateError
 from iris.prompts import PROMPT_IDS, PromptConfig, PromptSnapshot
 from pydantic import BaseModel, ConfigDict
+
+from ..text_diff import unified_diff
 
 if TYPE_CHECKING:  # pandas only for the re-run table
     import pandas as pd
@@ -90,9 +91,8 @@ def example_variables(prompt_id: str) -> dict[str, Any]:
 
 def template_diff(original: str, edited: str, prompt_id: str) -> str:
     """Unified diff of a template edit ("" when unchanged)."""
-    return "".join(difflib.unified_diff(
-        original.splitlines(keepends=True), edited.splitlines(keepends=True),
-        fromfile=f"saved/{prompt_id}.j2", tofile=f"edited/{prompt_id}.j2"))
+    return unified_diff(original, edited, fromfile=f"saved/{prompt_id}.j2",
+                        tofile=f"edited/{prompt_id}.j2")
 
 
 class TemplatePreview(BaseModel):

@@ -15,6 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..errors import ConfigError
+from ..yaml_errors import yaml_error
 from .model import POSITIONS, ContextBuildInput
 
 __all__ = ["ContextValidationError", "field_path", "load_context_build_input", "parse_context_build_input"]
@@ -84,9 +85,7 @@ def parse_context_build_input(text: str, *, base_dir: str | os.PathLike[str],
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=path,
-                          line=None if mark is None else mark.line + 1) from None
+        raise yaml_error(exc, path) from None
     if not isinstance(data, dict):
         raise ConfigError("the top level must be a mapping with a 'system' section", path=path, line=1)
     issues = [ConfigError(f"unknown top-level key {key!r}; allowed: {', '.join(POSITIONS)}",
