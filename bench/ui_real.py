@@ -34,7 +34,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-PAGE_SIZE = 40
 
 
 def _chrome_args() -> list[str]:
@@ -122,8 +121,11 @@ def _drive(page, timer: _Timer, url: str, sid: str, steps: int) -> dict:
                               f"Step {k + 1} of {steps - 1}") for k in range(4)]
     out["messages_first"] = timer(lambda: page.goto(f"{url}/messages?session={sid}"), "Page (of")
     box = page.get_by_label("Page (of", exact=False)
+    label = page.get_by_text("Page (of", exact=False).first.inner_text()  # "Page (of N, S messages each)"
+    size = int(label.split(",")[1].split()[0])
+    out["messages_page_size"] = size
     out["messages_flip"] = [timer(lambda k=k: (box.fill(str(k + 2)), box.press("Enter")),
-                                  f"#{(k + 1) * PAGE_SIZE} ·") for k in range(4)]
+                                  f"#{(k + 1) * size} ·") for k in range(4)]
     out["pages"] = {name: timer(lambda name=name: page.goto(f"{url}/{name}?session={sid}"))
                     for name in ("usage", "compaction", "reduction")}
     return out

@@ -12,7 +12,7 @@ from iris.tokens import default_estimator
 from workbench import state
 from workbench.views import messages as view
 
-PAGE_SIZE = 40
+PAGE_SIZE = 20  # the browser lays out every block of a page at each flip: 40 took over a second
 
 st.title("Messages")
 st.caption("What was said in this session, message by message: tool calls with their results, errors, "

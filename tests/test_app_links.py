@@ -23,7 +23,7 @@ def test_ux_message_link_opens_the_page_holding_that_message():
     at.run()
     at.switch_page("../pages/messages.py").run()
     assert not at.exception
-    assert at.number_input(key="wb_msg_page").value == 2  # 40 messages per page
+    assert at.number_input(key="wb_msg_page").value == 3  # 20 messages per page
     assert any(c.value == "Opened from a link to message #45 (outlined below)." for c in at.caption)
     assert any(m.value.startswith("**#45 ·") for m in at.markdown)
     # the page box is the user's again afterwards

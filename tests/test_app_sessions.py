@@ -174,14 +174,16 @@ def test_r_ui_1_messages_page_shows_the_conversation():
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Messages"] == "82" and metrics["Responses"] == "36" and metrics["Unanswered"] == "0"
-    labels = [e.label for e in at.expander]
-    assert any(label.startswith(":red[**Error**]") for label in labels)
-    assert any(label.startswith("↳ Result") for label in labels)
     captions = texts(at.caption)
     assert any("Provider usage: prompt" in c and "cache read" in c for c in captions)
     assert any("tokens (local estimate)" in c for c in captions)
-    at.number_input(key="wb_msg_page").set_value(3).run()
-    assert not at.exception and any(m.value.startswith("**#80 ·") for m in at.markdown)
+    labels = [e.label for e in at.expander]
+    for page in (2, 3, 4, 5):  # 20 messages a page
+        at.number_input(key="wb_msg_page").set_value(page).run()
+        assert not at.exception and any(m.value.startswith(f"**#{(page - 1) * 20} ·") for m in at.markdown)
+        labels += [e.label for e in at.expander]
+    assert any(label.startswith(":red[**Error**]") for label in labels)
+    assert any(label.startswith("↳ Result") for label in labels)
 
 
 def test_r_ui_1_query_param_opens_the_linked_session_and_unanswered_is_marked():
