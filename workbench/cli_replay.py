@@ -18,6 +18,7 @@ import argparse
 import json
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TextIO
 
@@ -144,19 +145,13 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _resolve(store, args: argparse.Namespace):
     """``(session_id, session)``: a file is loaded (and imported with ``--name``); else a stored id."""
-    path = Path(args.target)
-    if path.is_file():
-        if args.name:
-            outcome = store.import_file(path, format=args.format)
-            return outcome.session_id, store.get_session(outcome.session_id)
-        from .importers import load_session
+    from .services.imports import path_or_stored_id
 
-        session = load_session(path, format=args.format).session
-        return session.header.session_id, session
-    if any(s.id == args.target for s in store.list_sessions()):
-        return args.target, store.get_session(args.target)
-    raise StorageError(f"{args.target!r} is neither a transcript file nor a stored session id "
-                       "(list them with `workbench sessions`)")
+    path = Path(args.target)
+    if path.is_file() and args.name:
+        outcome = store.import_file(path, format=args.format)
+        return outcome.session_id, store.get_session(outcome.session_id)
+    return path_or_stored_id(args.target, lambda: nullcontext(store), format=args.format)
 
 
 def _progress(out: TextIO):

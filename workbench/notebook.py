@@ -20,7 +20,6 @@ from typing import Any
 
 import pandas as pd
 from iris.config import ContextConfig, config_hash
-from iris.errors import StorageError
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.prompts import PromptSnapshot
 from iris.replay import Replay
@@ -66,16 +65,9 @@ def sample_path(name: str = "long_session") -> Path:
 
 def load_session(source: str | Path, *, format: str | None = None, lenient: bool = False) -> Session:
     """A session from a transcript file (any supported format) or from the store by its id."""
-    from .importers import load_session as import_file
+    from .services.imports import path_or_stored_id
 
-    path = Path(source).expanduser()
-    if path.is_file():
-        return import_file(path, format=format, lenient=lenient).session
-    with open_store() as store:
-        if any(s.id == str(source) for s in store.list_sessions()):
-            return store.get_session(str(source))
-    raise StorageError(f"{str(source)!r} is neither a transcript file nor a stored session id "
-                       "(list them with `workbench sessions`)")
+    return path_or_stored_id(source, open_store, format=format, lenient=lenient)[1]
 
 
 def preset_names() -> tuple[str, ...]:

@@ -1,6 +1,7 @@
 """Importing transcripts into the store for the Sessions page, the CLI and notebooks: every file
 (or every session file below a folder) is imported and reported, with its outcome or its error in
-the user's words; nothing raises. Also safe names for uploaded files and the bundled samples.
+the user's words; nothing raises. Also safe names for uploaded files, the bundled samples, and
+the one reading of "a transcript path or a stored session id" (CLI and notebook).
 """
 
 from __future__ import annotations
@@ -8,11 +9,13 @@ from __future__ import annotations
 import re
 import traceback
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from importlib import resources
 from pathlib import Path
 
-from iris.errors import SessionFormatError, WorkbenchError
+from iris.errors import SessionFormatError, StorageError, WorkbenchError
 from iris.frozen import FrozenModel
+from iris.session import Session
 
 from ..store import ImportOutcome, Store
 
@@ -23,6 +26,7 @@ __all__ = [
     "bundled_samples",
     "describe_error",
     "import_paths",
+    "path_or_stored_id",
     "safe_upload_name",
 ]
 
@@ -98,3 +102,21 @@ def import_paths(store: Store, paths: Iterable[str | Path], *, lenient: bool = F
 def bundled_samples(directory: Path = SAMPLES_DIR) -> list[Path]:
     """The sample sessions shipped with the repository (empty when absent)."""
     return sorted(directory.glob("*.jsonl")) if directory.is_dir() else []
+
+
+def path_or_stored_id(target: str | Path, open_store: Callable[[], AbstractContextManager[Store]],
+                      *, format: str | None = None, lenient: bool = False) -> tuple[str, Session]:
+    """``(session id, session)`` of ``target``: a transcript file is read (not stored); anything
+    else is looked up in the store (opened only then) as a session id. A StorageError names both
+    readings when ``target`` is neither."""
+    from ..importers import load_session
+
+    path = Path(target).expanduser()
+    if path.is_file():
+        session = load_session(path, format=format, lenient=lenient).session
+        return session.header.session_id, session
+    with open_store() as store:
+        if any(s.id == str(target) for s in store.list_sessions()):
+            return str(target), store.get_session(str(target))
+    raise StorageError(f"{str(target)!r} is neither a transcript file nor a stored session id "
+                       "(list them with `workbench sessions`)")
