@@ -37,11 +37,8 @@ def _requests(session):
 
 
 def _scratch(state: ReductionState | None) -> ReductionState | None:
-    if state is None:
-        return None
-    fresh = state.model_copy()
-    fresh._memo = None  # same carried decisions, no caches, no tracker
-    return fresh
+    """Same carried decisions, no caches, no tracker."""
+    return state.without_memo() if state is not None else None
 
 
 def _same(a: ReductionResult, b: ReductionResult) -> None:
