@@ -63,7 +63,9 @@ def decision(result: ReductionResult, call_id: str):
 
 def sent_text(result: ReductionResult, call_id: str) -> str:
     d = decision(result, call_id)
-    return result.messages[d.message_index].content[d.block_index].text
+    block = result.messages[d.message_index].content[d.block_index]
+    assert block.type == "tool_result", block.type
+    return block.text
 
 
 def lines(n: int, fmt: str = "line {i} of the build output, all fine") -> str:

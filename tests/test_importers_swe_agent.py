@@ -96,10 +96,10 @@ def test_r_ses_5_truncated_traj_is_one_clear_error(tmp_path):
 
 def test_r_red_swe_agent_and_otel_tools_use_the_chat_tool_names():
     """Tool kinds of SWE-agent and OpenTelemetry sessions come from the OpenAI chat agents' table."""
-    from iris.preparation.adapters import tool_kind_map
+    from iris.reduction import ToolKindMap
 
     for fmt in ("swe_agent", "otel"):
-        kinds = tool_kind_map(fmt)
+        kinds = ToolKindMap.for_source_format(fmt)
         assert (kinds.kind("read_file"), kinds.kind("bash"), kinds.kind("find_file")) == ("read", "shell", "glob")
         assert kinds.kind_of_call("str_replace_editor", {"command": "view"}) == "read"
 

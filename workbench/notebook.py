@@ -27,6 +27,7 @@ from iris.session import Session
 
 from .notebook_frames import NotebookFigure, notebook_figure, typed
 from .notebook_tables import request_frame
+from .progress import Progress
 from .replay_reader import replay_facts
 from .replay_service import replay_session
 from .rich_html import comparison_html, replay_html, step_html
@@ -247,7 +248,7 @@ def _per_step(preps: tuple[ContextPreparation, ...],
 def replay(session: Session | str | Path, config: Any = None, *,
            prompts: PromptSnapshot | None = None, summarizer: Any = None,
            label: str | None = None,
-           progress: Callable[[float, str], None] | None = None,
+           progress: Progress | None = None,
            workspace_root: str | Path | None = None) -> NotebookReplay:
     """Replay ``session`` (a Session, a path or a stored id) under ``config``.
 

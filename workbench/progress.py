@@ -15,7 +15,7 @@ __all__ = ["Progress", "no_progress"]
 class Progress(Protocol):
     """``fraction`` of the work done (0…1) and a short label of what runs."""
 
-    def __call__(self, fraction: float, label: str, /) -> None: ...
+    def __call__(self, fraction: float, label: str, /) -> object: ...
 
 
 def no_progress(fraction: float, label: str, /) -> None:
