@@ -24,6 +24,7 @@ import os
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import cast
 
 import tiktoken
 
@@ -83,7 +84,10 @@ def _read_cached(folder: Path) -> dict[bytes, int] | None:
         ranks = marshal.loads(payload)
     except (EOFError, ValueError, TypeError):
         return None
-    return ranks if isinstance(ranks, dict) and len(ranks) == _RANK_COUNT else None
+    if not isinstance(ranks, dict):
+        return None
+    table = cast("dict[bytes, int]", ranks)
+    return table if len(table) == _RANK_COUNT else None
 
 
 def _write_cached(folder: Path, ranks: dict[bytes, int]) -> None:

@@ -67,7 +67,7 @@ def parse_sections(text: str) -> tuple[str, tuple[CheckpointSection, ...]]:
     matches = list(_HEADING.finditer(text))
     if not matches:
         return text, ()
-    sections = []
+    sections: list[CheckpointSection] = []
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
         sections.append(CheckpointSection(title=m.group(1).rstrip(), body=text[m.end():end].strip()))

@@ -11,6 +11,7 @@ applies that fallback to the raw mapping *before* strict validation, so the mode
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -147,7 +148,7 @@ def _valid_count(value: Any) -> bool:
     return _is_number(value) and math.isfinite(value) and value >= 0 and value == int(value)
 
 
-_CHECKS: dict[str, tuple[Any, str]] = {
+_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "threshold": (_valid_threshold, "must be a number from 0 to 1"),
     "reserved": (_valid_count, "must be a non-negative whole number"),
     "reminder": (_valid_reminder, "must be 0 (derived), a number in (0, 1], or -1"),

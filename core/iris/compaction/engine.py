@@ -40,7 +40,7 @@ from .records import (
     Trigger,
 )
 from .request import build_summary_request
-from .summarizers import Summarizer, SummaryResult, SummaryTimeout
+from .summarizers import Summarizer, SummaryRequest, SummaryResult, SummaryTimeout
 from .thresholds import Thresholds
 
 __all__ = ["compact", "projected_tokens", "state_from_history"]
@@ -72,7 +72,7 @@ def _refusal(summarizer: Summarizer) -> str | None:
     return cast("str | None", check()) if callable(check) else None
 
 
-def _run_summarizer(summarizer: Summarizer, request, timeout: float,
+def _run_summarizer(summarizer: Summarizer, request: SummaryRequest, timeout: float,
                     ) -> tuple[SummaryResult | RejectedDecision, Usage | None]:
     """The summary (or why there is none) and the usage the summariser reported for the call,
     also when it failed (an error carrying ``usage``: billed is billed)."""

@@ -8,6 +8,7 @@ section over ``max_chars`` is an error: static context is never silently truncat
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError, TemplateError
 from ..prompts.render import compile_template, render_template
@@ -40,7 +41,7 @@ class ContextBuilder:
         return text
 
     @staticmethod
-    def _render_template(template_path: str, slots: list[dict]) -> str:
+    def _render_template(template_path: str, slots: list[dict[str, Any]]) -> str:
         try:
             source = Path(template_path).read_text("utf-8")
         except (OSError, UnicodeDecodeError) as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from types import MappingProxyType
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from pydantic import (
     Field,
@@ -48,7 +48,7 @@ class ContextBuildScope(PositionalModel):
     @field_validator("workspace_root", mode="before")
     @classmethod
     def _path_text(cls, value: object) -> object:
-        return os.fspath(value) if isinstance(value, os.PathLike) else value
+        return os.fspath(cast("os.PathLike[str]", value)) if isinstance(value, os.PathLike) else value
 
 
 class ContextContribution(PositionalModel):

@@ -71,7 +71,7 @@ def recorded_marks(session: Session, left_out: Sequence[int], *, baseline: bool
     """The session's recorded compactions placed on the steps (one per compaction)."""
     batches = session.index.batches
     messages = session.messages
-    out = []
+    out: list[RecordedCompactionMark] = []
     for c in session.compactions:
         step = next((k for k, b in enumerate(batches) if b.assistant_message > c.at_message), None)
         if step is None:

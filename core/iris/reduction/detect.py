@@ -103,7 +103,7 @@ def is_build_log(text: str) -> bool:
 
 def search_hits(text: str, limit: int | None = None) -> list[tuple[str, int, str]]:
     """``(path, line, text)`` of every ``path:line:text`` line (path must contain / \\ or .)."""
-    hits = []
+    hits: list[tuple[str, int, str]] = []
     for line in (text.splitlines() if limit is None else head_lines(text, limit)[0]):
         m = _SEARCH_LINE.match(line)
         if m and any(c in m.group("path") for c in "/\\."):
