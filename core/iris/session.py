@@ -407,7 +407,7 @@ def index_session(messages: tuple[Message, ...] | list[Message]) -> SessionIndex
             continue
         if msg.role == "assistant":
             current = len(batches)
-            ids = []
+            ids: list[str] = []
             for bi, block in enumerate(msg.content):
                 if isinstance(block, ToolCallBlock):
                     calls.setdefault(block.id, ResultLocation(message=mi, block=bi))
@@ -426,7 +426,7 @@ def index_session(messages: tuple[Message, ...] | list[Message]) -> SessionIndex
                 else:
                     orphans.append(loc)
         batch_of.append(own_batch if own_batch is not None else current)
-    groups = []
+    groups: list[ToolGroup] = []
     for batch in batches:
         if not batch.call_ids:
             continue

@@ -58,7 +58,7 @@ def _index(messages: Sequence[Message], first: int) -> list[str]:
 
 
 def _block(message: Message, names: dict[str, str]) -> str:
-    out = []
+    out: list[str] = []
     for b in message.content:
         if isinstance(b, ToolCallBlock):
             names[b.id] = b.name

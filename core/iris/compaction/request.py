@@ -44,7 +44,8 @@ def summary_messages(head: Sequence[Message]) -> list[dict[str, Any]]:
     names: dict[str, str] = {}
     out = []
     for i, message in enumerate(head):
-        parts, tool = [], None
+        parts: list[str] = []
+        tool: str | None = None
         for b in message.content:
             if isinstance(b, ToolCallBlock):
                 names[b.id] = tool = b.name

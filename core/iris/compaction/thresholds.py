@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ..session import ModelLimits
 from .config import CHORD_DEFAULTS
+
+if TYPE_CHECKING:  # iris.config imports this package
+    from ..config import ContextConfig
 
 __all__ = ["DEFAULT_INPUT_BUDGET", "Thresholds", "budget_from_limits", "pressure_colour",
            "thresholds"]
@@ -119,7 +122,7 @@ def _effective_ratios(config) -> tuple[float, float]:
     return threshold, reminder
 
 
-def thresholds(config, model_limits: ModelLimits | None = None, model: str | None = None
+def thresholds(config: ContextConfig, model_limits: ModelLimits | None = None, model: str | None = None
                ) -> Thresholds:
     """Resolve the budget (R-CMP-3), lines (R-CMP-1/2) and targets for ``config``; ``model`` is
     the session's model (for the catalogue)."""

@@ -19,7 +19,7 @@ __all__ = ["apply"]
 def apply(state: PreparationState, settings: PipelineSettings
           ) -> tuple[PreparationState, StageRecord]:
     """Assemble the request; every context message and required contribution is kept-required."""
-    decisions = []
+    decisions: list[KeptRequired] = []
     for part in state.context:
         decisions.append(KeptRequired(
             key=part.key or "context", tokens=part.tokens,

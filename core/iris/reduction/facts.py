@@ -83,7 +83,7 @@ def shell_command(arguments: Mapping[str, Any]) -> str | None:
 
 def numbered_lines(text: str, limit: int | None = None) -> list[tuple[int, str]]:
     """``(line number, text)`` for each numbered line of a read output (others skipped)."""
-    out = []
+    out: list[tuple[int, str]] = []
     for i, line in enumerate(text.splitlines()):
         if limit is not None and i >= limit:
             break
