@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -164,9 +164,11 @@ def replay(session: Session, config: Any = None, *, prompts: Any = None, summari
     work_dir = (claim_work_dir(session, config_snapshot_id(config, prompts)) if own_dir
                 else Path(session_dir))
     try:
-        runner = _Runner(session, config, prompts, summarizer, context_source, context_input,
-                         work_dir, sink, on_event, progress, cancel, tools,
-                         estimator or default_estimator(), baseline)
+        runner = _Runner(_RunInputs(
+            session=session, config=config, prompts=prompts, summarizer=summarizer,
+            context_source=context_source, context_input=context_input, work_dir=work_dir,
+            sink=sink, on_event=on_event, progress=progress, cancel=cancel, tools=tools,
+            estimator=estimator or default_estimator(), baseline=baseline))
         if not incremental:
             runner.settings = replace(runner.settings, incremental=False)
         runner.keep_bodies = keep_bodies
@@ -200,13 +202,34 @@ def _failing(exc: Exception) -> Stage:
     return stage
 
 
+@dataclass(frozen=True)
+class _RunInputs:
+    """What one replay runs on, resolved by :func:`replay` (defaults filled in)."""
+
+    session: Session
+    config: Any
+    prompts: Any
+    summarizer: Any
+    context_source: Any
+    context_input: Any
+    work_dir: Path
+    sink: Any
+    on_event: Callable[[PreparationEvent], object] | None
+    progress: StepProgress | None
+    cancel: Callable[[], bool] | None
+    tools: Sequence[Mapping[str, Any]]
+    estimator: TokenEstimator
+    baseline: Literal["engine", "recorded"] = "engine"
+
+
 class _Runner:
-    def __init__(self, session: Session, config: Any, prompts: Any, summarizer: Any,
-                 context_source: Any, context_input: Any, work_dir: Path, sink: Any,
-                 on_event: Any, progress: Any, cancel: Any, tools: Sequence[Mapping[str, Any]],
-                 estimator: TokenEstimator,
-                 baseline: Literal["engine", "recorded"] = "engine") -> None:
-        self.session, self.progress, self.work_dir = session, progress, work_dir
+    def __init__(self, inputs: _RunInputs) -> None:
+        session, config, prompts, summarizer = (inputs.session, inputs.config, inputs.prompts,
+                                                inputs.summarizer)
+        context_source, tools, estimator, baseline = (inputs.context_source, inputs.tools,
+                                                      inputs.estimator, inputs.baseline)
+        work_dir, cancel, on_event = inputs.work_dir, inputs.cancel, inputs.on_event
+        self.session, self.progress, self.work_dir = session, inputs.progress, work_dir
         self.baseline: Literal["engine", "recorded"] = baseline
         self.calibration = Calibration.start(getattr(config, "estimate", None))
         self.cache = TokenCache(estimator)
@@ -226,13 +249,13 @@ class _Runner:
         self.context: tuple[Part, ...] = ()
         self.context_error: Exception | None = None
         try:  # static: rendered once; a failure fails every step's assembly (R-BUILD-2 errors)
-            self.context = context_parts(context_input, self.cache)
+            self.context = context_parts(inputs.context_input, self.cache)
         except Exception as exc:  # noqa: BLE001 -- recorded per step, never raised out of replay
             self.context_error = exc
         offered = tools if baseline == "recorded" else with_runner_tools(tools, config)
         self.tools = tuple(ToolSpec(str(s["name"]), dict(s), estimator.tool_schema_tokens(s))
                            for s in offered)
-        self.publisher = Publisher(sink)
+        self.publisher = Publisher(inputs.sink)
         if on_event is not None:
             self.publisher.broker.subscribe(on_event)
         self.collector = Collector() if self.source is not None else None
