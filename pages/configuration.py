@@ -14,8 +14,9 @@ from iris.config import config_hash
 
 from workbench import state as wb_state
 from workbench.page_guards import error_boundary
-from workbench.replay_service import open_saved, replay_and_save, replay_session
+from workbench.replay_service import replay_and_save
 from workbench.rerun import endpoint_status
+from workbench.services.compare import choice_label, choice_summary, compare_choices
 from workbench.services.presets import PRESET_NAMES, preset_text
 from workbench.services.templates import replay_templates
 from workbench.summariser_choice import (
@@ -115,7 +116,10 @@ summariser = st.radio("Summariser", stored_summariser_options(store, session_id)
 
 def progress_bar(text: str):
     bar = st.progress(0.0, text=text)
-    return bar, lambda fraction, label: bar.progress(min(max(fraction, 0.0), 1.0), text=label)
+
+    def report(fraction: float, label: str) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=label)
+    return bar, report
 
 
 # ------------------------------------------------------------------------------ replay with it
@@ -142,9 +146,7 @@ if (last := wb_state.session_result("cfg_last")) is not None:  # this session's 
 
 # ------------------------------------------------------------------------------ compare
 st.subheader("Compare two configurations on this session")
-saved = {f"replay:{r.id}": f"saved replay · {r.name}" for r in store.replays.list(session_id)}
-choices = {"editor": "this editor's configuration",
-           **{f"preset:{n}": f"preset · {n}" for n in PRESET_NAMES}, **saved}
+choices = compare_choices(store, session_id)
 a_col, b_col = st.columns(2)
 a = a_col.selectbox("Configuration A", list(choices), format_func=choices.get, key="cfg_a",
                     index=list(choices).index("preset:default"))
@@ -152,36 +154,20 @@ b = b_col.selectbox("Configuration B", list(choices), format_func=choices.get, k
                     index=list(choices).index("preset:cost-first"))
 
 
-def choice_summary(choice: str, report, suffix: str = ""):
-    """A RunSummary of one choice: saved replays are read back, configurations replayed (cached)."""
-    label = {"editor": "editor"}.get(choice) or choices[choice].replace("saved replay · ", "replay ")
-    label = label.removeprefix("preset · ") + suffix
-    if choice.startswith("replay:"):
-        saved = open_saved(store, choice.removeprefix("replay:"))
-        return run_summary(label, saved, configuration_hash=saved.info.configuration_hash,
-                           template_snapshot_id=saved.info.template_snapshot_id)
-    config = check.config if choice == "editor" else check_config(
-        preset_text(choice.removeprefix("preset:"))).config
-    if config is None:
-        raise ValueError("the editor's configuration is not valid; fix it first")
+def summary_of(sid: str, choice: str, suffix: str, report):
     cache = wb_state.get("cfg_runs") or {}
     wb_state.put("cfg_runs", cache)
-    key = (session_id, config_hash(config), templates.snapshot_id, label)
-    if key not in cache:
-        result, _ = replay_session(store.get_session(session_id), config=config,
-                                   prompts=templates, progress=report)
-        cache[key] = run_summary(label, result, configuration_hash=config_hash(config),
-                                 template_snapshot_id=templates.snapshot_id)
-    return cache[key]
+    return choice_summary(store, sid, choice, choice_label(choice, choices, suffix),
+                          editor=check.config, templates=templates, cache=cache, progress=report)
 
 
 if st.button("Compare", key="cfg_compare"):
     bar, report = progress_bar("replaying A…")
     with error_boundary("compare", stop=False, message="Comparison failed: {exc}"):
         same = " (A)" if a == b else ""
-        first = choice_summary(a, lambda f, label: report(f / 2, f"A: {label}"), same)
-        second = choice_summary(b, lambda f, label: report(0.5 + f / 2, f"B: {label}"),
-                                " (B)" if same else "")
+        first = summary_of(session_id, a, same, lambda f, label: report(f / 2, f"A: {label}"))
+        second = summary_of(session_id, b, " (B)" if same else "",
+                            lambda f, label: report(0.5 + f / 2, f"B: {label}"))
         wb_state.keep_result("cfg_compared", (first, second), session_id=session_id)
     bar.empty()
 compared = wb_state.session_result("cfg_compared")  # this session's comparison only

@@ -1,0 +1,55 @@
+"""The Configuration page's A/B comparison: each side is the editor's configuration, a preset or a
+saved replay of the session, reduced to a :class:`~workbench.run_summary.RunSummary` (saved
+replays are read back; configurations are replayed, once per session, configuration, template
+snapshot and label while the caller keeps ``cache``) (R-UI-6)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any
+
+from iris.config import ContextConfig, config_hash, parse_config
+from iris.prompts import PromptSnapshot
+
+from ..run_summary import RunSummary, run_summary
+from ..store import Store
+from .presets import PRESET_NAMES, preset_text
+from .replay import open_saved, replay_session
+
+__all__ = ["choice_label", "choice_summary", "compare_choices"]
+
+
+def compare_choices(store: Store, session_id: str) -> dict[str, str]:
+    """Choice key → words: the editor, every preset, every saved replay of the session."""
+    saved = {f"replay:{r.id}": f"saved replay · {r.name}" for r in store.replays.list(session_id)}
+    return {"editor": "this editor's configuration",
+            **{f"preset:{n}": f"preset · {n}" for n in PRESET_NAMES}, **saved}
+
+
+def choice_label(choice: str, choices: Mapping[str, str], suffix: str = "") -> str:
+    """The short label a chart and the tables use for one choice (``suffix`` tells A from B)."""
+    label = {"editor": "editor"}.get(choice) or choices[choice].replace("saved replay · ", "replay ")
+    return label.removeprefix("preset · ") + suffix
+
+
+def choice_summary(store: Store, session_id: str, choice: str, label: str, *,
+                   editor: ContextConfig | None, templates: PromptSnapshot,
+                   cache: MutableMapping[Any, RunSummary],
+                   progress: Callable[[float, str], None]) -> RunSummary:
+    """A RunSummary of one choice; ``ValueError`` when the editor's configuration is chosen but
+    not valid."""
+    if choice.startswith("replay:"):
+        saved = open_saved(store, choice.removeprefix("replay:"))
+        return run_summary(label, saved, configuration_hash=saved.info.configuration_hash,
+                           template_snapshot_id=saved.info.template_snapshot_id)
+    config = editor if choice == "editor" else parse_config(
+        preset_text(choice.removeprefix("preset:")), source="<editor>")
+    if config is None:
+        raise ValueError("the editor's configuration is not valid; fix it first")
+    key = (session_id, config_hash(config), templates.snapshot_id, label)
+    if key not in cache:
+        result, _ = replay_session(store.get_session(session_id), config=config,
+                                   prompts=templates, progress=progress)
+        cache[key] = run_summary(label, result, configuration_hash=config_hash(config),
+                                 template_snapshot_id=templates.snapshot_id)
+    return cache[key]
