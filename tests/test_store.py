@@ -222,8 +222,8 @@ def test_r_tok_2_import_does_not_tokenise_and_the_replay_stores_the_estimate(tmp
     first replay counts every message and stores the estimate from those counts, equal to inspect's."""
     from iris.tokens import TokenEstimator
 
-    from workbench.session_counts import inspect_session
     from workbench.services.replay import replay_and_save
+    from workbench.session_counts import inspect_session
 
     estimator = TokenEstimator()
     with Store(tmp_path / "workbench.db", estimator=estimator) as st:
