@@ -154,6 +154,7 @@ def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY
                                     summarizer=summarizer, progress=progress, baseline=baseline)
     progress(0.95, "saving")
     info = store.replays.save(bundle, session_id=session_id, name=name)
+    store.session_tokens(session_id, session.messages)  # the replay has just counted every message
     progress(1.0, "ready")
     return info, result
 
