@@ -9,6 +9,7 @@ groups, call/result pairing) are computed once by :func:`index_session` and cach
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from functools import cached_property
 from typing import Annotated, Any, Literal
@@ -289,7 +290,7 @@ class Session(_Frozen):
     compactions: tuple[RecordedCompaction, ...] = ()
     context_snapshots: tuple[StepSnapshot, ...] = ()
 
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Session:
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Session:
         """A copy whose cached ``index`` is dropped, so a copy with new messages is re-indexed."""
         copy = super().model_copy(update=update, deep=deep)
         vars(copy).pop("index", None)

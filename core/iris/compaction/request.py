@@ -42,7 +42,7 @@ def input_allowance(budget: int) -> int:
 def summary_messages(head: Sequence[Message]) -> list[dict[str, Any]]:
     """``compaction_input`` message dicts: ``index``, ``role``, ``text``, ``tool_name``."""
     names: dict[str, str] = {}
-    out = []
+    out: list[dict[str, Any]] = []
     for i, message in enumerate(head):
         parts: list[str] = []
         tool: str | None = None

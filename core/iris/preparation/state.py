@@ -154,8 +154,10 @@ class Marks:
         return sum(len(level) for level in self._levels)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, (Marks, set, frozenset)):
+        if isinstance(other, Marks):
             return frozenset(self) == frozenset(other)
+        if isinstance(other, (set, frozenset)):
+            return frozenset(self) == other
         return NotImplemented
 
     def __hash__(self) -> int:

@@ -64,7 +64,8 @@ class ResultInfo:
         """Re-running it fetches content again (recall protection applies), not a state change."""
         return self.kind in _REFETCH_KINDS or (self.kind == "shell" and self.read_only_shell)
 
-    def _shape(self) -> Category:
+    def derived_shape(self) -> Category:
+        """The content category of this result, from its facts (stored as ``shape``)."""
         if self.facts.is_error:
             return "error"
         if self.diagnostics:
@@ -112,7 +113,7 @@ def describe(call_id: str, tool_name: str, arguments: dict[str, Any], facts: Too
         read_only_shell=shell and detect.is_read_only_shell(facts.command),
         diagnostics=facts.kind in ("edit", "write") and "diagnostics:" in text.lower(),
     )
-    object.__setattr__(info, "shape", info._shape())
+    object.__setattr__(info, "shape", info.derived_shape())
     return info
 
 

@@ -52,7 +52,8 @@ def render_base(verdict: Verdict, info: ResultInfo) -> str:
             return S.skill_summary(text) or text
         case "generic":
             return S.generic_summary(tool, text)
-    raise ValueError(f"no renderer {verdict.render!r}")
+        case _:
+            raise ValueError(f"no renderer {verdict.render!r}")
 
 
 def archive_exempt(verdict: Verdict, info: ResultInfo) -> bool:
