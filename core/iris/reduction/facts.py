@@ -9,8 +9,8 @@ hunk headers or explicit line arguments; otherwise unknown), the shell command l
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from ..frozen import FrozenModel
 from .toolkinds import ToolKind
@@ -72,7 +72,7 @@ def shell_command(arguments: Mapping[str, Any]) -> str | None:
     for key in ("command", "cmd", "_raw", "input", "chars"):
         value = arguments.get(key)
         if isinstance(value, list):
-            parts = [str(v) for v in value]
+            parts = [str(v) for v in cast("list[object]", value)]
             if len(parts) >= 3 and parts[0] in ("bash", "sh", "zsh") and parts[1] in ("-lc", "-c"):
                 return " ".join(parts[2:])
             return " ".join(parts)
@@ -115,8 +115,9 @@ def _read_range(args: Mapping[str, Any], text: str) -> tuple[tuple[int, int], in
         if j > i or len(lines) == 1:
             first, last = _NUMBERED.match(lines[i]), _NUMBERED.match(lines[j])
             return (int(first.group(1)), int(last.group(1))), None  # type: ignore[union-attr]
-    view = args.get("view_range")
-    if isinstance(view, (list, tuple)) and len(view) == 2 and _int(view[0]) is not None:
+    raw_view = args.get("view_range")
+    view = cast("Sequence[object]", raw_view) if isinstance(raw_view, (list, tuple)) else ()
+    if len(view) == 2 and _int(view[0]) is not None:
         end = _int(view[1])
         return (_int(view[0]) or 1, end if end and end > 0 else WHOLE_FILE_END), None
     start = _int(args.get("start_line")) or _int(args.get("offset"))

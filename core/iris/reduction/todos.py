@@ -8,6 +8,7 @@ lists at least one item and every item is completed or cancelled.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from ..session import Message
 from .toolkinds import ToolKindMap
@@ -26,5 +27,6 @@ def todos_all_completed(messages: Sequence[Message], tool_kinds: ToolKindMap | N
             items = call.arguments.get("todos", call.arguments.get("plan"))
             if not isinstance(items, list) or not items:
                 return False
-            return all(isinstance(i, dict) and str(i.get("status", "")).lower() in _DONE for i in items)
+            return all(isinstance(i, dict) and str(cast("dict[str, object]", i).get("status", "")).lower()
+                       in _DONE for i in cast("list[object]", items))
     return False
