@@ -18,12 +18,12 @@ from workbench.replay_service import replay_and_save
 from workbench.rerun import endpoint_status
 from workbench.services.compare import choice_label, choice_summary, compare_choices
 from workbench.services.presets import PRESET_NAMES, preset_text
-from workbench.services.templates import replay_templates
-from workbench.summariser_choice import (
+from workbench.services.summarisers import (
     SUMMARISER_LABELS,
     stored_summariser,
     stored_summariser_options,
 )
+from workbench.services.templates import replay_templates
 from workbench.truth import session_marks
 from workbench.views.compare import (
     answer_runs,

@@ -186,7 +186,7 @@ def make_summarizer(kind: str, session: Session) -> Any:
     if kind == "recorded":
         return RecordedSummarizer(session)
     if kind == "remote":
-        from ..summariser_choice import summary_cache_dir
+        from .summarisers import summary_cache_dir
 
         remote = OpenAICompatibleSummarizer.from_env(cache_dir=summary_cache_dir())
         if remote is None:

@@ -1,0 +1,138 @@
+"""Choosing the summariser and the prompt templates of a replay outside the Templates page.
+
+``workbench replay`` and ``workbench report`` take ``--summarizer offline|recorded|remote`` and
+``--prompts DIR``; the Configuration page's "Replay and save" offers the same summarisers. The
+remote summariser reads ``WORKBENCH_SUMMARY_BASE_URL``, ``WORKBENCH_SUMMARY_MODEL`` and
+``WORKBENCH_SUMMARY_API_KEY`` (as the notebook and the Templates page do) and keeps its answers in
+``<WORKBENCH_HOME>/summary-cache/`` as well as in memory, so an unchanged summary request is never
+paid for twice (delete the folder to empty it).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from iris.errors import SummarizerError, TemplateError
+
+if TYPE_CHECKING:  # the CLI builds this module's options at start-up: the engine loads on use
+    from iris.compaction import RunUsage
+    from iris.prompts import PromptSnapshot
+    from iris.session import Session
+
+__all__ = ["CLI_SUMMARISERS", "ENDPOINT_ENV", "SUMMARISER_LABELS", "add_summariser_options",
+           "load_prompts", "make_summariser", "stored_summariser", "stored_summariser_options",
+           "summary_cache_dir", "summary_usage_line"]
+
+#: ``--summarizer`` values; ``offline`` is the extractive summariser (no model, no network).
+CLI_SUMMARISERS = ("offline", "recorded", "remote")
+#: The endpoint's environment variables (``OpenAICompatibleSummarizer.ENV``).
+ENDPOINT_ENV = ("WORKBENCH_SUMMARY_BASE_URL", "WORKBENCH_SUMMARY_MODEL", "WORKBENCH_SUMMARY_API_KEY")
+
+
+def add_summariser_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--summarizer", choices=CLI_SUMMARISERS, default="offline",
+        help="who writes compaction summaries: offline (extractive, the default), recorded (the "
+             "session's own compaction summaries) or remote (the OpenAI-compatible endpoint in "
+             f"{', '.join(ENDPOINT_ENV)})")
+    parser.add_argument(
+        "--prompts", metavar="DIR",
+        help="folder of prompt templates named <id>.j2 (e.g. .iris/prompts); ids without a file "
+             "use the packaged defaults")
+
+
+def summary_cache_dir() -> Path:
+    """Where the remote summariser keeps its answers on disk: ``<WORKBENCH_HOME>/summary-cache``."""
+    from ..store import workbench_home
+
+    return workbench_home() / "summary-cache"
+
+
+def make_summariser(kind: str | None, session: Session | None, *,
+                    persist_cache: bool = True) -> Any:
+    """The summariser named ``kind`` (``offline``/``extractive``, ``recorded``, ``remote``);
+    ``None`` for the default (extractive). Raises SummarizerError naming what is missing."""
+    from iris.compaction import OpenAICompatibleSummarizer, RecordedSummarizer
+
+    if kind in (None, "offline", "extractive"):
+        return None
+    if kind == "recorded":
+        if session is None:
+            raise SummarizerError("the recorded summariser needs the session")
+        if not (session.compactions or any(m.is_compaction_summary for m in session.messages)):
+            raise SummarizerError(f"--summarizer recorded: session {session.header.session_id!r} "
+                                  "holds no recorded compaction summary")
+        return RecordedSummarizer(session)
+    if kind == "remote":
+        client = OpenAICompatibleSummarizer.from_env(
+            cache_dir=summary_cache_dir() if persist_cache else None)
+        if client is None:
+            raise SummarizerError(f"--summarizer remote needs {OpenAICompatibleSummarizer.ENV[0]} "
+                                  f"and {OpenAICompatibleSummarizer.ENV[1]} to be set (and "
+                                  f"{OpenAICompatibleSummarizer.ENV[2]} if the endpoint needs a key)")
+        return client
+    raise SummarizerError(f"unknown summariser {kind!r}; expected one of "
+                          f"{', '.join(CLI_SUMMARISERS)}")
+
+
+def load_prompts(folder: str | Path | None) -> PromptSnapshot | None:
+    """The templates of ``folder`` (``<id>.j2`` files; the defaults for the others), or None."""
+    if folder is None:
+        return None
+    from iris.prompts import PROMPT_IDS, PromptSource
+
+    path = Path(folder)
+    if not path.is_dir():
+        raise TemplateError(f"--prompts {folder}: not a folder")
+    source = PromptSource(path, ".")
+    if not source.saved_ids():
+        raise TemplateError(f"--prompts {folder}: holds none of the template files "
+                            f"{', '.join(f'{pid}.j2' for pid in PROMPT_IDS)}")
+    return source.snapshot()
+
+
+def summary_usage_line(run_usage: RunUsage) -> str | None:
+    """One line on the summary calls of a replay (None when no summary call was attempted)."""
+    u = run_usage.compaction
+    if not (u.calls or u.refused or u.cache_hits):
+        return None
+    parts = [f"{u.attempts} attempts" if u.attempts else None,
+             f"{u.failures} failed" if u.failures else None,
+             f"{u.refused} refused by the open circuit breaker" if u.refused else None,
+             f"{u.cache_hits} from the summary cache" if u.cache_hits else None]
+    detail = ", ".join(p for p in parts if p)
+    return (f"  summary calls: {u.calls}" + (f" ({detail})" if detail else "")
+            + f"; {u.input_tokens:,} input / {u.output_tokens:,} output tokens")
+
+
+#: How the pages name each summariser (the Configuration page's choice before "Replay and save").
+SUMMARISER_LABELS = {
+    "extractive": "extractive (offline, no model)",
+    "recorded": "recorded (the session's own summaries)",
+    "remote": "remote (the configured endpoint writes new summaries)",
+}
+
+
+def stored_summariser_options(store: Any, session_id: str) -> tuple[str, ...]:
+    """The summarisers a stored session can be replayed with (the Templates page's rule: recorded
+    only when the session holds recorded summaries, remote only when the endpoint is set)."""
+    recorded = store.cached(session_id, "has recorded summaries",
+                            lambda: _has_recorded(store, session_id))
+    from iris.compaction import OpenAICompatibleSummarizer
+
+    remote = OpenAICompatibleSummarizer.from_env() is not None
+    return ("extractive", *(("recorded",) if recorded else ()), *(("remote",) if remote else ()))
+
+
+def _has_recorded(store: Any, session_id: str) -> bool:
+    from .rerun import summariser_options
+
+    return "recorded" in summariser_options(store.get_session(session_id))
+
+
+def stored_summariser(store: Any, session_id: str, kind: str) -> Any:
+    """:func:`make_summariser` for a stored session (the session is read only for ``recorded``)."""
+    session = store.get_session(session_id) if kind == "recorded" else None
+    return make_summariser(kind, session)
