@@ -1,4 +1,4 @@
-"""Links between views (issue 7 item 5, UX.md): a link to a message (``?message=N``, as a decision
+"""Links between views (UX.md): a link to a message (``?message=N``, as a decision
 on the Step-through page makes) opens the Messages page on the page that holds it, outlined."""
 
 from __future__ import annotations

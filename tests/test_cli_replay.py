@@ -1,4 +1,4 @@
-"""`workbench replay` (issue 6 item 7, R-UI-9): JSON lines, summary, --name, --config, errors,
+"""`workbench replay` (R-UI-9): JSON lines, summary, --name, --config, errors,
 on every sample and on the real sessions in ../shared/real-sessions."""
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""The evidence store: migrations, saving/reopening/deleting named replays (issue 6 item 5,
-R-PREP-5, R-UI-1)."""
+"""The evidence store: migrations, saving/reopening/deleting named replays (R-PREP-5, R-UI-1)."""
 
 from __future__ import annotations
 
@@ -38,7 +37,7 @@ def test_migrations_from_blank_database_create_evidence_tables(tmp_path):
 
 
 def test_migrations_from_m001_schema_keep_sessions(tmp_path):
-    """Item 5: a store created before issue 6 is upgraded in place without losing sessions."""
+    """A store created before the evidence tables is upgraded in place without losing sessions."""
     path = tmp_path / "old.db"
     db = Database(path)
     MIGRATIONS.apply(db, stop_before="m002_evidence")

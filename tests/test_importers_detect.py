@@ -77,7 +77,7 @@ def test_r_ses_5_import_result_is_frozen_with_content_hash():
 
 
 def test_r_ses_4_inspect_reports_every_count():
-    """The inspect keys issue 2 item 8 requires, with the codex_basic fixture's numbers."""
+    """The keys `workbench inspect --json` reports, with the codex_basic fixture's numbers."""
     report = inspect_session(load_session(FIX / "codex_basic.jsonl"))
     assert {k: report[k] for k in ("format", "messages", "responses", "tool_calls", "tool_results",
                                    "unanswered_calls", "compactions", "responses_with_usage",

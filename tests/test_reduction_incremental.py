@@ -1,4 +1,4 @@
-"""Issue 4 item 9: request-level reduction is incremental, and incremental equals from scratch.
+"""Request-level reduction is incremental, and incremental equals from scratch.
 
 Incrementality is shown without timing: the engine counts the results it classifies, and that
 count per request must follow the new results and the gate crossings, not the history length.
@@ -53,7 +53,7 @@ def _same(a: ReductionResult, b: ReductionResult) -> None:
 
 
 def test_issue4_item9_classified_per_request_does_not_grow_with_history(session):
-    """Issue 4 item 9: per request the engine classifies the new results and those whose age
+    """Per request the engine classifies the new results and those whose age
     crossed a gate or that a new event touched, a bounded number, while a from-scratch pass
     would classify every result of a history that keeps growing."""
     est, state, per_request, from_scratch = TokenEstimator(), None, [], 0
@@ -74,7 +74,7 @@ def test_issue4_item9_classified_per_request_does_not_grow_with_history(session)
 
 
 def test_issue4_item9_incremental_equals_from_scratch_at_every_request(session):
-    """Issue 4 item 9: the incremental path decides exactly what a from-scratch reduction decides
+    """The incremental path decides exactly what a from-scratch reduction decides
     (R-RED-3…9, R-POL-2), at every request of a session with reads, edits, repeats and trims."""
     est, state = TokenEstimator(), None
     actions = set()
@@ -90,7 +90,7 @@ def test_issue4_item9_incremental_equals_from_scratch_at_every_request(session):
 
 
 def test_issue4_item9_unchanged_results_keep_their_decision_with_a_new_age():
-    """Issue 4 item 9: a result nothing touched keeps its decision; only its age moves."""
+    """A result nothing touched keeps its decision; only its age moves."""
     c = padding(8)  # above min_tool_results_prune: the generic rule's activation is settled
     cid = c.call("Bash", {"command": "ls"}, "a.py\nb.py")
     c.turns(20)
@@ -106,7 +106,7 @@ def test_issue4_item9_unchanged_results_keep_their_decision_with_a_new_age():
 
 
 def test_issue4_item9_replaced_middle_message_is_read_again():
-    """Issue 4 item 9 / R-RED-1: when a message in the middle of the history is replaced (a fold
+    """R-RED-1: when a message in the middle of the history is replaced (a fold
     rewrote it), the engine works on the new text, not on what it scanned before."""
     c = Conv()
     cid = c.call("Bash", {"command": "make"}, lines(300))

@@ -1,4 +1,4 @@
-"""Reduction of the real transcripts in ../shared/real-sessions (issue 4: a decision per tool result)."""
+"""Reduction of the real transcripts in ../shared/real-sessions (a decision per tool result)."""
 
 from __future__ import annotations
 

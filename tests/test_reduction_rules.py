@@ -215,7 +215,7 @@ def test_r_red_1_disabled_and_history_untouched():
 
 
 def test_r_red_1_every_result_gets_exactly_one_decision():
-    """Issue 4 item 9: one decision per tool result, with the tokens of the whole request."""
+    """One decision per tool result, with the tokens of the whole request."""
     c = padding(4)
     c.call("Bash", {"command": "make"}, lines(300))
     c.turns(2)

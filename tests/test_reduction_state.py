@@ -115,7 +115,7 @@ def test_r_red_9_state_changing_rerun_not_protected():
 
 
 def test_incremental_replay_describes_each_result_once():
-    """Issue 4 item 9: a replay over many steps classifies each result's content once and stays fast."""
+    """A replay over many steps classifies each result's content once and stays fast."""
     c = Conv()
     steps = []
     for i in range(300):

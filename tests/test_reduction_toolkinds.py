@@ -17,12 +17,12 @@ from iris.reduction.facts import WHOLE_FILE_END
     ("openai_chat", "bash", "shell"), ("openai_chat", "read_file", "read"), ("native", "mystery", "other"),
 ])
 def test_default_mapping_per_format(fmt, name, kind):
-    """Issue 4 item 2: the documented default tables."""
+    """The documented default tables."""
     assert ToolKindMap(format=fmt).kind(name) == kind
 
 
 def test_overrides_win_and_bad_values_are_config_errors():
-    """Issue 4 item 2: overrides take precedence (also case-insensitively); bad kinds/formats are errors."""
+    """Overrides take precedence (also case-insensitively); bad kinds/formats are errors."""
     m = ToolKindMap({"Bash": "other", "fetch_doc": "web_fetch"}, format="claude_code")
     assert m.kind("Bash") == "other" and m.kind("FETCH_DOC") == "web_fetch"
     assert m.table()["fetch_doc"] == "web_fetch"

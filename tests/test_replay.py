@@ -57,7 +57,7 @@ def test_r_prep_6_two_replays_give_identical_json(long_session, tmp_path):
 
 
 def test_r_prep_6_template_edit_changes_the_configuration_snapshot(long_session):
-    """R-PREP-6/issue 6: the configuration snapshot id covers the template snapshot."""
+    """R-PREP-6: the configuration snapshot id covers the template snapshot."""
     base = PromptSnapshot.defaults()
     edited = base.with_template("compaction", base.sources["compaction"] + "\nBe brief.")
     a = replay(long_session, parse_config(SMALL), prompts=base)
@@ -100,7 +100,7 @@ class _FlakySource:
 
 
 def test_r_prep_1_stage_failure_gives_failed_record_and_replay_goes_on(long_session):
-    """R-PREP-1/issue 6: a failing stage yields a failed record with the stage and error; the
+    """R-PREP-1: a failing stage yields a failed record with the stage and error; the
     following steps are prepared normally."""
     r = replay(long_session, context_source=_FlakySource(3))
     p = r.preparations[3]
@@ -231,7 +231,7 @@ def test_r_prep_1_replay_result_round_trips_through_json(long_session):
 
 
 def test_r_prep_6_real_sessions_replay_ready_and_deterministic(real_sessions):
-    """R-PREP-6/issue 6: every real transcript (Claude Code, Codex, chat completions) replays
+    """R-PREP-6: every real transcript (Claude Code, Codex, chat completions) replays
     with every step ready, twice identically."""
     from workbench.importers import load_session
 
@@ -247,7 +247,7 @@ def test_r_prep_6_real_sessions_replay_ready_and_deterministic(real_sessions):
 
 def test_replay_cost_grows_with_what_changes_not_with_steps_times_history(long_session,
                                                                           long_default):
-    """Issue 6 item 4: each message is counted once; per step only new or rewritten messages are
+    """Each message is counted once; per step only new or rewritten messages are
     counted (a naive replay would count about steps × history / 2 messages)."""
     r, _ = long_default
     naive = sum(p.message_count for p in r.preparations)
@@ -257,7 +257,7 @@ def test_replay_cost_grows_with_what_changes_not_with_steps_times_history(long_s
 
 
 def test_r_build_2_context_yaml_render_error_fails_assembly_of_each_step(long_session, tmp_path):
-    """R-BUILD-2/issue 6: a context.yaml whose section exceeds max_chars is an error: each step's
+    """R-BUILD-2: a context.yaml whose section exceeds max_chars is an error: each step's
     assembly fails with it (nothing silently truncated), and the replay still returns."""
     from iris.context import load_context_build_input
 

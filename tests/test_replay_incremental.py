@@ -1,4 +1,4 @@
-"""Issue 6 item 4 / issue 8: the replay's per-step work follows what changes, with the same records.
+"""The replay's per-step work follows what changes, with the same records.
 
 The stages keep what they derived at the previous step (the reduction engine's tracker, the fold
 index, the trim stage's previous output, the final request's per-part views and hashes) and look
@@ -67,7 +67,7 @@ def test_r_prep_6_forgetting_steps_empties_the_step_memory_and_keeps_message_cou
 
 
 def test_issue8_reduction_work_per_step_does_not_grow_with_history(session, monkeypatch):
-    """Issue 8 / issue 4 item 9: the results the reduction engine classifies per step stay
+    """The results the reduction engine classifies per step stay
     bounded while the number of tool results in each request grows."""
     real_reduce = trim.reduce_request
     work, sizes = [], []
@@ -101,7 +101,7 @@ def test_r_prep_1_request_ref_from_cached_pieces_is_the_full_hash(incremental):
 
 
 def test_issue6_item4_consecutive_requests_share_unchanged_messages(incremental):
-    """Issue 6 item 4: unchanged history messages are the same objects from one final request to
+    """Unchanged history messages are the same objects from one final request to
     the next (nothing is copied or rebuilt for them), so caches keyed by message hold."""
     shared = []
     preps = [p for p in incremental.preparations if p.phase == "ready" and not p.compaction_applied]
@@ -116,7 +116,7 @@ def test_issue6_item4_consecutive_requests_share_unchanged_messages(incremental)
 
 
 def test_issue6_item4_marks_grow_without_copying_and_keep_old_values():
-    """Issue 6 item 4: the fold/trim marks are a persistent set: adding keeps the earlier value
+    """The fold/trim marks are a persistent set: adding keeps the earlier value
     unchanged (a failed step keeps its own), and the levels stay logarithmic in the size."""
     marks, history = Marks(), []
     for step in range(500):

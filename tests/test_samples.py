@@ -1,4 +1,4 @@
-"""The bundled sample sessions (issue 2 item 9; R-SES-1/2 content, R-TOK-4 missing usage, R-DYN
+"""The bundled sample sessions (R-SES-1/2 content, R-TOK-4 missing usage, R-DYN
 snapshots) have the properties the docs promise, and the seeded generator rebuilds them byte for byte."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Through a real browser (R-UI-2, R-UI-3, issue 6): open a sample, let the sidebar make its
+"""Through a real browser (R-UI-2, R-UI-3): open a sample, let the sidebar make its
 replays, pick the 96k-budget replay, move to the step after its compaction, and see the applied
 compaction, the checkpoint and (on the Compaction page) the cut point."""
 
@@ -46,7 +46,7 @@ def test_step_after_compaction_shows_cut_point_and_checkpoint(page: Page, stream
     expect(page.get_by_text("Step 56 of 67")).to_be_visible(timeout=LATER)
 
     # The step timeline is a map: clicking a step's bar opens that step. It is drawn only while
-    # its expander is open (issue 8: a 2,000-bar chart re-sent on every step was the slow part).
+    # its expander is open (a 2,000-bar chart re-sent on every step was the slow part).
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(0)
     page.get_by_text("Step timeline", exact=False).first.click()
     expect(page.get_by_test_id("stPlotlyChart")).to_be_visible(timeout=LATER)

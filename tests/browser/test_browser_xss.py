@@ -1,4 +1,4 @@
-"""Through a real browser (issue 8, security): session content is never rendered as raw HTML. A
+"""Through a real browser (security): session content is never rendered as raw HTML. A
 transcript whose title, user text, tool name, arguments and result carry `<script>` and
 `<img onerror>` payloads shows them as text on the Messages and Step-through pages, and none of the
 payloads runs."""
