@@ -122,7 +122,9 @@ def test_r_ui_2_focus_keeps_checkpoint_changes_and_the_tail():
                                   config=budget_96k_config())
         replay = open_saved(store, info.id)
         prep = replay.preparation(55)
-        shown = request_messages(replay.request(prep.final_request_ref),
+        request = replay.request(prep.final_request_ref)
+        assert request is not None
+        shown = request_messages(request,
                                  session_messages(store, session_id))
     chosen, left_out = focus_messages(prep, shown, last=3, cap=10)
     positions = [m.position for m in chosen]

@@ -106,6 +106,7 @@ def test_r_ui_4_rerun_step_changes_only_the_template(saved, step):
     # the extractive summariser reads messages, not the prompt: same checkpoint, both succeed
     assert cmp.checkpoint_diff == "" and cmp.edited.checkpoint_text
     assert cmp.original.success and cmp.edited.success
+    assert cmp.edited.tokens_after is not None
     assert cmp.edited.tokens_after <= cmp.edited.pressure_line
     assert cmp.original.variables == cmp.edited.variables
 
@@ -117,8 +118,10 @@ def test_r_prep_7_remote_endpoint_writes_a_new_summary_shown_in_the_diff(saved, 
     cmp = rerun.rerun_step(inputs, _edited(inputs), step, summarizer=remote)
     assert "+" in cmp.checkpoint_diff and "Penguins were mentioned as asked." in cmp.checkpoint_diff
     assert "Plain summary." in cmp.original.checkpoint_text
-    assert cmp.edited.summariser == "remote" and cmp.edited.summary_usage.output_tokens == 99
-    assert cmp.edited.summary_usage.input_tokens > cmp.original.summary_usage.input_tokens
+    edited_usage, original_usage = cmp.edited.summary_usage, cmp.original.summary_usage
+    assert edited_usage is not None and original_usage is not None
+    assert cmp.edited.summariser == "remote" and edited_usage.output_tokens == 99
+    assert edited_usage.input_tokens > original_usage.input_tokens
 
 
 def test_r_cmp_8_rejected_edit_reports_the_failed_success_condition(saved, endpoint, step):
@@ -146,7 +149,8 @@ def test_r_ui_4_whole_replay_rerun_saves_with_its_snapshot(saved, step):
         s.final_input_tokens for s in result.original.steps]
     info = save_replay_result(store, result.edited_bundle, session_id=stored.info.session_id,
                               name="penguins")
-    assert "PENGUINS" in open_saved(store, info.id).template_sources()["compaction"]
+    sources = open_saved(store, info.id).template_sources()
+    assert sources is not None and "PENGUINS" in sources["compaction"]
     reopened = rerun.stored_snapshot(open_saved(store, info.id))
     assert reopened == _edited(inputs)
     assert rerun.stored_snapshot(stored) == inputs.snapshot  # the original one is still kept
@@ -215,6 +219,7 @@ def test_r_cmp_8_real_codex_session_reports_the_engines_own_verdict(real_session
         inputs = rerun.replay_inputs(store, stored)
         outcome = rerun.run_step(inputs, steps[0])
         stage = stored.preparation(steps[0]).stage("compaction")
+    assert stage is not None
     assert outcome.status == stage.status
     rejected = [d.reason for d in stage.decisions if isinstance(d, CompactionRejected)]
     applied = [d for d in stage.decisions if isinstance(d, CompactionApplied)]

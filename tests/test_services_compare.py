@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from iris.config import ContextConfig
 from iris.prompts import PromptSnapshot
 
 from workbench.services.compare import choice_label, choice_summary, compare_choices
@@ -28,14 +29,19 @@ def test_r_ui_6_choices_labels_and_one_replay_per_configuration(tmp_path):
 
         cache: dict = {}
         seen: list[str] = []
-        kwargs = {"editor": load_preset("default"), "templates": PromptSnapshot.defaults(),
-                  "cache": cache, "progress": lambda f, label: seen.append(label)}
-        first = choice_summary(store, session_id, "preset:cost-first", "cost-first", **kwargs)
+        templates, default = PromptSnapshot.defaults(), load_preset("default")
+
+        def summary(choice: str, label: str, editor: ContextConfig | None = default):
+            return choice_summary(store, session_id, choice, label, editor=editor,
+                                  templates=templates, cache=cache,
+                                  progress=lambda f, label: seen.append(label))
+
+        first = summary("preset:cost-first", "cost-first")
         replayed = len(seen)
-        again = choice_summary(store, session_id, "preset:cost-first", "cost-first", **kwargs)
+        again = summary("preset:cost-first", "cost-first")
         assert again is first and len(seen) == replayed > 0  # served from the cache
         assert first.label == "cost-first" and len(cache) == 1
-        saved = choice_summary(store, session_id, f"replay:{info.id}", "replay mine", **kwargs)
+        saved = summary(f"replay:{info.id}", "replay mine")
         assert saved.configuration_hash == info.configuration_hash and len(cache) == 1
         with pytest.raises(ValueError, match="not valid"):
-            choice_summary(store, session_id, "editor", "editor", **(kwargs | {"editor": None}))
+            summary("editor", "editor", editor=None)

@@ -12,11 +12,12 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
 
 from workbench import state
+from workbench.store import Store
 
 __all__ = ["error_boundary", "require_replay", "show_error"]
 
 
-def require_replay() -> tuple[object, str, str]:
+def require_replay() -> tuple[Store, str, str]:
     """The store, session id and replay id the sidebar selected; stops the page with the empty
     state a new user needs when either is missing."""
     store = state.get_store()
