@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from ..session import Message, TextBlock
 from .carried import is_real_user_message
@@ -46,7 +47,7 @@ def _bullets(items: Sequence[str], empty: str) -> str:
 def _tool_facts(head: Sequence[Message]) -> dict[str, list[str]]:
     facts: dict[str, list[str]] = {"read": [], "edited": [], "commands": [], "errors": [],
                                    "todos": [], "agents": []}
-    calls: dict[str, tuple[str, dict]] = {}
+    calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
     for message in head:
         for call in message.tool_calls:
             calls[call.id] = (call.name, call.arguments)
@@ -63,10 +64,10 @@ def _tool_facts(head: Sequence[Message]) -> dict[str, list[str]]:
             first = _short(result.text.strip().splitlines()[0] if result.text.strip() else "")
             if result.is_error:
                 facts["errors"].append(f"{name}: {first}")
-            command = args.get("command") or args.get("cmd")
+            command: object = args.get("command") or args.get("cmd")
             if command is not None and _SHELL.search(name):
                 if isinstance(command, list):
-                    command = " ".join(map(str, command))
+                    command = " ".join(map(str, cast("list[object]", command)))
                 outcome = "failed" if result.is_error else "ok"
                 facts["commands"].append(f"`{_short(str(command), 120)}` → {outcome}: {first}")
     return facts
