@@ -8,8 +8,8 @@ file-relative template resolution and field paths with line numbers.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, cast
 
 from pydantic import (
     Field,
@@ -44,12 +44,12 @@ _Frozen = FrozenModel
 def _check_content(value: Any, where: str) -> None:
     """Mapping keys inside content become element names, so they must be XML names too."""
     if isinstance(value, Mapping):
-        for key, item in value.items():
+        for key, item in cast("Mapping[object, object]", value).items():
             if not is_xml_name(key):
                 raise ValueError(f"mapping key {key!r} in {where} is not a valid XML name")
             _check_content(item, f"{where}.{key}")
     elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
+        for i, item in enumerate(cast("Sequence[object]", value)):
             _check_content(item, f"{where}[{i}]")
 
 
@@ -80,13 +80,14 @@ class ContextSlot(_Frozen):
         """Report every bad attribute name and non-string value at once."""
         if not isinstance(value, Mapping):
             return value  # pydantic reports the type
+        given = cast("Mapping[object, object]", value)
         problems = [f"attribute name {key!r} is not a valid XML name"
-                    for key in value if not is_xml_name(key)]
+                    for key in given if not is_xml_name(key)]
         problems += [f"attribute {key!r} must be a string, got {type(v).__name__} {v!r} (quote it)"
-                     for key, v in value.items() if not isinstance(v, str)]
+                     for key, v in given.items() if not isinstance(v, str)]
         if problems:
             raise ValueError("; ".join(problems))
-        return value
+        return given
 
     @field_validator("content")
     @classmethod

@@ -16,8 +16,8 @@ Rules (documented in docs/context-yaml.md):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from ..errors import ConfigError
 
@@ -55,15 +55,15 @@ def _inner(content: Any, field: str) -> str:
     if content is None:
         return ""
     if isinstance(content, Mapping):
-        parts = []
-        for key, value in content.items():
+        parts: list[str] = []
+        for key, value in cast("Mapping[object, object]", content).items():
             if not is_xml_name(key):
                 raise ConfigError(f"mapping key {key!r} is not a valid XML name", field=field)
             parts.append(render_element(str(key), value, field=f"{field}.{key}"))
         return "\n".join(parts)
     if isinstance(content, (list, tuple)):
         return "\n".join(render_element("item", item, field=f"{field}[{i}]")
-                         for i, item in enumerate(content))
+                         for i, item in enumerate(cast("Sequence[object]", content)))
     # A YAML block scalar ends with one newline; it is layout, not content.
     return escape_text(_scalar(content).removesuffix("\n"))
 
