@@ -98,3 +98,52 @@ def test_r_ui_9_progress_bar_draws_on_a_terminal_only(tmp_path):
     with open(plain, "w", encoding="utf-8") as log, progress_bar("import", stream=log) as report:
         report(0.5, "messages")
     assert plain.read_text() == ""
+
+
+def test_r_ui_9_report_of_a_saved_replay(capsys, stored, tmp_path):
+    replay_id = json.loads(_out(capsys, ["replays", "--json"]))[0]["id"]
+    out = tmp_path / "saved.html"
+    assert main(["report", "--replay", replay_id, "--out", str(out)]) == 0
+    assert capsys.readouterr().out.startswith(f"wrote {out}")
+    html = out.read_text(encoding="utf-8")
+    assert "first" in html and "bugfix" in html.lower()
+    assert main(["report", "--replay", "replay-nope", "--out", str(out)]) == 1
+    assert "replay-nope" in capsys.readouterr().err
+    assert main(["report", "--out", str(out)]) == 1
+    assert "either SESSION or --replay" in capsys.readouterr().err
+
+
+def test_r_ui_9_import_draws_its_bar_on_a_terminal_only(tmp_path):
+    """The import's progress goes through the shared tqdm bar: drawn on a terminal (a real
+    pseudo-terminal as standard error), absent from a redirected standard error."""
+    import os
+    import select
+    import subprocess
+    import sys
+
+    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
+    code = "from workbench.cli import main; raise SystemExit(main(['import', %r]))"
+    leader, follower = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", code % str(SAMPLES / "long_session.jsonl")],
+                            stderr=follower, stdout=subprocess.PIPE, env=env)
+    os.close(follower)
+    drawn = b""
+    while True:  # read while the child runs: a closed terminal's unread bytes can be lost
+        if select.select([leader], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            drawn += chunk
+        elif proc.poll() is not None:
+            break
+    stdout = proc.stdout.read()
+    proc.wait(timeout=120)
+    os.close(leader)
+    assert proc.returncode == 0 and b"imported:" in stdout
+    assert b"long_session.jsonl:" in drawn and b"%|" in drawn
+    plain = subprocess.run([sys.executable, "-c", code % BUGFIX], capture_output=True, env=env,
+                           timeout=120, check=False)
+    assert plain.returncode == 0 and plain.stderr == b""

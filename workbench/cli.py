@@ -15,7 +15,7 @@ import importlib.util
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from iris.errors import WorkbenchError
@@ -73,13 +73,6 @@ def _register_import(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_import)
 
 
-def _progress_printer(name: str, quiet: bool) -> Callable[[float, str], None]:
-    def report(fraction: float, label: str) -> None:
-        if not quiet and sys.stderr.isatty():
-            print(f"\r  {name}: {fraction:4.0%} {label:<40}", end="", file=sys.stderr, flush=True)
-    return report
-
-
 def _import(args: argparse.Namespace) -> int:
     from .store import open_store
 
@@ -114,14 +107,15 @@ def _expand_paths(paths: Sequence[str]) -> tuple[list[str], int]:
 
 def _import_one(store, path: str, args: argparse.Namespace) -> str:
     """Import one file and print its outcome; returns the summary bucket it falls in."""
+    from .terminal import progress_bar
+
     try:
-        outcome = store.import_file(path, format=args.format, lenient=args.lenient,
-                                    progress=_progress_printer(Path(path).name, args.quiet))
+        with progress_bar(Path(path).name, quiet=args.quiet) as progress:
+            outcome = store.import_file(path, format=args.format, lenient=args.lenient,
+                                        progress=progress)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
-        _clear_progress(args.quiet)
         print(f"error: {_describe(exc)}", file=sys.stderr)
         return "failed"
-    _clear_progress(args.quiet)
     verb = "imported" if outcome.created else "already stored"
     if not args.quiet:
         print(f"{verb}: {path} -> {outcome.session_id} ({outcome.format}, "
@@ -131,11 +125,6 @@ def _import_one(store, path: str, args: argparse.Namespace) -> str:
     for note in () if args.quiet else outcome.warnings:
         print(f"  note {path}{f':{note.line}' if note.line else ''}: {note.problem}", file=sys.stderr)
     return verb
-
-
-def _clear_progress(quiet: bool) -> None:
-    if not quiet and sys.stderr.isatty():
-        print("\r" + " " * 60 + "\r", end="", file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------------------------ inspect

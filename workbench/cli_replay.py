@@ -26,7 +26,9 @@ from iris.errors import StorageError, WorkbenchError
 from iris.replay import Replay
 from iris.safe_files import write_file
 
+from .services.presets import PRESET_NAMES
 from .summariser_choice import add_summariser_options, load_prompts, make_summariser, summary_usage_line
+from .terminal import progress_bar
 
 __all__ = ["UsageError", "register", "summary_lines"]
 
@@ -41,7 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a transcript file, or the id of a stored session (see `workbench sessions`)")
     p.add_argument("--defaults", action="store_true",
                    help="make the default replays of every stored session that lacks them")
-    p.add_argument("--config", metavar="FILE", help="context configuration YAML (default: bundled)")
+    p.add_argument("--config", metavar="FILE_OR_PRESET",
+                   help=f"context configuration YAML or a preset name ({', '.join(PRESET_NAMES)}; "
+                        "default: bundled)")
     p.add_argument("--json", metavar="OUT", help="write preparations as JSON lines ('-': stdout)")
     p.add_argument("--name", help="save the replay in the store under this name")
     p.add_argument("--format", help="transcript format of PATH (default: detect)")
@@ -87,18 +91,12 @@ def _defaults() -> int:
     from .replay_service import ensure_default_replays
     from .store import open_store
 
-    with open_store() as store:
-        infos = ensure_default_replays(store, progress=_progress(sys.stderr))
-    _clear_progress()
+    with open_store() as store, progress_bar("default replays") as progress:
+        infos = ensure_default_replays(store, progress=progress)
     for info in infos:
         print(f"{info.session_id}: replay {info.name!r} ready ({info.step_count} steps, "
               f"{info.compactions_applied} compactions applied)")
     return 0
-
-
-def _clear_progress() -> None:
-    if sys.stderr.isatty():
-        print("\r" + " " * 50 + "\r", end="", file=sys.stderr, flush=True)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -117,11 +115,11 @@ def _replay(args: argparse.Namespace) -> int:
         session_id, session = _resolve(store, args)
         summarizer = make_summariser(args.summarizer, session)
         started = time.perf_counter()
-        result, bundle = replay_session(session, config=config, prompts=prompts,
-                                        summarizer=summarizer, progress=_progress(out),
-                                        baseline=args.baseline)
+        with progress_bar("replay") as progress:
+            result, bundle = replay_session(session, config=config, prompts=prompts,
+                                            summarizer=summarizer, progress=progress,
+                                            baseline=args.baseline)
         elapsed = time.perf_counter() - started
-        _clear_progress()
         if args.name or not Path(args.target).is_file():  # a stored session: keep its estimate,
             store.session_tokens(session_id, session.messages)  # counted by the replay just now
         if args.name:
@@ -152,14 +150,6 @@ def _resolve(store, args: argparse.Namespace):
         outcome = store.import_file(path, format=args.format)
         return outcome.session_id, store.get_session(outcome.session_id)
     return path_or_stored_id(args.target, lambda: nullcontext(store), format=args.format)
-
-
-def _progress(out: TextIO):
-    """Progress on standard error, only for a person watching a terminal."""
-    def report(fraction: float, label: str) -> None:
-        if sys.stderr.isatty():
-            print(f"\r  {fraction:4.0%} {label:<40}", end="", file=sys.stderr, flush=True)
-    return report
 
 
 def _write_summary(target: str, session, result: Replay) -> None:

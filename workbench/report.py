@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iris.errors import StorageError
+from iris.errors import ConfigError, StorageError
 from iris.safe_files import write_file
 
 from .progress import Progress, no_progress
 from .summariser_choice import add_summariser_options
+from .terminal import progress_bar
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -230,42 +233,70 @@ def stored_replay_report(store: Any, replay_id: str, *, progress: Progress = no_
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write a self-contained HTML report of a replayed session")
-    p.add_argument("session", metavar="SESSION",
+    p.add_argument("session", metavar="SESSION", nargs="?",
                    help="a transcript file, or the id of a stored session (see `workbench sessions`)")
-    p.add_argument("--config", metavar="FILE",
-                   help="context configuration YAML or a preset name (default: bundled)")
+    p.add_argument("--replay", metavar="REPLAY_ID",
+                   help="report a replay saved in the store instead (see `workbench replays`)")
+    p.add_argument("--config", metavar="FILE_OR_PRESET",
+                   help=f"context configuration YAML or a preset name ({', '.join(_preset_names())}; "
+                        "default: bundled)")
     p.add_argument("--out", metavar="HTML", default="report.html", help="default: report.html")
     p.add_argument("--title", help="report title (default: the session title)")
     add_summariser_options(p)
     p.set_defaults(handler=_report)
 
 
-def _stderr_progress() -> Progress:
-    """Progress on standard error: a live line on a terminal, else one line per quarter."""
+def _preset_names() -> tuple[str, ...]:
+    from .services.presets import PRESET_NAMES
+
+    return PRESET_NAMES
+
+
+@contextmanager
+def _stderr_progress() -> Iterator[Progress]:
+    """Progress on standard error: a tqdm bar on a terminal, else one line per quarter (for logs)."""
+    if sys.stderr.isatty():
+        with progress_bar("report") as report:
+            yield report
+        return
     printed: set[int] = set()
 
     def report(fraction: float, label: str) -> None:
-        if sys.stderr.isatty():
-            print(f"\r  {fraction:4.0%} {label:<48}", end="", file=sys.stderr, flush=True)
-            return
         quarter = int(fraction * 4)
         if quarter not in printed:
             printed.add(quarter)
             print(f"report: {fraction:4.0%} {label}", file=sys.stderr, flush=True)
-    return report
+    yield report
 
 
 def _report(args: argparse.Namespace) -> int:
     from .notebook import load_session, resolve_config
     from .summariser_choice import load_prompts, make_summariser
 
+    if (args.session is None) == (args.replay is None):
+        raise ConfigError("give either SESSION or --replay REPLAY_ID", field="report")
+    if args.replay is not None:
+        return _report_saved(args)
     resolve_config(args.config)  # a bad configuration fails before the session is read
     prompts = load_prompts(args.prompts)
     session = load_session(args.session)
-    target = write_report(session, args.out, args.config, title=args.title, prompts=prompts,
-                          summarizer=make_summariser(args.summarizer, session),
-                          progress=_stderr_progress())
-    if sys.stderr.isatty():
-        print("\r" + " " * 56 + "\r", end="", file=sys.stderr, flush=True)
+    with _stderr_progress() as progress:
+        target = write_report(session, args.out, args.config, title=args.title, prompts=prompts,
+                              summarizer=make_summariser(args.summarizer, session), progress=progress)
+    print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+def _report_saved(args: argparse.Namespace) -> int:
+    """``report --replay ID``: the saved replay's own configuration and template snapshot."""
+    from .store import open_store
+
+    with open_store() as store, _stderr_progress() as progress:
+        html = stored_replay_report(store, args.replay, progress=progress)
+    target = Path(args.out)
+    try:
+        write_file(target, html)
+    except OSError as exc:
+        raise StorageError(f"{target}: cannot write the report ({exc.strerror or exc})") from None
     print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
     return 0

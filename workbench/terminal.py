@@ -28,9 +28,13 @@ def progress_bar(name: str, *, quiet: bool = False,
     if quiet or not out.isatty():
         yield lambda fraction, label: None
         return
+    import shutil
+
     from tqdm import tqdm
 
-    with tqdm(total=1000, desc=name, file=out, leave=False, unit="‰",
+    # A terminal that reports no size (0 columns) would get an empty bar: fall back to 100.
+    width = shutil.get_terminal_size((100, 24)).columns or 100
+    with tqdm(total=1000, desc=name, file=out, leave=False, unit="‰", ncols=width,
               bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}") as bar:
         def report(fraction: float, label: str) -> None:
             bar.n = max(0, min(1000, int(fraction * 1000)))
