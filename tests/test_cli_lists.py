@@ -139,6 +139,7 @@ def test_r_ui_9_import_draws_its_bar_on_a_terminal_only(tmp_path):
             drawn += chunk
         elif proc.poll() is not None:
             break
+    assert proc.stdout is not None
     stdout = proc.stdout.read()
     proc.wait(timeout=120)
     os.close(leader)

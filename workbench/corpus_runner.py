@@ -35,7 +35,8 @@ from iris.safe_files import write_file
 from .corpus import TABLES, replay_one, to_arrow
 
 __all__ = ["BatchSummary", "expand_paths", "read_table", "run_batch"]
-Progress = Callable[[int, int, str], None]
+#: ``(sessions done, sessions in all, label)`` after each finished replay.
+BatchProgress = Callable[[int, int, str], object]
 
 
 @dataclass
@@ -65,7 +66,7 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
 def run_batch(configs: Sequence[Any], paths: Iterable[str | Path], out: str | Path, *,
               jobs: int = 1, dask: bool = False, scheduler: str | None = None, recycle: int = 20,
               worker_memory_mb: int | None = None,
-              progress: Progress | None = None) -> BatchSummary:
+              progress: BatchProgress | None = None) -> BatchSummary:
     """Replay every file of ``paths`` under each of ``configs`` and write the tables to ``out``."""
     from .services.presets import resolve_config
 

@@ -256,12 +256,12 @@ def _preset_names() -> tuple[str, ...]:
 def _stderr_progress() -> Iterator[Progress]:
     """Progress on standard error: a tqdm bar on a terminal, else one line per quarter (for logs)."""
     if sys.stderr.isatty():
-        with progress_bar("report") as report:
-            yield report
+        with progress_bar("report") as bar:
+            yield bar
         return
     printed: set[int] = set()
 
-    def report(fraction: float, label: str) -> None:
+    def report(fraction: float, label: str, /) -> None:
         quarter = int(fraction * 4)
         if quarter not in printed:
             printed.add(quarter)

@@ -11,9 +11,11 @@ import argparse
 import csv
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
+
+from .progress import Progress, no_progress
 
 __all__ = ["add_format_options", "progress_bar", "write_rows"]
 
@@ -22,11 +24,11 @@ FORMATS = ("table", "json", "nl", "csv")
 
 @contextmanager
 def progress_bar(name: str, *, quiet: bool = False,
-                 stream: TextIO | None = None) -> Iterator[Callable[[float, str], None]]:
+                 stream: TextIO | None = None) -> Iterator[Progress]:
     """A ``(fraction, label)`` progress callback drawing a tqdm bar on a terminal, else nothing."""
     out = stream or sys.stderr
     if quiet or not out.isatty():
-        yield lambda fraction, label: None
+        yield no_progress
         return
     import shutil
 
@@ -36,7 +38,7 @@ def progress_bar(name: str, *, quiet: bool = False,
     width = shutil.get_terminal_size((100, 24)).columns or 100
     with tqdm(total=1000, desc=name, file=out, leave=False, unit="‰", ncols=width,
               bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}") as bar:
-        def report(fraction: float, label: str) -> None:
+        def report(fraction: float, label: str, /) -> None:
             bar.n = max(0, min(1000, int(fraction * 1000)))
             bar.set_postfix_str(label[:40], refresh=False)
             bar.refresh()
