@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -34,9 +35,14 @@ def real_sessions() -> Path:
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
+    # Chromium puts its singleton socket in TMPDIR and aborts when that path exceeds the 108-byte
+    # Unix-socket limit (the suite also runs under a long TMPDIR): give it a short one then.
+    env = dict(os.environ)
+    if len(os.fsencode(tempfile.gettempdir())) > 60:
+        env["TMPDIR"] = tempfile.mkdtemp(prefix="chr-", dir="/tmp")
     return {**browser_type_launch_args,
             "executable_path": os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"),
-            "args": CHROME_ARGS}
+            "args": CHROME_ARGS, "env": env}
 
 
 @pytest.fixture(scope="session")

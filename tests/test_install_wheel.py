@@ -81,9 +81,9 @@ def test_the_wheel_carries_pages_samples_and_defaults(installed):
 
 def test_the_installed_package_is_the_wheel_not_the_checkout(installed):
     out = _run([str(installed["python"]), "-c",
-                "import workbench, iris, workbench.pages as p; print(workbench.__file__, iris.__file__, p.__file__)"],
+                "import workbench, iris, workbench.pages as p; print(workbench.__file__, iris.__file__, p.__file__, sep='\\n')"],
                cwd=installed["base"], env=installed["env"])
-    for path in out.split():
+    for path in out.splitlines():
         assert path.startswith(str(installed["base"] / "venv")), path
 
 

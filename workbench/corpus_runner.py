@@ -149,10 +149,7 @@ def _limit_memory(megabytes: int | None) -> None:
 
 def _processes(tasks: list[tuple], *, jobs: int, recycle: int, worker_memory_mb: int | None,
                **_: Any) -> Iterator[dict[str, list]]:
-    import multiprocessing
-
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["workbench.corpus", "iris.replay", "workbench.pricing"])
+    context = _pool_context()
     # Workers are recycled by a fresh pool for every ``jobs × recycle`` tasks: the executor's own
     # ``max_tasks_per_child`` hangs on Python 3.11 once its workers have exited (no replacement is
     # started; seen with 200 sessions, 2 jobs, recycle 20: the batch stopped after 40).
@@ -164,6 +161,19 @@ def _processes(tasks: list[tuple], *, jobs: int, recycle: int, worker_memory_mb:
                        for path, cfg, label in tasks[first:first + round_size]}
             for future in as_completed(futures):
                 yield _result_or_error(future, *futures[future])
+
+
+def _pool_context() -> Any:
+    """forkserver (workers start from a process that has the engine imported) unless its Unix
+    socket, made in the temporary directory, would exceed the 108-byte limit: then spawn."""
+    import multiprocessing
+    import tempfile
+
+    if len(os.fsencode(tempfile.gettempdir())) > 60:
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["workbench.corpus", "iris.replay", "workbench.pricing"])
+    return context
 
 
 def _result_or_error(future: Any, path: str, label: str) -> dict[str, list]:
