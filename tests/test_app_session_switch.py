@@ -64,7 +64,7 @@ def _replays(session_id: str) -> dict[str, int]:
 
 
 def test_r_ui_4_templates_rerun_on_a_is_not_saved_under_b_after_switching(two_sessions):
-    """Re-run the whole replay on A and save it there (stored under A only), switch the sidebar to
+    """R-REAL-7: Re-run the whole replay on A and save it there (stored under A only), switch the sidebar to
     B (and B's compacting replay), press "Save edited replay": nothing is stored under B."""
     a, b = two_sessions
     at = _select(AppTest.from_file(APP, default_timeout=180).run(), a, BUDGET_REPLAY_NAME)
@@ -103,7 +103,7 @@ def _keys(elements, key: str) -> list:
 
 
 def test_r_ui_6_configuration_results_follow_the_session(two_sessions):
-    """Replay and save on A, switch to B: A's outcome and comparison are cleared, and "Replay and
+    """R-REAL-7: Replay and save on A, switch to B: A's outcome and comparison are cleared, and "Replay and
     save" on B stores B's own replay under B (A's stays only under A)."""
     a, b = two_sessions
     at = _open_on(a, "../pages/configuration.py")
@@ -130,7 +130,7 @@ def test_r_ui_6_configuration_results_follow_the_session(two_sessions):
 
 
 def test_r_ui_4_save_service_refuses_a_replay_of_another_session(workbench_home):
-    """The save service stores a computed replay only under the session it was computed for: a
+    """R-REAL-7: The save service stores a computed replay only under the session it was computed for: a
     mismatch names both sessions and stores nothing (whatever page or CLI asks)."""
     with open_store() as store:
         a = store.import_file(ROOT / "sample_sessions" / "bugfix.jsonl").session_id

@@ -22,7 +22,7 @@ MODEL_CALLS = [3, 5, 7, 15, 17]
 
 
 def test_r_ses_4_replacement_history_is_marked_and_makes_no_response():
-    """The 6 replacement-history items are compaction-provided; its 2 assistant copies carry
+    """R-REAL-5: The 6 replacement-history items are compaction-provided; its 2 assistant copies carry
     no usage and make no request batch, so 5 batches = 5 token_count model calls."""
     session = load_session(ROLLOUT).session
     (comp,) = session.compactions
@@ -37,6 +37,7 @@ def test_r_ses_4_replacement_history_is_marked_and_makes_no_response():
 
 
 def test_r_ses_4_inspect_json_responses_count_model_calls(capsys):
+    """R-REAL-5."""
     assert main(["inspect", str(ROLLOUT), "--json"]) == 0
     counts = json.loads(capsys.readouterr().out)
     assert counts["responses"] == 5 == counts["responses_with_usage"]
@@ -46,7 +47,7 @@ def test_r_ses_4_inspect_json_responses_count_model_calls(capsys):
 
 
 def test_r_prep_6_replay_makes_one_step_per_model_call():
-    """No phantom steps: every step answers a real model call and has trusted provider usage."""
+    """R-REAL-5: No phantom steps: every step answers a real model call and has trusted provider usage."""
     session = load_session(ROLLOUT).session
     result = replay(session)
     assert [p.response_message_index for p in result.preparations] == MODEL_CALLS

@@ -47,7 +47,7 @@ def _session(messages=MESSAGES, compactions=()) -> Session:
 
 
 def test_r_prep_7_nearest_earlier_summary_not_the_nearest_later_one():
-    """Head ends at message 4 (cut 5): the later summary at 6 is nearer, the earlier at 2 is used."""
+    """R-REAL-6: Head ends at message 4 (cut 5): the later summary at 6 is nearer, the earlier at 2 is used."""
     result = RecordedSummarizer(_session()).summarize(_request(MESSAGES[:5]), timeout_seconds=1)
     assert result.kind == "recorded"
     assert "EARLY" in result.text and "LATE" not in result.text
@@ -56,6 +56,7 @@ def test_r_prep_7_nearest_earlier_summary_not_the_nearest_later_one():
 
 
 def test_r_prep_7_only_a_later_summary_falls_back_to_extractive_with_a_note():
+    """R-REAL-6."""
     result = RecordedSummarizer(_session()).summarize(_request(MESSAGES[:1]), timeout_seconds=1)
     assert result.kind == "extractive"
     assert "EARLY" not in result.text and "LATE" not in result.text
@@ -105,7 +106,7 @@ def test_r_prep_7_encrypted_summary_placeholder_is_not_a_summary():
 
 
 def test_r_prep_7_real_session_early_compaction_notes_the_fallback(real_sessions):
-    """A real Claude Code session (recorded compaction at message 160), replayed with a 60k
+    """R-REAL-6: A real Claude Code session (recorded compaction at message 160), replayed with a 60k
     budget: the replay compacts long before it, and the candidate record says why the recorded
     summary was not used; the checkpoint does not contain the agent's later summary."""
     path = real_sessions / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"

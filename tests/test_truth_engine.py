@@ -127,7 +127,7 @@ def test_default_replay_takes_the_catalogue_budget():
 # ----------------------------------------------------------------- overhead and calibration
 
 def test_overhead_and_ratio_are_measured_from_earlier_responses_only():
-    """Overhead is measured at the first response; the ratio known at step k comes from
+    """R-REAL-1, R-REAL-2: Overhead is measured at the first response; the ratio known at step k comes from
     responses before k (never from the future); the calibrated estimate then matches."""
     r = replay(_generated(12))
     preps = r.preparations
@@ -148,7 +148,7 @@ def test_overhead_and_ratio_are_measured_from_earlier_responses_only():
 
 
 def test_configuration_fixes_or_disables_the_overhead():
-    """``estimate.unrecorded_overhead`` fixes it (0 disables); ``calibrate: false`` keeps ratio 1."""
+    """R-REAL-1: ``estimate.unrecorded_overhead`` fixes it (0 disables); ``calibrate: false`` keeps ratio 1."""
     off = replay(_generated(4), parse_config({"estimate": {"unrecorded_overhead": 0,
                                                            "calibrate": False}}))
     assert all(p.unrecorded_overhead_tokens == 0 and p.calibration_ratio == 1.0
@@ -173,7 +173,7 @@ def test_calibration_observe_ignores_small_samples_and_new_windows():
 
 
 def test_trigger_after_the_replays_own_compaction_keeps_the_overhead():
-    """Trigger basis: provider usage while the request is the recorded one, then the calibrated
+    """R-REAL-1: Trigger basis: provider usage while the request is the recorded one, then the calibrated
     local estimate plus the overhead (it never silently drops the overhead)."""
     cfg = parse_config({"compaction": {"input_budget_tokens": 60_000}})
     r = replay(_generated(30), cfg)
@@ -204,7 +204,7 @@ def test_trigger_after_the_replays_own_compaction_keeps_the_overhead():
 # ------------------------------------------------------ recorded compaction and the baseline
 
 def test_replay_leaves_the_agent_summary_out_and_the_baseline_keeps_it():
-    """A replay with its own policy does not replay the agent's summary as an ordinary message;
+    """R-REAL-4: A replay with its own policy does not replay the agent's summary as an ordinary message;
     the as-recorded baseline applies the recorded compaction where it happened."""
     s = _generated(8, compact_at=5)
     engine = replay(s)
@@ -271,7 +271,7 @@ AGENT_LIKE = {"context_policy": {"enabled": False}, "reduction": False}
 
 
 def test_real_claude_session_compacts_near_where_the_agent_did(tmp_path):
-    """A Claude Code session on a 200k-window model: catalogue budget; a configuration that sends
+    """R-REAL-2, R-REAL-4: A Claude Code session on a 200k-window model: catalogue budget; a configuration that sends
     what the agent sent compacts a few steps before the agent (which fired at 167,731 tokens) on
     the provider's count, and at the agent's step with Claude Code's line (≈ 0.835 of the window);
     the default configuration's reductions keep its request under the line (R-TOK-3)."""
@@ -304,7 +304,7 @@ def test_real_claude_manual_compaction_session_estimate(tmp_path):
 
 
 def test_default_replays_save_the_as_recorded_baseline_with_the_truth_fields(tmp_path):
-    """The store keeps ``as recorded`` next to ``default``; saved replays carry the calibration,
+    """R-REAL-3: The store keeps ``as recorded`` next to ``default``; saved replays carry the calibration,
     the recorded compactions and the trigger value and basis of each compaction."""
     from workbench.importers.native import dump_session
     from workbench.replay_service import (
@@ -335,7 +335,7 @@ def test_default_replays_save_the_as_recorded_baseline_with_the_truth_fields(tmp
 
 
 def test_codex_replacement_history_is_left_out_of_engine_replays_and_kept_by_the_baseline():
-    """Context a recorded compaction provided (Codex replacement history) is the compaction's
+    """R-REAL-3, R-REAL-5: Context a recorded compaction provided (Codex replacement history) is the compaction's
     output: an engine replay keeps its own history instead; the baseline continues from it."""
     def reply(text: str, prompt: int) -> Message:
         return Message(role="assistant", content=(TextBlock(text=text),),

@@ -111,7 +111,7 @@ def _reconciles(p) -> None:
 
 
 def test_r_cmp_8_compaction_figures_reconcile_on_the_long_sample():
-    """Every applied compaction of the generated long sample (96k budget, and cost-first)."""
+    """R-REAL-1: Every applied compaction of the generated long sample (96k budget, and cost-first)."""
     for config in (parse_config(BUDGET_96K), wb.resolve_config("cost-first")):
         r = replay(wb.load_session(LONG), config)
         applied = [p for p in r.preparations if p.compaction_applied]
@@ -129,7 +129,7 @@ def _real_session(tmp_path):
 
 
 def test_r_cmp_8_compaction_figures_reconcile_on_the_real_session(tmp_path):
-    """The real Claude Code session under a 96k budget (it compacts with trimming on) and with
+    """R-REAL-1: The real Claude Code session under a 96k budget (it compacts with trimming on) and with
     a configuration that sends what the agent sent."""
     session = _real_session(tmp_path)
     for config in (BUDGET_96K, AGENT_LIKE):

@@ -32,7 +32,7 @@ def _steps():
 
 
 def test_recorded_compaction_lands_on_the_first_step_sent_after_it():
-    """The agent's compaction before message 6 is drawn at step 3 (response at message 7), with
+    """R-REAL-4: The agent's compaction before message 6 is drawn at step 3 (response at message 7), with
     its pre-compaction count as tokens before and step 3's provider count as tokens after."""
     steps = bundle().preparations
     marks = recorded_marks([RecordedCompaction(at_message=6, pre_tokens=1400, source="x")], steps)
@@ -48,6 +48,7 @@ def test_recorded_compaction_lands_on_the_first_step_sent_after_it():
 
 
 def test_one_table_answers_where_the_replay_and_the_agent_compacted():
+    """R-REAL-4."""
     marks = recorded_marks([{"at_message": 6, "pre_tokens": 1400}], bundle().preparations)
     runs = [{"label": "default", "compactions": [{"step": 1, "tokens_before": 1500,
                                                    "tokens_after": 700, "trigger_value": 1480,
@@ -82,7 +83,7 @@ def test_y_range_always_includes_the_lines():
 
 
 def test_usage_chart_draws_three_lines_trigger_and_recorded_marks_inside_the_range():
-    """Provider vs as-recorded estimate (like with like) and the replayed request as a third line;
+    """R-REAL-3, R-REAL-4: Provider vs as-recorded estimate (like with like) and the replayed request as a third line;
     the trigger value with its basis; the agent's compaction as a star on a dash-dot line."""
     steps = _steps()
     marks = recorded_marks([{"at_message": 6, "pre_tokens": 2500}], steps)
@@ -99,6 +100,7 @@ def test_usage_chart_draws_three_lines_trigger_and_recorded_marks_inside_the_ran
 
 
 def test_usage_table_and_error_compare_like_with_like():
+    """R-REAL-2, R-REAL-3."""
     steps = _steps()
     table = usage_table(steps)
     assert list(table["as_recorded_estimate"])[:2] == [1100, 1100 + 90 + 11]
