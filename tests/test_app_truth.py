@@ -68,7 +68,7 @@ def test_compaction_page_answers_replay_vs_agent_and_lists_the_recorded_compacti
     assert list(answer["who"])[-1] == "the agent (recorded)"
     assert answer.iloc[-1]["compacted at steps"] == str(RECORDED_STEP)
     assert answer.iloc[-1]["tokens before → after"].startswith(f"{RECORDED_PRE_TOKENS:,} → ")
-    assert any(f"the agent compacted at steps {RECORDED_STEP}" in m.value for m in at.markdown)
+    assert any(f"the agent compacted at step {RECORDED_STEP}" in m.value for m in at.markdown)
     assert any("(source: " in c.value for c in at.caption)
 
 

@@ -63,7 +63,7 @@ def test_recorded_compaction_error_stats_and_the_real_vs_replay_answer():
     answer = at.dataframe[0].value
     assert list(answer["who"]) == ["replay default", "the agent (recorded)"]
     assert answer.iloc[1]["compacted at steps"] == str(RECORDED_STEP)
-    assert any(f"the agent compacted at steps {RECORDED_STEP}" in m.value for m in at.markdown)
+    assert any(f"the agent compacted at step {RECORDED_STEP}" in m.value for m in at.markdown)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Estimate error, median"].endswith("%")
     assert metrics["Estimate error, p90"].endswith("%")

@@ -149,7 +149,7 @@ def test_report_answers_where_the_replay_and_the_agent_compacted():
     r = wb.replay(session, "cost-first")
     html = render_report(r, config_source="cost-first")
     assert "Where the replay and the agent compacted" in html
-    assert "the agent compacted at steps 40" in html
+    assert "the agent compacted at step 40" in html
     assert "agent compacted (recorded)" in html and "61,234" in html
     assert "Estimate error (as-recorded estimate vs provider)" in html
     assert "(source: " in html

@@ -65,9 +65,9 @@ def test_one_table_answers_where_the_replay_and_the_agent_compacted():
     assert table.iloc[1]["trigger"] == "auto"
     assert table.iloc[0]["budget"] == "200,000 (source: claude-opus-4-6: context 200,000)"
     assert compaction_answer_text("default", [1], marks) == (
-        "replay `default` compacted at steps 1; the agent compacted at steps 3")
-    assert compaction_answer_text("x", [], ()).endswith("steps none; the agent compacted at "
-                                                         "steps none")
+        "replay `default` compacted at step 1; the agent compacted at step 3")
+    assert compaction_answer_text("x", [], ()) == "replay `x` never compacted; the agent never compacted"
+    assert compaction_answer_text("x", [12, 60], ()).startswith("replay `x` compacted at steps 12, 60;")
 
 
 def test_every_budget_names_its_source():

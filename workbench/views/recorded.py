@@ -150,11 +150,19 @@ def _steps_text(steps: Sequence[int | None]) -> str:
     return ", ".join(known) if known else "none"
 
 
+def _compacted_at(steps: Sequence[int | None]) -> str:
+    """``compacted at step 11`` / ``compacted at steps 11, 40`` / ``never compacted``."""
+    known = [s for s in steps if s is not None]
+    if not known:
+        return "never compacted"
+    return f"compacted at step{'s' if len(known) > 1 else ''} {_steps_text(known)}"
+
+
 def compaction_answer_text(label: str, replay_steps: Sequence[int],
                            recorded: Sequence[RecordedMark]) -> str:
-    """``replay `default` compacted at steps 11; the agent compacted at steps 102``."""
-    return (f"replay `{label}` compacted at steps {_steps_text(replay_steps)}; "
-            f"the agent compacted at steps {_steps_text([m.step for m in recorded])}")
+    """``replay `default` compacted at step 11; the agent compacted at steps 40, 102``."""
+    return (f"replay `{label}` {_compacted_at(replay_steps)}; "
+            f"the agent {_compacted_at([m.step for m in recorded])}")
 
 
 def _offset(step: int, recorded: Sequence[RecordedMark]) -> str:
