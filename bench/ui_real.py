@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+
+from ui import _start  # the same server start as the synthetic UI case
 
 ROOT = Path(__file__).resolve().parents[1]
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
@@ -41,12 +41,6 @@ def _chrome_args() -> list[str]:
     from ui import _chrome_args as args
 
     return args()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _cpu(pid: int) -> float:
@@ -66,26 +60,6 @@ def _prepare(transcript: str, home: Path) -> tuple[str, int, float]:
                             capture_output=True, text=True)
     default = next(r for r in json.loads(listed.stdout) if r["name"] == "default")
     return default["session_id"], default["steps"], time.perf_counter() - started
-
-
-def _start(home: Path) -> tuple[subprocess.Popen, str]:
-    from workbench.cli import streamlit_command
-
-    port = _free_port()
-    env = {**os.environ, "WORKBENCH_HOME": str(home), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    log = (home / "bench-streamlit.log").open("wb")
-    proc = subprocess.Popen(streamlit_command(port), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    return proc, url
-        except OSError:
-            time.sleep(0.2)  # polling a starting server
-    proc.terminate()
-    raise SystemExit("streamlit did not become healthy")
 
 
 class _Timer:
