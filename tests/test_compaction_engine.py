@@ -12,8 +12,14 @@ from pathlib import Path
 import pytest
 from iris.compaction import (
     REQUIRED_SECTIONS,
+    AppliedDecision,
+    CandidateDecision,
+    CompactionOutcome,
     ExtractiveSummarizer,
+    NoCutDecision,
     OpenAICompatibleSummarizer,
+    PlanDecision,
+    RejectedDecision,
     compact,
     read_archive,
     thresholds,
@@ -27,6 +33,19 @@ from iris.tokens import default_estimator
 EST = default_estimator()
 ROOT = Path(__file__).resolve().parents[1]
 LONG = ROOT / "sample_sessions" / "long_session.jsonl"
+
+
+def archive_of(out: CompactionOutcome) -> Path:
+    """The archive an applied compaction wrote."""
+    assert out.archive_path is not None, out.decisions
+    return Path(out.archive_path)
+
+
+def rejection(out: CompactionOutcome) -> RejectedDecision:
+    """The rejection that ends a failed attempt."""
+    last = out.decisions[-1]
+    assert isinstance(last, RejectedDecision), last
+    return last
 
 
 def user(text):
@@ -62,13 +81,15 @@ def test_r_cmp_8_applied_compaction_meets_success_condition(tmp_path):
     kinds = [d.kind for d in out.decisions]
     assert kinds == ["plan", "candidate", "applied"]
     plan, cand, applied = out.decisions
+    assert isinstance(plan, PlanDecision) and isinstance(cand, CandidateDecision)
+    assert isinstance(applied, AppliedDecision)
     assert plan.head_messages + plan.tail_messages == len(history)
     assert applied.after_tokens <= t.pressure_line and applied.after_tokens < applied.before_tokens
     assert applied.after_tokens == cand.projected_request_tokens
     assert out.history[0].is_compaction_summary and out.history[0].role == "user"
     assert out.history[1:] == tuple(history[out.cut_index:])
-    assert read_archive(Path(out.archive_path)) == tuple(history[:out.cut_index])
-    assert Path(out.archive_path).name == "history-1.md"
+    assert read_archive(archive_of(out)) == tuple(history[:out.cut_index])
+    assert archive_of(out).name == "history-1.md"
     text = out.history[0].text
     assert text.startswith("[Context Summary]") and "history-1.md" in text
     assert "summary: extractive" in text and "## Session Constraints" in text
@@ -82,10 +103,12 @@ def test_r_cmp_6_head_reduced_for_summary_archive_lossless(tmp_path):
     history = [m for n in range(8) for m in work(n, size=600)]
     out, _ = run(history, tmp_path, profile="archival")
     assert out.status == "applied"
-    original = history[2].content[0].text
+    result = history[2].content[0]
+    assert isinstance(result, ToolResultBlock)
+    original = result.text
     assert original not in out.summary_request_text
     assert "ok line 0 of run 0" in out.summary_request_text or "summarized" in out.summary_request_text
-    assert read_archive(Path(out.archive_path)) == tuple(history)
+    assert read_archive(archive_of(out)) == tuple(history)
 
 
 def test_r_cmp_8_summary_too_large_keeps_old_state(tmp_path):
@@ -94,7 +117,7 @@ def test_r_cmp_8_summary_too_large_keeps_old_state(tmp_path):
     history = [m for n in range(6) for m in work(n)]
     out, _ = run(history, tmp_path, summary_ratio=0.001)
     assert out.status == "rejected" and out.history == tuple(history)
-    assert out.decisions[-1].reason.startswith("summary too large")
+    assert rejection(out).reason.startswith("summary too large")
     assert list(tmp_path.iterdir()) == [] and out.state.archives == ()
 
 
@@ -102,7 +125,7 @@ def test_r_cmp_8_not_small_enough_is_rejected(tmp_path):
     """R-CMP-8: after > pressure line (a large fixed part) is rejected with its numbers."""
     history = [m for n in range(6) for m in work(n)]
     out, t = run(history, tmp_path, extra=30000)
-    rej = out.decisions[-1]
+    rej = rejection(out)
     assert out.status == "rejected" and rej.kind == "rejected"
     assert rej.reason == (f"after {rej.projected_request_tokens:,} > pressure line "
                           f"{t.pressure_line:,}")
@@ -112,7 +135,9 @@ def test_r_cmp_8_not_small_enough_is_rejected(tmp_path):
 def test_r_cmp_8_no_cut_continues_within_hard_limit(tmp_path):
     """R-CMP-8: no new cut point but within the hard limit: continue without compacting."""
     out, _ = run([], tmp_path)
-    assert out.status == "no_cut" and out.decisions[0].within_hard_limit
+    no_cut = out.decisions[0]
+    assert isinstance(no_cut, NoCutDecision)
+    assert out.status == "no_cut" and no_cut.within_hard_limit
     assert out.history == ()
 
 
@@ -149,7 +174,7 @@ def test_r_cmp_8_timeout_with_hanging_server_keeps_old_state(tmp_path, endpoint)
     handler.reply = "hang"
     history = [m for n in range(6) for m in work(n)]
     out, _ = run(history, tmp_path, summarizer=summarizer, timeout_seconds=0.5)
-    assert out.status == "rejected" and out.decisions[-1].reason == "timeout after 0.5 s"
+    assert out.status == "rejected" and rejection(out).reason == "timeout after 0.5 s"
     assert out.history == tuple(history) and list(tmp_path.iterdir()) == []
 
 
@@ -161,7 +186,7 @@ def test_r_cmp_7_invalid_remote_summary_is_failed_attempt(tmp_path, endpoint):
     history = [m for n in range(6) for m in work(n)]
     out, _ = run(history, tmp_path, summarizer=summarizer)
     assert out.status == "rejected"
-    assert out.decisions[-1].reason == "summary invalid: missing section '## Progress'"
+    assert rejection(out).reason == "summary invalid: missing section '## Progress'"
 
 
 def test_r_cmp_9_recursive_compaction_carries_previous_checkpoint(tmp_path):
@@ -172,10 +197,10 @@ def test_r_cmp_9_recursive_compaction_carries_previous_checkpoint(tmp_path):
     first, _ = run(history, tmp_path, profile="continuation")
     grown = [*first.history, *[m for n in range(6, 12) for m in work(n)]]
     second, _ = run(grown, tmp_path, profile="continuation", previous=first.state)
-    assert second.status == "applied" and Path(second.archive_path).name == "history-2.md"
+    assert second.status == "applied" and archive_of(second).name == "history-2.md"
     assert "## Previous Checkpoint" in second.history[0].text
     assert "## Previous Checkpoint" in second.summary_request_text
-    assert read_archive(Path(second.archive_path))[0] == first.history[0]
+    assert read_archive(archive_of(second))[0] == first.history[0]
     assert [a.number for a in second.state.archives] == [1, 2]
     assert "history-1.md" in second.history[0].text and "history-2.md" in second.history[0].text
 
@@ -194,7 +219,7 @@ def test_compact_is_deterministic(tmp_path):
     a, _ = run(history, tmp_path / "a")
     b, _ = run(history, tmp_path / "b")
     assert a.history == b.history and a.summary_request_text == b.summary_request_text
-    assert Path(a.archive_path).read_bytes() == Path(b.archive_path).read_bytes()
+    assert archive_of(a).read_bytes() == archive_of(b).read_bytes()
 
 
 def test_r_cmp_8_long_sample_session_compacted_repeatedly(tmp_path):
@@ -208,6 +233,7 @@ def test_r_cmp_8_long_sample_session_compacted_repeatedly(tmp_path):
     session = load_native(LONG)
     cfg = parse_config({"compaction": {"input_budget_tokens": 96000}})
     t = thresholds(cfg, session.header.limits)
+    assert t.threshold_line is not None
     prompts, summarizer = PromptSnapshot.defaults(), ExtractiveSummarizer()
     history: list[Message] = []
     state, applied = None, 0
@@ -221,11 +247,13 @@ def test_r_cmp_8_long_sample_session_compacted_repeatedly(tmp_path):
                 assert out.status in ("applied", "no_cut"), out.decisions[-1]
                 if out.status == "applied":
                     applied += 1
-                    after = out.decisions[-1].after_tokens
+                    done = out.decisions[-1]
+                    assert isinstance(done, AppliedDecision)
+                    after = done.after_tokens
                     assert after <= t.pressure_line and after < before
                     assert after == EST.request_tokens(out.history)
-                    assert read_archive(Path(out.archive_path)) == tuple(history[:out.cut_index])
-                    assert Path(out.archive_path).name == f"history-{applied}.md"
+                    assert read_archive(archive_of(out)) == tuple(history[:out.cut_index])
+                    assert archive_of(out).name == f"history-{applied}.md"
                     history, state = list(out.history), out.state
         history.append(message)
     assert applied >= 3
@@ -246,7 +274,7 @@ def test_r_prm_4_edited_template_used_and_broken_template_rejected(tmp_path):
     assert out.summary_request_text.startswith("EDITED PROMPT for ")
     broken = base.with_template("compaction", "{{ required_sections[99] }}")  # fails at render
     bad = compact(history, prompts=broken, session_dir=tmp_path / "b", **kw)
-    assert bad.status == "rejected" and bad.decisions[-1].reason.startswith("template error")
+    assert bad.status == "rejected" and rejection(bad).reason.startswith("template error")
     assert not (tmp_path / "b").exists()
 
 
@@ -259,7 +287,7 @@ def test_r_cmp_8_plugin_exception_is_failed_attempt(tmp_path):
 
     out, _ = run([m for n in range(6) for m in work(n)], tmp_path, summarizer=Broken())
     assert out.status == "rejected"
-    assert out.decisions[-1].reason == "summarizer error: RuntimeError: model pool unavailable"
+    assert rejection(out).reason == "summarizer error: RuntimeError: model pool unavailable"
 
 
 def test_r_cmp_6_summary_input_trimmed_from_oldest_with_note(tmp_path):
