@@ -14,14 +14,17 @@ from pathlib import Path
 
 import pytest
 from iris.config import default_config, parse_config
+from iris.preparation.records import Reduced, Trimmed
 from iris.reduction.artifacts import LOGICAL_ROOT, ArtifactWriter
 from iris.replay import replay
+from iris.session import ToolResultBlock
 
 from workbench.importers.native import load_native
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("regenerate_golden",
                                                ROOT / "scripts" / "regenerate_golden.py")
+assert _spec is not None and _spec.loader is not None
 golden = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(golden)
 
@@ -61,7 +64,7 @@ def test_r_prep_6_decision_drop_equals_stage_drop(unusual_tmpdir):
     the same text, which names the logical root, not the disk path)."""
     result = replay(load_native(LONG), default_config())
     for p, stage in _trim_stages(result):
-        reduced = [d for d in stage.decisions if getattr(d, "tokens_before", None) is not None]
+        reduced = [d for d in stage.decisions if isinstance(d, (Trimmed, Reduced))]
         if reduced:
             drop = stage.before_input_tokens - stage.after_input_tokens
             assert drop == sum(d.tokens_before - d.tokens_after for d in reduced), p.step_index
@@ -83,9 +86,9 @@ def test_r_prep_6_two_session_dirs_same_records_and_files_resolve(tmp_path):
     b = replay(session, config, session_dir=b_dir)
     assert json.dumps(a.model_dump(mode="json")) == json.dumps(b.model_dump(mode="json"))
     paths = {d.artifact_path for _, s in _trim_stages(a) for d in s.decisions
-             if getattr(d, "artifact_path", None)}
+             if isinstance(d, (Trimmed, Reduced)) and d.artifact_path}
     assert paths and all(p.startswith(f"{LOGICAL_ROOT}/") for p in paths)
-    originals = {b.text for m in session.messages for b in m.content if hasattr(b, "call_id")}
+    originals = {b.text for m in session.messages for b in m.content if isinstance(b, ToolResultBlock)}
     for logical in paths:
         for root in (a_dir, b_dir):
             on_disk = ArtifactWriter(root).resolve(logical)
