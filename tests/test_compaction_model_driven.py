@@ -9,6 +9,9 @@ import pytest
 from iris.compaction import (
     COMPACT_CONTEXT_TOOL,
     CheckpointArgsError,
+    CompactionOutcome,
+    RejectedDecision,
+    SkippedDecision,
     TypedCheckpointState,
     apply_model_checkpoint,
     check_gates,
@@ -168,6 +171,13 @@ def _apply(history, tmp_path, state=None, batch=20, args=ARGS, tokens=None):
         current_batch=batch, state=state, repository_state="branch main, HEAD abc123, clean")
 
 
+def _skip_gate(out: CompactionOutcome) -> str:
+    """The gate that skipped a model-driven checkpoint."""
+    skipped = out.decisions[0]
+    assert isinstance(skipped, SkippedDecision), skipped
+    return skipped.gate
+
+
 def test_r_cmp_12_apply_builds_checkpoint_from_arguments(tmp_path):
     """R-CMP-12: applied deterministically; Current User Request from the real message; typed,
     worklog and repository-state sections; the head archived."""
@@ -181,9 +191,10 @@ def test_r_cmp_12_apply_builds_checkpoint_from_arguments(tmp_path):
     for heading in ("## Typed Checkpoint State", "## Checkpoint Worklog", "## Repository State"):
         assert heading in text
     assert "notes/task.md" in text and "HEAD abc123" in text
+    assert out.state.typed is not None
     assert out.state.last_model_apply_batch == 20 and out.state.typed.completed
     again = _apply([*out.history, *_history(12)[1:]], tmp_path, state=out.state, batch=22)
-    assert again.status == "skipped" and again.decisions[0].gate == "interval"
+    assert again.status == "skipped" and _skip_gate(again) == "interval"
 
 
 def test_r_cmp_12_low_gain_skip_starts_cooldown_and_duplicate(tmp_path):
@@ -191,17 +202,19 @@ def test_r_cmp_12_low_gain_skip_starts_cooldown_and_duplicate(tmp_path):
     work are duplicates."""
     small = _history(1, size=5)
     first = _apply(small, tmp_path, batch=5)
-    assert first.status == "skipped" and first.decisions[0].gate == "low_gain"
+    assert first.status == "skipped" and _skip_gate(first) == "low_gain"
     assert first.state.cooldown_until_batch == 7
     dup = _apply(small, tmp_path, state=first.state, batch=9)
-    assert dup.decisions[0].gate == "duplicate"
+    assert _skip_gate(dup) == "duplicate"
     grown = [*small, *_history(12)[1:]]
     cool = _apply(grown, tmp_path, state=first.state, batch=6)
-    assert cool.decisions[0].gate == "cooldown"
+    assert _skip_gate(cool) == "cooldown"
     assert _apply(grown, tmp_path, state=first.state, batch=7).status == "applied"
 
 
 def test_r_cmp_12_invalid_state_file_rejects_request(tmp_path):
     out = _apply(_history(), tmp_path, args={**ARGS, "state_files": ["../../etc/passwd"]})
-    assert out.status == "rejected" and "outside the project root" in out.decisions[0].reason
+    rejected = out.decisions[0]
+    assert isinstance(rejected, RejectedDecision), rejected
+    assert out.status == "rejected" and "outside the project root" in rejected.reason
     assert not (tmp_path / "s").exists()
