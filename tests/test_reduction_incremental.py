@@ -3,8 +3,9 @@
 Incrementality is shown without timing: the engine counts the results it classifies, and that
 count per request must follow the new results and the gate crossings, not the history length.
 Equivalence: at every request of a generated session, the incremental result (the engine's
-tracker carried in the state's memo) equals a from-scratch result (the same state without its
-memo), decisions, messages, token figures and the carried state alike.
+tracker kept in a :class:`ReductionMemory` passed with every request) equals a from-scratch
+result (the same state, no memory), decisions, messages, token figures and the carried state
+alike.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from iris.context.policy import ContextPolicy
-from iris.reduction import ReductionConfig, ReductionResult, ReductionState, reduce_request
+from iris.reduction import ReductionConfig, ReductionMemory, ReductionResult, reduce_request
 from iris.reduction.engine import classified_count
 from iris.session import Message, TextBlock, ToolResultBlock
 from iris.tokens import TokenEstimator
@@ -36,11 +37,6 @@ def _requests(session):
     return [session.messages[:b.assistant_message] for b in session.index.batches]
 
 
-def _scratch(state: ReductionState | None) -> ReductionState | None:
-    """Same carried decisions, no caches, no tracker."""
-    return state.without_memo() if state is not None else None
-
-
 def _same(a: ReductionResult, b: ReductionResult) -> None:
     assert a.decisions == b.decisions
     assert a.messages == b.messages
@@ -57,12 +53,13 @@ def test_issue4_item9_classified_per_request_does_not_grow_with_history(session)
     crossed a gate or that a new event touched, a bounded number, while a from-scratch pass
     would classify every result of a history that keeps growing."""
     est, state, per_request, from_scratch = TokenEstimator(), None, [], 0
+    memory = ReductionMemory()
     for messages in _requests(session):
-        before = classified_count(state) if state is not None else 0
+        before = classified_count(memory)
         result = reduce_request(messages, config=ReductionConfig(), policy=POLICY, state=state,
-                                estimator=est)
+                                estimator=est, memory=memory)
         state = result.state
-        per_request.append(classified_count(state) - before)
+        per_request.append(classified_count(memory) - before)
         from_scratch += len(result.decisions)
     results = len(result.decisions)
     assert results > 250  # the history really grew
@@ -76,13 +73,13 @@ def test_issue4_item9_classified_per_request_does_not_grow_with_history(session)
 def test_issue4_item9_incremental_equals_from_scratch_at_every_request(session):
     """The incremental path decides exactly what a from-scratch reduction decides
     (R-RED-3…9, R-POL-2), at every request of a session with reads, edits, repeats and trims."""
-    est, state = TokenEstimator(), None
+    est, state, memory = TokenEstimator(), None, ReductionMemory()
     actions = set()
     for messages in _requests(session)[:150]:
         incremental = reduce_request(messages, config=ReductionConfig(), policy=POLICY,
-                                     state=state, estimator=est)
+                                     state=state, estimator=est, memory=memory)
         scratch = reduce_request(messages, config=ReductionConfig(), policy=POLICY,
-                                 state=_scratch(state), estimator=est)
+                                 state=state, estimator=est)
         _same(incremental, scratch)
         actions |= {d.action for d in incremental.decisions}
         state = incremental.state
@@ -94,14 +91,16 @@ def test_issue4_item9_unchanged_results_keep_their_decision_with_a_new_age():
     c = padding(8)  # above min_tool_results_prune: the generic rule's activation is settled
     cid = c.call("Bash", {"command": "ls"}, "a.py\nb.py")
     c.turns(20)
-    first = reduce_request(c.messages, config=ReductionConfig(), policy=POLICY)
-    after_first = classified_count(first.state)
+    memory = ReductionMemory()
+    first = reduce_request(c.messages, config=ReductionConfig(), policy=POLICY, memory=memory)
+    after_first = classified_count(memory)
     c.turns(1)
-    second = reduce_request(c.messages, config=ReductionConfig(), policy=POLICY, state=first.state)
+    second = reduce_request(c.messages, config=ReductionConfig(), policy=POLICY, state=first.state,
+                            memory=memory)
     one, two = decision(first, cid), decision(second, cid)
     assert (two.action, two.rule, two.age) == (one.action, one.rule, one.age + 1)
     assert f"at age {one.age + 1}" in two.reason
-    assert classified_count(second.state) == after_first  # nothing re-classified
+    assert classified_count(memory) == after_first  # nothing re-classified
     assert second.messages[one.message_index] is first.messages[one.message_index]  # same object
 
 
@@ -111,11 +110,12 @@ def test_issue4_item9_replaced_middle_message_is_read_again():
     c = Conv()
     cid = c.call("Bash", {"command": "make"}, lines(300))
     c.turns(3)
-    first = c.reduce()
+    memory = ReductionMemory()
+    first = c.reduce(memory=memory)
     assert decision(first, cid).action == "reduced"
     note = "[Identical output appears again later; this earlier copy was folded.]"
     c.messages[2] = Message(role="tool", content=(ToolResultBlock(call_id=cid, text=note),))
-    second = c.reduce(state=first.state)
+    second = c.reduce(state=first.state, memory=memory)
     assert sent_text(second, cid) == note
     assert decision(second, cid).bytes == len(note.encode())
 
@@ -127,12 +127,14 @@ def test_issue4_item9_group_window_moves_trim_older_results():
     policy = ContextPolicy(preserve_recent_tool_groups=2)
     cid = c.call("Bash", {"command": "cat notes"}, "\n".join(f"note {i}: keep it" for i in range(80)))
     c.call("Bash", {"command": "echo 1"}, "1")
-    state = reduce_request(c.messages, config=ReductionConfig(enabled=False), policy=policy).state
+    memory = ReductionMemory()
+    state = reduce_request(c.messages, config=ReductionConfig(enabled=False), policy=policy,
+                           memory=memory).state
     assert decision(reduce_request(c.messages, config=ReductionConfig(enabled=False), policy=policy,
-                                   state=state), cid).action == "kept"
+                                   state=state, memory=memory), cid).action == "kept"
     c.call("Bash", {"command": "echo 2"}, "2")
     c.messages.append(Message(role="user", content=(TextBlock(text="next"),)))
     third = reduce_request(c.messages, config=ReductionConfig(enabled=False), policy=policy,
-                           state=state)
+                           state=state, memory=memory)
     assert decision(third, cid).action == "trimmed"
     assert "group rank 2" in decision(third, cid).reason

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from iris.context.policy import ContextPolicy
-from iris.reduction import ReductionConfig, ToolKindMap, reduce_request
+from iris.reduction import ReductionConfig, ReductionMemory, ToolKindMap, reduce_request
 from iris.session import ToolResultBlock
 
 FILES = ["claude_code/spotter_subagent_session.jsonl",
@@ -21,11 +21,11 @@ def test_r_red_1_real_transcripts_get_a_decision_per_result(real_sessions, name,
     kinds = ToolKindMap(format=session.header.source_format)
     messages = session.messages
     asst = [i for i, m in enumerate(messages) if m.role == "assistant"]
-    state = None
+    state, memory = None, ReductionMemory()
     for cut in [*asst[1:], len(messages)]:
         prefix = messages[:cut]
         res = reduce_request(prefix, config=ReductionConfig(), policy=ContextPolicy(), state=state,
-                             session_dir=tmp_path, tool_kinds=kinds)
+                             session_dir=tmp_path, tool_kinds=kinds, memory=memory)
         state = res.state
         refs = {f"result:{mi}:{bi}" for mi, m in enumerate(prefix) for bi, b in enumerate(m.content)
                 if isinstance(b, ToolResultBlock)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from iris.reduction import ReductionConfig, todos_all_completed
+from iris.reduction import ReductionConfig, ReductionMemory, todos_all_completed
 from iris.tokens import TokenEstimator
 from reduction_builders import Conv, decision, lines, sent_text
 
@@ -121,16 +121,16 @@ def test_incremental_replay_describes_each_result_once():
     for i in range(300):
         c.call("Bash", {"command": f"step {i}"}, lines(40 + i % 50, f"s{i} " + "line {i}"))
         steps.append(list(c.messages))
-    est = TokenEstimator()
+    est, memory = TokenEstimator(), ReductionMemory()
     state = None
     t0 = time.perf_counter()
     for msgs in steps:
         conv = Conv()
         conv.messages = msgs
-        res = conv.reduce(state=state, estimator=est)
+        res = conv.reduce(state=state, estimator=est, memory=memory)
         state = res.state
     elapsed = time.perf_counter() - t0
-    infos = [k for k in state.memo() if k[0] == "info"]
+    infos = [k for k in memory.cache if k[0] == "info"]
     assert len(infos) == 300
     assert elapsed < 20, f"replay of 300 steps took {elapsed:.1f}s"
     assert len(res.decisions) == 300

@@ -18,7 +18,7 @@ from operator import is_
 from typing import Any
 
 from ..errors import PreparationError
-from ..reduction import reduce_request
+from ..reduction import ReductionMemory, reduce_request
 from ..session import Message
 from .records import Decision, KeptRecent, Reduced, StageRecord, Trimmed
 from .state import Marks, Part, PipelineSettings, PreparationState
@@ -78,6 +78,16 @@ def _new_decisions(part: Part, found: list[Any], seen: Marks, added: set[str],
     return out, carried
 
 
+def _memory(settings: PipelineSettings) -> ReductionMemory | None:
+    """The reduction engine's memory kept for the replay's steps (None: from scratch)."""
+    if not settings.incremental:
+        return None
+    memory = settings.cache.memo.get("reduction-memory")
+    if memory is None:
+        memory = settings.cache.memo["reduction-memory"] = ReductionMemory()
+    return memory
+
+
 def apply(state: PreparationState, settings: PipelineSettings
           ) -> tuple[PreparationState, StageRecord]:
     before = state.input_tokens
@@ -90,8 +100,7 @@ def apply(state: PreparationState, settings: PipelineSettings
     # R-RED-1, R-POL-2; todos_completed grants the wrap-up grace of R-RED-9
     result = reduce_request(
         messages, config=config.reduction, policy=config.context_policy,
-        state=(state.reduction_state if settings.incremental or state.reduction_state is None
-               else state.reduction_state.without_memo()),
+        state=state.reduction_state, memory=_memory(settings),
         session_dir=settings.artifacts if settings.artifacts is not None else settings.session_dir,
         context_read_available=config.context_policy.enabled, tool_kinds=settings.tool_kinds,
         todos_completed=state.todos_completed, estimator=settings.cache.estimator)

@@ -8,6 +8,7 @@ from .artifacts import INLINE_BUDGET_BYTES, externalize_large_result, safe_tool_
 from .config import REDUCTION_DEFAULTS, ReductionConfig, parse_reduction
 from .engine import reduce_request
 from .facts import FileChange, ToolFacts, extract_facts
+from .memory import ReductionMemory
 from .models import FrozenRendering, ReductionResult, ReductionState, ToolResultDecision
 from .todos import todos_all_completed
 from .toolkinds import DEFAULT_TOOL_KINDS, ToolKind, ToolKindMap
@@ -19,6 +20,7 @@ __all__ = [
     "FileChange",
     "FrozenRendering",
     "ReductionConfig",
+    "ReductionMemory",
     "ReductionResult",
     "ReductionState",
     "ToolFacts",

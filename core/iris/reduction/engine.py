@@ -29,6 +29,7 @@ from .artifacts import INLINE_BUDGET_BYTES, ArtifactWriter, as_writer, externali
 from .classify import Context, ResultInfo, Verdict, classify, describe
 from .config import ReductionConfig
 from .facts import extract_facts
+from .memory import ReductionMemory
 from .models import FrozenRendering, ReductionResult, ReductionState, ToolResultDecision
 from .render import Rendering, commit, render_verdict
 from .toolkinds import ToolKindMap
@@ -72,23 +73,23 @@ def _info(memo: dict, shared: dict, kinds: ToolKindMap, kinds_key: tuple, call: 
     return info
 
 
-def _tracker(messages: Sequence[Message], state: ReductionState, memo: dict, key: tuple,
+def _tracker(messages: Sequence[Message], state: ReductionState, memory: ReductionMemory, key: tuple,
              kinds: ToolKindMap, kinds_key: tuple, est: TokenEstimator) -> Tracker:
-    """The replay's tracker when this request continues its previous one, else a new one."""
-    tracker = memo.get("tracker")
+    """The run's tracker when this request continues its previous one, else a new one."""
+    memo = memory.cache
+    tracker = memory.tracker
     if (tracker is None or tracker.unsafe or tracker.key != key or tracker.out_state is not state
             or not tracker.extends(messages)):
         tracker = Tracker(key, partial(_info, memo, _shared(est), kinds, kinds_key), memo)
-        memo["tracker"] = tracker
+        memory.tracker = tracker
     return tracker
 
 
-def classified_count(state: ReductionState) -> int:
-    """How many results the engine classified in the requests that led to ``state`` since its
-    tracker started (an instrumentation counter: it grows with new results and gate crossings,
-    not with requests × history)."""
-    tracker = state.memo().get("tracker")
-    return tracker.classified if tracker is not None and tracker.out_state is state else 0
+def classified_count(memory: ReductionMemory) -> int:
+    """How many results the engine classified in the requests reduced with ``memory`` (an
+    instrumentation counter: it grows with new results and gate crossings, not with
+    requests × history)."""
+    return memory.classified
 
 
 def _gates(cfg: ReductionConfig) -> tuple[int, ...]:
@@ -110,27 +111,30 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
                    session_dir: ArtifactWriter | Path | None = None,
                    context_read_available: bool = True, tool_kinds: ToolKindMap | None = None,
                    todos_completed: bool = False,
-                   estimator: TokenEstimator | None = None) -> ReductionResult:
+                   estimator: TokenEstimator | None = None,
+                   memory: ReductionMemory | None = None) -> ReductionResult:
     """Reduce the tool results of one request; never changes ``messages`` themselves (R-RED-1).
 
     ``session_dir`` (a directory or an :class:`ArtifactWriter`) receives the recovery files; the
     text names them under the logical root ``<session_dir>`` whatever the directory is."""
     state = state or ReductionState()
     writer = as_writer(session_dir)
-    memo = state.memo()
+    memory = ReductionMemory() if memory is None else memory
+    memo = memory.cache
     est = estimator or default_estimator()
     kinds = tool_kinds or ToolKindMap()
     hint = policy.enabled and context_read_available
     cfg_key = _cfg_key(memo, config)
     kinds_key = (kinds.format, tuple(sorted(kinds.overrides.items())))
     key = (cfg_key, policy, hint, writer is not None, kinds_key, id(est))
-    tracker = _tracker(messages, state, memo, key, kinds, kinds_key, est)
+    tracker = _tracker(messages, state, memory, key, kinds, kinds_key, est)
     seen_items = len(tracker.items)
     dirty, recalled, first_new = tracker.advance(messages, state, policy.preserve_recent_tool_groups)
     if seen_items < config.min_tool_results_prune:  # the generic rule's activation may change
         dirty = {it.seq: it for it in tracker.items}
     work = [dirty[k] for k in sorted(dirty)]
     tracker.classified += len(work)
+    memory.classified += len(work)
     for it in work:
         it.age = max(tracker.batches - it.batch, 0)
         it.group_rank = tracker.rank(it)
@@ -348,7 +352,6 @@ def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], fir
         frozen=frozen, externalized=externalized,
         reduced_inputs=state.reduced_inputs | new_reduced if new_reduced else state.reduced_inputs,
         recalled_inputs=recalled, requests=request_no, has_prefix=bool(frozen), grace_used=grace_used)
-    new_state._memo = memo
     result = ReductionResult.model_construct(messages=tuple(tracker.out), decisions=decisions,
                                              state=new_state, tokens_before=before,
                                              tokens_after=before - tracker.saved)

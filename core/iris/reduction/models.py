@@ -106,19 +106,6 @@ class ReductionState(_Frozen):
     """A reduced prefix exists (enables the min_incremental_saved_tokens reuse rule)."""
     grace_used: int = 0
     """Wrap-up grace requests already granted since todos completed."""
-    _memo: Any = PrivateAttr(default=None)
-
-    def memo(self) -> dict[Any, Any]:
-        """Content caches shared by all states of one replay (classification, message tokens)."""
-        if self._memo is None:
-            self._memo = {}
-        return self._memo
-
-    def without_memo(self) -> ReductionState:
-        """The same carried decisions with empty caches: the next reduction starts from scratch."""
-        fresh = self.model_copy()
-        fresh._memo = None
-        return fresh
 
 
 class ReductionResult(_Frozen):
