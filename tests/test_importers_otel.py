@@ -8,10 +8,22 @@ from pathlib import Path
 
 import pytest
 from iris.errors import SessionFormatError
+from iris.session import Message, ToolCallBlock, ToolResultBlock, Usage
 
 from workbench.importers import detect_format, load_session
 
 FIX = Path(__file__).parent / "fixtures" / "importers"
+
+
+def _usage(message: Message) -> Usage:
+    assert message.usage is not None, message
+    return message.usage
+
+
+def _result(message: Message) -> ToolResultBlock:
+    block = message.content[0]
+    assert isinstance(block, ToolResultBlock), block
+    return block
 
 
 def _shape(session):
@@ -27,11 +39,11 @@ def test_r_ses_4_otlp_json_semconv_messages_and_usage():
     assert _shape(s) == [("system", ["text"]), ("user", ["text"]), ("assistant", ["text", "tool_call"]),
                          ("tool", ["tool_result"]), ("assistant", ["text"])]
     first, second = [m for m in s.messages if m.role == "assistant"]
-    assert (first.usage.input_tokens, first.usage.output_tokens) == (1200, 40)
-    assert second.usage.cache_read_tokens == 1024 and second.usage.prompt_tokens == 1310
+    assert (_usage(first).input_tokens, _usage(first).output_tokens) == (1200, 40)
+    assert _usage(second).cache_read_tokens == 1024 and _usage(second).prompt_tokens == 1310
     assert first.model == "gpt-4o-2024-08-06" and s.header.session_id == "conv-sums-1"
-    assert s.messages[3].content[0].call_id == "call_1" and "range_sum" in s.messages[3].text
-    assert first.timestamp.year == 2026
+    assert _result(s.messages[3]).call_id == "call_1" and "range_sum" in s.messages[3].text
+    assert first.timestamp is not None and first.timestamp.year == 2026
     assert not result.warnings
 
 
@@ -42,8 +54,9 @@ def test_r_ses_4_any_agent_span_list_pairs_tools_by_time():
     assert _shape(s) == [("system", ["text"]), ("user", ["text"]), ("assistant", ["tool_call"]),
                          ("tool", ["tool_result"]), ("assistant", ["text"])]
     call = s.messages[2].content[0]
+    assert isinstance(call, ToolCallBlock), call
     assert call.name == "read_file" and call.arguments == {"path": "/repo/sums.py"}
-    assert s.messages[3].content[0].call_id == call.id
+    assert _result(s.messages[3]).call_id == call.id
     assert [m.usage.input_tokens for m in s.messages if m.usage] == [269, 331]  # "269" strings
 
 
@@ -54,7 +67,7 @@ def test_r_ses_2_legacy_indexed_attributes_and_missing_usage():
     s = result.session
     assert result.format == "otel"
     assert _shape(s)[2:] == [("assistant", ["tool_call"]), ("tool", ["tool_result"]), ("assistant", ["text"])]
-    assert s.messages[2].usage.input_tokens == 210 and s.messages[4].usage is None
+    assert _usage(s.messages[2]).input_tokens == 210 and s.messages[4].usage is None
     assert any("1 of 2 model calls record no usage" in w.problem for w in result.warnings)
 
 
