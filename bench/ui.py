@@ -32,9 +32,12 @@ from measure import Stats
 
 def _chrome_args() -> list[str]:
     """The launch arguments the browser tests use (tests/conftest.py, Debian chromium)."""
-    spec = importlib.util.spec_from_file_location("_wb_test_conftest", ROOT / "tests" / "conftest.py")
+    conftest = ROOT / "tests" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("_wb_test_conftest", conftest)
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"{conftest}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    spec.loader.exec_module(module)
     return list(module.CHROME_ARGS)
 
 

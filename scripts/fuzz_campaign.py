@@ -41,8 +41,10 @@ import tempfile
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import IO, Literal, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -76,7 +78,11 @@ def _where(exc: BaseException) -> str:
     return f"{Path(last.filename).name}:{last.lineno} {last.name}" if last else "?"
 
 
-def _stage(findings: list[dict], stage: str, fn):
+T = TypeVar("T")
+
+
+def _stage(findings: list[dict], stage: str, fn: Callable[[], T]
+           ) -> tuple[Literal["ok"], T] | tuple[Literal["error", "crash"], Exception]:
     """Run one stage: ('ok', value) or ('error', exc); crashes and unlocated errors are findings."""
     from iris.errors import WorkbenchError
 
@@ -113,11 +119,12 @@ def _run_case(case: dict, baselines: dict) -> dict:
         for mode in ("strict", "lenient"):
             store = Store(Path(tmp) / f"{mode}.db")
             try:
-                status, value = _stage(findings, mode, partial(
+                staged = _stage(findings, mode, partial(
                     store.import_file, path, format=fmt, lenient=mode == "lenient"))
-                outcomes[mode] = status
-                if status != "ok":
+                outcomes[mode] = staged[0]
+                if staged[0] != "ok":
                     continue
+                value = staged[1]
                 if mode == "lenient" and outcomes["strict"] == "error" and not value.skipped:
                     result = load_session(path, format=fmt, lenient=True)
                     if not result.warnings:
@@ -172,14 +179,18 @@ class Worker:
     def __init__(self) -> None:
         self.proc = subprocess.Popen([sys.executable, __file__, "--worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        if self.proc.stdin is None or self.proc.stdout is None:
+            raise RuntimeError("the worker subprocess has no stdin/stdout pipe")
+        self.stdin: IO[str] = self.proc.stdin
+        self.stdout: IO[str] = self.proc.stdout
 
     def run(self, case: dict, timeout: float) -> dict | None:
-        self.proc.stdin.write(json.dumps(case) + "\n")
-        self.proc.stdin.flush()
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        self.stdin.write(json.dumps(case) + "\n")
+        self.stdin.flush()
+        ready, _, _ = select.select([self.stdout], [], [], timeout)
         if not ready:
             return None
-        line = self.proc.stdout.readline()
+        line = self.stdout.readline()
         return json.loads(line) if line else {"outcomes": {}, "findings": [
             {"stage": "worker", "finding": "crash", "error": "worker exited"}]}
 
@@ -268,7 +279,7 @@ def _summary(findings: list[dict]) -> dict[str, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case before it is a hang")

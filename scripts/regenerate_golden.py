@@ -52,7 +52,7 @@ def golden_text(path: Path, overrides: dict | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--check", action="store_true", help="compare only, write nothing")
     args = parser.parse_args(argv)
     GOLDEN.mkdir(parents=True, exist_ok=True)

@@ -298,6 +298,8 @@ def long_session() -> Session:
         if turn in (5, 50):
             snapshots.append(_snapshot(len([m for m in r.messages if m.role == "assistant"]), turn))
     r.assistant("Plan written to docs/retry-migration.md; sinks migrated, 3 modules left (see the plan).")
+    if switch_at is None:
+        raise RuntimeError("the long sample never reached 150,000 tool-output tokens: no model switch")
     return r.session("long-harbor-retries", "Harbor: migrate per-record retries to batch policies",
                      ModelLimits(context=1_000_000, output=64_000),
                      model_switches=(ModelSwitch(at_message=switch_at, model=SONNET,

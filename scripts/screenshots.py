@@ -26,11 +26,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
 
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, ViewportSize, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshots"
-SIZE = {"width": 1280, "height": 900}
+SIZE: ViewportSize = {"width": 1280, "height": 900}
 CHROME_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                "--no-first-run", "--disable-quic"]
@@ -239,7 +239,7 @@ def run(names: list[str], themes: list[str], out: Path, *, palette: bool = True,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--only", action="append", choices=sorted(SHOTS), help="repeatable")
     parser.add_argument("--theme", choices=["light", "dark", "both"], default="both")
     parser.add_argument("--out", type=Path, default=OUT)
