@@ -80,7 +80,7 @@ def measure(responses: int, *, profile: bool = False) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[250, 500, 1000, 2000])
     parser.add_argument("--profile", action="store_true", help="print a pyinstrument tree per size")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
