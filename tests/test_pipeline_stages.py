@@ -10,11 +10,12 @@ from pathlib import Path
 
 from iris.config import parse_config
 from iris.context import ContextContribution, StaticContextSource, load_context_build_input
-from iris.preparation import STAGE_NAMES
+from iris.preparation import STAGE_NAMES, DroppedTool, Reduced
 from iris.preparation.fold import FOLD_MIN_CHARS
 from iris.replay import replay
 from iris.session import Message, Session, SessionHeader, TextBlock, ToolCallBlock, ToolResultBlock, Usage
 from iris.tokens import TokenEstimator
+from record_access import block_text, of_kind, request_of, stage_of
 
 from workbench.importers.native import load_native
 
@@ -67,7 +68,7 @@ def test_r_prep_1_one_preparation_per_assistant_response_with_identity():
         assert p.input_budget == r.thresholds.input_budget
         assert p.pressure_line == r.thresholds.pressure_line
         assert p.final_request_ref is None  # no evidence sink: no external reference (R-PREP-1)
-        assert p.message_count == len(r.request(p).messages)
+        assert p.message_count == len(request_of(r, p).messages)
 
 
 def test_r_prep_2_six_stages_in_order_with_whole_request_tokens():
@@ -87,25 +88,25 @@ def test_r_prep_2_fold_collapses_identical_reread_to_read_back_note():
     s = reread_session()
     r = replay(s)
     last = r.preparations[2]
-    fold = last.stage("fold_repeats")
+    fold = stage_of(last, "fold_repeats")
     assert fold.status == "entered"
     (d,) = fold.decisions
     assert d.kind == "folded-repeat"
     assert (d.ref, d.read_back, d.tool_name) == ("result:2:0", "result:4:0", "Read")
     assert d.tokens_after < d.tokens_before
-    request = r.request(last)
+    request = request_of(r, last)
     folded = [i for i, m in enumerate(request.marks) if "folded" in m.marks]
     assert [request.marks[i].history_index for i in folded] == [2]
     assert "result:4:0" in request.messages[folded[0]].text
-    assert s.messages[2].content[0].text == BODY  # durable history untouched
+    assert block_text(s.messages[2].content[0]) == BODY  # durable history untouched
 
 
 def test_r_prep_2_fold_skipped_without_context_read():
     """R-PREP-3: with the context policy off there is no read-back: the fold stage is skipped."""
     cfg = parse_config({"context_policy": {"enabled": False}})
     p = replay(reread_session(), cfg).preparations[2]
-    assert p.stage("fold_repeats").status == "skipped"
-    assert "context policy disabled" in p.stage("fold_repeats").note
+    assert stage_of(p, "fold_repeats").status == "skipped"
+    assert "context policy disabled" in stage_of(p, "fold_repeats").note
 
 
 def _contribution_source() -> StaticContextSource:
@@ -124,14 +125,14 @@ def test_r_prep_4_dropped_optional_in_r_dyn_4_order_with_priority_reason():
     cfg = parse_config({"compaction": {"input_budget_tokens": 1000}})
     s = session(user("fix it"), answer("ok"))
     p = replay(s, cfg, context_source=_contribution_source()).preparations[0]
-    drop = p.stage("drop_optional")
+    drop = stage_of(p, "drop_optional")
     assert drop.status == "entered"
     dropped = [d for d in drop.decisions if d.kind == "dropped-optional"]
     assert [d.key for d in dropped] == ["hints", "extra"]
     assert "priority 10" in dropped[0].reason and "later entry" in dropped[1].reason
     assert p.final_contribution_keys == ("goal", "tips")
     assert "contribution:goal" in p.protected_sources
-    required = [d for d in p.stage("assembly").decisions if d.kind == "kept-required"]
+    required = [d for d in stage_of(p, "assembly").decisions if d.kind == "kept-required"]
     assert [d.key for d in required] == ["goal"]
     assert drop.after_input_tokens < drop.before_input_tokens
 
@@ -139,7 +140,7 @@ def test_r_prep_4_dropped_optional_in_r_dyn_4_order_with_priority_reason():
 def test_r_prep_3_drop_stage_skipped_when_nothing_is_optional():
     """R-PREP-3: a stage with nothing to decide is not entered."""
     p = replay(reread_session()).preparations[0]
-    assert p.stage("drop_optional").status == "skipped"
+    assert stage_of(p, "drop_optional").status == "skipped"
 
 
 def test_r_pol_1_deferred_tools_are_dropped_until_used():
@@ -151,9 +152,12 @@ def test_r_pol_1_deferred_tools_are_dropped_until_used():
     first, last = r.preparations[0], r.preparations[2]
     runner = ("context_read", "context_search")  # the runner's read-back tools are never deferred
     assert first.final_tools == runner
-    assert {d.tool_name for d in first.stage("drop_optional").decisions} == {"Read", "WebFetch"}
+    drops = stage_of(first, "drop_optional").decisions
+    dropped_tools = of_kind(drops, DroppedTool)
+    assert dropped_tools == list(drops)  # only tool schemas are left out here
+    assert {d.tool_name for d in dropped_tools} == {"Read", "WebFetch"}
     assert last.final_tools == ("Read", *runner)
-    assert r.request(last).dropped == ("WebFetch",)
+    assert request_of(r, last).dropped == ("WebFetch",)
 
 
 def test_r_prep_4_trim_decisions_carry_category_rule_and_reference():
@@ -161,13 +165,14 @@ def test_r_prep_4_trim_decisions_carry_category_rule_and_reference():
     and the final request marks the shortened messages."""
     s = load_native(SAMPLES / "bugfix.jsonl")
     r = replay(s)
-    decisions = [(p, d) for p in r.preparations for d in p.stage("trim_old_bodies").decisions]
+    decisions = [(p, d) for p in r.preparations for d in stage_of(p, "trim_old_bodies").decisions]
     changed = [(p, d) for p, d in decisions if d.kind in ("reduced", "trimmed")]
     assert changed, "the bugfix sample has old bodies that get shortened"
     p, d = changed[0]
+    assert isinstance(d, Reduced), d  # the first shortened body carries its rule
     assert d.ref == f"result:{d.message_index}:{d.block_index}"
     assert d.rule and d.reason and d.tokens_after < d.tokens_before
-    request = r.request(p)
+    request = request_of(r, p)
     marked = {m.history_index for m in request.marks if {"reduced", "trimmed"} & set(m.marks)}
     assert d.message_index in marked
     assert any(d.kind == "kept-recent" for _, d in decisions)
@@ -177,15 +182,15 @@ def test_r_prep_3_compaction_skipped_below_the_line_applied_when_committed():
     """R-PREP-3: compaction is skipped below the threshold and applied only when committed."""
     s = load_native(SAMPLES / "long_session.jsonl")
     default = replay(s)
-    assert {p.stage("compaction").status for p in default.preparations} == {"skipped"}
+    assert {stage_of(p, "compaction").status for p in default.preparations} == {"skipped"}
     small = replay(s, parse_config({"compaction": {"input_budget_tokens": 96000}}))
-    statuses = [p.stage("compaction").status for p in small.preparations]
+    statuses = [stage_of(p, "compaction").status for p in small.preparations]
     assert "applied" in statuses
     applied = small.preparations[statuses.index("applied")]
-    kinds = [d.kind for d in applied.stage("compaction").decisions]
+    kinds = [d.kind for d in stage_of(applied, "compaction").decisions]
     assert kinds == ["compaction-plan", "compaction-candidate", "compaction-applied"]
     assert applied.compaction_applied
-    st = applied.stage("compaction")
+    st = stage_of(applied, "compaction")
     assert st.after_input_tokens < st.before_input_tokens <= applied.input_budget
 
 
@@ -196,12 +201,13 @@ def test_r_prep_3_rejected_summary_fails_the_step_and_keeps_old_state():
     s = session(user("please " + big), answer("ok"), user("and now?"), answer("fine"))
     r = replay(s, parse_config({"compaction": {"input_budget_tokens": 20000}}))
     first = r.preparations[0]
-    assert first.phase == "failed" and first.error.stage == "compaction"
-    st = first.stage("compaction")
+    assert first.phase == "failed" and first.error is not None
+    assert first.error.stage == "compaction"
+    st = stage_of(first, "compaction")
     assert st.status == "rejected"
     assert [d.kind for d in st.decisions][-1] == "compaction-rejected"
     assert "pressure line" in first.error.message
-    assert first.final_request_ref is None and first.stage("final_selection").status == "skipped"
+    assert first.final_request_ref is None and stage_of(first, "final_selection").status == "skipped"
     assert len(r.preparations) == 2  # the replay goes on
 
 
@@ -211,7 +217,7 @@ def test_r_prep_3_no_cut_point_is_a_candidate_plan():
     s = session(answer("hello, how can I help?"))  # step 0 has no history to cut
     p = replay(s, parse_config({"compaction": {"input_budget_tokens": 5000}}),
                context_source=src).preparations[0]
-    st = p.stage("compaction")
+    st = stage_of(p, "compaction")
     assert st.status == "candidate"
     assert st.decisions[0].kind == "compaction-plan" and st.decisions[0].cut_index is None
 
@@ -227,7 +233,7 @@ def test_r_prep_4_no_extra_estimator_calls_for_display():
     assert est.encode_calls == calls
     assert second.preparations == first.preparations
     for p in first.preparations[::7]:
-        request = first.request(p)
+        request = request_of(first, p)
         assert est.request_tokens(request.messages, request.tools) == p.final_input_tokens
 
 
@@ -238,6 +244,7 @@ def test_r_prep_2_context_yaml_messages_are_assembled_and_protected():
     p = replay(s, context_input=ctx).preparations[1]
     assert p.protected_sources[0] == "context:system"
     request = replay(s, context_input=ctx).request(p)
+    assert request is not None
     assert request.messages[0].role == "system" and request.marks[0].origin == "context"
 
 
@@ -267,9 +274,10 @@ def test_r_tok_3_after_a_recorded_compaction_the_local_estimate_triggers():
     last = Message(role="assistant", content=(TextBlock(text="done"),), usage=tiny)
     cfg = parse_config({"compaction": {"input_budget_tokens": 40000}})
     plain = replay(session(*base, user("next"), last), cfg).preparations[1]
-    assert plain.stage("compaction").status == "skipped"
-    assert "105 < threshold line" in plain.stage("compaction").note  # provider: 100 + 5 output
+    assert stage_of(plain, "compaction").status == "skipped"
+    assert "105 < threshold line" in stage_of(plain, "compaction").note  # provider: 100 + 5 output
     after = replay(session(*base, summary, user("next"), last), cfg).preparations[1]
-    assert after.stage("compaction").status != "skipped"
-    assert "basis: calibrated_local" in after.stage("compaction").note
-    assert after.trigger_basis == "calibrated_local" and after.trigger_tokens >= 40000 * 0.8
+    assert stage_of(after, "compaction").status != "skipped"
+    assert "basis: calibrated_local" in stage_of(after, "compaction").note
+    assert after.trigger_basis == "calibrated_local" and after.trigger_tokens is not None
+    assert after.trigger_tokens >= 40000 * 0.8
