@@ -35,10 +35,16 @@ def build(tmp_path: Path, text: str, **kwargs):
     return ContextBuilder().build(load_context_build_input(write(tmp_path, text)), **kwargs)
 
 
-def problems(tmp_path: Path, text: str) -> dict[str, ConfigError]:
+def problems(tmp_path: Path, text: str) -> dict[str | None, ConfigError]:
     with pytest.raises(ContextValidationError) as err:
         load_context_build_input(write(tmp_path, text))
     return {issue.field: issue for issue in err.value.issues}
+
+
+def child(element: ET.Element, path: str) -> ET.Element:
+    found = element.find(path)
+    assert found is not None, f"no <{path}> in <{element.tag}>"
+    return found
 
 
 def test_r_build_5_public_types_import_from_iris_context():
@@ -55,7 +61,8 @@ def test_r_build_1_only_three_top_level_keys(tmp_path):
         tools: []
         """)
     assert "unknown top-level key 'tools'" in found["tools"].problem
-    assert found["tools"].line == 3 and found["tools"].path.endswith("context.yaml")
+    path = found["tools"].path
+    assert found["tools"].line == 3 and path is not None and path.endswith("context.yaml")
 
 
 def test_r_build_1_system_required_with_an_enabled_slot(tmp_path):
@@ -74,7 +81,8 @@ def test_r_build_1_optional_sections_may_be_omitted(tmp_path):
 def test_r_build_1_yaml_syntax_error_names_file_and_line(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_context_build_input(write(tmp_path, "system:\n  slots: [\n    {name: a\n"))
-    assert err.value.path.endswith("context.yaml") and err.value.line is not None
+    path = err.value.path
+    assert path is not None and path.endswith("context.yaml") and err.value.line is not None
 
 
 def test_r_build_3_invalid_names_report_field_paths_and_lines(tmp_path):
@@ -183,10 +191,10 @@ def test_r_build_4_lists_mappings_and_scalars(tmp_path):
                 line 2
         """)
     root = ET.fromstring(f"<r>{out.system.text}</r>")
-    data = root.find("data")
-    assert [i.text for i in data.find("files")] == ["a.py", "b.py"]
-    assert data.find("count").text == "2" and data.find("strict").text == "true"
-    assert data.find("empty").text is None and data.find("nested/deep/item/k").text == "v"
+    data = child(root, "data")
+    assert [i.text for i in child(data, "files")] == ["a.py", "b.py"]
+    assert child(data, "count").text == "2" and child(data, "strict").text == "true"
+    assert child(data, "empty").text is None and child(data, "nested/deep/item/k").text == "v"
     assert "<block>\nline 1\nline 2\n</block>" in out.system.text
 
 
@@ -206,10 +214,11 @@ def test_r_build_2_relative_template_resolves_next_to_the_yaml(tmp_path):
                   {name: hid, content: no, enabled: false}]
         """, "conf/context.yaml")
     data = load_context_build_input(path)
+    assert data.memory is not None
     assert data.memory.template == str((tmp_path / "conf/tpl/mem.j2").resolve())
     out = ContextBuilder().build(data)
     # sorted, enabled only, dicts, and plain text (no autoescape)
-    assert out.memory.text == "y=q|1\nz=<raw & plain>|100"
+    assert out.memory is not None and out.memory.text == "y=q|1\nz=<raw & plain>|100"
 
 
 def test_r_build_2_missing_template_file_is_reported(tmp_path):
@@ -236,7 +245,7 @@ def test_r_build_4_template_sandbox_refuses_python_internals(tmp_path):
     with pytest.raises(TemplateError) as err:
         ContextBuilder().build(load_context_build_input(path))
     assert "sandbox" in str(err.value) and err.value.line == 2
-    assert err.value.template.endswith("evil.j2")
+    assert err.value.template is not None and err.value.template.endswith("evil.j2")
 
 
 def test_r_build_4_template_errors_name_template_and_line(tmp_path):
@@ -263,6 +272,7 @@ def test_r_build_5_roles_senders_and_system_addendum(tmp_path):
         ("system", "system", "system"), ("memory", "user", "context"),
         ("before_current_input", "user", "context")]
     assert out.system.text == "<a>x</a>\n\nTools: bash"
+    assert out.memory is not None
     assert out.memory.to_message().role == "user" and out.memory.to_message().text == "<m>y</m>"
 
 
@@ -286,8 +296,8 @@ def test_r_build_1_every_problem_is_reported_in_document_order(tmp_path):
                 - {name: c, content: y, order: "1"}
             extra: 1
             """))
-    lines = [i.line for i in err.value.issues]
-    assert lines == sorted(lines) and len(lines) == 3
+    lines = [i.line for i in err.value.issues if i.line is not None]
+    assert lines == sorted(lines) and len(lines) == len(err.value.issues) == 3
     assert "(+2 more)" in str(err.value)
 
 
