@@ -6,8 +6,9 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.page_guards import error_boundary, require_replay
+from workbench.records import recorded_marks
 from workbench.replay_service import open_saved, session_messages
-from workbench.truth import answer_runs, recorded_compactions, truth_steps
+from workbench.services.truth import answer_runs, recorded_compactions, truth_steps
 from workbench.views.compaction import (
     COMPACTION_KINDS,
     attempts_table,
@@ -19,7 +20,6 @@ from workbench.views.recorded import (
     budget_label,
     compaction_answer,
     compaction_answer_text,
-    recorded_marks,
     replay_compaction_steps,
 )
 

@@ -24,7 +24,7 @@ from workbench.services.summarisers import (
     stored_summariser_options,
 )
 from workbench.services.templates import replay_templates
-from workbench.truth import session_marks
+from workbench.services.truth import session_marks
 from workbench.views.compare import (
     answer_runs,
     compactions_table,

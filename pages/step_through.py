@@ -10,11 +10,12 @@ import streamlit as st
 
 from workbench import state
 from workbench.page_guards import error_boundary
+from workbench.records import recorded_marks
 from workbench.replay_service import open_saved, session_messages
-from workbench.truth import recorded_compactions, truth_steps
+from workbench.services.truth import recorded_compactions, truth_steps
 from workbench.views.colors import MARK_COLOURS, STATUS_COLOURS
 from workbench.views.display import display_frame
-from workbench.views.recorded import budget_label, recorded_marks
+from workbench.views.recorded import budget_label
 from workbench.views.step_through import (
     STAGE_EXPLANATIONS,
     RequestMessage,

@@ -29,7 +29,7 @@ from workbench.services.rerun import (
     with_engine_templates,
 )
 from workbench.services.templates import default_workspace, rerun_target, run_edited
-from workbench.truth import session_marks
+from workbench.services.truth import session_marks
 from workbench.views.compare import compare_figure, totals_table
 from workbench.views.display import display_frame
 from workbench.views.templates import (

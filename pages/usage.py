@@ -8,15 +8,15 @@ import streamlit as st
 from workbench import state as wb_state
 from workbench.page_guards import error_boundary, require_replay
 from workbench.pricing import saved_cost_lines
+from workbench.records import recorded_marks
 from workbench.replay_service import open_saved
 from workbench.replay_summary import error_meaning
-from workbench.truth import answer_runs, recorded_compactions, truth_steps
+from workbench.services.truth import answer_runs, recorded_compactions, truth_steps
 from workbench.views.display import display_frame
 from workbench.views.recorded import (
     budget_label,
     compaction_answer,
     compaction_answer_text,
-    recorded_marks,
     replay_compaction_steps,
 )
 from workbench.views.usage import estimate_error, summary_usage_table, usage_figure, usage_table

@@ -7,13 +7,13 @@ import pandas as pd
 from evidence_builders import bundle, preparation
 from iris.session import RecordedCompaction
 
+from workbench.records import recorded_marks
 from workbench.views.compare import RunSummary, StepPoint, compare_figure
 from workbench.views.recorded import (
     RECORDED,
     budget_label,
     compaction_answer,
     compaction_answer_text,
-    recorded_marks,
     y_range,
 )
 from workbench.views.step_through import step_header, step_timeline_figure
@@ -167,8 +167,8 @@ def test_codex_and_claude_fixtures_place_the_recorded_compaction_on_the_next_mod
     lands on the first model call after the compaction, with the recorded pre-compaction count."""
     from pathlib import Path
 
+    from workbench.services.truth import session_marks
     from workbench.store import open_store
-    from workbench.truth import session_marks
 
     fixtures = Path(__file__).parent / "fixtures" / "importers"
     expected = {"codex_compacted.jsonl": (1, 209_950), "codex_replacement_history.jsonl": (3, 209_950),

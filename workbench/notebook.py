@@ -28,6 +28,7 @@ from iris.session import Session
 from .notebook_frames import NotebookFigure, notebook_figure, typed
 from .notebook_tables import request_frame
 from .progress import Progress
+from .records import recorded_marks
 from .replay_reader import replay_facts
 from .replay_service import replay_session
 from .rich_html import comparison_html, replay_html, step_html
@@ -44,7 +45,6 @@ from .views.compare import (
 )
 from .views.compare import compactions_table as compared_compactions
 from .views.failures import failures_table
-from .views.recorded import recorded_marks
 from .views.step_through import decision_table, request_messages, stage_table, step_header
 from .views.usage import summary_usage_table, usage_figure, usage_table
 

@@ -216,7 +216,7 @@ def stored_replay_cost(session: Session, stored: Any, *,
                        estimator: TokenEstimator | None = None) -> dict[str, Any]:
     """The cost object of a saved replay (``replay_service.open_saved``): the summary request
     is estimated from the archived head, which is what the summariser read."""
-    from .truth import truth_steps  # whole-request figures without parsing each preparation
+    from .services.truth import truth_steps  # whole-request figures without parsing each preparation
 
     estimator = estimator or default_estimator()
     steps = _steps(session, truth_steps(stored))

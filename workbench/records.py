@@ -7,7 +7,7 @@ compactions, the agent's recorded compactions, calibration, configuration warnin
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from iris.compaction.calibration import Calibration
@@ -24,9 +24,11 @@ __all__ = [
     "ArchiveRecord",
     "CompactionFacts",
     "EvidenceBundle",
+    "RecordedMark",
     "ReplayFacts",
     "ReplayInfo",
     "StepRow",
+    "recorded_marks",
 ]
 
 #: Version of :class:`ReplayFacts` written by this code (rows without one are version 1).
@@ -170,3 +172,55 @@ class StepRow(_Frozen):
     error_kind: str | None
     error_message: str | None
     final_request_ref: str | None
+
+
+class RecordedMark(_Frozen):
+    """One compaction the recorded agent performed, placed on the replay's steps."""
+
+    n: int
+    step: int | None
+    """First step whose request was sent after the compaction (None: no response followed)."""
+    at_message: int | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    trigger: str = "auto"
+    source: str = ""
+
+
+def _get(item: Any, *names: str) -> Any:
+    for name in names:
+        value = item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def _trusted(step: Any) -> int | None:
+    if getattr(step, "provider_usage_kind", "missing") != "trusted":
+        return None
+    return getattr(step, "provider_prompt_tokens", None)
+
+
+def recorded_marks(compactions: Iterable[Any], steps: Sequence[Any]) -> tuple[RecordedMark, ...]:
+    """The recorded compactions as marks on ``steps`` (``StepRow``/``ContextPreparation``).
+
+    ``compactions`` are the session's :class:`iris.session.RecordedCompaction` records (with
+    ``at_message``) or already-placed mappings with ``step``, ``tokens_before``, ``tokens_after``.
+    """
+    ordered = sorted(steps, key=lambda s: s.step_index)
+    by_step = {s.step_index: s for s in ordered}
+    marks = []
+    for n, c in enumerate(compactions, start=1):
+        at, step = _get(c, "at_message"), _get(c, "step", "step_index")
+        if step is None and at is not None:
+            step = next((s.step_index for s in ordered if s.response_message_index >= at), None)
+        before = _get(c, "tokens_before", "pre_tokens")
+        if before is None and step is not None and step - 1 in by_step:
+            before = _trusted(by_step[step - 1])
+        after = _get(c, "tokens_after")
+        if after is None and step in by_step:
+            after = _trusted(by_step[step])
+        marks.append(RecordedMark(n=n, step=step, at_message=at, tokens_before=before,
+                                  tokens_after=after, trigger=str(_get(c, "trigger") or "auto"),
+                                  source=str(_get(c, "source") or "")))
+    return tuple(marks)

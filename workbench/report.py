@@ -74,7 +74,7 @@ def _section(title: str, *body: str) -> str:
 
 
 def _marks(r: NotebookReplay) -> tuple:
-    from .views.recorded import recorded_marks
+    from .records import recorded_marks
 
     placed = [c.model_dump() for c in getattr(r.result, "recorded_compactions", ())]
     return recorded_marks(placed or r.session.compactions, r.preparations)

@@ -17,10 +17,10 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..records import RecordedMark
 from ..run_summary import CompactionPoint, RunSummary, StepPoint, run_summary
 from .colors import SERIES_COLOURS, STATUS_COLOURS
 from .recorded import (
-    RecordedMark,
     add_recorded_marks,
     add_trigger_trace,
     budget_source_words,

@@ -19,13 +19,13 @@ from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
-from iris.frozen import FrozenModel
 
+from ..records import RecordedMark
 from .colors import SERIES_COLOURS
 
-__all__ = ["BUDGET_SOURCES", "TRIGGER_BASES", "RecordedMark", "add_recorded_marks",
+__all__ = ["BUDGET_SOURCES", "TRIGGER_BASES", "add_recorded_marks",
            "add_trigger_trace", "budget_label", "budget_source_words", "compaction_answer",
-           "compaction_answer_text", "recorded_marks", "replay_compaction_steps", "step_compactions",
+           "compaction_answer_text", "replay_compaction_steps", "step_compactions",
            "trigger_points", "whole_tokens", "y_range"]
 
 RECORDED = "agent compacted (recorded)"
@@ -49,61 +49,6 @@ TRIGGER_BASES: Mapping[str, str] = {
     "disabled": "automatic compaction disabled",
     "none": "no reading yet",
 }
-
-
-_Frozen = FrozenModel
-
-
-class RecordedMark(_Frozen):
-    """One compaction the recorded agent performed, placed on the replay's steps."""
-
-    n: int
-    step: int | None
-    """First step whose request was sent after the compaction (None: no response followed)."""
-    at_message: int | None = None
-    tokens_before: int | None = None
-    tokens_after: int | None = None
-    trigger: str = "auto"
-    source: str = ""
-
-
-def _get(item: Any, *names: str) -> Any:
-    for name in names:
-        value = item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
-        if value is not None:
-            return value
-    return None
-
-
-def _trusted(step: Any) -> int | None:
-    if getattr(step, "provider_usage_kind", "missing") != "trusted":
-        return None
-    return getattr(step, "provider_prompt_tokens", None)
-
-
-def recorded_marks(compactions: Iterable[Any], steps: Sequence[Any]) -> tuple[RecordedMark, ...]:
-    """The recorded compactions as marks on ``steps`` (``StepRow``/``ContextPreparation``).
-
-    ``compactions`` are the session's :class:`iris.session.RecordedCompaction` records (with
-    ``at_message``) or already-placed mappings with ``step``, ``tokens_before``, ``tokens_after``.
-    """
-    ordered = sorted(steps, key=lambda s: s.step_index)
-    by_step = {s.step_index: s for s in ordered}
-    marks = []
-    for n, c in enumerate(compactions, start=1):
-        at, step = _get(c, "at_message"), _get(c, "step", "step_index")
-        if step is None and at is not None:
-            step = next((s.step_index for s in ordered if s.response_message_index >= at), None)
-        before = _get(c, "tokens_before", "pre_tokens")
-        if before is None and step is not None and step - 1 in by_step:
-            before = _trusted(by_step[step - 1])
-        after = _get(c, "tokens_after")
-        if after is None and step in by_step:
-            after = _trusted(by_step[step])
-        marks.append(RecordedMark(n=n, step=step, at_message=at, tokens_before=before,
-                                  tokens_after=after, trigger=str(_get(c, "trigger") or "auto"),
-                                  source=str(_get(c, "source") or "")))
-    return tuple(marks)
 
 
 def whole_tokens(step: Any) -> int:

@@ -34,10 +34,10 @@ from iris.preparation.records import (
 )
 from iris.session import Message
 
+from ..records import RecordedMark
 from .colors import PHASE_COLOURS, PRESSURE_COLOURS, SERIES_COLOURS, STATUS_COLOURS
 from .recorded import (
     TRIGGER_BASES,
-    RecordedMark,
     add_recorded_marks,
     add_trigger_trace,
     whole_tokens,

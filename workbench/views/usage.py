@@ -16,10 +16,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from iris.compaction.usage import RunUsage
 
+from ..records import RecordedMark
 from .colors import SERIES_COLOURS
 from .recorded import (
     TRIGGER_BASES,
-    RecordedMark,
     add_recorded_marks,
     add_trigger_trace,
     whole_tokens,

@@ -14,11 +14,10 @@ from typing import Any
 
 from iris.session import index_session
 
-from .records import StepRow
-from .replay_service import session_messages
-from .storage.store import Store
-from .storage.stored import StoredReplay
-from .views.recorded import RecordedMark, recorded_marks
+from ..records import RecordedMark, StepRow, recorded_marks
+from ..replay_service import session_messages
+from ..storage.store import Store
+from ..storage.stored import StoredReplay
 
 __all__ = ["TRUTH_FIELDS", "TruthStep", "answer_runs", "recorded_compactions",
            "replay_compactions", "session_marks", "truth_steps"]
