@@ -81,7 +81,7 @@ def test_r_ui_2_step_after_a_compaction_shows_applied_stage_and_checkpoint():
 
 
 def test_r_ui_2_long_request_overview_table_and_few_messages_in_full():
-    """R-UI-2 + issue 8 (UI ≤ 1 s): every message of a long request is in one overview table,
+    """R-UI-2 (with the UI target of ≤ 1 s per page): every message of a long request is in one overview table,
     but only the checkpoint, this step's changes and the last few are rendered in full; the
     2,000-bar step timeline is not drawn until its expander is opened."""
     at = opened("long_session", step=60)
