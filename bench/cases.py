@@ -34,7 +34,7 @@ def _prefix(session: Session, steps: int) -> Session:
 
 
 def _one_replay(session: Session) -> dict:
-    from iris.replay import replay
+    from iris.replay import ReplayEnvironment, ReplayObservers, replay
 
     stamps: list[float] = []
     cpu_stamps: list[float] = []
@@ -46,7 +46,8 @@ def _one_replay(session: Session) -> dict:
     reset_peak()
     base = rss_bytes()
     start, cpu_start = time.perf_counter(), time.process_time()
-    wall, cpu, result = timed(lambda: replay(session, estimator=estimator, progress=progress))
+    wall, cpu, result = timed(lambda: replay(session, observers=ReplayObservers(progress=progress),
+                                             environment=ReplayEnvironment(estimator=estimator)))
     steps = [b - a for a, b in zip([start, *stamps], stamps)]
     cpu_steps = [b - a for a, b in zip([cpu_start, *cpu_stamps], cpu_stamps)]
     return {"wall": wall, "cpu": cpu, "steps": steps, "cpu_steps": cpu_steps,
@@ -96,13 +97,13 @@ def _traced(session: Session) -> dict:
     import gc
     import tracemalloc
 
-    from iris.replay import replay
+    from iris.replay import ReplayEnvironment, replay
 
     estimator = TokenEstimator()
     gc.collect()
     tracemalloc.start()
     start = tracemalloc.get_traced_memory()[0]
-    result = replay(session, estimator=estimator)
+    result = replay(session, environment=ReplayEnvironment(estimator=estimator))
     gc.collect()
     kept, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -111,13 +112,14 @@ def _traced(session: Session) -> dict:
 
 
 def _naive(session: Session) -> dict:
-    from iris.replay import replay
+    from iris.replay import ReplayEnvironment, replay
     from naive import NaiveEstimator, naive_mode
 
     with naive_mode():
         reset_peak()
         base = rss_bytes()
-        wall, cpu, result = timed(lambda: replay(session, estimator=NaiveEstimator()))
+        wall, cpu, result = timed(lambda: replay(session,
+                                                 environment=ReplayEnvironment(estimator=NaiveEstimator())))
     return {"wall": wall, "cpu": cpu, "steps": len(result.preparations), "peak_extra": peak_rss_bytes() - base}
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from iris.replay import replay
+from iris.replay import ReplayEnvironment, ReplayObservers, ReplayOptions, replay
 from iris.tokens import TokenEstimator
 from measure import retained_size
 from synth import synth_session
@@ -40,8 +40,9 @@ def _one(session, keep_bodies: bool) -> dict:
     gc.collect()
     tracemalloc.start()
     start = tracemalloc.get_traced_memory()[0]
-    result = replay(session, estimator=TokenEstimator(), keep_bodies=keep_bodies,
-                    sink=None if keep_bodies else _DropSink())
+    result = replay(session, observers=ReplayObservers(sink=None if keep_bodies else _DropSink()),
+                    environment=ReplayEnvironment(estimator=TokenEstimator()),
+                    options=ReplayOptions(keep_bodies=keep_bodies))
     gc.collect()
     kept, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

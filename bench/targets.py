@@ -89,7 +89,7 @@ def case_startup(path: str, repeats: int, naive_repeats: int) -> dict:
 def case_memory(responses: int) -> dict:
     """Peak RSS above the loaded session during one in-process replay, and the per-step figures
     of that replay (median, p99)."""
-    from iris.replay import replay
+    from iris.replay import ReplayEnvironment, ReplayObservers, replay
     from iris.tokens import TokenEstimator
     from synth import synth_session
 
@@ -97,9 +97,10 @@ def case_memory(responses: int) -> dict:
     stamps: list[float] = []
     reset_peak()
     base = rss_bytes()
+    observers = ReplayObservers(progress=lambda done, total: stamps.append(time.perf_counter()))
     start = time.perf_counter()
-    wall, cpu, result = timed(lambda: replay(session, estimator=TokenEstimator(),
-                                             progress=lambda done, total: stamps.append(time.perf_counter())))
+    wall, cpu, result = timed(lambda: replay(session, observers=observers,
+                                             environment=ReplayEnvironment(estimator=TokenEstimator())))
     steps = [(b - a) * 1000 for a, b in zip([start, *stamps], stamps)]
     return {"responses": len(session.index.batches), "session_bytes": size,
             "peak_extra": peak_rss_bytes() - base, "wall": wall, "cpu": cpu,

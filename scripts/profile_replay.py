@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from iris.replay import replay
+from iris.replay import ReplayEnvironment, ReplayObservers, replay
 from iris.tokens import TokenEstimator
 from synth import synth_session
 
@@ -59,7 +59,8 @@ def measure(responses: int, *, profile: bool = False) -> dict:
         stamps.append(time.perf_counter())
         cpu_stamps.append(time.process_time())
 
-    result = replay(session, estimator=estimator, progress=progress)
+    result = replay(session, observers=ReplayObservers(progress=progress),
+                    environment=ReplayEnvironment(estimator=estimator))
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     if profiler is not None:
         profiler.stop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iris.replay import replay
+from iris.replay import ReplayOptions, replay
 from store_helpers import copy_store
 from streamlit.testing.v1 import AppTest
 
@@ -137,7 +137,7 @@ def test_saved_replay_earlier_records_give_the_live_answer(workbench_home, long_
 
 def test_as_recorded_baseline_says_why_nothing_was_reduced():
     session = load_session(SAMPLE).session
-    result = replay(session, baseline="recorded")
+    result = replay(session, options=ReplayOptions(baseline="recorded"))
     prep = result.preparations[STEP]
     assert step_decisions(prep).empty
     notes = stage_notes(prep)

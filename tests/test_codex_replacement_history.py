@@ -7,7 +7,7 @@ import gzip
 import json
 from pathlib import Path
 
-from iris.replay import replay
+from iris.replay import ReplayOptions, replay
 from iris.session import Message, TextBlock
 
 from workbench.cli import main
@@ -112,7 +112,7 @@ def test_r_ses_3_as_recorded_baseline_sends_the_replacement_history():
     """The as-recorded baseline's request after the compaction is the replacement history (with
     its assistant copies); the engine's own replay leaves it out of its history."""
     session = load_session(ROLLOUT).session
-    baseline = replay(session, baseline="recorded")
+    baseline = replay(session, options=ReplayOptions(baseline="recorded"))
     after = baseline.request(baseline.preparations[3])
     texts = [m.text for m in after.messages]
     assert "Split plan: reader and writer modules." in texts

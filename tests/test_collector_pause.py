@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from iris.collector_pause import replay_collections
-from iris.replay import replay
+from iris.replay import ReplayEnvironment, ReplayObservers, replay
 from iris.tokens import TokenEstimator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -24,13 +24,14 @@ def test_objects_are_frozen_during_a_replay_and_released_after_it():
     disabled collector."""
     assert gc.get_freeze_count() == 0
     seen: list[int] = []
-    result = replay(demo_session(), estimator=TokenEstimator(),
-                    progress=lambda *_: seen.append(gc.get_freeze_count()))
+    result = replay(demo_session(),
+                    observers=ReplayObservers(progress=lambda *_: seen.append(gc.get_freeze_count())),
+                    environment=ReplayEnvironment(estimator=TokenEstimator()))
     assert seen and min(seen) > 0
     assert gc.get_freeze_count() == 0
     gc.disable()
     try:
-        plain = replay(demo_session(), estimator=TokenEstimator())
+        plain = replay(demo_session(), environment=ReplayEnvironment(estimator=TokenEstimator()))
     finally:
         gc.enable()
     assert plain.model_dump_json() == result.model_dump_json()

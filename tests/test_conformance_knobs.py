@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from iris.compaction import choose_cut, thresholds
 from iris.config import parse_config
-from iris.replay import replay
+from iris.replay import ReplayEnvironment, replay
 from iris.session import Message, ModelLimits, TextBlock
 from iris.tokens import default_estimator
 
@@ -109,12 +109,12 @@ def test_r_prm_1_engine_replay_reads_the_configured_root(tmp_path):
     _workspace_with_compaction_template(tmp_path, "team/prompts")
     session = load_native(LONG)
     config = _budget_config("team/prompts")
-    used = replay(session, config, workspace_root=tmp_path)
+    used = replay(session, config, environment=ReplayEnvironment(workspace_root=tmp_path))
     assert used.checkpoints and all(MARK in c.summary_request_text for c in used.checkpoints)
     packaged = replay(session, config)
     assert packaged.checkpoints and MARK not in packaged.checkpoints[0].summary_request_text
     assert used.configuration_snapshot_id != packaged.configuration_snapshot_id
-    default_root = replay(session, _budget_config(), workspace_root=tmp_path)
+    default_root = replay(session, _budget_config(), environment=ReplayEnvironment(workspace_root=tmp_path))
     assert MARK not in default_root.checkpoints[0].summary_request_text  # .iris/prompts is absent
 
 
@@ -123,7 +123,8 @@ def test_r_prm_1_configured_root_that_is_not_a_directory_is_a_config_error(tmp_p
     from iris.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"prompts\.root.*missing/prompts") as err:
-        replay(load_native(LONG), _budget_config("missing/prompts"), workspace_root=tmp_path)
+        replay(load_native(LONG), _budget_config("missing/prompts"),
+               environment=ReplayEnvironment(workspace_root=tmp_path))
     assert err.value.field == "prompts.root"
 
 

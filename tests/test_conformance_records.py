@@ -16,7 +16,7 @@ import pytest
 from iris.config import default_config, parse_config
 from iris.preparation.records import Reduced, Trimmed
 from iris.reduction.artifacts import LOGICAL_ROOT, ArtifactWriter
-from iris.replay import replay
+from iris.replay import ReplayEnvironment, replay
 from iris.session import ToolResultBlock
 
 from workbench.importers.native import load_native
@@ -82,8 +82,8 @@ def test_r_prep_6_two_session_dirs_same_records_and_files_resolve(tmp_path):
     a_dir, b_dir = tmp_path / "a", tmp_path / UNUSUAL / "b"
     a_dir.mkdir()
     b_dir.mkdir(parents=True)
-    a = replay(session, config, session_dir=a_dir)
-    b = replay(session, config, session_dir=b_dir)
+    a = replay(session, config, environment=ReplayEnvironment(session_dir=a_dir))
+    b = replay(session, config, environment=ReplayEnvironment(session_dir=b_dir))
     assert json.dumps(a.model_dump(mode="json")) == json.dumps(b.model_dump(mode="json"))
     paths = {d.artifact_path for _, s in _trim_stages(a) for d in s.decisions
              if isinstance(d, (Trimmed, Reduced)) and d.artifact_path}

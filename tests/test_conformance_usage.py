@@ -12,7 +12,7 @@ from pathlib import Path
 from iris.compaction.remote import SummaryCallFailed
 from iris.compaction.summarizers import SummaryResult
 from iris.config import parse_config
-from iris.replay import replay
+from iris.replay import ReplayObservers, replay
 from iris.session import Usage
 
 from workbench.importers.native import load_native
@@ -76,7 +76,7 @@ def test_r_prep_1_final_request_ref_is_none_until_an_evidence_reference_exists(t
     assert all(bare.request(p) is not None for p in bare.preparations if p.phase == "ready")
 
     sink = ListSink()
-    sunk = replay(session, sink=sink)
+    sunk = replay(session, observers=ReplayObservers(sink=sink))
     assert [p.final_request_ref for p in sunk.preparations] == [
         p.preparation_id for p in bare.preparations]  # ListSink's reference; ids unchanged
     assert all(saved.final_request_ref is None for saved, _ in sink.saved)

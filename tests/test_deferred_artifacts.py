@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from iris.reduction.artifacts import ArtifactWriter, DeferredArtifactWriter
-from iris.replay import replay
+from iris.replay import ReplayEnvironment, replay
 from iris.tokens import TokenEstimator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -36,8 +36,8 @@ def test_r_prep_6_a_replay_without_a_folder_keeps_the_records_of_one_with_a_fold
     """R-PREP-6: the replay in its own temporary folder (artifacts recorded, then dropped) gives
     the same preparations and checkpoints as a replay writing its artifacts to ``session_dir``."""
     session = synth_session(responses=160, seed=5)
-    on_disk = replay(session, estimator=TokenEstimator(), session_dir=tmp_path)
-    own = replay(session, estimator=TokenEstimator())
+    on_disk = replay(session, environment=ReplayEnvironment(estimator=TokenEstimator(), session_dir=tmp_path))
+    own = replay(session, environment=ReplayEnvironment(estimator=TokenEstimator()))
     assert list((tmp_path / "reduced-artifacts").iterdir())  # this session writes artifacts
 
     def dump(result):

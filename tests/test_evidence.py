@@ -134,7 +134,7 @@ def test_r_prep_5_store_sink_saves_each_published_preparation_readable_by_id(sto
     the streamed replay holds the same rows as one saved in a piece."""
     from iris.config import default_config
     from iris.prompts import PromptSnapshot
-    from iris.replay import replay
+    from iris.replay import ReplayObservers, replay
 
     from workbench.importers import load_session
     from workbench.replay_service import bundle_from_replay
@@ -142,7 +142,7 @@ def test_r_prep_5_store_sink_saves_each_published_preparation_readable_by_id(sto
     sample = Path(__file__).resolve().parents[1] / "sample_sessions" / "bugfix.jsonl"
     session_id = store.import_file(sample).session_id
     sink = store.replays.sink(session_id=session_id, name="streamed")
-    result = replay(load_session(sample).session, sink=sink)
+    result = replay(load_session(sample).session, observers=ReplayObservers(sink=sink))
     info = sink.finish()
     assert info.step_count == len(result.preparations) and info.ready_count == info.step_count
     for prep in result.preparations[::7]:

@@ -12,7 +12,7 @@ from iris.config import parse_config
 from iris.context import ContextContribution, StaticContextSource, load_context_build_input
 from iris.preparation import STAGE_NAMES, DroppedTool, Reduced
 from iris.preparation.fold import FOLD_MIN_CHARS
-from iris.replay import replay
+from iris.replay import ReplayEnvironment, replay
 from iris.session import Message, Session, SessionHeader, TextBlock, ToolCallBlock, ToolResultBlock, Usage
 from iris.tokens import TokenEstimator
 from record_access import block_text, of_kind, request_of, stage_of
@@ -124,7 +124,7 @@ def test_r_prep_4_dropped_optional_in_r_dyn_4_order_with_priority_reason():
     priority; the reason names the priority; required entries are kept-required."""
     cfg = parse_config({"compaction": {"input_budget_tokens": 1000}})
     s = session(user("fix it"), answer("ok"))
-    p = replay(s, cfg, context_source=_contribution_source()).preparations[0]
+    p = replay(s, cfg, environment=ReplayEnvironment(context_source=_contribution_source())).preparations[0]
     drop = stage_of(p, "drop_optional")
     assert drop.status == "entered"
     dropped = [d for d in drop.decisions if d.kind == "dropped-optional"]
@@ -148,7 +148,7 @@ def test_r_pol_1_deferred_tools_are_dropped_until_used():
     cfg = parse_config({"context_policy": {"deferred_tools": True}})
     tools = [{"name": "Read", "description": "read a file", "parameters": {}},
              {"name": "WebFetch", "description": "fetch a URL", "parameters": {}}]
-    r = replay(reread_session(), cfg, tools=tools)
+    r = replay(reread_session(), cfg, environment=ReplayEnvironment(tools=tools))
     first, last = r.preparations[0], r.preparations[2]
     runner = ("context_read", "context_search")  # the runner's read-back tools are never deferred
     assert first.final_tools == runner
@@ -216,7 +216,7 @@ def test_r_prep_3_no_cut_point_is_a_candidate_plan():
     src = StaticContextSource((ContextContribution(key="big", text="word " * 6000),))
     s = session(answer("hello, how can I help?"))  # step 0 has no history to cut
     p = replay(s, parse_config({"compaction": {"input_budget_tokens": 5000}}),
-               context_source=src).preparations[0]
+               environment=ReplayEnvironment(context_source=src)).preparations[0]
     st = stage_of(p, "compaction")
     assert st.status == "candidate"
     assert st.decisions[0].kind == "compaction-plan" and st.decisions[0].cut_index is None
@@ -227,9 +227,9 @@ def test_r_prep_4_no_extra_estimator_calls_for_display():
     and the recorded final tokens equal a fresh whole-request estimate of the final request."""
     s = load_native(SAMPLES / "bugfix.jsonl")
     est = TokenEstimator()
-    first = replay(s, estimator=est)
+    first = replay(s, environment=ReplayEnvironment(estimator=est))
     calls = est.encode_calls
-    second = replay(s, estimator=est)
+    second = replay(s, environment=ReplayEnvironment(estimator=est))
     assert est.encode_calls == calls
     assert second.preparations == first.preparations
     for p in first.preparations[::7]:
@@ -241,9 +241,9 @@ def test_r_prep_2_context_yaml_messages_are_assembled_and_protected():
     """R-PREP-2: assembly puts the context.yaml messages first; they are protected sources."""
     s = load_native(SAMPLES / "bugfix.jsonl")
     ctx = load_context_build_input(SAMPLES / "bugfix.context.yaml")
-    p = replay(s, context_input=ctx).preparations[1]
+    p = replay(s, environment=ReplayEnvironment(context_input=ctx)).preparations[1]
     assert p.protected_sources[0] == "context:system"
-    request = replay(s, context_input=ctx).request(p)
+    request = replay(s, environment=ReplayEnvironment(context_input=ctx)).request(p)
     assert request is not None
     assert request.messages[0].role == "system" and request.marks[0].origin == "context"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from iris.preparation import Broker, ListSink, PreparationEvent, Publisher
-from iris.replay import replay
+from iris.replay import ReplayObservers, replay
 
 from workbench.importers.native import load_native
 
@@ -54,7 +54,7 @@ class SqliteSink:
 def test_r_prep_5_event_carries_only_identity_and_final_metering(bugfix):
     """R-PREP-5: context.preparation holds preparation_id, phase, step, stage count, metering."""
     events: list[PreparationEvent] = []
-    r = replay(bugfix, on_event=events.append)
+    r = replay(bugfix, observers=ReplayObservers(on_event=events.append))
     assert len(events) == len(r.preparations)
     e, p = events[5], r.preparations[5]
     assert set(e.model_dump()) == {"event", "preparation_id", "phase", "step_index",
@@ -67,7 +67,7 @@ def test_r_prep_5_event_carries_only_identity_and_final_metering(bugfix):
 def test_r_prep_5_sink_saves_and_reads_back_by_id(bugfix, tmp_path):
     """R-PREP-5: the full snapshot goes to the host evidence layer, readable by id."""
     sink = SqliteSink(tmp_path / "evidence.db")
-    r = replay(bugfix, sink=sink)
+    r = replay(bugfix, observers=ReplayObservers(sink=sink))
     p = r.preparations[7]
     assert p.final_request_ref == p.preparation_id  # the reference the sink returned
     # the sink holds the engine's record, made before any evidence reference existed (R-PREP-1)
@@ -84,7 +84,7 @@ def test_r_prep_5_failing_sink_and_subscriber_never_change_execution(bugfix):
     def bad_subscriber(event):
         raise ValueError("observer bug")
 
-    noisy = replay(bugfix, sink=sink, on_event=bad_subscriber)
+    noisy = replay(bugfix, observers=ReplayObservers(sink=sink, on_event=bad_subscriber))
     assert sink.calls == len(clean.preparations)
     assert noisy.preparations == clean.preparations
     assert noisy.requests == clean.requests

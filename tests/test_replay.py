@@ -17,7 +17,7 @@ from iris.compaction.checkpoint import REQUIRED_SECTIONS
 from iris.config import parse_config
 from iris.context import ContextSnapshot
 from iris.prompts import PromptSnapshot
-from iris.replay import replay
+from iris.replay import ReplayEnvironment, ReplayObservers, replay
 from iris.session import Session
 
 from workbench.importers.native import load_native
@@ -35,7 +35,8 @@ def long_session():
 def long_default(long_session):
     """One default replay of the long sample, with the progress it reported."""
     seen = []
-    result = replay(long_session, progress=lambda done, total: seen.append((done, total)))
+    result = replay(long_session,
+                    observers=ReplayObservers(progress=lambda done, total: seen.append((done, total))))
     return result, seen
 
 
@@ -47,8 +48,9 @@ def test_r_prep_6_two_replays_give_identical_json(long_session, tmp_path):
     """R-PREP-6: same session, configuration, templates and summariser → identical records, even
     with different working directories."""
     cfg = parse_config(SMALL)
-    a = replay(long_session, cfg, session_dir=tmp_path / "a")
-    b = replay(long_session, cfg, session_dir=tmp_path / "b", summarizer=ExtractiveSummarizer())
+    a = replay(long_session, cfg, environment=ReplayEnvironment(session_dir=tmp_path / "a"))
+    b = replay(long_session, cfg, summarizer=ExtractiveSummarizer(),
+               environment=ReplayEnvironment(session_dir=tmp_path / "b"))
     assert a.checkpoints, "the 96k budget compacts the long sample"
     assert _json(a) == _json(b)
     assert str(tmp_path) not in _json(a)
@@ -102,7 +104,7 @@ class _FlakySource:
 def test_r_prep_1_stage_failure_gives_failed_record_and_replay_goes_on(long_session):
     """R-PREP-1: a failing stage yields a failed record with the stage and error; the
     following steps are prepared normally."""
-    r = replay(long_session, context_source=_FlakySource(3))
+    r = replay(long_session, environment=ReplayEnvironment(context_source=_FlakySource(3)))
     p = r.preparations[3]
     assert p.phase == "failed" and p.error.stage == "assembly"
     assert "snapshot service unavailable" in p.error.message
@@ -121,7 +123,7 @@ def test_r_prep_1_cancellation_gives_cancelled_record_and_stops(long_session):
         calls["n"] += 1
         return calls["n"] > 6 * 4 + 2  # during step 4, before its third stage
 
-    r = replay(long_session, cancel=cancel)
+    r = replay(long_session, observers=ReplayObservers(cancel=cancel))
     assert r.cancelled
     last = r.preparations[-1]
     assert last.step_index == 4 and last.phase == "cancelled"
@@ -265,7 +267,7 @@ def test_r_build_2_context_yaml_render_error_fails_assembly_of_each_step(long_se
     path.write_text("system:\n  max_chars: 10\n  slots:\n    - name: rules\n"
                     "      content: Always run the whole test suite before committing.\n",
                     encoding="utf-8")
-    r = replay(long_session, context_input=load_context_build_input(path))
+    r = replay(long_session, environment=ReplayEnvironment(context_input=load_context_build_input(path)))
     assert {p.phase for p in r.preparations} == {"failed"}
     first = r.preparations[0]
     assert first.error.stage == "assembly" and "max_chars" in first.error.message

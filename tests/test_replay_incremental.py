@@ -20,7 +20,7 @@ from iris.preparation import trim
 from iris.preparation.records import content_hash
 from iris.preparation.state import Marks
 from iris.reduction.engine import classified_count
-from iris.replay import replay
+from iris.replay import ReplayEnvironment, ReplayOptions, replay
 from iris.tokens import TokenEstimator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -34,7 +34,7 @@ def session():
 
 @pytest.fixture(scope="module")
 def incremental(session):
-    return replay(session, estimator=TokenEstimator())
+    return replay(session, environment=ReplayEnvironment(estimator=TokenEstimator()))
 
 
 def _dump(result) -> str:
@@ -46,7 +46,8 @@ def test_r_prep_6_replay_without_step_caches_gives_identical_records(session, in
     from scratch (``incremental=False``: reduction without its tracker and caches, fold index,
     trim-stage continuation and request views dropped before each step) gives byte-identical
     JSON, compactions included."""
-    scratch = replay(session, estimator=TokenEstimator(), incremental=False)
+    scratch = replay(session, environment=ReplayEnvironment(estimator=TokenEstimator()),
+                     options=ReplayOptions(incremental=False))
     assert incremental.checkpoints  # the walk compacted at least once
     assert _dump(scratch) == _dump(incremental)
 
@@ -80,7 +81,7 @@ def test_issue8_reduction_work_per_step_does_not_grow_with_history(session, monk
         return result
 
     monkeypatch.setattr(trim, "reduce_request", counting)
-    replay(session, estimator=TokenEstimator())
+    replay(session, environment=ReplayEnvironment(estimator=TokenEstimator()))
     steady = work[10:]
     assert max(sizes) > 100
     assert sum(steady) / len(steady) < 20

@@ -1,4 +1,4 @@
-"""``replay(..., keep_bodies=False)``: requests go only to the sink, archives only to the folder."""
+"""``ReplayOptions(keep_bodies=False)``: requests go only to the sink, archives only to the folder."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from iris.preparation.publisher import ListSink
-from iris.replay import replay
+from iris.replay import ReplayEnvironment, ReplayObservers, ReplayOptions, replay
 from iris.tokens import TokenEstimator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -25,10 +25,11 @@ def test_r_prep_5_without_bodies_the_sink_gets_every_request_and_records_are_unc
     archives."""
     session = synth_session(responses=160, seed=5)
     kept_sink, lean_sink = ListSink(), ListSink()
-    kept = replay(session, estimator=TokenEstimator(), sink=kept_sink,
-                  session_dir=tmp_path / "kept")
-    lean = replay(session, estimator=TokenEstimator(), sink=lean_sink, keep_bodies=False,
-                  session_dir=tmp_path / "lean")
+    kept = replay(session, observers=ReplayObservers(sink=kept_sink),
+                  environment=ReplayEnvironment(estimator=TokenEstimator(), session_dir=tmp_path / "kept"))
+    lean = replay(session, observers=ReplayObservers(sink=lean_sink),
+                  environment=ReplayEnvironment(estimator=TokenEstimator(), session_dir=tmp_path / "lean"),
+                  options=ReplayOptions(keep_bodies=False))
     assert kept.checkpoints and kept.requests and kept.archives
     assert lean.requests == {} and lean.archives == {}
     assert _json(lean.preparations) == _json(kept.preparations)

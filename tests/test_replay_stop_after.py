@@ -1,7 +1,7 @@
 """Stopping a replay after a step, and re-runs that follow the engine's own events (R-PREP-6,
-R-UI-4): ``replay(..., stop_after=k)`` is the first k + 1 steps of the whole replay, not a
-cancellation; a re-run's step clock comes from the preparation events; the stored summariser label
-is the summariser's declared kind."""
+R-UI-4): ``replay(..., options=ReplayOptions(stop_after=k))`` is the first k + 1 steps of the
+whole replay, not a cancellation; a re-run's step clock comes from the preparation events; the
+stored summariser label is the summariser's declared kind."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from iris.compaction import ExtractiveSummarizer, RecordedSummarizer
 from iris.config import parse_config
 from iris.prompts import PromptSnapshot
-from iris.replay import replay
+from iris.replay import ReplayObservers, ReplayOptions, replay
 
 from workbench.importers.native import load_native
 from workbench.services.replay import summariser_name
@@ -40,8 +40,9 @@ def test_r_prep_6_stop_after_is_the_prefix_of_the_whole_replay(long_session, who
     """The first k + 1 preparations, byte for byte, and a replay that was not cancelled."""
     k = _compaction_step(whole)
     seen: list[tuple[int, int]] = []
-    short = replay(long_session, parse_config(BUDGET), stop_after=k,
-                   progress=lambda done, total: seen.append((done, total)))
+    short = replay(long_session, parse_config(BUDGET),
+                   observers=ReplayObservers(progress=lambda done, total: seen.append((done, total))),
+                   options=ReplayOptions(stop_after=k))
     assert len(short.preparations) == k + 1
     assert not short.cancelled
     assert all(p.phase != "cancelled" for p in short.preparations)
@@ -53,7 +54,7 @@ def test_r_prep_6_stop_after_is_the_prefix_of_the_whole_replay(long_session, who
 
 def test_r_prep_6_stop_after_rejects_a_negative_step(long_session):
     with pytest.raises(ValueError, match="stop_after"):
-        replay(long_session, stop_after=-1)
+        replay(long_session, options=ReplayOptions(stop_after=-1))
 
 
 def test_r_ui_4_rerun_step_records_the_renders_of_that_step(long_session, whole):

@@ -8,6 +8,7 @@ import re
 
 import pytest
 from iris.context import ContextSnapshot
+from iris.replay import ReplayEnvironment
 from iris.replay import replay as engine_replay
 
 import workbench as wb
@@ -62,7 +63,7 @@ def test_r_ui_9_report_lists_failed_preparations_escaped():
 
     session = wb.load_session(SMALL)
     config = wb.resolve_config(None)
-    result = engine_replay(session, config, context_source=Flaky())
+    result = engine_replay(session, config, environment=ReplayEnvironment(context_source=Flaky()))
     html = render_report(NotebookReplay(session, config, result, label="flaky"))
     section = html.split(">Failed preparations</h2>", 1)[1].split("<h2>", 1)[0]
     assert "<td>failed</td>" in section and "<td>assembly</td>" in section

@@ -15,7 +15,7 @@ from iris.compaction import thresholds
 from iris.compaction.calibration import Calibration
 from iris.config import default_config, parse_config
 from iris.errors import ConfigError
-from iris.replay import replay
+from iris.replay import ReplayOptions, replay
 from iris.session import (
     Message,
     ModelLimits,
@@ -214,7 +214,7 @@ def test_replay_leaves_the_agent_summary_out_and_the_baseline_keeps_it():
     mark, = engine.recorded_compactions
     assert (mark.step, mark.tokens_before, mark.summary_in_replay) == (5, 999_999, False)
     assert mark.tokens_after == s.messages[s.index.batches[5].assistant_message].usage.prompt_tokens
-    base = replay(s, baseline="recorded")
+    base = replay(s, options=ReplayOptions(baseline="recorded"))
     assert base.baseline == "recorded" and base.recorded_compactions[0].summary_in_replay
     request = base.request(base.preparations[-1])
     assert "Summary of the earlier work" in request.messages[0].text
@@ -297,7 +297,7 @@ def test_real_claude_session_compacts_near_where_the_agent_did(tmp_path):
 
 def test_real_claude_manual_compaction_session_estimate(tmp_path):
     s = _real(tmp_path, "ae4a77f8-aedd-4bc1-888f-c94edc91af04")
-    base = replay(s, baseline="recorded")
+    base = replay(s, options=ReplayOptions(baseline="recorded"))
     assert base.recorded_compactions[0].tokens_before == 142_431
     error = estimate_error(base.preparations, base)
     assert error["median_abs_pct"] < 1 and error["p90_abs_pct"] < 3
@@ -355,7 +355,7 @@ def test_codex_replacement_history_is_left_out_of_engine_replays_and_kept_by_the
     engine = replay(s)
     texts = [m.text for m in engine.request(engine.preparations[-1]).messages]
     assert not any("REPLACEMENT" in t for t in texts) and any("first task" in t for t in texts)
-    base = replay(s, baseline="recorded")
+    base = replay(s, options=ReplayOptions(baseline="recorded"))
     texts = [m.text for m in base.request(base.preparations[-1]).messages]
     assert texts[0].startswith("REPLACEMENT") and not any("first task" in t for t in texts)
     assert base.recorded_compactions[0].step == 1

@@ -80,13 +80,14 @@ def replay_one(path: str | Path, config: Any = None, *, label: str | None = None
 
 
 def _tables(path: str, config: Any, name: str, started: float) -> dict[str, list]:
-    from iris.replay import replay
+    from iris.replay import ReplayOptions, replay
 
     from .importers import load_session
     from .pricing import replay_cost
 
     session = load_session(path).session
-    result = replay(session, config, keep_bodies=False)  # the tables read no request or archive
+    # the tables read no request or archive
+    result = replay(session, config, options=ReplayOptions(keep_bodies=False))
     keys = {"configuration": name, "session": result.session_id}
     steps = [_step_row(keys, p) for p in result.preparations]
     compactions = _compaction_rows(keys, result)

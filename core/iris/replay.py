@@ -27,15 +27,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from .collector_pause import StepFreezer, replay_collections
 from .compaction.calibration import Calibration
 from .compaction.remote import client_run_usage, start_client_run
-from .compaction.summarizers import ExtractiveSummarizer
+from .compaction.summarizers import ExtractiveSummarizer, Summarizer
 from .compaction.thresholds import Thresholds
 from .compaction.thresholds import thresholds as resolve_thresholds
 from .compaction.usage import RunUsage, UsageTracker
-from .config import config_hash, default_config
-from .context import ContextBuildScope, RecordedContextSource
+from .config import ContextConfig, config_hash, default_config
+from .context import ContextBuildInput, ContextBuildScope, ContextSource, RecordedContextSource
 from .preparation.baseline import BASELINE_STAGES, RecordedCompactionMark, recorded_marks
 from .preparation.pipeline import STAGES, PreparationOutcome, Stage, StepMeta, prepare
-from .preparation.publisher import PreparationEvent, Publisher
+from .preparation.publisher import EvidenceSink, PreparationEvent, Publisher
 from .preparation.records import (
     CompactionRejected,
     ContextPreparation,
@@ -45,6 +45,7 @@ from .preparation.records import (
     content_hash,
 )
 from .preparation.runner_tools import with_runner_tools
+from .preparation.memory import StepMemory
 from .preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
 from .preparation.walk import (
     Collector,
@@ -54,16 +55,15 @@ from .preparation.walk import (
     contribution_parts,
     provider_reading,
 )
-from .prompts import configured_snapshot
+from .prompts import PromptSnapshot, configured_snapshot
 from .reduction.artifacts import DeferredArtifactWriter
 from .reduction.toolkinds import ToolKindMap
+from .replay_options import ReplayEnvironment, ReplayObservers, ReplayOptions, StepProgress
 from .session import Session, Usage
 from .tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
 
-__all__ = ["AppliedCompaction", "RecordedCompactionMark", "Replay", "StepProgress", "replay"]
-
-StepProgress = Callable[[int, int], object]
-"""The engine's progress callback: ``progress(steps done, steps in all)`` after each step."""
+__all__ = ["AppliedCompaction", "RecordedCompactionMark", "Replay", "ReplayEnvironment", "ReplayObservers",
+           "ReplayOptions", "StepProgress", "replay"]
 
 
 class AppliedCompaction(BaseModel):
@@ -124,59 +124,46 @@ class Replay(BaseModel):
         return self.requests.get(preparation.preparation_id)
 
 
-def replay(session: Session, config: Any = None, *, prompts: Any = None, summarizer: Any = None,
-           context_source: Any = None, context_input: Any = None,
-           session_dir: str | Path | None = None, sink: Any = None,
-           on_event: Callable[[PreparationEvent], object] | None = None,
-           progress: StepProgress | None = None,
-           cancel: Callable[[], bool] | None = None,
-           tools: Sequence[Mapping[str, Any]] = (), estimator: TokenEstimator | None = None,
-           workspace_root: str | Path | None = None,
-           baseline: Literal["engine", "recorded"] = "engine",
-           stop_after: int | None = None, incremental: bool = True,
-           keep_bodies: bool = True) -> Replay:
+def replay(session: Session, config: ContextConfig | None = None, *,
+           prompts: PromptSnapshot | None = None, summarizer: Summarizer | None = None,
+           observers: ReplayObservers | None = None, environment: ReplayEnvironment | None = None,
+           options: ReplayOptions | None = None) -> Replay:
     """Prepare every step of ``session``; never raises for a stage failure (see module doc).
 
-    ``session_dir`` receives archives and reduction artifacts (use an empty directory: archive
-    numbers continue from the ``history-N.md`` files already there). By default a temporary
+    ``config`` defaults to the bundled configuration, ``summarizer`` to the offline extractive
+    one. Without ``prompts`` the templates come from the configuration's ``prompts.root`` under
+    ``environment.workspace_root`` (packaged defaults for templates not saved there, and when no
+    workspace is given for a relative root). ``observers`` are what the run reports to,
+    ``environment`` what it reads besides the session and the directory it writes to, ``options``
+    how it runs (see :mod:`iris.replay_options`; None: the defaults). Without ``environment.session_dir`` a temporary
     directory named after the session and configuration is used and removed afterwards; the
-    archive texts are kept in :attr:`Replay.archives`. Without ``prompts`` the templates come
-    from the configuration's ``prompts.root`` under ``workspace_root`` (packaged defaults for
-    templates not saved there, and when no workspace is given for a relative root).
-    ``baseline="recorded"`` replays what the agent really sent (see :attr:`Replay.baseline`).
-    ``stop_after=k`` prepares steps 0..k only (a complete, not cancelled, shorter replay).
-    ``incremental=False`` decides every step from scratch (no step memory carried between steps:
-    :attr:`PipelineSettings.incremental`); the records are the same, it is only slower.
-    ``keep_bodies=False`` keeps neither the final requests nor the archive texts in the result
-    (:attr:`Replay.requests` and :attr:`Replay.archives` stay empty): each request goes only to
-    ``sink`` as its step is published, and the archives only to ``session_dir``, so a long replay
-    or a batch worker does not hold every request of the session at once.
+    archive texts are kept in :attr:`Replay.archives` unless ``options.keep_bodies`` is False.
     """
-    if baseline not in ("engine", "recorded"):
-        raise ValueError(f"baseline must be 'engine' or 'recorded', got {baseline!r}")
-    if stop_after is not None and stop_after < 0:
-        raise ValueError(f"stop_after must be a step index (>= 0), got {stop_after}")
+    observers = observers if observers is not None else ReplayObservers()
+    env = environment if environment is not None else ReplayEnvironment()
+    options = options if options is not None else ReplayOptions()
     config = config if config is not None else default_config()
     # the templates of config.prompts.root under workspace_root (R-PRM-1)
-    prompts = prompts if prompts is not None else configured_snapshot(config, workspace_root)
+    prompts = prompts if prompts is not None else configured_snapshot(config, env.workspace_root)
     summarizer = summarizer if summarizer is not None else ExtractiveSummarizer()
-    own_dir = session_dir is None
-    work_dir = (claim_work_dir(session, config_snapshot_id(config, prompts)) if own_dir
-                else Path(session_dir))
+    own_dir = env.session_dir is None
+    work_dir = (claim_work_dir(session, config_snapshot_id(config, prompts))
+                if env.session_dir is None else Path(env.session_dir))
     try:
         runner = _Runner(_RunInputs(
             session=session, config=config, prompts=prompts, summarizer=summarizer,
-            context_source=context_source, context_input=context_input, work_dir=work_dir,
-            sink=sink, on_event=on_event, progress=progress, cancel=cancel, tools=tools,
-            estimator=estimator or default_estimator(), baseline=baseline))
-        if not incremental:
+            context_source=env.context_source, context_input=env.context_input,
+            work_dir=work_dir, sink=observers.sink, on_event=observers.on_event,
+            progress=observers.progress, cancel=observers.cancel, tools=env.tools,
+            estimator=env.estimator or default_estimator(), baseline=options.baseline))
+        if not options.incremental:
             runner.settings = replace(runner.settings, incremental=False)
-        runner.keep_bodies = keep_bodies
+        runner.keep_bodies = options.keep_bodies
         if own_dir:  # the folder is removed at the end and nothing reads artifacts from it
             runner.artifacts = DeferredArtifactWriter(work_dir)
             runner.settings = replace(runner.settings, artifacts=runner.artifacts)
         with replay_collections() as runner.freezer:
-            return runner.run(stop_after)
+            return runner.run(options.stop_after)
     finally:
         if own_dir:
             shutil.rmtree(work_dir, ignore_errors=True)
@@ -207,13 +194,13 @@ class _RunInputs:
     """What one replay runs on, resolved by :func:`replay` (defaults filled in)."""
 
     session: Session
-    config: Any
-    prompts: Any
-    summarizer: Any
-    context_source: Any
-    context_input: Any
+    config: ContextConfig
+    prompts: PromptSnapshot
+    summarizer: Summarizer
+    context_source: ContextSource | None
+    context_input: ContextBuildInput | None
     work_dir: Path
-    sink: Any
+    sink: EvidenceSink | None
     on_event: Callable[[PreparationEvent], object] | None
     progress: StepProgress | None
     cancel: Callable[[], bool] | None
@@ -233,10 +220,12 @@ class _Runner:
         self.baseline: Literal["engine", "recorded"] = baseline
         self.calibration = Calibration.start(getattr(config, "estimate", None))
         self.cache = TokenCache(estimator)
+        self.memory = StepMemory(tokens=self.cache)
+        """The stages' step memory, kept from step to step (see ``_step_settings``)."""
         t = resolve_thresholds(config, session.header.limits, session.header.model)
         self.thresholds = t
         self.settings = PipelineSettings(
-            config=config, thresholds=t, cache=self.cache, prompts=prompts, summarizer=summarizer,
+            config=config, thresholds=t, memory=self.memory, prompts=prompts, summarizer=summarizer,
             session_dir=work_dir, tool_kinds=ToolKindMap.for_source_format(session.header.source_format),
             input_budget=t.input_budget, pressure_line=t.pressure_line,
             reminder_line=t.reminder_line, cancel=cancel)
@@ -359,7 +348,7 @@ class _Runner:
             BASELINE_STAGES if self.baseline == "recorded" else STAGES)
         if error is not None:
             stages = (("assembly", _failing(error)), *stages[1:])
-        outcome = prepare(state, self._settings_for(walk.limits, walk.model), meta, stages=stages)
+        outcome = prepare(state, self._step_settings(walk), meta, stages=stages)
         self._calibrate(k, recorded, response.usage, walk)
         walk.previous = walk.durable
         if outcome.preparation.phase == "ready":
@@ -383,6 +372,13 @@ class _Runner:
         self.calibration = self.calibration.observe(k, recorded, usage.prompt_tokens,
                                                     new_window=walk.new_window)
         walk.new_window = False
+
+    def _step_settings(self, walk: Walk) -> PipelineSettings:
+        """This step's settings; without ``incremental`` a fresh step memory (token counts kept)."""
+        settings = self._settings_for(walk.limits, walk.model)
+        if settings.incremental:
+            return settings
+        return replace(settings, memory=self.memory.fresh())
 
     def _settings_for(self, limits: Any, model: str | None = None) -> PipelineSettings:
         """Settings for the model window in use: the budget follows the recorded limits of the

@@ -24,7 +24,7 @@ from iris.config import (
 )
 from iris.errors import StorageError
 from iris.prompts import PromptSnapshot, configured_snapshot
-from iris.replay import Replay
+from iris.replay import Replay, ReplayObservers, ReplayOptions
 from iris.replay import replay as run_replay
 from iris.session import Message, Session
 
@@ -85,7 +85,8 @@ def replay_session(session: Session, *, config: ContextConfig | None = None,
         progress(0.05 + 0.85 * done / max(total, 1), f"step {done:,} of {total:,}")
 
     result = run_replay(session, config, prompts=prompts, summarizer=summarizer,
-                        progress=steps_done, baseline=baseline)
+                        observers=ReplayObservers(progress=steps_done),
+                        options=ReplayOptions(baseline=baseline))
     progress(0.9, "shaping the records")
     return result, bundle_from_replay(result, config=config, prompts=prompts,
                                       summariser=summariser_name(summarizer))

@@ -28,7 +28,7 @@ from iris.frozen import FrozenModel
 from iris.preparation.publisher import PreparationEvent
 from iris.preparation.records import CompactionApplied, CompactionCandidate, CompactionRejected
 from iris.prompts import PromptSnapshot
-from iris.replay import Replay, StepProgress
+from iris.replay import Replay, ReplayObservers, ReplayOptions, StepProgress
 from iris.replay import replay as run_replay
 from iris.session import Session, Usage
 from pydantic import ConfigDict
@@ -260,7 +260,8 @@ def _walk(inputs: ReplayInputs, prompts: _RecordingPrompts, summarizer: Any,
         prompts.step = event.step_index + 1
 
     result = run_replay(inputs.session, inputs.config, prompts=prompts, summarizer=recorder,
-                        on_event=published, progress=progress, stop_after=last_step)
+                        observers=ReplayObservers(on_event=published, progress=progress),
+                        options=ReplayOptions(stop_after=last_step))
     return result, recorder
 
 
