@@ -12,6 +12,7 @@ from iris.replay import Replay
 from iris.session import ContentBlock, TextBlock, ToolResultBlock
 
 D = TypeVar("D")
+T = TypeVar("T")
 
 
 def stage_of(p: ContextPreparation, name: StageName) -> StageRecord:
@@ -37,3 +38,10 @@ def block_text(block: ContentBlock) -> str:
     """The text of a text block or tool result (any other block fails the test)."""
     assert isinstance(block, TextBlock | ToolResultBlock), f"not a text block: {block!r}"
     return block.text
+
+
+def all_present(values: Iterable[T | None]) -> list[T]:
+    """The values, each asserted present (not None)."""
+    seen = list(values)
+    assert None not in seen, f"missing values: {seen}"
+    return [v for v in seen if v is not None]

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from iris.catalogue import lookup
+from iris.catalogue import CatalogueEntry, lookup
 from iris.compaction import thresholds
 from iris.compaction.calibration import Calibration
 from iris.config import default_config, parse_config
@@ -26,6 +26,7 @@ from iris.session import (
     Usage,
 )
 from iris.tokens import TokenEstimator
+from record_access import all_present, request_of, stage_of
 
 from workbench.cli import main
 from workbench.replay_summary import estimate_error
@@ -69,14 +70,20 @@ def _generated(n: int = 30, *, model: str = "claude-opus-4-6", compact_at: int |
 
 # ---------------------------------------------------------------------------- catalogue, budget
 
+def _known(model: str) -> CatalogueEntry:
+    entry = lookup(model)
+    assert entry is not None, f"{model} is not in the catalogue"
+    return entry
+
+
 def test_r_cmp_3_catalogue_lookup_exact_dated_and_provider_prefixed():
     """R-CMP-3 (4): the packaged catalogue names each model's window and its source."""
-    entry = lookup("claude-opus-4-6")
+    entry = _known("claude-opus-4-6")
     assert (entry.context, entry.max_output) == (200_000, 128_000)
     assert "anthropic.com" in entry.source
-    assert lookup("anthropic/claude-3-5-sonnet-20241022").name == "claude-3-5-sonnet"
-    assert lookup("gpt-5-codex").input_budget == 272_000  # documented input limit
-    assert lookup("o3-mini").name == "o3-mini"  # longest prefix wins over "o3"
+    assert _known("anthropic/claude-3-5-sonnet-20241022").name == "claude-3-5-sonnet"
+    assert _known("gpt-5-codex").input_budget == 272_000  # documented input limit
+    assert _known("o3-mini").name == "o3-mini"  # longest prefix wins over "o3"
     assert lookup("no-such-model") is None and lookup(None) is None
 
 
@@ -135,10 +142,13 @@ def test_overhead_and_ratio_are_measured_from_earlier_responses_only():
     assert preps[1].overhead_measured_at == 0
     # measured with ratio 1 (no sample yet): off by (RATIO - 1) x the first local estimate
     first_local = preps[0].recorded_request_tokens
+    assert first_local is not None
     assert abs(preps[1].unrecorded_overhead_tokens - OVERHEAD) <= (RATIO - 1) * first_local + 2
     assert r.calibration.overhead_step == 0 and abs(r.calibration.ratio - RATIO) < 0.02
     for p in preps[3:]:  # the ratio needs two samples 2,000 local tokens apart
-        assert abs(p.recorded_request_whole - p.provider_prompt_tokens) / p.provider_prompt_tokens < 0.01
+        whole, prompt = p.recorded_request_whole, p.provider_prompt_tokens
+        assert whole is not None and prompt is not None
+        assert abs(whole - prompt) / prompt < 0.01
     error = estimate_error(preps, r)
     assert error["median_abs_pct"] < 1 and error["p90_abs_pct"] < 3 and error["responses"] == 11
     # a session cut short gives the same values for the steps it has: nothing comes from later
@@ -180,24 +190,26 @@ def test_trigger_after_the_replays_own_compaction_keeps_the_overhead():
     applied = [p for p in r.preparations if p.compaction_applied]
     assert applied, "the small budget must make the replay compact"
     first = applied[0]
-    assert first.trigger_basis == "provider" and first.trigger_tokens >= first.pressure_line
+    assert first.trigger_basis == "provider" and first.trigger_tokens is not None
+    assert first.trigger_tokens >= first.pressure_line
     later = [p for p in r.preparations if p.step_index > first.step_index]
     assert later and all(p.trigger_basis == "calibrated_local" for p in later)
     for p in later:
-        expected = round(p.calibration_ratio * p.stage("compaction").before_input_tokens) \
+        expected = round(p.calibration_ratio * stage_of(p, "compaction").before_input_tokens) \
             + p.unrecorded_overhead_tokens
+        assert p.trigger_tokens is not None
         assert abs(p.trigger_tokens - expected) <= 2
-        assert p.trigger_tokens > p.stage("compaction").before_input_tokens + OVERHEAD // 2
-    plan = next(d for d in first.stage("compaction").decisions if d.kind == "compaction-plan")
-    commit = next(d for d in first.stage("compaction").decisions if d.kind == "compaction-applied")
+        assert p.trigger_tokens > stage_of(p, "compaction").before_input_tokens + OVERHEAD // 2
+    plan = next(d for d in stage_of(first, "compaction").decisions if d.kind == "compaction-plan")
+    commit = next(d for d in stage_of(first, "compaction").decisions if d.kind == "compaction-applied")
     assert plan.request_tokens == commit.tokens_before  # one whole-request basis
-    stage = first.stage("compaction")  # the stage's own figures, reconciled on both bases
+    stage = stage_of(first, "compaction")  # the stage's own figures, reconciled on both bases
     after = round(first.calibration_ratio * stage.after_input_tokens) \
         + first.unrecorded_overhead_tokens
     assert (f"→ {after:,} (local {stage.before_input_tokens:,} → "
             f"{stage.after_input_tokens:,})") in stage.note
     assert commit.tokens_after <= first.pressure_line
-    final = later[-1].stage("final_selection").decisions[0]
+    final = stage_of(later[-1], "final_selection").decisions[0]
     assert f"whole request {later[-1].whole_request_tokens:,}" in final.reason
 
 
@@ -208,15 +220,16 @@ def test_replay_leaves_the_agent_summary_out_and_the_baseline_keeps_it():
     the as-recorded baseline applies the recorded compaction where it happened."""
     s = _generated(8, compact_at=5)
     engine = replay(s)
-    last = engine.request(engine.preparations[-1])
+    last = request_of(engine, engine.preparations[-1])
     assert not any("Summary of the earlier work" in m.text for m in last.messages)
     assert any("turn 0:" in m.text for m in last.messages)  # its own history goes on
     mark, = engine.recorded_compactions
     assert (mark.step, mark.tokens_before, mark.summary_in_replay) == (5, 999_999, False)
-    assert mark.tokens_after == s.messages[s.index.batches[5].assistant_message].usage.prompt_tokens
+    usage = s.messages[s.index.batches[5].assistant_message].usage
+    assert usage is not None and mark.tokens_after == usage.prompt_tokens
     base = replay(s, options=ReplayOptions(baseline="recorded"))
     assert base.baseline == "recorded" and base.recorded_compactions[0].summary_in_replay
-    request = base.request(base.preparations[-1])
+    request = request_of(base, base.preparations[-1])
     assert "Summary of the earlier work" in request.messages[0].text
     assert not any("turn 0:" in m.text for m in request.messages)
     for p in base.preparations:
@@ -290,7 +303,8 @@ def test_real_claude_session_compacts_near_where_the_agent_did(tmp_path):
     assert not any(p.compaction_applied for p in default.preparations)
     reduced = [p for p in default.preparations if p.step_index < recorded.step
                and p.trigger_basis == "calibrated_local"]
-    assert len(reduced) > 60 and max(p.trigger_tokens for p in reduced) < default.thresholds.pressure_line
+    assert len(reduced) > 60
+    assert max(all_present(p.trigger_tokens for p in reduced)) < default.thresholds.pressure_line
     error = estimate_error(r.preparations, r)
     assert error["median_abs_pct"] < 1 and error["p90_abs_pct"] < 3
 
@@ -353,10 +367,10 @@ def test_codex_replacement_history_is_left_out_of_engine_replays_and_kept_by_the
                     at_message=2, source="codex:compacted.replacement_history"),))
     assert len(s.index.batches) == 2  # the copied answer is not a model call
     engine = replay(s)
-    texts = [m.text for m in engine.request(engine.preparations[-1]).messages]
+    texts = [m.text for m in request_of(engine, engine.preparations[-1]).messages]
     assert not any("REPLACEMENT" in t for t in texts) and any("first task" in t for t in texts)
     base = replay(s, options=ReplayOptions(baseline="recorded"))
-    texts = [m.text for m in base.request(base.preparations[-1]).messages]
+    texts = [m.text for m in request_of(base, base.preparations[-1]).messages]
     assert texts[0].startswith("REPLACEMENT") and not any("first task" in t for t in texts)
     assert base.recorded_compactions[0].step == 1
 
