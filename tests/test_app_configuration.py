@@ -46,7 +46,7 @@ def _engine_cuts(threshold: float) -> list[int]:
     data = yaml.safe_load(preset_text("cost-first"))
     data["compaction"]["threshold"] = threshold
     loaded = load_session(ROOT / "sample_sessions" / "long_session.jsonl")
-    result = replay(getattr(loaded, "session", loaded), parse_config(data),
+    result = replay(loaded.session, parse_config(data),
                     prompts=PromptSnapshot.defaults())
     return [c.step_index for c in result.checkpoints]
 
@@ -60,7 +60,8 @@ def small_page() -> AppTest:
 def test_r_ui_6_empty_store_edits_but_asks_for_a_session():
     at = _open(None)
     assert not at.exception
-    assert at.text_area(key="cfg_yaml").value.startswith('# Preset "default"')
+    text = at.text_area(key="cfg_yaml").value
+    assert text is not None and text.startswith('# Preset "default"')
     assert "Valid" in at.success[0].value
     assert "Sessions page" in at.info[0].value
 
@@ -121,7 +122,7 @@ def test_r_ui_6_threshold_change_replays_to_a_different_number_of_compactions(lo
     assert f"**{len(lower)} compactions**" in at.success[-1].value
     with open_store() as store:
         saved = store.replays.find(store.list_sessions()[0].id, "cost")
-    assert saved.compactions_applied == len(lower)  # saving the same name replaces the replay
+    assert saved is not None and saved.compactions_applied == len(lower)  # saving the same name replaces the replay
 
 
 def test_r_ui_6_compare_two_presets_on_one_chart(long_page):
@@ -145,6 +146,7 @@ def test_r_ui_6_compare_a_saved_replay_with_the_editor(long_page):
     at = long_page
     with open_store() as store:
         replay = store.replays.find(store.list_sessions()[0].id, "budget 96k")
+    assert replay is not None
     at.selectbox(key="cfg_a").select(f"replay:{replay.id}")
     at.selectbox(key="cfg_b").select("editor")
     at.button(key="cfg_compare").click().run()
