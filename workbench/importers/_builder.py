@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from iris.session import ContentBlock, Message, ToolResultBlock, Usage
+from iris.session import ContentBlock, Message, Role, ToolResultBlock, Usage
 
 from ._common import LineErrors
 from ._fast import maker
@@ -18,7 +18,7 @@ __all__ = ["MessageList"]
 
 @dataclass(slots=True)
 class _Entry:
-    role: str
+    role: Role
     blocks: list[ContentBlock]
     id: str | None = None
     usage: Usage | None = None
@@ -65,7 +65,7 @@ class MessageList:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def add(self, role: str, blocks: list[ContentBlock] | tuple[ContentBlock, ...], *,
+    def add(self, role: Role, blocks: list[ContentBlock] | tuple[ContentBlock, ...], *,
             id: str | None = None, usage: Usage | None = None, model: str | None = None,
             timestamp: datetime | None = None, synthetic: bool = False, summary: bool = False,
             provided: bool = False, line: int = 0) -> int:

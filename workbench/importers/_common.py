@@ -95,7 +95,7 @@ class LineErrors:
         except LINE_FAILURES as exc:
             self.failed(exc, lineno)
 
-    def failed(self, exc: Exception, lineno: int) -> None:
+    def failed(self, exc: Exception, lineno: int | None) -> None:
         """What :meth:`line` does with a failure, for hot loops that catch ``LINE_FAILURES``
         themselves (a context manager per line is measurable on a 50 MB transcript)."""
         if isinstance(exc, SessionFormatError):

@@ -125,7 +125,9 @@ def _tool_result(raw: dict[str, Any], i: int) -> list[ContentBlock]:
 
 def _image(raw: dict[str, Any], name: str) -> ImageBlock:
     """Name and source of an image; base64 data is summarised, not copied."""
-    source = raw.get("source") if isinstance(raw.get("source"), dict) else {}
+    source = raw.get("source")
+    if not isinstance(source, dict):
+        source = {}
     media = source.get("media_type") or "image"
     if source.get("type") == "url" and isinstance(source.get("url"), str):
         ref = source["url"]

@@ -128,7 +128,7 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> _Line | None:
     if uuid is None and kind not in _CONVERSATION:
         return None  # file-history-snapshot, queue-operation, … : not part of the tree
     if type(uuid) is not str:
-        as_str(uuid, "uuid")  # raises the field's error
+        uuid = as_str(uuid, "uuid")  # raises the field's error
     parent = data.get("parentUuid")
     if parent is not None and type(parent) is not str:
         as_str(parent, "parentUuid")
@@ -162,20 +162,20 @@ def _compact_meta(value: Any) -> dict[str, Any]:
 def _fill_conversation(line: _Line, data: dict[str, Any]) -> None:
     message = data.get("message")
     if type(message) is not dict:
-        as_dict(message, "message")  # raises the field's error
+        message = as_dict(message, "message")  # raises the field's error
     role = message.get("role")
     if role != line.kind:
         if role not in _CONVERSATION:
             raise SessionFormatError(f"unknown role {role!r} (expected 'user' or 'assistant')",
                                      field="message.role")
         raise SessionFormatError(f"role {role!r} on a {line.kind!r} line", field="message.role")
+    role = line.kind  # the message's role, equal to the line's (checked above)
     blocks = cc.convert_content(message.get("content"), role)
     line.blocks = blocks
     for block in blocks:
-        kind = block.type
-        if kind == "tool_call":
+        if block.type == "tool_call":
             line.call_ids += (block.id,)
-        elif kind == "tool_result":
+        elif block.type == "tool_result":
             line.result_ids += (block.call_id,)
     if role == "assistant":
         line.msg_id = opt_str(message.get("id"), "message.id")
@@ -183,7 +183,7 @@ def _fill_conversation(line: _Line, data: dict[str, Any]) -> None:
         usage = message.get("usage")
         if usage is not None:
             if type(usage) is not dict:
-                as_dict(usage, "message.usage")  # raises the field's error
+                usage = as_dict(usage, "message.usage")  # raises the field's error
             line.usage = cc.anthropic_usage(usage, model)
         line.synthetic = model == "<synthetic>"
     else:
@@ -278,7 +278,7 @@ def _build(live: list[_Line], meta: _Meta, errors: LineErrors, content_hash: str
 
 
 def _compaction(boundary: _Line | None, at: int, summary: _Line | None) -> RecordedCompaction:
-    info = boundary.compact_meta if boundary is not None else {}
+    info = (boundary.compact_meta if boundary is not None else None) or {}
     pre = info.get("preTokens")
     text = "\n".join(b.text for b in summary.blocks if b.type == "text") if summary else None
     return RecordedCompaction(at_message=at, trigger=str(info.get("trigger") or "auto"),

@@ -166,11 +166,11 @@ class _Rollout:
 
     def apply(self, converted: ci.Converted, payload: dict[str, Any], lineno: int, when,
               replay: bool = False) -> None:
-        role, blocks, synthetic = converted
-        if role is None:
-            if blocks is None:
+        if converted[0] is None:
+            if converted[1] is None:
                 self.errors.warn(f"response item {payload.get('type')!r} ignored", line=lineno)
             return
+        role, blocks, synthetic = converted
         if role == "assistant" and replay:  # a kept copy, not a model call
             self.out.add("assistant", blocks, model=self.model, timestamp=when, provided=True,
                          line=lineno)

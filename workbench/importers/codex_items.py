@@ -13,6 +13,7 @@ from iris.errors import SessionFormatError
 from iris.session import (
     ContentBlock,
     ImageBlock,
+    Role,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -27,11 +28,12 @@ __all__ = ["as_items", "codex_usage", "convert_item"]
 #: Text that marks a user item as context Codex injected (environment, AGENTS.md, instructions).
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
              "<INSTRUCTIONS>", "<turn_aborted>", "<user_shell_command>")
-_ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
 #: Items that carry no model context the workbench can show.
 _IGNORED = {"ghost_snapshot", "other"}
 
-Converted = tuple[str | None, list[ContentBlock] | None, bool]
+#: A role with its blocks, or no role (add nothing) with blocks None for an unknown item type.
+Converted = tuple[Role, list[ContentBlock], bool] | tuple[None, list[ContentBlock] | None, bool]
 
 
 def convert_item(payload: dict[str, Any]) -> Converted:
@@ -48,7 +50,9 @@ def convert_item(payload: dict[str, Any]) -> Converted:
     if kind in ("function_call_output", "custom_tool_call_output"):
         return "tool", [_output(payload)], False
     if kind == "web_search_call":
-        action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+        action = payload.get("action")
+        if not isinstance(action, dict):
+            action = {}
         return "assistant", [TextBlock(text=f"[web search] {action.get('query', '')}".rstrip())], False
     if kind == "compaction":
         size = len(payload.get("encrypted_content") or "")

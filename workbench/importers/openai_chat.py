@@ -25,6 +25,7 @@ from iris.session import (
     ContentBlock,
     ImageBlock,
     Message,
+    Role,
     Session,
     SessionHeader,
     TextBlock,
@@ -54,7 +55,7 @@ from ._source import open_bytes, read_bytes
 
 __all__ = ["load_openai_chat"]
 
-_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
+_ROLES: dict[str, Role] = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
           "tool": "tool"}
 _DECODER = json.JSONDecoder()
 _TOO_MANY_DIGITS = "not valid JSON (a number with too many digits to read)"

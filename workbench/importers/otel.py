@@ -26,7 +26,9 @@ from typing import Any
 
 from iris.errors import SessionFormatError
 from iris.session import (
+    ContentBlock,
     RecordedCompaction,
+    Role,
     Session,
     SessionHeader,
     ToolCallBlock,
@@ -93,9 +95,10 @@ def _main_agent(spans: list[Span], calls: list[Span],
     def agent(span: Span) -> str | None:
         seen = 0
         while span.parent is not None and seen < len(by_id):
-            span = by_id.get((span.trace, span.parent))
-            if span is None:
+            parent = by_id.get((span.trace, span.parent))
+            if parent is None:
                 return None
+            span = parent
             if span.operation == "invoke_agent":
                 return f"{span.trace}/{span.id}"
             seen += 1
@@ -196,7 +199,7 @@ class _Transcript:
         self._append("tool", [ToolResultBlock(call_id=match.id, text=output if isinstance(
             output, str) else str(output))])
 
-    def _append(self, role: str, blocks: list, *, provided: bool = False) -> None:
+    def _append(self, role: Role, blocks: list[ContentBlock], *, provided: bool = False) -> None:
         if role == "tool":
             blocks = [b for b in blocks if isinstance(b, ToolResultBlock)] or blocks
         self.out.add(role, blocks, provided=provided)

@@ -23,15 +23,15 @@ import re
 from typing import Any
 
 from iris.errors import SessionFormatError
-from iris.session import ContentBlock, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
+from iris.session import ContentBlock, Role, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 
 from ._common import json_error_words, parse_arguments
 from .otel_spans import Span
 
 __all__ = ["Turn", "has_input", "input_turns", "output_turns"]
 
-Turn = tuple[str, list[ContentBlock]]
-_ROLES = {"system": "system", "developer": "system", "user": "user", "human": "user",
+Turn = tuple[Role, list[ContentBlock]]
+_ROLES: dict[str, Role] = {"system": "system", "developer": "system", "user": "user", "human": "user",
           "assistant": "assistant", "model": "assistant", "ai": "assistant", "tool": "tool",
           "function": "tool"}
 
@@ -135,14 +135,14 @@ def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
 def _turns(raw: Any, field: str) -> list[Turn]:
     if not isinstance(raw, list):
         raise SessionFormatError("must be a JSON array of messages", field=field)
-    turns = []
+    turns: list[Turn] = []
     for i, msg in enumerate(raw):
         if not isinstance(msg, dict):
             raise SessionFormatError("must be an object", field=f"{field}[{i}]")
         role = _ROLES.get(str(msg.get("role", "assistant")).lower())
         if role is None:
             raise SessionFormatError(f"unknown role {msg.get('role')!r}", field=f"{field}[{i}].role")
-        blocks = _blocks(msg.get("parts", msg.get("content")), f"{field}[{i}]")
+        blocks: list[ContentBlock] = _blocks(msg.get("parts", msg.get("content")), f"{field}[{i}]")
         blocks += [_openai_call(c, f"{field}[{i}].tool_calls[{n}]")
                    for n, c in enumerate(msg.get("tool_calls") or [])]
         if role == "tool" and not any(isinstance(b, ToolResultBlock) for b in blocks):
@@ -186,7 +186,9 @@ def _blocks(parts: Any, field: str) -> list[ContentBlock]:
 def _openai_call(raw: Any, field: str) -> ToolCallBlock:
     if not isinstance(raw, dict):
         raise SessionFormatError("must be an object", field=field)
-    fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
+    fn = raw.get("function")
+    if not isinstance(fn, dict):
+        fn = raw
     return ToolCallBlock(id=str(raw.get("id")), name=str(fn.get("name")),
                          arguments=parse_arguments(fn.get("arguments")))
 

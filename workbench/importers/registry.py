@@ -42,10 +42,14 @@ catch-all OpenAI chat message list."""
 
 @runtime_checkable
 class Importer(Protocol):
-    """What an importer provides (see the module docstring)."""
+    """What an importer provides (see the module docstring). ``name`` and ``priority`` are read
+    only: a plain attribute or a frozen dataclass field provides them."""
 
-    name: str
-    priority: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def priority(self) -> int: ...
 
     def detect(self, record: Any) -> bool: ...
 

@@ -131,8 +131,12 @@ def _thought_action(raw: dict[str, Any]) -> list[ContentBlock]:
 
 
 def _warn_usage(doc: dict[str, Any], errors: LineErrors) -> None:
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
-    stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+    info = doc.get("info")
+    if not isinstance(info, dict):
+        info = {}
+    stats = info.get("model_stats")
+    if not isinstance(stats, dict):
+        stats = {}
     totals = ", ".join(f"{k}={stats[k]}" for k in ("tokens_sent", "tokens_received", "api_calls",
                                                      "instance_cost") if k in stats)
     errors.warn("SWE-agent trajectories record no per-request usage: responses have none "
