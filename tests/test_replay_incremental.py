@@ -52,19 +52,24 @@ def test_r_prep_6_replay_without_step_caches_gives_identical_records(session, in
     assert _dump(scratch) == _dump(incremental)
 
 
-def test_r_prep_6_forgetting_steps_empties_the_step_memory_and_keeps_message_counts(session):
-    """What ``incremental=False`` drops before each step: the stages' memo (fold index, trim-stage
-    continuation, hashes, marks) and the request views; message token counts stay."""
-    from iris.preparation.state import TokenCache
+def test_r_prep_6_a_fresh_step_memory_keeps_only_the_token_counts(session):
+    """R-PREP-6: what ``incremental=False`` gives each step: a fresh step memory (fold index, trim
+    run and shortened parts, request views, marks, reduction memory all empty) sharing only the
+    message token counts of the replay's memory."""
+    from iris.preparation.memory import StepMemory
+    from iris.reduction import ReductionMemory
 
-    cache = TokenCache(TokenEstimator())
+    memory = StepMemory.start(TokenEstimator())
     message = session.messages[1]
-    tokens = cache.message(message)
-    cache.message_hash(message)
-    cache.memo["fold-index"] = object()
-    cache.forget_steps()
-    assert cache.memo == {}
-    assert cache.message(message) == tokens and cache.counted == 1  # still cached
+    tokens = memory.tokens.message(message)
+    memory.marks.get("history", 1, None, ())
+    fresh = memory.fresh()
+    assert fresh.tokens is memory.tokens and fresh.tokens.message(message) == tokens
+    assert fresh.marks.by_value == {} and memory.marks.by_value
+    assert fresh.fold.index.parts == [] and fresh.fold.folded == {}
+    assert fresh.trim.previous is None and fresh.trim.shortened == {}
+    assert fresh.views.parts == () and isinstance(fresh.reduction, ReductionMemory)
+    assert fresh.reduction is not memory.reduction
 
 
 def test_issue8_reduction_work_per_step_does_not_grow_with_history(session, monkeypatch):

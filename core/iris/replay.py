@@ -34,6 +34,7 @@ from .compaction.usage import RunUsage, UsageTracker
 from .config import ContextConfig, config_hash, default_config
 from .context import ContextBuildInput, ContextBuildScope, ContextSource, RecordedContextSource
 from .preparation.baseline import BASELINE_STAGES, RecordedCompactionMark, recorded_marks
+from .preparation.memory import StepMemory
 from .preparation.pipeline import STAGES, PreparationOutcome, Stage, StepMeta, prepare
 from .preparation.publisher import EvidenceSink, PreparationEvent, Publisher
 from .preparation.records import (
@@ -45,7 +46,6 @@ from .preparation.records import (
     content_hash,
 )
 from .preparation.runner_tools import with_runner_tools
-from .preparation.memory import StepMemory
 from .preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
 from .preparation.walk import (
     Collector,

@@ -39,7 +39,7 @@ def apply(state: PreparationState, settings: PipelineSettings
           ) -> tuple[PreparationState, StageRecord]:
     before = state.input_tokens
     parts = compose(state)
-    views = settings.cache.views(parts)
+    views = settings.memory.request_views(parts)
     shown, marks, hashes, mark_texts = zip(*views) if views else ((), (), (), ())
     request = PreparedRequest(messages=shown, tools=tuple(t.schema for t in state.tools),
                               marks=marks, dropped=state.dropped)

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 from operator import is_
 
-from ..session import Message, ToolResultBlock
-from .records import FoldedRepeat, StageRecord
+from ..session import ToolResultBlock
+from .memory import FoldIndex, FoldMemory, Rewrite
+from .records import Decision, FoldedRepeat, StageRecord
 from .state import Marks, Part, PipelineSettings, PreparationState
 
 __all__ = ["FOLD_MIN_CHARS", "apply", "fold_note"]
@@ -28,61 +29,51 @@ def fold_note(read_back: str, chars: int) -> str:
             f"this earlier copy was folded. Read it back with context_read(ref=\"{read_back}\").]")
 
 
-class _Index:
-    """Latest foldable copy of each body, kept across the steps of a replay (the history only
-    grows between compactions): a new copy of a body re-examines only the messages holding it."""
-
-    def __init__(self) -> None:
-        self.parts: list[Part] = []
-        self.latest: dict[str, str] = {}
-        """Body text → ``result:N:B`` of its latest foldable copy."""
-        self.names: dict[str, str] = {}
-        """Call id → tool name."""
-        self.holders: dict[str, list[int]] = {}
-        """Body text → positions of the history parts holding it as a tool result."""
-        self.folded: dict[int, tuple[Message, list[tuple[int, str]]]] = {}
-
-    def extends(self, history: tuple[Part, ...]) -> bool:
-        return len(self.parts) <= len(history) and all(map(is_, self.parts, history))
-
-    def extend(self, history: tuple[Part, ...], settings: PipelineSettings) -> None:
-        start = len(self.parts)
-        again: set[int] = set(range(start, len(history)))
-        for i in range(start, len(history)):
-            part = history[i]
-            self.parts.append(part)
-            if part.history_index is None:
-                continue
-            for bi, block in enumerate(part.message.content):
-                if block.type == "tool_call":
-                    self.names[block.id] = block.name
-                elif block.type == "tool_result":
-                    holders = self.holders.setdefault(block.text, [])
-                    if not holders or holders[-1] != i:
-                        holders.append(i)
-                    if not block.is_error and block.reducible and len(block.text) >= FOLD_MIN_CHARS:
-                        self.latest[block.text] = f"result:{part.history_index}:{bi}"
-                        again.update(holders)
-        for i in again:
-            part = history[i]
-            folded = _folded_message(part, self.latest, settings) if part.history_index is not None else None
-            if folded is None:
-                self.folded.pop(i, None)
-            else:
-                self.folded[i] = folded
+def _extends(index: FoldIndex, history: tuple[Part, ...]) -> bool:
+    """``history`` starts with the parts the index was built from (the same objects, or equal)."""
+    old = index.parts
+    if len(old) > len(history):
+        return False
+    return all(map(is_, old, history)) or all(a is b or a == b for a, b in zip(old, history))
 
 
-def _index(history: tuple[Part, ...], settings: PipelineSettings) -> _Index:
-    index = settings.cache.memo.get("fold-index")
-    if index is None or not index.extends(history):
-        index = settings.cache.memo["fold-index"] = _Index()
-    index.extend(history, settings)
-    return index
+def _extend(index: FoldIndex, history: tuple[Part, ...]) -> None:
+    start = len(index.parts)
+    again: set[int] = set(range(start, len(history)))
+    for i in range(start, len(history)):
+        part = history[i]
+        index.parts.append(part)
+        if part.history_index is None:
+            continue
+        for bi, block in enumerate(part.message.content):
+            if block.type == "tool_call":
+                index.names[block.id] = block.name
+            elif block.type == "tool_result":
+                holders = index.holders.setdefault(block.text, [])
+                if not holders or holders[-1] != i:
+                    holders.append(i)
+                if not block.is_error and block.reducible and len(block.text) >= FOLD_MIN_CHARS:
+                    index.latest[block.text] = f"result:{part.history_index}:{bi}"
+                    again.update(holders)
+    for i in again:
+        folds = _folds(history[i], index.latest)
+        if folds:
+            index.folds[i] = folds
+        else:
+            index.folds.pop(i, None)
 
 
-def _folded_message(part: Part, latest: dict[str, str], settings: PipelineSettings
-                    ) -> tuple[Message, list[tuple[int, str]]] | None:
-    """The message with its earlier copies folded, and (block, read_back) per fold; None if none."""
+def _index(history: tuple[Part, ...], memory: FoldMemory) -> FoldIndex:
+    if not _extends(memory.index, history):
+        memory.index = FoldIndex()
+    _extend(memory.index, history)
+    return memory.index
+
+
+def _folds(part: Part, latest: dict[str, str]) -> tuple[tuple[int, str], ...]:
+    """(block, read_back) of each earlier copy this message holds (none: nothing to fold)."""
+    if part.history_index is None:
+        return ()
     folds: list[tuple[int, str]] = []
     for bi, block in enumerate(part.message.content):
         if block.type != "tool_result":
@@ -90,12 +81,17 @@ def _folded_message(part: Part, latest: dict[str, str], settings: PipelineSettin
         target = latest.get(block.text)
         if target is not None and target != f"result:{part.history_index}:{bi}":
             folds.append((bi, target))
-    if not folds:
-        return None
-    key = ("fold", id(part.message), tuple(folds))
-    cached = settings.cache.memo.get(key)
-    if cached is not None and cached[0] is part.message:
-        return cached[1], folds
+    return tuple(folds)
+
+
+def _folded(part: Part, index: int, folds: tuple[tuple[int, str], ...],
+            settings: PipelineSettings) -> Part:
+    """The part with its earlier copies folded: the same object at every step while its message
+    and folds stay the same (kept by session message index, checked against the source part)."""
+    memory = settings.memory.fold.folded
+    hit = memory.get(index)
+    if hit is not None and hit.made_from(part, folds):
+        return hit.result
     blocks = list(part.message.content)
     for bi, target in folds:
         old = blocks[bi]
@@ -103,18 +99,9 @@ def _folded_message(part: Part, latest: dict[str, str], settings: PipelineSettin
         blocks[bi] = old.model_copy(update={"text": fold_note(target, len(old.text)),
                                             "artifact_path": None})
     message = part.message.model_copy(update={"content": tuple(blocks)})
-    settings.cache.memo[key] = (part.message, message)
-    return message, folds
-
-
-def _fold_part(part: Part, message: Message, settings: PipelineSettings) -> Part:
-    """The part with its folded message: the same object at every step while nothing changes."""
-    key = ("fold-part", id(part), id(message))
-    hit = settings.cache.memo.get(key)
-    if hit is None or hit[0] is not part or hit[1] is not message:
-        hit = (part, message, part.replaced(message, settings.cache.message(message), "folded"))
-        settings.cache.memo[key] = hit
-    return hit[2]
+    result = part.replaced(message, settings.cache.message(message), "folded")
+    memory[index] = Rewrite(part, folds, result)
+    return result
 
 
 def apply(state: PreparationState, settings: PipelineSettings
@@ -124,13 +111,15 @@ def apply(state: PreparationState, settings: PipelineSettings
         return state, StageRecord(name="fold_repeats", status="skipped", before_input_tokens=before,
                                   after_input_tokens=before,
                                   note="context policy disabled: no context_read to point at")
-    index = _index(state.history, settings)
+    index = _index(state.history, settings.memory.fold)
     history = list(state.history)
-    decisions, seen, added, delta, carried = [], Marks.of(state.seen), set(), 0, 0
-    for i in sorted(index.folded):
+    decisions: list[Decision] = []
+    seen, added, delta, carried = Marks.of(state.seen), set[str](), 0, 0
+    for i in sorted(index.folds):
         part = state.history[i]
-        message, folds = index.folded[i]
-        history[i] = _fold_part(part, message, settings)
+        folds = index.folds[i]
+        assert part.history_index is not None  # only session messages are folded
+        history[i] = _folded(part, part.history_index, folds, settings)
         delta += history[i].tokens - part.tokens
         tokens = history[i].tokens
         for bi, target in folds:
@@ -140,10 +129,12 @@ def apply(state: PreparationState, settings: PipelineSettings
                 carried += 1
                 continue
             added.add(mark)
+            block = part.message.content[bi]
+            assert isinstance(block, ToolResultBlock)
             decisions.append(FoldedRepeat(
                 ref=ref, message_index=part.history_index, read_back=target,
-                tool_name=index.names.get(part.message.content[bi].call_id),  # type: ignore[union-attr]
-                tokens_before=part.tokens, tokens_after=tokens,
+                tool_name=index.names.get(block.call_id), tokens_before=part.tokens,
+                tokens_after=tokens,
                 reason=f"identical body appears again at {target}; the earlier copy is folded"))
     new = replace(state, history=tuple(history), history_tokens=state.history_tokens + delta,
                   seen=seen.with_added(added))

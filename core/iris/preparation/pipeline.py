@@ -82,9 +82,7 @@ def _stopped(records: list[StageRecord], at: int, state: PreparationState, why: 
 def prepare(state: PreparationState, settings: PipelineSettings, meta: StepMeta, *,
             stages: Sequence[tuple[StageName, Stage]] = STAGES) -> PreparationOutcome:
     """Run every stage; return the record, the request and the state to carry forward."""
-    start, records = state, []
-    if not settings.incremental:
-        settings.cache.forget_steps()
+    start, records = state, list[StageRecord]()
     failure: PreparationFailure | None = None
     phase = "ready"
     for at, (name, stage) in enumerate(stages):
@@ -142,8 +140,7 @@ def _finish(start: PreparationState, state: PreparationState, settings: Pipeline
     request = state.request if phase == "ready" else None
     ref = None
     if request is not None:
-        ref = state.request_ref or request_ref(request, settings.cache.message_hash,
-                                                settings.cache.mark_json)
+        ref = state.request_ref or request_ref(request)
         request = request.with_ref(ref)
     protected = tuple(f"context:{p.key}" for p in state.context) + tuple(
         f"contribution:{p.key}" for p in state.contributions if p.required)

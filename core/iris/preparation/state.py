@@ -26,99 +26,14 @@ from ..reduction.artifacts import ArtifactWriter
 from ..reduction.models import ReductionState
 from ..reduction.toolkinds import ToolKindMap
 from ..session import Message
-from ..tokens import REQUEST_OVERHEAD, TokenEstimator
-from .records import MarkKind, MessageMark, PreparedRequest, canonical_json, content_hash
+from ..tokens import REQUEST_OVERHEAD
+from .memory import StepMemory, TokenCache
+from .records import MarkKind, PreparedRequest, content_hash
 
 __all__ = ["Marks", "Part", "PipelineSettings", "PreparationState", "StageFailed", "TokenCache",
            "ToolSpec"]
 
 Origin = Literal["context", "contribution", "history", "checkpoint", "notice"]
-
-
-class TokenCache:
-    """Message token counts keyed by object identity (the message is kept alive with its count).
-
-    Durable messages are the same objects from step to step, so a replay asks the estimator once
-    per message; the estimator's own content cache covers identical texts in new objects.
-    """
-
-    def __init__(self, estimator: TokenEstimator) -> None:
-        self.estimator = estimator
-        self._by_id: dict[int, tuple[Message, int]] = {}
-        self.counted = 0
-        """How many messages were counted (cache misses): a replay's cost indicator."""
-        self._views: dict[int, tuple[Part, tuple[Message, Any, str, str]]] = {}
-        self._last: tuple[tuple[Part, ...], list[tuple[Message, Any, str, str]]] = ((), [])
-        self.memo: dict[Any, Any] = {}
-        """Rewritten messages keyed by what they were made from, so a fold or trim that repeats
-        at every later step builds its message once (a cache: it never changes results)."""
-
-    def forget_steps(self) -> None:
-        """Drop the step memory (memo and request views); message token counts are kept."""
-        self.memo = {}
-        self._views = {}
-        self._last = ((), [])
-
-    def message(self, message: Message) -> int:
-        hit = self._by_id.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        n = self.estimator.message_tokens(message)
-        self._by_id[id(message)] = (message, n)
-        self.counted += 1
-        return n
-
-    def text(self, text: str) -> int:
-        return self.estimator.count(text)
-
-    def message_hash(self, message: Message) -> str:
-        """Content hash of a message, computed once per message object."""
-        key = ("hash", id(message))
-        hit = self.memo.get(key)
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        digest = content_hash(message)
-        self.memo[key] = (message, digest)
-        return digest
-
-    def mark(self, origin: Origin, history_index: int | None, key: str | None,
-             marks: tuple[MarkKind, ...]) -> MessageMark:
-        """A shared ``MessageMark`` per distinct value (most marks repeat at every step)."""
-        memo_key = ("mark", origin, history_index, key, marks)
-        hit = self.memo.get(memo_key)
-        if hit is None:
-            mark = MessageMark(origin=origin, history_index=history_index, key=key, marks=marks)
-            dump = mark.model_dump(mode="json")
-            hit = self.memo[memo_key] = (mark, dump, canonical_json(dump))
-        return hit[0]
-
-    def mark_json(self, mark: Any) -> Any:
-        return self.memo[("mark", mark.origin, mark.history_index, mark.key, mark.marks)][1]
-
-    def views(self, parts: tuple[Part, ...]) -> list[tuple[Message, Any, str, str]]:
-        """Per part: (message as shown, its mark, the shown message's content hash, the mark's
-        canonical JSON). Computed once per part object: the parts of a replay's history are the
-        same objects from step to step, so the previous request's views are reused up to the
-        first part that differs. Only the latest request's parts are remembered."""
-        old_parts, old_views = self._last
-        k, n = 0, min(len(old_parts), len(parts))
-        while k < n and old_parts[k] is parts[k]:
-            k += 1
-        by_id = self._views
-        out = old_views[:k]
-        for part in parts[k:]:
-            hit = by_id.get(id(part))
-            if hit is None or hit[0] is not part:
-                shown = part.message
-                mark = self.mark(part.origin, part.history_index, part.key, part.marks)
-                memo_key = ("mark", mark.origin, mark.history_index, mark.key, mark.marks)
-                hit = by_id[id(part)] = (part, (shown, mark, self.message_hash(shown),
-                                                self.memo[memo_key][2]))
-            out.append(hit[1])
-        if len(by_id) > 2 * len(parts) + 64:  # forget parts no longer in the request
-            self._views = {id(p): by_id[id(p)] for p in parts}
-        self._last = (parts, out)
-        return out
 
 
 class Marks:
@@ -196,6 +111,17 @@ class Part:
     marks: tuple[MarkKind, ...] = ()
     payload: ContextContribution | None = None
     """The contribution object this part was made from (handed back to the selection function)."""
+    _digest: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def digest(self) -> str:
+        """Content hash of the message, computed once per part (parts are values: a part made
+        again from the same message computes the same hash)."""
+        digest = self._digest
+        if digest is None:
+            digest = content_hash(self.message)
+            object.__setattr__(self, "_digest", digest)
+        return digest
 
     def replaced(self, message: Message, tokens: int, mark: MarkKind) -> Part:
         marks = self.marks if mark in self.marks else (*self.marks, mark)
@@ -220,7 +146,8 @@ class PipelineSettings:
     """The validated context configuration."""
     thresholds: Thresholds
     """For this session and model."""
-    cache: TokenCache
+    memory: StepMemory
+    """The step memory the replay runner owns (see :mod:`iris.preparation.memory`)."""
     prompts: PromptSnapshot | None = None
     summarizer: Summarizer | None = None
     session_dir: Path | None = None
@@ -232,9 +159,14 @@ class PipelineSettings:
     artifacts: ArtifactWriter | None = None
     """Where reduction artifacts go; None: written under ``session_dir`` as they are made."""
     incremental: bool = True
-    """False: every step is decided from scratch. The stages' step memory (fold index, trim-stage
-    continuation, request views and hashes, the reduction tracker and its caches) is dropped before
-    each step; the records are the same, only slower (used to check exactly that)."""
+    """False: every step is decided from scratch. The runner gives each step a fresh
+    :attr:`memory` (only the token counts are kept); the records are the same, only slower (used
+    to check exactly that)."""
+
+    @property
+    def cache(self) -> TokenCache:
+        """The message token counts of :attr:`memory`."""
+        return self.memory.tokens
 
 
 @dataclass(frozen=True)

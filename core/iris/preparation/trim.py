@@ -13,47 +13,60 @@ result, only those are looked at again; the rest of the previous output is reuse
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from operator import is_
-from typing import Any
 
 from ..errors import PreparationError
-from ..reduction import ReductionMemory, reduce_request
+from ..reduction import ReductionMemory, ReductionResult, ToolResultDecision, reduce_request
 from ..session import Message
+from .memory import Rewrite, RewriteKey, TrimRun
 from .records import Decision, KeptRecent, Reduced, StageRecord, Trimmed
 from .state import Marks, Part, PipelineSettings, PreparationState
 
 __all__ = ["apply"]
 
 
-def _decision(d: Any, part: Part, ref: str, settings: PipelineSettings):
-    common = {"ref": ref, "message_index": part.history_index, "reason": d.reason}
+def _decision(d: ToolResultDecision, part: Part, ref: str) -> Decision:
     path = d.artifact_path or None
     if d.action == "kept":
-        return KeptRecent(tool_name=d.tool_name, call_id=d.call_id, **common)
+        return KeptRecent(ref=ref, message_index=part.history_index, reason=d.reason,
+                          tool_name=d.tool_name, call_id=d.call_id)
     if d.action == "trimmed":
-        return Trimmed(block_index=d.block_index, tool_name=d.tool_name,
+        return Trimmed(ref=ref, message_index=part.history_index, reason=d.reason,
+                       block_index=d.block_index, tool_name=d.tool_name,
                        tokens_before=d.tokens_before, tokens_after=d.tokens_after,
-                       artifact_path=path, **common)
-    return Reduced(block_index=d.block_index, tool_name=d.tool_name, category=str(d.category),
+                       artifact_path=path)
+    return Reduced(ref=ref, message_index=part.history_index, reason=d.reason,
+                   block_index=d.block_index, tool_name=d.tool_name, category=str(d.category),
                    rule=d.rule or "", action=d.action, age=d.age, tokens_before=d.tokens_before,
-                   tokens_after=d.tokens_after, artifact_path=path, **common)
+                   tokens_after=d.tokens_after, artifact_path=path)
 
 
-def _shortened(part: Part, new_message: Message, actions: set[str],
+def _key(part: Part, position: int) -> RewriteKey:
+    """Session messages by their index (stable across compactions), others by position."""
+    return (part.origin, part.history_index, part.key,
+            -1 if part.history_index is not None else position)
+
+
+def _shortened(part: Part, position: int, new_message: Message, actions: frozenset[str],
                settings: PipelineSettings) -> Part:
     """The part carrying the engine's rewritten message, marked trimmed and/or reduced (the same
-    object while part, message and actions stay the same: later stages cache by part object)."""
-    key = ("shortened", id(part), id(new_message), frozenset(actions))
-    hit = settings.cache.memo.get(key)
-    if hit is not None and hit[0] is part and hit[1] is new_message:
-        return hit[2]
+    object while part, message and actions stay the same: later stages reuse what they derived
+    from a part object)."""
+    memory = settings.memory.trim.shortened
+    key = _key(part, position)
+    applied = (new_message, actions)
+    hit = memory.get(key)
+    if hit is not None and hit.made_from(part, applied):
+        return hit.result
     marked = _mark(part, new_message, actions, settings)
-    settings.cache.memo[key] = (part, new_message, marked)
+    memory[key] = Rewrite(part, applied, marked)
     return marked
 
 
-def _mark(part: Part, new_message: Message, actions: set[str], settings: PipelineSettings) -> Part:
+def _mark(part: Part, new_message: Message, actions: frozenset[str],
+          settings: PipelineSettings) -> Part:
     tokens = settings.cache.message(new_message)
     actions = actions - {"kept"}
     marked = part.replaced(new_message, tokens, "trimmed" if "trimmed" in actions else "reduced")
@@ -62,10 +75,11 @@ def _mark(part: Part, new_message: Message, actions: set[str], settings: Pipelin
     return marked
 
 
-def _new_decisions(part: Part, found: list[Any], seen: Marks, added: set[str],
-                   settings: PipelineSettings) -> tuple[list[Decision], int]:
+def _new_decisions(part: Part, found: list[ToolResultDecision], seen: Marks, added: set[str]
+                   ) -> tuple[list[Decision], int]:
     """Decisions not recorded at an earlier step (``added`` is updated) and the carried count."""
-    out, carried = [], 0
+    out: list[Decision] = []
+    carried = 0
     for d in found:
         ref = (f"result:{part.history_index}:{d.block_index}" if part.history_index is not None
                else d.ref)
@@ -74,18 +88,8 @@ def _new_decisions(part: Part, found: list[Any], seen: Marks, added: set[str],
             carried += 1
             continue
         added.add(mark)
-        out.append(_decision(d, part, ref, settings))
+        out.append(_decision(d, part, ref))
     return out, carried
-
-
-def _memory(settings: PipelineSettings) -> ReductionMemory | None:
-    """The reduction engine's memory kept for the replay's steps (None: from scratch)."""
-    if not settings.incremental:
-        return None
-    memory = settings.cache.memo.get("reduction-memory")
-    if memory is None:
-        memory = settings.cache.memo["reduction-memory"] = ReductionMemory()
-    return memory
 
 
 def apply(state: PreparationState, settings: PipelineSettings
@@ -97,10 +101,11 @@ def apply(state: PreparationState, settings: PipelineSettings
                                   before_input_tokens=before, after_input_tokens=before,
                                   note="reduction and context policy are both disabled")
     messages = tuple(p.message for p in state.history)
+    memory: ReductionMemory = settings.memory.reduction
     # R-RED-1, R-POL-2; todos_completed grants the wrap-up grace of R-RED-9
     result = reduce_request(
         messages, config=config.reduction, policy=config.context_policy,
-        state=state.reduction_state, memory=_memory(settings),
+        state=state.reduction_state, memory=memory,
         session_dir=settings.artifacts if settings.artifacts is not None else settings.session_dir,
         context_read_available=config.context_policy.enabled, tool_kinds=settings.tool_kinds,
         todos_completed=state.todos_completed, estimator=settings.cache.estimator)
@@ -123,43 +128,44 @@ class _Run:
     """The stage's work on one result: every message in full, or (when the engine continued the
     previous step's result and the history only grew) just the messages it says may differ.
 
-    The previous run is kept in the replay's cache memo: its input and output history, the token
-    delta of its shortened messages and how many there were. Every mark of its decisions is in
-    ``state.seen`` (the step that made it was ready), so untouched messages add nothing new."""
+    The previous run is in the step memory (:class:`~iris.preparation.memory.TrimRun`). Every mark
+    of its decisions is in ``state.seen`` (the step that made it was ready), so untouched messages
+    add nothing new."""
 
-    def __init__(self, state: PreparationState, result: Any, settings: PipelineSettings) -> None:
+    def __init__(self, state: PreparationState, result: ReductionResult,
+                 settings: PipelineSettings) -> None:
         self.state, self.result, self.settings = state, result, settings
         self.decisions: list[Decision] = []
+        self.history: list[Part] = []
+        self.delta = self.changed = self.carried = 0
+        self.shrunk: set[int] = set()
         seen = Marks.of(state.seen)
         self.added: set[str] = set()
         self._seen = seen
-        memo = settings.cache.memo
-        prev = memo.get("trim-stage")
+        memory = settings.memory.trim
+        prev = memory.previous
         touched = result.changed_since(state.reduction_state)
-        if prev is not None and touched is not None and prev[0] is state.reduction_state \
-                and _extends(prev[1], state.history):
+        if prev is not None and touched is not None and _continues(prev, state):
             self._continue(prev, touched)
         else:
             self._full()
         self.seen = seen.with_added(self.added)
-        memo["trim-stage"] = (result.state, state.history, tuple(self.history), self.delta,
-                              self.changed, self._shrunk)
+        memory.previous = TrimRun(result.state, state.history, tuple(self.history), self.delta,
+                                  self.changed, frozenset(self.shrunk))
 
     def _full(self) -> None:
         self.history = list(self.state.history)
-        self.delta = self.changed = self.carried = 0
-        self._shrunk: set[int] = set()
         self._messages(range(len(self.history)), self._grouped(None))
 
-    def _continue(self, prev: tuple, touched: tuple[int, ...]) -> None:
-        _, old_in, old_out, self.delta, self.changed, shrunk = prev
-        self._shrunk = set(shrunk)
+    def _continue(self, prev: TrimRun, touched: tuple[int, ...]) -> None:
+        old_in, old_out = prev.history_in, prev.history_out
+        self.delta, self.changed, self.shrunk = prev.delta, prev.changed, set(prev.shrunk)
         self.history = [*old_out, *self.state.history[len(old_out):]]
         for i in touched:
-            if i < len(old_out) and i in self._shrunk:  # undo what the previous run did here
+            if i < len(old_out) and i in self.shrunk:  # undo what the previous run did here
                 self.delta -= old_out[i].tokens - old_in[i].tokens
                 self.changed -= 1
-                self._shrunk.discard(i)
+                self.shrunk.discard(i)
             if i < len(old_out):
                 self.history[i] = self.state.history[i]
         wanted = set(touched)
@@ -167,33 +173,37 @@ class _Run:
         self.carried = sum(1 for d in self.result.decisions if d.message_index not in wanted)
         self._messages(touched, grouped)
 
-    def _grouped(self, wanted: set[int] | None) -> dict[int, list[Any]]:
-        by_message: dict[int, list[Any]] = {}
+    def _grouped(self, wanted: set[int] | None) -> dict[int, list[ToolResultDecision]]:
+        by_message: dict[int, list[ToolResultDecision]] = {}
         for d in self.result.decisions:
             if wanted is None or d.message_index in wanted:
                 by_message.setdefault(d.message_index, []).append(d)
         return by_message
 
-    def _messages(self, indices: Any, by_message: dict[int, list[Any]]) -> None:
+    def _messages(self, indices: Iterable[int],
+                  by_message: dict[int, list[ToolResultDecision]]) -> None:
         seen, added, history = self._seen, self.added, self.state.history
         for i in indices:
             found = by_message.get(i, [])
-            new, kept_over = _new_decisions(history[i], found, seen, added, self.settings)
+            new, kept_over = _new_decisions(history[i], found, seen, added)
             self.decisions += new
             self.carried += kept_over
             new_message = self.result.messages[i]
             if new_message is not history[i].message:
-                self.history[i] = _shortened(history[i], new_message, {d.action for d in found},
-                                             self.settings)
+                self.history[i] = _shortened(history[i], i, new_message,
+                                             frozenset(d.action for d in found), self.settings)
                 self.delta += self.history[i].tokens - history[i].tokens
                 self.changed += 1
-                self._shrunk.add(i)
+                self.shrunk.add(i)
 
 
-def _extends(old: tuple[Part, ...], new: tuple[Part, ...]) -> bool:
-    """``new`` starts with the parts of ``old`` (the same objects, or equal ones)."""
+def _continues(prev: TrimRun, state: PreparationState) -> bool:
+    """This step continues the previous run: the reduction state that run returned (the same or
+    an equal one) and a history starting with the previous input (the same parts or equal)."""
+    carried = state.reduction_state
+    if carried is None or not (prev.reduction_state is carried or prev.reduction_state == carried):
+        return False
+    old, new = prev.history_in, state.history
     if len(old) > len(new):
         return False
-    if all(map(is_, old, new)):
-        return True
-    return all(a is b or a == b for a, b in zip(old, new))
+    return all(map(is_, old, new)) or all(a is b or a == b for a, b in zip(old, new))

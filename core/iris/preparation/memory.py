@@ -1,0 +1,186 @@
+"""The step memory of a replay: what the preparation stages may reuse from the steps before.
+
+A replay prepares one request per step, and most of each request is the previous one plus a few
+messages. The stages keep what they derived in a :class:`StepMemory` that the replay runner owns
+and hands to every step through :attr:`PipelineSettings.memory
+<iris.preparation.state.PipelineSettings.memory>`. Each stage has its own named slot:
+
+* ``tokens``: message token counts (the estimator caches each distinct text);
+* ``marks`` and ``views``: the final request's per-message marks, hashes and mark JSON;
+* ``fold``: the index of repeated bodies and the folded messages;
+* ``trim``: the trim stage's previous run and the messages it shortened;
+* ``reduction``: the reduction engine's own memory (:class:`~iris.reduction.ReductionMemory`).
+
+A memory never changes a record, only how much work a step takes. Keys are values: a message
+mark, a session message index or a history position plus what was applied, always checked
+against the part an entry was made from (the same object, or an equal one), never an object id.
+Without ``incremental`` the runner gives every step a fresh memory; only the token counts stay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..reduction import ReductionMemory, ReductionState
+from ..session import Message
+from ..tokens import TokenEstimator
+from .records import MarkKind, MessageMark, canonical_json
+
+if TYPE_CHECKING:
+    from .state import Origin, Part
+
+__all__ = ["FoldIndex", "FoldMemory", "MarkMemory", "PartView", "Rewrite", "StepMemory",
+           "TokenCache", "TrimMemory", "TrimRun", "ViewMemory"]
+
+PartView = tuple[Message, MessageMark, str, str]
+"""One message of a final request: the message as shown, its mark, the shown message's content
+hash and the mark's canonical JSON."""
+
+MarkKey = tuple[str, int | None, str | None, tuple[MarkKind, ...]]
+
+
+class TokenCache:
+    """Message token counts. The estimator caches each distinct text, so a message whose texts
+    were seen before costs no encoder call; ``counted`` says how many messages were counted."""
+
+    def __init__(self, estimator: TokenEstimator) -> None:
+        self.estimator = estimator
+        self.counted = 0
+        """How many messages were counted: a replay's cost indicator (each recorded or
+        rewritten message is counted once, when its part is made)."""
+
+    def message(self, message: Message) -> int:
+        self.counted += 1
+        return self.estimator.message_tokens(message)
+
+    def text(self, text: str) -> int:
+        return self.estimator.count(text)
+
+
+@dataclass(eq=False)
+class MarkMemory:
+    """One ``MessageMark`` and its canonical JSON per distinct value (most repeat every step)."""
+
+    by_value: dict[MarkKey, tuple[MessageMark, str]] = field(
+        default_factory=dict[MarkKey, tuple[MessageMark, str]])
+
+    def get(self, origin: Origin, history_index: int | None, key: str | None,
+            marks: tuple[MarkKind, ...]) -> tuple[MessageMark, str]:
+        value = (origin, history_index, key, marks)
+        hit = self.by_value.get(value)
+        if hit is None:
+            mark = MessageMark(origin=origin, history_index=history_index, key=key, marks=marks)
+            hit = self.by_value[value] = (mark, canonical_json(mark.model_dump(mode="json")))
+        return hit
+
+
+@dataclass(eq=False)
+class ViewMemory:
+    """The latest final request's parts and their views: the next request reuses the views of
+    the parts it starts with (a part's view depends on nothing but the part)."""
+
+    parts: tuple[Part, ...] = ()
+    views: list[PartView] = field(default_factory=list[PartView])
+
+
+@dataclass(eq=False)
+class FoldIndex:
+    """Latest foldable copy of each body, built over a history that only grows between
+    compactions: a new copy of a body re-examines only the messages holding it."""
+
+    parts: list[Part] = field(default_factory=list["Part"])
+    """The history the index was built from (a later history must start with these parts)."""
+    latest: dict[str, str] = field(default_factory=dict[str, str])
+    """Body text → ``result:N:B`` of its latest foldable copy."""
+    names: dict[str, str] = field(default_factory=dict[str, str])
+    """Call id → tool name."""
+    holders: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
+    """Body text → positions of the history parts holding it as a tool result."""
+    folds: dict[int, tuple[tuple[int, str], ...]] = field(
+        default_factory=dict[int, tuple[tuple[int, str], ...]])
+    """History position → (block index, read-back reference) of each fold of that message."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """A part a stage rewrote: what it was made from, what was applied, and the result."""
+
+    source: Part
+    applied: object
+    """The fold list or the reduction engine's message and its actions."""
+    result: Part
+
+    def made_from(self, source: Part, applied: object) -> bool:
+        return ((self.source is source or self.source == source)
+                and (self.applied is applied or self.applied == applied))
+
+
+@dataclass(eq=False)
+class FoldMemory:
+    """The fold stage's index and its folded parts, by session message index (a folded part is
+    the same object at every step while its message and folds stay the same)."""
+
+    index: FoldIndex = field(default_factory=FoldIndex)
+    folded: dict[int, Rewrite] = field(default_factory=dict[int, Rewrite])
+
+
+@dataclass(frozen=True, slots=True)
+class TrimRun:
+    """The trim stage's previous run: the reduction state it returned, its input and output
+    history, the token delta of the messages it shortened, how many and where."""
+
+    reduction_state: ReductionState
+    history_in: tuple[Part, ...]
+    history_out: tuple[Part, ...]
+    delta: int
+    changed: int
+    shrunk: frozenset[int]
+
+
+RewriteKey = tuple[str, int | None, str | None, int]
+"""A part's origin, session message index, key, and its history position when it has no index."""
+
+
+@dataclass(eq=False)
+class TrimMemory:
+    """The trim stage's previous run and the parts it shortened (the same object at every step
+    while the part, the engine's message and the actions stay the same)."""
+
+    previous: TrimRun | None = None
+    shortened: dict[RewriteKey, Rewrite] = field(default_factory=dict[RewriteKey, Rewrite])
+
+
+@dataclass(eq=False)
+class StepMemory:
+    """Everything the stages of one replay carry from step to step, one slot per stage."""
+
+    tokens: TokenCache
+    marks: MarkMemory = field(default_factory=MarkMemory)
+    views: ViewMemory = field(default_factory=ViewMemory)
+    fold: FoldMemory = field(default_factory=FoldMemory)
+    trim: TrimMemory = field(default_factory=TrimMemory)
+    reduction: ReductionMemory = field(default_factory=ReductionMemory)
+
+    @classmethod
+    def start(cls, estimator: TokenEstimator) -> StepMemory:
+        return cls(tokens=TokenCache(estimator))
+
+    def fresh(self) -> StepMemory:
+        """An empty memory keeping only the token counts (a step decided from scratch)."""
+        return StepMemory(tokens=self.tokens)
+
+    def request_views(self, parts: tuple[Part, ...]) -> list[PartView]:
+        """The view of each part; the views of the previous request's leading parts are reused
+        (the same part objects from step to step: a replay's history only grows)."""
+        old_parts, old_views = self.views.parts, self.views.views
+        k, n = 0, min(len(old_parts), len(parts))
+        while k < n and old_parts[k] is parts[k]:
+            k += 1
+        out = old_views[:k]
+        marks = self.marks.get
+        for part in parts[k:]:
+            mark, text = marks(part.origin, part.history_index, part.key, part.marks)
+            out.append((part.message, mark, part.digest, text))
+        self.views = ViewMemory(parts, out)
+        return out
