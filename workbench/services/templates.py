@@ -13,11 +13,13 @@ from iris.errors import ConfigError, TemplateError
 from iris.prompts import PromptConfig, PromptSnapshot, PromptSource, configured_snapshot
 from pydantic import BaseModel, ConfigDict
 
+from ..records import ReplayInfo
 from . import rerun
-from .replay import default_workspace, open_saved
+from .replay import default_workspace, open_saved, save_replay_result
 
-__all__ = ["ReplayTemplates", "RerunTarget", "default_workspace", "replay_templates", "rerun_target",
-           "run_edited", "saved_snapshot"]
+__all__ = ["ReplayTemplates", "RerunPlan", "RerunTarget", "default_workspace", "replay_templates",
+           "rerun_plan", "rerun_target", "run_edited", "save_edited_replay", "save_template",
+           "saved_snapshot"]
 
 
 def saved_snapshot(workspace: str | Path, config: Any = None) -> PromptSnapshot:
@@ -97,3 +99,43 @@ def run_edited(target: RerunTarget, current: PromptSnapshot, kind: str,
         return rerun.rerun_step(inputs, edited, target.step, progress=progress,
                                 summarizer=summarizer)
     return rerun.rerun_replay(inputs, edited, progress=progress, summarizer=summarizer)
+
+
+def save_template(source: PromptSource, base: PromptSnapshot, prompt_id: str, text: str
+                  ) -> tuple[Path, PromptSnapshot]:
+    """Write ``text`` as ``prompt_id``'s template under ``source`` (the engine's safe write:
+    ``WorkbenchError`` for a refused target) and return the file with the new saved snapshot."""
+    path = source.save(prompt_id, text)
+    return path, base.with_template(prompt_id, text)
+
+
+class RerunPlan(BaseModel):
+    """What a re-run of the target with the page's snapshot would run, and its identity."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    snapshot: PromptSnapshot
+    """The replay's own snapshot with the page's engine-rendered templates."""
+    changed: tuple[str, ...]
+    """The engine-rendered templates that differ from the replay's own."""
+    kind: str
+    """The summariser of both sides."""
+    key: tuple[str, int, str, str]
+    """(replay id, step, snapshot id, summariser): a kept result with another key is stale."""
+
+
+def rerun_plan(target: RerunTarget, current: PromptSnapshot, kind: str) -> RerunPlan:
+    """The snapshot a re-run of ``target`` uses with the page's ``current`` snapshot and the
+    summariser ``kind``."""
+    own = target.inputs.snapshot
+    edited = rerun.with_engine_templates(own, current)
+    return RerunPlan(snapshot=edited, changed=tuple(edited.edited_ids(own)), kind=kind,
+                     key=(target.replay_id, target.step, edited.snapshot_id, kind))
+
+
+def save_edited_replay(store: Any, result: rerun.ReplayComparison, name: str,
+                       session_id: str | None) -> ReplayInfo:
+    """Save the edited side of a whole re-run as replay ``name`` under ``session_id`` (the
+    sidebar's session); refused with ``StorageError`` when the re-run was computed for another."""
+    return save_replay_result(store, result.edited_bundle, name=name.strip(),
+                              session_id=session_id or "", computed_for=result.session_id)

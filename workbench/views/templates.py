@@ -8,10 +8,12 @@ tests get the same results.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iris.errors import TemplateError
-from iris.prompts import PROMPT_IDS, PromptConfig, PromptSnapshot
+from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptConfig, PromptSnapshot
 from pydantic import BaseModel, ConfigDict
 
 from ..text_diff import unified_diff
@@ -19,8 +21,11 @@ from ..text_diff import unified_diff
 if TYPE_CHECKING:  # pandas only for the re-run table
     import pandas as pd
 
-__all__ = ["TemplatePreview", "editor_prompts_root", "example_variables", "preview_template",
-           "rerun_table", "template_diff"]
+__all__ = ["SUMMARISER_LABELS", "TemplatePreview", "checkpoint_same_caption", "default_replay_name",
+           "edited_sides_caption", "editor_prompts_root", "engine_only_note", "example_variables",
+           "preview_template", "rendered_heading", "rerun_intro", "rerun_table",
+           "saved_replay_message", "snapshot_status", "source_caption", "step_labels", "template_diff",
+           "variables_caption"]
 
 _TODOS = [
     {"id": "1", "content": "Reproduce the missing 31 March entry with a failing test", "status": "completed"},
@@ -163,3 +168,95 @@ def rerun_table(comparison: Any) -> pd.DataFrame:
     return pd.DataFrame([{"": name, "original": show(comparison.original),
                           "edited": show(comparison.edited)} for name, show in rows.items()],
                         columns=["", "original", "edited"])
+
+
+# ------------------------------------------------------------------ the page's words
+
+
+def _ids(ids: Sequence[str]) -> str:
+    return ", ".join(f"`{i}`" for i in ids)
+
+
+def source_caption(directory: Path, saved_count: int) -> str:
+    """Where the page reads and saves templates, and how many of them are saved there."""
+    return (f"Prompts root: `{directory}` ({saved_count} of {len(PROMPT_IDS)} templates saved "
+            "there; the others use the packaged defaults).")
+
+
+def variables_caption(prompt_id: str) -> str:
+    """The variables the consuming code passes to ``prompt_id``."""
+    return "Variables provided by the consuming code: " + _ids(PROMPT_VARIABLES[prompt_id])
+
+
+def snapshot_status(base: PromptSnapshot, preview: TemplatePreview) -> tuple[bool, str]:
+    """(whether the view uses an edited snapshot, the sentence saying which snapshot it uses)."""
+    if preview.edited:
+        changed = ", ".join(preview.snapshot.edited_ids(base))
+        return True, (f"This view uses an **edited snapshot** (not saved): {changed}. "
+                      f"Snapshot `{preview.snapshot.snapshot_id[:19]}…`")
+    return False, f"This view uses the **saved snapshot** `{base.snapshot_id[:19]}…`"
+
+
+def rendered_heading(step: int | None) -> str:
+    """Heading of the rendered output: example variables, or those of ``step``."""
+    if step is None:
+        return "Rendered with example variables"
+    return f"Rendered with the variables of step {step}"
+
+
+def engine_only_note(prompt_id: str, engine_ids: Sequence[str]) -> str | None:
+    """Why an edit of ``prompt_id`` cannot change a replay (None when the engine renders it)."""
+    if prompt_id in engine_ids:
+        return None
+    return (f"The engine renders only {_ids(engine_ids)} during a replay; an edit of "
+            f"`{prompt_id}` does not change a replay.")
+
+
+def rerun_intro(step: int, replay_name: str, stage: str, selected: int | None) -> str:
+    """Which compaction step a re-run uses, and how it relates to the sidebar's step."""
+    nearest = ("" if selected in (None, step)
+               else f"; the nearest compaction to the selected step {selected}")
+    return (f"Compaction step **{step}** of replay **{replay_name}** (stage {stage}){nearest}. "
+            "Both sides walk the same history; only the template snapshot differs.")
+
+
+#: How the summariser choice reads on the page.
+SUMMARISER_LABELS: dict[str, str] = {
+    "extractive": "extractive (offline: ignores the prompt, so checkpoints match)",
+    "recorded": "recorded (the session's own summaries)",
+    "remote": "remote (the configured endpoint writes a new summary)",
+}
+
+
+def edited_sides_caption(changed: Sequence[str]) -> str:
+    """What the edited side of a re-run takes from this page (``changed``: the engine templates
+    that differ from the replay's own)."""
+    if changed:
+        return ("The edited side uses this page's " + _ids(changed) + " (edited or saved in the "
+                "workspace); the original side uses the replay's own templates.")
+    return ("This page's compaction templates are the replay's own: both sides will be "
+            "identical until you edit one.")
+
+
+def step_labels(steps: Sequence[Any]) -> dict[int, str]:
+    """Picker labels of a whole re-run's compaction steps (``StepComparison`` items)."""
+    return {c.step_index: f"step {c.step_index}: {c.original.status} → {c.edited.status}"
+            for c in steps}
+
+
+def checkpoint_same_caption(summariser: str) -> str:
+    """Said when both checkpoints are identical."""
+    return "The checkpoint text is identical" + (
+        ": the extractive summariser reads the messages, not the prompt."
+        if summariser == "extractive" else ".")
+
+
+def default_replay_name(snapshot_id: str | None) -> str:
+    """The suggested name of a saved edited replay (from its template snapshot id)."""
+    return f"templates {(snapshot_id or '')[7:15]}"
+
+
+def saved_replay_message(name: str, snapshot_id: str | None) -> str:
+    """Confirmation of a saved edited replay."""
+    return (f"Saved replay **{name}** with template snapshot `{(snapshot_id or '')[:19]}…` "
+            "(kept in the store); pick it in the sidebar.")
