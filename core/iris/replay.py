@@ -34,6 +34,7 @@ from .compaction.usage import RunUsage, UsageTracker
 from .config import ContextConfig, config_hash, default_config
 from .context import ContextBuildInput, ContextBuildScope, ContextSource, RecordedContextSource
 from .preparation.baseline import BASELINE_STAGES, RecordedCompactionMark, recorded_marks
+from .preparation.memory import StepMemory
 from .preparation.pipeline import STAGES, PreparationOutcome, Stage, StepMeta, prepare
 from .preparation.publisher import EvidenceSink, PreparationEvent, Publisher
 from .preparation.records import (
@@ -220,10 +221,12 @@ class _Runner:
         self.baseline: Literal["engine", "recorded"] = baseline
         self.calibration = Calibration.start(getattr(config, "estimate", None))
         self.cache = TokenCache(estimator)
+        self.memory = StepMemory(tokens=self.cache)
+        """The stages' step memory, kept from step to step (see ``_step_settings``)."""
         t = resolve_thresholds(config, session.header.limits, session.header.model)
         self.thresholds = t
         self.settings = PipelineSettings(
-            config=config, thresholds=t, cache=self.cache, prompts=prompts, summarizer=summarizer,
+            config=config, thresholds=t, memory=self.memory, prompts=prompts, summarizer=summarizer,
             session_dir=work_dir, tool_kinds=ToolKindMap.for_source_format(session.header.source_format),
             input_budget=t.input_budget, pressure_line=t.pressure_line,
             reminder_line=t.reminder_line, cancel=cancel)
@@ -346,7 +349,7 @@ class _Runner:
             BASELINE_STAGES if self.baseline == "recorded" else STAGES)
         if error is not None:
             stages = (("assembly", _failing(error)), *stages[1:])
-        outcome = prepare(state, self._settings_for(walk.limits, walk.model), meta, stages=stages)
+        outcome = prepare(state, self._step_settings(walk), meta, stages=stages)
         self._calibrate(k, recorded, response.usage, walk)
         walk.previous = walk.durable
         if outcome.preparation.phase == "ready":
@@ -370,6 +373,13 @@ class _Runner:
         self.calibration = self.calibration.observe(k, recorded, usage.prompt_tokens,
                                                     new_window=walk.new_window)
         walk.new_window = False
+
+    def _step_settings(self, walk: Walk) -> PipelineSettings:
+        """This step's settings; without ``incremental`` a fresh step memory (token counts kept)."""
+        settings = self._settings_for(walk.limits, walk.model)
+        if settings.incremental:
+            return settings
+        return replace(settings, memory=self.memory.fresh())
 
     def _settings_for(self, limits: Any, model: str | None = None) -> PipelineSettings:
         """Settings for the model window in use: the budget follows the recorded limits of the
