@@ -14,7 +14,7 @@ Everything comes from the selected replay's own records, nothing is reduced agai
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import pandas as pd
 from iris.preparation.records import ContextPreparation, Decision, PreparedRequest
@@ -39,18 +39,38 @@ COLUMNS = ["step", "stage", "kind", "ref", "tool", "rule", "action", "age", "tok
            "tokens after", "saved tokens", "what", "reason", "message", "artifact"]
 
 
+@runtime_checkable
+class _Resized(Protocol):
+    """A decision that changed a body's size (fold, trim, reduce, compaction)."""
+
+    @property
+    def tokens_before(self) -> int: ...
+
+    @property
+    def tokens_after(self) -> int: ...
+
+
+@runtime_checkable
+class _Sized(Protocol):
+    """A decision about an item of a known size (kept whole or dropped)."""
+
+    @property
+    def tokens(self) -> int: ...
+
+
 def _numbers(d: Decision) -> tuple[int | None, int | None]:
-    if hasattr(d, "tokens_before"):
+    if isinstance(d, _Resized):
         return d.tokens_before, d.tokens_after
-    if hasattr(d, "tokens"):  # dropped items: everything they held is saved
+    if isinstance(d, _Sized):  # dropped items: everything they held is saved
         return d.tokens, 0
     return None, None
 
 
 def _rule(d: Decision) -> str:
     """The rule that decided: the reduction rule, else what the kind stands for."""
-    if getattr(d, "rule", ""):
-        return d.rule
+    rule: str = getattr(d, "rule", "")
+    if rule:
+        return rule
     return {"kept-recent": "recent or protected", "trimmed": "old body trimmed",
             "folded-repeat": "identical repeat", "dropped-optional": "optional under pressure",
             "dropped-tool": "tool schema left out"}.get(d.kind, d.kind)
@@ -62,7 +82,7 @@ def _row(step: int, stage: str, d: Decision) -> dict[str, Any]:
             "tool": getattr(d, "tool_name", None) or getattr(d, "key", None) or "",
             "rule": _rule(d), "action": getattr(d, "action", d.kind), "age": getattr(d, "age", None),
             "tokens before": before, "tokens after": after,
-            "saved tokens": before - after if before is not None else None,
+            "saved tokens": before - after if before is not None and after is not None else None,
             "what": describe(d), "reason": d.reason, "message": d.message_index,
             "artifact": getattr(d, "artifact_path", None) or ""}
 
