@@ -5,7 +5,7 @@ expander for developers). Streamlit-only; pages call these instead of repeating 
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import streamlit as st
@@ -14,7 +14,10 @@ from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlExcepti
 from workbench import state
 from workbench.store import Store
 
-__all__ = ["error_boundary", "require_replay", "show_error"]
+__all__ = ["error_boundary", "progress_bar", "require_replay", "require_step", "show_error"]
+
+_NO_REPLAY = ("This session has no replay yet: it is made when the session is opened (see the "
+              "sidebar), or run `workbench replay SESSION_ID --name default`.")
 
 
 def require_replay() -> tuple[Store, str, str]:
@@ -26,10 +29,20 @@ def require_replay() -> tuple[Store, str, str]:
         st.info("No session yet: import a transcript or open a sample on the Sessions page.", icon="👋")
         st.stop()
     if replay_id is None:
-        st.info("This session has no replay yet: it is made when the session is opened (see the "
-                "sidebar), or run `workbench replay SESSION_ID --name default`.")
+        st.info(_NO_REPLAY)
         st.stop()
     return store, session_id, replay_id
+
+
+def require_step() -> tuple[Store, str, str, int]:
+    """:func:`require_replay` plus the step the sidebar selected (a replay without steps gets the
+    same empty state as no replay)."""
+    store, session_id, replay_id = require_replay()
+    step = state.current_step()
+    if step is None:
+        st.info(_NO_REPLAY)
+        st.stop()
+    return store, session_id, replay_id, step
 
 
 def show_error(what: str, exc: BaseException, *, message: str | None = None) -> None:
@@ -55,3 +68,17 @@ def error_boundary(what: str, *, stop: bool = True, message: str | None = None) 
         show_error(what, exc, message=None if message is None else message.format(exc=exc))
         if stop:
             st.stop()
+
+
+@contextmanager
+def progress_bar(text: str) -> Iterator[Callable[[float, str], None]]:
+    """A progress bar starting at 0 with ``text``; yields ``report(fraction, label)`` (the
+    fraction clamped to 0…1) and removes the bar when the block ends, however it ends."""
+    bar = st.progress(0.0, text=text)
+
+    def report(fraction: float, label: str) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=label)
+    try:
+        yield report
+    finally:
+        bar.empty()
