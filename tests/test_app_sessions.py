@@ -50,9 +50,11 @@ def test_r_ses_5_import_paths_reports_errors_without_raising(tmp_path):
         calls: list[tuple[int, int]] = []
         reports = imports.import_paths(store, [bad, SAMPLES / "unanswered.jsonl"],
                                        progress=lambda i, n, f, label: calls.append((i, n)))
-        assert reports[0].error.line == 2 and reports[0].error.field == "role"
-        assert reports[0].error.expected and "Traceback" in reports[0].error.traceback
-        assert reports[1].outcome.created
+        error, outcome = reports[0].error, reports[1].outcome
+        assert error is not None and outcome is not None
+        assert error.line == 2 and error.field == "role"
+        assert error.expected and "Traceback" in error.traceback
+        assert outcome.created
         assert {c for c in calls} == {(0, 2), (1, 2)}
         frame = sviews.sessions_frame(store.list_sessions())
     assert list(frame.columns) == sviews.SESSION_COLUMNS
@@ -64,12 +66,14 @@ def test_r_ses_1_conversation_pairs_calls_with_results():
     views = mviews.conversation(session, default_estimator())
     assert len(views) == len(session.messages)
     calls = [b for v in views for b in v.blocks if b.kind == "tool_call"]
-    assert calls and all(c.result is not None and c.result.call_id == c.call_id for c in calls)
-    failed = [c for c in calls if c.result.is_error]
-    assert failed and all(views[c.result_message].has_error for c in failed)
+    paired = [(c, c.result) for c in calls if c.result is not None]
+    assert calls and len(paired) == len(calls) and all(r.call_id == c.call_id for c, r in paired)
+    failed = [c for c, r in paired if r.is_error]
+    assert failed and all(c.result_message is not None and views[c.result_message].has_error
+                          for c in failed)
     tool_blocks = [b for v in views if v.role == "tool" for b in v.blocks]
     assert all(b.call_message is not None and views[b.call_message].role == "assistant" for b in tool_blocks)
-    long_results = [c.result for c in calls if c.result.long]
+    long_results = [r for _, r in paired if r.long]
     assert long_results and all(r.size.endswith("lines") and len(r.preview) < len(r.text) for r in long_results)
     assert all(v.estimate > 0 for v in views)
 
@@ -77,7 +81,7 @@ def test_r_ses_1_conversation_pairs_calls_with_results():
 def test_r_ses_2_message_frame_shows_normalised_and_raw_usage():
     session = load_session(SAMPLES / "long_session.jsonl").session
     frame = mviews.message_frame(session, default_estimator())
-    assistants = frame[frame["Role"] == "assistant"]
+    assistants = frame.query('Role == "assistant"')
     with_usage = assistants.dropna(subset=["Prompt tokens"])
     assert 0 < len(with_usage) < len(assistants)  # some responses have no usage
     row = with_usage.iloc[0]
@@ -146,6 +150,7 @@ def test_r_ui_1_upload_is_stored_under_a_sanitised_name():
     assert not at.exception and len(at.success) == 1
     with open_store() as store:
         (summary,) = store.list_sessions()
+    assert summary.source_path is not None
     assert Path(summary.source_path).name == "evil_name.jsonl"
     assert "workbench-upload-" in summary.source_path
 
