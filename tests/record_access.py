@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar
 
-from iris.preparation import ContextPreparation, PreparedRequest
+from iris.preparation import ContextPreparation, PreparationFailure, PreparedRequest
 from iris.preparation.records import StageName, StageRecord
 from iris.replay import Replay
 from iris.session import ContentBlock, TextBlock, ToolResultBlock
@@ -27,6 +27,12 @@ def request_of(r: Replay, p: ContextPreparation) -> PreparedRequest:
     request = r.request(p)
     assert request is not None, f"no final request kept for step {p.step_index} ({p.phase})"
     return request
+
+
+def failure_of(p: ContextPreparation) -> PreparationFailure:
+    """Why step ``p`` failed or was cancelled."""
+    assert p.error is not None, f"step {p.step_index} has no error ({p.phase})"
+    return p.error
 
 
 def of_kind(decisions: Iterable[object], kind: type[D]) -> list[D]:

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from record_access import request_of
 
 import workbench as wb
 from workbench.cli import main
@@ -61,7 +62,7 @@ def test_r_ses_4_otlp_round_trip_gives_back_requests_and_usage(long_session, tmp
     calls = _calls(out)
     assert len(calls) == len(result.preparations)
     for span, prep in zip(calls, result.preparations, strict=True):
-        request = result.result.request(prep)
+        request = request_of(result.result, prep)
         assert _message_keys(_turn_messages(input_turns(span))) == _message_keys(request.messages)
         assert span.attrs["gen_ai.usage.input_tokens"] == prep.final_input_tokens
         response = long_session.messages[prep.response_message_index]
@@ -78,7 +79,7 @@ def test_r_ses_4_otlp_round_trip_gives_back_requests_and_usage(long_session, tmp
     answers = [m for m in imported.session.messages if m.role == "assistant"]
     for message, prep in zip(answers, result.preparations, strict=True):
         recorded = long_session.messages[prep.response_message_index].usage
-        assert message.usage.input_tokens == prep.final_input_tokens
+        assert message.usage is not None and message.usage.input_tokens == prep.final_input_tokens
         assert message.usage.output_tokens == (recorded.output_tokens if recorded else 0)
 
 
@@ -107,7 +108,7 @@ def test_r_ses_4_compacting_replay_imports_with_context_rewrites(long_session, t
     calls = _calls(out)
     for span, prep in zip(calls, result.preparations, strict=True):
         assert _message_keys(_turn_messages(input_turns(span))) == _message_keys(
-            result.result.request(prep).messages)
+            request_of(result.result, prep).messages)
     session = load_session(out).session
     applied = [p for p in result.preparations if p.compaction_applied]
     assert applied and 0 < len(session.compactions) <= len(applied)

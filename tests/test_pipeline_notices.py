@@ -23,6 +23,7 @@ from iris.session import (
     ToolResultBlock,
     Usage,
 )
+from record_access import request_of, stage_of
 
 from workbench.importers.native import load_native
 
@@ -65,7 +66,7 @@ def notices_of(p):
 
 
 def notice_keys(r, p):
-    request = r.request(p)
+    request = r.request(p)  # None for a failed step
     return [m.key for m in request.marks if m.origin == "notice"] if request else None
 
 
@@ -81,14 +82,14 @@ def test_r_cmp_11_reminder_notice_once_at_the_crossing_step(driven):
     assert all(not found[k] for k in range(REMINDER_STEP))
     (d,) = found[REMINDER_STEP]
     assert (d.notice, d.delivered, d.line, d.reading_tokens) == ("reminder", True, 57600, 58010)
-    assert d in driven.preparations[REMINDER_STEP].stage("compaction").decisions
+    assert d in stage_of(driven.preparations[REMINDER_STEP], "compaction").decisions
     p = driven.preparations[REMINDER_STEP]
-    request = driven.request(p)
+    request = request_of(driven, p)
     last, mark = request.messages[-1], request.marks[-1]
     assert last.role == "user" and last.synthetic and last.text == d.text
     assert last.text.startswith("<system-reminder>") and "keep a safe continuation state" in last.text
     assert (mark.origin, mark.key, mark.marks) == ("notice", "pressure-notice:reminder", ("notice",))
-    assert p.stage("compaction").after_input_tokens == p.stage("compaction").before_input_tokens + d.tokens
+    assert stage_of(p, "compaction").after_input_tokens == stage_of(p, "compaction").before_input_tokens + d.tokens
 
 
 def test_r_cmp_11_reminder_never_repeats_and_is_replayed_from_history(driven):
@@ -96,7 +97,7 @@ def test_r_cmp_11_reminder_never_repeats_and_is_replayed_from_history(driven):
     for p in driven.preparations[REMINDER_STEP + 1:THRESHOLD_STEP]:
         assert notices_of(p) == []
         assert notice_keys(driven, p) == ["pressure-notice:reminder"]
-        request = driven.request(p)
+        request = request_of(driven, p)
         at = [m.key for m in request.marks].index("pressure-notice:reminder")
         # stays where it was delivered: after that step's input, before that step's reply
         assert request.messages[at - 1].text == f"question {REMINDER_STEP}"
@@ -119,7 +120,7 @@ def test_r_cmp_11_threshold_notice_at_the_threshold_only(driven):
 def test_r_cmp_12_first_crossing_deferred_by_two_requests_after_a_reminder(driven):
     """R-CMP-12: with model_driven, the first crossing and the next request go out as usual
     (the reminder came earlier in the window); the third enters compaction."""
-    stages = [p.stage("compaction") for p in driven.preparations]
+    stages = [stage_of(p, "compaction") for p in driven.preparations]
     assert stages[THRESHOLD_STEP].status == stages[THRESHOLD_STEP + 1].status == "skipped"
     assert "grace: 2 request(s)" in stages[THRESHOLD_STEP].note
     assert "grace: 1 request(s)" in stages[THRESHOLD_STEP + 1].note
@@ -130,7 +131,7 @@ def test_r_cmp_12_first_crossing_deferred_by_two_requests_after_a_reminder(drive
 def test_r_cmp_12_no_grace_when_the_threshold_comes_without_a_reminder():
     """R-CMP-12: a jump over the threshold with no earlier reminder compacts at once."""
     r = replay(ramp_session((1000, 78000, 79000), sid="jump"), DRIVEN)
-    stage = r.preparations[2].stage("compaction")
+    stage = stage_of(r.preparations[2], "compaction")
     assert stage.status != "skipped" and "no grace" in stage.note
     assert all(d.notice != "reminder" for p in r.preparations for d in notices_of(p))
 
@@ -143,7 +144,7 @@ def test_r_cmp_11_without_model_driven_the_line_is_recorded_not_injected():
     assert d.notice == "reminder" and not d.delivered and "model_driven" in d.reason
     assert all(notice_keys(r, p) in ([], None) for p in r.preparations)
     assert sum(len(notices_of(p)) for p in r.preparations) == 1
-    assert r.preparations[THRESHOLD_STEP].stage("compaction").status != "skipped"
+    assert stage_of(r.preparations[THRESHOLD_STEP], "compaction").status != "skipped"
 
 
 def test_r_cmp_11_model_switch_opens_a_new_window():
@@ -154,7 +155,7 @@ def test_r_cmp_11_model_switch_opens_a_new_window():
     r = replay(s, DRIVEN)
     kinds = [(p.step_index, d.notice) for p in r.preparations for d in notices_of(p)]
     assert kinds == [(REMINDER_STEP, "reminder"), (REMINDER_STEP + 2, "reminder")]
-    switched = r.request(r.preparations[REMINDER_STEP + 2])
+    switched = request_of(r, r.preparations[REMINDER_STEP + 2])
     assert [m.key for m in switched.marks if m.origin == "notice"] == ["pressure-notice:reminder"]
     assert switched.marks[-1].origin == "notice"  # the new window's notice, not the old one
 
@@ -195,7 +196,7 @@ def todo_session(status: str, *between: Message) -> Session:
 
 
 def shell_decision(p):
-    return next(d for d in p.stage("trim_old_bodies").decisions if d.message_index == 2)
+    return next(d for d in stage_of(p, "trim_old_bodies").decisions if d.message_index == 2)
 
 
 def test_r_red_9_wrap_up_grace_after_todos_complete():
@@ -225,6 +226,6 @@ def test_r_ui_2_step_through_describes_the_notice(driven):
     from workbench.views.step_through import decision_table
 
     table = decision_table(driven.preparations[REMINDER_STEP], stage="compaction")
-    (row,) = table[table["kind"] == "pressure-notice"].to_dict("records")
+    (row,) = table.loc[table["kind"] == "pressure-notice"].to_dict("records")
     assert row["what"].startswith("reminder line 57,600 reached at 58,010 tokens")
     assert "notice added" in row["what"]

@@ -28,6 +28,7 @@ from iris.preparation.records import (
 )
 from iris.session import Message, TextBlock
 from pydantic import ValidationError
+from record_access import failure_of
 
 ALL_DECISIONS = (
     KeptRequired(reason="required contribution", key="goal", tokens=12),
@@ -89,16 +90,18 @@ def test_r_prep_1_failed_preparation_keeps_its_error():
     prep = _prep(phase="failed", error=PreparationFailure(stage="compaction", message="boom",
                                                           kind="timeout"))
     back = ContextPreparation.model_validate(prep.model_dump(mode="json"))
-    assert back.phase == "failed" and back.error.stage == "compaction"
-    assert back.error.kind == "timeout"
+    assert back.phase == "failed" and failure_of(back).stage == "compaction"
+    assert failure_of(back).kind == "timeout"
 
 
 def test_r_prep_3_unknown_status_and_stage_are_rejected():
     """R-PREP-3: only the five statuses and six stage names exist."""
     with pytest.raises(ValidationError):
-        StageRecord(name="assembly", status="done", before_input_tokens=0, after_input_tokens=0)
+        StageRecord(name="assembly", status="done",  # pyright: ignore[reportArgumentType]  # invalid on purpose
+                    before_input_tokens=0, after_input_tokens=0)
     with pytest.raises(ValidationError):
-        StageRecord(name="magic", status="entered", before_input_tokens=0, after_input_tokens=0)
+        StageRecord(name="magic",  # pyright: ignore[reportArgumentType]  # invalid on purpose
+                    status="entered", before_input_tokens=0, after_input_tokens=0)
 
 
 def test_records_are_frozen_and_forbid_extra_fields():

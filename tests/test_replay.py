@@ -19,6 +19,7 @@ from iris.context import ContextSnapshot
 from iris.prompts import PromptSnapshot
 from iris.replay import ReplayEnvironment, ReplayObservers, replay
 from iris.session import Session
+from record_access import failure_of, request_of, stage_of
 
 from workbench.importers.native import load_native
 
@@ -75,7 +76,7 @@ def test_r_prep_6_compaction_at_step_k_changes_the_input_of_step_k_plus_1(long_s
     c = r.checkpoints[0]
     k = c.step_index
     nxt = r.preparations[k + 1]
-    request = r.request(nxt)
+    request = request_of(r, nxt)
     assert request.marks[0].origin == "checkpoint" and "summarised" in request.marks[0].marks
     assert request.messages[0].is_compaction_summary
     kept = [m.history_index for m in request.marks if m.history_index is not None]
@@ -83,8 +84,8 @@ def test_r_prep_6_compaction_at_step_k_changes_the_input_of_step_k_plus_1(long_s
     assert not set(kept) & set(c.archived_messages)
     recorded_before = nxt.response_message_index
     assert nxt.message_count < recorded_before  # fewer messages than the recorded request had
-    assert nxt.stage("assembly").after_input_tokens < r.preparations[k].stage(
-        "compaction").before_input_tokens
+    assert stage_of(nxt, "assembly").after_input_tokens < stage_of(
+        r.preparations[k], "compaction").before_input_tokens
     assert r.archives[c.archive_name].strip()
     assert c.checkpoint_text == request.messages[0].text
 
@@ -106,9 +107,9 @@ def test_r_prep_1_stage_failure_gives_failed_record_and_replay_goes_on(long_sess
     following steps are prepared normally."""
     r = replay(long_session, environment=ReplayEnvironment(context_source=_FlakySource(3)))
     p = r.preparations[3]
-    assert p.phase == "failed" and p.error.stage == "assembly"
-    assert "snapshot service unavailable" in p.error.message
-    assert p.error.error_type == "RuntimeError"
+    assert p.phase == "failed" and failure_of(p).stage == "assembly"
+    assert "snapshot service unavailable" in failure_of(p).message
+    assert failure_of(p).error_type == "RuntimeError"
     assert [s.status for s in p.stages[1:]] == ["skipped"] * 5
     assert p.final_request_ref is None
     assert len(r.preparations) == len(long_session.index.batches)
@@ -127,7 +128,7 @@ def test_r_prep_1_cancellation_gives_cancelled_record_and_stops(long_session):
     assert r.cancelled
     last = r.preparations[-1]
     assert last.step_index == 4 and last.phase == "cancelled"
-    assert last.error.kind == "cancelled" and last.error.stage == "drop_optional"
+    assert failure_of(last).kind == "cancelled" and failure_of(last).stage == "drop_optional"
     assert [s.status for s in last.stages[2:]] == ["skipped"] * 4
 
 
@@ -179,7 +180,8 @@ def test_r_prep_7_remote_summary_usage_is_counted_apart(long_session, summary_se
     assert r.checkpoints
     assert r.run_usage.compaction.calls == len(r.checkpoints)
     assert r.run_usage.compaction.input_tokens == 1234 * len(r.checkpoints)
-    assert r.checkpoints[0].summary_usage.output_tokens == 56
+    summary_usage = r.checkpoints[0].summary_usage
+    assert summary_usage is not None and summary_usage.output_tokens == 56
     assert r.run_usage.main.calls == len(r.preparations)
 
 
@@ -194,8 +196,8 @@ def test_r_cmp_8_summary_timeout_fails_the_step_and_keeps_old_state(long_session
     head = Session(header=long_session.header, messages=long_session.messages[:end])
     r = replay(head, cfg, summarizer=OpenAICompatibleSummarizer(url, "local-test"))
     failed = [p for p in r.preparations if p.phase == "failed"]
-    assert failed and failed[0].error.kind == "timeout" and failed[0].error.stage == "compaction"
-    assert failed[0].stage("compaction").status == "rejected"
+    assert failed and failure_of(failed[0]).kind == "timeout" and failure_of(failed[0]).stage == "compaction"
+    assert stage_of(failed[0], "compaction").status == "rejected"
     assert not r.checkpoints
     assert len(r.preparations) == first + 3 and r.preparations[-1].step_index == first + 2
 
@@ -270,7 +272,7 @@ def test_r_build_2_context_yaml_render_error_fails_assembly_of_each_step(long_se
     r = replay(long_session, environment=ReplayEnvironment(context_input=load_context_build_input(path)))
     assert {p.phase for p in r.preparations} == {"failed"}
     first = r.preparations[0]
-    assert first.error.stage == "assembly" and "max_chars" in first.error.message
+    assert failure_of(first).stage == "assembly" and "max_chars" in failure_of(first).message
 
 
 def test_r_dyn_1_replay_inside_a_running_event_loop(long_session):

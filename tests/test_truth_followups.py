@@ -13,6 +13,7 @@ import pytest
 from iris.config import parse_config
 from iris.preparation.records import CompactionApplied, CompactionCandidate, CompactionPlan
 from iris.replay import replay
+from record_access import stage_of
 
 import workbench as wb
 from workbench.views.compare import RunSummary, StepPoint, steps_table, totals_table
@@ -83,7 +84,7 @@ def test_r_tok_3_a_reduced_request_triggers_on_its_own_whole_request_estimate():
         assert p.trigger_basis == ("calibrated_local" if _reduced(p) else "provider"), p.step_index
         if _reduced(p):  # the value is this request (as sent after the stages), whole basis
             assert p.trigger_tokens == p.whole_request_tokens, p.step_index
-            assert "reduced this one" in p.stage("compaction").note
+            assert "reduced this one" in stage_of(p, "compaction").note
 
 
 def test_r_tok_3_an_unreduced_replay_triggers_on_the_provider_count():
@@ -91,18 +92,19 @@ def test_r_tok_3_an_unreduced_replay_triggers_on_the_provider_count():
     bases = {p.trigger_basis for p in r.preparations[1:] if not p.compaction_applied}
     first = next(p for p in r.preparations if p.compaction_applied)
     assert first.trigger_basis == "provider" and "provider" in bases
-    assert first.trigger_tokens >= first.pressure_line
+    assert first.trigger_tokens is not None and first.trigger_tokens >= first.pressure_line
 
 
 def _reconciles(p) -> None:
     """Plan, candidate and commit on the untrimmed durable history; the commit's sent figures,
     the stage note, the trigger (when calibrated) and the step on this request as sent."""
-    stage = p.stage("compaction")
+    stage = stage_of(p, "compaction")
     plan = next(d for d in stage.decisions if isinstance(d, CompactionPlan))
     cand = [d for d in stage.decisions if isinstance(d, CompactionCandidate)][-1]
     commit = next(d for d in stage.decisions if isinstance(d, CompactionApplied))
     assert plan.request_tokens == commit.tokens_before and cand.tokens_after == commit.tokens_after
     assert commit.sent_tokens_after == p.whole_request_tokens
+    assert commit.sent_tokens_before is not None
     assert commit.sent_tokens_before <= commit.tokens_before
     assert f"{commit.sent_tokens_before:,} → {commit.sent_tokens_after:,}" in stage.note
     assert f"{commit.sent_tokens_before:,} → {commit.sent_tokens_after:,}" in commit.reason
