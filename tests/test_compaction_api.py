@@ -3,6 +3,7 @@ sorted, and the pipeline contract's names exist."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 from iris import compaction
@@ -15,11 +16,14 @@ def test_public_surface_imports_and_is_sorted():
 
 
 def test_pipeline_contract_signature():
-    """The preparation pipeline calls compact() with these keyword names."""
+    """The preparation pipeline calls compact(request, env) with these option fields."""
     params = inspect.signature(compaction.compact).parameters
-    assert list(params) == ["history", "current_request", "config", "thresholds", "prompts",
-                            "summarizer", "session_dir", "estimator", "request_tokens", "tools",
-                            "trigger", "previous"]
+    assert list(params) == ["request", "env"]
+    request = [f.name for f in dataclasses.fields(compaction.CompactionRequest)]
+    assert request == ["history", "current_request", "request_tokens", "trigger", "previous"]
+    env = [f.name for f in dataclasses.fields(compaction.CompactionEnvironment)]
+    assert env == ["config", "thresholds", "prompts", "summarizer", "session_dir", "estimator",
+                   "tools"]
     fields = set(compaction.CompactionOutcome.model_fields)
     assert fields == {"status", "decisions", "history", "checkpoint", "archive_path", "cut_index",
                       "summary_usage", "summary_request_text", "state"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from iris.compaction import (
     REQUIRED_SECTIONS,
     AppliedDecision,
     CandidateDecision,
+    CompactionEnvironment,
     CompactionOutcome,
+    CompactionRequest,
     ExtractiveSummarizer,
     NoCutDecision,
     OpenAICompatibleSummarizer,
@@ -66,9 +69,12 @@ def run(history, tmp_path, *, current=None, summarizer=None, extra=0, previous=N
     cfg = parse_config({"compaction": {"input_budget_tokens": 20000, **comp}})
     t = thresholds(cfg)
     before = EST.request_tokens([*history, *([current] if current else [])]) + extra
-    return compact(history, current_request=current, config=cfg, thresholds=t,
-                   prompts=PromptSnapshot.defaults(), summarizer=summarizer or ExtractiveSummarizer(),
-                   session_dir=tmp_path, estimator=EST, request_tokens=before, previous=previous), t
+    env = CompactionEnvironment(config=cfg, thresholds=t, prompts=PromptSnapshot.defaults(),
+                                summarizer=summarizer or ExtractiveSummarizer(),
+                                session_dir=tmp_path, estimator=EST)
+    request = CompactionRequest(history=history, current_request=current, request_tokens=before,
+                                previous=previous)
+    return compact(request, env), t
 
 
 def test_r_cmp_8_applied_compaction_meets_success_condition(tmp_path):
@@ -234,16 +240,17 @@ def test_r_cmp_8_long_sample_session_compacted_repeatedly(tmp_path):
     cfg = parse_config({"compaction": {"input_budget_tokens": 96000}})
     t = thresholds(cfg, session.header.limits)
     assert t.threshold_line is not None
-    prompts, summarizer = PromptSnapshot.defaults(), ExtractiveSummarizer()
+    env = CompactionEnvironment(config=cfg, thresholds=t, prompts=PromptSnapshot.defaults(),
+                                summarizer=ExtractiveSummarizer(), session_dir=tmp_path,
+                                estimator=EST)
     history: list[Message] = []
     state, applied = None, 0
     for message in session.messages:
         if message.role == "assistant" and history:
             before = EST.request_tokens(history)
             if before >= t.threshold_line:
-                out = compact(history, current_request=None, config=cfg, thresholds=t,
-                              prompts=prompts, summarizer=summarizer, session_dir=tmp_path,
-                              estimator=EST, request_tokens=before, previous=state)
+                out = compact(CompactionRequest(history=history, request_tokens=before,
+                                                previous=state), env)
                 assert out.status in ("applied", "no_cut"), out.decisions[-1]
                 if out.status == "applied":
                     applied += 1
@@ -267,13 +274,14 @@ def test_r_prm_4_edited_template_used_and_broken_template_rejected(tmp_path):
     cfg = parse_config({"compaction": {"input_budget_tokens": 20000}})
     t = thresholds(cfg)
     base = PromptSnapshot.defaults()
-    kw = {"current_request": None, "config": cfg, "thresholds": t, "estimator": EST,
-          "summarizer": ExtractiveSummarizer(), "request_tokens": EST.request_tokens(history)}
+    request = CompactionRequest(history=history, request_tokens=EST.request_tokens(history))
+    env = CompactionEnvironment(config=cfg, thresholds=t, prompts=base, estimator=EST,
+                                summarizer=ExtractiveSummarizer(), session_dir=tmp_path / "a")
     edited = base.with_template("compaction", "EDITED PROMPT for {{ profile }}")
-    out = compact(history, prompts=edited, session_dir=tmp_path / "a", **kw)
+    out = compact(request, replace(env, prompts=edited))
     assert out.summary_request_text.startswith("EDITED PROMPT for ")
     broken = base.with_template("compaction", "{{ required_sections[99] }}")  # fails at render
-    bad = compact(history, prompts=broken, session_dir=tmp_path / "b", **kw)
+    bad = compact(request, replace(env, prompts=broken, session_dir=tmp_path / "b"))
     assert bad.status == "rejected" and rejection(bad).reason.startswith("template error")
     assert not (tmp_path / "b").exists()
 

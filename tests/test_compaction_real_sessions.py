@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from iris.compaction import (
+    CompactionEnvironment,
+    CompactionRequest,
     ExtractiveSummarizer,
     UsageTracker,
     compact,
@@ -34,10 +36,11 @@ def test_r_cmp_8_real_sessions_compact_losslessly(real_sessions, tmp_path):
         before = EST.request_tokens(history)
         cfg = parse_config({"compaction": {"input_budget_tokens": max(before, 4000)}})
         t = thresholds(cfg, session.header.limits)
-        out = compact(history, current_request=None, config=cfg, thresholds=t,
-                      prompts=PromptSnapshot.defaults(), summarizer=ExtractiveSummarizer(),
-                      session_dir=tmp_path / str(n), estimator=EST, request_tokens=before,
-                      trigger="manual")
+        out = compact(
+            CompactionRequest(history=history, request_tokens=before, trigger="manual"),
+            CompactionEnvironment(config=cfg, thresholds=t, prompts=PromptSnapshot.defaults(),
+                                  summarizer=ExtractiveSummarizer(), session_dir=tmp_path / str(n),
+                                  estimator=EST))
         assert out.status in ("applied", "rejected", "no_cut")
         if out.status == "applied":
             applied += 1

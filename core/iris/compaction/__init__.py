@@ -18,7 +18,7 @@ from .checkpoint import (
 )
 from .config import CompactionConfig, ModelCompactionOverride, ModelConfig
 from .cut import CutPlan, choose_cut, resolve_profile, safe_cuts
-from .engine import compact
+from .engine import CompactionEnvironment, CompactionRequest, compact
 from .model_checkpoint import apply_model_checkpoint, checkpoint_worklog
 from .model_driven import (
                          COMPACT_CONTEXT_TOOL,
@@ -85,7 +85,9 @@ __all__ = [
     "CompactContextArgs",
     "CompactionConfig",
     "CompactionDecision",
+    "CompactionEnvironment",
     "CompactionOutcome",
+    "CompactionRequest",
     "CompactionState",
     "CutPlan",
     "ExtractiveSummariser",

@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import SummarizerError, TemplateError
 from ..session import Message, Usage
@@ -43,7 +43,43 @@ from .request import build_summary_request
 from .summarizers import Summarizer, SummaryRequest, SummaryResult, SummaryTimeout
 from .thresholds import Thresholds
 
-__all__ = ["compact", "projected_tokens", "state_from_history"]
+if TYPE_CHECKING:  # iris.config and iris.prompts import this package
+    from ..config import ContextConfig
+    from ..prompts import PromptSnapshot
+
+__all__ = ["CompactionEnvironment", "CompactionRequest", "compact", "projected_tokens",
+           "state_from_history"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionRequest:
+    """The request being compacted: its durable history, the current user message and the
+    whole-request estimate before compaction."""
+
+    history: Sequence[Message]
+    current_request: Message | None = None
+    """The user message the next main request answers (kept out of the archive and deduplicated
+    in the retained messages); None: none."""
+    request_tokens: int
+    """Whole-request estimate before compaction (history, current request, system prompt, injected
+    context and tools): the figure R-CMP-8 compares the result with."""
+    trigger: Trigger = "auto"
+    previous: CompactionState | None = None
+    """The state carried from the previous compaction (checkpoint, constraints, archives)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionEnvironment:
+    """What every compaction of a session runs with: configuration, lines, templates, summariser,
+    the directory that receives ``history-N.md`` archives, the estimator and the tool schemas."""
+
+    config: ContextConfig
+    thresholds: Thresholds
+    prompts: PromptSnapshot
+    summarizer: Summarizer
+    session_dir: Path
+    estimator: TokenEstimator
+    tools: Sequence[Mapping[str, Any]] = ()
 
 
 def projected_tokens(history: Sequence[Message], current: Message | None, *,
@@ -155,35 +191,31 @@ def _success_problem(after: int, before: int, t: Thresholds) -> str | None:
     return None
 
 
-def compact(history: Sequence[Message], *, current_request: Message | None, config: Any,
-            thresholds: Thresholds, prompts: Any, summarizer: Summarizer, session_dir: Path,
-            estimator: TokenEstimator, request_tokens: int,
-            tools: Sequence[Mapping[str, Any]] = (),
-            trigger: Literal["auto", "manual", "oversize"] = "auto",
-            previous: CompactionState | None = None) -> CompactionOutcome:
-    """Compact ``history`` once (see the module docstring); ``request_tokens`` is the whole-request
-    estimate before compaction."""
-    history, t = tuple(history), thresholds
-    state = state_from_history(history, previous)
+def compact(request: CompactionRequest, env: CompactionEnvironment) -> CompactionOutcome:
+    """Compact ``request.history`` once (see the module docstring)."""
+    history, t, estimator = tuple(request.history), env.thresholds, env.estimator
+    config, request_tokens = env.config, request.request_tokens
+    current_request, summarizer = request.current_request, env.summarizer
+    state = state_from_history(history, request.previous)
     plan = choose_cut(history, profile=config.compaction.profile, input_budget=t.input_budget,
                       recent_target=t.recent_target, estimator=estimator)
     if plan.cut_index is None:
         return _no_cut(plan, request_tokens, t, history, state)
     head, tail = history[:plan.cut_index], history[plan.cut_index:]
-    decisions: list[CompactionDecision] = [_plan_decision(plan, plan.cut_index, history, trigger, t,
-                                                                   estimator)]
+    decisions: list[CompactionDecision] = [_plan_decision(plan, plan.cut_index, history,
+                                                          request.trigger, t, estimator)]
     if (refused := _refusal(summarizer)) is not None:  # e.g. an open breaker: no request is built
         return _Attempt(history, state, plan.cut_index).reject(
             decisions, RejectedDecision(reason=f"summarizer error: {refused}"))
     fresh = head[1:] if head and head[0].is_compaction_summary else head
     constraints, omitted = merge_constraints(state.constraints, session_constraints(fresh))
-    number = next_archive_number(Path(session_dir))
+    number = next_archive_number(env.session_dir)
     current_text = current_request.text if current_request is not None else None
     previous_body = (bound_previous_checkpoint(state.previous_checkpoint, estimator)
                      if state.previous_checkpoint else None)
     try:
-        request = build_summary_request(
-            fresh, config=config, prompts=prompts, profile=plan.profile, budget=t.input_budget,
+        summary_request = build_summary_request(
+            fresh, config=config, prompts=env.prompts, profile=plan.profile, budget=t.input_budget,
             summary_max_tokens=t.summary_max_tokens, estimator=estimator,
             current_request=current_text, previous_checkpoint=previous_body,
             constraints=[c.text for c in constraints if not c.superseded],
@@ -192,8 +224,8 @@ def compact(history: Sequence[Message], *, current_request: Message | None, conf
         return _Attempt(history, state, plan.cut_index).reject(
             decisions, RejectedDecision(reason=f"template error: {exc}"))
     attempt = _Attempt(history, state, plan.cut_index,
-                       request.system_prompt + "\n\n" + request.input_text)
-    result, usage = _run_summarizer(summarizer, request, config.compaction.timeout_seconds)
+                       summary_request.system_prompt + "\n\n" + summary_request.input_text)
+    result, usage = _run_summarizer(summarizer, summary_request, config.compaction.timeout_seconds)
     if isinstance(result, RejectedDecision):
         return attempt.reject(decisions, result, usage)
     sections = _check_summary(result, t, estimator)
@@ -209,7 +241,7 @@ def compact(history: Sequence[Message], *, current_request: Message | None, conf
                                               messages=len(head))))
     return _finish(attempt, decisions, checkpoint, tail, result, number=number, t=t,
                    before=request_tokens, current=current_request, estimator=estimator,
-                   tools=tools, session_dir=Path(session_dir))
+                   tools=env.tools, session_dir=env.session_dir)
 
 
 def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: Checkpoint,

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, assert_never
 
-from ..compaction.engine import compact
+from ..compaction.engine import CompactionEnvironment, CompactionRequest, compact
 from ..compaction.records import (
     AppliedDecision,
     CandidateDecision,
@@ -230,18 +230,19 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
     u = current_input_index(state.history)
     current = state.history[u].message if u < len(state.history) else None
     try:
-        if settings.session_dir is None or settings.summarizer is None:
-            raise ValueError("compaction needs a summariser and a session directory for archives")
-        return compact(
-            tuple(p.message for p in state.durable), current_request=current,
-            config=settings.config, thresholds=_engine_thresholds(state, settings),
-            prompts=settings.prompts,
-            summarizer=settings.summarizer, session_dir=settings.session_dir,
-            estimator=settings.cache.estimator,
+        if settings.session_dir is None or settings.summarizer is None or settings.prompts is None:
+            raise ValueError("compaction needs templates, a summariser and a session directory "
+                             "for archives")
+        request = CompactionRequest(
+            history=tuple(p.message for p in state.durable), current_request=current,
             # the engine compares against the raw (durable) request it can rebuild itself
             request_tokens=before - state.history_tokens + state.durable_tokens,
-            tools=tuple(t.schema for t in state.tools), trigger="auto",
-            previous=state.compaction_state)
+            trigger="auto", previous=state.compaction_state)
+        return compact(request, CompactionEnvironment(
+            config=settings.config, thresholds=_engine_thresholds(state, settings),
+            prompts=settings.prompts, summarizer=settings.summarizer,
+            session_dir=settings.session_dir, estimator=settings.cache.estimator,
+            tools=tuple(t.schema for t in state.tools)))
     except Exception as exc:
         text = f"{type(exc).__name__}: {exc}"
         record = StageRecord(
