@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypedDict, get_args
 
+from ..compaction.calibration import Calibration
 from . import assembly, compaction, drop, final, fold, trim
 from .records import (
     STAGE_NAMES,
@@ -22,6 +24,7 @@ from .records import (
     PreparedRequest,
     StageName,
     StageRecord,
+    TriggerBasis,
     UsageKind,
     request_ref,
 )
@@ -113,25 +116,35 @@ def prepare(state: PreparationState, settings: PipelineSettings, meta: StepMeta,
     return _finish(start, state, settings, meta, tuple(records), phase, failure)
 
 
-def _truth(state: PreparationState, meta: StepMeta, ready: bool) -> dict:
-    """Trigger value and basis, overhead, calibration and whole-request figures of one step."""
-    cal = state.calibration
-    if cal is None:
-        from ..compaction.calibration import Calibration
+class _Truth(TypedDict):
+    trigger_tokens: int | None
+    trigger_basis: TriggerBasis
+    unrecorded_overhead_tokens: int
+    overhead_measured_at: int | None
+    calibration_ratio: float
+    whole_request_tokens: int | None
+    recorded_request_tokens: int | None
+    recorded_request_whole: int | None
 
-        cal = Calibration()
+
+_BASES: dict[str, TriggerBasis] = {basis: basis for basis in get_args(TriggerBasis)}
+
+
+def _truth(state: PreparationState, meta: StepMeta, ready: bool) -> _Truth:
+    """Trigger value and basis, overhead, calibration and whole-request figures of one step."""
+    cal = state.calibration if state.calibration is not None else Calibration()
     value, basis = state.trigger_reading or (None, "none")
     recorded = meta.recorded_request_tokens
-    overhead = cal.window_overhead if meta.recorded_window else cal.overhead
-    return {
-        "trigger_tokens": value, "trigger_basis": basis, "unrecorded_overhead_tokens": overhead,
-        "overhead_measured_at": cal.window_step if meta.recorded_window else cal.overhead_step,
-        "calibration_ratio": round(cal.ratio, 6),
-        "whole_request_tokens": (cal.whole(state.input_tokens, window=meta.recorded_window)
-                                 if ready else None),
-        "recorded_request_tokens": recorded,
-        "recorded_request_whole": cal.whole(recorded, window=True) if recorded is not None
-        else None}
+    return _Truth(
+        trigger_tokens=value, trigger_basis=_BASES[basis],
+        unrecorded_overhead_tokens=cal.window_overhead if meta.recorded_window else cal.overhead,
+        overhead_measured_at=cal.window_step if meta.recorded_window else cal.overhead_step,
+        calibration_ratio=round(cal.ratio, 6),
+        whole_request_tokens=(cal.whole(state.input_tokens, window=meta.recorded_window)
+                              if ready else None),
+        recorded_request_tokens=recorded,
+        recorded_request_whole=(cal.whole(recorded, window=True) if recorded is not None
+                                else None))
 
 
 def _finish(start: PreparationState, state: PreparationState, settings: PipelineSettings,

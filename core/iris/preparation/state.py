@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..compaction.calibration import Calibration
 from ..compaction.records import CompactionOutcome, CompactionState
 from ..compaction.summarizers import Summarizer
 from ..compaction.thresholds import Thresholds
@@ -209,9 +210,8 @@ class PreparationState:
     """Sum of ``durable`` part tokens (kept incrementally by the replay)."""
     history_tokens: int = 0
     """Sum of ``history`` part tokens, kept up to date by every stage that edits the history."""
-    calibration: Any = None
-    """The ``iris.compaction.calibration.Calibration`` known before this step (None: ratio 1,
-    no overhead)."""
+    calibration: Calibration | None = None
+    """The calibration known before this step (None: ratio 1, no overhead)."""
     trigger_reading: tuple[int | None, str] | None = None
     """``(value, basis)`` the compaction trigger compared (set by the compaction stage)."""
 
