@@ -45,11 +45,11 @@ def test_step_decisions_are_the_replays_records_with_rule_and_numbers():
     assert list(table["reason"]) == [d.reason for d in records] and len(records) == 10
     assert list(table["kind"]) == [d.kind for d in records]
     reduced = table[table["kind"] == "reduced"]
-    assert len(reduced) and (reduced["rule"] != "").all()
-    assert (reduced["saved tokens"] == reduced["tokens before"] - reduced["tokens after"]).all()
-    assert (reduced["saved tokens"] > 0).all()
+    assert len(reduced) and bool((reduced["rule"] != "").all())
+    assert bool((reduced["saved tokens"] == reduced["tokens before"] - reduced["tokens after"]).all())
+    assert bool((reduced["saved tokens"] > 0).all())
     totals = reduction_totals(table)
-    assert totals["results"].sum() == len(table)
+    assert bool(totals["results"].sum() == len(table))
 
 
 def test_earlier_decisions_in_effect_explain_every_shortened_message():
@@ -57,6 +57,7 @@ def test_earlier_decisions_in_effect_explain_every_shortened_message():
     _, result = _live()
     prep = result.preparations[STEP]
     request = result.request(prep)
+    assert request is not None
     earlier = [(p.step_index, s.name, d) for p in result.preparations for s in p.stages
                for d in s.decisions if d.kind in ("reduced", "trimmed", "folded-repeat",
                                                   "kept-recent")]
@@ -64,7 +65,7 @@ def test_earlier_decisions_in_effect_explain_every_shortened_message():
     marked = {m.history_index for m in request.marks
               if m.history_index is not None and {"reduced", "trimmed", "folded"} & set(m.marks)}
     now = set(step_decisions(prep)["message"].dropna())
-    assert len(table) and (table["step"] < STEP).all()
+    assert len(table) and bool((table["step"] < STEP).all())
     assert set(table["message"]) | now >= marked
 
 
@@ -95,10 +96,10 @@ def test_reduction_and_step_through_show_the_same_decisions_at_the_same_step(wor
     assert red.dataframe[1].value.shape[0] > 0  # earlier decisions still in effect
     step = _page(STEP_PAGE, STEP)
     shown = "\n".join(m.value for m in step.markdown)
-    for row in table.itertuples():
-        assert f"**{plain(row.kind)}**: {plain(row.what)} — {plain(row.reason)}" in shown
+    for kind, what, reason in zip(table["kind"], table["what"], table["reason"], strict=True):
+        assert f"**{plain(kind)}**: {plain(what)} — {plain(reason)}" in shown
     for stage in REDUCTION_STAGES:
-        n = int((table["stage"] == stage).sum())
+        n = list(table["stage"]).count(stage)
         labels = [e.label for e in step.expander if e.label.startswith(stage + " —")]
         assert len(labels) == 1 and labels[0].endswith(f"· {n} decision(s)"), labels
 
