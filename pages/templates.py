@@ -15,7 +15,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench import state
-from workbench.page_guards import error_boundary
+from workbench.page_guards import error_boundary, progress_bar
 from workbench.services.templates import run_edited
 from workbench.ui import templates as ui
 from workbench.views.templates import preview_template
@@ -43,8 +43,9 @@ if isinstance(target, str):
     st.stop()
 plan = ui.rerun_setup(target, preview.snapshot, prompt_id)
 for action in ui.rerun_buttons(target.step):
-    with ui.progress_bar() as report, error_boundary("re-run", message="Re-run failed: {exc}"):
-        result = run_edited(target, preview.snapshot, plan.kind, action, progress=report)
+    with progress_bar("re-running…") as bar, error_boundary("re-run", message="Re-run failed: {exc}"):
+        result = run_edited(target, preview.snapshot, plan.kind, action,
+                            progress=ui.step_progress(bar))
         state.keep_result("tpl_rerun", (action, plan.key, result), session_id=target.session_id)
 
 kept = state.session_result("tpl_rerun")  # only this session's re-run

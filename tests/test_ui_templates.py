@@ -1,7 +1,7 @@
 """The Templates page's Streamlit parts (R-UI-4) on their own, each in a one-function app: a replay
-that cannot be walked is a reason (the editor keeps working), the re-run progress bar goes away
-only after a run that ended well, the re-run buttons report what was pressed, and a step
-comparison shows its table, diffs and both sides with the fallbacks for empty texts."""
+that cannot be walked is a reason (the editor keeps working), the re-run progress reads "step N of
+M", the re-run buttons report what was pressed, and a step comparison shows its table, diffs and
+both sides with the fallbacks for empty texts."""
 
 from __future__ import annotations
 
@@ -31,27 +31,27 @@ def test_r_ui_4_a_replay_that_cannot_be_walked_is_a_reason_not_a_crash():
 def _progress_page() -> None:
     import streamlit as st
 
-    from workbench.page_guards import error_boundary
-    from workbench.ui.templates import progress_bar
+    from workbench.page_guards import progress_bar
+    from workbench.ui.templates import step_progress
 
-    fail = st.checkbox("fail", key="fail")
-    with progress_bar() as report, error_boundary("re-run", message="Re-run failed: {exc}"):
-        report(3, 4)
-        if fail:
-            raise RuntimeError("the endpoint timed out")
-    st.write("done")
+    done = st.number_input("done", value=0, key="done")
+    with progress_bar("re-running…") as bar:
+        step_progress(bar)(int(done), 1200)
+        if st.checkbox("hold", key="hold"):
+            st.stop()  # the bar as the re-run left it
 
 
-def test_r_ui_4_progress_bar_is_removed_after_a_good_run_and_kept_after_a_failure():
+def test_r_ui_4_rerun_progress_reads_steps_done_of_total():
     at = AppTest.from_function(_progress_page, default_timeout=30).run()
-    assert not at.exception and [m.value for m in at.markdown] == ["done"]
-    assert not at.get("progress")
-    at.checkbox(key="fail").check().run()
-    assert not at.exception
-    assert [e.value for e in at.error] == ["Re-run failed: the endpoint timed out"]
-    bars = at.get("progress")
-    assert len(bars) == 1 and bars[0].proto.text == "step 3 of 4"
-    assert "done" not in [m.value for m in at.markdown]  # the boundary stopped the run
+    assert not at.exception and not at.get("progress")  # removed when the block ends
+    at.checkbox(key="hold").check().run()
+    bar = at.get("progress")[0].proto
+    assert (bar.value, bar.text) == (0, "step 0 of 1,200")
+    at.number_input(key="done").set_value(300).run()
+    bar = at.get("progress")[0].proto
+    assert (bar.value, bar.text) == (25, "step 300 of 1,200")
+    at.number_input(key="done").set_value(5000).run()
+    assert at.get("progress")[0].proto.value == 100  # never past the end
 
 
 def _buttons_page() -> None:

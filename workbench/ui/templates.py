@@ -8,8 +8,7 @@ the editor's ``tpl_src_<id>`` widgets.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, Literal
 
 import streamlit as st
@@ -56,9 +55,9 @@ from workbench.views.templates import (
     variables_caption,
 )
 
-__all__ = ["editor_workspace", "find_target", "progress_bar", "rerun_buttons", "rerun_setup",
-           "save_or_discard", "save_replay_form", "saved_and_edited", "show_comparison",
-           "show_preview", "show_replay_comparison", "show_status", "template_editor",
+__all__ = ["editor_workspace", "find_target", "rerun_buttons", "rerun_setup", "save_or_discard",
+           "save_replay_form", "saved_and_edited", "show_comparison", "show_preview",
+           "show_replay_comparison", "show_status", "step_progress", "template_editor",
            "variables_choice"]
 
 Action = Literal["step", "replay"]
@@ -200,13 +199,9 @@ def rerun_buttons(step: int) -> list[Action]:
     return [action for action, on in zip(actions, pressed, strict=True) if on]
 
 
-@contextmanager
-def progress_bar() -> Iterator[Callable[[int, int], object]]:
-    """A progress bar for a re-run, removed when the block ends without an error."""
-    bar = st.progress(0.0, text="re-running…")
-    yield lambda done, total: bar.progress(min(done / max(total, 1), 1.0),
-                                           text=f"step {done:,} of {total:,}")
-    bar.empty()
+def step_progress(report: Callable[[float, str], None]) -> Callable[[int, int], None]:
+    """A re-run's ``progress(done, total)`` drawn on a page progress bar's ``report``."""
+    return lambda done, total: report(done / max(total, 1), f"step {done:,} of {total:,}")
 
 
 def _side_by_side(cmp: StepComparison, title: str,
