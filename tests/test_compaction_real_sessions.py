@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from iris.compaction import (
+    AppliedDecision,
     CompactionEnvironment,
     CompactionRequest,
     ExtractiveSummarizer,
@@ -44,7 +45,9 @@ def test_r_cmp_8_real_sessions_compact_losslessly(real_sessions, tmp_path):
         assert out.status in ("applied", "rejected", "no_cut")
         if out.status == "applied":
             applied += 1
-            after = out.decisions[-1].after_tokens
+            done = out.decisions[-1]
+            assert isinstance(done, AppliedDecision) and out.archive_path is not None
+            after = done.after_tokens
             assert after <= t.pressure_line and after < before
             assert read_archive(Path(out.archive_path)) == tuple(history[:out.cut_index])
     assert applied >= 2

@@ -68,6 +68,7 @@ def test_r_cmp_2_valid_chord_values_kept():
 def test_r_cmp_2_per_model_invalid_threshold_inherits_global():
     """R-CMP-2: an invalid per-model threshold inherits the global one; invalid reminder → 0."""
     c = parse_config({"model": {"name": "m", "compaction": {"threshold": 7, "reminder": "x"}}})
+    assert c.model is not None and c.model.compaction is not None
     assert c.model.compaction.threshold is None
     assert c.model.compaction.reminder == 0.0
     assert [w.split(":")[0] for w in c.warnings] == ["model.compaction.threshold",

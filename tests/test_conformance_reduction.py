@@ -178,6 +178,7 @@ def test_r_red_4_skill_outline_skips_fenced_code_and_empty_envelopes_are_kept():
     """R-RED-4: headings inside fenced code are not headings; an envelope with no body to outline
     is kept, not "reduced"."""
     out = S.skill_summary(SKILL)
+    assert out is not None
     assert "- # Deploy" in out and "- ## Prepare" in out and "- ## Release" in out
     assert "not a heading" not in out and "<root>/skills/deploy</root>" in out
     empty = "<name>x</name>\n<path>/skills/x/SKILL.md</path>\n<root>/skills/x</root>\n" + " " * 2000
@@ -192,7 +193,7 @@ def test_r_tok_3_cache_included_relay_with_input_below_cache_read_counts_both():
     prompt is input + cache read, and the usage says so."""
     relay = Usage(input_tokens=1200, cache_read_tokens=50000, cache_read_in_input=True)
     assert relay.relay_miscount and relay.prompt_tokens == 51200
-    assert "counted input + cache read = 51,200" in relay.usage_note
+    assert relay.usage_note is not None and "counted input + cache read = 51,200" in relay.usage_note
     honest = Usage(input_tokens=60000, cache_read_tokens=50000, cache_read_in_input=True)
     assert not honest.relay_miscount and honest.prompt_tokens == 60000 and honest.usage_note is None
 

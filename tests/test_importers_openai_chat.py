@@ -30,6 +30,7 @@ def test_r_ses_4_plain_array_with_parallel_calls():
 
 def test_r_ses_2_openai_prompt_tokens_include_cached():
     usage = load_session(FIX / "chat_array.json").session.messages[2].usage
+    assert usage is not None
     assert usage.cache_read_in_input is True
     assert (usage.input_tokens, usage.cache_read_tokens, usage.prompt_tokens) == (900, 512, 900)
 
