@@ -54,8 +54,7 @@ def test_r_red_2_cost_first_reduces_earlier_and_quality_first_later():
 
 
 def test_r_prep_6_cost_first_compacts_the_long_sample_and_sends_fewer_tokens():
-    loaded = load_session(ROOT / "sample_sessions" / "long_session.jsonl")
-    session = getattr(loaded, "session", loaded)
+    session = load_session(ROOT / "sample_sessions" / "long_session.jsonl").session
     base = replay(session, load_preset("default"))
     cost = replay(session, load_preset("cost-first"))
     assert [c.step_index for c in base.checkpoints] == []

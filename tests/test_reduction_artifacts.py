@@ -16,6 +16,7 @@ def test_r_red_7_archive_holds_exact_bytes_and_marker_names_it(tmp_path):
     c.turns(2)
     res = c.reduce(session_dir=tmp_path)
     d = decision(res, cid)
+    assert d.artifact_path is not None
     assert d.artifact_path.startswith("<session_dir>/reduced-artifacts/")  # logical (R-PREP-6)
     path = ArtifactWriter(tmp_path).resolve(d.artifact_path)
     assert path.parent == (tmp_path / "reduced-artifacts").resolve()
@@ -89,7 +90,8 @@ def test_r_red_8_engine_externalizes_on_first_entry_then_reduces_with_that_path(
     cid = c.call("Bash", {"command": "dump"}, big)
     first = c.reduce(session_dir=tmp_path)
     d = decision(first, cid)
-    assert (d.action, d.rule) == ("externalized", "inline_budget") and "tool-outputs" in d.artifact_path
+    assert (d.action, d.rule) == ("externalized", "inline_budget") and d.artifact_path is not None
+    assert "tool-outputs" in d.artifact_path
     c.turns(2)
     later = c.reduce(session_dir=tmp_path, state=first.state)
     d2 = decision(later, cid)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from iris.reduction import ReductionConfig
+from record_access import block_text
 from reduction_builders import Conv, decision, lines, padding, sent_text
 
 
@@ -211,7 +212,7 @@ def test_r_red_1_disabled_and_history_untouched():
     assert decision(res, cid).rule == "reduction_disabled" and res.tokens_after == res.tokens_before
     res2 = c.reduce()
     assert decision(res2, cid).action == "reduced" and c.messages == before
-    assert c.messages[2].content[0].text == lines(300)
+    assert block_text(c.messages[2].content[0]) == lines(300)
 
 
 def test_r_red_1_every_result_gets_exactly_one_decision():

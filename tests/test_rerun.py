@@ -30,7 +30,9 @@ def saved(tmp_path_factory):
     store = open_store(tmp_path_factory.mktemp("rerun") / "workbench.db")
     session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
     ensure_default_replay(store, session_id)
-    stored = open_saved(store, store.replays.find(session_id, BUDGET_REPLAY_NAME).id)
+    budget = store.replays.find(session_id, BUDGET_REPLAY_NAME)
+    assert budget is not None
+    stored = open_saved(store, budget.id)
     yield store, stored, rerun.replay_inputs(store, stored)
     store.close()
 
@@ -212,7 +214,9 @@ def test_r_cmp_8_real_codex_session_reports_the_engines_own_verdict(real_session
     with open_store(tmp_path / "w.db") as store:
         session_id = store.import_file(rollout, lenient=True).session_id
         ensure_default_replay(store, session_id)
-        stored = open_saved(store, store.replays.find(session_id, BUDGET_REPLAY_NAME).id)
+        budget = store.replays.find(session_id, BUDGET_REPLAY_NAME)
+        assert budget is not None
+        stored = open_saved(store, budget.id)
         steps = rerun.compaction_steps(stored)
         if not steps:
             pytest.skip("the engine no longer compacts this rollout at a 96k budget")

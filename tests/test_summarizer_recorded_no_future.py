@@ -121,5 +121,5 @@ def test_r_prep_7_real_session_early_compaction_notes_the_fallback(real_sessions
     reasons = [d.reason for p in result.preparations for s in p.stages for d in s.decisions
                if d.kind == "compaction-candidate"]
     assert any("came later and is not used" in r for r in reasons)
-    assert recorded.summary[:200] not in first.checkpoint_text
+    assert recorded.summary is not None and recorded.summary[:200] not in first.checkpoint_text
     assert "session is being continued" not in first.checkpoint_text

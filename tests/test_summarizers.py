@@ -143,6 +143,7 @@ def test_r_prep_7_remote_answers(server):
     result = OpenAICompatibleSummarizer(url, "m1", "secret").summarize(
         _request(), timeout_seconds=5)
     assert result.kind == "remote" and result.text == GOOD and result.model == "served-model"
+    assert result.usage is not None
     assert (result.usage.input_tokens, result.usage.output_tokens) == (321, 54)
     path, auth, body = handler.seen[0]
     assert path == "/v1/chat/completions" and auth == "Bearer secret"
@@ -185,4 +186,5 @@ def test_r_prep_7_from_env(monkeypatch):
     monkeypatch.setenv("WORKBENCH_SUMMARY_BASE_URL", "http://h/v1/")
     monkeypatch.setenv("WORKBENCH_SUMMARY_MODEL", "mini")
     s = OpenAICompatibleSummarizer.from_env()
+    assert s is not None
     assert (s.base_url, s.model, s.api_key) == ("http://h/v1", "mini", None)

@@ -5,6 +5,7 @@ reasoning blocks, the token parameter, and the request cache."""
 from __future__ import annotations
 
 import time
+from typing import SupportsFloat, SupportsIndex
 
 import pytest
 from iris.compaction import (
@@ -19,6 +20,7 @@ from iris.compaction.remote import parse_retry_after, uses_max_completion_tokens
 from iris.compaction.summary_cache import SummaryCache
 from iris.errors import SummarizerError
 from iris.session import Message, TextBlock
+from record_access import stage_of
 from summary_server import GOOD, ScriptedServer, Step, answer
 
 FAST = RetryPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.05, jitter=0.01)
@@ -56,11 +58,17 @@ def test_r_prep_7_429_retry_after_is_honoured():
     with ScriptedServer(script) as srv:
         client = _client(srv)
         slept: list[float] = []
-        client.sleep = lambda s: (slept.append(s), time.sleep(s))
+
+        def sleep(seconds: SupportsFloat | SupportsIndex, /) -> None:  # time.sleep's signature
+            slept.append(float(seconds))
+            time.sleep(float(seconds))
+
+        client.sleep = sleep
         result = client.summarize(_request(), timeout_seconds=5)
         assert srv.calls == 2 and srv.times[1] - srv.times[0] >= 0.2
     assert slept == [0.2]
-    assert result.text == GOOD and (result.usage.input_tokens, result.usage.output_tokens) == (1200, 80)
+    assert result.text == GOOD and result.usage is not None
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (1200, 80)
     s = client.stats
     assert (s.attempts, s.retries, s.failures, s.input_tokens, s.output_tokens) == (2, 1, 0, 1200, 80)
 
@@ -104,7 +112,8 @@ def test_r_prep_7_reasoning_block_is_stripped_before_validation():
         client = _client(srv)
         with pytest.raises(SummaryCallFailed, match="only a reasoning block") as info:
             client.summarize(_request(), timeout_seconds=5)
-    assert info.value.usage.input_tokens == 900 and client.stats.output_tokens == 40
+    usage = info.value.usage
+    assert usage is not None and usage.input_tokens == 900 and client.stats.output_tokens == 40
 
 
 def test_r_prep_7_slow_answer_times_out_once():
@@ -215,8 +224,7 @@ def _long_session():
 
     from workbench.importers import load_session
 
-    loaded = load_session(Path(__file__).resolve().parents[1] / "sample_sessions" / "long_session.jsonl")
-    return getattr(loaded, "session", loaded)
+    return load_session(Path(__file__).resolve().parents[1] / "sample_sessions" / "long_session.jsonl").session
 
 
 def test_r_prep_7_replay_with_a_dead_endpoint_records_each_failed_step_and_counts_the_calls():
@@ -236,7 +244,7 @@ def test_r_prep_7_replay_with_a_dead_endpoint_records_each_failed_step_and_count
         assert time.monotonic() - started < 30 and srv.calls == 6
         failed = [p for p in r.preparations if p.phase == "failed"]
         assert len(failed) > 2
-        reasons = [p.stage("compaction").decisions[-1].reason for p in failed]
+        reasons = [stage_of(p, "compaction").decisions[-1].reason for p in failed]
         assert all("HTTP 502" in x for x in reasons[:2])
         assert all(x.startswith("summarizer error: circuit open") for x in reasons[2:])
         c = r.run_usage.compaction

@@ -46,7 +46,7 @@ def test_r_tok_4_byte_calibrated_estimate_is_frozen():
     frozen = tr.reading
     assert tr.reading == frozen  # nothing but an observation changes it
     tr = tr.observe_response(_usage(0), context_bytes=80000)  # 0 counts as missing
-    assert tr.reading.tokens == 20000 and tr.sample.prompt_tokens == 10000
+    assert tr.reading.tokens == 20000 and tr.sample is not None and tr.sample.prompt_tokens == 10000
     tr = tr.observe_response(_usage(30000), context_bytes=90000)
     assert (tr.reading.tokens, tr.reading.approximate) == (30000, False)
 
@@ -122,21 +122,24 @@ def test_r_cmp_11_notices_once_each_and_highest_only():
     s1 = decide_trigger(_reading(50000), T, window=w)
     assert s1.notice is None
     s2 = decide_trigger(_reading(60000), T, window=s1.window)
+    assert s2.notice is not None
     assert s2.notice.kind == "reminder" and "<system-reminder>" in s2.notice.text
     s3 = decide_trigger(_reading(65000), T, window=s2.window)
     assert s3.notice is None  # no duplicate reminder
     s4 = decide_trigger(_reading(85000), T, window=s3.window)
-    assert s4.compact and s4.notice.kind == "threshold"
+    assert s4.compact and s4.notice is not None and s4.notice.kind == "threshold"
     s5 = decide_trigger(_reading(86000), T, window=s4.window)
     assert s5.notice is None and s5.compact
     manual = decide_trigger(_reading(86000), T, window=s4.window, manual=True)
-    assert manual.compact and manual.trigger == "manual" and manual.notice.kind == "manual"
+    assert manual.compact and manual.trigger == "manual"
+    assert manual.notice is not None and manual.notice.kind == "manual"
 
 
 def test_r_cmp_11_jump_over_both_lines_gives_only_threshold_warning():
     """R-CMP-11: crossing both lines in one step injects only the threshold warning."""
     s = decide_trigger(_reading(90000), T)
-    assert s.compact and s.notice.kind == "threshold" and not s.window.reminder_delivered
+    assert s.compact and s.notice is not None
+    assert s.notice.kind == "threshold" and not s.window.reminder_delivered
 
 
 def test_r_cmp_12_grace_defers_two_requests_only_after_reminder():
@@ -145,7 +148,7 @@ def test_r_cmp_12_grace_defers_two_requests_only_after_reminder():
     w = decide_trigger(_reading(61000), T, model_driven=True).window
     assert w.reminder_delivered
     s1 = decide_trigger(_reading(80000), T, window=w, model_driven=True)
-    assert not s1.compact and s1.notice.kind == "threshold"
+    assert not s1.compact and s1.notice is not None and s1.notice.kind == "threshold"
     s2 = decide_trigger(_reading(81000), T, window=s1.window, model_driven=True)
     assert not s2.compact and s2.notice is None
     s3 = decide_trigger(_reading(82000), T, window=s2.window, model_driven=True)
@@ -168,5 +171,5 @@ def test_r_cmp_10_oversize_recovery_and_disabled_error():
     assert decide_trigger(_reading(0), T, oversize=True).trigger == "oversize"
     off = thresholds(parse_config({"compaction": {"threshold": 0}}))
     step = decide_trigger(_reading(0), off, oversize=True)
-    assert not step.compact and "disabled" in step.error
+    assert not step.compact and step.error is not None and "disabled" in step.error
     assert decide_trigger(_reading(10**6), off).compact is False
