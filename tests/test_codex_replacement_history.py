@@ -114,12 +114,14 @@ def test_r_ses_3_as_recorded_baseline_sends_the_replacement_history():
     session = load_session(ROLLOUT).session
     baseline = replay(session, options=ReplayOptions(baseline="recorded"))
     after = baseline.request(baseline.preparations[3])
+    assert after is not None
     texts = [m.text for m in after.messages]
     assert "Split plan: reader and writer modules." in texts
     assert not any(t.startswith("Reading the store first.") for t in texts)
     engine = replay(session)
-    assert "Split plan: reader and writer modules." not in [
-        m.text for m in engine.request(engine.preparations[3]).messages]
+    own = engine.request(engine.preparations[3])
+    assert own is not None
+    assert "Split plan: reader and writer modules." not in [m.text for m in own.messages]
 
 
 def test_r_ses_4_summary_json_counts_one_step_per_model_call(capsys):

@@ -72,6 +72,7 @@ def test_r_cmp_5_tail_shrinks_to_fit_five_percent():
     budget = 2000  # ceil(40000 × 0.05)
     plan = choose_cut(h, profile="continuation", input_budget=40000, recent_target=budget,
                       estimator=EST)
+    assert plan.cut_index is not None
     tail = sum(EST.message_tokens(m) for m in h[plan.cut_index:])
     assert 1 <= plan.tail_turns < 6 and tail <= budget
     bigger = sum(EST.message_tokens(m) for m in h[plan.cut_index - 4:])

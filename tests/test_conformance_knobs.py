@@ -67,6 +67,7 @@ def test_r_cmp_5_keep_recent_ratio_changes_what_a_replay_keeps():
                  and s.status == "applied" for d in s.decisions if type(d).__name__ == "CompactionPlan"]
         assert plans, ratio
         m = re.search(r"tail ([\d,]+) tokens, recent target ([\d,]+)", plans[0].reason)
+        assert m is not None, plans[0].reason
         tail, target = (int(x.replace(",", "")) for x in m.groups())
         assert target == math.ceil(96000 * ratio) and tail <= target
         tails.append(tail)
@@ -97,7 +98,7 @@ def _workspace_with_compaction_template(workspace: Path, root: str) -> Path:
 
 
 def _budget_config(root: str | None = None):
-    data = {"compaction": {"input_budget_tokens": 96000}}
+    data: dict[str, dict[str, int | str]] = {"compaction": {"input_budget_tokens": 96000}}
     if root is not None:
         data["prompts"] = {"root": root}
     return parse_config(data)

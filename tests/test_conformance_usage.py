@@ -25,6 +25,8 @@ BUDGET = {"compaction": {"input_budget_tokens": 96000}}
 class ShortAnswer:
     """A summariser whose answer is billed but too short to be a checkpoint (rejected)."""
 
+    kind = "remote"
+
     def summarize(self, request, *, timeout_seconds):
         return SummaryResult(text="done.", usage=Usage(input_tokens=1000, output_tokens=7),
                              kind="remote", model="m")
@@ -32,6 +34,8 @@ class ShortAnswer:
 
 class FailsAfterBilling:
     """A summariser whose call failed after attempts that reported usage."""
+
+    kind = "remote"
 
     def summarize(self, request, *, timeout_seconds):
         raise SummaryCallFailed("junk answer", usage=Usage(input_tokens=400, output_tokens=3),
@@ -86,8 +90,9 @@ def test_r_prep_1_final_request_ref_is_none_until_an_evidence_reference_exists(t
         info, _ = replay_and_save(store, session_id, name="r")
         saved = store.replays.open(info.id)
         last = saved.preparation(len(saved) - 1)
-        assert last.final_request_ref == bare.request(bare.preparations[-1]).ref
-        assert saved.request(last.final_request_ref) == bare.request(bare.preparations[-1])
+        final = bare.request(bare.preparations[-1])
+        assert final is not None and last.final_request_ref == final.ref
+        assert saved.request(last.final_request_ref) == final
 
 
 # ------------------------------------------------------- old_result_preview_chars (R-POL-1/2)

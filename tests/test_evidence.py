@@ -42,7 +42,7 @@ def test_migrations_from_m001_schema_keep_sessions(tmp_path):
     db = Database(path)
     MIGRATIONS.apply(db, stop_before="m002_evidence")
     assert "replays" not in db.table_names()
-    db["sessions"].insert({"id": "old", "title": "Old", "format": "native", "source_path": None,
+    db.table("sessions").insert({"id": "old", "title": "Old", "format": "native", "source_path": None,
                            "content_hash": "sha256:old", "message_count": 0, "response_count": 0,
                            "tool_call_count": 0, "estimated_tokens": 0, "imported_at": "2026-01-01",
                            "header_json": '{"session_id":"old"}',

@@ -217,7 +217,8 @@ def test_r_cmp_8_hanging_summariser_hits_timeout_and_the_replay_goes_on():
         server.shutdown()
         server.server_close()
     failed = [p for p in r.preparations if p.phase == "failed"]
-    assert failed and all(p.error.kind == "timeout" and p.error.stage == "compaction" for p in failed)
+    assert failed and all(p.error is not None and p.error.kind == "timeout"
+                          and p.error.stage == "compaction" for p in failed)
     assert not r.checkpoints and len(r.preparations) == len(head.index.batches)
     assert elapsed < 0.5 * len(failed) + 30
 
