@@ -9,14 +9,17 @@ from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 from iris.config import ContextConfig, config_hash, parse_config
+from iris.frozen import FrozenModel
 from iris.prompts import PromptSnapshot
 
+from ..records import RecordedMark
 from ..run_summary import RunSummary, run_summary
 from ..store import Store
 from .presets import PRESET_NAMES, preset_text
 from .replay import open_saved, replay_session
+from .truth import session_marks
 
-__all__ = ["choice_label", "choice_summary", "compare_choices"]
+__all__ = ["Comparison", "choice_label", "choice_summary", "compare_choices", "compare_pair"]
 
 
 def compare_choices(store: Store, session_id: str) -> dict[str, str]:
@@ -53,3 +56,27 @@ def choice_summary(store: Store, session_id: str, choice: str, label: str, *,
         cache[key] = run_summary(label, result, configuration_hash=config_hash(config),
                                  template_snapshot_id=templates.snapshot_id)
     return cache[key]
+
+
+class Comparison(FrozenModel):
+    """Two choices compared on one session: their summaries (A, B) and the agent's recorded
+    compactions placed on the session's responses (for the chart and the who-compacted table)."""
+
+    runs: tuple[RunSummary, RunSummary]
+    marks: tuple[RecordedMark, ...]
+
+
+def compare_pair(store: Store, session_id: str, a: str, b: str, *, choices: Mapping[str, str],
+                 editor: ContextConfig | None, templates: PromptSnapshot,
+                 cache: MutableMapping[Any, RunSummary],
+                 progress: Callable[[float, str], None]) -> Comparison:
+    """Choices ``a`` and ``b`` (keys of ``choices``) as summaries, A's progress on the first half
+    of the bar and B's on the second; the same choice twice is labelled ``(A)`` and ``(B)``."""
+    same = " (A)" if a == b else ""
+    first = choice_summary(store, session_id, a, choice_label(a, choices, same), editor=editor,
+                           templates=templates, cache=cache,
+                           progress=lambda f, label: progress(f / 2, f"A: {label}"))
+    second = choice_summary(store, session_id, b, choice_label(b, choices, " (B)" if same else ""),
+                            editor=editor, templates=templates, cache=cache,
+                            progress=lambda f, label: progress(0.5 + f / 2, f"B: {label}"))
+    return Comparison(runs=(first, second), marks=session_marks(store, session_id))

@@ -14,17 +14,24 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import yaml
-from iris.config import ContextConfig, parse_config
+from iris.config import ContextConfig, config_hash, parse_config
 from iris.errors import ConfigError
 from iris.frozen import FrozenModel
 from pydantic import ConfigDict
 
-__all__ = ["FORM_FIELDS", "ConfigCheck", "FormField", "apply_form", "check_config", "form_values",
-           "set_yaml_value"]
+from ..run_summary import RunSummary
+from .recorded import budget_label
+
+__all__ = ["FORM_FIELDS", "ConfigCheck", "FieldKind", "FormField", "apply_form", "check_config",
+           "form_edit", "form_state", "form_values", "number_options", "saved_replay_line",
+           "set_yaml_value", "validity_line", "widget_key"]
 
 
 class _Frozen(FrozenModel):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+
+FieldKind = Literal["int", "optional_int", "float", "bool"]
 
 
 class FormField(_Frozen):
@@ -34,14 +41,14 @@ class FormField(_Frozen):
     section: str
     name: str
     label: str
-    kind: Literal["int", "optional_int", "float", "bool"]
+    kind: FieldKind
     minimum: float | None = None
     maximum: float | None = None
     step: float | None = None
     help: str = ""
 
 
-def _f(key: str, section: str, label: str, kind: str, lo: float | None = None,
+def _f(key: str, section: str, label: str, kind: FieldKind, lo: float | None = None,
        hi: float | None = None, step: float | None = None, help: str = "",
        name: str | None = None) -> FormField:
     return FormField(key=key, section=section, name=name or key, label=label, kind=kind,
@@ -193,7 +200,58 @@ def apply_form(text: str, values: Mapping[str, Any]) -> str:
             return _redump(text, changes)
         out = edited
     check = check_config(out)
-    if not check.ok or any(form_values(check.config)[f.key] != values[f.key]
-                           for f in FORM_FIELDS if f.key in values):
+    if check.config is None or any(form_values(check.config)[f.key] != values[f.key]
+                                   for f in FORM_FIELDS if f.key in values):
         return _redump(text, changes)  # the in-place edit did not say what the form says
     return out
+
+
+def widget_key(field: FormField) -> str:
+    """The session-state key of a form field's widget (``cfg_f_<key>``)."""
+    return f"cfg_f_{field.key}"
+
+
+def form_state(text: str) -> dict[str, Any]:
+    """Widget key → effective value of every form field for valid ``text``; nothing for invalid
+    text (the form keeps what it shows and is locked)."""
+    check = check_config(text)
+    if check.config is None:
+        return {}
+    values = form_values(check.config)
+    return {widget_key(f): values[f.key] for f in FORM_FIELDS}
+
+
+def form_edit(text: str, state: Mapping[str, Any]) -> str:
+    """``text`` with the form's widget values (``state`` keyed by :func:`widget_key`; a missing
+    one is None) written back into it (see :func:`apply_form`)."""
+    return apply_form(text, {f.key: state.get(widget_key(f)) for f in FORM_FIELDS})
+
+
+def number_options(field: FormField) -> dict[str, Any]:
+    """The number box options of a numeric field: bounds, step and format (two decimals for a
+    ratio; whole numbers, with a "derived" placeholder when the field may be empty)."""
+    if field.kind == "float":
+        return {"min_value": field.minimum, "max_value": field.maximum, "step": field.step,
+                "format": "%.2f"}
+    return {"min_value": int(field.minimum) if field.minimum is not None else None,
+            "max_value": None, "step": int(field.step or 1),
+            "placeholder": "derived" if field.kind == "optional_int" else None}
+
+
+def validity_line(check: ConfigCheck) -> str:
+    """The editor's verdict: the configuration's hash when valid, else where and why not."""
+    if check.config is not None:
+        return f"Valid · configuration `{config_hash(check.config)[:19]}…`"
+    where = " · ".join(part for part in (
+        f"field `{check.field}`" if check.field else "",
+        f"line {check.line}" if check.line else "") if part)
+    return f"{where or 'Invalid'}: {check.reason}"
+
+
+def saved_replay_line(name: str, run: RunSummary) -> str:
+    """What "Replay and save" saved: its compactions and steps, budget and pressure line."""
+    steps = ", ".join(str(c.step) for c in run.compactions) or "none"
+    return (f"Replay **{name}** saved: **{len(run.compactions)} compactions** (steps {steps}) "
+            f"over {len(run.steps)} steps; budget "
+            f"{budget_label(run.input_budget, run.budget_source, run.budget_detail)}, pressure "
+            f"line {run.pressure_line:,}. Pick it in the sidebar to step through it.")
