@@ -18,10 +18,14 @@ from iris.preparation.records import (
     FoldedRepeat,
     KeptRecent,
     MessageMark,
+    Phase,
     PreparationFailure,
     PreparedRequest,
     Reduced,
+    StageName,
     StageRecord,
+    StageStatus,
+    UsageKind,
 )
 from iris.session import Message, TextBlock, ToolCallBlock, ToolResultBlock
 
@@ -38,14 +42,15 @@ def messages() -> tuple[Message, ...]:
     )
 
 
-def stages(step: int, *, compaction: str = "skipped", fail_at: str | None = None
+def stages(step: int, *, compaction: StageStatus = "skipped", fail_at: StageName | None = None
            ) -> tuple[StageRecord, ...]:
     out, tokens = [], 1000 + 100 * step
     for name in STAGE_NAMES:
         if fail_at == name:
             break
         decisions: tuple = ()
-        status, after = "entered", tokens
+        status: StageStatus = "entered"
+        after = tokens
         if name == "fold_repeats":
             decisions = (FoldedRepeat(reason="identical re-read of a.py", message_index=2,
                                       read_back="result:5:0", tool_name="read",
@@ -70,7 +75,7 @@ def stages(step: int, *, compaction: str = "skipped", fail_at: str | None = None
     return tuple(out)
 
 
-def _compaction_decisions(status: str, tokens: int) -> tuple:
+def _compaction_decisions(status: StageStatus, tokens: int) -> tuple:
     if status == "skipped":
         return ()
     plan = CompactionPlan(reason="request over the pressure line", trigger="auto",
@@ -86,8 +91,8 @@ def _compaction_decisions(status: str, tokens: int) -> tuple:
                                           tokens_before=tokens, tokens_after=tokens // 2))
 
 
-def preparation(step: int, *, phase: str = "ready", compaction: str = "skipped",
-                usage_kind: str = "trusted", with_request: bool = True) -> ContextPreparation:
+def preparation(step: int, *, phase: Phase = "ready", compaction: StageStatus = "skipped",
+                usage_kind: UsageKind = "trusted", with_request: bool = True) -> ContextPreparation:
     fail_at = "compaction" if phase != "ready" else None
     stage_records = stages(step, compaction=compaction, fail_at=fail_at)
     error = None if phase == "ready" else PreparationFailure(

@@ -30,7 +30,7 @@ def _run(source: str, namespace: dict[str, Any], name: str) -> Any:
     tree = ast.parse(source, filename=name)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     exec(compile(tree, name, "exec"), namespace)  # noqa: S102 - running the notebook is the test
-    if last is None:
+    if not isinstance(last, ast.Expr):  # no expression was popped
         return None
     return eval(compile(ast.Expression(last.value), name, "eval"), namespace)
 

@@ -15,6 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("regenerate_golden",
                                                ROOT / "scripts" / "regenerate_golden.py")
+assert _spec is not None and _spec.loader is not None
 golden = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(golden)
 

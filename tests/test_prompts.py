@@ -132,7 +132,7 @@ def test_r_prm_3_with_template_returns_new_snapshot_and_leaves_original(tmp_path
     assert _fingerprint(source.directory) == before  # hashes and mtimes unchanged
     assert edited.edited_ids(original) == ("todo_reminder",)
     with pytest.raises(TypeError):
-        original.sources["todo_reminder"] = "x"  # read-only mapping
+        original.sources["todo_reminder"] = "x"  # pyright: ignore[reportIndexIssue]  # read-only mapping: the write must fail
 
 
 def test_r_prm_3_snapshot_freezes_sources_against_later_disk_edits(tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from write_schema import DEFAULT_OUT, schema_text
+from write_schema import DEFAULT_OUT, schema_text  # pyright: ignore[reportMissingImports]  # scripts/ is on sys.path from the line above
 
 
 def test_r_ses_3_committed_schema_matches_the_models():

@@ -5,6 +5,7 @@ clear error on a file that is not a database."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def rich_session(session_id: str = "rich") -> Session:
 
 
 @pytest.fixture
-def store(tmp_path) -> Store:
+def store(tmp_path) -> Iterator[Store]:
     with Store(tmp_path / "store.db", clock=lambda: FIXED) as s:
         yield s
 
