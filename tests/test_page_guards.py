@@ -57,6 +57,46 @@ def test_error_boundary_lets_streamlit_stop_through():
     assert [m.value for m in at.markdown] == ["inside"]
 
 
+def _step_page() -> None:
+    import streamlit as st
+
+    from workbench.page_guards import require_step
+
+    _, session_id, replay_id, step = require_step()
+    st.write(f"{session_id} {replay_id} {step}")
+
+
+def _progress_page() -> None:
+    import streamlit as st
+
+    from workbench.page_guards import error_boundary, progress_bar
+
+    with progress_bar("starting") as report, error_boundary("count", stop=False):
+        report(-0.5, "below")  # out-of-range fractions are clamped, never an exception
+        report(1.5, "above")
+        raise ValueError("broken")
+    st.write("after")
+
+
+def test_require_step_asks_for_a_session_then_a_replay_then_gives_the_selection():
+    at = AppTest.from_function(_step_page).run()
+    assert "Sessions page" in at.info[0].value and not at.markdown
+    at.session_state["wb_session"], at.session_state["wb_replay"] = "s1", "r1"
+    at.run()
+    assert at.info[0].value.startswith("This session has no replay yet") and not at.markdown
+    at.session_state["wb_step"] = 4
+    at.run()
+    assert not at.info and [m.value for m in at.markdown] == ["s1 r1 4"]
+
+
+def test_progress_bar_clamps_and_is_removed_when_its_block_ends():
+    at = AppTest.from_function(_progress_page).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["Could not count: broken"]
+    assert not at.get("progress")  # removed, also after an error
+    assert [m.value for m in at.markdown] == ["after"]
+
+
 def test_state_get_put_forget_keep_values_across_runs():
     at = AppTest.from_function(_state_page).run()
     assert [m.value for m in at.markdown] == ["n=1"]
