@@ -70,7 +70,7 @@ def _check(fmt: str, path: Path, kind: str, line: int | None) -> str:
             f"{fmt}/{kind}: no line in {err}"
         if line is not None and fmt != "openai_chat":
             # a JSONL error names the mutated line, or a later line that depends on it
-            assert err.line >= line or kind == "drop_key", (kind, line, str(err))
+            assert err.line is not None and (err.line >= line or kind == "drop_key"), (kind, line, str(err))
     try:
         load_session(path, format=fmt, lenient=True)
     except SessionFormatError as err:

@@ -389,7 +389,8 @@ def test_r_ses_5_chat_out_of_range_timestamp(tmp_path):
     path = tmp_path / "traj.json"
     path.write_text(json.dumps(doc, indent=2))
     err = _strict_error(path, OA)
-    assert err.field == "extra.timestamp" and "timestamp" in err.problem and err.line > 1
+    assert err.field == "extra.timestamp" and "timestamp" in err.problem
+    assert err.line is not None and err.line > 1
     assert [s.line for s in load_session(path, format=OA, lenient=True).skipped] == [err.line]
 
 

@@ -56,7 +56,7 @@ def test_r_ses_1_tool_results_are_tool_messages_with_errors_and_images(parallel)
     assert result.image_refs == ("toolu_2/image-1.png",)
     image = image_msg.content[1]
     assert isinstance(image, ImageBlock) and image.name == "toolu_2/image-1.png"
-    assert image.original_ref.startswith("inline:image/png;base64")
+    assert image.original_ref is not None and image.original_ref.startswith("inline:image/png;base64")
     assert error_msg.content[0].is_error is True and error_msg.content[0].text == "Error: file not found"
 
 
@@ -92,7 +92,7 @@ def test_r_ses_3_compact_boundary_becomes_recorded_compaction():
     comp = session.compactions[0]
     assert (comp.at_message, comp.trigger, comp.pre_tokens) == (4, "auto", 167094)
     assert comp.source == "claude_code:compact_boundary"
-    assert comp.summary.startswith("This session is being continued")
+    assert comp.summary is not None and comp.summary.startswith("This session is being continued")
     summary = session.messages[comp.at_message]
     assert summary.is_compaction_summary and summary.role == "user"
     assert session.messages[0].text == "Start the migration"  # history before the boundary kept

@@ -94,7 +94,8 @@ def test_r_ses_2_zero_usage_after_compaction_is_noise():
     """The all-zero last_token_usage around a compaction attaches to nothing; the next real
     one (48,297) goes to the first response after the compaction."""
     session = load_session(FIX / "codex_compacted.jsonl").session
-    prompts = [m.usage.prompt_tokens for m in session.messages if m.role == "assistant"]
+    prompts = [m.usage.prompt_tokens if m.usage is not None else None
+               for m in session.messages if m.role == "assistant"]
     assert prompts == [209950, 48297]
 
 

@@ -9,12 +9,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from iris.session import Message, Usage
+
 from workbench.importers import detect_format, load_session
 from workbench.session_counts import inspect_session
 
 CC_FILE = "claude_code/spotter_subagent_session.jsonl"
 CX_FILE = "codex_rollout/rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl"
 OA_FILE = "openai_chat/pvlib__pvlib-python-1707.deepseek_reasoner.traj.json"
+
+
+def _usage(message: Message) -> Usage:
+    assert message.usage is not None, message.id
+    return message.usage
 
 
 def _lines(path: Path) -> list[dict]:
@@ -55,8 +62,8 @@ def test_r_ses_4_claude_code_real_counts(real_sessions):
     # usage on every response = its last line's usage, Anthropic normalisation
     for msg in assistants:
         raw = scan["last_usage"][msg.id]
-        assert msg.usage.output_tokens == raw["output_tokens"]
-        assert msg.usage.prompt_tokens == (raw["input_tokens"] + raw["cache_read_input_tokens"]
+        assert _usage(msg).output_tokens == raw["output_tokens"]
+        assert _usage(msg).prompt_tokens == (raw["input_tokens"] + raw["cache_read_input_tokens"]
                                            + raw["cache_creation_input_tokens"])
     assert session.compactions == ()
 
@@ -99,10 +106,11 @@ def test_r_ses_4_codex_real_counts(real_sessions):
     assistants = [m for m in session.messages if m.role == "assistant"]
     assert len(assistants) == len(distinct) == 83  # one model call = one response
     assert all(m.usage is not None and m.usage.cache_read_in_input for m in assistants)
-    assert max(m.usage.prompt_tokens for m in assistants) == max(
+    assert max(_usage(m).prompt_tokens for m in assistants) == max(
         tc["info"]["last_token_usage"]["input_tokens"] for tc in counts if tc["info"])
     assert sum(1 for m in session.messages if m.role == "user" and not m.synthetic) == typed
-    assert session.header.limits.context == 258400 and session.header.model == "gpt-5.3-codex"
+    assert session.header.limits is not None and session.header.limits.context == 258400
+    assert session.header.model == "gpt-5.3-codex"
 
 
 def test_r_ses_4_codex_real_inspect(real_sessions):
@@ -131,7 +139,7 @@ def test_r_ses_4_mini_swe_agent_real_counts(real_sessions):
     assert [c for m in session.messages for c in (b.id for b in m.tool_calls)] == call_ids
     assert session.index.unanswered_calls == ()
     assistants = [m for m in session.messages if m.role == "assistant"]
-    assert [m.usage.prompt_tokens for m in assistants] == prompts
+    assert [_usage(m).prompt_tokens for m in assistants] == prompts
     assert sum(1 for m in assistants if m.content and m.content[0].type == "thinking") == sum(
         1 for m in raw if m["role"] == "assistant" and m.get("reasoning_content"))
     assert any("InternalServerError" in w.problem for w in result.warnings)

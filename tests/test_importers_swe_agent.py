@@ -79,7 +79,9 @@ def test_r_ses_5_swe_agent_bad_message_names_its_field(tmp_path):
     path.write_text(json.dumps(doc, indent=1))
     with pytest.raises(SessionFormatError) as err:
         load_session(path)
-    assert err.value.field.startswith("history[2].tool_calls[0].function") and "bad.traj" in str(err.value)
+    field = err.value.field
+    assert field is not None and field.startswith("history[2].tool_calls[0].function")
+    assert "bad.traj" in str(err.value)
     lenient = load_session(path, lenient=True)
     assert lenient.skipped and lenient.skipped[0].problem.startswith("[history[2]")
 

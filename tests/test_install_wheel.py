@@ -111,6 +111,7 @@ def test_workbench_run_serves_the_app_from_the_wheel(installed):
     proc = subprocess.Popen([str(installed["bin"] / "workbench"), "run", "--port", str(port)],
                             cwd=installed["base"], env=installed["env"], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
     try:
         deadline = time.monotonic() + 60
         body = ""
