@@ -11,10 +11,9 @@ location, so the stage needs ``context_read`` (the context policy) to be enabled
 from __future__ import annotations
 
 from dataclasses import replace
-from operator import is_
 
 from ..session import ToolResultBlock
-from .memory import FoldIndex, FoldMemory, Rewrite
+from .memory import FoldIndex, FoldMemory, Rewrite, starts_with
 from .records import Decision, FoldedRepeat, StageRecord
 from .state import Marks, Part, PipelineSettings, PreparationState
 
@@ -27,14 +26,6 @@ FOLD_MIN_CHARS = 400
 def fold_note(read_back: str, chars: int) -> str:
     return (f"[Identical output ({chars} characters) appears again later at {read_back}; "
             f"this earlier copy was folded. Read it back with context_read(ref=\"{read_back}\").]")
-
-
-def _extends(index: FoldIndex, history: tuple[Part, ...]) -> bool:
-    """``history`` starts with the parts the index was built from (the same objects, or equal)."""
-    old = index.parts
-    if len(old) > len(history):
-        return False
-    return all(map(is_, old, history)) or all(a is b or a == b for a, b in zip(old, history))
 
 
 def _extend(index: FoldIndex, history: tuple[Part, ...]) -> None:
@@ -64,7 +55,7 @@ def _extend(index: FoldIndex, history: tuple[Part, ...]) -> None:
 
 
 def _index(history: tuple[Part, ...], memory: FoldMemory) -> FoldIndex:
-    if not _extends(memory.index, history):
+    if not starts_with(history, memory.index.parts):
         memory.index = FoldIndex()
     _extend(memory.index, history)
     return memory.index

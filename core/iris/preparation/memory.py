@@ -19,7 +19,9 @@ Without ``incremental`` the runner gives every step a fresh memory; only the tok
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import is_
 from typing import TYPE_CHECKING
 
 from ..reduction import ReductionMemory, ReductionState
@@ -31,13 +33,21 @@ if TYPE_CHECKING:
     from .state import Origin, Part
 
 __all__ = ["FoldIndex", "FoldMemory", "MarkMemory", "PartView", "Rewrite", "StepMemory",
-           "TokenCache", "TrimMemory", "TrimRun", "ViewMemory"]
+           "TokenCache", "TrimMemory", "TrimRun", "ViewMemory", "starts_with"]
 
 PartView = tuple[Message, MessageMark, str, str]
 """One message of a final request: the message as shown, its mark, the shown message's content
 hash and the mark's canonical JSON."""
 
 MarkKey = tuple[str, int | None, str | None, tuple[MarkKind, ...]]
+
+
+def starts_with(history: Sequence[Part], prefix: Sequence[Part]) -> bool:
+    """``history`` starts with the parts of ``prefix`` (the same objects, or equal ones)."""
+    if len(prefix) > len(history):
+        return False
+    return (all(map(is_, prefix, history))
+            or all(a is b or a == b for a, b in zip(prefix, history)))
 
 
 class TokenCache:

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from operator import is_
 
 from ..errors import PreparationError
 from ..reduction import ReductionMemory, ReductionResult, ToolResultDecision, reduce_request
 from ..session import Message
-from .memory import Rewrite, RewriteKey, TrimRun
+from .memory import Rewrite, RewriteKey, TrimRun, starts_with
 from .records import Decision, KeptRecent, Reduced, StageRecord, Trimmed
 from .state import Marks, Part, PipelineSettings, PreparationState
 
@@ -203,7 +202,4 @@ def _continues(prev: TrimRun, state: PreparationState) -> bool:
     carried = state.reduction_state
     if carried is None or not (prev.reduction_state is carried or prev.reduction_state == carried):
         return False
-    old, new = prev.history_in, state.history
-    if len(old) > len(new):
-        return False
-    return all(map(is_, old, new)) or all(a is b or a == b for a, b in zip(old, new))
+    return starts_with(state.history, prev.history_in)
