@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evidence_builders import bundle, messages, request
+from figures import figure_traces
 from iris.preparation.records import MessageMark, PreparedRequest
 from iris.session import Message, TextBlock
 
@@ -56,7 +57,7 @@ def test_r_ui_3_timeline_figure_has_a_band_per_compaction_and_the_cut():
              compaction_band(2, 5, archived=(), applied_request=applied, previous_request=None,
                              session_messages=session, checkpoint_text="", first_kept=2)]
     fig = timeline_figure(bands)
-    traces = {t.name: t for t in fig.data}
+    traces = {t.name: t for t in figure_traces(fig)}
     assert list(traces["kept raw"].customdata) == [2, 3, 2, 3]
     assert list(traces["summarised"].customdata) == [0, 1]
     assert list(traces["cut point"].x) == [1.5, 1.5]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from figures import figure_traces
 from iris.replay import replay
 
 from workbench.importers import load_session
@@ -29,8 +30,7 @@ LONG = ROOT / "sample_sessions" / "long_session.jsonl"
 
 
 def _session():
-    loaded = load_session(LONG)
-    return getattr(loaded, "session", loaded)
+    return load_session(LONG).session
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_r_ui_6_compactions_table_lists_each_cut_point(runs, replays):
     assert list(table["configuration"]) == ["cost-first"] * len(cuts)
     assert list(table["step"]) == cuts and list(table["n"]) == list(range(1, len(cuts) + 1))
     assert list(table["cut_index"]) == [c.cut_index for c in replays[1].checkpoints]
-    assert (table["cut_index"] > 0).all() and (table["archived_messages"] > 0).all()
+    assert all(c > 0 for c in table["cut_index"]) and all(a > 0 for a in table["archived_messages"])
 
 
 def test_r_ui_6_steps_table_has_both_runs_and_the_difference(runs):
@@ -91,11 +91,11 @@ def test_r_ui_6_steps_table_has_both_runs_and_the_difference(runs):
 
 def test_r_ui_6_one_chart_with_both_runs_their_lines_and_compactions(runs, replays):
     fig = compare_figure(runs)
-    names = [t.name for t in fig.data]
+    names = [t.name for t in figure_traces(fig)]
     assert [n for n in names if not n.startswith("trigger value")] == [
         "default", "pressure line · default (748,800)", "compaction · default",
         "cost-first", "pressure line · cost-first (44,800)", "compaction · cost-first"]
-    by_name = {t.name: t for t in fig.data}
+    by_name = {t.name: t for t in figure_traces(fig)}
     assert by_name["default"].line.color == RUN_COLOURS[0]
     assert by_name["cost-first"].line.color == RUN_COLOURS[1]
     assert list(by_name["compaction · cost-first"].x) == _cut_steps(replays[1])
@@ -114,7 +114,9 @@ def test_r_ui_6_stored_replay_summary_matches_the_in_memory_one(runs):
         replay_and_save(store, session_id, name="cost", config=load_preset("cost-first"))
         from workbench.replay_service import open_saved
 
-        stored = open_saved(store, store.replays.find(session_id, "cost").id)
+        saved = store.replays.find(session_id, "cost")
+        assert saved is not None
+        stored = open_saved(store, saved.id)
         summary = run_summary("cost-first", stored, configuration_hash=stored.info.configuration_hash,
                               template_snapshot_id=stored.info.template_snapshot_id)
     expected = runs[1]

@@ -25,15 +25,16 @@ def test_r_ui_6_invalid_iris_field_names_path_line_and_reason():
     check = check_config("compaction:\n  threshold: 0.7\n  keep_recent_ratio: 2\n")
     assert not check.ok and check.config is None
     assert check.field == "compaction.keep_recent_ratio" and check.line == 3
-    assert "0 < value < 1" in check.reason
-    assert "<editor>:3" in check.error
+    assert check.reason is not None and "0 < value < 1" in check.reason
+    assert check.error is not None and "<editor>:3" in check.error
 
 
 def test_r_ui_6_unknown_key_and_broken_yaml_are_errors_not_exceptions():
     unknown = check_config("compaction:\n  thresold: 0.7\n")
     assert unknown.field == "compaction.thresold" and unknown.reason == "unknown field"
     broken = check_config("compaction: [\n")
-    assert not broken.ok and "invalid YAML" in broken.reason and broken.line is not None
+    assert not broken.ok and broken.reason is not None
+    assert "invalid YAML" in broken.reason and broken.line is not None
 
 
 def test_r_cmp_2_chord_fallback_is_a_warning_and_the_form_shows_the_effective_value():
@@ -41,6 +42,7 @@ def test_r_cmp_2_chord_fallback_is_a_warning_and_the_form_shows_the_effective_va
     assert check.ok
     assert len(check.warnings) == 2
     assert check.warnings[0].startswith("compaction.threshold: 1.5")
+    assert check.config is not None
     values = form_values(check.config)
     assert values["threshold"] == 0.8 and values["reminder"] == 0.0
 

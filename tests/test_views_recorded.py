@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 from evidence_builders import bundle, preparation
+from figures import figure_traces
 from iris.session import RecordedCompaction
 
 from workbench.records import recorded_marks
@@ -88,7 +89,7 @@ def test_usage_chart_draws_three_lines_trigger_and_recorded_marks_inside_the_ran
     steps = _steps()
     marks = recorded_marks([{"at_message": 6, "pre_tokens": 2500}], steps)
     fig = usage_figure(steps, recorded=marks)
-    traces = {t.name: t for t in fig.data}
+    traces = {t.name: t for t in figure_traces(fig)}
     assert {"provider", AS_RECORDED, REPLAYED, "trigger value", RECORDED} <= set(traces)
     assert list(traces[REPLAYED].y) == [p.final_input_tokens + 300 for p in steps]
     assert set(traces["trigger value"].customdata) == {
@@ -116,10 +117,10 @@ def test_step_timeline_and_header_show_trigger_and_recorded_compaction():
     steps = _steps()
     marks = recorded_marks([{"at_message": 6, "pre_tokens": 2500}], steps)
     fig = step_timeline_figure(steps, recorded=marks)
-    names = {t.name for t in fig.data}
+    names = {t.name for t in figure_traces(fig)}
     assert {"trigger value", "pressure line", RECORDED} <= names
     assert fig.layout.yaxis.range[1] >= 2500
-    ready = next(t for t in fig.data if t.name == "ready")
+    ready = next(t for t in figure_traces(fig) if t.name == "ready")
     assert list(ready.y) == [s.whole_request_tokens for s in steps if s.phase == "ready"]
     head = step_header(steps[2])
     assert head.trigger_label == "1,600 (calibrated local estimate + unrecorded overhead)"
@@ -139,7 +140,7 @@ def test_compare_chart_marks_the_agent_and_keeps_every_pressure_line_in_range():
             for label, budget, line in (("A", 200_000, 160_000), ("B", 2000, 1600))]
     marks = recorded_marks([{"step": 3, "tokens_before": 350, "tokens_after": 80}], ())
     fig = compare_figure(runs, recorded=marks)
-    names = [t.name for t in fig.data]
+    names = [t.name for t in figure_traces(fig)]
     assert "trigger value · A" in names and RECORDED in names
     assert fig.layout.yaxis.range[1] >= 160_000
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evidence_builders import messages, preparation, request
+from figures import figure_traces
 from iris.preparation.records import STAGE_NAMES, Reduced
 
 from workbench.views.display import display_frame
@@ -80,7 +81,7 @@ def test_header_marks_frozen_estimates_and_failures():
     assert ok.percent_of_budget == 38.0 and ok.pressure == "green"
     failed = step_header(preparation(3, phase="failed", usage_kind="missing"))
     assert (failed.phase, failed.provider_label, failed.error_stage) == ("failed", "—", "compaction")
-    assert "timed out" in failed.error
+    assert failed.error is not None and "timed out" in failed.error
 
 
 def test_r_ui_2_request_rendered_with_marks_and_original():
@@ -107,7 +108,7 @@ def test_r_ui_2_step_timeline_colours_phases_and_marks_current_and_compactions()
     from evidence_builders import bundle
 
     fig = step_timeline_figure(bundle().preparations, current=2)
-    traces = {t.name: t for t in fig.data}
+    traces = {t.name: t for t in figure_traces(fig)}
     assert list(traces["ready"].x) == [0, 1, 2, 4] and list(traces["failed"].x) == [3]
     assert list(traces["ready"].marker.line.width) == [0, 0, 3, 0]
     assert list(traces["compaction applied"].x) == [2]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evidence_builders import bundle
+from figures import figure_traces
 from iris.compaction.usage import RunUsage
 
 from workbench.views.display import display_frame
@@ -37,7 +38,7 @@ def test_r_tok_6_summary_usage_is_a_separate_row():
 def test_r_ui_5_chart_lines_hollow_estimates_and_compaction_markers():
     """R-UI-5: estimate and provider lines, pressure/reminder lines, ≈ hollow, compaction marked."""
     fig = usage_figure(bundle().preparations)
-    traces = {t.name: t for t in fig.data}
+    traces = {t.name: t for t in figure_traces(fig)}
     assert set(traces) == {REPLAYED, "provider", "provider ≈", "pressure line",
                            "reminder line", "compaction applied"}
     assert traces["provider ≈"].marker.symbol == "circle-open"
@@ -45,4 +46,4 @@ def test_r_ui_5_chart_lines_hollow_estimates_and_compaction_markers():
     assert list(traces["compaction applied"].x) == [2]
     assert set(traces["pressure line"].y) == {1600.0}
     assert [s.x0 for s in fig.layout.shapes] == [2]
-    assert all(t.type != "pie" for t in fig.data)  # R-TOK-2: never a pie of stage tokens
+    assert all(t.type != "pie" for t in figure_traces(fig))  # R-TOK-2: never a pie of stage tokens
