@@ -23,7 +23,7 @@ def test_r_build_5_bundled_example_shows_three_messages_with_sizes():
         "before_current_input · user (context sender)"]
     frame = at.table[0].value
     assert list(frame["position"]) == ["system", "memory", "before_current_input"]
-    assert (frame["characters"] > 0).all() and (frame["tokens (local estimate)"] > 0).all()
+    assert bool((frame["characters"] > 0).all()) and bool((frame["tokens (local estimate)"] > 0).all())
     assert at.code[0].value.startswith("<identity>")
 
 

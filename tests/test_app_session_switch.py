@@ -49,6 +49,7 @@ def _select(at: AppTest, session_id: str, replay_name: str | None = None) -> App
     if replay_name is not None:
         with open_store() as store:
             replay = store.replays.find(session_id, replay_name)
+        assert replay is not None, replay_name
         at.sidebar.selectbox(key="wb_replay").select(replay.id).run()
     return at
 
@@ -70,6 +71,7 @@ def test_r_ui_4_templates_rerun_on_a_is_not_saved_under_b_after_switching(two_se
     at = _select(AppTest.from_file(APP, default_timeout=180).run(), a, BUDGET_REPLAY_NAME)
     at.switch_page("../pages/templates.py").run()
     source = at.text_area(key="tpl_src_compaction").value
+    assert source is not None
     at.text_area(key="tpl_src_compaction").input(source + EDIT).run()
     at.button(key="tpl_rerun_all").click().run()
     assert not at.exception, at.exception

@@ -30,6 +30,7 @@ def long_session_page(workbench_home, long_store) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120).run()
     with open_store() as store:
         replay = store.replays.find(session_id, BUDGET_REPLAY_NAME)
+    assert replay is not None
     at.sidebar.selectbox(key="wb_replay").select(replay.id).run()
     return at.switch_page(PAGE).run()
 
@@ -91,7 +92,7 @@ def test_r_ui_4_rerun_whole_replay_compares_and_saves_with_its_snapshot(long_ses
     with open_store() as store:
         saved = next(r for r in store.replays.list() if r.name == "penguins")
         sources = store.replays.open(saved.id).template_sources()
-    assert EDIT.strip() in sources["compaction"]
+    assert sources is not None and EDIT.strip() in sources["compaction"]
 
 
 def test_r_ui_4_replay_without_compaction_explains_instead_of_rerunning(workbench_home):

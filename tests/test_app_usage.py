@@ -58,7 +58,9 @@ def test_recorded_compaction_error_stats_and_the_real_vs_replay_answer():
     lines = [s for s in figure["layout"]["shapes"] if s["line"].get("dash") == "dashdot"]
     assert [s["x0"] for s in lines] == [RECORDED_STEP]
     with open_store() as store:
-        steps = open_saved(store, store.replays.find(session_id, "default").id).steps
+        saved = store.replays.find(session_id, "default")
+        assert saved is not None
+        steps = open_saved(store, saved.id).steps
     assert figure["layout"]["yaxis"]["range"][1] >= max(s.pressure_line for s in steps)
     answer = at.dataframe[0].value
     assert list(answer["who"]) == ["replay default", "the agent (recorded)"]

@@ -116,8 +116,9 @@ def test_notebook_batch_and_load_batch(corpus, serial, tmp_path):
     assert totals["tokens_sent"].dtype == "int64"
     assert "2 configurations" in repr(result) and "<table" in result._repr_html_()
     loaded = wb.load_batch(serial)
-    assert loaded.figure().layout.title.text.startswith("Tokens saved")
-    assert len(loaded.figure().data) == 2  # one panel per configuration
+    figure = loaded.figure().to_dict()
+    assert figure["layout"]["title"]["text"].startswith("Tokens saved")
+    assert len(figure["data"]) == 2  # one panel per configuration
     with pytest.raises(FileNotFoundError, match="not a batch output directory"):
         wb.load_batch(tmp_path / "nothing-here")
 
