@@ -83,10 +83,11 @@ def compactions_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
 def steps_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
     """Wide per-step table: ``tokens · <label>`` per run (and the difference for two runs), on
     the whole-request basis of the charts (the raw local estimate where a step has none)."""
-    frame = pd.DataFrame({"step": sorted({s.step for run in runs for s in run.steps})})
+    steps = sorted({s.step for run in runs for s in run.steps})
+    frame = pd.DataFrame({"step": steps})
     for run in runs:
         tokens = {s.step: _plotted(s) for s in run.steps}
-        frame[f"tokens · {run.label}"] = frame["step"].map(tokens).astype("Int64")
+        frame[f"tokens · {run.label}"] = pd.Series(steps).map(tokens).astype("Int64")
     if len(runs) == 2:
         frame["difference (B − A)"] = frame.iloc[:, 2] - frame.iloc[:, 1]
     return frame

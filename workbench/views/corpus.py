@@ -36,25 +36,25 @@ def corpus_totals(sessions: pd.DataFrame) -> pd.DataFrame:
     if sessions.empty:
         return pd.DataFrame({c: pd.Series(dtype="int64" if c not in ("configuration",) else object)
                              for c in CORPUS_TOTAL_COLUMNS})
-    ok = sessions[sessions["error"].isna()]
+    ok = sessions.loc[sessions["error"].isna()]
     grouped = ok.groupby("configuration")[_SUMMED].sum(min_count=1)
     counts = sessions.groupby("configuration").agg(
         sessions=("session", "size"), failed_sessions=("error", lambda e: int(e.notna().sum())))
     frame = counts.join(grouped, how="left").reset_index()
     for column in _SUMMED[:-2]:
         frame[column] = frame[column].fillna(0).astype("int64")
-    return frame[CORPUS_TOTAL_COLUMNS]
+    return frame.loc[:, CORPUS_TOTAL_COLUMNS]
 
 
 def corpus_figure(sessions: pd.DataFrame) -> go.Figure:
     """Tokens saved (vs the recorded session) against failed preparations, one point per session,
     one panel per configuration."""
-    ok = sessions[sessions["error"].isna()] if not sessions.empty else sessions
+    ok = sessions.loc[sessions["error"].isna()] if not sessions.empty else sessions
     configurations = sorted(ok["configuration"].unique()) if not ok.empty else []
     fig = make_subplots(rows=1, cols=max(len(configurations), 1), shared_yaxes=True,
                         subplot_titles=configurations or ["no sessions"])
     for i, name in enumerate(configurations, start=1):
-        part = ok[ok["configuration"] == name]
+        part = ok.loc[ok["configuration"] == name]
         fig.add_trace(go.Scatter(
             x=part["failed_preparations"], y=part["tokens_saved"], mode="markers", name=name,
             text=part["session"], customdata=part[["steps", "compactions"]].to_numpy(),
@@ -70,14 +70,14 @@ def corpus_figure(sessions: pd.DataFrame) -> go.Figure:
 
 def largest_differences(sessions: pd.DataFrame, a: str, b: str, *, limit: int = 20) -> pd.DataFrame:
     """Sessions replayed under both ``a`` and ``b``, largest difference in tokens sent first."""
-    ok = sessions[sessions["error"].isna()] if not sessions.empty else sessions
+    ok = sessions.loc[sessions["error"].isna()] if not sessions.empty else sessions
     columns = ["session", "tokens_sent", "compactions", "failed_preparations"]
-    left = ok[ok["configuration"] == a][columns] if not ok.empty else pd.DataFrame(columns=columns)
-    right = ok[ok["configuration"] == b][columns] if not ok.empty else pd.DataFrame(columns=columns)
+    left = ok.loc[ok["configuration"] == a, columns] if not ok.empty else pd.DataFrame(columns=columns)
+    right = ok.loc[ok["configuration"] == b, columns] if not ok.empty else pd.DataFrame(columns=columns)
     both = left.merge(right, on="session", suffixes=("_a", "_b"))
     both = both.rename(columns={"failed_preparations_a": "failed_a", "failed_preparations_b": "failed_b"})
     both["tokens_sent_change"] = both["tokens_sent_b"] - both["tokens_sent_a"]
     both["link"] = [session_link(s) for s in both["session"]]
-    order = both["tokens_sent_change"].abs().sort_values(ascending=False, kind="stable").index
-    frame = both.loc[order].head(limit).reset_index(drop=True)
-    return frame[DIFFERENCE_COLUMNS].astype({c: "int64" for c in DIFFERENCE_COLUMNS[1:-1]})
+    frame = both.sort_values("tokens_sent_change", key=lambda change: change.abs(), ascending=False,
+                             kind="stable").head(limit).reset_index(drop=True)
+    return frame.loc[:, DIFFERENCE_COLUMNS].astype({c: "int64" for c in DIFFERENCE_COLUMNS[1:-1]})

@@ -53,7 +53,7 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
                                       dtype="str")
     if {"provider_tokens", "estimated"} <= set(shown.columns):
         labels = [provider_label(t, e) for t, e in zip(shown["provider_tokens"], shown["estimated"])]
-        shown.insert(int(shown.columns.get_loc("provider_tokens")), "provider_label",
+        shown.insert(list(shown.columns).index("provider_tokens"), "provider_label",
                      pd.Series(labels, index=shown.index, dtype="str"))
         shown = shown.drop(columns=["provider_tokens", "estimated"])
     return shown

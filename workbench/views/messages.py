@@ -46,8 +46,11 @@ class UsageView(_Frozen):
     """The provider's usage object as recorded (JSON text)."""
 
 
+BlockKind = Literal["text", "thinking", "tool_call", "tool_result", "image"]
+
+
 class BlockView(_Frozen):
-    kind: Literal["text", "thinking", "tool_call", "tool_result", "image"]
+    kind: BlockKind
     title: str
     text: str
     size: str
@@ -86,12 +89,15 @@ def human_size(text: str) -> str:
     return f"{size} · {lines} lines"
 
 
-def _block(kind: str, title: str, text: str, **extra: object) -> BlockView:
+def _block(kind: BlockKind, title: str, text: str, *, is_error: bool = False, call_id: str | None = None,
+           result: BlockView | None = None, result_message: int | None = None,
+           call_message: int | None = None) -> BlockView:
     lines = text.splitlines()
     long = len(text) > LONG_CHARS or len(lines) > LONG_LINES
     preview = "\n".join(lines[:PREVIEW_LINES])[:LONG_CHARS] if long else text
     return BlockView(kind=kind, title=title, text=text, size=human_size(text), long=long, preview=preview,
-                     **extra)
+                     is_error=is_error, call_id=call_id, result=result, result_message=result_message,
+                     call_message=call_message)
 
 
 def _result_view(session: Session, call_id: str) -> tuple[BlockView | None, int | None]:
@@ -169,7 +175,7 @@ def _summary(message: Message) -> str:
         elif isinstance(b, ToolResultBlock):
             parts.append("✗ error" if b.is_error else "← result")
         else:
-            parts.append(" ".join(b.text.split())[:60] if hasattr(b, "text") else b.type)
+            parts.append(b.type if isinstance(b, ImageBlock) else " ".join(b.text.split())[:60])
     return " | ".join(parts)[:120]
 
 

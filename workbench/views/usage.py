@@ -144,7 +144,7 @@ def _line_traces(fig: go.Figure, table: pd.DataFrame) -> list[float]:
     """Dashed pressure and reminder lines; returns their values (for the y range)."""
     values_all: list[float] = []
     for column, name in (("pressure_line", "pressure line"), ("reminder_line", "reminder line")):
-        values = table[column].astype("float")
+        values = table.loc[:, column].astype("float")
         if values.notna().any():
             values_all += list(values.dropna())
             fig.add_trace(go.Scatter(
