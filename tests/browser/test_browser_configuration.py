@@ -42,7 +42,9 @@ def test_r_ui_6_threshold_change_gives_a_different_number_of_compactions(page: P
     page.get_by_role("button", name="Replay and save").click()
     saved = page.get_by_text(re.compile(r"saved: \d+ compactions"))
     expect(saved).to_be_visible(timeout=SLOW)
-    first = int(re.search(r"saved: (\d+) compactions", saved.inner_text()).group(1))
+    found = re.search(r"saved: (\d+) compactions", saved.inner_text())
+    assert found is not None
+    first = int(found.group(1))
     assert first > 0
 
     threshold = page.get_by_label("Threshold", exact=True)

@@ -30,7 +30,9 @@ def test_r_ui_4_edit_template_rerun_step_shows_side_by_side_diff(page: Page, str
               f"&replay={replay_id_for(session_id, BUDGET_REPLAY_NAME)}")
     heading = page.get_by_text(re.compile(r"Rendered with the variables of step \d+"))
     expect(heading).to_be_visible(timeout=SLOW)
-    step = int(re.search(r"step (\d+)", heading.inner_text()).group(1))
+    found = re.search(r"step (\d+)", heading.inner_text())
+    assert found is not None
+    step = int(found.group(1))
 
     editor = page.get_by_label("Template source")
     editor.fill(editor.input_value() + "\nALWAYS MENTION PENGUINS.\n")

@@ -51,6 +51,7 @@ def test_step_after_compaction_shows_cut_point_and_checkpoint(page: Page, stream
     page.get_by_text("Step timeline", exact=False).first.click()
     expect(page.get_by_test_id("stPlotlyChart")).to_be_visible(timeout=LATER)
     bar = page.get_by_test_id("stPlotlyChart").locator("g.point path").nth(20).bounding_box()
+    assert bar is not None, "the bar of step 20 is drawn"
     page.mouse.click(bar["x"] + bar["width"] / 2, bar["y"] + bar["height"] / 2)  # plotly hit-tests
     expect(page.get_by_text("Step 20 of 67")).to_be_visible(timeout=LATER)
 

@@ -6,7 +6,7 @@ payloads runs."""
 from __future__ import annotations
 
 from iris.session import Message, Session, SessionHeader, TextBlock, ToolCallBlock, ToolResultBlock
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Dialog, Page, expect
 
 from workbench.importers.native import dump_session
 from workbench.store import Store
@@ -34,7 +34,12 @@ def test_session_content_is_shown_as_text_and_never_executes(page: Page, streaml
     with Store(home / "workbench.db") as store:
         session_id = store.import_file(src).session_id
     dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def on_dialog(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
     url = streamlit_factory(home)
 
     page.goto(f"{url}/messages?session={session_id}")
