@@ -10,13 +10,14 @@ page only places them in Streamlit elements.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlencode
 
 import pandas as pd
 from iris.compaction.thresholds import Thresholds
+from iris.frozen import FrozenModel
 from iris.preparation.records import ContextPreparation, PreparedRequest
+from pydantic import ConfigDict
 
 from ..records import RecordedMark
 from .colors import MARK_COLOURS, STATUS_COLOURS
@@ -53,8 +54,7 @@ MARKS_CSS = "<style>" + "\n".join(
     f'padding-left: 0.6rem;}}' for k, c in MARK_COLOURS.items()) + "</style>"
 
 
-@dataclass(frozen=True)
-class HeaderText:
+class HeaderText(FrozenModel):
     """The header of one step in words: the title, the phase badge, four cells and a caption."""
 
     title: str
@@ -125,11 +125,12 @@ def _link(session_id: str, index: Any) -> str:
     return f" · [message #{int(index)}]({url})" if url else ""
 
 
-@dataclass(frozen=True)
-class StageWhy:
+class StageWhy(FrozenModel):
     """One stage in the "why" panel: its label, whether it opens, its explanation and note, and
     its decisions as markdown sentences (``lines``) or, when there are many, a table whose
     ``open`` column links each to its message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     stage: str
     label: str
@@ -199,8 +200,7 @@ def cut(text: str, full: bool, long: int = LONG) -> str:
     return text[:long] + f"\n… [{len(text) - long:,} more characters: switch on “Show full texts”]"
 
 
-@dataclass(frozen=True)
-class MessageBox:
+class MessageBox(FrozenModel):
     """One message of the final request as a box: its key (carrying its marks, for the border
     colour), heading and text, and its original when a decision changed it."""
 
