@@ -22,8 +22,13 @@ FAILURE_COLUMNS = ["step", "phase", "stage", "kind", "error", "link"]
 
 
 class FailedLike(Protocol):
-    step_index: int
-    phase: str
+    """What the failures table reads of a step; read-only, so a frozen ContextPreparation is one."""
+
+    @property
+    def step_index(self) -> int: ...
+
+    @property
+    def phase(self) -> str: ...
 
 
 def step_link(session_id: str, replay_id: str, step: int, *, page: str = STEP_PAGE) -> str:

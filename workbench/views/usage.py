@@ -34,14 +34,32 @@ REPLAYED = "replayed request"
 
 
 class StepLike(Protocol):
-    step_index: int
-    phase: str
-    final_input_tokens: int
-    provider_prompt_tokens: int | None
-    provider_usage_kind: str
-    compaction_applied: bool
-    pressure_line: int
-    reminder_line: int | None
+    """What the usage views read of a step; read-only, so a frozen ContextPreparation (its phase
+    and usage kind are Literal strings) is one."""
+
+    @property
+    def step_index(self) -> int: ...
+
+    @property
+    def phase(self) -> str: ...
+
+    @property
+    def final_input_tokens(self) -> int: ...
+
+    @property
+    def provider_prompt_tokens(self) -> int | None: ...
+
+    @property
+    def provider_usage_kind(self) -> str: ...
+
+    @property
+    def compaction_applied(self) -> bool: ...
+
+    @property
+    def pressure_line(self) -> int: ...
+
+    @property
+    def reminder_line(self) -> int | None: ...
 
 
 USAGE_COLUMNS = ["step", "phase", "local_estimate", "provider_tokens", "estimated", "difference",
