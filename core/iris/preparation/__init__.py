@@ -5,8 +5,11 @@ and tools, trim old bodies, compaction, final selection. Each is a pure function
 ``(state, settings) -> (state, StageRecord)``; :func:`prepare` runs them and always returns a
 :class:`ContextPreparation` (``ready``, ``failed`` or ``cancelled``). :class:`Publisher` hands each
 record to an :class:`EvidenceSink` and a ``context.preparation`` event to the :class:`Broker`.
+What the stages reuse from step to step is in the :class:`StepMemory` of ``settings.memory``,
+owned by the replay runner.
 """
 
+from .memory import StepMemory
 from .pipeline import STAGES, PreparationOutcome, StepMeta, prepare
 from .publisher import Broker, EvidenceSink, ListSink, PreparationEvent, Publisher
 from .records import (
@@ -76,6 +79,7 @@ __all__ = [
     "StageName",
     "StageRecord",
     "StageStatus",
+    "StepMemory",
     "StepMeta",
     "TokenCache",
     "ToolSpec",
