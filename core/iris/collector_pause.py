@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 
 __all__ = ["StepFreezer", "replay_collections"]
@@ -37,7 +37,7 @@ class StepFreezer:
 
 
 @contextmanager
-def replay_collections(enabled: bool = True) -> Iterator[StepFreezer]:
+def replay_collections(enabled: bool = True) -> Generator[StepFreezer]:
     """Freeze long-lived objects for the duration of one replay (see the module doc)."""
     global _active
     if not enabled or not gc.isenabled():

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -33,7 +33,7 @@ from .errors import ConfigError
 from .hashing import content_hash
 from .prompts.config import PromptConfig
 from .reduction.config import ReductionConfig, parse_reduction
-from .yaml_errors import yaml_error
+from .yaml_errors import read_yaml
 
 __all__ = [
     "ContextConfig",
@@ -43,6 +43,8 @@ __all__ = [
     "load_config",
     "parse_config",
 ]
+
+_Model = TypeVar("_Model", bound=BaseModel)
 
 SECTIONS = ("context_policy", "compaction", "reduction", "prompts", "model", "catalogue",
             "estimate")
@@ -82,16 +84,19 @@ def _node_line(root: yaml.Node | None, path: tuple[str, ...]) -> int | None:
     return line
 
 
+def _fields(value: object, field: str) -> dict[str, Any]:
+    """A YAML mapping of fields (values checked by the section's model), else a ConfigError."""
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"must be a mapping, got {type(value).__name__}", field=field)
+    return dict(cast("Mapping[str, Any]", value))
+
+
 def _section(data: Mapping[str, Any], name: str) -> dict[str, Any]:
     value = data.get(name)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"must be a mapping, got {type(value).__name__}", field=name)
-    return dict(value)
+    return {} if value is None else _fields(value, name)
 
 
-def _validate(model: type[BaseModel], value: dict[str, Any], field: str) -> Any:
+def _validate(model: type[_Model], value: Mapping[str, Any], field: str) -> _Model:
     try:
         return model.model_validate(value)
     except ValidationError as exc:
@@ -128,34 +133,27 @@ def _build(data: Mapping[str, Any]) -> ContextConfig:
 
 def _catalogue(raw: dict[str, Any]) -> dict[str, CatalogueEntry]:
     """``catalogue:`` entries by model name (``source`` defaults to ``configuration``)."""
-    out = {}
+    out: dict[str, CatalogueEntry] = {}
     for name, fields in raw.items():
-        if not isinstance(fields, Mapping):
-            raise ConfigError(f"must be a mapping, got {type(fields).__name__}",
-                              field=f"catalogue.{name}")
-        entry = {"source": "configuration", **fields, "name": str(name)}
+        entry = {"source": "configuration", **_fields(fields, f"catalogue.{name}"),
+                 "name": str(name)}
         out[str(name)] = _validate(CatalogueEntry, entry, f"catalogue.{name}")
     return out
 
 
 def parse_config(data: str | Mapping[str, Any], *, source: str = "<config>") -> ContextConfig:
     """Validate a configuration given as YAML text or an already-parsed mapping."""
-    root = None
+    root: yaml.Node | None = None
+    parsed: object = data
     if isinstance(data, str):
-        try:
-            root = yaml.compose(data, Loader=yaml.SafeLoader)
-            parsed = yaml.safe_load(data)
-        except yaml.YAMLError as exc:
-            raise yaml_error(exc, source) from None
-    else:
-        parsed = data
+        parsed, root = read_yaml(data, source)
     if parsed is None:
         parsed = {}
     if not isinstance(parsed, Mapping):
         raise ConfigError(f"the top level must be a mapping, got {type(parsed).__name__}",
                           path=source, line=1 if root is not None else None)
     try:
-        return _build(parsed)
+        return _build(cast("Mapping[str, Any]", parsed))  # a YAML mapping: _build checks the keys
     except ConfigError as exc:
         path = tuple((exc.field or "").split(".")) if exc.field else ()
         raise ConfigError(exc.problem, path=source, field=exc.field,

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .collector_pause import StepFreezer, replay_collections
 from .compaction.calibration import Calibration
+from .compaction.records import CompactionOutcome
 from .compaction.remote import client_run_usage, start_client_run
 from .compaction.summarizers import ExtractiveSummarizer, Summarizer
 from .compaction.thresholds import Thresholds
@@ -55,11 +56,11 @@ from .preparation.walk import (
     contribution_parts,
     provider_reading,
 )
-from .prompts import PromptSnapshot, configured_snapshot
+from .prompts import PromptTemplates, configured_snapshot
 from .reduction.artifacts import DeferredArtifactWriter
 from .reduction.toolkinds import ToolKindMap
 from .replay_options import ReplayEnvironment, ReplayObservers, ReplayOptions, StepProgress
-from .session import Session, Usage
+from .session import ModelLimits, Session, Usage
 from .tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
 
 __all__ = ["AppliedCompaction", "RecordedCompactionMark", "Replay", "ReplayEnvironment", "ReplayObservers",
@@ -125,7 +126,7 @@ class Replay(BaseModel):
 
 
 def replay(session: Session, config: ContextConfig | None = None, *,
-           prompts: PromptSnapshot | None = None, summarizer: Summarizer | None = None,
+           prompts: PromptTemplates | None = None, summarizer: Summarizer | None = None,
            observers: ReplayObservers | None = None, environment: ReplayEnvironment | None = None,
            options: ReplayOptions | None = None) -> Replay:
     """Prepare every step of ``session``; never raises for a stage failure (see module doc).
@@ -170,10 +171,10 @@ def replay(session: Session, config: ContextConfig | None = None, *,
             shutil.rmtree(work_dir, ignore_errors=True)
 
 
-def config_snapshot_id(config: Any, prompts: Any) -> str:
+def config_snapshot_id(config: ContextConfig, prompts: PromptTemplates | None) -> str:
     """Hash of the validated configuration plus the template snapshot."""
     return content_hash({"configuration": config_hash(config),
-                         "templates": getattr(prompts, "snapshot_id", None)})
+                         "templates": prompts.snapshot_id if prompts is not None else None})
 
 
 def rejected_summary_usage(preparation: ContextPreparation) -> list[Usage]:
@@ -196,7 +197,7 @@ class _RunInputs:
 
     session: Session
     config: ContextConfig
-    prompts: PromptSnapshot
+    prompts: PromptTemplates
     summarizer: Summarizer
     context_source: ContextSource | None
     context_input: ContextBuildInput | None
@@ -231,7 +232,7 @@ class _Runner:
             input_budget=t.input_budget, pressure_line=t.pressure_line,
             reminder_line=t.reminder_line, cancel=cancel)
         self.summary_client_start = start_client_run(summarizer)  # a counting client's breaker
-        self._by_limits: dict[Any, PipelineSettings] = {}
+        self._by_limits: dict[tuple[ModelLimits | None, str | None], PipelineSettings] = {}
         self.snapshot_id = config_snapshot_id(config, prompts)
         self.source = context_source
         if self.source is None and session.context_snapshots:
@@ -256,7 +257,10 @@ class _Runner:
     def run(self, stop_after: int | None = None) -> Replay:
         walk = Walk(self.cache, self.session, baseline=self.baseline == "recorded")
         tracker = UsageTracker(model=self.session.header.model)
-        preparations, requests, checkpoints, archives = [], {}, [], {}
+        preparations: list[ContextPreparation] = []
+        requests: dict[str, PreparedRequest] = {}
+        checkpoints: list[AppliedCompaction] = []
+        archives: dict[str, str] = {}
         batches, cancelled = self.session.index.batches, False
         if stop_after is not None:
             batches = batches[:stop_after + 1]
@@ -266,7 +270,7 @@ class _Runner:
                 p = outcome.preparation
                 if outcome.request is not None and self.keep_bodies:
                     requests[p.preparation_id] = outcome.request
-                if p.compaction_applied:
+                if p.compaction_applied and outcome.state.compaction is not None:
                     applied = self._applied(k, p, walk.previous, outcome.state.compaction)
                     checkpoints.append(applied)
                     if self.keep_bodies:
@@ -381,7 +385,7 @@ class _Runner:
             return settings
         return replace(settings, memory=self.memory.fresh())
 
-    def _settings_for(self, limits: Any, model: str | None = None) -> PipelineSettings:
+    def _settings_for(self, limits: ModelLimits | None, model: str | None = None) -> PipelineSettings:
         """Settings for the model window in use: the budget follows the recorded limits of the
         current model (R-CMP-3), else its catalogue entry, unless the configuration sets it."""
         if limits == self.session.header.limits and model in (None, self.session.header.model):
@@ -395,15 +399,17 @@ class _Runner:
         return cached
 
     def _applied(self, k: int, p: ContextPreparation, before: tuple[Part, ...],
-                 outcome: Any) -> AppliedCompaction:
-        cut = outcome.cut_index
+                 outcome: CompactionOutcome) -> AppliedCompaction:
+        cut, archive = outcome.cut_index, outcome.archive_path
+        if cut is None or archive is None:
+            raise ValueError(f"step {k}: an applied compaction without a cut index or archive")
         tail = before[cut:]
         return AppliedCompaction(
             step_index=k, preparation_id=p.preparation_id, cut_index=cut,
             first_kept_message=tail[0].history_index if tail else None,
             archived_messages=tuple(x.history_index for x in before[:cut]
                                     if x.history_index is not None),
-            archive_name=Path(outcome.archive_path).name,
+            archive_name=Path(archive).name,
             checkpoint_text=outcome.history[0].text,
             summary_request_text=outcome.summary_request_text,
             summary_usage=outcome.summary_usage)

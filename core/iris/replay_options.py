@@ -23,12 +23,13 @@ if TYPE_CHECKING:
     from .preparation.publisher import EvidenceSink, PreparationEvent
     from .tokens import TokenEstimator
 
-__all__ = ["ReplayEnvironment", "ReplayObservers", "ReplayOptions", "StepProgress"]
+__all__ = ["Baseline", "ReplayEnvironment", "ReplayObservers", "ReplayOptions", "StepProgress"]
 
 StepProgress = Callable[[int, int], object]
 """The engine's progress callback: ``progress(steps done, steps in all)`` after each step."""
 
 Baseline = Literal["engine", "recorded"]
+"""``engine``: the configuration's reduction and compaction; ``recorded``: what the agent sent."""
 
 
 @dataclass(frozen=True, kw_only=True)

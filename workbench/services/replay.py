@@ -26,6 +26,7 @@ from iris.errors import StorageError
 from iris.prompts import PromptSnapshot, configured_snapshot
 from iris.replay import Replay, ReplayObservers, ReplayOptions
 from iris.replay import replay as run_replay
+from iris.replay_options import Baseline
 from iris.session import Message, Session
 
 from ..progress import Progress, no_progress
@@ -43,6 +44,7 @@ __all__ = [
     "check_replay_owner",
     "default_workspace",
     "ensure_default_replay",
+    "ensure_default_replays",
     "load_configuration",
     "open_saved",
     "replay_and_save",
@@ -73,7 +75,7 @@ def replay_session(session: Session, *, config: ContextConfig | None = None,
                    prompts: PromptSnapshot | None = None, summarizer: Any = None,
                    progress: Progress = no_progress,
                    workspace_root: str | Path | None = None,
-                   baseline: str = "engine") -> tuple[Replay, EvidenceBundle]:
+                   baseline: Baseline = "engine") -> tuple[Replay, EvidenceBundle]:
     """Run the engine's replay and shape its result for the store: ``(replay, bundle)``.
 
     Without ``prompts`` the templates come from ``config.prompts.root`` under ``workspace_root``
@@ -147,7 +149,7 @@ def load_configuration(path: str | Path | None) -> ContextConfig:
 def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY_NAME,
                     config: ContextConfig | None = None, prompts: PromptSnapshot | None = None,
                     summarizer: Any = None, progress: Progress = no_progress,
-                    baseline: str = "engine") -> tuple[ReplayInfo, Any]:
+                    baseline: Baseline = "engine") -> tuple[ReplayInfo, Any]:
     """Replay a stored session and save it under ``name`` (replacing one of that name)."""
     progress(0.0, "reading the session")
     session = store.get_session(session_id)

@@ -45,7 +45,7 @@ from .thresholds import Thresholds
 
 if TYPE_CHECKING:  # iris.config and iris.prompts import this package
     from ..config import ContextConfig
-    from ..prompts import PromptSnapshot
+    from ..prompts import PromptTemplates
 
 __all__ = ["CompactionEnvironment", "CompactionRequest", "compact", "projected_tokens",
            "state_from_history"]
@@ -75,7 +75,7 @@ class CompactionEnvironment:
 
     config: ContextConfig
     thresholds: Thresholds
-    prompts: PromptSnapshot
+    prompts: PromptTemplates
     summarizer: Summarizer
     session_dir: Path
     estimator: TokenEstimator

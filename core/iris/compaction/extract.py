@@ -17,13 +17,16 @@ from ..session import Message, TextBlock
 from .carried import is_real_user_message
 from .checkpoint import previous_sections
 
-__all__ = ["extractive_sections"]
+__all__ = ["EDIT_TOOL", "PATH_KEYS", "SHELL_TOOL", "extractive_sections"]
 
 MAX_ITEMS = 8
 MAX_CHARS = 220
-_PATH_KEYS = ("path", "file_path", "filePath", "filename", "notebook_path")
-_EDIT = re.compile(r"edit|write|patch|replace|create|delete|move", re.IGNORECASE)
-_SHELL = re.compile(r"bash|shell|exec|command|terminal|run", re.IGNORECASE)
+PATH_KEYS = ("path", "file_path", "filePath", "filename", "notebook_path")
+"""Tool-argument keys that name the file a call works on."""
+EDIT_TOOL = re.compile(r"edit|write|patch|replace|create|delete|move", re.IGNORECASE)
+"""Tool names that change files."""
+SHELL_TOOL = re.compile(r"bash|shell|exec|command|terminal|run", re.IGNORECASE)
+"""Tool names that run shell commands."""
 _TODO = re.compile(r"todo", re.IGNORECASE)
 _AGENT = re.compile(r"agent|task|delegate", re.IGNORECASE)
 _DECISION = re.compile(r"\b(decid\w*|I will|I'll|we will|plan\w*|instead|approach|chose|use)\b",
@@ -51,9 +54,9 @@ def _tool_facts(head: Sequence[Message]) -> dict[str, list[str]]:
     for message in head:
         for call in message.tool_calls:
             calls[call.id] = (call.name, call.arguments)
-            path = next((str(call.arguments[k]) for k in _PATH_KEYS if k in call.arguments), None)
+            path = next((str(call.arguments[k]) for k in PATH_KEYS if k in call.arguments), None)
             if path:
-                facts["edited" if _EDIT.search(call.name) else "read"].append(f"`{path}`")
+                facts["edited" if EDIT_TOOL.search(call.name) else "read"].append(f"`{path}`")
             if _TODO.search(call.name):
                 facts["todos"].append(_short(json.dumps(call.arguments, ensure_ascii=False,
                                                         sort_keys=True), 300))
@@ -65,7 +68,7 @@ def _tool_facts(head: Sequence[Message]) -> dict[str, list[str]]:
             if result.is_error:
                 facts["errors"].append(f"{name}: {first}")
             command: object = args.get("command") or args.get("cmd")
-            if command is not None and _SHELL.search(name):
+            if command is not None and SHELL_TOOL.search(name):
                 if isinstance(command, list):
                     command = " ".join(map(str, cast("list[object]", command)))
                 outcome = "failed" if result.is_error else "ok"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..session import Message
 from ..tokens import TokenEstimator
@@ -21,7 +21,7 @@ from .carried import is_real_user_message, merge_constraints, select_retained, s
 from .checkpoint import ArchiveRef, Checkpoint, CheckpointSection, SummaryInvalid, validate_summary
 from .cut import safe_cuts
 from .engine import projected_tokens, state_from_history
-from .extract import _EDIT, _PATH_KEYS, _SHELL
+from .extract import EDIT_TOOL, PATH_KEYS, SHELL_TOOL
 from .model_driven import (
     COOLDOWN_BATCHES,
     PROJECTED_OVERHEAD,
@@ -44,6 +44,9 @@ from .records import (
 from .thresholds import Thresholds
 from .typed_state import TypedCheckpointState, merge_typed_state
 
+if TYPE_CHECKING:  # iris.config imports this package
+    from ..config import ContextConfig
+
 __all__ = ["MAX_WORKLOG_LINES", "apply_model_checkpoint", "checkpoint_worklog"]
 
 MAX_WORKLOG_LINES = 20
@@ -51,19 +54,20 @@ MAX_WORKLOG_LINES = 20
 
 def checkpoint_worklog(head: Sequence[Message]) -> tuple[str, ...]:
     """File modifications and shell results with a terminal status, oldest first, bounded."""
-    calls: dict[str, tuple[str, dict]] = {}
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
     lines: list[str] = []
     for message in head:
         for call in message.tool_calls:
             calls[call.id] = (call.name, call.arguments)
         for result in message.tool_results:
             name, args = calls.get(result.call_id, ("?", {}))
-            path = next((str(args[k]) for k in _PATH_KEYS if k in args), None)
+            path = next((str(args[k]) for k in PATH_KEYS if k in args), None)
             status = "failed" if result.is_error else "ok"
-            if path and _EDIT.search(name) and not result.is_error:
+            if path and EDIT_TOOL.search(name) and not result.is_error:
                 lines.append(f"- modified `{path}` ({name})")
-            elif (cmd := args.get("command") or args.get("cmd")) and _SHELL.search(name):
-                cmd = " ".join(map(str, cmd)) if isinstance(cmd, list) else str(cmd)
+            elif (cmd := args.get("command") or args.get("cmd")) and SHELL_TOOL.search(name):
+                # a JSON list of argv words (isinstance does not type its items)
+                cmd = " ".join(map(str, cast("list[object]", cmd))) if isinstance(cmd, list) else str(cmd)
                 kind = "commit" if "git commit" in cmd else "shell"
                 lines.append(f"- {kind} `{cmd[:120]}` → {status}")
     if len(lines) > MAX_WORKLOG_LINES:
@@ -152,7 +156,8 @@ def _build(history: tuple[Message, ...], head: tuple[Message, ...], args: Compac
                                               messages=len(head))))
 
 
-def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, Any], *, config: Any,
+def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, Any], *,
+                           config: ContextConfig,
                            thresholds: Thresholds, session_dir: Path, project_root: Path,
                            estimator: TokenEstimator, request_tokens: int, current_batch: int,
                            state: CompactionState | None = None,

@@ -34,7 +34,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -158,7 +158,12 @@ class _Ledger:
                      raw={"attempts": self.raw} if len(self.raw) > 1 else self.raw[0])
 
 
-def _int(value: Any) -> int:
+def _json_object(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object (a dict parsed from JSON: string keys), else empty."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
+
+
+def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
@@ -355,9 +360,11 @@ class OpenAICompatibleSummarizer:
             raise SummaryCallFailed(f"junk answer from {self.base_url}: not JSON (body "
                                     f"{response.text[:120]!r})", usage=ledger.usage(self.model),
                                     attempts=ledger.attempts) from None
-        model = (data.get("model") if isinstance(data, dict) else None) or self.model
-        raw = data.get("usage") if isinstance(data, dict) else None
-        if isinstance(raw, dict):
+        answer = _json_object(data)
+        named = answer.get("model")
+        model = named if isinstance(named, str) and named else self.model
+        raw = _json_object(answer.get("usage"))
+        if isinstance(answer.get("usage"), dict):
             ledger.raw.append(raw)
             ledger.input_tokens += _int(raw.get("prompt_tokens"))
             ledger.output_tokens += _int(raw.get("completion_tokens"))
@@ -377,14 +384,14 @@ class OpenAICompatibleSummarizer:
         return text, model
 
 
-def start_client_run(summarizer: Any) -> ClientStats | None:
+def start_client_run(summarizer: object) -> ClientStats | None:
     """Start a replay with ``summarizer``: closes a client's breaker, returns its counters."""
     start = getattr(summarizer, "start_run", None)
     stats = start() if callable(start) else None
     return stats if isinstance(stats, ClientStats) else None
 
 
-def client_delta(summarizer: Any, start: ClientStats | None) -> ClientStats | None:
+def client_delta(summarizer: object, start: ClientStats | None) -> ClientStats | None:
     """What a client did since ``start`` (None for summarisers that do not count calls)."""
     now = getattr(summarizer, "stats", None)
     if start is None or not isinstance(now, ClientStats):
@@ -394,7 +401,7 @@ def client_delta(summarizer: Any, start: ClientStats | None) -> ClientStats | No
     return now.model_copy(update={k: getattr(now, k) - getattr(start, k) for k in counters})
 
 
-def client_run_usage(totals: RunUsage, summarizer: Any, start: ClientStats | None) -> RunUsage:
+def client_run_usage(totals: RunUsage, summarizer: object, start: ClientStats | None) -> RunUsage:
     """``totals`` with the summary (compaction) row taken from a counting client's own counters
     for this run: every call, attempt, failure and reported token, applied or not."""
     delta = client_delta(summarizer, start)

@@ -89,7 +89,7 @@ def _limits_text(limits: ModelLimits) -> str:
     return ", ".join(f"{k} {v:,}" for k, v in named if v)
 
 
-def _budget(config, model_limits: ModelLimits | None, model_name: str | None = None
+def _budget(config: ContextConfig, model_limits: ModelLimits | None, model_name: str | None = None
             ) -> tuple[int, BudgetSource, str]:
     """R-CMP-3, first that applies, with the source in words."""
     comp = config.compaction
@@ -97,7 +97,7 @@ def _budget(config, model_limits: ModelLimits | None, model_name: str | None = N
         return comp.input_budget_tokens, "config", "configuration: compaction.input_budget_tokens"
     model = config.model
     max_out = model.max_output_tokens if model else DEFAULT_MAX_OUTPUT
-    if model is not None and (b := budget_from_limits(model.limit, max_out)):
+    if model is not None and model.limit is not None and (b := budget_from_limits(model.limit, max_out)):
         return b, "model_config", f"configuration model.limit: {_limits_text(model.limit)}"
     if model_limits is not None and (b := budget_from_limits(model_limits, max_out)):
         return b, "session", f"limits recorded in the session: {_limits_text(model_limits)}"
@@ -111,7 +111,7 @@ def _budget(config, model_limits: ModelLimits | None, model_name: str | None = N
     return DEFAULT_INPUT_BUDGET, "default", f"default 96,000 ({why})"
 
 
-def _effective_ratios(config) -> tuple[float, float]:
+def _effective_ratios(config: ContextConfig) -> tuple[float, float]:
     threshold, reminder = config.compaction.threshold, config.compaction.reminder
     override = config.model.compaction if config.model else None
     if override is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import partial
 from typing import Literal
 
 from pydantic import Field
@@ -190,19 +191,19 @@ def should_trigger(reading: UsageReading, t: Thresholds, *,
     """
     line = t.threshold_line
     tokens = reading.tokens + reading.output_tokens
-    common = {"tokens": tokens, "line": line, "local_estimate": local_estimate}
+    common = partial(TriggerDecision, tokens=tokens, line=line, local_estimate=local_estimate)
     if line is None:
-        return TriggerDecision(trigger=False, basis="disabled", reason="automatic compaction is "
-                               "disabled (threshold 0)", **common)
+        return common(trigger=False, basis="disabled", reason="automatic compaction is "
+                      "disabled (threshold 0)")
     if reading.kind == "none":
-        return TriggerDecision(trigger=False, basis="no_sample", reason="no trusted usage sample "
-                               "yet: the gauge shows 0 and never triggers", **common)
+        return common(trigger=False, basis="no_sample", reason="no trusted usage sample "
+                      "yet: the gauge shows 0 and never triggers")
     if not reading.can_trigger:
-        return TriggerDecision(trigger=False, basis="untrusted", reason=f"reading from "
-                               f"{reading.source.replace('_', ' ')} is display-only", **common)
+        return common(trigger=False, basis="untrusted", reason=f"reading from "
+                      f"{reading.source.replace('_', ' ')} is display-only")
     basis = "provider" if reading.kind == "observed" else "estimate"
     if tokens >= line:
-        return TriggerDecision(trigger=True, basis=basis, reason=f"{tokens:,} ≥ threshold line "
-                               f"{line:,} ({basis} usage)", **common)
-    return TriggerDecision(trigger=False, basis="below", reason=f"{tokens:,} < threshold line "
-                           f"{line:,}", **common)
+        return common(trigger=True, basis=basis, reason=f"{tokens:,} ≥ threshold line "
+                      f"{line:,} ({basis} usage)")
+    return common(trigger=False, basis="below", reason=f"{tokens:,} < threshold line "
+                  f"{line:,}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import model_validator
 
@@ -38,6 +38,13 @@ _REF = re.compile(r"^(?:message:(\d+)|result:(\d+):(\d+))$")
 _Frozen = FrozenModel
 
 
+def _parameters(data: object, tool: str) -> dict[str, Any]:
+    """A copy of the tool call's JSON object of parameters (checked field by field after)."""
+    if not isinstance(data, dict):
+        raise ContextAccessError(f"{tool} parameters must be an object")
+    return dict(cast("dict[str, Any]", data))
+
+
 def _whole(data: dict[str, Any], name: str, default: int, low: int, high: int | None) -> int:
     value = data.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -60,10 +67,8 @@ class ContextReadParams(_Frozen):
 
     @model_validator(mode="before")
     @classmethod
-    def _check(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            raise ContextAccessError("context_read parameters must be an object")
-        data = dict(data)
+    def _check(cls, data: object) -> dict[str, Any]:
+        data = _parameters(data, "context_read")
         parse_ref(data.get("ref"))
         data["offset"] = _whole(data, "offset", 0, 0, None)
         data["limit"] = _whole(data, "limit", 4000, 1, READ_LIMIT_MAX)
@@ -84,10 +89,8 @@ class ContextSearchParams(_Frozen):
 
     @model_validator(mode="before")
     @classmethod
-    def _check(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            raise ContextAccessError("context_search parameters must be an object")
-        data = dict(data)
+    def _check(cls, data: object) -> dict[str, Any]:
+        data = _parameters(data, "context_search")
         query = data.get("query")
         if not isinstance(query, str) or not query.strip():
             raise ContextAccessError(f"query must be a non-blank string, got {query!r}")
@@ -122,7 +125,7 @@ class ContextSearchPage(PositionalModel):
     """More messages remain to scan (may be true with no matches)."""
 
 
-def parse_ref(ref: Any) -> tuple[int, int | None]:
+def parse_ref(ref: object) -> tuple[int, int | None]:
     """``message:N`` → (N, None); ``result:N:B`` → (N, B); anything else is an error."""
     m = _REF.match(ref) if isinstance(ref, str) else None
     if not m:
@@ -139,12 +142,13 @@ class ContextAccessPort:
     """The runner's port behind ``context_read``/``context_search`` over committed messages."""
 
     def __init__(self, lookup: Lookup, artifact_root: Path | str | None = None) -> None:
-        self._lookup = lookup
+        self._lookup: Callable[[str], Sequence[Message] | None] = (
+            cast("Mapping[str, Sequence[Message]]", lookup).get if isinstance(lookup, Mapping)
+            else lookup)
         self.artifact_root = Path(artifact_root).resolve() if artifact_root else None
 
     def _messages(self, session_id: str) -> Sequence[Message]:
-        found = (self._lookup.get(session_id) if isinstance(self._lookup, Mapping)
-                 else self._lookup(session_id))
+        found = self._lookup(session_id)
         if found is None:
             raise ContextAccessError(f"unknown session {session_id!r}")
         return found

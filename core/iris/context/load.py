@@ -8,14 +8,15 @@ Every problem is reported, not just the first: :class:`ContextValidationError` c
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from pydantic import ValidationError
 
 from ..errors import ConfigError
-from ..yaml_errors import yaml_error
+from ..yaml_errors import read_yaml
 from .model import POSITIONS, ContextBuildInput
 
 __all__ = ["ContextValidationError", "field_path", "load_context_build_input", "parse_context_build_input"]
@@ -33,7 +34,7 @@ class ContextValidationError(ConfigError):
             self.args = (f"{self.args[0]}\n  (+{len(self.issues) - 1} more)\n{more}",)
 
 
-def field_path(loc: tuple[Any, ...]) -> str:
+def field_path(loc: tuple[str | int, ...]) -> str:
     """``("system", "slots", 2, "name")`` → ``system.slots[2].name``."""
     out = ""
     for part in loc:
@@ -41,7 +42,7 @@ def field_path(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+def _line_of(node: yaml.Node | None, loc: tuple[object, ...]) -> int | None:
     """1-based line of the YAML node at ``loc`` (or of its nearest existing parent)."""
     line = None if node is None else node.start_mark.line + 1
     for part in loc:
@@ -57,20 +58,26 @@ def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-def _resolve_templates(data: dict[str, Any], base_dir: Path) -> None:
+def _section(data: Mapping[object, object], position: str) -> dict[str, Any] | None:
+    """The YAML mapping of one position (its fields are checked by the model), else None."""
+    section = data.get(position)
+    return cast("dict[str, Any]", section) if isinstance(section, dict) else None
+
+
+def _resolve_templates(data: Mapping[object, object], base_dir: Path) -> None:
     for position in POSITIONS:
-        section = data.get(position)
-        if isinstance(section, dict) and isinstance(section.get("template"), str):
+        section = _section(data, position)
+        if section is not None and isinstance(section.get("template"), str):
             path = Path(section["template"]).expanduser()
             section["template"] = str(path if path.is_absolute() else (base_dir / path).resolve())
 
 
-def _missing_templates(data: dict[str, Any], node: yaml.Node | None,
+def _missing_templates(data: Mapping[object, object], node: yaml.Node | None,
                        path: str | None) -> list[ConfigError]:
-    issues = []
+    issues: list[ConfigError] = []
     for position in POSITIONS:
-        section = data.get(position)
-        template = section.get("template") if isinstance(section, dict) else None
+        section = _section(data, position)
+        template = section.get("template") if section is not None else None
         if isinstance(template, str) and not Path(template).is_file():
             issues.append(ConfigError(f"template file not found: {template}", path=path,
                                       field=f"{position}.template",
@@ -81,21 +88,18 @@ def _missing_templates(data: dict[str, Any], node: yaml.Node | None,
 def parse_context_build_input(text: str, *, base_dir: str | os.PathLike[str],
                               path: str | None = None) -> ContextBuildInput:
     """Parse YAML text; relative template paths resolve against ``base_dir``."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise yaml_error(exc, path) from None
-    if not isinstance(data, dict):
+    parsed, node = read_yaml(text, path)
+    if not isinstance(parsed, dict):
         raise ConfigError("the top level must be a mapping with a 'system' section", path=path, line=1)
+    data = cast("dict[object, object]", parsed)  # keys are checked against POSITIONS below
     issues = [ConfigError(f"unknown top-level key {key!r}; allowed: {', '.join(POSITIONS)}",
                           path=path, field=str(key), line=_line_of(node, (key,)))
               for key in data if key not in POSITIONS]
     _resolve_templates(data, Path(base_dir))
     issues += _missing_templates(data, node, path)
-    known = {k: v for k, v in data.items() if k in POSITIONS}
+    known = {k: v for k, v in data.items() if isinstance(k, str) and k in POSITIONS}
     try:
-        result = ContextBuildInput(**known, source_path=path)
+        result = ContextBuildInput.model_validate({**known, "source_path": path})
     except ValidationError as exc:
         for err in exc.errors():
             loc = tuple(err["loc"])

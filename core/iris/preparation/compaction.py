@@ -21,18 +21,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, assert_never
+from typing import assert_never
 
 from ..compaction.engine import CompactionEnvironment, CompactionRequest, compact
 from ..compaction.records import (
     AppliedDecision,
     CandidateDecision,
+    CompactionOutcome,
     NoCutDecision,
     PlanDecision,
     RejectedDecision,
     SkippedDecision,
 )
 from ..compaction.records import CompactionDecision as EngineDecision
+from ..compaction.thresholds import Thresholds
+from ..compaction.triggers import TriggerStep
 from . import notices
 from .final import current_input_index
 from .records import (
@@ -142,11 +145,12 @@ def _map(d: EngineDecision, *, cut: int | None, before: int, line: int, attempt:
             assert_never(d)
 
 
-def _decisions(outcome: Any, before: int, settings: PipelineSettings,
+def _decisions(outcome: CompactionOutcome, before: int, settings: PipelineSettings,
                state: PreparationState) -> tuple[Decision, ...]:
-    out, attempt = [], 1
+    out: list[Decision] = []
+    attempt = 1
     w = int if state.calibration is None else state.whole
-    usage = getattr(outcome, "summary_usage", None)
+    usage = outcome.summary_usage
     for d in outcome.decisions:
         mapped = _map(d, cut=outcome.cut_index, before=before, line=settings.pressure_line,
                       attempt=attempt, w=w)
@@ -179,17 +183,19 @@ def _skip(state: PreparationState, note: str, before: int | None = None,
                               after_input_tokens=n, note=note, decisions=decisions)
 
 
-def _applied_state(state: PreparationState, outcome: Any, settings: PipelineSettings
+def _applied_state(state: PreparationState, outcome: CompactionOutcome, settings: PipelineSettings
                    ) -> PreparationState:
     """Durable history = checkpoint message(s) + raw tail; this request keeps its trimmed tail."""
     cut = outcome.cut_index
+    if cut is None:
+        raise ValueError("an applied compaction without a cut index")
     tail = len(state.durable) - cut
     messages = tuple(outcome.history)
     head = messages[:len(messages) - tail]
     cache = settings.cache
     checkpoint = tuple(Part(m, cache.message(m), "checkpoint", None, "checkpoint", marks=("summarised",))
                        for m in head)
-    durable_tail = []
+    durable_tail: list[Part] = []
     for j, message in enumerate(messages[len(messages) - tail:]):
         old = state.durable[cut + j]
         durable_tail.append(old if old.message is message else
@@ -198,11 +204,11 @@ def _applied_state(state: PreparationState, outcome: Any, settings: PipelineSett
     history = checkpoint + state.history[cut:]
     return replace(state, durable=durable, durable_tokens=sum(p.tokens for p in durable),
                    history=history, history_tokens=sum(p.tokens for p in history),
-                   compaction=outcome, compaction_state=getattr(outcome, "state", None),
+                   compaction=outcome, compaction_state=outcome.state,
                    diverged=True)
 
 
-def _engine_thresholds(state: PreparationState, settings: PipelineSettings) -> Any:
+def _engine_thresholds(state: PreparationState, settings: PipelineSettings) -> Thresholds:
     """The thresholds in the engine's unit (raw local estimate of the replayed messages): each
     whole-request line minus the unrecorded overhead, divided by the calibration ratio, so the
     engine's success test (after ≤ pressure line) holds for the whole request."""
@@ -225,7 +231,7 @@ def _fail(record: StageRecord, message: str, kind: FailureKind, error_type: str 
 
 
 def _attempt(state: PreparationState, settings: PipelineSettings, before: int, entered: str
-             ) -> Any:
+             ) -> CompactionOutcome:
     """One call of the compaction engine; an exception becomes a rejected, failed stage."""
     u = current_input_index(state.history)
     current = state.history[u].message if u < len(state.history) else None
@@ -255,7 +261,7 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
         raise _fail(record, text, kind, type(exc).__name__) from exc
 
 
-def _grace_note(step: Any, settings: PipelineSettings) -> str:
+def _grace_note(step: TriggerStep | None, settings: PipelineSettings) -> str:
     """Why the grace of R-CMP-12 did or did not defer this entry (model_driven only)."""
     if step is None or not settings.config.compaction.model_driven:
         return ""
@@ -266,8 +272,8 @@ def _grace_note(step: Any, settings: PipelineSettings) -> str:
     return "; the grace of this window is spent"
 
 
-def _notice(state: PreparationState, settings: PipelineSettings, pressure: Any
-            ) -> tuple[PreparationState, tuple[Decision, ...]]:
+def _notice(state: PreparationState, settings: PipelineSettings,
+            pressure: tuple[TriggerStep, str] | None) -> tuple[PreparationState, tuple[Decision, ...]]:
     if pressure is None:
         return state, ()
     state, decision = notices.deliver(state, settings, *pressure)

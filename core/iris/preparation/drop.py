@@ -14,7 +14,7 @@ from dataclasses import replace
 from ..context import ContextContribution, ContextSnapshot, select_contributions
 from .records import DroppedOptional, DroppedTool, StageRecord
 from .runner_tools import RUNNER_TOOL_NAMES
-from .state import PipelineSettings, PreparationState
+from .state import PipelineSettings, PreparationState, ToolSpec
 
 __all__ = ["apply"]
 
@@ -26,10 +26,13 @@ def _removed(contributions: tuple[ContextContribution, ...], allowance: int, set
     return {item.key: item.reason for item in result.removed}
 
 
-def _drop_tools(state: PreparationState, settings: PipelineSettings):
+def _drop_tools(state: PreparationState, settings: PipelineSettings
+                ) -> tuple[tuple[ToolSpec, ...], list[DroppedOptional | DroppedTool]]:
+    """The tools this request offers, and a decision for each deferred one."""
     if not settings.config.context_policy.deferred_tools:
         return state.tools, []
-    kept, decisions = [], []
+    kept: list[ToolSpec] = []
+    decisions: list[DroppedOptional | DroppedTool] = []
     for tool in state.tools:
         # The runner's own tools are how deferred material is reached: never deferred themselves.
         if tool.name in state.called_tools or tool.name in RUNNER_TOOL_NAMES:

@@ -309,16 +309,20 @@ class PreparedRequest(_Frozen):
         return self
 
 
+def _mark_json(mark: MessageMark) -> dict[str, Any]:
+    return mark.model_dump(mode="json")
+
+
 def request_ref(request: PreparedRequest,
                 message_hash: Callable[[Message], str] | None = None,
-                mark_json: Callable[[MessageMark], Any] | None = None) -> str:
+                mark_json: Callable[[MessageMark], object] | None = None) -> str:
     """Content hash of a prepared request: a hash over the per-message hashes, marks and tools.
 
     Hashing message by message lets a replay hash each durable message once (``message_hash`` may
     be a cache) instead of re-serialising the whole history at every step.
     """
     digest = message_hash or content_hash
-    dump = mark_json or (lambda mark: mark.model_dump(mode="json"))
+    dump = mark_json or _mark_json
     return content_hash({"messages": [digest(m) for m in request.messages],
                          "marks": [dump(m) for m in request.marks],
                          "tools": list(request.tools), "dropped": list(request.dropped)})

@@ -22,7 +22,7 @@ from ..compaction.triggers import PressureWindow
 from ..compaction.usage import UsageReading
 from ..config import ContextConfig
 from ..context import ContextContribution
-from ..prompts import PromptSnapshot
+from ..prompts import PromptTemplates
 from ..reduction.artifacts import ArtifactWriter
 from ..reduction.models import ReductionState
 from ..reduction.toolkinds import ToolKindMap
@@ -149,7 +149,7 @@ class PipelineSettings:
     """For this session and model."""
     memory: StepMemory
     """The step memory the replay runner owns (see :mod:`iris.preparation.memory`)."""
-    prompts: PromptSnapshot | None = None
+    prompts: PromptTemplates | None = None
     summarizer: Summarizer | None = None
     session_dir: Path | None = None
     tool_kinds: ToolKindMap | None = None

@@ -13,9 +13,9 @@ import itertools
 import os
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from ..compaction.usage import UsageTracker, context_bytes
 from ..context import ContextBuilder, ContextBuildInput, ContextContribution, escape_attribute
@@ -25,6 +25,8 @@ from ..safe_files import ensure_private_dir
 from ..session import Message, Session, TextBlock, Usage
 from .records import UsageKind
 from .state import Part, PreparationState, TokenCache
+
+_T = TypeVar("_T")
 
 __all__ = ["Collector", "Walk", "claim_work_dir", "context_parts", "contribution_parts",
            "is_user_input", "provider_reading"]
@@ -90,7 +92,7 @@ class Walk:
 
     def advance(self, session: Session, upto: int) -> None:
         """Append the recorded messages ``[position, upto)`` to the durable history."""
-        new = []
+        new: list[Part] = []
         for i in range(self.position, upto):
             m = session.messages[i]
             if i in self.switches:
@@ -105,7 +107,7 @@ class Walk:
             part = Part(m, self.cache.message(m), "history", i)
             self.recorded_tokens += part.tokens
             if not self.baseline and (m.is_compaction_summary
-                                      or getattr(m, "compaction_provided", False)):
+                                      or m.compaction_provided):
                 self.left_out.append(i)
                 continue
             new.append(part)
@@ -138,7 +140,7 @@ def contribution_message(contribution: ContextContribution) -> Message:
 def contribution_parts(contributions: Sequence[ContextContribution], cache: TokenCache
                        ) -> tuple[Part, ...]:
     """This step's dynamic contributions as parts (the contribution kept as the payload)."""
-    parts = []
+    parts: list[Part] = []
     for i, c in enumerate(contributions):
         m = contribution_message(c)
         parts.append(Part(m, cache.message(m), "contribution", None, c.key, c.required,
@@ -197,7 +199,7 @@ class Collector:
                                            name="iris-replay-context-source")
             self.thread.start()
 
-    def run(self, coroutine: Any) -> Any:
+    def run(self, coroutine: Coroutine[object, object, _T]) -> _T:
         if self.thread is None:
             return self.loop.run_until_complete(coroutine)
         import asyncio

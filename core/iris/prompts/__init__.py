@@ -9,6 +9,7 @@ from .configured import configured_snapshot, prompts_directory
 from .ids import PROMPT_IDS, PROMPT_VARIABLES
 from .snapshot import PromptSnapshot, default_template_source
 from .source import PromptSource
+from .templates import PromptTemplates
 
 __all__ = [
     "PROMPT_IDS",
@@ -16,6 +17,7 @@ __all__ = [
     "PromptConfig",
     "PromptSnapshot",
     "PromptSource",
+    "PromptTemplates",
     "configured_snapshot",
     "default_template_source",
     "prompts_directory",
