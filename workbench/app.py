@@ -11,7 +11,9 @@ from pathlib import Path
 import streamlit as st
 from iris.errors import WorkbenchError
 
-import workbench.pages
+# The checker cannot follow the install's mapping of `workbench.pages` to `pages/` (setuptools
+# package-dir, an import hook in an editable install).
+import workbench.pages  # pyright: ignore[reportMissingImports]
 from workbench.state import render_sidebar
 
 # The pages are installed as `workbench.pages` (from `pages/` in a checkout), so the app works from

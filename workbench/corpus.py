@@ -73,7 +73,7 @@ def replay_one(path: str | Path, config: Any = None, *, label: str | None = None
         resolved = resolve_config(config)
         return _tables(path, resolved, name, started)
     except Exception as exc:  # noqa: BLE001 - a failing session is a recorded result
-        row = {c: None for c in SCHEMAS["sessions"].names}
+        row: dict[str, object] = {c: None for c in SCHEMAS["sessions"].names}
         row.update(configuration=name, session=Path(path).name, path=path,
                    error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - started)
         return {"sessions": [row], "steps": [], "compactions": [], "decisions": []}

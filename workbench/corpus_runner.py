@@ -183,7 +183,7 @@ def _result_or_error(future: Any, path: str, label: str) -> dict[str, list]:
     except Exception as exc:  # noqa: BLE001 - BrokenProcessPool, MemoryError, a killed worker
         from .corpus import SCHEMAS
 
-        row = {c: None for c in SCHEMAS["sessions"].names}
+        row: dict[str, object] = {c: None for c in SCHEMAS["sessions"].names}
         row.update(configuration=label, session=Path(path).name, path=path,
                    error=f"worker failed: {type(exc).__name__}: {exc}")
         return {"sessions": [row], "steps": [], "compactions": [], "decisions": []}
@@ -199,9 +199,11 @@ def _dask(tasks: list[tuple], *, jobs: int, scheduler: str | None, worker_memory
     cluster = None
     if scheduler is None:
         memory = f"{worker_memory_mb}MB" if worker_memory_mb else "auto"
+        # dashboard_address=None turns the dashboard off (distributed's documented value; its
+        # annotation says str only).
         cluster = LocalCluster(n_workers=max(jobs, 1), threads_per_worker=1, processes=True,
-                               dashboard_address=None, memory_limit=memory,
-                               host="127.0.0.1", worker_dashboard_address=None)
+                               dashboard_address=None,  # pyright: ignore[reportArgumentType]
+                               memory_limit=memory, host="127.0.0.1", worker_dashboard_address=None)
     client = Client(cluster if cluster is not None else scheduler)
     try:
         futures = {client.submit(replay_one, path, cfg, label=label, pure=False): (path, label)

@@ -242,7 +242,7 @@ def _per_step(preps: tuple[ContextPreparation, ...],
     merged = pd.concat(frames, ignore_index=True)
     for column in merged.columns[merged.dtypes == object]:  # one missing marker: None, not NaN
         merged[column] = merged[column].astype(object).where(merged[column].notna(), None)
-    return merged[["step", *(c for c in merged.columns if c != "step")]]
+    return merged.loc[:, ["step", *(c for c in merged.columns if c != "step")]]
 
 
 def replay(session: Session | str | Path, config: Any = None, *,

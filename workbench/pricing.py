@@ -99,8 +99,8 @@ def _money(value: Decimal | None) -> float | None:
     return None if value is None else round(float(value), 6)
 
 
-def _billed(step: CostStep) -> Decimal | None:
-    u = step.recorded
+def _billed(step: CostStep, u: Usage) -> Decimal | None:
+    """The step's recorded usage ``u`` priced with its cache reads and writes."""
     return price(step.model, input_tokens=u.prompt_tokens, output_tokens=u.output_tokens,
                  cache_read_tokens=u.cache_read_tokens, cache_write_tokens=u.cache_write_tokens,
                  when=step.when)
@@ -133,7 +133,7 @@ class _Sums:
             self.same_steps += mine
             self.recorded += price(step.model, input_tokens=step.recorded.prompt_tokens,
                                    output_tokens=out, when=step.when) or 0
-            self.billed += _billed(step) or 0
+            self.billed += _billed(step, step.recorded) or 0
 
 
 def tally(steps: Sequence[CostStep], summaries: Iterable[CostSummary] = ()) -> dict[str, Any]:

@@ -34,36 +34,45 @@ class ReplayReader(Protocol):
     def steps(self) -> Sequence[Any]:
         """Every step's scalar figures (``step_index``, ``phase``, ``final_input_tokens``,
         ``compaction_applied``, ``input_budget``, ``pressure_line``…), in step order."""
+        ...
 
     def preparation(self, step_index: int) -> ContextPreparation:
         """The full record of one step."""
+        ...
 
     def request(self, ref: str) -> PreparedRequest | None:
         """A final request by its evidence reference (None when not kept)."""
+        ...
 
     @property
     def checkpoints(self) -> Sequence[CompactionFacts]:
         """The compactions the replay applied, in order."""
+        ...
 
     @property
     def thresholds(self) -> Thresholds | None:
         """The budget and lines the replay ran with (None for replays saved without them)."""
+        ...
 
     @property
     def facts(self) -> ReplayFacts:
         """Every replay-wide figure (run usage, calibration, recorded compactions…)."""
+        ...
 
     def step_figures(self, fields: Sequence[str]) -> Mapping[int, Mapping[str, Any]]:
         """Top-level record fields of every step, by step index."""
+        ...
 
     def stage_savings(self, names: Sequence[str]) -> Mapping[int, Mapping[str, int]]:
         """Tokens each named stage removed, by step index then stage name."""
+        ...
 
     def decisions_of_kind(self, *kinds: str, before_step: int | None = None,
                           message_indexes: Sequence[int] | None = None
                           ) -> tuple[tuple[int, str, Decision], ...]:
         """``(step, stage, decision)`` of the given kinds in step order (before ``before_step``
         and about ``message_indexes`` when given)."""
+        ...
 
 
 def applied_compactions(replay: Replay) -> list[dict[str, Any]]:

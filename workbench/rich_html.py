@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 from numbers import Real
-from typing import Any
+from typing import Any, SupportsInt
 
 import pandas as pd
 
@@ -49,7 +49,8 @@ _COUNT_WORDS = ("token", "saved", "line", "budget", "sent", "estimate", "differe
 def _cell(value: Any, count: bool) -> Any:
     if value is None or (not isinstance(value, (str, bytes)) and pd.isna(value)):
         return ""
-    if count and isinstance(value, Real) and not isinstance(value, bool) and value == int(value):
+    if (count and isinstance(value, Real) and isinstance(value, SupportsInt)
+            and not isinstance(value, bool) and value == int(value)):
         return f"{int(value):,}"
     return value
 

@@ -49,8 +49,9 @@ class CompactionPoint(_Frozen):
 
     n: int
     step: int
-    cut_index: int
-    """Index in the replay's durable history where the raw tail starts."""
+    cut_index: int | None
+    """Index in the replay's durable history where the raw tail starts (None when the saved
+    replay's facts do not record it)."""
     first_kept_message: int | None = None
     """Session index of the first message kept raw (None: no raw tail)."""
     archived_messages: int = 0

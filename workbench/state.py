@@ -191,8 +191,11 @@ def sidebar_session_picker(store: Store) -> str | None:
     if not summaries:
         st.sidebar.caption("No sessions yet: import one on the Sessions page.")
         return None
-    return st.sidebar.selectbox("Session", list(titles), key=SESSION_KEY,
-                                format_func=lambda sid: titles.get(sid, sid))
+
+    def title(sid: str) -> str:
+        return titles.get(sid, sid)
+
+    return st.sidebar.selectbox("Session", list(titles), key=SESSION_KEY, format_func=title)
 
 
 def sidebar_replay_picker(options: Mapping[str, str]) -> str | None:

@@ -57,19 +57,18 @@ def add_format_options(parser: argparse.ArgumentParser) -> None:
 def write_rows(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], fmt: str,
                out: TextIO | None = None) -> None:
     """Write ``rows`` (dicts with at least ``columns``) as a table, JSON, JSON lines or CSV."""
-    out = out or sys.stdout
+    stream: TextIO = out or sys.stdout
     if fmt == "json":
-        json.dump([{c: r[c] for c in columns} for r in rows], out, indent=2, ensure_ascii=False)
-        out.write("\n")
+        json.dump([{c: r[c] for c in columns} for r in rows], stream, indent=2, ensure_ascii=False)
+        stream.write("\n")
     elif fmt == "nl":
-        for r in rows:
-            out.write(json.dumps({c: r[c] for c in columns}, ensure_ascii=False) + "\n")
+        stream.writelines(json.dumps({c: r[c] for c in columns}, ensure_ascii=False) + "\n" for r in rows)
     elif fmt == "csv":
-        writer = csv.DictWriter(out, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+        writer = csv.DictWriter(stream, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
     else:
-        _write_table(rows, columns, out)
+        _write_table(rows, columns, stream)
 
 
 def _write_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], out: TextIO) -> None:

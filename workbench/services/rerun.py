@@ -291,6 +291,9 @@ def _outcome(label: str, result: Replay, prompts: _RecordingPrompts,
                            status="skipped", phase="missing", note="the replay has no such step")
     prep = result.preparations[step]
     stage = prep.stage("compaction")
+    if stage is None:  # the pipeline records every stage, even those a failure stopped
+        return StepOutcome(label=label, step_index=step, snapshot_id=snapshot_id,
+                           status="skipped", phase=prep.phase, note="the step records no compaction stage")
     renders = prompts.renders.get(step, {})
     applied = next((c for c in result.checkpoints if c.step_index == step), None)
     answer = recorder.answers.get(step)
@@ -356,11 +359,11 @@ def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summarizer: An
         runs.append((result, prompts, recorder, snapshot))
     entered = sorted({p.step_index for result, *_ in runs for p in result.preparations
                       if (s := p.stage("compaction")) is not None and s.status != "skipped"})
-    pairs = tuple(_compare(k, *(_outcome(label, r, p, rec, k, snap.snapshot_id)
-                                for label, (r, p, rec, snap) in zip(("original", "edited"), runs)),
+    (base, p_a, rec_a, snap_a), (new, p_b, rec_b, snap_b) = runs
+    pairs = tuple(_compare(k, _outcome("original", base, p_a, rec_a, k, snap_a.snapshot_id),
+                           _outcome("edited", new, p_b, rec_b, k, snap_b.snapshot_id),
                            edited.edited_ids(inputs.snapshot)) for k in entered)
     h = config_hash(inputs.config)
-    (base, *_), (new, *_) = runs
     return ReplayComparison(
         original=run_summary("original templates", base, configuration_hash=h,
                              template_snapshot_id=inputs.snapshot.snapshot_id),

@@ -23,7 +23,7 @@ MIGRATIONS = Migrations("context-workbench")
 @MIGRATIONS()
 def m001_initial(db: Database) -> None:
     """Sessions and their messages."""
-    db["sessions"].create(
+    db.table("sessions").create(
         {
             "id": str,
             "title": str,
@@ -41,8 +41,8 @@ def m001_initial(db: Database) -> None:
         pk="id",
         not_null={"title", "format", "content_hash", "imported_at", "header_json", "extras_json"},
     )
-    db["sessions"].create_index(["content_hash"], unique=True)
-    db["messages"].create(
+    db.table("sessions").create_index(["content_hash"], unique=True)
+    db.table("messages").create(
         {"session_id": str, "idx": int, "role": str, "json": str},
         pk=("session_id", "idx"),
         foreign_keys=[("session_id", "sessions", "id")],

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Self, TypeVar
+from typing import Self, TypedDict, TypeVar
 
 from iris.errors import StorageError
 from iris.frozen import FrozenModel
@@ -63,6 +63,23 @@ def default_db_path() -> Path:
 
 
 _Frozen = FrozenModel
+
+
+class _SessionRow(TypedDict):
+    """One row of the ``sessions`` table, as an import writes it."""
+
+    id: str
+    title: str
+    format: str
+    source_path: str | None
+    content_hash: str
+    message_count: int
+    response_count: int
+    tool_call_count: int
+    estimated_tokens: int | None
+    imported_at: str
+    header_json: str
+    extras_json: str
 
 
 class SessionSummary(_Frozen):
@@ -175,7 +192,7 @@ class Store:
         report(0.8, "writing")
         try:
             with self._storage_errors(f"storing session {row['id']!r}"), write_transaction(self.db):
-                self.db["sessions"].insert(row)
+                self.db.table("sessions").insert(dict(row))
                 self.db.conn.executemany(  # plain executemany: sqlite-utils' per-value checks cost more
                     "INSERT INTO messages (session_id, idx, role, json) VALUES (?, ?, ?, ?)",
                     ((row["id"], i, m.role, canonical(m.model_dump(mode="json", exclude_none=True)))
@@ -299,7 +316,7 @@ class Store:
         return f"{wanted}-{content_hash.split(':')[-1][:8]}"
 
     def _session_row(self, session: Session, format: str, content_hash: str,
-                     source_path: str | None) -> dict[str, object]:
+                     source_path: str | None) -> _SessionRow:
         header = session.header
         messages = session.messages
         extras = {
