@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..compaction.model_driven import COMPACT_CONTEXT_TOOL
+from ..config import ContextConfig
 from ..context.access import READ_LIMIT_MAX, SEARCH_LIMIT_MAX
 
 __all__ = ["CONTEXT_READ_TOOL", "CONTEXT_SEARCH_TOOL", "RUNNER_TOOL_NAMES", "runner_tools", "with_runner_tools"]
@@ -49,7 +50,7 @@ CONTEXT_SEARCH_TOOL: dict[str, Any] = {
 RUNNER_TOOL_NAMES = frozenset({"context_read", "context_search", str(COMPACT_CONTEXT_TOOL["name"])})
 
 
-def runner_tools(config: Any) -> tuple[dict[str, Any], ...]:
+def runner_tools(config: ContextConfig) -> tuple[dict[str, Any], ...]:
     """The tool schemas the runner adds for this configuration."""
     tools: list[dict[str, Any]] = []
     if config.context_policy.enabled:
@@ -59,7 +60,8 @@ def runner_tools(config: Any) -> tuple[dict[str, Any], ...]:
     return tuple(tools)
 
 
-def with_runner_tools(tools: Sequence[Mapping[str, Any]], config: Any) -> tuple[Mapping[str, Any], ...]:
+def with_runner_tools(tools: Sequence[Mapping[str, Any]], config: ContextConfig
+                      ) -> tuple[Mapping[str, Any], ...]:
     """The caller's tools followed by the runner's, skipping names the caller already has."""
     names = {str(t["name"]) for t in tools}
     return (*tools, *(t for t in runner_tools(config) if t["name"] not in names))

@@ -11,22 +11,25 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from .config import PromptConfig
 from .snapshot import PromptSnapshot
 from .source import PromptSource
 
+if TYPE_CHECKING:  # iris.config imports this package
+    from ..config import ContextConfig
+
 __all__ = ["configured_snapshot", "prompts_directory"]
 
 
-def _root(config: Any) -> str:
-    prompts = getattr(config, "prompts", config)
+def _root(config: ContextConfig | PromptConfig | None) -> str:
+    prompts: object = getattr(config, "prompts", config)
     return prompts.root if isinstance(prompts, PromptConfig) else PromptConfig().root
 
 
-def prompts_directory(config: Any, workspace_root: str | os.PathLike[str] | None) -> Path | None:
+def prompts_directory(config: ContextConfig | PromptConfig | None, workspace_root: str | os.PathLike[str] | None) -> Path | None:
     """Where ``config``'s templates live, or None when a relative root has no workspace."""
     root = _root(config)
     if Path(root).is_absolute():
@@ -34,11 +37,11 @@ def prompts_directory(config: Any, workspace_root: str | os.PathLike[str] | None
     return None if workspace_root is None else Path(workspace_root) / root
 
 
-def configured_snapshot(config: Any, workspace_root: str | os.PathLike[str] | None = None
-                        ) -> PromptSnapshot:
+def configured_snapshot(config: ContextConfig | PromptConfig | None,
+                        workspace_root: str | os.PathLike[str] | None = None) -> PromptSnapshot:
     """The snapshot of the templates under ``config.prompts.root`` (see the module docstring).
 
-    ``config`` is a ``ContextConfig`` or a ``PromptConfig``. A configured root other than the
+    ``config`` is a ``ContextConfig`` or a ``PromptConfig`` (None: the default root). A configured root other than the
     default that is not a directory is a :class:`ConfigError` naming ``prompts.root``."""
     root = _root(config)
     directory = prompts_directory(config, workspace_root)
