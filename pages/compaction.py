@@ -87,7 +87,7 @@ st.dataframe(attempts_table(decisions), hide_index=True, key="cmp_attempts")
 if archives:
     st.markdown("#### Checkpoints and archives")
     labels = {a.n: f"{a.path} · step {a.step_index}" for a in archives}
-    chosen = st.selectbox("Compaction", list(labels), format_func=labels.get, key="cmp_archive")
+    chosen = st.selectbox("Compaction", list(labels), format_func=lambda n: labels[n], key="cmp_archive")
     record = next(a for a in archives if a.n == chosen)
     left, right = st.columns(2)
     with left:

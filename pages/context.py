@@ -63,8 +63,8 @@ if not view.ok:
 
 frame = messages_frame(view)
 st.table(frame, hide_index=True)  # three rows at most: a static table shows at once
-st.caption(f"{int(frame['characters'].sum()):,} characters, "
-           f"{int(frame['tokens (local estimate)'].sum()):,} tokens (local estimate, per message "
+st.caption(f"{int(frame.loc[:, 'characters'].sum()):,} characters, "
+           f"{int(frame.loc[:, 'tokens (local estimate)'].sum()):,} tokens (local estimate, per message "
            "including framing). An empty optional section produces no message.")
 for measured in view.messages:
     message = measured.message

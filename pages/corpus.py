@@ -42,5 +42,6 @@ if len(names) >= 2:
     left, right = st.columns(2)
     a = left.selectbox("Configuration A", names, index=0, key="corpus_a")
     b = right.selectbox("Configuration B", names, index=1, key="corpus_b")
-    st.dataframe(largest_differences(sessions, a, b), hide_index=True, key="corpus_differences",
-                 column_config={"link": st.column_config.LinkColumn("open", display_text="open session")})
+    if a is not None and b is not None:  # a select box with options and an index always has a value
+        st.dataframe(largest_differences(sessions, a, b), hide_index=True, key="corpus_differences",
+                     column_config={"link": st.column_config.LinkColumn("open", display_text="open session")})

@@ -52,9 +52,10 @@ if table.empty:
         st.caption(note)
 else:
     totals = reduction_totals(table)
-    for col, row in zip(st.columns(len(totals)), totals.itertuples(index=False)):
-        col.metric(str(row.decision), f"{row.results}",
-                   f"−{row[2]:,} tokens" if row[2] else None, delta_color="off")
+    for col, row in zip(st.columns(len(totals)), totals.to_dict("records")):
+        saved = row["saved tokens"]
+        col.metric(str(row["decision"]), f"{row['results']}",
+                   f"−{saved:,} tokens" if saved else None, delta_color="off")
     st.dataframe(table, hide_index=True, key="red_table", column_config=COLUMN_CONFIG)
 st.markdown("#### Earlier decisions still in effect")
 st.caption("The replay reduces incrementally: a result decided at an earlier step keeps that "

@@ -40,6 +40,8 @@ def show_reports() -> None:
                 st.code(report.error.traceback, language=None)
             continue
         outcome = report.outcome
+        if outcome is None:  # a report holds an outcome or an error
+            continue
         verb = "Imported" if outcome.created else "Already stored (same content)"
         st.success(f"{verb}: {outcome.title or outcome.session_id} — {outcome.format}, "
                    f"{outcome.message_count} messages")
@@ -91,7 +93,8 @@ with samples_tab:
 if summaries:
     st.subheader("Delete")
     titles = {s.id: s.title for s in summaries}
-    victim = st.selectbox("Session to delete", list(titles), format_func=titles.get, key="wb_delete_choice")
+    victim = st.selectbox("Session to delete", list(titles), format_func=lambda sid: titles[sid],
+                          key="wb_delete_choice")
     if st.button("Delete…", key="wb_delete"):
         state.set_pending_delete(victim)
     pending = state.pending_delete()
