@@ -23,7 +23,7 @@ def test_pipeline_contract_signature():
     assert request == ["history", "current_request", "request_tokens", "trigger", "previous"]
     env = [f.name for f in dataclasses.fields(compaction.CompactionEnvironment)]
     assert env == ["config", "thresholds", "prompts", "summarizer", "session_dir", "estimator",
-                   "tools"]
+                   "tools", "reduction_memory"]
     fields = set(compaction.CompactionOutcome.model_fields)
     assert fields == {"status", "decisions", "history", "checkpoint", "archive_path", "cut_index",
                       "summary_usage", "summary_request_text", "state"}

@@ -130,7 +130,7 @@ def test_incremental_replay_describes_each_result_once():
         res = conv.reduce(state=state, estimator=est, memory=memory)
         state = res.state
     elapsed = time.perf_counter() - t0
-    infos = [k for k in memory.cache if k[0] == "info"]
+    infos = list(memory.results)
     assert len(infos) == 300
     assert elapsed < 20, f"replay of 300 steps took {elapsed:.1f}s"
     assert len(res.decisions) == 300

@@ -46,6 +46,7 @@ from .thresholds import Thresholds
 if TYPE_CHECKING:  # iris.config and iris.prompts import this package
     from ..config import ContextConfig
     from ..prompts import PromptTemplates
+    from ..reduction import ReductionMemory
 
 __all__ = ["CompactionEnvironment", "CompactionRequest", "compact", "projected_tokens",
            "state_from_history"]
@@ -80,6 +81,9 @@ class CompactionEnvironment:
     session_dir: Path
     estimator: TokenEstimator
     tools: Sequence[Mapping[str, Any]] = ()
+    reduction_memory: ReductionMemory | None = None
+    """The run's reduction memory: the head reduced for the summary request reuses its content
+    caches (what the run already described), never its tracker; None: described afresh."""
 
 
 def projected_tokens(history: Sequence[Message], current: Message | None, *,
@@ -219,7 +223,7 @@ def compact(request: CompactionRequest, env: CompactionEnvironment) -> Compactio
             summary_max_tokens=t.summary_max_tokens, estimator=estimator,
             current_request=current_text, previous_checkpoint=previous_body,
             constraints=[c.text for c in constraints if not c.superseded],
-            archive_name=f"history-{number}.md")
+            archive_name=f"history-{number}.md", reduction_memory=env.reduction_memory)
     except TemplateError as exc:  # an edited template that fails to render is a failed attempt
         return _Attempt(history, state, plan.cut_index).reject(
             decisions, RejectedDecision(reason=f"template error: {exc}"))

@@ -11,26 +11,32 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..session import Message, ThinkingBlock, ToolCallBlock, ToolResultBlock, block_text
 from ..tokens import TokenEstimator
 from .checkpoint import REQUIRED_SECTIONS
 from .summarizers import SummaryRequest
 
+if TYPE_CHECKING:
+    from ..reduction import ReductionMemory
+
 __all__ = ["build_summary_request", "input_allowance", "reduce_head", "summary_messages"]
 
 
-def reduce_head(head: Sequence[Message], config: Any,
-                estimator: TokenEstimator | None = None) -> tuple[Message, ...]:
+def reduce_head(head: Sequence[Message], config: Any, estimator: TokenEstimator | None = None,
+                reduction_memory: ReductionMemory | None = None) -> tuple[Message, ...]:
     """The head after the reduction rules (R-CMP-6), on a scratch copy: no artifacts are written
-    (``session_dir=None``) because the archive keeps the lossless original."""
+    (``session_dir=None``) because the archive keeps the lossless original. The head is decided
+    from scratch; ``reduction_memory`` (the run's) only lends its content caches, so results the
+    run already described are not described again."""
     if not config.reduction.enabled or not head:
         return tuple(head)
     from ..reduction import reduce_request  # deferred: reduction imports are heavier
 
+    memory = reduction_memory.shared_caches() if reduction_memory is not None else None
     return reduce_request(list(head), config=config.reduction, policy=config.context_policy,
-                          session_dir=None, estimator=estimator).messages
+                          session_dir=None, estimator=estimator, memory=memory).messages
 
 
 def input_allowance(budget: int) -> int:
@@ -73,10 +79,11 @@ def _trim(items: list[dict[str, Any]], allowance: int, estimator: TokenEstimator
 def build_summary_request(head: Sequence[Message], *, config: Any, prompts: Any, profile: str,
                           budget: int, summary_max_tokens: int, estimator: TokenEstimator,
                           current_request: str | None, previous_checkpoint: str | None,
-                          constraints: Sequence[str], archive_name: str) -> SummaryRequest:
+                          constraints: Sequence[str], archive_name: str,
+                          reduction_memory: ReductionMemory | None = None) -> SummaryRequest:
     """Render the summary request for ``head`` (the previous checkpoint, if any, excluded)."""
-    items, dropped = _trim(summary_messages(reduce_head(head, config, estimator)), input_allowance(budget),
-                           estimator)
+    reduced = reduce_head(head, config, estimator, reduction_memory)
+    items, dropped = _trim(summary_messages(reduced), input_allowance(budget), estimator)
     note = (f"[system] The earliest {dropped} messages of this segment were omitted from the "
             f"summary input; they remain verbatim in {archive_name}.") if dropped else ""
     system = prompts.render("compaction", {

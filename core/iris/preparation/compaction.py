@@ -248,7 +248,7 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
             config=settings.config, thresholds=_engine_thresholds(state, settings),
             prompts=settings.prompts, summarizer=settings.summarizer,
             session_dir=settings.session_dir, estimator=settings.cache.estimator,
-            tools=tuple(t.schema for t in state.tools)))
+            tools=tuple(t.schema for t in state.tools), reduction_memory=settings.memory.reduction))
     except Exception as exc:
         text = f"{type(exc).__name__}: {exc}"
         record = StageRecord(

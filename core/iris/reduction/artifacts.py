@@ -152,7 +152,8 @@ def as_writer(session_dir: ArtifactWriter | Path | str | None) -> ArtifactWriter
 
 
 def _preview(text: str) -> str:
-    out, used = [], 0
+    out: list[str] = []
+    used = 0
     for i, line in enumerate(text.splitlines()):
         if i >= PREVIEW_MAX_LINES:
             break

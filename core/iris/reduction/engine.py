@@ -6,13 +6,15 @@ batch of the assistant message that declared its call (``index_session``: the k-
 message is batch k, parallel calls share it), so ``age = A − batch``: a result is age 1 at the
 first request that can react to it. A result whose call is missing takes the batch of its message.
 
-Incremental: per-result content facts are computed once (cached in the state's
-memo, keyed by call id and text), reduced renderings are frozen by call id and reused
-byte-for-byte, and a :class:`~iris.reduction.tracker.Tracker` kept in the memo extends what it
-derived from the history with the new messages only. Per request only the results it names dirty
-(new, age gate reached, affected by a new event, group window moved, reduced or deferred last
-time) are classified and rendered; every other result keeps its decision with the new age. The
-first request of a tracker decides every result, exactly as the incremental path would.
+Incremental: the caller passes a :class:`~iris.reduction.memory.ReductionMemory` (a replay keeps
+one for all its steps; none means a fresh one, the request decided from scratch). In it, per-result
+content facts, verdicts and renderings are computed once (keyed by call id and content), and a
+:class:`~iris.reduction.tracker.Tracker` extends what it derived from the history with the new
+messages only. Reduced renderings are frozen by call id in the state and reused byte-for-byte.
+Per request only the results the tracker names dirty (new, age gate reached, affected by a new
+event, group window moved, reduced or deferred last time) are classified and rendered; every
+other result keeps its decision with the new age. The first request of a tracker decides every
+result, exactly as the incremental path would.
 """
 
 from __future__ import annotations
@@ -20,16 +22,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from weakref import WeakKeyDictionary
 
 from ..context.policy import ContextPolicy
 from ..session import Message, ToolCallBlock, ToolResultBlock
 from ..tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
 from .artifacts import INLINE_BUDGET_BYTES, ArtifactWriter, as_writer, externalize_large_result
-from .classify import Context, ResultInfo, Verdict, classify, describe
+from .classify import Context, Verdict, classify, describe
 from .config import ReductionConfig
 from .facts import extract_facts
-from .memory import ReductionMemory
+from .memory import KindsKey, ReductionMemory, ResultMemory, TrackerKey
 from .models import FrozenRendering, ReductionResult, ReductionState, ToolResultDecision
 from .render import Rendering, commit, render_verdict
 from .toolkinds import ToolKindMap
@@ -39,48 +40,31 @@ from .trim import plan_trims
 __all__ = ["classified_count", "reduce_request"]
 
 
-_SHARED: WeakKeyDictionary[TokenEstimator, dict] = WeakKeyDictionary()
-_SHARED_MAX = 20_000
-"""Result facts shared by every reduction that uses the same estimator, keyed by the result block
-object: the compaction engine reduces the head it archives with a fresh state, and those are the
-very blocks the replay described already. Bounded (cleared when full); the estimator's own token
-cache already keeps the same texts alive."""
+def _info(memory: ReductionMemory, kinds: ToolKindMap, kinds_key: KindsKey, call: ToolCallBlock | None,
+          block: ToolResultBlock) -> ResultMemory:
+    """The result's content facts, computed once per (call id, call, content, kinds)."""
+    name = call.name if call else None
+    key = (block.call_id, name, block.text, block.is_error, block.reducible, bool(block.artifact_path),
+           kinds_key)
+    args = call.arguments if call else None
+    entry = memory.results.get(key)
+    if entry is None or entry.arguments != args:
+        tool = name or "unknown"
+        arguments = dict(args) if args is not None else {}
+        facts = extract_facts(kinds.kind_of_call(tool, arguments), arguments, block.text, block.is_error)
+        info = describe(block.call_id, tool, arguments, facts, block.text, reducible=block.reducible,
+                        has_artifact=bool(block.artifact_path))
+        entry = memory.results[key] = ResultMemory(args, info)
+    return entry
 
 
-def _shared(est: TokenEstimator) -> dict:
-    shared = _SHARED.get(est)
-    if shared is None or len(shared) > _SHARED_MAX:
-        shared = _SHARED[est] = {}
-    return shared
-
-
-def _info(memo: dict, shared: dict, kinds: ToolKindMap, kinds_key: tuple, call: ToolCallBlock | None,
-          block: ToolResultBlock) -> ResultInfo:
-    key = ("info", block.call_id, call.name if call else None, block.text, kinds_key)
-    info = memo.get(key)
-    if info is None:
-        hit = shared.get(id(block))
-        if hit is not None and hit[0] is block and hit[1] is call and hit[2] == kinds_key:
-            info = hit[3]  # the same objects: the same facts
-        else:
-            name = call.name if call else "unknown"
-            args = dict(call.arguments) if call else {}
-            facts = extract_facts(kinds.kind_of_call(name, args), args, block.text, block.is_error)
-            info = describe(block.call_id, name, args, facts, block.text, reducible=block.reducible,
-                            has_artifact=bool(block.artifact_path))
-            shared[id(block)] = (block, call, kinds_key, info)
-        memo[key] = info
-    return info
-
-
-def _tracker(messages: Sequence[Message], state: ReductionState, memory: ReductionMemory, key: tuple,
-             kinds: ToolKindMap, kinds_key: tuple, est: TokenEstimator) -> Tracker:
+def _tracker(messages: Sequence[Message], state: ReductionState, memory: ReductionMemory,
+             key: TrackerKey, kinds: ToolKindMap, kinds_key: KindsKey) -> Tracker:
     """The run's tracker when this request continues its previous one, else a new one."""
-    memo = memory.cache
     tracker = memory.tracker
     if (tracker is None or tracker.unsafe or tracker.key != key or tracker.out_state is not state
             or not tracker.extends(messages)):
-        tracker = Tracker(key, partial(_info, memo, _shared(est), kinds, kinds_key), memo)
+        tracker = Tracker(key, partial(_info, memory, kinds, kinds_key), memory.validity)
         memory.tracker = tracker
     return tracker
 
@@ -99,13 +83,6 @@ def _gates(cfg: ReductionConfig) -> tuple[int, ...]:
                          cfg.shell_read_only_age_turns, cfg.read_like_age_turns, cfg.stale_age_turns}))
 
 
-def _cfg_key(memo: dict, config: ReductionConfig) -> str:
-    hit = memo.get(("cfg", id(config)))
-    if hit is None or hit[0] is not config:
-        hit = memo[("cfg", id(config))] = (config, config.model_dump_json())
-    return hit[1]
-
-
 def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, policy: ContextPolicy,
                    state: ReductionState | None = None,
                    session_dir: ArtifactWriter | Path | None = None,
@@ -120,20 +97,18 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
     state = state or ReductionState()
     writer = as_writer(session_dir)
     memory = ReductionMemory() if memory is None else memory
-    memo = memory.cache
     est = estimator or default_estimator()
     kinds = tool_kinds or ToolKindMap()
     hint = policy.enabled and context_read_available
-    cfg_key = _cfg_key(memo, config)
-    kinds_key = (kinds.format, tuple(sorted(kinds.overrides.items())))
-    key = (cfg_key, policy, hint, writer is not None, kinds_key, id(est))
-    tracker = _tracker(messages, state, memory, key, kinds, kinds_key, est)
+    cfg_key = memory.config_key(config)
+    kinds_key: KindsKey = (kinds.format, tuple(sorted(kinds.overrides.items())))
+    key: TrackerKey = (cfg_key, policy, hint, writer is not None, kinds_key, est.encoding_name)
+    tracker = _tracker(messages, state, memory, key, kinds, kinds_key)
     seen_items = len(tracker.items)
     dirty, recalled, first_new = tracker.advance(messages, state, policy.preserve_recent_tool_groups)
     if seen_items < config.min_tool_results_prune:  # the generic rule's activation may change
         dirty = {it.seq: it for it in tracker.items}
     work = [dirty[k] for k in sorted(dirty)]
-    tracker.classified += len(work)
     memory.classified += len(work)
     for it in work:
         it.age = max(tracker.batches - it.batch, 0)
@@ -142,7 +117,7 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
         it.reset()
         ctx = Context(age=it.age, validity=it.validity, repeated=it.repeated, recalled=it.protected,
                       tool_results=len(tracker.items))
-        _decide(it, ctx, config, state, writer, memo, cfg_key, hint)
+        _decide(it, ctx, config, state, writer, cfg_key, hint)
     fresh = [it for it in work if it.frozen is None and it.rendering is not None]
     for it in work:
         it.fresh = False
@@ -156,11 +131,11 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
             _defer(it, gate, saving, config)
     if hint:
         plan_trims(work, policy, est)
-    _externalize(work, memo, writer)
+    _externalize(work, writer)
     gates = _gates(config)
     for it in work:
         tracker.schedule(it, gates)
-    return _finish(messages, tracker, work, first_new, state, est, memo, hint, recalled, writer,
+    return _finish(messages, tracker, work, first_new, state, est, memory, hint, recalled, writer,
                    grace_used=(state.grace_used + 1 if grace else state.grace_used) if todos_completed else 0)
 
 
@@ -172,7 +147,7 @@ def _age_cap(cfg: ReductionConfig) -> int:
 
 
 def _decide(it: Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
-            session_dir: ArtifactWriter | None, memo: dict, cfg_key: str, hint: bool) -> None:
+            session_dir: ArtifactWriter | None, cfg_key: str, hint: bool) -> None:
     frozen = state.frozen.get(it.info.call_id)
     # Reused only while its ref, original and read-back mode still hold (a compaction shifts refs).
     if (frozen is not None and frozen.ref == it.ref and frozen.digest == it.info.digest
@@ -185,19 +160,20 @@ def _decide(it: Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
     if not cfg.enabled:
         it.verdict = Verdict("kept", "reduction_disabled", it.info.shape, "reduction: false → kept")
         return
-    key = ("verdict", it.info.call_id, it.info.digest, min(ctx.age, _age_cap(cfg)), ctx.validity, ctx.repeated,
-           ctx.recalled, min(ctx.tool_results, cfg.min_tool_results_prune), cfg_key)
-    verdict = memo.get(key)
+    entry = it.entry
+    key = (min(ctx.age, _age_cap(cfg)), ctx.validity, ctx.repeated, ctx.recalled,
+           min(ctx.tool_results, cfg.min_tool_results_prune), cfg_key)
+    verdict = entry.verdicts.get(key)
     if verdict is None:
-        verdict = memo[key] = classify(it.info, ctx, cfg)
+        verdict = entry.verdicts[key] = classify(it.info, ctx, cfg)
     it.verdict = verdict
-    if it.verdict.action != "kept":
+    if verdict.action != "kept":
         existing = it.block.artifact_path or state.externalized.get(it.info.call_id)
-        rkey = ("render", it.info.call_id, it.info.digest, verdict.render, verdict.why, session_dir is not None, existing)
-        rendering = memo.get(rkey)
+        rkey = (verdict.render, verdict.why, session_dir is not None, existing)
+        rendering = entry.renderings.get(rkey)
         if rendering is None:
-            rendering = memo[rkey] = render_verdict(verdict, it.info, session_dir=session_dir,
-                                                    existing_artifact=existing)
+            rendering = entry.renderings[rkey] = render_verdict(verdict, it.info, session_dir=session_dir,
+                                                                existing_artifact=existing)
         it.rendering = rendering
 
 
@@ -222,7 +198,7 @@ def _defer(it: Item, gate: str, saving: int, cfg: ReductionConfig) -> None:
     it.rendering = None
 
 
-def _externalize(items: list[Item], memo: dict, session_dir: ArtifactWriter | None) -> None:
+def _externalize(items: list[Item], session_dir: ArtifactWriter | None) -> None:
     """Results over the inline budget are replaced by a preview on first entry (R-RED-8)."""
     if session_dir is None:
         return
@@ -232,30 +208,20 @@ def _externalize(items: list[Item], memo: dict, session_dir: ArtifactWriter | No
             continue
         if it.info.bytes <= INLINE_BUDGET_BYTES:
             continue
-        key = ("ext", it.info.call_id, it.info.digest)
-        if key not in memo:
-            memo[key] = externalize_large_result(it.block, session_dir=session_dir,
-                                                 tool_name=it.info.tool_name)
-        block, path = memo[key]
+        entry = it.entry
+        if entry.externalized is None:
+            entry.externalized = externalize_large_result(it.block, session_dir=session_dir,
+                                                          tool_name=it.info.tool_name)
+        block, path = entry.externalized
         it.verdict = Verdict("externalized", "inline_budget", v.category,
                              f"{it.info.bytes:,} B > inline budget {INLINE_BUDGET_BYTES:,} B → preview + "
                              f"saved file (kept by {v.rule})")
         it.rendering = Rendering(block.text, path, False)
 
 
-def _message_tokens(memo: dict, est: TokenEstimator, msg: Message) -> int:
-    hit = memo.get(("mt", id(msg)))
-    if hit is not None and hit[0] is msg:
-        return hit[1]
-    n = est.message_tokens(msg)
-    memo[("mt", id(msg))] = (msg, n)
-    return n
-
-
-
-
 def _settle(it: Item, state: ReductionState, est: TokenEstimator, hint: bool, request_no: int,
-            session_dir: ArtifactWriter | None, frozen: dict, externalized: dict, new_reduced: set) -> None:
+            session_dir: ArtifactWriter | None, frozen: dict[str, FrozenRendering],
+            externalized: dict[str, str], new_reduced: set[str]) -> None:
     """The text sent for a re-decided result, its frozen rendering, and its decision values."""
     v = it.verdict
     assert v is not None
@@ -313,51 +279,52 @@ def _decisions(tracker: Tracker, work: list[Item]) -> tuple[ToolResultDecision, 
 
 
 def _messages(messages: Sequence[Message], tracker: Tracker, touched: set[int], first_new: int,
-              memo: dict) -> None:
+              memory: ReductionMemory) -> None:
     """Bring the tracker's output messages up to date: new messages as they are, and each message
-    holding a re-decided result rebuilt (memoised: the same texts give the same object)."""
+    holding a re-decided result rebuilt (remembered: an equal message with the same texts gives
+    the same object)."""
     tracker.out.extend(messages[first_new:])
     for mi in sorted(touched):
-        texts = {it.bi: it.text for it in tracker.by_msg[mi] if it.text != it.block.text}
+        items = tracker.by_msg[mi]
+        texts = {it.bi: it.text for it in items if it.text != it.block.text}
+        original = messages[mi]
         if not texts:
-            tracker.out[mi] = messages[mi]
+            tracker.out[mi] = original
             continue
-        key = ("msg", id(messages[mi]), tuple(sorted(texts.items())))
-        hit = memo.get(key)
-        if hit is None or hit[0] is not messages[mi]:
+        key = (items[0].block.call_id, tuple(sorted(texts.items())))
+        hit = memory.rebuilt.get(key)
+        if hit is None or not (hit[0] is original or hit[0] == original):
             content = tuple(b.model_copy(update={"text": texts[i]}) if i in texts else b
-                            for i, b in enumerate(messages[mi].content))
-            hit = (messages[mi], messages[mi].model_copy(update={"content": content}))
-            memo[key] = hit
+                            for i, b in enumerate(original.content))
+            hit = memory.rebuilt[key] = (original, original.model_copy(update={"content": content}))
         tracker.out[mi] = hit[1]
 
 
 def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], first_new: int,
-            state: ReductionState, est: TokenEstimator, memo: dict, hint: bool, recalled: frozenset,
+            state: ReductionState, est: TokenEstimator, memory: ReductionMemory, hint: bool,
+            recalled: frozenset[str],
             session_dir: ArtifactWriter | None, grace_used: int) -> ReductionResult:
     request_no = state.requests + 1
-    frozen, externalized, new_reduced = dict(state.frozen), dict(state.externalized), set()
+    frozen, externalized = dict(state.frozen), dict(state.externalized)
+    new_reduced: set[str] = set()
     for it in work:
         saved = it.saved
         _settle(it, state, est, hint, request_no, session_dir, frozen, externalized, new_reduced)
         tracker.saved += it.saved - saved
     decisions = _decisions(tracker, work)
     touched = {it.mi for it in work}
-    _messages(messages, tracker, touched, first_new, memo)
+    _messages(messages, tracker, touched, first_new, memory)
     for m in messages[first_new:]:
-        tracker.before += _message_tokens(memo, est, m)
+        tracker.before += est.message_tokens(m)
     before = REQUEST_OVERHEAD + tracker.before
-    # built from values of the right types already (validation would walk every decision)
-    new_state = ReductionState.model_construct(
+    new_state = ReductionState(
         frozen=frozen, externalized=externalized,
         reduced_inputs=state.reduced_inputs | new_reduced if new_reduced else state.reduced_inputs,
         recalled_inputs=recalled, requests=request_no, has_prefix=bool(frozen), grace_used=grace_used)
-    result = ReductionResult.model_construct(messages=tuple(tracker.out), decisions=decisions,
-                                             state=new_state, tokens_before=before,
-                                             tokens_after=before - tracker.saved)
+    result = ReductionResult(messages=tuple(tracker.out), decisions=decisions, state=new_state,
+                             tokens_before=before, tokens_after=before - tracker.saved)
     if tracker.requests:  # a continuation: say what may differ from the previous result
-        result._since = state
-        result._touched = tuple(sorted(touched.union(range(first_new, len(messages)))))
+        result.mark_continuation(state, tuple(sorted(touched.union(range(first_new, len(messages))))))
     tracker.requests += 1
     tracker.carry = [it for it in work if it.fresh or (it.rendering is not None and it.frozen is None)]
     tracker.new_reduced = frozenset(new_reduced)

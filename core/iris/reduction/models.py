@@ -116,11 +116,16 @@ class ReductionResult(_Frozen):
     state: ReductionState
     tokens_before: int
     tokens_after: int
-    _since: Any = PrivateAttr(default=None)
+    _since: ReductionState | None = PrivateAttr(default=None)
     _touched: tuple[int, ...] = PrivateAttr(default=())
 
-    def changed_since(self, state: Any) -> tuple[int, ...] | None:
+    def changed_since(self, state: ReductionState | None) -> tuple[int, ...] | None:
         """Indices of the messages whose text or decisions may differ from the result that returned
         ``state`` (every other message and its decisions' action, rule and ref are the same), or
         None when this result was decided in full or from another state."""
         return self._touched if state is not None and self._since is state else None
+
+    def mark_continuation(self, state: ReductionState, touched: tuple[int, ...]) -> None:
+        """Record that this result continues the one that returned ``state`` and that only the
+        messages at ``touched`` may differ from it (set once by the engine, before it returns)."""
+        self._since, self._touched = state, touched

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 from .detect import search_hits
 
@@ -157,7 +157,7 @@ def search_summary(tool: str, text: str, args: dict[str, Any]) -> str:
     out = [(f'[Older {tool.lower()} results summarized for this request to save context; '
             f'pattern="{pattern}" paths="{paths}" includes="{includes}"; matches={total}]')]
     files = list(by_file.items())
-    entries = []
+    entries: list[str] = []
     for n, (path, found) in enumerate(files):
         nums = ", ".join(str(line) for line, _ in found)
         entry = _cap(f"- {path}: {nums}" if found else f"- {path}")
@@ -167,7 +167,7 @@ def search_summary(tool: str, text: str, args: dict[str, Any]) -> str:
     return "\n".join(out + _within_budget(entries, files))
 
 
-def _within_budget(entries: list[str], files: list[tuple[str, list]]) -> list[str]:
+def _within_budget(entries: list[str], files: list[tuple[str, list[tuple[int, str]]]]) -> list[str]:
     """The leading entries that fit :data:`SEARCH_BUDGET_BYTES` together with the omission line
     naming what was left out (the budget includes that line)."""
     sizes = [len(e.encode()) + 1 for e in entries]
@@ -265,16 +265,18 @@ def diff_summary(tool: str, text: str) -> str:
 
 def _brief(value: Any) -> str:
     if isinstance(value, dict):
-        keys = ", ".join(json.dumps(k) for k in list(value)[:6])
-        return "{" + keys + (", …" if len(value) > 6 else "") + "}"
+        mapping = cast(dict[str, Any], value)
+        keys = ", ".join(json.dumps(k) for k in list(mapping)[:6])
+        return "{" + keys + (", …" if len(mapping) > 6 else "") + "}"
     if isinstance(value, list):
-        return f"[{len(value)} items]"
+        return f"[{len(cast(list[Any], value))} items]"
     return _cap(json.dumps(value, ensure_ascii=False))
 
 
 def _ndjson_summary(tool: str, text: str) -> str:
     """JSON lines: record count, the keys seen (first records) and the first record."""
-    records, bad = [], 0
+    records: list[Any] = []
+    bad = 0
     for ln in text.splitlines():
         if ln.strip():
             try:
@@ -284,7 +286,7 @@ def _ndjson_summary(tool: str, text: str) -> str:
     keys: dict[str, int] = {}
     for r in records:
         if isinstance(r, dict):
-            for k in r:
+            for k in cast(dict[str, Any], r):
                 keys[k] = keys.get(k, 0) + 1
     out = [(f"[Older {tool.lower()} NDJSON summarized to save context; records={len(records)}"
             f"{f' unparsed_lines={bad}' if bad else ''} keys={len(keys)}]")]
@@ -305,10 +307,11 @@ def json_summary(tool: str, text: str) -> str:
     except ValueError:
         return _ndjson_summary(tool, text)
     if isinstance(data, dict):
-        out = [f"[Older {tool.lower()} JSON object summarized to save context; keys={len(data)}]"]
-        out += [f"- {json.dumps(k)}: {_brief(v)}" for k, v in list(data.items())[:8]]
-        if len(data) > 8:
-            out.append(f"- ... ({len(data) - 8} more keys omitted) ...")
+        obj = cast(dict[str, Any], data)
+        out = [f"[Older {tool.lower()} JSON object summarized to save context; keys={len(obj)}]"]
+        out += [f"- {json.dumps(k)}: {_brief(v)}" for k, v in list(obj.items())[:8]]
+        if len(obj) > 8:
+            out.append(f"- ... ({len(obj) - 8} more keys omitted) ...")
         return "\n".join(out)
     out = [f"[Older {tool.lower()} JSON array summarized to save context; items={len(data)}]"]
     if data:
@@ -347,7 +350,8 @@ def stale_read_marker(text: str, *, read_range: tuple[int, int] | None, total: i
     """
     start, end = read_range or (1, len(text.splitlines()))
     state = "superseded" if why == "superseded" else "stale"
-    head, used = [], 0
+    head: list[str] = []
+    used = 0
     for ln in text.splitlines():
         if used + len(ln) > 500:
             break
@@ -371,7 +375,8 @@ def skill_summary(text: str) -> str | None:
     """Anchors and a section outline; None when that would not be smaller than the original."""
     anchors = [m.group(0) for tag in ("name", "path", "root", "relative_paths_base")
                for m in [re.search(rf"<{tag}>.*?</{tag}>", text, re.DOTALL)] if m]
-    headings, used, fenced = [], 0, False
+    headings: list[str] = []
+    used, fenced = 0, False
     for ln in text.splitlines():
         if ln.lstrip().startswith(("```", "~~~")):
             fenced = not fenced  # headings inside fenced code are not headings

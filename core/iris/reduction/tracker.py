@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import is_
 from typing import Any
 
 from ..session import Message, ToolCallBlock, ToolResultBlock
 from .classify import ResultInfo, Verdict
+from .memory import ResultMemory, TrackerKey
 from .models import FrozenRendering, ReductionState
 from .render import Rendering
-from .validity import ReadEvent, Validity, ValidityIndex
+from .validity import ReadEvent, Validity, ValidityIndex, ValidityMemory
 
 __all__ = ["Item", "Tracker"]
 
@@ -50,6 +51,7 @@ class Item:
         "bi",
         "block",
         "due",
+        "entry",
         "fresh",
         "frozen",
         "group",
@@ -74,6 +76,7 @@ class Item:
     def __init__(self, seq: int, mi: int, bi: int, block: ToolResultBlock, own_batch: int | None) -> None:
         self.seq, self.mi, self.bi, self.block, self.own_batch = seq, mi, bi, block, own_batch
         self.ref = f"result:{mi}:{bi}"
+        self.entry: ResultMemory = None  # type: ignore[assignment]  # set by Tracker._resolve
         self.info: ResultInfo = None  # type: ignore[assignment]  # set by Tracker._resolve
         self.batch = 0
         self.group: int | None = None
@@ -103,10 +106,12 @@ class Item:
 class Tracker:
     """What the engine derived from the history so far; extended in place by :meth:`advance`."""
 
-    def __init__(self, key: tuple, info_of: Any, memo: dict) -> None:
+    def __init__(self, key: TrackerKey,
+                 info_of: Callable[[ToolCallBlock | None, ToolResultBlock], ResultMemory],
+                 validity: ValidityMemory) -> None:
         self.key = key
         self._info_of = info_of
-        """``(call block or None, result block) → ResultInfo`` (the engine's content cache)."""
+        """``(call block or None, result block) → ResultMemory`` (the engine's content cache)."""
         self.msgs: list[Message] = []
         self.batches = 0
         self.calls: dict[str, tuple[ToolCallBlock, int, int]] = {}
@@ -124,7 +129,7 @@ class Tracker:
         self.window: set[int] = set()
         self.unrepeated: dict[tuple[str, str], list[Item]] = {}
         self.newest: dict[str, Item] = {}
-        self.validity = ValidityIndex(memo)
+        self.validity = ValidityIndex(validity)
         self.heap: list[tuple[int, int, Item]] = []
         self.carry: list[Item] = []
         self.new_reduced: frozenset[str] | None = None
@@ -134,8 +139,6 @@ class Tracker:
         self.saved = 0
         self.out_state: ReductionState | None = None
         self.requests = 0
-        self.classified = 0
-        """Results classified so far (the engine's work counter; tests read it)."""
 
     def extends(self, messages: Sequence[Message]) -> bool:
         """True when ``messages`` starts with exactly the message objects seen so far."""
@@ -158,7 +161,7 @@ class Tracker:
         for mi in range(start, len(messages)):
             msg = messages[mi]
             if msg.role == "assistant":
-                ids = []
+                ids: list[str] = []
                 for block in msg.content:
                     if isinstance(block, ToolCallBlock) and block.id not in self.calls:
                         self.calls[block.id] = (block, mi, self.batches)
@@ -203,7 +206,8 @@ class Tracker:
         else:
             it.batch, it.group = call[2], call[1]
             self.group_items.setdefault(call[1], []).append(it)
-        it.info = self._info_of(call[0] if call else None, it.block)
+        it.entry = self._info_of(call[0] if call else None, it.block)
+        it.info = it.entry.info
 
     def _groups(self, new: list[Item], new_groups: list[int], keep: int, dirty: dict[int, Item]) -> None:
         touched = set(new_groups)
@@ -217,7 +221,7 @@ class Tracker:
             if g in self.open and not self.open[g]:
                 del self.open[g]
                 self._close(g, dirty)
-        window = set(self.closed[-keep:]) if keep > 0 else set()
+        window: set[int] = set(self.closed[-keep:]) if keep > 0 else set()
         for g in self.window - window:
             for it in self.group_items.get(g, ()):
                 dirty[it.seq] = it
@@ -269,7 +273,7 @@ class Tracker:
             candidates |= self.newest.keys()
         else:
             candidates |= self.new_reduced
-        added = set()
+        added: set[str] = set()
         for key in candidates:
             it = self.newest.get(key)
             if (it is not None and key not in state.recalled_inputs and key in state.reduced_inputs

@@ -19,14 +19,21 @@ import posixpath
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from .facts import WHOLE_FILE_END, FileChange, ToolFacts, numbered_lines
 
-__all__ = ["ReadEvent", "Validity", "ValidityIndex", "analyze_read_validity", "same_file"]
+__all__ = ["ReadEvent", "Validity", "ValidityIndex", "ValidityMemory", "analyze_read_validity",
+           "same_file"]
 
 Validity = tuple[Literal["stale", "superseded"], Literal["modified", "replaced", "superseded"]]
+Shown = tuple[list[tuple[int, str]], list[str]]
+"""The numbered lines of a read and their right-stripped texts."""
+ReadKey = tuple[str, str]
+"""A read's call id and its text: what its verdict is derived from besides the later events."""
+Signature = tuple[int, str | None]
+"""How many later events concern a read's file, and the call id of the newest of them."""
 
 
 @dataclass(frozen=True)
@@ -59,22 +66,36 @@ of its file, the same few reads again and again, but every read's parsed lines w
 memory than its text."""
 
 
-def _shown(read_text: str, memo: dict | None = None, first: int = 1
-           ) -> tuple[list[tuple[int, str]], list[str]]:
+@dataclass(eq=False)
+class ValidityMemory:
+    """What validity analysis reuses across the requests of one run (keys are content)."""
+
+    shown: OrderedDict[tuple[str, int], Shown] = field(default_factory=OrderedDict[tuple[str, int], Shown])
+    """(read text, first line) → its parsed lines, the :data:`_SHOWN_CACHE` most recent."""
+    located: dict[tuple[str, int, str], tuple[int, int] | None] = field(
+        default_factory=dict[tuple[str, int, str], tuple[int, int] | None])
+    """(read text, first line, an edit's old text) → the lines it covers in that read, if shown."""
+    final: dict[ReadKey, tuple[str, Validity, int]] = field(
+        default_factory=dict[ReadKey, tuple[str, Validity, int]])
+    """A stale read → (call id of the deciding event, verdict, its position when decided)."""
+    signatures: dict[ReadKey, tuple[Signature, Validity | None]] = field(
+        default_factory=dict[ReadKey, tuple[Signature, Validity | None]])
+    """Any other read → the later events it was analysed against and the verdict then."""
+
+
+def _shown(read_text: str, memory: ValidityMemory | None = None, first: int = 1) -> Shown:
     """The numbered lines of a read and their right-stripped texts (parsed once while recent); a
     body without line numbers is numbered from ``first``, the start of the read's range."""
-    cache: OrderedDict | None = None
+    cache: OrderedDict[tuple[str, int], Shown] | None = None
     key = (read_text, first)
-    if memo is not None:
-        cache = memo.get("shown")
-        if cache is None:
-            cache = memo["shown"] = OrderedDict()
-        hit = cache.get(key)
-        if hit is not None:
+    if memory is not None:
+        cache = memory.shown
+        cached = cache.get(key)
+        if cached is not None:
             cache.move_to_end(key)
-            return hit
+            return cached
     shown = numbered_lines(read_text) or list(enumerate(read_text.splitlines(), start=first))
-    hit = (shown, [t.rstrip() for _, t in shown])
+    hit: Shown = (shown, [t.rstrip() for _, t in shown])
     if cache is not None:
         cache[key] = hit
         if len(cache) > _SHOWN_CACHE:
@@ -82,10 +103,10 @@ def _shown(read_text: str, memo: dict | None = None, first: int = 1
     return hit
 
 
-def _locate(old_text: str, read_text: str, memo: dict | None = None,
+def _locate(old_text: str, read_text: str, memory: ValidityMemory | None = None,
             first: int = 1) -> tuple[int, int] | None:
     """Pre-edit lines of ``old_text`` inside a read output, if it is shown there."""
-    shown, texts = _shown(read_text, memo, first)
+    shown, texts = _shown(read_text, memory, first)
     want = [ln.rstrip() for ln in old_text.splitlines()] or [""]
     n = len(want)
     if n == 1:  # one line: the first shown line containing it
@@ -100,16 +121,18 @@ def _locate(old_text: str, read_text: str, memo: dict | None = None,
     return None
 
 
-def _edit_invalidates(read: ReadEvent, change: FileChange, several: bool, memo: dict) -> str | None:
+def _edit_invalidates(read: ReadEvent, change: FileChange, several: bool,
+                      memory: ValidityMemory) -> str | None:
     """``modified``/``replaced`` when this change invalidates the read, else None."""
     if change.deleted or change.whole_file:
         return "replaced"
     first, last = read.facts.read_range or (1, WHOLE_FILE_END)
     start, end, shift = change.start, change.end, change.shift
     if start is None and change.old_text is not None:
-        key = ("locate", read.call_id, change.old_text)
-        found = (memo[key] if key in memo else
-                 memo.setdefault(key, _locate(change.old_text, read.text, memo, first)))
+        key = (read.text, first, change.old_text)
+        located = memory.located
+        found = (located[key] if key in located else
+                 located.setdefault(key, _locate(change.old_text, read.text, memory, first)))
         if found:
             start, end = found
         elif shift == 0 and last < WHOLE_FILE_END and not several:
@@ -126,14 +149,14 @@ def _edit_invalidates(read: ReadEvent, change: FileChange, several: bool, memo: 
 
 
 def analyze_read_validity(events: Iterable[ReadEvent],
-                          memo: dict | None = None) -> dict[str, Validity]:
+                          memory: ValidityMemory | None = None) -> dict[str, Validity]:
     """Call id → (``stale``/``superseded``, why) for every read that is no longer current.
 
-    With a ``memo`` (a replay), a verdict, once reached, is kept while the event that decided it is
-    still later in the conversation (events only accumulate), and a current read is re-analysed only
-    when a new event on a file of the same name appears.
+    With a ``memory`` (a replay), a verdict, once reached, is kept while the event that decided it
+    is still later in the conversation (events only accumulate), and a current read is re-analysed
+    only when a new event on a file of the same name appears.
     """
-    index = ValidityIndex(memo)
+    index = ValidityIndex(memory)
     return {cid: v for cid, v in index.add(events).items() if v}
 
 
@@ -149,8 +172,8 @@ class ValidityIndex:
     re-running :func:`analyze_read_validity` over all events would also give.
     """
 
-    def __init__(self, memo: dict | None = None) -> None:
-        self.memo = {} if memo is None else memo
+    def __init__(self, memory: ValidityMemory | None = None) -> None:
+        self.memory = ValidityMemory() if memory is None else memory
         self.ordered: list[ReadEvent] = []
         self.by_name: dict[str, list[int]] = {}
         """File name → positions of the (successful) events naming it."""
@@ -181,15 +204,16 @@ class ValidityIndex:
                 read = self.ordered[i]
                 result[read.call_id] = _cached_verdict(
                     read, [self.ordered[j] for j in later_idx] if later_idx else [], later_idx,
-                    self.ordered, self.memo)
+                    self.ordered, self.memory)
         return result
 
 
 def _cached_verdict(read: ReadEvent, later: list[ReadEvent], later_idx: list[int],
-                    ordered: list[ReadEvent], memo: dict) -> Validity | None:
+                    ordered: list[ReadEvent], memory: ValidityMemory) -> Validity | None:
     """Stale is final (later events cannot undo it, nor change which edit decided); anything else is
     reused until a new event on a file of the same name appears."""
-    final = memo.get(("vstale", read.call_id))
+    key = (read.call_id, read.text)
+    final = memory.final.get(key)
     if final is not None:
         decider, verdict, pos = final
         if later_idx and later_idx[0] <= pos < len(ordered) and ordered[pos].call_id == decider:
@@ -197,27 +221,28 @@ def _cached_verdict(read: ReadEvent, later: list[ReadEvent], later_idx: list[int
         if any(ordered[j].call_id == decider for j in later_idx):  # positions moved (compaction)
             return verdict
     signature = (len(later_idx), ordered[later_idx[-1]].call_id if later_idx else None)
-    cached = memo.get(("vsig", read.call_id))
+    cached = memory.signatures.get(key)
     if cached is not None and cached[0] == signature:
         return cached[1]
-    found = _verdict(read, later, memo)
+    found = _verdict(read, later, memory)
     verdict = found[1] if found else None
     if found and verdict and verdict[0] == "stale":
         pos = next(j for j in later_idx if ordered[j].call_id == found[0])
-        memo[("vstale", read.call_id)] = (found[0], verdict, pos)
+        memory.final[key] = (found[0], verdict, pos)
     else:
-        memo[("vsig", read.call_id)] = (signature, verdict)
+        memory.signatures[key] = (signature, verdict)
     return verdict
 
 
-def _verdict(read: ReadEvent, later: list[ReadEvent], memo: dict) -> tuple[str, Validity] | None:
+def _verdict(read: ReadEvent, later: list[ReadEvent],
+             memory: ValidityMemory) -> tuple[str, Validity] | None:
     """(call id of the deciding event, verdict), or None while the read is current."""
     path = read.facts.path or ""
     changes = [(ev.call_id, c) for ev in later if ev.facts.kind != "read"
                for c in ev.facts.changes if same_file(c.path, path)]
     several = len(changes) > 1 and any(c.shift != 0 for _, c in changes)
     for call_id, change in changes:
-        why = _edit_invalidates(read, change, several, memo)
+        why = _edit_invalidates(read, change, several, memory)
         if why:
             return call_id, ("stale", "replaced" if why == "replaced" else "modified")
     first, last = read.facts.read_range or (1, WHOLE_FILE_END)
