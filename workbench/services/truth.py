@@ -48,8 +48,8 @@ def truth_steps(replay: StoredReplay) -> tuple[TruthStep, ...]:
     if cached is not None:
         return cached
     extra = replay.step_figures(TRUTH_FIELDS)
-    steps = tuple(TruthStep(**s.model_dump(), **{f: extra.get(s.step_index, {}).get(f)
-                                                  for f in TRUTH_FIELDS})
+    steps = tuple(TruthStep.model_validate({**s.model_dump(), **{f: extra.get(s.step_index, {}).get(f)
+                                                                 for f in TRUTH_FIELDS}})
                   for s in replay.steps)
     replay._truth_steps = steps  # type: ignore[attr-defined]
     return steps
