@@ -4,7 +4,8 @@ The head is first reduced with the per-request reduction rules (§8) to save sum
 archive stays the lossless original), then trimmed from the oldest end to the summariser's input
 allowance (reference §2.3: ``budget − 4096 − clamp(budget/8, 2048, 4096) − max(budget/50, 1024)``,
 at least ``budget/6``) with an omission note, then rendered through the ``compaction`` and
-``compaction_input`` templates of the operation's own :class:`~iris.prompts.PromptSnapshot`.
+``compaction_input`` templates of the operation's own templates (a
+:class:`~iris.prompts.PromptSnapshot`, or any :class:`~iris.prompts.PromptTemplates`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from ..tokens import TokenEstimator
 from .checkpoint import REQUIRED_SECTIONS
 from .summarizers import SummaryRequest
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # iris.config and iris.prompts import this package
+    from ..config import ContextConfig
+    from ..prompts import PromptTemplates
     from ..reduction import ReductionMemory
 
 __all__ = ["build_summary_request", "input_allowance", "reduce_head", "summary_messages"]
 
 
-def reduce_head(head: Sequence[Message], config: Any, estimator: TokenEstimator | None = None,
+def reduce_head(head: Sequence[Message], config: ContextConfig, estimator: TokenEstimator | None = None,
                 reduction_memory: ReductionMemory | None = None) -> tuple[Message, ...]:
     """The head after the reduction rules (R-CMP-6), on a scratch copy: no artifacts are written
     (``session_dir=None``) because the archive keeps the lossless original. The head is decided
@@ -76,7 +79,8 @@ def _trim(items: list[dict[str, Any]], allowance: int, estimator: TokenEstimator
     return items[dropped:], dropped
 
 
-def build_summary_request(head: Sequence[Message], *, config: Any, prompts: Any, profile: str,
+def build_summary_request(head: Sequence[Message], *, config: ContextConfig,
+                          prompts: PromptTemplates, profile: str,
                           budget: int, summary_max_tokens: int, estimator: TokenEstimator,
                           current_request: str | None, previous_checkpoint: str | None,
                           constraints: Sequence[str], archive_name: str,
