@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from io import BufferedIOBase
 from pathlib import Path
-from typing import BinaryIO
 
 __all__ = ["GZIP_ERRORS", "is_gzip", "open_bytes", "read_bytes", "strip_gz"]
 
@@ -28,11 +28,11 @@ def is_gzip(path: Path) -> bool:
         return fh.read(2) == _MAGIC
 
 
-def open_bytes(path: Path) -> BinaryIO:
+def open_bytes(path: Path) -> BufferedIOBase:
     """The file's content as a binary stream, decompressed when it is gzip."""
     path = Path(path)
     if is_gzip(path):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
+        return gzip.open(path, "rb")
     return path.open("rb")
 
 
