@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -197,24 +197,30 @@ def _success_problem(after: int, before: int, t: Thresholds) -> str | None:
 
 def compact(request: CompactionRequest, env: CompactionEnvironment) -> CompactionOutcome:
     """Compact ``request.history`` once (see the module docstring)."""
-    history, t, estimator = tuple(request.history), env.thresholds, env.estimator
-    config, request_tokens = env.config, request.request_tokens
-    current_request, summarizer = request.current_request, env.summarizer
+    history, t = tuple(request.history), env.thresholds
     state = state_from_history(history, request.previous)
-    plan = choose_cut(history, profile=config.compaction.profile, input_budget=t.input_budget,
-                      recent_target=t.recent_target, estimator=estimator)
+    plan = choose_cut(history, profile=env.config.compaction.profile, input_budget=t.input_budget,
+                      recent_target=t.recent_target, estimator=env.estimator)
     if plan.cut_index is None:
-        return _no_cut(plan, request_tokens, t, history, state)
-    head, tail = history[:plan.cut_index], history[plan.cut_index:]
+        return _no_cut(plan, request.request_tokens, t, history, state)
     decisions: list[CompactionDecision] = [_plan_decision(plan, plan.cut_index, history,
-                                                          request.trigger, t, estimator)]
-    if (refused := _refusal(summarizer)) is not None:  # e.g. an open breaker: no request is built
-        return _Attempt(history, state, plan.cut_index).reject(
-            decisions, RejectedDecision(reason=f"summarizer error: {refused}"))
+                                                          request.trigger, t, env.estimator)]
+    attempt = _Attempt(history, state, plan.cut_index)
+    if (refused := _refusal(env.summarizer)) is not None:  # e.g. an open breaker: no request is built
+        return attempt.reject(decisions, RejectedDecision(reason=f"summarizer error: {refused}"))
+    return _summarise(request, env, plan, attempt, decisions)
+
+
+def _summarise(request: CompactionRequest, env: CompactionEnvironment, plan: CutPlan,
+               attempt: _Attempt, decisions: list[CompactionDecision]) -> CompactionOutcome:
+    """Summarise the head before ``attempt.cut``, check the summary, build the checkpoint."""
+    t, estimator, config, state = env.thresholds, env.estimator, env.config, attempt.state
+    head, tail = attempt.history[:attempt.cut], attempt.history[attempt.cut:]
     fresh = head[1:] if head and head[0].is_compaction_summary else head
     constraints, omitted = merge_constraints(state.constraints, session_constraints(fresh))
     number = next_archive_number(env.session_dir)
-    current_text = current_request.text if current_request is not None else None
+    current = request.current_request
+    current_text = current.text if current is not None else None
     previous_body = (bound_previous_checkpoint(state.previous_checkpoint, estimator)
                      if state.previous_checkpoint else None)
     try:
@@ -225,11 +231,10 @@ def compact(request: CompactionRequest, env: CompactionEnvironment) -> Compactio
             constraints=[c.text for c in constraints if not c.superseded],
             archive_name=f"history-{number}.md", reduction_memory=env.reduction_memory)
     except TemplateError as exc:  # an edited template that fails to render is a failed attempt
-        return _Attempt(history, state, plan.cut_index).reject(
-            decisions, RejectedDecision(reason=f"template error: {exc}"))
-    attempt = _Attempt(history, state, plan.cut_index,
-                       summary_request.system_prompt + "\n\n" + summary_request.input_text)
-    result, usage = _run_summarizer(summarizer, summary_request, config.compaction.timeout_seconds)
+        return attempt.reject(decisions, RejectedDecision(reason=f"template error: {exc}"))
+    attempt = replace(attempt, prompt=summary_request.system_prompt + "\n\n"
+                      + summary_request.input_text)
+    result, usage = _run_summarizer(env.summarizer, summary_request, config.compaction.timeout_seconds)
     if isinstance(result, RejectedDecision):
         return attempt.reject(decisions, result, usage)
     sections = _check_summary(result, t, estimator)
@@ -244,7 +249,7 @@ def compact(request: CompactionRequest, env: CompactionEnvironment) -> Compactio
         archives=(*state.archives, ArchiveRef(path=f"history-{number}.md", number=number,
                                               messages=len(head))))
     return _finish(attempt, decisions, checkpoint, tail, result, number=number, t=t,
-                   before=request_tokens, current=current_request, estimator=estimator,
+                   before=request.request_tokens, current=current, estimator=estimator,
                    tools=env.tools, session_dir=env.session_dir)
 
 
