@@ -10,6 +10,7 @@ next to the compressed record, read in one query per replay (``StoredReplay.step
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from iris.session import index_session
@@ -41,17 +42,21 @@ class TruthStep(StepRow):
     recorded_request_whole: int | None = None
 
 
+_TRUTH_STEPS: weakref.WeakKeyDictionary[StoredReplay, tuple[TruthStep, ...]] = weakref.WeakKeyDictionary()
+"""The truth rows of each reopened replay, kept as long as the replay object lives."""
+
+
 def truth_steps(replay: StoredReplay) -> tuple[TruthStep, ...]:
     """Every step of a stored replay with its whole-request figures, in step order (read once
     per reopened replay)."""
-    cached = getattr(replay, "_truth_steps", None)
+    cached = _TRUTH_STEPS.get(replay)
     if cached is not None:
         return cached
     extra = replay.step_figures(TRUTH_FIELDS)
     steps = tuple(TruthStep.model_validate({**s.model_dump(), **{f: extra.get(s.step_index, {}).get(f)
                                                                  for f in TRUTH_FIELDS}})
                   for s in replay.steps)
-    replay._truth_steps = steps  # type: ignore[attr-defined]
+    _TRUTH_STEPS[replay] = steps
     return steps
 
 
