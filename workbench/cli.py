@@ -186,7 +186,9 @@ def _import_sqlite_utils_without_pandas() -> None:
     if "sqlite_utils" in sys.modules or any(m in sys.modules for m in _SQLITE_UTILS_OPTIONAL):
         return
     for name in _SQLITE_UTILS_OPTIONAL:
-        sys.modules[name] = None  # type: ignore[assignment]  # makes ``import name`` raise ImportError
+        # None in sys.modules makes ``import name`` raise ImportError (the import system's documented
+        # marker; the stubs type sys.modules as holding modules only)
+        sys.modules[name] = None  # pyright: ignore[reportArgumentType]
     try:
         importlib.import_module("sqlite_utils")
     finally:
