@@ -113,3 +113,18 @@ def test_r_red_6_read_verdict_follows_the_read_text_under_the_same_call_id():
     remembered = reduce_request(folded, config=ReductionConfig(), policy=POLICY, memory=memory)
     assert decision(scratch, read).action != "stale"  # the edited line is not in the folded text
     assert scratch.decisions == remembered.decisions
+
+
+def test_r_tok_2_message_token_counts_follow_the_call_arguments():
+    """R-TOK-2: the memory's message token count is the estimator's, per content: two tool calls
+    with the same id and name but other arguments are counted separately."""
+    from iris.session import ToolCallBlock
+    from iris.tokens import TokenEstimator
+
+    est, memory = TokenEstimator(), ReductionMemory()
+    short = Message(role="assistant", content=(ToolCallBlock(id="c1", name="Bash", arguments={"command": "ls"}),))
+    long = Message(role="assistant", content=(ToolCallBlock(
+        id="c1", name="Bash", arguments={"command": "ls -la " + "some/long/path " * 20}),))
+    counts = [memory.message_token_count(est, m) for m in (short, long, short, _copies([long])[0])]
+    assert counts == [est.message_tokens(m) for m in (short, long, short, long)]
+    assert counts[1] > counts[0]

@@ -93,7 +93,10 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
     """Reduce the tool results of one request; never changes ``messages`` themselves (R-RED-1).
 
     ``session_dir`` (a directory or an :class:`ArtifactWriter`) receives the recovery files; the
-    text names them under the logical root ``<session_dir>`` whatever the directory is."""
+    text names them under the logical root ``<session_dir>`` whatever the directory is.
+    ``memory`` is what may be reused from earlier requests of the same run (the caller owns it and
+    passes the same one each time); None decides this request from scratch. The result is the
+    same either way."""
     state = state or ReductionState()
     writer = as_writer(session_dir)
     memory = ReductionMemory() if memory is None else memory
@@ -315,7 +318,7 @@ def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], fir
     touched = {it.mi for it in work}
     _messages(messages, tracker, touched, first_new, memory)
     for m in messages[first_new:]:
-        tracker.before += est.message_tokens(m)
+        tracker.before += memory.message_token_count(est, m)
     before = REQUEST_OVERHEAD + tracker.before
     new_state = ReductionState(
         frozen=frozen, externalized=externalized,

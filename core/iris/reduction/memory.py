@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..context.policy import ContextPolicy
-from ..session import Message, ToolResultBlock
+from ..session import Message, ToolCallBlock, ToolResultBlock, block_text
+from ..tokens import TokenEstimator
 from .classify import ResultInfo, Verdict
 from .config import ReductionConfig
 from .render import Rendering
@@ -24,8 +25,8 @@ from .validity import Validity, ValidityMemory
 if TYPE_CHECKING:
     from .tracker import Tracker
 
-__all__ = ["InfoKey", "KindsKey", "ReductionMemory", "RenderKey", "ResultMemory", "TrackerKey",
-           "VerdictKey"]
+__all__ = ["InfoKey", "KindsKey", "MessageKey", "ReductionMemory", "RenderKey", "ResultMemory",
+           "TrackerKey", "VerdictKey"]
 
 KindsKey = tuple[str, tuple[tuple[str, str], ...]]
 """A tool-kind map's source format and its sorted overrides."""
@@ -42,6 +43,9 @@ TrackerKey = tuple[str, ContextPolicy, bool, bool, KindsKey, str]
 """Configuration key, policy, read-back hint, whether artifacts are written, kinds, encoding."""
 RebuiltKey = tuple[str, tuple[tuple[int, str], ...]]
 """Call id of a message's first result and the texts sent for its changed blocks (by index)."""
+MessageKey = tuple[str, tuple[str | tuple[str, str], ...]]
+"""Encoding, and per block its text or, for a tool call, its id and name (the arguments are
+compared on a hit): everything a message's token count depends on."""
 
 
 @dataclass(eq=False)
@@ -70,6 +74,9 @@ class ReductionMemory:
     rebuilt: dict[RebuiltKey, tuple[Message, Message]] = field(
         default_factory=dict[RebuiltKey, tuple[Message, Message]])
     """(original message, the message sent): the same texts give the same object again."""
+    message_tokens: dict[MessageKey, tuple[tuple[Mapping[str, Any], ...], int]] = field(
+        default_factory=dict[MessageKey, tuple[tuple[Mapping[str, Any], ...], int]])
+    """Token counts of messages (with the arguments of their tool calls)."""
     config_keys: dict[ReductionConfig, str] = field(default_factory=dict[ReductionConfig, str])
     """Configuration → its JSON (a short key for verdicts and the tracker)."""
     classified: int = 0
@@ -80,7 +87,26 @@ class ReductionMemory:
         in full (another history, e.g. a compaction's head) without describing again what this
         memory's run already described, and without disturbing this memory's tracker."""
         return ReductionMemory(results=self.results, validity=self.validity, rebuilt=self.rebuilt,
-                               config_keys=self.config_keys)
+                               message_tokens=self.message_tokens, config_keys=self.config_keys)
+
+    def message_token_count(self, estimator: TokenEstimator, message: Message) -> int:
+        """``estimator.message_tokens(message)``, counted once per content (a tool call's text is
+        its arguments as JSON: an equal call is not serialised again)."""
+        parts: list[str | tuple[str, str]] = []
+        calls: list[Mapping[str, Any]] = []
+        for block in message.content:
+            if isinstance(block, ToolCallBlock):
+                parts.append((block.id, block.name))
+                calls.append(block.arguments)
+            else:
+                parts.append(block_text(block))
+        key = (estimator.encoding_name, tuple(parts))
+        hit = self.message_tokens.get(key)
+        if hit is not None and hit[0] == tuple(calls):
+            return hit[1]
+        count = estimator.message_tokens(message)
+        self.message_tokens[key] = (tuple(calls), count)
+        return count
 
     def config_key(self, config: ReductionConfig) -> str:
         key = self.config_keys.get(config)

@@ -17,7 +17,7 @@ request (*dirty*):
   now).
 
 Every other result keeps its verdict and rendering; only its age moves. A history that does not
-extend the one seen (a compaction, a fold), another state, configuration or estimator: the engine
+extend the one seen (a compaction, a fold), another state, configuration or encoding: the engine
 starts a new tracker and that request is decided in full, as the first one is.
 """
 
