@@ -128,3 +128,23 @@ def test_r_tok_2_message_token_counts_follow_the_call_arguments():
     counts = [memory.message_token_count(est, m) for m in (short, long, short, _copies([long])[0])]
     assert counts == [est.message_tokens(m) for m in (short, long, short, long)]
     assert counts[1] > counts[0]
+
+
+def test_a_dropped_memory_is_freed_at_once_without_the_cycle_collector():
+    """A replay freezes what each step leaves alive (iris.collector_pause), so a memory that only
+    a reference cycle kept alive would stay until the replay ends; the memory a compaction's head
+    is reduced with, and any memory dropped by its owner, is freed by reference counting alone."""
+    import gc
+    import weakref
+
+    c, _, _ = _conversation()
+    gc.disable()
+    try:
+        memory = ReductionMemory()
+        c.reduce(policy=POLICY, memory=memory)
+        assert memory.tracker is not None
+        gone = weakref.ref(memory)
+        del memory
+        assert gone() is None
+    finally:
+        gc.enable()

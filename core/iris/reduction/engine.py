@@ -30,7 +30,7 @@ from .artifacts import INLINE_BUDGET_BYTES, ArtifactWriter, as_writer, externali
 from .classify import Context, Verdict, classify, describe
 from .config import ReductionConfig
 from .facts import extract_facts
-from .memory import KindsKey, ReductionMemory, ResultMemory, TrackerKey
+from .memory import InfoKey, KindsKey, ReductionMemory, ResultMemory, TrackerKey
 from .models import FrozenRendering, ReductionResult, ReductionState, ToolResultDecision
 from .render import Rendering, commit, render_verdict
 from .toolkinds import ToolKindMap
@@ -40,21 +40,21 @@ from .trim import plan_trims
 __all__ = ["classified_count", "reduce_request"]
 
 
-def _info(memory: ReductionMemory, kinds: ToolKindMap, kinds_key: KindsKey, call: ToolCallBlock | None,
-          block: ToolResultBlock) -> ResultMemory:
+def _info(results: dict[InfoKey, ResultMemory], kinds: ToolKindMap, kinds_key: KindsKey,
+          call: ToolCallBlock | None, block: ToolResultBlock) -> ResultMemory:
     """The result's content facts, computed once per (call id, call, content, kinds)."""
     name = call.name if call else None
     key = (block.call_id, name, block.text, block.is_error, block.reducible, bool(block.artifact_path),
            kinds_key)
     args = call.arguments if call else None
-    entry = memory.results.get(key)
+    entry = results.get(key)
     if entry is None or entry.arguments != args:
         tool = name or "unknown"
         arguments = dict(args) if args is not None else {}
         facts = extract_facts(kinds.kind_of_call(tool, arguments), arguments, block.text, block.is_error)
         info = describe(block.call_id, tool, arguments, facts, block.text, reducible=block.reducible,
                         has_artifact=bool(block.artifact_path))
-        entry = memory.results[key] = ResultMemory(args, info)
+        entry = results[key] = ResultMemory(args, info)
     return entry
 
 
@@ -64,7 +64,8 @@ def _tracker(messages: Sequence[Message], state: ReductionState, memory: Reducti
     tracker = memory.tracker
     if (tracker is None or tracker.unsafe or tracker.key != key or tracker.out_state is not state
             or not tracker.extends(messages)):
-        tracker = Tracker(key, partial(_info, memory, kinds, kinds_key), memory.validity)
+        # the tracker holds the slots it fills, never the memory: no cycle keeps a memory alive
+        tracker = Tracker(key, partial(_info, memory.results, kinds, kinds_key), memory.validity)
         memory.tracker = tracker
     return tracker
 

@@ -48,7 +48,7 @@ MessageKey = tuple[str, tuple[str | tuple[str, str], ...]]
 compared on a hit): everything a message's token count depends on."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ResultMemory:
     """What one tool result's content gave, and what was decided from it per request context."""
 
@@ -83,10 +83,13 @@ class ReductionMemory:
     """Results classified with this memory so far (an instrumentation counter)."""
 
     def shared_caches(self) -> ReductionMemory:
-        """A memory with these content caches and no tracker: a request reduced with it is decided
-        in full (another history, e.g. a compaction's head) without describing again what this
-        memory's run already described, and without disturbing this memory's tracker."""
-        return ReductionMemory(results=self.results, validity=self.validity, rebuilt=self.rebuilt,
+        """A memory for another history decided in full (a compaction's head): it reads this
+        memory's content facts (result descriptions, parsed reads, located edits, message token
+        counts) and keeps what it decides (verdicts, renderings, read verdicts, rebuilt messages,
+        its tracker) to itself, so this memory's run neither keeps nor is disturbed by them."""
+        results = {key: ResultMemory(e.arguments, e.info) for key, e in self.results.items()}
+        validity = ValidityMemory(shown=self.validity.shown, located=self.validity.located)
+        return ReductionMemory(results=results, validity=validity,
                                message_tokens=self.message_tokens, config_keys=self.config_keys)
 
     def message_token_count(self, estimator: TokenEstimator, message: Message) -> int:
