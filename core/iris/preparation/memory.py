@@ -181,16 +181,15 @@ class StepMemory:
         return StepMemory(tokens=self.tokens)
 
     def request_views(self, parts: tuple[Part, ...]) -> list[PartView]:
-        """The view of each part; the views of the previous request's leading parts are reused
-        (the same part objects from step to step: a replay's history only grows)."""
+        """The view of each part (:meth:`Part.view <iris.preparation.state.Part.view>`); the
+        views of the previous request's leading parts are taken over as a whole (the same part
+        objects from step to step: a replay's history only grows)."""
         old_parts, old_views = self.views.parts, self.views.views
         k, n = 0, min(len(old_parts), len(parts))
         while k < n and old_parts[k] is parts[k]:
             k += 1
+        marks = self.marks
         out = old_views[:k]
-        marks = self.marks.get
-        for part in parts[k:]:
-            mark, text = marks(part.origin, part.history_index, part.key, part.marks)
-            out.append((part.message, mark, part.digest, text))
+        out += [part.view(marks) for part in parts[k:]]
         self.views = ViewMemory(parts, out)
         return out

@@ -28,7 +28,7 @@ from ..reduction.models import ReductionState
 from ..reduction.toolkinds import ToolKindMap
 from ..session import Message
 from ..tokens import REQUEST_OVERHEAD
-from .memory import StepMemory, TokenCache
+from .memory import MarkMemory, PartView, StepMemory, TokenCache
 from .records import MarkKind, PreparedRequest, content_hash
 
 __all__ = ["Marks", "Part", "PipelineSettings", "PreparationState", "StageFailed", "TokenCache",
@@ -113,6 +113,7 @@ class Part:
     payload: ContextContribution | None = None
     """The contribution object this part was made from (handed back to the selection function)."""
     _digest: str | None = field(default=None, init=False, repr=False, compare=False)
+    _view: PartView | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def digest(self) -> str:
@@ -123,6 +124,16 @@ class Part:
             digest = content_hash(self.message)
             object.__setattr__(self, "_digest", digest)
         return digest
+
+    def view(self, marks: MarkMemory) -> PartView:
+        """How this part appears in a final request, computed once per part: the message, its
+        mark (shared through ``marks``), the message's content hash and the mark's JSON."""
+        view = self._view
+        if view is None:
+            mark, text = marks.get(self.origin, self.history_index, self.key, self.marks)
+            view = (self.message, mark, self.digest, text)
+            object.__setattr__(self, "_view", view)
+        return view
 
     def replaced(self, message: Message, tokens: int, mark: MarkKind) -> Part:
         marks = self.marks if mark in self.marks else (*self.marks, mark)
