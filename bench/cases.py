@@ -129,8 +129,8 @@ def case_store(session: Session, result, home: Path) -> dict:
     from iris.prompts import PromptSnapshot
 
     from workbench.importers.native import dump_session
-    from workbench.replay_service import bundle_from_replay
-    from workbench.store import Store
+    from workbench.services.replay import bundle_from_replay
+    from workbench.storage.store import Store
 
     home.mkdir(parents=True, exist_ok=True)
     src = dump_session(session, home / "bench-synth.jsonl")

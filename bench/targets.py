@@ -109,7 +109,7 @@ def case_memory(responses: int) -> dict:
 
 
 def _store_import_once(path: Path, tmp: Path, i: int) -> tuple[float, float]:
-    from workbench.store import Store
+    from workbench.storage.store import Store
 
     with Store(tmp / f"store-{i}.db") as store:
         wall, cpu, _ = timed(lambda: store.import_file(path))
@@ -142,7 +142,7 @@ def store_size(path: str, home: Path) -> dict:
     """Bytes of a store holding one real session and its ``default`` replay, against the
     transcript (uncompressed)."""
     from workbench.services.replay import replay_and_save
-    from workbench.store import Store
+    from workbench.storage.store import Store
 
     raw = gzip.decompress(Path(path).read_bytes()) if path.endswith(".gz") else Path(path).read_bytes()
     home.mkdir(parents=True)

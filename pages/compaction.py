@@ -7,7 +7,7 @@ import streamlit as st
 
 from workbench.page_guards import error_boundary, require_replay
 from workbench.records import recorded_marks
-from workbench.replay_service import open_saved, session_messages
+from workbench.services.replay import open_saved, session_messages
 from workbench.services.truth import answer_runs, recorded_compactions, truth_steps
 from workbench.views.compaction import (
     COMPACTION_KINDS,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.page_guards import error_boundary, require_replay
-from workbench.replay_service import open_saved
+from workbench.services.replay import open_saved
 from workbench.views.failures import failures_table
 
 st.title("Failures")

@@ -9,8 +9,8 @@ from workbench import state as wb_state
 from workbench.page_guards import error_boundary, require_replay
 from workbench.pricing import saved_cost_lines
 from workbench.records import recorded_marks
-from workbench.replay_service import open_saved
 from workbench.replay_summary import error_meaning
+from workbench.services.replay import open_saved
 from workbench.services.truth import answer_runs, recorded_compactions, truth_steps
 from workbench.views.display import display_frame
 from workbench.views.recorded import (

@@ -108,8 +108,8 @@ def _comparable(session) -> dict:
 
 def _run_case(case: dict, baselines: dict) -> dict:
     from workbench.importers import detect_format, load_session
-    from workbench.replay_service import replay_and_save
-    from workbench.store import Store
+    from workbench.services.replay import replay_and_save
+    from workbench.storage.store import Store
 
     path, fmt, findings = Path(case["path"]), case["fmt"], []
     outcomes = {"detect": _stage(findings, "detect", lambda: detect_format(path))[0]}
@@ -147,18 +147,18 @@ def _tight_replay(store, session_id: str):
     recorded summariser when the session holds a recorded summary: compaction, cut search and
     summary checks run on the mutated content."""
     import yaml
-    from iris.compaction import RecordedSummarizer
+    from iris.compaction import RecordedSummariser
     from iris.config import config_to_yaml, default_config, parse_config
 
-    from workbench.replay_service import replay_and_save
+    from workbench.services.replay import replay_and_save
 
     data = yaml.safe_load(config_to_yaml(default_config()))
     budget = max(1000, store.session_tokens(session_id) // 3)
     data["compaction"].update(input_budget_tokens=budget, retain_recent_tokens=min(4096, budget // 4))
     config = parse_config(data, source="fuzz campaign: a third of the session's size")
-    summarizer = RecordedSummarizer(store.get_session(session_id))
+    summariser = RecordedSummariser(store.get_session(session_id))
     return replay_and_save(store, session_id, name="tight", config=config,
-                           summarizer=summarizer if summarizer.available else None)
+                           summariser=summariser if summariser.available else None)
 
 
 def worker() -> None:

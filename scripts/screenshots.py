@@ -39,10 +39,10 @@ WAIT = 90_000
 
 def prepare_store(home: Path) -> dict[str, str]:
     """Import the samples, make their replays; returns the ids and the step a view should open."""
-    from workbench.replay_service import BUDGET_REPLAY_NAME, ensure_default_replay, open_saved
     from workbench.services.imports import bundled_samples
+    from workbench.services.replay import BUDGET_REPLAY_NAME, ensure_default_replay, open_saved
     from workbench.storage.replays import replay_id_for
-    from workbench.store import Store
+    from workbench.storage.store import Store
 
     with Store(home / "workbench.db") as store:
         ids = {p.stem: store.import_file(p).session_id for p in bundled_samples()}
@@ -174,8 +174,8 @@ def prepare_real(home: Path, transcript: Path) -> dict[str, str]:
 
     from iris.config import parse_config
 
-    from workbench.replay_service import ensure_default_replay, replay_and_save
-    from workbench.store import Store
+    from workbench.services.replay import ensure_default_replay, replay_and_save
+    from workbench.storage.store import Store
 
     if transcript.suffix == ".gz":
         plain = home / transcript.stem

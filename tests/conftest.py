@@ -61,8 +61,8 @@ def pytest_collection_modifyitems(config, items):
 def long_store(tmp_path_factory) -> Path:
     """A store folder with the long sample and its default replays, built once per test run;
     tests copy it into their own WORKBENCH_HOME with ``store_helpers.copy_store``."""
-    from workbench.replay_service import ensure_default_replay
-    from workbench.store import open_store
+    from workbench.services.replay import ensure_default_replay
+    from workbench.storage.store import open_store
 
     folder = tmp_path_factory.mktemp("long-store")
     with open_store(folder / "workbench.db") as store:

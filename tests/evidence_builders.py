@@ -97,7 +97,7 @@ def preparation(step: int, *, phase: Phase = "ready", compaction: StageStatus = 
     stage_records = stages(step, compaction=compaction, fail_at=fail_at)
     error = None if phase == "ready" else PreparationFailure(
         stage="compaction", message="summariser timed out after 300 s",
-        kind="timeout" if phase == "cancelled" else "error", error_type="SummarizerError")
+        kind="timeout" if phase == "cancelled" else "error", error_type="SummariserError")
     return ContextPreparation(
         configuration_snapshot_id="sha256:cfg", run_id="run-1", session_id="s1",
         activation="replay", step_index=step, response_message_index=2 * step + 1,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from workbench.replay_service import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
-from workbench.store import open_store
+from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
+from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")

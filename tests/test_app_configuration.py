@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from workbench.importers import load_session
 from workbench.services.presets import preset_text
-from workbench.store import open_store
+from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")

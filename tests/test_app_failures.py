@@ -6,23 +6,23 @@ import shutil
 from pathlib import Path
 
 import pytest
-from iris.errors import SummarizerError
+from iris.errors import SummariserError
 from streamlit.testing.v1 import AppTest
 
 from workbench.records import ReplayInfo
-from workbench.replay_service import budget_96k_config, replay_and_save
-from workbench.store import Store, open_store
+from workbench.services.replay import budget_96k_config, replay_and_save
+from workbench.storage.store import Store, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")
 PAGE = "../pages/failures.py"
 
 
-class BrokenSummarizer:
+class BrokenSummariser:
     """A summariser that always fails, as an unreachable model would."""
 
-    def summarize(self, request, *, timeout_seconds):
-        raise SummarizerError("model endpoint refused the connection")
+    def summarise(self, request, *, timeout_seconds):
+        raise SummariserError("model endpoint refused the connection")
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def broken_db(tmp_path_factory) -> tuple[Path, str, ReplayInfo]:
     with Store(path) as store:
         session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
         info, _ = replay_and_save(store, session_id, name="broken summariser",
-                                  config=budget_96k_config(), summarizer=BrokenSummarizer())
+                                  config=budget_96k_config(), summariser=BrokenSummariser())
     return path, session_id, info
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from workbench.store import open_store
+from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")
@@ -69,7 +69,7 @@ def test_ux_jump_to_the_next_and_previous_compaction():
     steps where the selected replay applied compaction; without compactions they are not shown."""
     from iris.config import parse_config
 
-    from workbench.replay_service import replay_and_save
+    from workbench.services.replay import replay_and_save
 
     long_session = ROOT / "sample_sessions" / "long_session.jsonl"
     with open_store() as store:

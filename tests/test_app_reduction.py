@@ -115,8 +115,8 @@ def test_reduction_page_follows_the_sidebar_step(workbench_home, long_store):
 
 def test_saved_replay_earlier_records_give_the_live_answer(workbench_home, long_store):
     """One indexed query on the saved replay gives the same in-effect rows as the live records."""
-    from workbench.replay_service import open_saved
-    from workbench.store import open_store
+    from workbench.services.replay import open_saved
+    from workbench.storage.store import open_store
 
     copy_store(long_store, workbench_home)
     _, result = _live()

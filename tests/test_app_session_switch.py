@@ -13,13 +13,13 @@ from iris.errors import StorageError
 from store_helpers import copy_store
 from streamlit.testing.v1 import AppTest
 
-from workbench.replay_service import (
+from workbench.services.replay import (
     BUDGET_REPLAY_NAME,
     ensure_default_replay,
     replay_session,
     save_replay_result,
 )
-from workbench.store import open_store
+from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")

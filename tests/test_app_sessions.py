@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from workbench.importers import load_session
 from workbench.importers.native import dump_session
 from workbench.services import imports
-from workbench.store import open_store
+from workbench.storage.store import open_store
 from workbench.views import messages as mviews
 from workbench.views import sessions as sviews
 

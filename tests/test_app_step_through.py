@@ -8,8 +8,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from workbench.replay_service import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
-from workbench.store import open_store
+from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
+from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")
@@ -113,7 +113,7 @@ def test_r_ui_2_page_by_page_opens_on_the_newest_page_and_pages_back():
 
 def test_r_ui_2_focus_keeps_checkpoint_changes_and_the_tail():
     """R-UI-2: the "This step" selection in request order: checkpoint, changed, last few."""
-    from workbench.replay_service import open_saved, session_messages
+    from workbench.services.replay import open_saved, session_messages
     from workbench.views.step_through import focus_messages, page_of, request_messages
 
     with open_store() as store:

@@ -11,9 +11,9 @@ import pytest
 from store_helpers import copy_store
 from streamlit.testing.v1 import AppTest
 
-from workbench.replay_service import BUDGET_REPLAY_NAME, open_saved
-from workbench.rerun import compaction_steps
-from workbench.store import open_store
+from workbench.services.replay import BUDGET_REPLAY_NAME, open_saved
+from workbench.services.rerun import compaction_steps
+from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")

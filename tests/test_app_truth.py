@@ -15,8 +15,8 @@ from truth_helpers import (
     store_long_with_recorded_compaction,
 )
 
-from workbench.replay_service import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
-from workbench.store import open_store
+from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
+from workbench.storage.store import open_store
 from workbench.views.recorded import RECORDED
 
 ROOT = Path(__file__).resolve().parents[1]

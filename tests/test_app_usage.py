@@ -8,8 +8,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 from truth_helpers import RECORDED_PRE_TOKENS, RECORDED_STEP, store_long_with_recorded_compaction
 
-from workbench.replay_service import open_saved
-from workbench.store import open_store
+from workbench.services.replay import open_saved
+from workbench.storage.store import open_store
 from workbench.views.recorded import RECORDED
 from workbench.views.usage import REPLAYED
 

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import iris.errors
-from iris.compaction import ExtractiveSummarizer, RecordedSummarizer, Summarizer
-from iris.compaction.remote import OpenAICompatibleSummarizer
+from iris.compaction import ExtractiveSummariser, RecordedSummariser, Summariser
+from iris.compaction.remote import OpenAICompatibleSummariser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,10 +32,10 @@ def test_no_module_of_the_app_folder_shadows_the_standard_library():
 
 def test_summarisers_declare_their_kind():
     """Each engine summariser declares the kind that labels its checkpoints and stored re-runs."""
-    assert ExtractiveSummarizer.kind == "extractive"
-    assert RecordedSummarizer.kind == "recorded"
-    assert OpenAICompatibleSummarizer.kind == "remote"
-    assert isinstance(ExtractiveSummarizer(), Summarizer)
+    assert ExtractiveSummariser.kind == "extractive"
+    assert RecordedSummariser.kind == "recorded"
+    assert OpenAICompatibleSummariser.kind == "remote"
+    assert isinstance(ExtractiveSummariser(), Summariser)
 
 
 def test_british_spelling_aliases_are_the_same_classes():
@@ -43,11 +43,11 @@ def test_british_spelling_aliases_are_the_same_classes():
     are the very same objects, so neither spelling breaks a caller."""
     from iris import compaction
 
-    assert compaction.Summariser is compaction.Summarizer
-    assert compaction.ExtractiveSummariser is compaction.ExtractiveSummarizer
-    assert compaction.RecordedSummariser is compaction.RecordedSummarizer
-    assert compaction.OpenAICompatibleSummariser is compaction.OpenAICompatibleSummarizer
-    assert iris.errors.SummariserError is iris.errors.SummarizerError
+    assert compaction.Summariser is compaction.Summariser
+    assert compaction.ExtractiveSummariser is compaction.ExtractiveSummariser
+    assert compaction.RecordedSummariser is compaction.RecordedSummariser
+    assert compaction.OpenAICompatibleSummariser is compaction.OpenAICompatibleSummariser
+    assert iris.errors.SummariserError is iris.errors.SummariserError
 
 
 def test_r_cfg_yaml_errors_are_worded_once(tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import build_parser, main, streamlit_command
-from workbench.store import open_store
+from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_sessions"

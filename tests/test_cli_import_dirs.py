@@ -9,7 +9,7 @@ from pathlib import Path
 
 from workbench.cli import main
 from workbench.importers.files import session_files
-from workbench.store import open_store
+from workbench.storage.store import open_store
 
 FIX = Path(__file__).parent / "fixtures" / "importers"
 

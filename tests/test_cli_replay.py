@@ -10,7 +10,7 @@ import pytest
 from iris.preparation.records import ContextPreparation
 
 from workbench.cli import main
-from workbench.store import open_store
+from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "sample_sessions").glob("*.jsonl"))

@@ -13,7 +13,7 @@ from iris.session import Message, TextBlock
 from workbench.cli import main
 from workbench.importers import load_session
 from workbench.importers.native import dump_session, load_native
-from workbench.store import open_store
+from workbench.storage.store import open_store
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "importers"
 ROLLOUT = FIX / "codex_replacement_history.jsonl"

@@ -22,7 +22,7 @@ def test_pipeline_contract_signature():
     request = [f.name for f in dataclasses.fields(compaction.CompactionRequest)]
     assert request == ["history", "current_request", "request_tokens", "trigger", "previous"]
     env = [f.name for f in dataclasses.fields(compaction.CompactionEnvironment)]
-    assert env == ["config", "thresholds", "prompts", "summarizer", "session_dir", "estimator",
+    assert env == ["config", "thresholds", "prompts", "summariser", "session_dir", "estimator",
                    "tools", "reduction_memory"]
     fields = set(compaction.CompactionOutcome.model_fields)
     assert fields == {"status", "decisions", "history", "checkpoint", "archive_path", "cut_index",

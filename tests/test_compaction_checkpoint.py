@@ -90,7 +90,7 @@ def test_r_cmp_7_retained_budget_truncation_and_dedup():
     assert "second" in texts and "injected" not in texts and all("old" not in t for t in texts)
     assert kept[0].truncated and kept[0].text.startswith("first request")
     assert sum(EST.count(k.text) for k in kept if not k.duplicate_of_current) <= 30
-    rendered = Checkpoint(mode="archival", summarizer="extractive",
+    rendered = Checkpoint(mode="archival", summariser="extractive",
                           sections=validate_summary(summary()), retained=kept).render()
     assert "## Retained Recent Messages\nUser:\n> first request" in rendered
     assert "> [truncated]" in rendered
@@ -123,7 +123,7 @@ def test_r_cmp_9_previous_checkpoint_bounded_typed_block_exempt():
 def test_r_cmp_9_checkpoint_body_does_not_nest_previous():
     """R-CMP-9: carrying a checkpoint keeps its required sections, not its own Previous
     Checkpoint or runtime part."""
-    cp = Checkpoint(mode="continuation", summarizer="extractive",
+    cp = Checkpoint(mode="continuation", summariser="extractive",
                     sections=validate_summary(summary()), previous_checkpoint="OLD BODY",
                     archives=(ArchiveRef(path="history-1.md", number=1, messages=3),))
     body = checkpoint_body(cp.render())

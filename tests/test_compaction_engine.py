@@ -18,9 +18,9 @@ from iris.compaction import (
     CompactionEnvironment,
     CompactionOutcome,
     CompactionRequest,
-    ExtractiveSummarizer,
+    ExtractiveSummariser,
     NoCutDecision,
-    OpenAICompatibleSummarizer,
+    OpenAICompatibleSummariser,
     PlanDecision,
     RejectedDecision,
     compact,
@@ -65,12 +65,12 @@ def work(n, size=400):
             Message(role="assistant", content=(TextBlock(text=f"Module {n} passes its checks."),))]
 
 
-def run(history, tmp_path, *, current=None, summarizer=None, extra=0, previous=None, **comp):
+def run(history, tmp_path, *, current=None, summariser=None, extra=0, previous=None, **comp):
     cfg = parse_config({"compaction": {"input_budget_tokens": 20000, **comp}})
     t = thresholds(cfg)
     before = EST.request_tokens([*history, *([current] if current else [])]) + extra
     env = CompactionEnvironment(config=cfg, thresholds=t, prompts=PromptSnapshot.defaults(),
-                                summarizer=summarizer or ExtractiveSummarizer(),
+                                summariser=summariser or ExtractiveSummariser(),
                                 session_dir=tmp_path, estimator=EST)
     request = CompactionRequest(history=history, current_request=current, request_tokens=before,
                                 previous=previous)
@@ -169,28 +169,28 @@ def endpoint():
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Server)
     srv.daemon_threads = True
     threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True).start()
-    yield OpenAICompatibleSummarizer(f"http://127.0.0.1:{srv.server_address[1]}", "m"), _Server
+    yield OpenAICompatibleSummariser(f"http://127.0.0.1:{srv.server_address[1]}", "m"), _Server
     srv.shutdown()
     srv.server_close()
 
 
 def test_r_cmp_8_timeout_with_hanging_server_keeps_old_state(tmp_path, endpoint):
     """R-CMP-8: a timeout at timeout_seconds is a failed attempt (never an exception)."""
-    summarizer, handler = endpoint
+    summariser, handler = endpoint
     handler.reply = "hang"
     history = [m for n in range(6) for m in work(n)]
-    out, _ = run(history, tmp_path, summarizer=summarizer, timeout_seconds=0.5)
+    out, _ = run(history, tmp_path, summariser=summariser, timeout_seconds=0.5)
     assert out.status == "rejected" and rejection(out).reason == "timeout after 0.5 s"
     assert out.history == tuple(history) and list(tmp_path.iterdir()) == []
 
 
 def test_r_cmp_7_invalid_remote_summary_is_failed_attempt(tmp_path, endpoint):
     """R-CMP-7/8: a summary missing a section is rejected with the section named."""
-    summarizer, handler = endpoint
+    summariser, handler = endpoint
     handler.reply = "\n\n".join(f"## {s}\nSomething specific about {s} here."
                                 for s in REQUIRED_SECTIONS if s != "Progress")
     history = [m for n in range(6) for m in work(n)]
-    out, _ = run(history, tmp_path, summarizer=summarizer)
+    out, _ = run(history, tmp_path, summariser=summariser)
     assert out.status == "rejected"
     assert rejection(out).reason == "summary invalid: missing section '## Progress'"
 
@@ -241,7 +241,7 @@ def test_r_cmp_8_long_sample_session_compacted_repeatedly(tmp_path):
     t = thresholds(cfg, session.header.limits)
     assert t.threshold_line is not None
     env = CompactionEnvironment(config=cfg, thresholds=t, prompts=PromptSnapshot.defaults(),
-                                summarizer=ExtractiveSummarizer(), session_dir=tmp_path,
+                                summariser=ExtractiveSummariser(), session_dir=tmp_path,
                                 estimator=EST)
     history: list[Message] = []
     state, applied = None, 0
@@ -276,7 +276,7 @@ def test_r_prm_4_edited_template_used_and_broken_template_rejected(tmp_path):
     base = PromptSnapshot.defaults()
     request = CompactionRequest(history=history, request_tokens=EST.request_tokens(history))
     env = CompactionEnvironment(config=cfg, thresholds=t, prompts=base, estimator=EST,
-                                summarizer=ExtractiveSummarizer(), session_dir=tmp_path / "a")
+                                summariser=ExtractiveSummariser(), session_dir=tmp_path / "a")
     edited = base.with_template("compaction", "EDITED PROMPT for {{ profile }}")
     out = compact(request, replace(env, prompts=edited))
     assert out.summary_request_text.startswith("EDITED PROMPT for ")
@@ -290,12 +290,12 @@ def test_r_cmp_8_plugin_exception_is_failed_attempt(tmp_path):
     """R-CMP-8: any summariser failure becomes a rejected attempt; compact never raises for it."""
 
     class Broken:
-        def summarize(self, request, *, timeout_seconds):
+        def summarise(self, request, *, timeout_seconds):
             raise RuntimeError("model pool unavailable")
 
-    out, _ = run([m for n in range(6) for m in work(n)], tmp_path, summarizer=Broken())
+    out, _ = run([m for n in range(6) for m in work(n)], tmp_path, summariser=Broken())
     assert out.status == "rejected"
-    assert rejection(out).reason == "summarizer error: RuntimeError: model pool unavailable"
+    assert rejection(out).reason == "summariser error: RuntimeError: model pool unavailable"
 
 
 def test_r_cmp_6_summary_input_trimmed_from_oldest_with_note(tmp_path):

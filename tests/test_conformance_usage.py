@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from iris.compaction.remote import SummaryCallFailed
-from iris.compaction.summarizers import SummaryResult
+from iris.compaction.summarisers import SummaryResult
 from iris.config import parse_config
 from iris.replay import ReplayObservers, replay
 from iris.session import Usage
@@ -27,7 +27,7 @@ class ShortAnswer:
 
     kind = "remote"
 
-    def summarize(self, request, *, timeout_seconds):
+    def summarise(self, request, *, timeout_seconds):
         return SummaryResult(text="done.", usage=Usage(input_tokens=1000, output_tokens=7),
                              kind="remote", model="m")
 
@@ -37,7 +37,7 @@ class FailsAfterBilling:
 
     kind = "remote"
 
-    def summarize(self, request, *, timeout_seconds):
+    def summarise(self, request, *, timeout_seconds):
         raise SummaryCallFailed("junk answer", usage=Usage(input_tokens=400, output_tokens=3),
                                 attempts=2)
 
@@ -52,7 +52,7 @@ def test_r_tok_6_rejected_summary_usage_is_counted_in_run_usage_compaction():
     RunUsage.compaction, applied or not; the rejected record says what was billed."""
     session = load_native(LONG)
     for summariser, per_call in ((ShortAnswer(), (1000, 7)), (FailsAfterBilling(), (400, 3))):
-        result = replay(session, parse_config(BUDGET), summarizer=summariser)
+        result = replay(session, parse_config(BUDGET), summariser=summariser)
         rejected = _rejected(result)
         assert rejected, type(summariser).__name__
         assert all(d.summary_usage is not None and
@@ -71,8 +71,8 @@ def test_r_prep_1_final_request_ref_is_none_until_an_evidence_reference_exists(t
     sets it, and the preparation id does not depend on it."""
     from iris.preparation.publisher import ListSink
 
-    from workbench.replay_service import replay_and_save
-    from workbench.store import Store
+    from workbench.services.replay import replay_and_save
+    from workbench.storage.store import Store
 
     session = load_native(LONG)
     bare = replay(session)

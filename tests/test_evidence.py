@@ -137,7 +137,7 @@ def test_r_prep_5_store_sink_saves_each_published_preparation_readable_by_id(sto
     from iris.replay import ReplayObservers, replay
 
     from workbench.importers import load_session
-    from workbench.replay_service import bundle_from_replay
+    from workbench.services.replay import bundle_from_replay
 
     sample = Path(__file__).resolve().parents[1] / "sample_sessions" / "bugfix.jsonl"
     session_id = store.import_file(sample).session_id

@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from iris.compaction import OpenAICompatibleSummarizer
+from iris.compaction import OpenAICompatibleSummariser
 from iris.config import parse_config
 from iris.replay import replay
 from iris.session import (
@@ -25,7 +25,7 @@ from iris.session import (
 from streamlit.testing.v1 import AppTest
 
 from workbench.importers.native import dump_session, load_native
-from workbench.store import Store
+from workbench.storage.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_sessions"
@@ -35,7 +35,7 @@ from synth import synth_session
 
 IMPORT = textwrap.dedent("""
     import sys, time
-    from workbench.store import Store
+    from workbench.storage.store import Store
     db, path, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
     time.sleep(max(0.0, start - time.time()))  # both processes begin together
     with Store(db) as store:
@@ -69,7 +69,7 @@ SAVE_REPLAYS = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, sys.argv[4])  # tests/: the evidence builders
     from evidence_builders import bundle
-    from workbench.store import Store
+    from workbench.storage.store import Store
     db, who, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
     evidence = bundle(steps=60)
     with Store(db) as store:
@@ -209,7 +209,7 @@ def test_r_cmp_8_hanging_summariser_hits_timeout_and_the_replay_goes_on():
     try:
         cfg = parse_config({"compaction": {"input_budget_tokens": 96000, "timeout_seconds": 0.5}})
         started = time.perf_counter()
-        r = replay(head, cfg, summarizer=OpenAICompatibleSummarizer(
+        r = replay(head, cfg, summariser=OpenAICompatibleSummariser(
             f"http://127.0.0.1:{server.server_port}/v1", "hangs"))
         elapsed = time.perf_counter() - started
     finally:

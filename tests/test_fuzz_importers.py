@@ -22,8 +22,8 @@ from fuzz_mutations import CLASSES, mutate_file
 from iris.errors import SessionFormatError, StorageError, WorkbenchError
 
 from workbench.importers import detect_format, load_session
-from workbench.replay_service import replay_and_save
-from workbench.store import Store
+from workbench.services.replay import replay_and_save
+from workbench.storage.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "importers"

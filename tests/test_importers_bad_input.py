@@ -463,8 +463,8 @@ SURROGATES = [
 def test_r_ses_5_lone_surrogates_are_replaced_stored_and_replayed(tmp_path, name, fmt, line, keys, field):
     """R-SES-5: a ``\\ud800`` escape (half a UTF-16 pair) is replaced by U+FFFD at import, so the
     store and the replay see valid text (they used to fail with UnicodeEncodeError)."""
-    from workbench.replay_service import replay_and_save
-    from workbench.store import Store
+    from workbench.services.replay import replay_and_save
+    from workbench.storage.store import Store
 
     def mutate(row):
         node = row
@@ -562,7 +562,7 @@ def test_r_ses_5_document_formats_number_with_too_many_digits(tmp_path, name, fm
 
 def test_r_ses_5_swe_agent_lone_surrogate_is_replaced_and_stored(tmp_path):
     """R-SES-5: a ``\\ud800`` escape in a SWE-agent trajectory is replaced by U+FFFD at import."""
-    from workbench.store import Store
+    from workbench.storage.store import Store
 
     text = (FIX / "swe_agent_1x.traj").read_text()
     path = tmp_path / "t.traj"

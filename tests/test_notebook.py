@@ -16,7 +16,7 @@ from iris.preparation.records import STAGE_NAMES
 from iris.session import Session
 
 import workbench as wb
-from workbench.store import open_store
+from workbench.storage.store import open_store
 from workbench.views.usage import REPLAYED, USAGE_COLUMNS
 
 LONG = wb.sample_path("long_session")

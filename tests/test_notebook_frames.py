@@ -11,7 +11,7 @@ from iris.session import Message, Session, SessionHeader, TextBlock
 import workbench as wb
 from workbench.notebook_frames import SCHEMAS
 from workbench.report import build_report
-from workbench.store import open_store
+from workbench.storage.store import open_store
 from workbench.views.display import display_frame
 
 TABLES = ("stages", "decisions", "usage", "summary_usage", "compactions", "attempts", "failures")

@@ -16,8 +16,8 @@ from record_access import all_present
 
 from workbench.importers import load_session
 from workbench.pricing import CostStep, CostSummary, cost_lines, price, replay_cost, stored_replay_cost, tally
-from workbench.replay_service import open_saved, replay_and_save
-from workbench.store import open_store
+from workbench.services.replay import open_saved, replay_and_save
+from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 OPUS = "claude-opus-4-6"

@@ -48,7 +48,7 @@ def _same(a: ReductionResult, b: ReductionResult) -> None:
     assert (a.state.requests, a.state.has_prefix) == (b.state.requests, b.state.has_prefix)
 
 
-def test_issue4_item9_classified_per_request_does_not_grow_with_history(session):
+def test_r_red_9_classified_per_request_does_not_grow_with_history(session):
     """Per request the engine classifies the new results and those whose age
     crossed a gate or that a new event touched, a bounded number, while a from-scratch pass
     would classify every result of a history that keeps growing."""
@@ -70,7 +70,7 @@ def test_issue4_item9_classified_per_request_does_not_grow_with_history(session)
     assert sum(per_request) * 10 < from_scratch
 
 
-def test_issue4_item9_incremental_equals_from_scratch_at_every_request(session):
+def test_r_red_9_incremental_equals_from_scratch_at_every_request(session):
     """The incremental path decides exactly what a from-scratch reduction decides
     (R-RED-3…9, R-POL-2), at every request of a session with reads, edits, repeats and trims."""
     est, state, memory = TokenEstimator(), None, ReductionMemory()
@@ -86,7 +86,7 @@ def test_issue4_item9_incremental_equals_from_scratch_at_every_request(session):
     assert {"kept", "reduced", "trimmed"} <= actions and actions & {"stale", "superseded", "repeat"}
 
 
-def test_issue4_item9_unchanged_results_keep_their_decision_with_a_new_age():
+def test_r_red_9_unchanged_results_keep_their_decision_with_a_new_age():
     """A result nothing touched keeps its decision; only its age moves."""
     c = padding(8)  # above min_tool_results_prune: the generic rule's activation is settled
     cid = c.call("Bash", {"command": "ls"}, "a.py\nb.py")
@@ -104,7 +104,7 @@ def test_issue4_item9_unchanged_results_keep_their_decision_with_a_new_age():
     assert second.messages[one.message_index] is first.messages[one.message_index]  # same object
 
 
-def test_issue4_item9_replaced_middle_message_is_read_again():
+def test_r_red_9_replaced_middle_message_is_read_again():
     """R-RED-1: when a message in the middle of the history is replaced (a fold
     rewrote it), the engine works on the new text, not on what it scanned before."""
     c = Conv()
@@ -120,7 +120,7 @@ def test_issue4_item9_replaced_middle_message_is_read_again():
     assert decision(second, cid).bytes == len(note.encode())
 
 
-def test_issue4_item9_group_window_moves_trim_older_results():
+def test_r_red_9_group_window_moves_trim_older_results():
     """R-POL-2 with the incremental path: a result that leaves the preserve_recent_tool_groups
     window is trimmed at the request where it leaves, not before."""
     c = Conv()

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from iris.compaction import ExtractiveSummarizer, OpenAICompatibleSummarizer
+from iris.compaction import ExtractiveSummariser, OpenAICompatibleSummariser
 from iris.compaction.checkpoint import REQUIRED_SECTIONS
 from iris.config import parse_config
 from iris.context import ContextSnapshot
@@ -50,7 +50,7 @@ def test_r_prep_6_two_replays_give_identical_json(long_session, tmp_path):
     with different working directories."""
     cfg = parse_config(SMALL)
     a = replay(long_session, cfg, environment=ReplayEnvironment(session_dir=tmp_path / "a"))
-    b = replay(long_session, cfg, summarizer=ExtractiveSummarizer(),
+    b = replay(long_session, cfg, summariser=ExtractiveSummariser(),
                environment=ReplayEnvironment(session_dir=tmp_path / "b"))
     assert a.checkpoints, "the 96k budget compacts the long sample"
     assert _json(a) == _json(b)
@@ -176,7 +176,7 @@ def test_r_prep_7_remote_summary_usage_is_counted_apart(long_session, summary_se
     """R-PREP-7/R-TOK-6: an OpenAI-compatible summariser's usage goes to run_usage.compaction."""
     url = summary_server(0.0)
     r = replay(long_session, parse_config(SMALL),
-               summarizer=OpenAICompatibleSummarizer(url, "local-test"))
+               summariser=OpenAICompatibleSummariser(url, "local-test"))
     assert r.checkpoints
     assert r.run_usage.compaction.calls == len(r.checkpoints)
     assert r.run_usage.compaction.input_tokens == 1234 * len(r.checkpoints)
@@ -194,7 +194,7 @@ def test_r_cmp_8_summary_timeout_fails_the_step_and_keeps_old_state(long_session
     # stop two steps after the first compaction attempt: each timed-out attempt costs 0.2 s
     end = long_session.index.batches[first + 2].assistant_message + 1
     head = Session(header=long_session.header, messages=long_session.messages[:end])
-    r = replay(head, cfg, summarizer=OpenAICompatibleSummarizer(url, "local-test"))
+    r = replay(head, cfg, summariser=OpenAICompatibleSummariser(url, "local-test"))
     failed = [p for p in r.preparations if p.phase == "failed"]
     assert failed and failure_of(failed[0]).kind == "timeout" and failure_of(failed[0]).stage == "compaction"
     assert stage_of(failed[0], "compaction").status == "rejected"

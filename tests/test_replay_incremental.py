@@ -72,7 +72,7 @@ def test_r_prep_6_a_fresh_step_memory_keeps_only_the_token_counts(session):
     assert fresh.reduction is not memory.reduction
 
 
-def test_issue8_reduction_work_per_step_does_not_grow_with_history(session, monkeypatch):
+def test_reduction_work_per_step_does_not_grow_with_history(session, monkeypatch):
     """The results the reduction engine classifies per step stay
     bounded while the number of tool results in each request grows."""
     real_reduce = trim.reduce_request
@@ -105,7 +105,7 @@ def test_r_prep_1_request_ref_from_cached_pieces_is_the_full_hash(incremental):
         assert p.final_request_ref is None and full == request.ref
 
 
-def test_issue6_item4_consecutive_requests_share_unchanged_messages(incremental):
+def test_consecutive_requests_share_unchanged_messages(incremental):
     """Unchanged history messages are the same objects from one final request to
     the next (nothing is copied or rebuilt for them), so caches keyed by message hold."""
     shared = []
@@ -120,7 +120,7 @@ def test_issue6_item4_consecutive_requests_share_unchanged_messages(incremental)
     assert sorted(shared)[len(shared) // 2] > 0.8
 
 
-def test_issue6_item4_marks_grow_without_copying_and_keep_old_values():
+def test_marks_grow_without_copying_and_keep_old_values():
     """The fold/trim marks are a persistent set: adding keeps the earlier value
     unchanged (a failed step keeps its own), and the levels stay logarithmic in the size."""
     marks, history = Marks(), []

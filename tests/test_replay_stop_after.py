@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from iris.compaction import ExtractiveSummarizer, RecordedSummarizer
+from iris.compaction import ExtractiveSummariser, RecordedSummariser
 from iris.config import parse_config
 from iris.prompts import PromptSnapshot
 from iris.replay import ReplayObservers, ReplayOptions, replay
@@ -64,7 +64,7 @@ def test_r_ui_4_rerun_step_records_the_renders_of_that_step(long_session, whole)
     config = parse_config(BUDGET)
     inputs = ReplayInputs(session_id="s", session=long_session, config=config,
                           snapshot=PromptSnapshot.defaults(), summariser="extractive")
-    outcome = run_step(inputs, k, summarizer=ExtractiveSummarizer())
+    outcome = run_step(inputs, k, summariser=ExtractiveSummariser())
     assert outcome.status == "applied"
     assert outcome.summary_request  # the templates the engine rendered at step k
     assert outcome.checkpoint_text == whole.checkpoints[0].checkpoint_text
@@ -72,13 +72,13 @@ def test_r_ui_4_rerun_step_records_the_renders_of_that_step(long_session, whole)
 
 
 class _Undeclared:
-    def summarize(self, request, *, timeout_seconds):  # pragma: no cover - never called
+    def summarise(self, request, *, timeout_seconds):  # pragma: no cover - never called
         raise AssertionError
 
 
 def test_r_ui_4_summariser_label_is_the_declared_kind(long_session):
     """The label saved with a replay is the summariser's ``kind``, never its class name."""
     assert summariser_name(None) == "extractive"
-    assert summariser_name(ExtractiveSummarizer()) == "extractive"
-    assert summariser_name(RecordedSummarizer(long_session)) == "recorded"
+    assert summariser_name(ExtractiveSummariser()) == "extractive"
+    assert summariser_name(RecordedSummariser(long_session)) == "recorded"
     assert summariser_name(_Undeclared()) == "custom"

@@ -15,7 +15,7 @@ import workbench as wb
 from workbench.cli import main
 from workbench.notebook import NotebookReplay
 from workbench.report import render_report
-from workbench.store import open_store
+from workbench.storage.store import open_store
 
 LONG = wb.sample_path("long_session")
 SMALL = wb.sample_path("unanswered")
@@ -103,8 +103,8 @@ def test_r_ui_9_report_of_a_stored_replay_matches_its_records():
     """The app's report button: the saved replay's configuration and templates are used again."""
     from iris.config import parse_config
 
-    from workbench.replay_service import replay_and_save
     from workbench.report import stored_replay_report
+    from workbench.services.replay import replay_and_save
 
     with open_store() as store:
         session_id = store.import_file(LONG).session_id

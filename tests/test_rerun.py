@@ -11,14 +11,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from iris.compaction import REQUIRED_SECTIONS, ExtractiveSummarizer, OpenAICompatibleSummarizer
-from iris.errors import SummarizerError
+from iris.compaction import REQUIRED_SECTIONS, ExtractiveSummariser, OpenAICompatibleSummariser
+from iris.errors import SummariserError
 from iris.prompts import PromptSnapshot
 from iris.replay import replay
 
-from workbench import rerun
-from workbench.replay_service import BUDGET_REPLAY_NAME, ensure_default_replay, open_saved, save_replay_result
-from workbench.store import open_store
+from workbench.services import rerun
+from workbench.services.replay import (
+    BUDGET_REPLAY_NAME,
+    ensure_default_replay,
+    open_saved,
+    save_replay_result,
+)
+from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 EDIT = "\nALWAYS MENTION PENGUINS.\n"
@@ -116,8 +121,8 @@ def test_r_ui_4_rerun_step_changes_only_the_template(saved, step):
 def test_r_prep_7_remote_endpoint_writes_a_new_summary_shown_in_the_diff(saved, endpoint, step):
     _, _, inputs = saved
     assert rerun.endpoint_status().startswith("configured: http://127.0.0.1:")
-    remote = rerun.make_summarizer("remote", inputs.session)
-    cmp = rerun.rerun_step(inputs, _edited(inputs), step, summarizer=remote)
+    remote = rerun.make_summariser("remote", inputs.session)
+    cmp = rerun.rerun_step(inputs, _edited(inputs), step, summariser=remote)
     assert "+" in cmp.checkpoint_diff and "Penguins were mentioned as asked." in cmp.checkpoint_diff
     assert "Plain summary." in cmp.original.checkpoint_text
     edited_usage, original_usage = cmp.edited.summary_usage, cmp.original.summary_usage
@@ -128,8 +133,8 @@ def test_r_prep_7_remote_endpoint_writes_a_new_summary_shown_in_the_diff(saved, 
 
 def test_r_cmp_8_rejected_edit_reports_the_failed_success_condition(saved, endpoint, step):
     _, _, inputs = saved
-    remote = rerun.make_summarizer("remote", inputs.session)
-    cmp = rerun.rerun_step(inputs, _edited(inputs, "\nBe VERBOSE.\n"), step, summarizer=remote)
+    remote = rerun.make_summariser("remote", inputs.session)
+    cmp = rerun.rerun_step(inputs, _edited(inputs, "\nBe VERBOSE.\n"), step, summariser=remote)
     assert cmp.original.success and cmp.original.status == "applied"
     assert not cmp.edited.success and cmp.edited.status == "rejected"
     assert cmp.edited.phase == "failed" and "summary too large" in cmp.edited.success_reason
@@ -178,15 +183,15 @@ def test_r_ui_4_nearest_compaction_step():
 
 def test_r_prep_7_summariser_choice_and_endpoint_status(saved, monkeypatch):
     _, _, inputs = saved
-    for name in OpenAICompatibleSummarizer.ENV:
+    for name in OpenAICompatibleSummariser.ENV:
         monkeypatch.delenv(name, raising=False)
     assert rerun.endpoint_status().startswith("not configured")
     assert rerun.summariser_options(inputs.session) == ("extractive",)
-    assert isinstance(rerun.make_summarizer("extractive", inputs.session), ExtractiveSummarizer)
-    with pytest.raises(SummarizerError, match="not configured"):
-        rerun.make_summarizer("remote", inputs.session)
-    with pytest.raises(SummarizerError, match="unknown summariser 'gpt'"):
-        rerun.make_summarizer("gpt", inputs.session)
+    assert isinstance(rerun.make_summariser("extractive", inputs.session), ExtractiveSummariser)
+    with pytest.raises(SummariserError, match="not configured"):
+        rerun.make_summariser("remote", inputs.session)
+    with pytest.raises(SummariserError, match="unknown summariser 'gpt'"):
+        rerun.make_summariser("gpt", inputs.session)
 
 
 def test_r_ui_4_step_beyond_the_replay_is_reported_not_raised(saved):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from iris.compaction.checkpoint import parse_sections
 
-from workbench.replay_service import replay_and_save
-from workbench.store import Store
+from workbench.services.replay import replay_and_save
+from workbench.storage.store import Store
 
 FIX = Path(__file__).parent / "fixtures" / "importers"
 TOO_MANY_DIGITS = "9" * 5000

@@ -12,7 +12,7 @@ from iris.prompts import PromptSnapshot
 from workbench.services.compare import choice_label, choice_summary, compare_choices
 from workbench.services.presets import PRESET_NAMES, load_preset
 from workbench.services.replay import replay_and_save
-from workbench.store import Store
+from workbench.storage.store import Store
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_sessions" / "bugfix.jsonl"
 

@@ -15,7 +15,7 @@ from workbench.run_summary import RunSummary
 from workbench.services.compare import compare_choices, compare_pair
 from workbench.services.configuration import replay_setup, replay_with
 from workbench.services.presets import load_preset
-from workbench.store import Store
+from workbench.storage.store import Store
 
 BUGFIX = Path(__file__).resolve().parents[1] / "sample_sessions" / "bugfix.jsonl"
 

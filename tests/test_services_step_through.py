@@ -12,7 +12,7 @@ from truth_helpers import RECORDED_STEP, store_long_with_recorded_compaction
 
 from workbench.services.replay import replay_and_save
 from workbench.services.step_through import open_step, step_timeline
-from workbench.store import Store
+from workbench.storage.store import Store
 
 BUGFIX = Path(__file__).resolve().parents[1] / "sample_sessions" / "bugfix.jsonl"
 

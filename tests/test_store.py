@@ -28,10 +28,10 @@ from iris.session import (
     Usage,
 )
 
-from workbench import store as store_module
 from workbench.importers import load_session
 from workbench.importers.native import dump_session
-from workbench.store import DB_NAME, Store, default_db_path, open_store
+from workbench.storage import store as store_module
+from workbench.storage.store import DB_NAME, Store, default_db_path, open_store
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
 FIXED = datetime(2025, 5, 1, 12, 0, 0, tzinfo=UTC)

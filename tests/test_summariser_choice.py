@@ -1,4 +1,4 @@
-"""``--summarizer``/``--prompts`` on ``workbench replay`` and ``workbench report``, and the
+"""``--summariser``/``--prompts`` on ``workbench replay`` and ``workbench report``, and the
 Configuration page's "Replay and save" with the remote summariser (R-PREP-7, R-UI-9, R-UI-6),
 against a real local OpenAI-compatible server scripted per scenario."""
 
@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from summary_server import ScriptedServer, Step
 
 from workbench.services.presets import preset_text
-from workbench.store import open_store
+from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG = ROOT / "sample_sessions" / "long_session.jsonl"
@@ -50,7 +50,7 @@ def test_r_prep_7_dead_endpoint_replay_ends_in_bounded_time_and_records_each_ste
     call, the summary usage counts the calls, attempts and refusals, and the replay stays fast."""
     with ScriptedServer([Step(500, "upstream exploded")]) as srv:
         out, seconds = _cli("replay", str(LONG), "--config", str(budget_config),
-                            "--summarizer", "remote", "--json", str(workbench_home / "p.jsonl"),
+                            "--summariser", "remote", "--json", str(workbench_home / "p.jsonl"),
                             home=workbench_home, url=srv.url)
         calls = srv.calls
     assert out.returncode == 0, out.stderr
@@ -71,10 +71,10 @@ def test_r_prep_7_remote_replay_counts_usage_and_a_second_run_is_served_by_the_c
     """R-PREP-7: a working endpoint writes the summaries; their tokens are counted; the same replay
     run again (a new process) sends nothing: the answers come from the summary cache on disk."""
     with ScriptedServer([Step()]) as srv:
-        first, _ = _cli("replay", str(LONG), "--config", str(budget_config), "--summarizer",
+        first, _ = _cli("replay", str(LONG), "--config", str(budget_config), "--summariser",
                         "remote", home=workbench_home, url=srv.url)
         sent = srv.calls
-        second, _ = _cli("replay", str(LONG), "--config", str(budget_config), "--summarizer",
+        second, _ = _cli("replay", str(LONG), "--config", str(budget_config), "--summariser",
                          "remote", home=workbench_home, url=srv.url)
         assert srv.calls == sent
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
@@ -94,7 +94,7 @@ def test_r_prm_3_prompts_dir_templates_reach_the_endpoint(workbench_home, budget
     (prompts / "compaction.j2").write_text("EDITED-TEMPLATE-MARKER\n"
                                            + default_template_source("compaction"))
     with ScriptedServer([Step()]) as srv:
-        out, _ = _cli("replay", str(LONG), "--config", str(budget_config), "--summarizer",
+        out, _ = _cli("replay", str(LONG), "--config", str(budget_config), "--summariser",
                       "remote", "--prompts", str(prompts), home=workbench_home, url=srv.url)
         assert out.returncode == 0, out.stderr
         assert srv.bodies and srv.bodies[0]["messages"][0]["content"].startswith(
@@ -102,9 +102,9 @@ def test_r_prm_3_prompts_dir_templates_reach_the_endpoint(workbench_home, budget
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("--summarizer", "remote"), "--summarizer remote needs WORKBENCH_SUMMARY_BASE_URL"),
+    (("--summariser", "remote"), "--summariser remote needs WORKBENCH_SUMMARY_BASE_URL"),
     (("--prompts", "/nonexistent/prompts"), "--prompts /nonexistent/prompts: not a folder"),
-    (("--summarizer", "recorded"), "holds no recorded compaction summary"),
+    (("--summariser", "recorded"), "holds no recorded compaction summary"),
 ])
 def test_bad_summariser_options_are_one_line_errors(workbench_home, args, message):
     out, _ = _cli("replay", str(LONG), *args, home=workbench_home, url=None)
@@ -113,10 +113,10 @@ def test_bad_summariser_options_are_one_line_errors(workbench_home, args, messag
 
 
 def test_r_ui_9_report_takes_the_remote_summariser(workbench_home, budget_config):
-    """R-UI-9: ``workbench report --summarizer remote`` replays with the endpoint."""
+    """R-UI-9: ``workbench report --summariser remote`` replays with the endpoint."""
     target = workbench_home / "r.html"
     with ScriptedServer([Step()]) as srv:
-        out, _ = _cli("report", str(LONG), "--config", str(budget_config), "--summarizer",
+        out, _ = _cli("report", str(LONG), "--config", str(budget_config), "--summariser",
                       "remote", "--out", str(target), home=workbench_home, url=srv.url)
         assert out.returncode == 0, out.stderr
         assert srv.calls >= 1
@@ -162,12 +162,12 @@ def test_r_tok_6_summary_usage_table_shows_attempts_failures_refusals_and_cache_
 
 
 def test_r_prep_7_recorded_summariser_on_a_real_session(workbench_home, real_sessions, tmp_path):
-    """R-PREP-7: ``--summarizer recorded`` on a real Claude Code session with a recorded compaction
+    """R-PREP-7: ``--summariser recorded`` on a real Claude Code session with a recorded compaction
     replays without a network call and says which summariser wrote the checkpoints."""
     source = real_sessions / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"
     config = tmp_path / "c.yaml"
     config.write_text("compaction:\n  input_budget_tokens: 96000\n")
-    out, _ = _cli("replay", str(source), "--config", str(config), "--summarizer", "recorded",
+    out, _ = _cli("replay", str(source), "--config", str(config), "--summariser", "recorded",
                   "--json", str(tmp_path / "p.jsonl"), home=workbench_home, url=None)
     assert out.returncode == 0, out.stderr
     text = (tmp_path / "p.jsonl").read_text()

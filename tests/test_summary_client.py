@@ -9,7 +9,7 @@ from typing import SupportsFloat, SupportsIndex
 
 import pytest
 from iris.compaction import (
-    OpenAICompatibleSummarizer,
+    OpenAICompatibleSummariser,
     RetryPolicy,
     SummaryCallFailed,
     SummaryRequest,
@@ -18,7 +18,7 @@ from iris.compaction import (
 )
 from iris.compaction.remote import parse_retry_after, uses_max_completion_tokens
 from iris.compaction.summary_cache import SummaryCache
-from iris.errors import SummarizerError
+from iris.errors import SummariserError
 from iris.session import Message, TextBlock
 from record_access import stage_of
 from summary_server import GOOD, ScriptedServer, Step, answer
@@ -31,10 +31,10 @@ def _request(text: str = "input") -> SummaryRequest:
     return SummaryRequest(system_prompt="sys", input_text=text, head=head, max_tokens=500)
 
 
-def _client(srv: ScriptedServer, model: str = "m", **kw) -> OpenAICompatibleSummarizer:
+def _client(srv: ScriptedServer, model: str = "m", **kw) -> OpenAICompatibleSummariser:
     kw.setdefault("policy", FAST)
     kw.setdefault("use_cache", False)
-    return OpenAICompatibleSummarizer(srv.url, model, **kw)
+    return OpenAICompatibleSummariser(srv.url, model, **kw)
 
 
 def test_r_prep_7_http_500_is_retried_with_backoff_then_fails_counted():
@@ -43,7 +43,7 @@ def test_r_prep_7_http_500_is_retried_with_backoff_then_fails_counted():
     with ScriptedServer([Step(500, "boom")]) as srv:
         client = _client(srv)
         with pytest.raises(SummaryCallFailed, match=r"HTTP 500.*gave up after 3 attempt"):
-            client.summarize(_request(), timeout_seconds=5)
+            client.summarise(_request(), timeout_seconds=5)
         assert srv.calls == 3
         gaps = [b - a for a, b in zip(srv.times, srv.times[1:])]
         assert gaps[0] >= 0.01 and gaps[1] >= 0.02  # exponential: 0.01, then 0.02 (+ jitter)
@@ -64,7 +64,7 @@ def test_r_prep_7_429_retry_after_is_honoured():
             time.sleep(float(seconds))
 
         client.sleep = sleep
-        result = client.summarize(_request(), timeout_seconds=5)
+        result = client.summarise(_request(), timeout_seconds=5)
         assert srv.calls == 2 and srv.times[1] - srv.times[0] >= 0.2
     assert slept == [0.2]
     assert result.text == GOOD and result.usage is not None
@@ -79,7 +79,7 @@ def test_r_prep_7_retry_after_beyond_the_timeout_gives_up_at_once():
         started = time.monotonic()
         with pytest.raises(SummaryCallFailed, match=r"HTTP 429.*gave up after 1 attempt\(s\); "
                                                      r"Retry-After 30 s is longer than this call"):
-            _client(srv).summarize(_request(), timeout_seconds=2)
+            _client(srv).summarise(_request(), timeout_seconds=2)
         assert srv.calls == 1 and time.monotonic() - started < 1.5
 
 
@@ -94,7 +94,7 @@ def test_r_prep_7_non_json_answer_fails_without_retry():
     with ScriptedServer([Step(200, "<html>gateway</html>")]) as srv:
         client = _client(srv)
         with pytest.raises(SummaryCallFailed, match="not JSON"):
-            client.summarize(_request(), timeout_seconds=5)
+            client.summarise(_request(), timeout_seconds=5)
         assert srv.calls == 1
     assert client.stats.failures == 1
 
@@ -104,14 +104,14 @@ def test_r_prep_7_reasoning_block_is_stripped_before_validation():
     answer that is only reasoning is a failed call whose usage is still counted."""
     content = "<think>\nLet me plan the sections.\n</think>\n\n" + GOOD
     with ScriptedServer([Step(200, answer(content))]) as srv:
-        result = _client(srv).summarize(_request(), timeout_seconds=5)
+        result = _client(srv).summarise(_request(), timeout_seconds=5)
     assert result.text == GOOD and "<think>" not in result.text
     validate_summary(result.text)
     with ScriptedServer([Step(200, answer("<think>only thoughts, never closed",
                                           prompt_tokens=900, completion_tokens=40))]) as srv:
         client = _client(srv)
         with pytest.raises(SummaryCallFailed, match="only a reasoning block") as info:
-            client.summarize(_request(), timeout_seconds=5)
+            client.summarise(_request(), timeout_seconds=5)
     usage = info.value.usage
     assert usage is not None and usage.input_tokens == 900 and client.stats.output_tokens == 40
 
@@ -122,7 +122,7 @@ def test_r_prep_7_slow_answer_times_out_once():
         client = _client(srv)
         started = time.monotonic()
         with pytest.raises(SummaryTimeout, match="timeout after 0.3 s"):
-            client.summarize(_request(), timeout_seconds=0.3)
+            client.summarise(_request(), timeout_seconds=0.3)
         assert time.monotonic() - started < 1.0 and srv.calls == 1
     assert client.stats.failures == 1
 
@@ -134,18 +134,18 @@ def test_r_prep_7_breaker_opens_and_refuses_later_calls_until_a_new_run():
         client = _client(srv)
         for _ in range(2):
             with pytest.raises(SummaryCallFailed):
-                client.summarize(_request(), timeout_seconds=5)
+                client.summarise(_request(), timeout_seconds=5)
         assert srv.calls == 6 and client.stats.breaker_open
         started = time.monotonic()
         for _ in range(5):
-            with pytest.raises(SummarizerError, match=r"circuit open: 2 failed summary calls in a "
+            with pytest.raises(SummariserError, match=r"circuit open: 2 failed summary calls in a "
                                                       r"row \(last: .*HTTP 503"):
-                client.summarize(_request(), timeout_seconds=5)
+                client.summarise(_request(), timeout_seconds=5)
         assert srv.calls == 6 and time.monotonic() - started < 0.1
         assert client.stats.refused == 5
         client.start_run()
         with pytest.raises(SummaryCallFailed):
-            client.summarize(_request(), timeout_seconds=5)
+            client.summarise(_request(), timeout_seconds=5)
         assert srv.calls == 9
 
 
@@ -154,9 +154,9 @@ def test_r_prep_7_unauthorised_opens_the_breaker_at_once():
     with ScriptedServer([Step(401, "bad key")]) as srv:
         client = _client(srv)
         with pytest.raises(SummaryCallFailed, match="HTTP 401"):
-            client.summarize(_request(), timeout_seconds=5)
-        with pytest.raises(SummarizerError, match="circuit open: a permanent error"):
-            client.summarize(_request(), timeout_seconds=5)
+            client.summarise(_request(), timeout_seconds=5)
+        with pytest.raises(SummariserError, match="circuit open: a permanent error"):
+            client.summarise(_request(), timeout_seconds=5)
         assert srv.calls == 1
 
 
@@ -171,8 +171,8 @@ def test_r_prep_7_token_parameter_follows_the_model_and_the_endpoint():
     """R-PREP-7: o-series/gpt-5 get max_completion_tokens and no temperature; an endpoint that
     asks for max_completion_tokens with a 400 gets the request again with it."""
     with ScriptedServer([Step(200, answer())]) as srv:
-        _client(srv, "gpt-5.1").summarize(_request(), timeout_seconds=5)
-        _client(srv, "gpt-4o").summarize(_request(), timeout_seconds=5)
+        _client(srv, "gpt-5.1").summarise(_request(), timeout_seconds=5)
+        _client(srv, "gpt-4o").summarise(_request(), timeout_seconds=5)
         first, second = srv.bodies
     assert first["max_completion_tokens"] == 500 and "max_tokens" not in first
     assert "temperature" not in first
@@ -181,7 +181,7 @@ def test_r_prep_7_token_parameter_follows_the_model_and_the_endpoint():
                                     "this model. Use 'max_completion_tokens' instead."}}
     with ScriptedServer([Step(400, refusal), Step(200, answer())]) as srv:
         client = _client(srv, "custom-reasoner")
-        assert client.summarize(_request(), timeout_seconds=5).text == GOOD
+        assert client.summarise(_request(), timeout_seconds=5).text == GOOD
         assert "max_tokens" in srv.bodies[0] and srv.bodies[1]["max_completion_tokens"] == 500
         assert client.token_parameter == "max_completion_tokens"
 
@@ -193,16 +193,16 @@ def test_r_prep_7_cache_answers_an_unchanged_request_without_a_call(tmp_path):
     SummaryCache.clear_memory()
     with ScriptedServer([Step(200, answer())]) as srv:
         client = _client(srv, use_cache=True, cache_dir=tmp_path / "summaries")
-        first = client.summarize(_request("same"), timeout_seconds=5)
-        again = client.summarize(_request("same"), timeout_seconds=5)
-        client.summarize(_request("edited template"), timeout_seconds=5)
+        first = client.summarise(_request("same"), timeout_seconds=5)
+        again = client.summarise(_request("same"), timeout_seconds=5)
+        client.summarise(_request("edited template"), timeout_seconds=5)
         assert srv.calls == 2
         assert again.text == first.text and again.usage is None and first.usage is not None
         assert (client.stats.cache_hits, client.stats.calls, client.stats.input_tokens) == (1, 2, 2400)
         assert len(list((tmp_path / "summaries").glob("*.json"))) == 2
         SummaryCache.clear_memory()
         fresh = _client(srv, use_cache=True, cache_dir=tmp_path / "summaries")
-        assert fresh.summarize(_request("same"), timeout_seconds=5).text == GOOD
+        assert fresh.summarise(_request("same"), timeout_seconds=5).text == GOOD
         assert srv.calls == 2 and fresh.stats.cache_hits == 1
     SummaryCache.clear_memory()
 
@@ -213,8 +213,8 @@ def test_r_prep_7_failures_are_not_cached():
     with ScriptedServer([Step(200, "not json"), Step(200, answer())]) as srv:
         client = _client(srv, use_cache=True, policy=RetryPolicy(failure_threshold=5))
         with pytest.raises(SummaryCallFailed):
-            client.summarize(_request("x"), timeout_seconds=5)
-        assert client.summarize(_request("x"), timeout_seconds=5).text == GOOD
+            client.summarise(_request("x"), timeout_seconds=5)
+        assert client.summarise(_request("x"), timeout_seconds=5).text == GOOD
         assert srv.calls == 2
     SummaryCache.clear_memory()
 
@@ -240,16 +240,16 @@ def test_r_prep_7_replay_with_a_dead_endpoint_records_each_failed_step_and_count
     with ScriptedServer([Step(502, "bad gateway")]) as srv:
         client = _client(srv)
         started = time.monotonic()
-        r = replay(session, cfg, summarizer=client)
+        r = replay(session, cfg, summariser=client)
         assert time.monotonic() - started < 30 and srv.calls == 6
         failed = [p for p in r.preparations if p.phase == "failed"]
         assert len(failed) > 2
         reasons = [stage_of(p, "compaction").decisions[-1].reason for p in failed]
         assert all("HTTP 502" in x for x in reasons[:2])
-        assert all(x.startswith("summarizer error: circuit open") for x in reasons[2:])
+        assert all(x.startswith("summariser error: circuit open") for x in reasons[2:])
         c = r.run_usage.compaction
         assert (c.calls, c.attempts, c.failures, c.refused) == (2, 6, 2, len(failed) - 2)
-        again = replay(session, cfg, summarizer=client)
+        again = replay(session, cfg, summariser=client)
         assert srv.calls == 12 and again.run_usage.compaction.attempts == 6
 
 
@@ -263,9 +263,9 @@ def test_r_prep_7_replay_usage_counts_every_summary_call_and_cache_hits():
     session = _long_session()
     cfg = parse_config({"compaction": {"input_budget_tokens": 96000, "timeout_seconds": 5}})
     with ScriptedServer([Step(200, answer("<think>x</think>" + GOOD))]) as srv:
-        first = replay(session, cfg, summarizer=_client(srv, use_cache=True))
+        first = replay(session, cfg, summariser=_client(srv, use_cache=True))
         sent = srv.calls
-        second = replay(session, cfg, summarizer=_client(srv, use_cache=True))
+        second = replay(session, cfg, summariser=_client(srv, use_cache=True))
         assert srv.calls == sent >= 1
     a, b = first.run_usage.compaction, second.run_usage.compaction
     assert (a.calls, a.input_tokens, a.output_tokens) == (sent, 1200 * sent, 80 * sent)
@@ -282,8 +282,8 @@ def test_r_prep_7_endpoint_refusing_temperature_gets_the_request_without_it():
                                     "this model. Only the default (1) value is supported."}}
     with ScriptedServer([Step(400, refusal), Step(200, answer())]) as srv:
         client = _client(srv, "reasoner")
-        assert client.summarize(_request("a"), timeout_seconds=5).text == GOOD
-        client.summarize(_request("b"), timeout_seconds=5)
+        assert client.summarise(_request("a"), timeout_seconds=5).text == GOOD
+        client.summarise(_request("b"), timeout_seconds=5)
         assert [("temperature" in b) for b in srv.bodies] == [True, False, False]
         assert client.stats.failures == 0
 

@@ -321,13 +321,13 @@ def test_default_replays_save_the_as_recorded_baseline_with_the_truth_fields(tmp
     """R-REAL-3: The store keeps ``as recorded`` next to ``default``; saved replays carry the calibration,
     the recorded compactions and the trigger value and basis of each compaction."""
     from workbench.importers.native import dump_session
-    from workbench.replay_service import (
+    from workbench.services.replay import (
         RECORDED_REPLAY_NAME,
         ensure_default_replay,
         open_saved,
         replay_and_save,
     )
-    from workbench.store import open_store
+    from workbench.storage.store import open_store
 
     path = dump_session(_generated(30, compact_at=20), tmp_path / "s.jsonl")
     with open_store() as store:

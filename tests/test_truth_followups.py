@@ -196,7 +196,7 @@ def test_summary_json_says_when_the_estimate_error_is_not_meaningful(tmp_path):
 def test_usage_page_warns_about_a_redacted_session(tmp_path):
     from streamlit.testing.v1 import AppTest
 
-    from workbench.store import open_store
+    from workbench.storage.store import open_store
 
     with open_store() as store:
         store.import_file(_redacted_transcript(tmp_path / "r.jsonl", redacted=True))

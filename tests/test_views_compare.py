@@ -10,9 +10,9 @@ from figures import figure_traces
 from iris.replay import replay
 
 from workbench.importers import load_session
-from workbench.replay_service import replay_and_save
 from workbench.services.presets import load_preset
-from workbench.store import open_store
+from workbench.services.replay import replay_and_save
+from workbench.storage.store import open_store
 from workbench.views.compare import (
     COMPACTION_COLUMNS,
     RUN_COLOURS,
@@ -112,7 +112,7 @@ def test_r_ui_6_stored_replay_summary_matches_the_in_memory_one(runs):
     with open_store() as store:
         session_id = store.import_file(LONG).session_id
         replay_and_save(store, session_id, name="cost", config=load_preset("cost-first"))
-        from workbench.replay_service import open_saved
+        from workbench.services.replay import open_saved
 
         saved = store.replays.find(session_id, "cost")
         assert saved is not None

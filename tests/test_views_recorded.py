@@ -169,7 +169,7 @@ def test_codex_and_claude_fixtures_place_the_recorded_compaction_on_the_next_mod
     from pathlib import Path
 
     from workbench.services.truth import session_marks
-    from workbench.store import open_store
+    from workbench.storage.store import open_store
 
     fixtures = Path(__file__).parent / "fixtures" / "importers"
     expected = {"codex_compacted.jsonl": (1, 209_950), "codex_replacement_history.jsonl": (3, 209_950),

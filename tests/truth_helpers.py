@@ -9,7 +9,7 @@ from pathlib import Path
 from iris.session import RecordedCompaction
 
 from workbench.importers import load_session
-from workbench.store import Store
+from workbench.storage.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG = ROOT / "sample_sessions" / "long_session.jsonl"

@@ -44,7 +44,7 @@ _HOMES = {
     "load_session": "workbench.notebook", "preset_names": "workbench.notebook",
     "replay": "workbench.notebook", "resolve_config": "workbench.notebook",
     "sample_path": "workbench.notebook", "build_report": "workbench.report",
-    "write_report": "workbench.report", "Store": "workbench.store", "open_store": "workbench.store",
+    "write_report": "workbench.report", "Store": "workbench.storage.store", "open_store": "workbench.storage.store",
     "CorpusResult": "workbench.notebook_corpus", "batch": "workbench.notebook_corpus",
     "load_batch": "workbench.notebook_corpus", "export_otlp": "workbench.otlp_export",
     "messages": "workbench.notebook_tables", "sessions": "workbench.notebook_tables",
@@ -66,7 +66,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .notebook_tables import messages, sessions
     from .otlp_export import export_otlp
     from .report import build_report, write_report
-    from .store import Store, open_store
+    from .storage.store import Store, open_store
 
 
 def __getattr__(name: str) -> Any:

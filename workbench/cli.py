@@ -74,7 +74,7 @@ def _register_import(sub: argparse._SubParsersAction) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from .store import open_store
+    from .storage.store import open_store
 
     files, failures = _expand_paths(args.paths)
     counts = {"imported": 0, "already stored": 0, "failed": failures}

@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def export_saved_replay(store, replay_id: str, out: str | Path) -> tuple[Path, int]:
     """Write a saved replay as OTLP JSON; returns the path and the number of model-call spans."""
-    from .replay_service import open_saved
+    from .services.replay import open_saved
 
     saved = open_saved(store, replay_id)
     session = store.get_session(saved.info.session_id)
@@ -47,7 +47,7 @@ def export_saved_replay(store, replay_id: str, out: str | Path) -> tuple[Path, i
 
 
 def _export(args: argparse.Namespace) -> int:
-    from .store import open_store
+    from .storage.store import open_store
 
     if not args.otlp:
         raise UsageError("say what to write: --otlp OUT")

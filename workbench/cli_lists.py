@@ -51,7 +51,7 @@ def replay_rows(store: Any, session_id: str | None = None) -> list[dict[str, Any
 
 
 def _sessions(args: argparse.Namespace) -> int:
-    from .store import open_store
+    from .storage.store import open_store
 
     with open_store() as store:
         rows = session_rows(store)
@@ -65,7 +65,7 @@ def _sessions(args: argparse.Namespace) -> int:
 
 
 def _replays(args: argparse.Namespace) -> int:
-    from .store import open_store
+    from .storage.store import open_store
 
     with open_store() as store:
         if args.session:
@@ -80,7 +80,7 @@ def _replays(args: argparse.Namespace) -> int:
 
 
 def _delete_replay(args: argparse.Namespace) -> int:
-    from .store import open_store
+    from .storage.store import open_store
 
     with open_store() as store:
         if not store.replays.delete(args.replay_id):

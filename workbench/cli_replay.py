@@ -5,8 +5,8 @@ Replays a transcript file or a stored session headless. ``--json`` writes the pr
 JSON object per line in step order (``-`` for standard output, the summary then goes to standard
 error); ``--name`` saves the replay in the store under that name (a file is imported first), where
 the app's replay picker finds it. Without either, only the summary is printed.
-``--summarizer offline|recorded|remote`` and ``--prompts DIR`` choose who writes compaction
-summaries and the prompt templates (:mod:`workbench.summariser_choice`). ``--defaults``
+``--summariser offline|recorded|remote`` and ``--prompts DIR`` choose who writes compaction
+summaries and the prompt templates (:mod:`workbench.services.summarisers`). ``--defaults``
 makes the ``default`` (and ``budget 96k``) replays of every stored session that lacks them, the
 same ones the app makes on a session's first open. A preparation that failed is a result, not an
 error: the exit code is 0 unless the input or configuration is bad.
@@ -27,7 +27,7 @@ from iris.replay import Replay
 from iris.safe_files import write_file
 
 from .services.presets import PRESET_NAMES
-from .summariser_choice import add_summariser_options, load_prompts, make_summariser, summary_usage_line
+from .services.summarisers import add_summariser_options, load_prompts, make_summariser, summary_usage_line
 from .terminal import progress_bar
 
 __all__ = ["UsageError", "register", "summary_lines"]
@@ -88,8 +88,8 @@ def _overhead_line(result: Replay) -> str:
 
 
 def _defaults() -> int:
-    from .replay_service import ensure_default_replays
-    from .store import open_store
+    from .services.replay import ensure_default_replays
+    from .storage.store import open_store
 
     with open_store() as store, progress_bar("default replays") as progress:
         infos = ensure_default_replays(store, progress=progress)
@@ -100,8 +100,8 @@ def _defaults() -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from .replay_service import load_configuration, replay_session, save_replay_result
-    from .store import open_store
+    from .services.replay import load_configuration, replay_session, save_replay_result
+    from .storage.store import open_store
 
     if args.defaults:
         return _defaults()
@@ -113,11 +113,11 @@ def _replay(args: argparse.Namespace) -> int:
     out: TextIO = sys.stderr if "-" in (args.json, args.summary_json) else sys.stdout
     with open_store() as store:
         session_id, session = _resolve(store, args)
-        summarizer = make_summariser(args.summarizer, session)
+        summariser = make_summariser(args.summariser, session)
         started = time.perf_counter()
         with progress_bar("replay") as progress:
             result, bundle = replay_session(session, config=config, prompts=prompts,
-                                            summarizer=summarizer, progress=progress,
+                                            summariser=summariser, progress=progress,
                                             baseline=args.baseline)
         elapsed = time.perf_counter() - started
         if args.name or not Path(args.target).is_file():  # a stored session: keep its estimate,

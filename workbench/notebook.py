@@ -30,11 +30,11 @@ from .notebook_tables import request_frame
 from .progress import Progress
 from .records import recorded_marks
 from .replay_reader import replay_facts
-from .replay_service import replay_session
 from .rich_html import comparison_html, replay_html, step_html
 from .services.imports import SAMPLES_DIR
 from .services.presets import PRESET_NAMES, config_label, resolve_config
-from .store import open_store
+from .services.replay import replay_session
+from .storage.store import open_store
 from .views.compaction import attempts_table, compactions_table, replay_bands, timeline_figure
 from .views.compare import (
     RunSummary,
@@ -246,7 +246,7 @@ def _per_step(preps: tuple[ContextPreparation, ...],
 
 
 def replay(session: Session | str | Path, config: Any = None, *,
-           prompts: PromptSnapshot | None = None, summarizer: Any = None,
+           prompts: PromptSnapshot | None = None, summariser: Any = None,
            label: str | None = None,
            progress: Progress | None = None,
            workspace_root: str | Path | None = None) -> NotebookReplay:
@@ -260,7 +260,7 @@ def replay(session: Session | str | Path, config: Any = None, *,
     if not isinstance(session, Session):
         session = load_session(session)
     resolved = resolve_config(config)
-    result, _ = replay_session(session, config=resolved, prompts=prompts, summarizer=summarizer,
+    result, _ = replay_session(session, config=resolved, prompts=prompts, summariser=summariser,
                                progress=progress or (lambda fraction, text: None),
                                workspace_root=workspace_root)
     return NotebookReplay(session, resolved, result, label=label or config_label(config))

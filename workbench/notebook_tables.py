@@ -28,7 +28,7 @@ _MESSAGE_NAMES = {"#": "index", "Role": "role", "Batch": "batch", "Content": "co
 def sessions(*, store_path: str | Path | None = None) -> pd.DataFrame:
     """Every stored session, newest import first: id, title, format, messages, responses,
     tool_calls, estimated_tokens, imported_at (UTC), source_path."""
-    from .store import open_store
+    from .storage.store import open_store
 
     with open_store(store_path) as store:
         summaries = store.list_sessions()

@@ -12,7 +12,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
 
 from workbench import state
-from workbench.store import Store
+from workbench.storage.store import Store
 
 __all__ = ["error_boundary", "progress_bar", "require_replay", "require_step", "show_error"]
 

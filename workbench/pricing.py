@@ -214,7 +214,7 @@ def replay_cost(session: Session, replay: Any, *,
 
 def stored_replay_cost(session: Session, stored: Any, *,
                        estimator: TokenEstimator | None = None) -> dict[str, Any]:
-    """The cost object of a saved replay (``replay_service.open_saved``): the summary request
+    """The cost object of a saved replay (``services.replay.open_saved``): the summary request
     is estimated from the archived head, which is what the summariser read."""
     from .services.truth import truth_steps  # whole-request figures without parsing each preparation
 

@@ -21,7 +21,7 @@ from iris.errors import ConfigError, StorageError
 from iris.safe_files import write_file
 
 from .progress import Progress, no_progress
-from .summariser_choice import add_summariser_options
+from .services.summarisers import add_summariser_options
 from .terminal import progress_bar
 
 if TYPE_CHECKING:
@@ -177,7 +177,7 @@ def render_report(r: NotebookReplay, *, title: str | None = None, config_source:
 
 
 def build_report(session: Any, config: Any = None, *, title: str | None = None,
-                 prompts: Any = None, summarizer: Any = None, label: str | None = None,
+                 prompts: Any = None, summariser: Any = None, label: str | None = None,
                  progress: Progress = no_progress) -> str:
     """Replay ``session`` (Session, path or stored id) under ``config`` and render the report."""
     from .notebook import config_label, load_session, replay, resolve_config
@@ -186,7 +186,7 @@ def build_report(session: Any, config: Any = None, *, title: str | None = None,
     if isinstance(session, (str, Path)):
         session = load_session(session)
     progress(0.0, "replaying")
-    r = replay(session, resolved, prompts=prompts, summarizer=summarizer,
+    r = replay(session, resolved, prompts=prompts, summariser=summariser,
                label=label or config_label(config),
                progress=lambda f, text: progress(0.85 * f, f"replaying: {text}"))
     progress(0.9, "rendering")
@@ -197,9 +197,9 @@ def build_report(session: Any, config: Any = None, *, title: str | None = None,
 
 
 def write_report(session: Any, out: str | Path, config: Any = None, *, title: str | None = None,
-                 prompts: Any = None, summarizer: Any = None, progress: Progress = no_progress) -> Path:
+                 prompts: Any = None, summariser: Any = None, progress: Progress = no_progress) -> Path:
     """Write the report of ``session`` to ``out`` (parent folders are created)."""
-    html = build_report(session, config, title=title, prompts=prompts, summarizer=summarizer,
+    html = build_report(session, config, title=title, prompts=prompts, summariser=summariser,
                         progress=progress)
     target = Path(out)
     try:
@@ -271,7 +271,7 @@ def _stderr_progress() -> Iterator[Progress]:
 
 def _report(args: argparse.Namespace) -> int:
     from .notebook import load_session, resolve_config
-    from .summariser_choice import load_prompts, make_summariser
+    from .services.summarisers import load_prompts, make_summariser
 
     if (args.session is None) == (args.replay is None):
         raise ConfigError("give either SESSION or --replay REPLAY_ID", field="report")
@@ -282,14 +282,14 @@ def _report(args: argparse.Namespace) -> int:
     session = load_session(args.session)
     with _stderr_progress() as progress:
         target = write_report(session, args.out, args.config, title=args.title, prompts=prompts,
-                              summarizer=make_summariser(args.summarizer, session), progress=progress)
+                              summariser=make_summariser(args.summariser, session), progress=progress)
     print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 
 def _report_saved(args: argparse.Namespace) -> int:
     """``report --replay ID``: the saved replay's own configuration and template snapshot."""
-    from .store import open_store
+    from .storage.store import open_store
 
     with open_store() as store, _stderr_progress() as progress:
         html = stored_replay_report(store, args.replay, progress=progress)

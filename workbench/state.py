@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from .services.imports import ImportReport
-from .store import Store, default_db_path
+from .storage.store import Store, default_db_path
 
 __all__ = [
     "QUERY_KEYS",
@@ -254,8 +254,8 @@ def render_sidebar() -> None:
 
 def sidebar_replay_and_step(store: Store, session_id: str | None) -> None:
     """Replay picker and step selector. A session opened for the first time gets its
-    ``default`` replay here, with a progress bar (see ``workbench.replay_service``)."""
-    from .replay_service import ensure_default_replay, open_saved, replay_choices
+    ``default`` replay here, with a progress bar (see ``workbench.services.replay``)."""
+    from .services.replay import ensure_default_replay, open_saved, replay_choices
 
     if session_id is None:
         st.session_state[REPLAY_KEY] = None

@@ -15,7 +15,6 @@ __all__ = [
     "SessionFormatError",
     "StorageError",
     "SummariserError",
-    "SummarizerError",
     "TemplateError",
     "WorkbenchError",
 ]
@@ -102,13 +101,10 @@ class PreparationError(IrisError):
         super().__init__(f"{where}: {problem}" if where else problem)
 
 
-class SummarizerError(IrisError):
+class SummariserError(IrisError):
     """A summariser failed: endpoint error, timeout, junk answer, or an invalid checkpoint."""
 
 
 class ContextAccessError(IrisError):
     """`context_read` / `context_search` was called with a bad reference or out-of-range parameters."""
 
-
-SummariserError = SummarizerError
-"""The British spelling (STYLE.md) of :class:`SummarizerError` (the same class)."""

@@ -28,7 +28,7 @@ from .collector_pause import StepFreezer, replay_collections
 from .compaction.calibration import Calibration
 from .compaction.records import CompactionOutcome
 from .compaction.remote import client_run_usage, start_client_run
-from .compaction.summarizers import ExtractiveSummarizer, Summarizer
+from .compaction.summarisers import ExtractiveSummariser, Summariser
 from .compaction.thresholds import Thresholds
 from .compaction.thresholds import thresholds as resolve_thresholds
 from .compaction.usage import RunUsage, UsageTracker
@@ -126,12 +126,12 @@ class Replay(BaseModel):
 
 
 def replay(session: Session, config: ContextConfig | None = None, *,
-           prompts: PromptTemplates | None = None, summarizer: Summarizer | None = None,
+           prompts: PromptTemplates | None = None, summariser: Summariser | None = None,
            observers: ReplayObservers | None = None, environment: ReplayEnvironment | None = None,
            options: ReplayOptions | None = None) -> Replay:
     """Prepare every step of ``session``; never raises for a stage failure (see module doc).
 
-    ``config`` defaults to the bundled configuration, ``summarizer`` to the offline extractive
+    ``config`` defaults to the bundled configuration, ``summariser`` to the offline extractive
     one. Without ``prompts`` the templates come from the configuration's ``prompts.root`` under
     ``environment.workspace_root`` (packaged defaults for templates not saved there, and when no
     workspace is given for a relative root). ``observers`` are what the run reports to,
@@ -147,13 +147,13 @@ def replay(session: Session, config: ContextConfig | None = None, *,
     config = config if config is not None else default_config()
     # the templates of config.prompts.root under workspace_root (R-PRM-1)
     prompts = prompts if prompts is not None else configured_snapshot(config, env.workspace_root)
-    summarizer = summarizer if summarizer is not None else ExtractiveSummarizer()
+    summariser = summariser if summariser is not None else ExtractiveSummariser()
     own_dir = env.session_dir is None
     work_dir = (claim_work_dir(session, config_snapshot_id(config, prompts))
                 if env.session_dir is None else Path(env.session_dir))
     try:
         runner = _Runner(_RunInputs(
-            session=session, config=config, prompts=prompts, summarizer=summarizer,
+            session=session, config=config, prompts=prompts, summariser=summariser,
             context_source=env.context_source, context_input=env.context_input,
             work_dir=work_dir, sink=observers.sink, on_event=observers.on_event,
             progress=observers.progress, cancel=observers.cancel, tools=env.tools,
@@ -198,7 +198,7 @@ class _RunInputs:
     session: Session
     config: ContextConfig
     prompts: PromptTemplates
-    summarizer: Summarizer
+    summariser: Summariser
     context_source: ContextSource | None
     context_input: ContextBuildInput | None
     work_dir: Path
@@ -213,8 +213,8 @@ class _RunInputs:
 
 class _Runner:
     def __init__(self, inputs: _RunInputs) -> None:
-        session, config, prompts, summarizer = (inputs.session, inputs.config, inputs.prompts,
-                                                inputs.summarizer)
+        session, config, prompts, summariser = (inputs.session, inputs.config, inputs.prompts,
+                                                inputs.summariser)
         context_source, tools, estimator, baseline = (inputs.context_source, inputs.tools,
                                                       inputs.estimator, inputs.baseline)
         work_dir, cancel, on_event = inputs.work_dir, inputs.cancel, inputs.on_event
@@ -227,11 +227,11 @@ class _Runner:
         t = resolve_thresholds(config, session.header.limits, session.header.model)
         self.thresholds = t
         self.settings = PipelineSettings(
-            config=config, thresholds=t, memory=self.memory, prompts=prompts, summarizer=summarizer,
+            config=config, thresholds=t, memory=self.memory, prompts=prompts, summariser=summariser,
             session_dir=work_dir, tool_kinds=ToolKindMap.for_source_format(session.header.source_format),
             input_budget=t.input_budget, pressure_line=t.pressure_line,
             reminder_line=t.reminder_line, cancel=cancel)
-        self.summary_client_start = start_client_run(summarizer)  # a counting client's breaker
+        self.summary_client_start = start_client_run(summariser)  # a counting client's breaker
         self._by_limits: dict[tuple[ModelLimits | None, str | None], PipelineSettings] = {}
         self.snapshot_id = config_snapshot_id(config, prompts)
         self.source = context_source
@@ -294,7 +294,7 @@ class _Runner:
                       configuration_snapshot_id=self.snapshot_id, thresholds=self.thresholds,
                       preparations=tuple(preparations), requests=requests, archives=archives,
                       checkpoints=tuple(checkpoints), run_usage=client_run_usage(
-                          tracker.totals, self.settings.summarizer, self.summary_client_start),
+                          tracker.totals, self.settings.summariser, self.summary_client_start),
                       cancelled=cancelled, observation_failures=tuple(self.publisher.failures),
                       baseline=self.baseline, calibration=self.calibration,
                       recorded_compactions=recorded_marks(

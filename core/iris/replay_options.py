@@ -1,6 +1,6 @@
 """The option objects of :func:`iris.replay.replay`, grouped by what they are.
 
-``replay(session, config, prompts=..., summarizer=...)`` is the common call; everything else has a
+``replay(session, config, prompts=..., summariser=...)`` is the common call; everything else has a
 default and comes in three small frozen groups:
 
 * :class:`ReplayObservers`: what the run reports to (evidence sink, event subscriber, progress,

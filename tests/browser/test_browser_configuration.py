@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("playwright")
 from playwright.sync_api import Page, expect
 
-from workbench.store import Store
+from workbench.storage.store import Store
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "long_session.jsonl"
 SLOW = 60_000

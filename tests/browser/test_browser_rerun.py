@@ -12,9 +12,9 @@ import pytest
 pytest.importorskip("playwright")
 from playwright.sync_api import Page, expect
 
-from workbench.replay_service import BUDGET_REPLAY_NAME
+from workbench.services.replay import BUDGET_REPLAY_NAME
 from workbench.storage.replays import replay_id_for
-from workbench.store import Store
+from workbench.storage.store import Store
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "long_session.jsonl"
 SLOW = 60_000

@@ -13,14 +13,14 @@ import pytest
 pytest.importorskip("playwright")
 from playwright.sync_api import Page, expect
 
-from workbench.replay_service import (
+from workbench.services.replay import (
     BUDGET_REPLAY_NAME,
     DEFAULT_REPLAY_NAME,
     ensure_default_replay,
     replay_choices,
 )
 from workbench.storage.replays import replay_id_for
-from workbench.store import Store
+from workbench.storage.store import Store
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "long_session.jsonl"
 SLOW = 90_000

@@ -7,7 +7,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 from truth_helpers import RECORDED_STEP, store_long_with_recorded_compaction
 
-from workbench.store import Store
+from workbench.storage.store import Store
 from workbench.views.recorded import RECORDED
 
 FIRST = 90_000

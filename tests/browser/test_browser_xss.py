@@ -9,7 +9,7 @@ from iris.session import Message, Session, SessionHeader, TextBlock, ToolCallBlo
 from playwright.sync_api import Dialog, Page, expect
 
 from workbench.importers.native import dump_session
-from workbench.store import Store
+from workbench.storage.store import Store
 
 FIRST = 60_000
 SCRIPT = "<script>window.__xss = 'script'</script>"

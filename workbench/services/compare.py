@@ -14,7 +14,7 @@ from iris.prompts import PromptSnapshot
 
 from ..records import RecordedMark
 from ..run_summary import RunSummary, run_summary
-from ..store import Store
+from ..storage.store import Store
 from .presets import PRESET_NAMES, preset_text
 from .replay import open_saved, replay_session
 from .truth import session_marks

@@ -47,5 +47,5 @@ def replay_with(store: Store, session_id: str, name: str, *, config: ContextConf
         raise ValueError("the editor's configuration is not valid; fix it first")
     info, result = replay_and_save(store, session_id, name=name, config=config, prompts=templates,
                                    progress=progress,
-                                   summarizer=stored_summariser(store, session_id, summariser))
+                                   summariser=stored_summariser(store, session_id, summariser))
     return info.name, run_summary(info.name, result)

@@ -17,7 +17,7 @@ from iris.errors import SessionFormatError, StorageError, WorkbenchError
 from iris.frozen import FrozenModel
 from iris.session import Session
 
-from ..store import ImportOutcome, Store
+from ..storage.store import ImportOutcome, Store
 
 __all__ = [
     "SAMPLES_DIR",

@@ -61,18 +61,18 @@ BUDGET_REPLAY_NAME = "budget 96k"
 RECORDED_REPLAY_NAME = "as recorded"
 """The as-recorded baseline replay saved next to ``default``."""
 BUDGET_96K = 96000
-def summariser_name(summarizer: Any) -> str:
+def summariser_name(summariser: Any) -> str:
     """The summariser's declared ``kind`` as stored with a replay and shown in the UI:
     ``extractive`` (also for None, the engine's default), ``recorded``, ``remote``; ``custom`` for
     a summariser that declares no kind."""
-    if summarizer is None:
+    if summariser is None:
         return "extractive"
-    kind = getattr(summarizer, "kind", None)
+    kind = getattr(summariser, "kind", None)
     return kind if isinstance(kind, str) and kind else "custom"
 
 
 def replay_session(session: Session, *, config: ContextConfig | None = None,
-                   prompts: PromptSnapshot | None = None, summarizer: Any = None,
+                   prompts: PromptSnapshot | None = None, summariser: Any = None,
                    progress: Progress = no_progress,
                    workspace_root: str | Path | None = None,
                    baseline: Baseline = "engine") -> tuple[Replay, EvidenceBundle]:
@@ -86,12 +86,12 @@ def replay_session(session: Session, *, config: ContextConfig | None = None,
     def steps_done(done: int, total: int) -> None:
         progress(0.05 + 0.85 * done / max(total, 1), f"step {done:,} of {total:,}")
 
-    result = run_replay(session, config, prompts=prompts, summarizer=summarizer,
+    result = run_replay(session, config, prompts=prompts, summariser=summariser,
                         observers=ReplayObservers(progress=steps_done),
                         options=ReplayOptions(baseline=baseline))
     progress(0.9, "shaping the records")
     return result, bundle_from_replay(result, config=config, prompts=prompts,
-                                      summariser=summariser_name(summarizer))
+                                      summariser=summariser_name(summariser))
 
 
 def default_workspace() -> Path:
@@ -148,13 +148,13 @@ def load_configuration(path: str | Path | None) -> ContextConfig:
 
 def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY_NAME,
                     config: ContextConfig | None = None, prompts: PromptSnapshot | None = None,
-                    summarizer: Any = None, progress: Progress = no_progress,
+                    summariser: Any = None, progress: Progress = no_progress,
                     baseline: Baseline = "engine") -> tuple[ReplayInfo, Any]:
     """Replay a stored session and save it under ``name`` (replacing one of that name)."""
     progress(0.0, "reading the session")
     session = store.get_session(session_id)
     result, bundle = replay_session(session, config=config, prompts=prompts,
-                                    summarizer=summarizer, progress=progress, baseline=baseline)
+                                    summariser=summariser, progress=progress, baseline=baseline)
     progress(0.95, "saving")
     info = store.replays.save(bundle, session_id=session_id, name=name)
     store.session_tokens(session_id, session.messages)  # the replay has just counted every message

@@ -21,9 +21,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from iris.compaction import ExtractiveSummarizer, OpenAICompatibleSummarizer, RecordedSummarizer
+from iris.compaction import ExtractiveSummariser, OpenAICompatibleSummariser, RecordedSummariser
 from iris.config import ContextConfig, config_hash, default_config, parse_config
-from iris.errors import SummarizerError
+from iris.errors import SummariserError
 from iris.frozen import FrozenModel
 from iris.preparation.publisher import PreparationEvent
 from iris.preparation.records import CompactionApplied, CompactionCandidate, CompactionRejected
@@ -44,7 +44,7 @@ ENGINE_RENDERED_IDS: tuple[str, ...] = ("compaction", "compaction_input")
 
 __all__ = ["ENGINE_RENDERED_IDS", "SUMMARISERS", "ReplayComparison", "ReplayInputs",
            "StepComparison", "StepOutcome", "apply_edits", "compaction_steps", "endpoint_status",
-           "make_summarizer", "nearest_compaction_step", "original_step", "replay_inputs",
+           "make_summariser", "nearest_compaction_step", "original_step", "replay_inputs",
            "rerun_replay", "rerun_step", "run_step", "saved_inputs", "stored_snapshot",
            "summariser_options", "text_diff", "with_engine_templates"]
 
@@ -150,7 +150,7 @@ class _RecordingPrompts:
         return text
 
 
-class _RecordingSummarizer:
+class _RecordingSummariser:
     """Passes requests to the real summariser and keeps each step's answer."""
 
     def __init__(self, inner: Any, prompts: _RecordingPrompts) -> None:
@@ -158,8 +158,8 @@ class _RecordingSummarizer:
         self.kind = summariser_name(inner)
         self.answers: dict[int, Any] = {}
 
-    def summarize(self, request: Any, *, timeout_seconds: float) -> Any:
-        result = self.inner.summarize(request, timeout_seconds=timeout_seconds)
+    def summarise(self, request: Any, *, timeout_seconds: float) -> Any:
+        result = self.inner.summarise(request, timeout_seconds=timeout_seconds)
         self.answers[self.prompts.step] = result
         return result
 
@@ -172,27 +172,27 @@ class _RecordingSummarizer:
 
 def endpoint_status() -> str:
     """Whether an OpenAI-compatible summary endpoint is configured in the environment."""
-    base, model, key = (os.environ.get(n, "").strip() for n in OpenAICompatibleSummarizer.ENV)
+    base, model, key = (os.environ.get(n, "").strip() for n in OpenAICompatibleSummariser.ENV)
     if base and model:
         return f"configured: {base} · model {model}" + (" · API key set" if key else " · no API key")
     return ("not configured (set WORKBENCH_SUMMARY_BASE_URL and WORKBENCH_SUMMARY_MODEL, and "
             "WORKBENCH_SUMMARY_API_KEY if the endpoint needs one)")
 
 
-def make_summarizer(kind: str, session: Session) -> Any:
-    """A summariser by name; ``remote`` raises SummarizerError when the endpoint is not set."""
+def make_summariser(kind: str, session: Session) -> Any:
+    """A summariser by name; ``remote`` raises SummariserError when the endpoint is not set."""
     if kind == "extractive":
-        return ExtractiveSummarizer()
+        return ExtractiveSummariser()
     if kind == "recorded":
-        return RecordedSummarizer(session)
+        return RecordedSummariser(session)
     if kind == "remote":
         from .summarisers import summary_cache_dir
 
-        remote = OpenAICompatibleSummarizer.from_env(cache_dir=summary_cache_dir())
+        remote = OpenAICompatibleSummariser.from_env(cache_dir=summary_cache_dir())
         if remote is None:
-            raise SummarizerError(f"the remote summariser is {endpoint_status()}")
+            raise SummariserError(f"the remote summariser is {endpoint_status()}")
         return remote
-    raise SummarizerError(f"unknown summariser {kind!r}; expected one of {', '.join(SUMMARISERS)}")
+    raise SummariserError(f"unknown summariser {kind!r}; expected one of {', '.join(SUMMARISERS)}")
 
 
 def stored_snapshot(stored: StoredReplay) -> PromptSnapshot:
@@ -248,18 +248,18 @@ def text_diff(original: str, edited: str, name: str) -> str:
     return unified_diff(original, edited, fromfile=f"original/{name}", tofile=f"edited/{name}")
 
 
-def _walk(inputs: ReplayInputs, prompts: _RecordingPrompts, summarizer: Any,
-          last_step: int | None, progress: StepProgress | None) -> tuple[Replay, _RecordingSummarizer]:
+def _walk(inputs: ReplayInputs, prompts: _RecordingPrompts, summariser: Any,
+          last_step: int | None, progress: StepProgress | None) -> tuple[Replay, _RecordingSummariser]:
     """Replay with the recording stand-ins, stopping after ``last_step`` (None: the whole session).
 
     The recorders learn which step is being prepared from the engine's preparation events: after
     the event of step k, what they see belongs to step k + 1."""
-    recorder = _RecordingSummarizer(summarizer, prompts)
+    recorder = _RecordingSummariser(summariser, prompts)
 
     def published(event: PreparationEvent) -> None:
         prompts.step = event.step_index + 1
 
-    result = run_replay(inputs.session, inputs.config, prompts=prompts, summarizer=recorder,
+    result = run_replay(inputs.session, inputs.config, prompts=prompts, summariser=recorder,
                         observers=ReplayObservers(on_event=published, progress=progress),
                         options=ReplayOptions(stop_after=last_step))
     return result, recorder
@@ -284,7 +284,7 @@ def _verdict(stage: Any, line: int) -> tuple[int, int | None, bool, str]:
 
 
 def _outcome(label: str, result: Replay, prompts: _RecordingPrompts,
-             recorder: _RecordingSummarizer, step: int, snapshot_id: str) -> StepOutcome:
+             recorder: _RecordingSummariser, step: int, snapshot_id: str) -> StepOutcome:
     """What the compaction stage did at ``step`` of ``result``, with the recorded texts."""
     if step >= len(result.preparations):
         return StepOutcome(label=label, step_index=step, snapshot_id=snapshot_id,
@@ -313,13 +313,13 @@ def _outcome(label: str, result: Replay, prompts: _RecordingPrompts,
 
 
 def run_step(inputs: ReplayInputs, step: int, *, snapshot: PromptSnapshot | None = None,
-             summarizer: Any = None, label: str = "original",
+             summariser: Any = None, label: str = "original",
              progress: StepProgress | None = None) -> StepOutcome:
     """Walk to ``step`` with the replay's snapshot; render that step with ``snapshot`` if given."""
     prompts = _RecordingPrompts(inputs.snapshot, snapshot, step if snapshot is not None else None)
-    summarizer = summarizer if summarizer is not None else make_summarizer(
+    summariser = summariser if summariser is not None else make_summariser(
         "extractive", inputs.session)
-    result, recorder = _walk(inputs, prompts, summarizer, step, progress)
+    result, recorder = _walk(inputs, prompts, summariser, step, progress)
     used = snapshot if snapshot is not None else inputs.snapshot
     return _outcome(label, result, prompts, recorder, step, used.snapshot_id)
 
@@ -336,26 +336,26 @@ def _compare(step: int, original: StepOutcome, edited: StepOutcome,
         edited_ids=edited_ids)
 
 
-def rerun_step(inputs: ReplayInputs, edited: PromptSnapshot, step: int, *, summarizer: Any = None,
+def rerun_step(inputs: ReplayInputs, edited: PromptSnapshot, step: int, *, summariser: Any = None,
                progress: StepProgress | None = None) -> StepComparison:
     """The step's compaction with the replay's snapshot and with ``edited``, from one history."""
-    summarizer = summarizer if summarizer is not None else make_summarizer(
+    summariser = summariser if summariser is not None else make_summariser(
         "extractive", inputs.session)
-    original = run_step(inputs, step, summarizer=summarizer, progress=progress)
-    changed = run_step(inputs, step, snapshot=edited, summarizer=summarizer, label="edited",
+    original = run_step(inputs, step, summariser=summariser, progress=progress)
+    changed = run_step(inputs, step, snapshot=edited, summariser=summariser, label="edited",
                        progress=progress)
     return _compare(step, original, changed, edited.edited_ids(inputs.snapshot))
 
 
-def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summarizer: Any = None,
+def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summariser: Any = None,
                  progress: StepProgress | None = None) -> ReplayComparison:
     """The whole session with the replay's snapshot and with ``edited``; compaction steps paired."""
-    summarizer = summarizer if summarizer is not None else make_summarizer(
+    summariser = summariser if summariser is not None else make_summariser(
         "extractive", inputs.session)
     runs = []
     for snapshot in (inputs.snapshot, edited):
         prompts = _RecordingPrompts(snapshot)
-        result, recorder = _walk(inputs, prompts, summarizer, None, progress)
+        result, recorder = _walk(inputs, prompts, summariser, None, progress)
         runs.append((result, prompts, recorder, snapshot))
     entered = sorted({p.step_index for result, *_ in runs for p in result.preparations
                       if (s := p.stage("compaction")) is not None and s.status != "skipped"})
@@ -371,7 +371,7 @@ def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summarizer: An
                            template_snapshot_id=edited.snapshot_id),
         steps=pairs, edited_replay=new,
         edited_bundle=bundle_from_replay(new, config=inputs.config, prompts=edited,
-                                         summariser=summariser_name(summarizer)),
+                                         summariser=summariser_name(summariser)),
         session_id=inputs.session_id)
 
 
@@ -390,18 +390,18 @@ def original_step(store: Any, replay_id: str, step: int) -> StepOutcome:
 def _original_step(store: Any, replay_id: str, step: int) -> StepOutcome:
     inputs = saved_inputs(store, replay_id)
     try:
-        summarizer = make_summarizer(inputs.summariser, inputs.session)
-    except SummarizerError:  # e.g. a remote replay opened without the endpoint configured
-        summarizer = make_summarizer("extractive", inputs.session)
-    return run_step(inputs, step, summarizer=summarizer)
+        summariser = make_summariser(inputs.summariser, inputs.session)
+    except SummariserError:  # e.g. a remote replay opened without the endpoint configured
+        summariser = make_summariser("extractive", inputs.session)
+    return run_step(inputs, step, summariser=summariser)
 
 
 def summariser_options(session: Session) -> tuple[str, ...]:
     """Summarisers that can run for ``session``: recorded only when it holds recorded summaries,
     remote only when the endpoint is configured."""
     options = ["extractive"]
-    if RecordedSummarizer(session).available:  # readable summaries only (not encrypted ones)
+    if RecordedSummariser(session).available:  # readable summaries only (not encrypted ones)
         options.append("recorded")
-    if OpenAICompatibleSummarizer.from_env() is not None:
+    if OpenAICompatibleSummariser.from_env() is not None:
         options.append("remote")
     return tuple(options)

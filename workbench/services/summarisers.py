@@ -1,6 +1,6 @@
 """Choosing the summariser and the prompt templates of a replay outside the Templates page.
 
-``workbench replay`` and ``workbench report`` take ``--summarizer offline|recorded|remote`` and
+``workbench replay`` and ``workbench report`` take ``--summariser offline|recorded|remote`` and
 ``--prompts DIR``; the Configuration page's "Replay and save" offers the same summarisers. The
 remote summariser reads ``WORKBENCH_SUMMARY_BASE_URL``, ``WORKBENCH_SUMMARY_MODEL`` and
 ``WORKBENCH_SUMMARY_API_KEY`` (as the notebook and the Templates page do) and keeps its answers in
@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iris.errors import SummarizerError, TemplateError
+from iris.errors import SummariserError, TemplateError
 
 if TYPE_CHECKING:  # the CLI builds this module's options at start-up: the engine loads on use
     from iris.compaction import RunUsage
@@ -25,15 +25,16 @@ __all__ = ["CLI_SUMMARISERS", "ENDPOINT_ENV", "SUMMARISER_LABELS", "add_summaris
            "load_prompts", "make_summariser", "stored_summariser", "stored_summariser_options",
            "summary_cache_dir", "summary_usage_line"]
 
-#: ``--summarizer`` values; ``offline`` is the extractive summariser (no model, no network).
+#: ``--summariser`` values; ``offline`` is the extractive summariser (no model, no network).
 CLI_SUMMARISERS = ("offline", "recorded", "remote")
-#: The endpoint's environment variables (``OpenAICompatibleSummarizer.ENV``).
+#: The endpoint's environment variables (``OpenAICompatibleSummariser.ENV``).
 ENDPOINT_ENV = ("WORKBENCH_SUMMARY_BASE_URL", "WORKBENCH_SUMMARY_MODEL", "WORKBENCH_SUMMARY_API_KEY")
 
 
 def add_summariser_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--summarizer", choices=CLI_SUMMARISERS, default="offline",
+        "--summariser", "--summarizer",  # both spellings are accepted
+        choices=CLI_SUMMARISERS, default="offline",
         help="who writes compaction summaries: offline (extractive, the default), recorded (the "
              "session's own compaction summaries) or remote (the OpenAI-compatible endpoint in "
              f"{', '.join(ENDPOINT_ENV)})")
@@ -45,7 +46,7 @@ def add_summariser_options(parser: argparse.ArgumentParser) -> None:
 
 def summary_cache_dir() -> Path:
     """Where the remote summariser keeps its answers on disk: ``<WORKBENCH_HOME>/summary-cache``."""
-    from ..store import workbench_home
+    from ..storage.store import workbench_home
 
     return workbench_home() / "summary-cache"
 
@@ -53,27 +54,27 @@ def summary_cache_dir() -> Path:
 def make_summariser(kind: str | None, session: Session | None, *,
                     persist_cache: bool = True) -> Any:
     """The summariser named ``kind`` (``offline``/``extractive``, ``recorded``, ``remote``);
-    ``None`` for the default (extractive). Raises SummarizerError naming what is missing."""
-    from iris.compaction import OpenAICompatibleSummarizer, RecordedSummarizer
+    ``None`` for the default (extractive). Raises SummariserError naming what is missing."""
+    from iris.compaction import OpenAICompatibleSummariser, RecordedSummariser
 
     if kind in (None, "offline", "extractive"):
         return None
     if kind == "recorded":
         if session is None:
-            raise SummarizerError("the recorded summariser needs the session")
+            raise SummariserError("the recorded summariser needs the session")
         if not (session.compactions or any(m.is_compaction_summary for m in session.messages)):
-            raise SummarizerError(f"--summarizer recorded: session {session.header.session_id!r} "
+            raise SummariserError(f"--summariser recorded: session {session.header.session_id!r} "
                                   "holds no recorded compaction summary")
-        return RecordedSummarizer(session)
+        return RecordedSummariser(session)
     if kind == "remote":
-        client = OpenAICompatibleSummarizer.from_env(
+        client = OpenAICompatibleSummariser.from_env(
             cache_dir=summary_cache_dir() if persist_cache else None)
         if client is None:
-            raise SummarizerError(f"--summarizer remote needs {OpenAICompatibleSummarizer.ENV[0]} "
-                                  f"and {OpenAICompatibleSummarizer.ENV[1]} to be set (and "
-                                  f"{OpenAICompatibleSummarizer.ENV[2]} if the endpoint needs a key)")
+            raise SummariserError(f"--summariser remote needs {OpenAICompatibleSummariser.ENV[0]} "
+                                  f"and {OpenAICompatibleSummariser.ENV[1]} to be set (and "
+                                  f"{OpenAICompatibleSummariser.ENV[2]} if the endpoint needs a key)")
         return client
-    raise SummarizerError(f"unknown summariser {kind!r}; expected one of "
+    raise SummariserError(f"unknown summariser {kind!r}; expected one of "
                           f"{', '.join(CLI_SUMMARISERS)}")
 
 
@@ -120,9 +121,9 @@ def stored_summariser_options(store: Any, session_id: str) -> tuple[str, ...]:
     only when the session holds recorded summaries, remote only when the endpoint is set)."""
     recorded = store.cached(session_id, "has recorded summaries",
                             lambda: _has_recorded(store, session_id))
-    from iris.compaction import OpenAICompatibleSummarizer
+    from iris.compaction import OpenAICompatibleSummariser
 
-    remote = OpenAICompatibleSummarizer.from_env() is not None
+    remote = OpenAICompatibleSummariser.from_env() is not None
     return ("extractive", *(("recorded",) if recorded else ()), *(("remote",) if remote else ()))
 
 

@@ -94,11 +94,11 @@ def run_edited(target: RerunTarget, current: PromptSnapshot, kind: str,
     ``current``'s compaction templates, summarised by ``kind``."""
     inputs = target.inputs
     edited = rerun.with_engine_templates(inputs.snapshot, current)
-    summarizer = rerun.make_summarizer(kind, inputs.session)
+    summariser = rerun.make_summariser(kind, inputs.session)
     if what == "step":
         return rerun.rerun_step(inputs, edited, target.step, progress=progress,
-                                summarizer=summarizer)
-    return rerun.rerun_replay(inputs, edited, progress=progress, summarizer=summarizer)
+                                summariser=summariser)
+    return rerun.rerun_replay(inputs, edited, progress=progress, summariser=summariser)
 
 
 def save_template(source: PromptSource, base: PromptSnapshot, prompt_id: str, text: str

@@ -16,7 +16,7 @@ from typing import Any
 from iris.session import index_session
 
 from ..records import RecordedMark, StepRow, recorded_marks
-from ..replay_service import session_messages
+from ..services.replay import session_messages
 from ..storage.store import Store
 from ..storage.stored import StoredReplay
 

@@ -17,7 +17,7 @@ SESSION_COLUMNS = ["Title", "Format", "Messages", "Responses", "Tokens (est.)", 
 
 
 class SessionRow(Protocol):
-    """What the table needs of a stored session (``workbench.store.SessionSummary``)."""
+    """What the table needs of a stored session (``workbench.storage.store.SessionSummary``)."""
 
     @property
     def id(self) -> str: ...
@@ -36,7 +36,7 @@ class SessionRow(Protocol):
 
 
 class Skipped(Protocol):
-    """What the skipped-line table needs of an import (``workbench.store.ImportOutcome``)."""
+    """What the skipped-line table needs of an import (``workbench.storage.store.ImportOutcome``)."""
 
     @property
     def skipped(self) -> tuple[SkippedLine, ...]: ...

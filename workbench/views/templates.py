@@ -149,7 +149,7 @@ def _usage(outcome: Any) -> str:
 
 
 def rerun_table(comparison: Any) -> pd.DataFrame:
-    """Original and edited snapshot side by side (a ``workbench.rerun.StepComparison``): status,
+    """Original and edited snapshot side by side (a ``workbench.services.rerun.StepComparison``): status,
     tokens before/after, pressure line and whether R-CMP-8's success condition held."""
     import pandas as pd
 

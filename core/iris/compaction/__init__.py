@@ -7,68 +7,64 @@ The preparation pipeline calls :func:`decide_trigger` while preparing each main 
 
 from .archive import next_archive_number, read_archive, render_archive, write_archive
 from .checkpoint import (
-                         REQUIRED_SECTIONS,
-                         ArchiveRef,
-                         Checkpoint,
-                         CheckpointSection,
-                         RetainedMessage,
-                         SessionConstraint,
-                         SummaryInvalid,
-                         validate_summary,
+    REQUIRED_SECTIONS,
+    ArchiveRef,
+    Checkpoint,
+    CheckpointSection,
+    RetainedMessage,
+    SessionConstraint,
+    SummaryInvalid,
+    validate_summary,
 )
 from .config import CompactionConfig, ModelCompactionOverride, ModelConfig
 from .cut import CutPlan, choose_cut, resolve_profile, safe_cuts
 from .engine import CompactionEnvironment, CompactionRequest, compact
 from .model_checkpoint import apply_model_checkpoint, checkpoint_worklog
 from .model_driven import (
-                         COMPACT_CONTEXT_TOOL,
-                         CheckpointArgsError,
-                         CompactContextArgs,
-                         check_gates,
-                         normalize_state_files,
-                         parse_compact_args,
+    COMPACT_CONTEXT_TOOL,
+    CheckpointArgsError,
+    CompactContextArgs,
+    check_gates,
+    normalize_state_files,
+    parse_compact_args,
 )
 from .records import (
-                         AppliedDecision,
-                         CandidateDecision,
-                         CompactionDecision,
-                         CompactionOutcome,
-                         CompactionState,
-                         NoCutDecision,
-                         PlanDecision,
-                         RejectedDecision,
-                         SkippedDecision,
+    AppliedDecision,
+    CandidateDecision,
+    CompactionDecision,
+    CompactionOutcome,
+    CompactionState,
+    NoCutDecision,
+    PlanDecision,
+    RejectedDecision,
+    SkippedDecision,
 )
 from .remote import (
     ClientStats,
     OpenAICompatibleSummariser,
-    OpenAICompatibleSummarizer,
     RetryPolicy,
     SummaryCallFailed,
 )
-from .summarizers import (
-                         ExtractiveSummariser,
-                         ExtractiveSummarizer,
-                         RecordedSummariser,
-                         RecordedSummarizer,
-                         Summariser,
-                         SummariserKind,
-                         Summarizer,
-                         SummaryRequest,
-                         SummaryResult,
-                         SummaryTimeout,
+from .summarisers import (
+    ExtractiveSummariser,
+    RecordedSummariser,
+    Summariser,
+    SummariserKind,
+    SummaryRequest,
+    SummaryResult,
+    SummaryTimeout,
 )
 from .thresholds import Thresholds, budget_from_limits, pressure_colour, thresholds
 from .triggers import Notice, PressureWindow, TriggerStep, decide_trigger, select_notice
 from .typed_state import Claim, TypedCheckpointState, merge_typed_state
 from .usage import (
-                         RunUsage,
-                         TriggerDecision,
-                         UsageReading,
-                         UsageTotals,
-                         UsageTracker,
-                         context_bytes,
-                         should_trigger,
+    RunUsage,
+    TriggerDecision,
+    UsageReading,
+    UsageTotals,
+    UsageTracker,
+    context_bytes,
+    should_trigger,
 )
 
 __all__ = [
@@ -91,17 +87,14 @@ __all__ = [
     "CompactionState",
     "CutPlan",
     "ExtractiveSummariser",
-    "ExtractiveSummarizer",
     "ModelCompactionOverride",
     "ModelConfig",
     "NoCutDecision",
     "Notice",
     "OpenAICompatibleSummariser",
-    "OpenAICompatibleSummarizer",
     "PlanDecision",
     "PressureWindow",
     "RecordedSummariser",
-    "RecordedSummarizer",
     "RejectedDecision",
     "RetainedMessage",
     "RetryPolicy",
@@ -110,7 +103,6 @@ __all__ = [
     "SkippedDecision",
     "Summariser",
     "SummariserKind",
-    "Summarizer",
     "SummaryCallFailed",
     "SummaryInvalid",
     "SummaryRequest",

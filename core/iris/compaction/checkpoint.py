@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from pydantic import AliasChoices, Field
+
 from ..frozen import FrozenModel
 from ..session import Message, TextBlock
 
@@ -129,7 +131,8 @@ class Checkpoint(_Frozen):
     """A validated summary plus the runtime-written parts around it."""
 
     mode: Literal["continuation", "archival", "model_driven"]
-    summarizer: str
+    # records saved before the British spelling carry the key ``summarizer``
+    summariser: str = Field(validation_alias=AliasChoices("summariser", "summarizer"))
     """``extractive``, ``recorded``, ``remote`` or ``model_driven``: shown wherever it is shown."""
     sections: tuple[CheckpointSection, ...]
     previous_checkpoint: str | None = None
@@ -149,7 +152,7 @@ class Checkpoint(_Frozen):
             parts.append(f"## Previous Checkpoint\n{demoted}")
         parts += [f"## {s.title}\n{s.body}" for s in self.extra_sections]
         parts.append(f"{COMPRESSED_HEADER}\nMode: {self.mode} checkpoint (summary: "
-                     f"{self.summarizer})")
+                     f"{self.summariser})")
         if self.archives:
             lines = ["Archived history files (read the matching file for exact wording):"]
             lines += [f"- {a.path} ({a.messages} messages)" for a in self.archives]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import SummarizerError, TemplateError
+from ..errors import SummariserError, TemplateError
 from ..session import Message, Usage
 from ..tokens import TokenEstimator
 from .archive import next_archive_number, write_archive
@@ -40,7 +40,7 @@ from .records import (
     Trigger,
 )
 from .request import build_summary_request
-from .summarizers import Summarizer, SummaryRequest, SummaryResult, SummaryTimeout
+from .summarisers import Summariser, SummaryRequest, SummaryResult, SummaryTimeout
 from .thresholds import Thresholds
 
 if TYPE_CHECKING:  # iris.config and iris.prompts import this package
@@ -77,7 +77,7 @@ class CompactionEnvironment:
     config: ContextConfig
     thresholds: Thresholds
     prompts: PromptTemplates
-    summarizer: Summarizer
+    summariser: Summariser
     session_dir: Path
     estimator: TokenEstimator
     tools: Sequence[Mapping[str, Any]] = ()
@@ -105,26 +105,26 @@ def state_from_history(history: Sequence[Message], state: CompactionState | None
     return state
 
 
-def _refusal(summarizer: Summarizer) -> str | None:
-    """Why ``summarizer`` refuses any request right now (a client's open circuit breaker), asked
+def _refusal(summariser: Summariser) -> str | None:
+    """Why ``summariser`` refuses any request right now (a client's open circuit breaker), asked
     before the summary request is built; None for summarisers without ``refusal()``."""
-    check = getattr(summarizer, "refusal", None)
+    check = getattr(summariser, "refusal", None)
     return cast("str | None", check()) if callable(check) else None
 
 
-def _run_summarizer(summarizer: Summarizer, request: SummaryRequest, timeout: float,
+def _run_summariser(summariser: Summariser, request: SummaryRequest, timeout: float,
                     ) -> tuple[SummaryResult | RejectedDecision, Usage | None]:
     """The summary (or why there is none) and the usage the summariser reported for the call,
     also when it failed (an error carrying ``usage``: billed is billed)."""
     started = time.monotonic()
     try:
-        result = summarizer.summarize(request, timeout_seconds=timeout)
+        result = summariser.summarise(request, timeout_seconds=timeout)
     except SummaryTimeout as exc:
         return RejectedDecision(reason=f"timeout after {timeout:g} s"), _usage_of(exc)
-    except SummarizerError as exc:
-        return RejectedDecision(reason=f"summarizer error: {exc}"), _usage_of(exc)
+    except SummariserError as exc:
+        return RejectedDecision(reason=f"summariser error: {exc}"), _usage_of(exc)
     except Exception as exc:  # noqa: BLE001 -- a plug-in bug is a failed attempt, not a crash
-        return (RejectedDecision(reason=f"summarizer error: {type(exc).__name__}: {exc}"),
+        return (RejectedDecision(reason=f"summariser error: {type(exc).__name__}: {exc}"),
                 _usage_of(exc))
     if time.monotonic() - started > timeout:
         return RejectedDecision(reason=f"timeout after {timeout:g} s"), result.usage
@@ -206,8 +206,8 @@ def compact(request: CompactionRequest, env: CompactionEnvironment) -> Compactio
     decisions: list[CompactionDecision] = [_plan_decision(plan, plan.cut_index, history,
                                                           request.trigger, t, env.estimator)]
     attempt = _Attempt(history, state, plan.cut_index)
-    if (refused := _refusal(env.summarizer)) is not None:  # e.g. an open breaker: no request is built
-        return attempt.reject(decisions, RejectedDecision(reason=f"summarizer error: {refused}"))
+    if (refused := _refusal(env.summariser)) is not None:  # e.g. an open breaker: no request is built
+        return attempt.reject(decisions, RejectedDecision(reason=f"summariser error: {refused}"))
     return _summarise(request, env, plan, attempt, decisions)
 
 
@@ -234,14 +234,14 @@ def _summarise(request: CompactionRequest, env: CompactionEnvironment, plan: Cut
         return attempt.reject(decisions, RejectedDecision(reason=f"template error: {exc}"))
     attempt = replace(attempt, prompt=summary_request.system_prompt + "\n\n"
                       + summary_request.input_text)
-    result, usage = _run_summarizer(env.summarizer, summary_request, config.compaction.timeout_seconds)
+    result, usage = _run_summariser(env.summariser, summary_request, config.compaction.timeout_seconds)
     if isinstance(result, RejectedDecision):
         return attempt.reject(decisions, result, usage)
     sections = _check_summary(result, t, estimator)
     if isinstance(sections, RejectedDecision):
         return attempt.reject(decisions, sections, result.usage)
     checkpoint = Checkpoint(
-        mode=plan.profile, summarizer=result.kind, sections=sections,
+        mode=plan.profile, summariser=result.kind, sections=sections,
         previous_checkpoint=previous_body, constraints=constraints, constraints_omitted=omitted,
         retained=select_retained(fresh, budget=config.compaction.retain_recent_tokens,
                                  estimator=estimator, current_request=current_text,
@@ -265,7 +265,7 @@ def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: 
     cp_tokens = estimator.message_tokens(new_history[0])
     summary_tokens = estimator.count(result.text)
     decisions = [*decisions, CandidateDecision(
-        summarizer=result.kind, model=result.model, summary_tokens=summary_tokens,
+        summariser=result.kind, model=result.model, summary_tokens=summary_tokens,
         summary_max_tokens=t.summary_max_tokens, checkpoint_tokens=cp_tokens,
         projected_request_tokens=after, pressure_line=t.pressure_line, note=result.note)]
     problem = _success_problem(after, before, t)

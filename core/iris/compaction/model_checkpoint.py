@@ -148,7 +148,7 @@ def _build(history: tuple[Message, ...], head: tuple[Message, ...], args: Compac
                                "Not observed when this checkpoint was built."))
     constraints, omitted = merge_constraints(state.constraints, session_constraints(fresh))
     return Checkpoint(
-        mode="model_driven", summarizer="model_driven", sections=parsed, extra_sections=extra,
+        mode="model_driven", summariser="model_driven", sections=parsed, extra_sections=extra,
         constraints=constraints, constraints_omitted=omitted,
         retained=select_retained(fresh, budget=retain_tokens, estimator=estimator,
                                  current_request=None, carried=state.retained),

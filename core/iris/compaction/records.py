@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from ..frozen import FrozenModel
 from ..session import Message, Usage
@@ -41,7 +41,8 @@ class PlanDecision(_Frozen):
 
 class CandidateDecision(_Frozen):
     kind: Literal["candidate"] = "candidate"
-    summarizer: str
+    # records saved before the British spelling carry the key ``summarizer``
+    summariser: str = Field(validation_alias=AliasChoices("summariser", "summarizer"))
     model: str | None = None
     summary_tokens: int
     summary_max_tokens: int

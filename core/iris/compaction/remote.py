@@ -1,7 +1,7 @@
 """The OpenAI-compatible summary client (R-PREP-7): retries, a circuit breaker, counted calls, a cache.
 
-One :class:`OpenAICompatibleSummarizer` serves one replay at a time (``replay`` calls
-:meth:`~OpenAICompatibleSummarizer.start_run` when it starts):
+One :class:`OpenAICompatibleSummariser` serves one replay at a time (``replay`` calls
+:meth:`~OpenAICompatibleSummariser.start_run` when it starts):
 
 * **Retries** (tenacity): HTTP 408, 409, 429, 500, 502, 503, 504 and connection errors are retried,
   up to ``RetryPolicy.max_attempts`` attempts per summary, with exponential backoff and jitter; a
@@ -11,7 +11,7 @@ One :class:`OpenAICompatibleSummarizer` serves one replay at a time (``replay`` 
 * **Circuit breaker**: after ``RetryPolicy.failure_threshold`` summary calls in a row fail (at once
   on HTTP 401, 403 or 404), the endpoint is not called again in the run. Later summary requests
   fail immediately with ``circuit open: …``, so every later step that needed a summary records why.
-* **Counting**: :attr:`~OpenAICompatibleSummarizer.stats` counts summary calls, HTTP attempts,
+* **Counting**: :attr:`~OpenAICompatibleSummariser.stats` counts summary calls, HTTP attempts,
   retries, failed calls, requests refused by the open breaker, cache hits, and the tokens every
   attempt reported, including those of answers that were then rejected.
 * **Answers**: reasoning blocks (``<think>…</think>``, ``<thinking>``, ``<reasoning>``) are removed
@@ -44,13 +44,13 @@ if TYPE_CHECKING:
     import httpx
     from tenacity import RetryCallState
 
-from ..errors import SummarizerError
+from ..errors import SummariserError
 from ..session import Usage
-from .summarizers import SummariserKind, SummaryRequest, SummaryResult, SummaryTimeout
+from .summarisers import SummariserKind, SummaryRequest, SummaryResult, SummaryTimeout
 from .summary_cache import SummaryCache, request_key
 from .usage import RunUsage, UsageTotals
 
-__all__ = ["ClientStats", "OpenAICompatibleSummariser", "OpenAICompatibleSummarizer", "RetryPolicy", "SummaryCache",
+__all__ = ["ClientStats", "OpenAICompatibleSummariser", "RetryPolicy", "SummaryCache",
            "SummaryCallFailed", "client_delta", "client_run_usage", "request_key", "start_client_run",
            "strip_reasoning", "uses_max_completion_tokens"]
 
@@ -60,7 +60,7 @@ _REASONING = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)\s*", re.DO
 _COMPLETION_TOKENS_MODEL = re.compile(r"(^|/)(o\d|gpt-5)", re.IGNORECASE)
 
 
-class SummaryCallFailed(SummarizerError):
+class SummaryCallFailed(SummariserError):
     """A summary call that failed after its attempts; ``usage`` sums what the attempts reported."""
 
     def __init__(self, message: str, *, usage: Usage | None = None, attempts: int = 0,
@@ -167,7 +167,7 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-class OpenAICompatibleSummarizer:
+class OpenAICompatibleSummariser:
     """Chat-completions client for any OpenAI-compatible endpoint (see the module docstring)."""
 
     kind: SummariserKind = "remote"
@@ -192,7 +192,7 @@ class OpenAICompatibleSummarizer:
         """How waits between attempts sleep (replaceable, e.g. to record them)."""
 
     @classmethod
-    def from_env(cls, **options: Any) -> OpenAICompatibleSummarizer | None:
+    def from_env(cls, **options: Any) -> OpenAICompatibleSummariser | None:
         """From ``WORKBENCH_SUMMARY_BASE_URL``/``_MODEL``/``_API_KEY``; None when unset."""
         base, model, key = (os.environ.get(name, "").strip() for name in cls.ENV)
         if not base or not model:
@@ -234,7 +234,7 @@ class OpenAICompatibleSummarizer:
             body["temperature"] = 0
         return body
 
-    def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
+    def summarise(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
         body = self.body(request)
         key = request_key(self.base_url, body)
         hit = self.cache.get(key) if self.cache is not None else None
@@ -243,12 +243,12 @@ class OpenAICompatibleSummarizer:
             return SummaryResult(text=hit[0], kind="remote", model=hit[1],
                                  note=f"answer from the summary cache (request {key[:12]}), no call")
         if (refused := self.refusal()) is not None:
-            raise SummarizerError(refused)
+            raise SummariserError(refused)
         self._count(calls=1)
         ledger = _Ledger()
         try:
             text, model = self._with_retries(body, timeout_seconds, ledger)
-        except SummarizerError as exc:
+        except SummariserError as exc:
             self._failed(exc)
             raise
         finally:
@@ -259,7 +259,7 @@ class OpenAICompatibleSummarizer:
             self.cache.put(key, text, model)
         return SummaryResult(text=text, usage=ledger.usage(model), kind="remote", model=model)
 
-    def _failed(self, exc: SummarizerError) -> None:
+    def _failed(self, exc: SummariserError) -> None:
         permanent = isinstance(exc, SummaryCallFailed) and exc.permanent
         with self._lock:
             self._consecutive_failures += 1
@@ -384,16 +384,16 @@ class OpenAICompatibleSummarizer:
         return text, model
 
 
-def start_client_run(summarizer: object) -> ClientStats | None:
-    """Start a replay with ``summarizer``: closes a client's breaker, returns its counters."""
-    start = getattr(summarizer, "start_run", None)
+def start_client_run(summariser: object) -> ClientStats | None:
+    """Start a replay with ``summariser``: closes a client's breaker, returns its counters."""
+    start = getattr(summariser, "start_run", None)
     stats = start() if callable(start) else None
     return stats if isinstance(stats, ClientStats) else None
 
 
-def client_delta(summarizer: object, start: ClientStats | None) -> ClientStats | None:
+def client_delta(summariser: object, start: ClientStats | None) -> ClientStats | None:
     """What a client did since ``start`` (None for summarisers that do not count calls)."""
-    now = getattr(summarizer, "stats", None)
+    now = getattr(summariser, "stats", None)
     if start is None or not isinstance(now, ClientStats):
         return None
     counters = ("calls", "attempts", "retries", "failures", "refused", "cache_hits",
@@ -401,10 +401,10 @@ def client_delta(summarizer: object, start: ClientStats | None) -> ClientStats |
     return now.model_copy(update={k: getattr(now, k) - getattr(start, k) for k in counters})
 
 
-def client_run_usage(totals: RunUsage, summarizer: object, start: ClientStats | None) -> RunUsage:
+def client_run_usage(totals: RunUsage, summariser: object, start: ClientStats | None) -> RunUsage:
     """``totals`` with the summary (compaction) row taken from a counting client's own counters
     for this run: every call, attempt, failure and reported token, applied or not."""
-    delta = client_delta(summarizer, start)
+    delta = client_delta(summariser, start)
     if delta is None:
         return totals
     row = UsageTotals(calls=delta.calls, attempts=delta.attempts, failures=delta.failures,
@@ -413,6 +413,3 @@ def client_run_usage(totals: RunUsage, summarizer: object, start: ClientStats | 
                       prompt_tokens=delta.input_tokens)
     return totals.model_copy(update={"compaction": row})
 
-
-OpenAICompatibleSummariser = OpenAICompatibleSummarizer
-"""The British spelling (STYLE.md) of :class:`OpenAICompatibleSummarizer` (the same class)."""

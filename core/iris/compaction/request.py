@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..session import Message, ThinkingBlock, ToolCallBlock, ToolResultBlock, block_text
 from ..tokens import TokenEstimator
 from .checkpoint import REQUIRED_SECTIONS
-from .summarizers import SummaryRequest
+from .summarisers import SummaryRequest
 
 if TYPE_CHECKING:  # iris.config and iris.prompts import this package
     from ..config import ContextConfig

@@ -121,7 +121,7 @@ def _map(d: EngineDecision, *, cut: int | None, before: int, line: int, attempt:
             return CompactionCandidate(
                 attempt=attempt, cut_index=cut, summary_tokens=d.summary_tokens,
                 tokens_after=w(d.projected_request_tokens),
-                reason=f"{d.summarizer} summary of {d.summary_tokens:,} tokens (max "
+                reason=f"{d.summariser} summary of {d.summary_tokens:,} tokens (max "
                        f"{d.summary_max_tokens:,}); checkpoint {d.checkpoint_tokens:,} tokens; "
                        f"whole request would be {w(d.projected_request_tokens):,} against the "
                        f"pressure line {line:,}" + (f"; {d.note}" if d.note else ""))
@@ -236,7 +236,7 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
     u = current_input_index(state.history)
     current = state.history[u].message if u < len(state.history) else None
     try:
-        if settings.session_dir is None or settings.summarizer is None or settings.prompts is None:
+        if settings.session_dir is None or settings.summariser is None or settings.prompts is None:
             raise ValueError("compaction needs templates, a summariser and a session directory "
                              "for archives")
         request = CompactionRequest(
@@ -246,7 +246,7 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
             trigger="auto", previous=state.compaction_state)
         return compact(request, CompactionEnvironment(
             config=settings.config, thresholds=_engine_thresholds(state, settings),
-            prompts=settings.prompts, summarizer=settings.summarizer,
+            prompts=settings.prompts, summariser=settings.summariser,
             session_dir=settings.session_dir, estimator=settings.cache.estimator,
             tools=tuple(t.schema for t in state.tools), reduction_memory=settings.memory.reduction))
     except Exception as exc:

@@ -346,7 +346,7 @@ class PreparationFailure(_Frozen):
     message: str
     kind: FailureKind = "error"
     error_type: str = ""
-    """The exception class that was raised, e.g. ``SummarizerError``."""
+    """The exception class that was raised, e.g. ``SummariserError``."""
 
 
 class ContextPreparation(_Frozen):

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from ..compaction.calibration import Calibration
 from ..compaction.records import CompactionOutcome, CompactionState
-from ..compaction.summarizers import Summarizer
+from ..compaction.summarisers import Summariser
 from ..compaction.thresholds import Thresholds
 from ..compaction.triggers import PressureWindow
 from ..compaction.usage import UsageReading
@@ -161,7 +161,7 @@ class PipelineSettings:
     memory: StepMemory
     """The step memory the replay runner owns (see :mod:`iris.preparation.memory`)."""
     prompts: PromptTemplates | None = None
-    summarizer: Summarizer | None = None
+    summariser: Summariser | None = None
     session_dir: Path | None = None
     tool_kinds: ToolKindMap | None = None
     input_budget: int = 96000

@@ -1,11 +1,11 @@
 """Pluggable summarisers (R-PREP-7): extractive (offline, the default), recorded, remote.
 
-The remote one, ``OpenAICompatibleSummarizer``, lives in :mod:`.remote` (retries, circuit breaker,
+The remote one, ``OpenAICompatibleSummariser``, lives in :mod:`.remote` (retries, circuit breaker,
 counted calls, cache).
 
 Every summariser answers a :class:`SummaryRequest` with a :class:`SummaryResult` whose ``kind`` the
 UI shows, so an extractive checkpoint is never mistaken for a model's summary. Failures are
-:class:`~iris.errors.SummarizerError` (timeouts: :class:`SummaryTimeout`); ``compact`` turns them
+:class:`~iris.errors.SummariserError` (timeouts: :class:`SummaryTimeout`); ``compact`` turns them
 into rejected attempts.
 """
 
@@ -15,26 +15,23 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import SummarizerError
+from ..errors import SummariserError
 from ..session import Message, Session, Usage
 from .checkpoint import REQUIRED_SECTIONS, SummaryInvalid, validate_summary
 from .extract import extractive_sections
 
 __all__ = [
     "ExtractiveSummariser",
-    "ExtractiveSummarizer",
     "RecordedSummariser",
-    "RecordedSummarizer",
     "Summariser",
     "SummariserKind",
-    "Summarizer",
     "SummaryRequest",
     "SummaryResult",
     "SummaryTimeout",
 ]
 
 
-class SummaryTimeout(SummarizerError):
+class SummaryTimeout(SummariserError):
     """The summariser did not answer within ``timeout_seconds``."""
 
 
@@ -74,32 +71,32 @@ SummariserKind = Literal["extractive", "recorded", "remote"]
 
 
 @runtime_checkable
-class Summarizer(Protocol):
+class Summariser(Protocol):
     """Writes the summary of a compaction; ``kind`` names it in records and stored re-runs."""
 
     @property
     def kind(self) -> str: ...
 
-    def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult: ...
+    def summarise(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult: ...
 
 
 def _join(sections: dict[str, str]) -> str:
     return "\n\n".join(f"## {title}\n{sections[title]}" for title in REQUIRED_SECTIONS)
 
 
-class ExtractiveSummarizer:
+class ExtractiveSummariser:
     """Offline and deterministic: fills every section from the head's own text (no model)."""
 
     kind: SummariserKind = "extractive"
 
-    def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
+    def summarise(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
         sections = extractive_sections(request.head, current_request=request.current_request,
                                        constraints=request.session_constraints,
                                        previous_checkpoint=request.previous_checkpoint)
         return SummaryResult(text=_join(sections), kind="extractive")
 
 
-class RecordedSummarizer:
+class RecordedSummariser:
     """Reuses a compaction summary recorded in an imported session (Claude Code
     ``isCompactSummary``, Codex ``compacted``): the nearest one written **before** the cut.
 
@@ -144,9 +141,9 @@ class RecordedSummarizer:
                 return i
         return None
 
-    def summarize(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
+    def summarise(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
         if not self._recorded:
-            raise SummarizerError("the session has no recorded compaction summary")
+            raise SummariserError("the session has no recorded compaction summary")
         cut = self._position(request.head)
         sections = extractive_sections(request.head, current_request=request.current_request,
                                        constraints=request.session_constraints,
@@ -178,9 +175,3 @@ def _readable(text: str | None) -> bool:
     """A recorded summary with readable text (not an encrypted remote summary's placeholder)."""
     return bool(text and text.strip()) and not (text or "").startswith("[compaction summary: encrypted")
 
-
-# British spelling (STYLE.md) for new code; the classes keep their first names, which records and
-# stored failures carry (``error_type``), so both names stay importable.
-Summariser = Summarizer
-ExtractiveSummariser = ExtractiveSummarizer
-RecordedSummariser = RecordedSummarizer

@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from iris.compaction import RecordedSummarizer, SummaryRequest, validate_summary
+from iris.compaction import RecordedSummariser, SummaryRequest, validate_summary
 from iris.config import parse_config
 from iris.replay import replay
 from iris.session import Message, RecordedCompaction, Session, SessionHeader, TextBlock
 
 from workbench.importers import load_session
-from workbench.rerun import summariser_options
+from workbench.services.rerun import summariser_options
 
 
 def _user(text: str, **kw) -> Message:
@@ -48,7 +48,7 @@ def _session(messages=MESSAGES, compactions=()) -> Session:
 
 def test_r_prep_7_nearest_earlier_summary_not_the_nearest_later_one():
     """R-REAL-6: Head ends at message 4 (cut 5): the later summary at 6 is nearer, the earlier at 2 is used."""
-    result = RecordedSummarizer(_session()).summarize(_request(MESSAGES[:5]), timeout_seconds=1)
+    result = RecordedSummariser(_session()).summarise(_request(MESSAGES[:5]), timeout_seconds=1)
     assert result.kind == "recorded"
     assert "EARLY" in result.text and "LATE" not in result.text
     assert result.note == "recorded summary of message 2, the nearest written before message 5"
@@ -57,7 +57,7 @@ def test_r_prep_7_nearest_earlier_summary_not_the_nearest_later_one():
 
 def test_r_prep_7_only_a_later_summary_falls_back_to_extractive_with_a_note():
     """R-REAL-6."""
-    result = RecordedSummarizer(_session()).summarize(_request(MESSAGES[:1]), timeout_seconds=1)
+    result = RecordedSummariser(_session()).summarise(_request(MESSAGES[:1]), timeout_seconds=1)
     assert result.kind == "extractive"
     assert "EARLY" not in result.text and "LATE" not in result.text
     assert "no recorded summary was written before message 1" in result.note
@@ -69,7 +69,7 @@ def test_r_prep_7_a_repeated_message_never_moves_the_cut_later():
     """The head ends with 'continue' (messages 4 and 7): the cut is after message 4, so the
     summary recorded at 6 is still in the future."""
     head = (*MESSAGES[3:4], MESSAGES[4])
-    result = RecordedSummarizer(_session()).summarize(_request(head), timeout_seconds=1)
+    result = RecordedSummariser(_session()).summarise(_request(head), timeout_seconds=1)
     assert "LATE" not in result.text and "message 2" in result.note
 
 
@@ -77,10 +77,10 @@ def test_r_prep_7_messages_the_replay_added_are_skipped_and_unknown_heads_fall_b
     """A pressure notice at the head's end is not a recorded message: the cut is placed after
     the last recorded one. A head with no recorded message falls back with its own note."""
     notice = _user("[context pressure notice]", synthetic=True)
-    result = RecordedSummarizer(_session()).summarize(_request((*MESSAGES[:5], notice)),
+    result = RecordedSummariser(_session()).summarise(_request((*MESSAGES[:5], notice)),
                                                       timeout_seconds=1)
     assert "message 2, the nearest written before message 5" in result.note
-    alien = RecordedSummarizer(_session()).summarize(_request((notice,)), timeout_seconds=1)
+    alien = RecordedSummariser(_session()).summarise(_request((notice,)), timeout_seconds=1)
     assert alien.kind == "extractive" and "could not be placed" in alien.note
     assert "EARLY" not in alien.text and "LATE" not in alien.text
 
@@ -88,9 +88,9 @@ def test_r_prep_7_messages_the_replay_added_are_skipped_and_unknown_heads_fall_b
 def test_r_prep_7_recorded_compaction_summary_field_follows_the_same_rule():
     messages = tuple(m for m in MESSAGES if not m.is_compaction_summary)
     session = _session(messages, (RecordedCompaction(at_message=5, summary="FROM THE FUTURE"),))
-    result = RecordedSummarizer(session).summarize(_request(messages[:3]), timeout_seconds=1)
+    result = RecordedSummariser(session).summarise(_request(messages[:3]), timeout_seconds=1)
     assert result.kind == "extractive" and "FROM THE FUTURE" not in result.text
-    later = RecordedSummarizer(session).summarize(_request(messages[:6]), timeout_seconds=1)
+    later = RecordedSummariser(session).summarise(_request(messages[:6]), timeout_seconds=1)
     assert later.kind == "recorded" and "FROM THE FUTURE" in later.text
 
 
@@ -98,10 +98,10 @@ def test_r_prep_7_encrypted_summary_placeholder_is_not_a_summary():
     session = _session((_user("Go."), _assistant("ok"),
                         _user("[compaction summary: encrypted, 17 chars]",
                               is_compaction_summary=True)))
-    assert not RecordedSummarizer(session).available
+    assert not RecordedSummariser(session).available
     assert summariser_options(session) == ("extractive",)
     with pytest.raises(Exception, match="no recorded compaction summary"):
-        RecordedSummarizer(session).summarize(_request(session.messages[:2]), timeout_seconds=1)
+        RecordedSummariser(session).summarise(_request(session.messages[:2]), timeout_seconds=1)
     assert "recorded" in summariser_options(_session())
 
 
@@ -115,7 +115,7 @@ def test_r_prep_7_real_session_early_compaction_notes_the_fallback(real_sessions
     session = load_session(path).session
     (recorded,) = session.compactions
     config = parse_config({"compaction": {"input_budget_tokens": 60000}})
-    result = replay(session, config, summarizer=RecordedSummarizer(session))
+    result = replay(session, config, summariser=RecordedSummariser(session))
     first = result.checkpoints[0]
     assert result.preparations[first.step_index].response_message_index < recorded.at_message
     reasons = [d.reason for p in result.preparations for s in p.stages for d in s.decisions

@@ -12,14 +12,14 @@ from typing import ClassVar
 import pytest
 from iris.compaction import (
     REQUIRED_SECTIONS,
-    ExtractiveSummarizer,
-    OpenAICompatibleSummarizer,
-    RecordedSummarizer,
+    ExtractiveSummariser,
+    OpenAICompatibleSummariser,
+    RecordedSummariser,
     SummaryRequest,
     SummaryTimeout,
     validate_summary,
 )
-from iris.errors import SummarizerError
+from iris.errors import SummariserError
 from iris.session import (
     Message,
     RecordedCompaction,
@@ -61,9 +61,9 @@ def _request(head=None, **kw):
 def test_r_prep_7_extractive_fills_every_section_and_labels_itself():
     """R-PREP-7: the extractive summariser is deterministic, fills every section from the head
     (request, files read and edited, commands and outcomes, errors, last intent), and says so."""
-    s = ExtractiveSummarizer()
-    r1 = s.summarize(_request(current_request="Fix the parser bug."), timeout_seconds=1)
-    r2 = s.summarize(_request(current_request="Fix the parser bug."), timeout_seconds=1)
+    s = ExtractiveSummariser()
+    r1 = s.summarise(_request(current_request="Fix the parser bug."), timeout_seconds=1)
+    r2 = s.summarise(_request(current_request="Fix the parser bug."), timeout_seconds=1)
     assert r1 == r2 and r1.kind == "extractive" and r1.usage is None
     sections = {x.title: x.body for x in validate_summary(r1.text)}
     assert sections["Current User Request"] == "Fix the parser bug."
@@ -83,16 +83,16 @@ def test_r_prep_7_recorded_picks_summary_nearest_to_cut():
     session = Session(header=SessionHeader(session_id="s"), messages=msgs, compactions=(
         RecordedCompaction(at_message=5, summary="Early recorded summary text."),
         RecordedCompaction(at_message=15, summary=GOOD)))
-    near_early = RecordedSummarizer(session).summarize(_request(head=head), timeout_seconds=1)
+    near_early = RecordedSummariser(session).summarise(_request(head=head), timeout_seconds=1)
     assert near_early.kind == "recorded" and "Early recorded summary text." in near_early.text
     validate_summary(near_early.text)  # wrapped into the required structure
-    late = RecordedSummarizer(session).summarize(_request(head=msgs), timeout_seconds=1)
+    late = RecordedSummariser(session).summarise(_request(head=msgs), timeout_seconds=1)
     assert late.text == GOOD  # already structured: used verbatim
     inline = Session(header=SessionHeader(session_id="i"), messages=(
         *head, Message(role="user", content=(TextBlock(text=GOOD),), is_compaction_summary=True)))
-    assert RecordedSummarizer(inline).summarize(_request(head=head), timeout_seconds=1).text == GOOD
-    with pytest.raises(SummarizerError, match="no recorded"):
-        RecordedSummarizer(Session(header=SessionHeader(session_id="e"))).summarize(
+    assert RecordedSummariser(inline).summarise(_request(head=head), timeout_seconds=1).text == GOOD
+    with pytest.raises(SummariserError, match="no recorded"):
+        RecordedSummariser(Session(header=SessionHeader(session_id="e"))).summarise(
             _request(), timeout_seconds=1)
 
 
@@ -140,7 +140,7 @@ def test_r_prep_7_remote_answers(server):
     """R-PREP-7: a real chat-completions call: model, messages, key, usage mapped."""
     url, handler = server
     handler.mode = "ok"
-    result = OpenAICompatibleSummarizer(url, "m1", "secret").summarize(
+    result = OpenAICompatibleSummariser(url, "m1", "secret").summarise(
         _request(), timeout_seconds=5)
     assert result.kind == "remote" and result.text == GOOD and result.model == "served-model"
     assert result.usage is not None
@@ -152,14 +152,14 @@ def test_r_prep_7_remote_answers(server):
 
 
 def test_r_prep_7_remote_http_error_and_junk(server):
-    """R-PREP-7: HTTP 500 and a junk body are SummarizerErrors."""
+    """R-PREP-7: HTTP 500 and a junk body are SummariserErrors."""
     url, handler = server
     handler.mode = "error"
-    with pytest.raises(SummarizerError, match="HTTP 500"):
-        OpenAICompatibleSummarizer(url, "m").summarize(_request(), timeout_seconds=5)
+    with pytest.raises(SummariserError, match="HTTP 500"):
+        OpenAICompatibleSummariser(url, "m").summarise(_request(), timeout_seconds=5)
     handler.mode = "junk"
-    with pytest.raises(SummarizerError, match="junk answer"):
-        OpenAICompatibleSummarizer(url, "m").summarize(_request(), timeout_seconds=5)
+    with pytest.raises(SummariserError, match="junk answer"):
+        OpenAICompatibleSummariser(url, "m").summarise(_request(), timeout_seconds=5)
 
 
 def test_r_prep_7_remote_timeout_fires_on_hanging_server(server):
@@ -168,23 +168,23 @@ def test_r_prep_7_remote_timeout_fires_on_hanging_server(server):
     handler.mode = "hang"
     started = time.monotonic()
     with pytest.raises(SummaryTimeout, match="timeout after 0.5 s"):
-        OpenAICompatibleSummarizer(url, "m").summarize(_request(), timeout_seconds=0.5)
+        OpenAICompatibleSummariser(url, "m").summarise(_request(), timeout_seconds=0.5)
     assert time.monotonic() - started < 2.5
 
 
-def test_r_prep_7_unreachable_endpoint_is_summarizer_error():
-    with pytest.raises(SummarizerError, match="cannot reach"):
-        OpenAICompatibleSummarizer("http://127.0.0.1:9", "m").summarize(_request(),
+def test_r_prep_7_unreachable_endpoint_is_summariser_error():
+    with pytest.raises(SummariserError, match="cannot reach"):
+        OpenAICompatibleSummariser("http://127.0.0.1:9", "m").summarise(_request(),
                                                                          timeout_seconds=1)
 
 
 def test_r_prep_7_from_env(monkeypatch):
     """R-PREP-7: base URL, model and key come from the environment; None when not configured."""
-    for name in OpenAICompatibleSummarizer.ENV:
+    for name in OpenAICompatibleSummariser.ENV:
         monkeypatch.delenv(name, raising=False)
-    assert OpenAICompatibleSummarizer.from_env() is None
+    assert OpenAICompatibleSummariser.from_env() is None
     monkeypatch.setenv("WORKBENCH_SUMMARY_BASE_URL", "http://h/v1/")
     monkeypatch.setenv("WORKBENCH_SUMMARY_MODEL", "mini")
-    s = OpenAICompatibleSummarizer.from_env()
+    s = OpenAICompatibleSummariser.from_env()
     assert s is not None
     assert (s.base_url, s.model, s.api_key) == ("http://h/v1", "mini", None)
