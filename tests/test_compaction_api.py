@@ -25,5 +25,5 @@ def test_pipeline_contract_signature():
     assert env == ["config", "thresholds", "prompts", "summariser", "session_dir", "estimator",
                    "tools", "reduction_memory"]
     fields = set(compaction.CompactionOutcome.model_fields)
-    assert fields == {"status", "decisions", "history", "checkpoint", "archive_path", "cut_index",
-                      "summary_usage", "summary_request_text", "state"}
+    assert fields == {"status", "decisions", "history", "checkpoint", "archive_path", "archive_text",
+                      "cut_index", "summary_usage", "summary_request_text", "state"}

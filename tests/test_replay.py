@@ -90,6 +90,25 @@ def test_r_prep_6_compaction_at_step_k_changes_the_input_of_step_k_plus_1(long_s
     assert c.checkpoint_text == request.messages[0].text
 
 
+def test_r_cmp_7_the_replay_keeps_the_archive_text_it_wrote_without_reading_it_back(long_session,
+                                                                                   tmp_path):
+    """R-CMP-7: the archive a compaction writes is the text the replay keeps: the compaction
+    outcome carries it, so the replay never reads ``history-N.md`` back from its folder (a
+    replay in its own temporary folder has removed it by the time the replay returns)."""
+    from iris.compaction.archive import read_archive
+    session_dir = tmp_path / "run"
+    session_dir.mkdir()
+    r = replay(long_session, parse_config(SMALL),
+               environment=ReplayEnvironment(session_dir=session_dir))
+    assert r.checkpoints, "the small budget compacts"
+    for c in r.checkpoints:
+        on_disk = (session_dir / c.archive_name).read_text(encoding="utf-8")
+        assert r.archives[c.archive_name] == on_disk
+        assert len(read_archive(session_dir / c.archive_name)) == len(c.archived_messages)
+    in_temp = replay(long_session, parse_config(SMALL))
+    assert in_temp.archives == r.archives
+
+
 class _FlakySource:
     """A context source whose collect fails at one step (a real async source, not a mock)."""
 

@@ -218,7 +218,7 @@ class _Runner:
         context_source, tools, estimator, baseline = (inputs.context_source, inputs.tools,
                                                       inputs.estimator, inputs.baseline)
         work_dir, cancel, on_event = inputs.work_dir, inputs.cancel, inputs.on_event
-        self.session, self.progress, self.work_dir = session, inputs.progress, work_dir
+        self.session, self.progress = session, inputs.progress
         self.baseline: Literal["engine", "recorded"] = baseline
         self.calibration = Calibration.start(getattr(config, "estimate", None))
         self.cache = TokenCache(estimator)
@@ -274,7 +274,7 @@ class _Runner:
                     applied = self._applied(k, p, walk.previous, outcome.state.compaction)
                     checkpoints.append(applied)
                     if self.keep_bodies:
-                        archives[applied.archive_name] = self._archive(applied.archive_name)
+                        archives[applied.archive_name] = outcome.state.compaction.archive_text
                 ref = self.publisher.publish(p, outcome.request)
                 if isinstance(ref, str) and ref and outcome.request is not None:
                     p = p.model_copy(update={"final_request_ref": ref})  # the sink's reference
@@ -413,7 +413,3 @@ class _Runner:
             checkpoint_text=outcome.history[0].text,
             summary_request_text=outcome.summary_request_text,
             summary_usage=outcome.summary_usage)
-
-    def _archive(self, name: str) -> str:
-        path = self.work_dir / name
-        return path.read_text(encoding="utf-8") if path.is_file() else ""

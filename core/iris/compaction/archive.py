@@ -19,7 +19,7 @@ from ..safe_files import write_file
 from ..session import Message, ThinkingBlock, ToolCallBlock, ToolResultBlock, block_text
 
 __all__ = ["ARCHIVE_FORMAT_VERSION", "next_archive_number", "read_archive", "render_archive",
-           "write_archive"]
+           "store_archive", "write_archive"]
 
 #: 1: index, readable export, JSON Lines of the exact messages.
 ARCHIVE_FORMAT_VERSION = 1
@@ -88,11 +88,16 @@ def render_archive(messages: Sequence[Message], *, number: int, first_index: int
 def write_archive(session_dir: Path, messages: Sequence[Message], *, number: int,
                   first_index: int = 0, session_id: str = "", model: str | None = None) -> Path:
     """Write ``history-<number>.md``; never overwrites an existing archive."""
+    return store_archive(session_dir, render_archive(
+        messages, number=number, first_index=first_index, session_id=session_id, model=model),
+        number=number)
+
+
+def store_archive(session_dir: Path, text: str, *, number: int) -> Path:
+    """Write an already rendered archive text as ``history-<number>.md`` (never overwriting)."""
     path = Path(session_dir) / f"history-{number}.md"
     try:
-        write_file(path, render_archive(messages, number=number, first_index=first_index,
-                                        session_id=session_id, model=model),
-                   root=session_dir, overwrite=False)
+        write_file(path, text, root=session_dir, overwrite=False)
     except FileExistsError:
         raise StorageError(f"{path}: archive already exists; refusing to overwrite") from None
     except OSError as exc:

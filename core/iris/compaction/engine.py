@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import SummariserError, TemplateError
 from ..session import Message, Usage
 from ..tokens import TokenEstimator
-from .archive import next_archive_number, write_archive
+from .archive import next_archive_number, render_archive, store_archive
 from .carried import bound_previous_checkpoint, merge_constraints, select_retained, session_constraints
 from .checkpoint import (
     ArchiveRef,
@@ -273,7 +273,8 @@ def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: 
         return attempt.reject(decisions, RejectedDecision(
             reason=problem, summary_tokens=summary_tokens, projected_request_tokens=after),
             result.usage)
-    path = write_archive(session_dir, attempt.history[:attempt.cut], number=number)
+    archive = render_archive(attempt.history[:attempt.cut], number=number)
+    path = store_archive(session_dir, archive, number=number)
     decisions.append(AppliedDecision(before_tokens=before, after_tokens=after,
                                      checkpoint_tokens=cp_tokens, archive_path=str(path),
                                      archive_number=number))
@@ -283,6 +284,6 @@ def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: 
         "previous_checkpoint": checkpoint_body(checkpoint.render()),
         "cooldown_until_batch": None})  # any durable apply clears the model-driven cooldown
     return CompactionOutcome(status="applied", decisions=tuple(decisions), history=new_history,
-                             checkpoint=checkpoint, archive_path=str(path), cut_index=attempt.cut,
-                             summary_usage=result.usage, summary_request_text=attempt.prompt,
-                             state=state)
+                             checkpoint=checkpoint, archive_path=str(path), archive_text=archive,
+                             cut_index=attempt.cut, summary_usage=result.usage,
+                             summary_request_text=attempt.prompt, state=state)

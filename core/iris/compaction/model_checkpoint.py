@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..session import Message
 from ..tokens import TokenEstimator
-from .archive import next_archive_number, write_archive
+from .archive import next_archive_number, render_archive, store_archive
 from .carried import is_real_user_message, merge_constraints, select_retained, session_constraints
 from .checkpoint import ArchiveRef, Checkpoint, CheckpointSection, SummaryInvalid, validate_summary
 from .cut import safe_cuts
@@ -198,7 +198,8 @@ def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, An
                        last_fingerprint=state.last_model_fingerprint)
     if not gate.passed:
         return _skipped(history, state, gate, fingerprint, current_batch)
-    path = write_archive(Path(session_dir), head, number=number)
+    archive = render_archive(head, number=number)
+    path = store_archive(Path(session_dir), archive, number=number)
     new_state = state.model_copy(update={
         "archives": checkpoint.archives, "constraints": checkpoint.constraints,
         "constraints_omitted": checkpoint.constraints_omitted, "typed": typed,
@@ -206,7 +207,7 @@ def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, An
         "cooldown_until_batch": None, "last_model_fingerprint": fingerprint})
     return CompactionOutcome(
         status="applied", history=new_history, checkpoint=checkpoint, archive_path=str(path),
-        cut_index=cut, state=new_state, decisions=_applied_decisions(
+        archive_text=archive, cut_index=cut, state=new_state, decisions=_applied_decisions(
             head, tail, new_history[0], path=path, number=number, before=request_tokens,
             after=after, recent_target=thresholds.recent_target, estimator=estimator))
 

@@ -118,6 +118,8 @@ class CompactionOutcome(_Frozen):
     """The new durable history when applied (checkpoint + raw tail); else the input unchanged."""
     checkpoint: Checkpoint | None = None
     archive_path: str | None = None
+    archive_text: str = ""
+    """The text written to ``archive_path`` (what a replay keeps without reading the file back)."""
     cut_index: int | None = None
     summary_usage: Usage | None = None
     summary_request_text: str = ""
