@@ -13,15 +13,17 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from iris.frozen import FrozenModel
 from iris.session import index_session
+from pydantic import ConfigDict
 
 from ..records import RecordedMark, StepRow, recorded_marks
-from ..services.replay import session_messages
+from ..services.replay import open_saved, session_messages
 from ..storage.store import Store
 from ..storage.stored import StoredReplay
 
-__all__ = ["TRUTH_FIELDS", "TruthStep", "answer_runs", "recorded_compactions",
-           "replay_compactions", "session_marks", "truth_steps"]
+__all__ = ["TRUTH_FIELDS", "ReplayTruth", "TruthStep", "answer_runs", "recorded_compactions",
+           "replay_compactions", "replay_truth", "session_marks", "truth_steps"]
 
 TRUTH_FIELDS: tuple[str, ...] = (
     "trigger_tokens", "trigger_basis", "unrecorded_overhead_tokens", "overhead_measured_at",
@@ -117,3 +119,25 @@ def recorded_compactions(store: Store, session_id: str,
     if replay is not None and replay.facts.recorded_compactions:
         return replay.facts.recorded_compactions
     return store.recorded_compactions(session_id)
+
+
+class ReplayTruth(FrozenModel):
+    """A saved replay with its truth rows, the agent's recorded compactions placed on them and
+    the replay's run for the real-vs-replay compaction answer (the Usage and Compaction pages)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    replay: StoredReplay
+    steps: tuple[TruthStep, ...]
+    marks: tuple[RecordedMark, ...]
+    runs: tuple[dict[str, Any], ...]
+    """One run for :func:`workbench.views.recorded.compaction_answer` (:func:`answer_runs`)."""
+
+
+def replay_truth(store: Store, session_id: str, replay_id: str) -> ReplayTruth:
+    """The saved replay ``replay_id`` of ``session_id`` with its truth rows, recorded marks and
+    answer run (``StorageError`` for a replay the store does not have)."""
+    replay = open_saved(store, replay_id)
+    steps = truth_steps(replay)
+    marks = recorded_marks(recorded_compactions(store, session_id, replay), steps)
+    return ReplayTruth(replay=replay, steps=steps, marks=marks, runs=tuple(answer_runs(replay)))

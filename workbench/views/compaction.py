@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
+from iris.compaction.thresholds import Thresholds
 from iris.preparation.records import (
     CompactionApplied,
     CompactionCandidate,
@@ -29,14 +30,18 @@ from pydantic import BaseModel, ConfigDict
 
 from ..records import CompactionFacts
 from .colors import FATE_COLOURS, PHASE_COLOURS, SERIES_COLOURS
+from .recorded import budget_label
 from .step_through import describe
 
-__all__ = ["FATES", "CompactionBand", "attempts_table", "compaction_band", "compactions_table",
-           "replay_bands", "retained_texts", "timeline_figure"]
+__all__ = ["ARCHIVE_PREVIEW", "FATES", "CompactionBand", "archive_preview", "attempts_table",
+           "compaction_band", "compaction_budget_caption", "compactions_table", "replay_bands",
+           "retained_texts", "timeline_figure"]
 
 FATES: tuple[str, ...] = ("archived", "summarised", "retained verbatim", "kept raw")
 _ARCHIVED_MARKS = {"reduced", "trimmed", "folded"}
 CUT_COLOUR = PHASE_COLOURS["failed"]
+ARCHIVE_PREVIEW = 6000
+"""Characters of an archive shown before "Show the whole archive" is switched on."""
 COMPACTION_KINDS = ("compaction-plan", "compaction-candidate", "compaction-rejected",
                     "compaction-applied")
 
@@ -187,3 +192,23 @@ def replay_bands(compactions: Sequence[CompactionFacts], *,
             session_messages=session_messages, checkpoint_text=checkpoints.get(c.n, ""),
             first_kept=c.first_kept_message))
     return tuple(bands)
+
+
+def compaction_budget_caption(thresholds: Thresholds | None, summariser: str) -> str | None:
+    """The budget with its source, the pressure line and the summariser that wrote the
+    checkpoints (None when the replay saved no thresholds)."""
+    if not thresholds:
+        return None
+    budget = budget_label(thresholds.input_budget, thresholds.budget_source,
+                          thresholds.budget_detail)
+    return (f"Budget {budget} · pressure line {thresholds.pressure_line:,} · summariser "
+            f"**{summariser}**" + (" (offline extractive: no model wrote these checkpoints)"
+                                   if summariser == "extractive" else ""))
+
+
+def archive_preview(text: str, *, whole: bool, limit: int = ARCHIVE_PREVIEW) -> str:
+    """``text`` whole, or its first ``limit`` characters with how many more there are."""
+    if whole or len(text) <= limit:
+        return text
+    return (text[:limit] + f"\n… [{len(text) - limit:,} more characters: switch on “Show the "
+            "whole archive”]")

@@ -10,10 +10,11 @@ not costs that add up (R-TOK-2).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import pandas as pd
 import plotly.graph_objects as go
+from iris.compaction.thresholds import Thresholds
 from iris.compaction.usage import RunUsage
 
 from ..records import RecordedMark
@@ -22,12 +23,14 @@ from .recorded import (
     TRIGGER_BASES,
     add_recorded_marks,
     add_trigger_trace,
+    budget_label,
     whole_tokens,
     y_range,
 )
 
-__all__ = ["AS_RECORDED", "REPLAYED", "StepLike", "estimate_error", "summary_usage_table",
-           "usage_figure", "usage_table"]
+__all__ = ["AS_RECORDED", "REPLAYED", "Metric", "StepLike", "estimate_error",
+           "summary_usage_table", "usage_budget_caption", "usage_figure", "usage_metrics",
+           "usage_table"]
 
 AS_RECORDED = "as-recorded estimate"
 REPLAYED = "replayed request"
@@ -134,6 +137,43 @@ def estimate_error(steps: Sequence[StepLike]) -> dict[str, Any]:
     return {"median_abs_pct": round(float(pd.Series(errors).median()), 1),
             "p90_abs_pct": round(p90, 1), "responses": len(errors),
             "basis": "as-recorded calibrated estimate + overhead vs provider prompt tokens"}
+
+
+class Metric(NamedTuple):
+    """One figure at the top of the Usage page."""
+
+    label: str
+    value: str
+    help: str | None = None
+
+
+def usage_metrics(steps: Sequence[StepLike]) -> tuple[Metric, ...]:
+    """The estimate error (median, p90), the unrecorded overhead and the calibration ratio of the
+    last step, in words; ``steps`` is not empty."""
+    error, last = estimate_error(steps), steps[-1]
+    measured = getattr(last, "overhead_measured_at", None)
+    return (
+        Metric("Estimate error, median", "—" if error["median_abs_pct"] is None
+               else f"{error['median_abs_pct']}%",
+               f"{error['basis']}, over {error['responses']} responses with provider usage"),
+        Metric("Estimate error, p90", "—" if error["p90_abs_pct"] is None
+               else f"{error['p90_abs_pct']}%"),
+        Metric("Unrecorded overhead", f"{getattr(last, 'unrecorded_overhead_tokens', None) or 0:,}",
+               "System prompt, tool schemas and framing the transcript does not contain, "
+               "carried in every whole-request figure"
+               + (f" (measured at step {measured})" if measured is not None else "")),
+        Metric("Calibration ratio", f"{getattr(last, 'calibration_ratio', None) or 1.0:.3f}",
+               "Provider tokens per local token, from the latest earlier response"))
+
+
+def usage_budget_caption(thresholds: Thresholds | None, pressure_line: int) -> str:
+    """The budget with its source and the pressure line (``pressure_line``, the last step's,
+    when the replay saved no thresholds)."""
+    budget = (budget_label(thresholds.input_budget, thresholds.budget_source,
+                           thresholds.budget_detail)
+              if thresholds else budget_label(None, None, ""))
+    return (f"Budget {budget} · pressure line "
+            f"{(thresholds.pressure_line if thresholds else pressure_line):,}")
 
 
 def _line(fig: go.Figure, xs: Any, ys: Any, name: str, colour: str, **style: Any) -> None:

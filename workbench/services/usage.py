@@ -1,0 +1,26 @@
+"""What the Usage page reads from the store (R-UI-5, R-TOK-6): the saved replay with its truth rows
+and recorded compactions, and whether the session's estimate error means anything (a session whose
+text is mostly redaction placeholders)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..replay_summary import error_meaning
+from ..storage.store import Store
+from .truth import ReplayTruth, replay_truth
+
+__all__ = ["OpenedUsage", "open_usage"]
+
+
+class OpenedUsage(ReplayTruth):
+    """A saved replay as the Usage page shows it."""
+
+    meaning: dict[str, Any]
+    """``{"meaningful", "text_redacted", "note"}`` of :func:`workbench.replay_summary.error_meaning`."""
+
+
+def open_usage(store: Store, session_id: str, replay_id: str) -> OpenedUsage:
+    """The saved replay ``replay_id`` of ``session_id`` with what the Usage page needs."""
+    truth = replay_truth(store, session_id, replay_id)
+    return OpenedUsage(**dict(truth), meaning=error_meaning(store.get_session(session_id)))
