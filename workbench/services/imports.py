@@ -7,6 +7,7 @@ the one reading of "a transcript path or a stored session id" (CLI and notebook)
 from __future__ import annotations
 
 import re
+import tempfile
 import traceback
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
@@ -25,9 +26,12 @@ __all__ = [
     "ImportReport",
     "bundled_samples",
     "describe_error",
+    "first_imported",
     "import_paths",
     "path_or_stored_id",
     "safe_upload_name",
+    "save_upload",
+    "session_paths",
 ]
 
 #: The bundled samples, installed as the package ``workbench.sample_sessions`` (``sample_sessions/``
@@ -68,6 +72,19 @@ def safe_upload_name(name: str) -> str:
     return base if base.strip("_") else "upload.jsonl"
 
 
+def save_upload(name: str, data: bytes) -> Path:
+    """An uploaded file's bytes written to a new temporary folder under :func:`safe_upload_name`
+    of the browser-supplied ``name``; returns the written file."""
+    target = Path(tempfile.mkdtemp(prefix="workbench-upload-")) / safe_upload_name(name)
+    target.write_bytes(data)
+    return target
+
+
+def first_imported(reports: Iterable[ImportReport]) -> str | None:
+    """The session id of the first report with an outcome (None when every import failed)."""
+    return next((r.outcome.session_id for r in reports if r.outcome is not None), None)
+
+
 def describe_error(exc: BaseException) -> ErrorReport:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     if isinstance(exc, SessionFormatError):
@@ -77,14 +94,20 @@ def describe_error(exc: BaseException) -> ErrorReport:
     return ErrorReport(message=f"unexpected {type(exc).__name__}: {exc}", expected=False, traceback=tb)
 
 
+def session_paths(paths: Iterable[str | Path]) -> list[str]:
+    """The files an import of ``paths`` reads: a file as given, a directory every session file
+    below it."""
+    from ..importers.files import session_files
+
+    return [str(f) for p in paths for f in (session_files(Path(p)) if Path(p).is_dir() else [p])]
+
+
 def import_paths(store: Store, paths: Iterable[str | Path], *, lenient: bool = False,
                  format: str | None = None,
                  progress: Callable[[int, int, float, str], None] | None = None) -> list[ImportReport]:
     """Import each file (a directory: every session file below it); never raises.
-    ``progress(file_index, n_files, fraction, label)``."""
-    from ..importers.files import session_files
-
-    paths = [str(f) for p in paths for f in (session_files(Path(p)) if Path(p).is_dir() else [p])]
+    ``progress(file_index, n_files, fraction, label)``, the index into :func:`session_paths`."""
+    paths = session_paths(paths)
     reports = []
     for i, path in enumerate(paths):
         def step(fraction: float, label: str, i: int = i) -> None:

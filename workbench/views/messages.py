@@ -7,6 +7,7 @@ Transcript text is kept verbatim; the page renders it as text, never as HTML or 
 from __future__ import annotations
 
 import json
+import math
 from typing import Literal
 
 import pandas as pd
@@ -23,12 +24,15 @@ from iris.session import (
 )
 from iris.tokens import TokenEstimator
 
-__all__ = ["BlockView", "MessageView", "UsageView", "conversation", "human_size", "message_frame"]
+__all__ = ["PAGE_SIZE", "BlockView", "MessageView", "UsageView", "code_span", "conversation", "header_metrics",
+           "human_size", "linked_message", "message_flags", "message_frame", "page_count", "usage_caption"]
 
 #: Outputs longer than this many characters (or lines) are collapsed by default.
 LONG_CHARS = 1500
 LONG_LINES = 25
 PREVIEW_LINES = 8
+#: Messages per page: the browser lays out every block of a page at each flip (40 took over a second).
+PAGE_SIZE = 20
 
 
 _Frozen = FrozenModel
@@ -197,3 +201,56 @@ def message_frame(session: Session, estimator: TokenEstimator) -> pd.DataFrame:
     for col in ("Batch", "Prompt tokens", "Input", "Cache read", "Cache write", "Output"):
         frame[col] = frame[col].astype("Int64")
     return frame
+
+
+def header_metrics(session: Session, estimated_tokens: int) -> list[tuple[str, int | str]]:
+    """The page header's six figures as (label, value): counts, the local estimate and the
+    largest prompt the provider recorded ("—" when no response recorded usage)."""
+    index = session.index
+    usage = [m.usage.prompt_tokens for m in session.messages if m.usage is not None]
+    return [("Messages", len(session.messages)), ("Responses", len(index.batches)),
+            ("Tool calls", len(index.calls)), ("Unanswered", len(index.unanswered_calls)),
+            ("Estimated tokens", f"{estimated_tokens:,}"),
+            ("Max prompt (provider)", f"{max(usage):,}" if usage else "—")]
+
+
+def page_count(n_messages: int, page_size: int = PAGE_SIZE) -> int:
+    """How many pages ``n_messages`` fill (at least one)."""
+    return max(1, math.ceil(n_messages / page_size))
+
+
+def linked_message(param: str | None) -> int | None:
+    """The message number of a ``?message=N`` link (None when absent or not a number)."""
+    return int(param) if param and param.isdigit() else None
+
+
+def code_span(text: str | None) -> str:
+    """Inline code for transcript-provided names (backticks replaced so they cannot break out)."""
+    return "`" + (text or "").replace("`", "'") + "`"
+
+
+def message_flags(msg: MessageView) -> str:
+    """The caption under a message's heading: batch, local estimate, model and origin."""
+    flags = [f"batch {msg.batch}" if msg.batch is not None else "before the first response",
+             f"≈ {msg.estimate:,} tokens (local estimate)"]
+    if msg.model:
+        flags.append(code_span(msg.model))
+    if msg.synthetic:
+        flags.append("injected")
+    if msg.is_compaction_summary:
+        flags.append("compaction summary")
+    if msg.compaction_provided:
+        flags.append("provided by the recorded compaction (a kept copy, not a response)")
+    return " · ".join(flags)
+
+
+def usage_caption(msg: MessageView) -> str | None:
+    """The provider usage line of a message (None where no line is shown: a user or tool
+    message, or a kept copy a recorded compaction provided)."""
+    if (u := msg.usage) is not None:
+        return (f"Provider usage: prompt {u.prompt_tokens:,} (input {u.input_tokens:,} + cache read "
+                f"{u.cache_read_tokens:,} + cache write {u.cache_write_tokens:,}) · output "
+                f"{u.output_tokens:,} · raw {code_span(u.raw)}")
+    if msg.role == "assistant" and not msg.compaction_provided:
+        return "Provider usage: not recorded"
+    return None

@@ -5,14 +5,18 @@ the lines a lenient import skipped (imports themselves are ``workbench.services.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 import pandas as pd
 
 from ..importers import SkippedLine
 
-__all__ = ["SESSION_COLUMNS", "sessions_frame", "skipped_frame"]
+__all__ = ["AUTO_FORMAT", "SESSION_COLUMNS", "chosen_format", "import_line", "paths_from_text", "sessions_frame",
+           "skipped_frame"]
 
+#: The format box's first choice: let the importers recognise the file.
+AUTO_FORMAT = "detect automatically"
 SESSION_COLUMNS = ["Title", "Format", "Messages", "Responses", "Tokens (est.)", "Imported at", "ID"]
 
 
@@ -35,6 +39,21 @@ class SessionRow(Protocol):
     def imported_at(self) -> str: ...
 
 
+class Imported(Protocol):
+    """What the import line needs of an import (``workbench.storage.store.ImportOutcome``)."""
+
+    @property
+    def created(self) -> bool: ...
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def message_count(self) -> int: ...
+
+
 class Skipped(Protocol):
     """What the skipped-line table needs of an import (``workbench.storage.store.ImportOutcome``)."""
 
@@ -52,3 +71,20 @@ def sessions_frame(summaries: Sequence[SessionRow]) -> pd.DataFrame:
 def skipped_frame(outcome: Skipped) -> pd.DataFrame:
     """Every line a lenient import skipped, with its problem."""
     return pd.DataFrame([[s.line, s.problem] for s in outcome.skipped], columns=["Line", "Problem"])
+
+
+def import_line(outcome: Imported) -> str:
+    """The one line an import reports: new or already stored, title, format and size."""
+    verb = "Imported" if outcome.created else "Already stored (same content)"
+    return (f"{verb}: {outcome.title or outcome.session_id} — {outcome.format}, "
+            f"{outcome.message_count} messages")
+
+
+def paths_from_text(text: str) -> list[str]:
+    """The non-blank lines of the paths box, each with ``~`` expanded."""
+    return [str(Path(p.strip()).expanduser()) for p in text.splitlines() if p.strip()]
+
+
+def chosen_format(choice: str) -> str | None:
+    """The importer format of the format box's choice (None: detect automatically)."""
+    return None if choice == AUTO_FORMAT else choice

@@ -1,0 +1,114 @@
+"""The Messages page's parts (R-SES-1, R-SES-2): the header figures, the all-messages table, the
+page picker (a ``?message=N`` link opens the page holding message N) and the conversation, every
+message a box whose transcript text is shown as code, never as markdown or HTML.
+
+The words and figures come from ``workbench.views.messages``; the page number moves through
+``workbench.state``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+
+import streamlit as st
+
+from workbench import state
+from workbench.services.messages import OpenedSession
+from workbench.views import messages as view
+
+__all__ = ["page_picker", "show_conversation", "show_header", "show_table"]
+
+
+def show_header(opened: OpenedSession) -> None:
+    """The session's title and its six figures."""
+    st.subheader(opened.title)
+    for col, (label, value) in zip(st.columns(6), view.header_metrics(opened.session,
+                                                                      opened.estimated_tokens),
+                                   strict=True):
+        col.metric(label, value)
+
+
+def show_table(opened: OpenedSession) -> None:
+    """The table of every message, built and sent only while its expander is open (a closed one
+    still mounted the whole table in the browser at every page flip)."""
+    table = st.expander("All messages as a table", key="wb_msg_table_open", on_change="rerun")
+    if table.open:
+        table.dataframe(view.message_frame(opened.session, opened.estimator), hide_index=True)
+
+
+def page_picker(session_id: str, n_messages: int) -> tuple[int, int | None]:
+    """The page number box and the linked message. A link from another view (``?message=N``,
+    e.g. a decision on the Step-through page) opens the page holding message N once; after that
+    the box is the user's again. Returns (page, linked message or None)."""
+    n_pages = view.page_count(n_messages)
+    linked = view.linked_message(st.query_params.get("message"))
+    if linked is not None and state.get("_wb_msg_linked") != (session_id, linked):
+        state.put("_wb_msg_linked", (session_id, linked))
+        state.put("wb_msg_page", min(linked // view.PAGE_SIZE + 1, n_pages))
+    if linked is not None and linked < n_messages:
+        st.caption(f"Opened from a link to message #{linked} (outlined below).")
+        st.html("<style>.st-key-wb_linked_message {outline: 3px solid #2563EB; outline-offset: 2px;}"
+                "</style>")
+    page = st.number_input(f"Page (of {n_pages}, {view.PAGE_SIZE} messages each)", 1, n_pages,
+                           key="wb_msg_page")
+    return int(page), linked
+
+
+def show_conversation(messages: Sequence[view.MessageView], page: int, linked: int | None) -> None:
+    """One box per message; the lazy expanders are keyed by page and order on the page."""
+    keys = (f"wb_msg_more_{page}_{n}" for n in itertools.count())
+    for msg in messages:
+        _show_message(msg, msg.index == linked, keys)
+
+
+def _lazy_code(label: str, text: str, language: str | None, keys: Iterator[str]) -> None:
+    """A collapsed expander whose text is sent to the browser only while it is open (a closed one
+    still mounted the whole text: long results made every page flip take seconds)."""
+    box = st.expander(label, key=next(keys), on_change="rerun")
+    if box.open:
+        box.code(text, language=language, wrap_lines=True)
+
+
+def _show_text(block: view.BlockView, keys: Iterator[str]) -> None:
+    """Transcript text as code (never markdown or HTML); long text collapsed."""
+    if not block.long:
+        st.code(block.text, language=None, wrap_lines=True)
+        return
+    st.code(block.preview + "\n…", language=None, wrap_lines=True)
+    _lazy_code(f"Show all ({block.size})", block.text, None, keys)
+
+
+def _show_call(block: view.BlockView, keys: Iterator[str]) -> None:
+    st.markdown(f"**Tool call** {view.code_span(block.title)} · {view.code_span(block.call_id)}")
+    st.code(block.text, language="json", wrap_lines=True)
+    result = block.result
+    if result is None:
+        st.warning("Unanswered: no result was recorded for this call.")
+        return
+    mark = ":red[**Error**]" if result.is_error else "↳ Result"
+    label = f"{mark} (message #{block.result_message}) · {result.size}"
+    if result.long:
+        _lazy_code(label, result.text, None, keys)
+        return
+    with st.expander(label, expanded=True):
+        st.code(result.text, language=None, wrap_lines=True)
+
+
+def _show_message(msg: view.MessageView, linked: bool, keys: Iterator[str]) -> None:
+    with st.container(border=True, key="wb_linked_message" if linked else None):
+        error = " · :red[**error**]" if msg.has_error else ""
+        st.markdown(f"**#{msg.index} · {msg.role}**{error}")
+        st.caption(view.message_flags(msg))
+        if (usage := view.usage_caption(msg)) is not None:
+            st.caption(usage)
+        for block in msg.blocks:
+            if block.kind == "tool_call":
+                _show_call(block, keys)
+            elif block.kind == "tool_result" and block.call_message is not None:
+                st.caption(f"↳ {view.code_span(block.title)} · {block.size}"
+                           + (" · :red[error]" if block.is_error else "") + " — shown with its call")
+            else:
+                if block.kind != "text":
+                    st.caption(view.code_span(block.title))
+                _show_text(block, keys)

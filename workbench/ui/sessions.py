@@ -1,0 +1,118 @@
+"""The Sessions page's parts (R-UI-1, R-SES-5): the stored sessions (or the first-run empty
+state), each import's report, the three ways to import and the confirmed delete.
+
+Imports are ``workbench.services.imports``; the tables and lines come from
+``workbench.views.sessions``; the import reports and the pending delete move through
+``workbench.state``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import streamlit as st
+
+from workbench import state
+from workbench.importers import formats
+from workbench.page_guards import progress_bar
+from workbench.services import imports
+from workbench.storage.store import SessionSummary, Store
+from workbench.views import sessions as view
+
+__all__ = ["import_forms", "run_imports", "show_deletion", "show_reports", "show_sessions"]
+
+
+def run_imports(store: Store, paths: list[str], lenient: bool, fmt: str | None) -> None:
+    """Import ``paths`` under a progress bar, keep the reports, select the first imported session
+    and run the page again."""
+    files = imports.session_paths(paths)
+    with progress_bar("Starting import…") as report:
+        reports = imports.import_paths(
+            store, files, lenient=lenient, format=fmt,
+            progress=lambda i, n, fraction, label: report((i + fraction) / n,
+                                                          f"{Path(files[i]).name}: {label}"))
+    state.set_import_reports(reports)
+    if (session_id := imports.first_imported(reports)) is not None:
+        state.request_session(session_id)
+    st.rerun()
+
+
+def show_sessions(store: Store, summaries: Sequence[SessionSummary], samples: list[Path]) -> None:
+    """The table of stored sessions, or for an empty store the one next step of a new user."""
+    if not summaries:
+        st.info("No sessions yet. Import a transcript or the bundled samples.", icon="👋")
+        st.markdown("New here? Open the bundled samples (a bug fix, a long refactor that compacts, an "
+                    "interrupted run), then go to **Step-through** in the sidebar.")
+        if st.button("Open the bundled samples", key="wb_empty_samples", type="primary",
+                     disabled=not samples):
+            run_imports(store, [str(p) for p in samples], False, None)
+        return
+    st.dataframe(view.sessions_frame(summaries), hide_index=True, key="wb_sessions_table",
+                 column_config={"Tokens (est.)": st.column_config.NumberColumn(format="localized")})
+    st.caption("Pick a session in the sidebar, then open **Step-through** (one preparation, stage "
+               "by stage), **Compaction** or **Usage**.")
+
+
+def show_reports() -> None:
+    """What the last imports did: one line each, skipped lines as a table, errors with the
+    traceback in an expander."""
+    for report in state.import_reports():
+        if report.error is not None:
+            st.error(f"Import failed — {report.error.message}")
+            with st.expander("Traceback (for developers)"):
+                st.code(report.error.traceback, language=None)
+            continue
+        outcome = report.outcome
+        if outcome is None:  # a report holds an outcome or an error
+            continue
+        st.success(view.import_line(outcome))
+        if outcome.skipped:
+            st.warning(f"{len(outcome.skipped)} line(s) of {report.path} were skipped:")
+            st.dataframe(view.skipped_frame(outcome), hide_index=True)
+
+
+def import_forms(store: Store, samples: list[Path]) -> None:
+    """Upload a file, import paths or the bundled samples, with the lenient and format options."""
+    st.subheader("Import")
+    upload_tab, path_tab, samples_tab = st.tabs(["Upload a file", "From a path", "Bundled samples"])
+    options = st.columns(2)
+    lenient = options[0].checkbox("Lenient: skip bad lines and list them", key="wb_import_lenient")
+    fmt = view.chosen_format(options[1].selectbox("Format", [view.AUTO_FORMAT, *formats()],
+                                                  key="wb_import_format"))
+    with upload_tab:
+        upload = st.file_uploader("Transcript (.jsonl, .json, .traj; also .gz)", key="wb_upload")
+        if st.button("Import upload", key="wb_import_upload", disabled=upload is None) and upload:
+            run_imports(store, [str(imports.save_upload(upload.name, upload.getvalue()))], lenient, fmt)
+    with path_tab:
+        text = st.text_area("Paths (files or folders), one per line", key="wb_import_path", height=80,
+                            placeholder="~/.claude/projects/my-project/0a1b2c.jsonl")
+        paths = view.paths_from_text(text)
+        if st.button("Import path", key="wb_import_path_button", disabled=not paths):
+            run_imports(store, paths, lenient, fmt)
+    with samples_tab:
+        st.caption(" · ".join(p.name for p in samples) or "No bundled samples found.")
+        if st.button("Import the bundled samples", key="wb_import_samples", disabled=not samples):
+            run_imports(store, [str(p) for p in samples], lenient, fmt)
+
+
+def show_deletion(store: Store, summaries: Sequence[SessionSummary]) -> None:
+    """Pick a session to delete; it is deleted only after a second, confirming click."""
+    st.subheader("Delete")
+    titles = {s.id: s.title for s in summaries}
+    victim = st.selectbox("Session to delete", list(titles), format_func=lambda sid: titles[sid],
+                          key="wb_delete_choice")
+    if st.button("Delete…", key="wb_delete"):
+        state.set_pending_delete(victim)
+    pending = state.pending_delete()
+    if pending not in titles:
+        return
+    st.warning(f"Delete “{titles[pending]}” and all its messages from the store? This cannot be undone.")
+    yes, no = st.columns(2)
+    if yes.button("Yes, delete", key="wb_delete_confirm", type="primary"):
+        store.delete_session(pending)
+        state.set_pending_delete(None)
+        st.rerun()
+    if no.button("Cancel", key="wb_delete_cancel"):
+        state.set_pending_delete(None)
+        st.rerun()
