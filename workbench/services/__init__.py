@@ -1,7 +1,12 @@
 """Services: what the pages, the CLI and the notebook call to act on sessions and replays.
 
-``replay`` (replay, save, reopen), ``rerun`` (re-run with edited templates), ``imports`` (import
-transcripts into the store) and ``presets`` (named configurations, ``resolve_config``). Services
-use the engine and the store and return records; views turn records into tables and figures and
-never import a service.
+``replay`` (replay, save, reopen), ``rerun`` (re-run with edited templates), ``templates`` (the
+workspace's templates and a Templates-page re-run), ``imports`` (import transcripts into the
+store), ``presets`` (named configurations, ``resolve_config``), ``summarisers`` (the summariser
+and templates a replay uses), ``compare`` and ``configuration`` (the Configuration page's replays
+and A/B runs), ``context`` (build and measure a context.yaml), ``truth`` (whole-request figures
+and the agent's recorded compactions), and one service per page that reads a saved replay or a
+session: ``messages``, ``step_through``, ``usage``, ``compaction``. Services use the engine and
+the store and return records; views turn records into tables and figures and never import a
+service.
 """
