@@ -1,4 +1,4 @@
-"""AppTest for the Reduction page and its view (R-UI-2, issue item 9): the replay's own
+"""AppTest for the Reduction page and its view (R-UI-2): the replay's own
 decisions at the selected step, the same records as Step-through, with the rule and numbers of
 each, and the earlier decisions still shaping the request. Nothing is reduced again."""
 

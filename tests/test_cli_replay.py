@@ -103,7 +103,7 @@ def test_replay_unknown_target_is_a_clear_error(capsys):
 
 
 def test_replay_defaults_makes_the_app_replays_of_every_stored_session(capsys):
-    """Item 4: `make run` can have replays ready before the app opens."""
+    """`make run` can have replays ready before the app opens."""
 
     with open_store() as store:
         ids = [store.import_file(ROOT / "sample_sessions" / f"{n}.jsonl").session_id

@@ -29,7 +29,7 @@ def store(tmp_path):
 
 
 def test_migrations_from_blank_database_create_evidence_tables(tmp_path):
-    """Item 5: a blank database gets every evidence table through m002."""
+    """R-PREP-5: a blank database gets every evidence table through m002."""
     db = Database(tmp_path / "blank.db")
     MIGRATIONS.apply(db)
     assert migration_names()[:2] == ("m001_initial", "m002_evidence")
@@ -73,7 +73,7 @@ def test_save_and_reopen_round_trips_every_record(store):
 
 
 def test_decisions_are_queryable_by_kind(store):
-    """Item 5: decisions are normalised enough to query by kind across a replay."""
+    """R-PREP-5: decisions are normalised enough to query by kind across a replay."""
     info = store.replays.save(bundle(), session_id="s1", name="default")
     found = store.replays.open(info.id).decisions_of_kind("compaction-applied", "compaction-rejected")
     assert [(step, stage, d.kind) for step, stage, d in found] == [
@@ -81,7 +81,7 @@ def test_decisions_are_queryable_by_kind(store):
 
 
 def test_named_replays_list_replace_and_delete(store):
-    """Item 5: a replay is saved under a name; same name replaces; delete removes every row."""
+    """R-PREP-5: a replay is saved under a name; same name replaces; delete removes every row."""
     first = store.replays.save(bundle(), session_id="s1", name="default")
     store.replays.save(bundle(steps=2, failed_at=None, applied_at=None, rejected_at=None),
                 session_id="s1", name="default")
@@ -98,7 +98,7 @@ def test_named_replays_list_replace_and_delete(store):
 
 
 def test_deleting_a_session_deletes_its_replays(store):
-    """Item 5: replays belong to a session; the store's delete_session needs no change."""
+    """R-PREP-5: replays belong to a session; the store's delete_session needs no change."""
     store.replays.save(bundle(), session_id="s1", name="default")
     assert store.delete_session("s1") is True
     assert store.replays.list() == ()
@@ -115,7 +115,7 @@ def test_unknown_replay_is_a_clear_storage_error(store):
 
 
 def test_reopening_a_2000_step_replay_takes_under_a_second(store):
-    """Item 5: reopening a 2,000-step replay is ≤ 1 s (scalars only; steps parse lazily)."""
+    """R-PREP-5: reopening a 2,000-step replay is ≤ 1 s (scalars only; steps parse lazily)."""
     one = preparation(0)
     preps = tuple(one.model_copy(update={"step_index": i, "preparation_id": f"sha256:{i}"})
                   for i in range(2000))
@@ -236,7 +236,7 @@ def _write_m002_replay(db, original) -> None:
 
 
 def test_replays_of_a_session_share_request_bodies_until_the_last_is_deleted(store):
-    """Item 4 / store size: a message body sent by several replays is stored once; deleting one
+    """R-PREP-5 / store size: a message body sent by several replays is stored once; deleting one
     replay keeps it for the other, deleting the last removes it (the schema cascades, then the
     unused bodies go)."""
     first = store.replays.save(bundle(), session_id="s1", name="a")
@@ -249,7 +249,7 @@ def test_replays_of_a_session_share_request_bodies_until_the_last_is_deleted(sto
 
 
 def test_replay_facts_are_typed_and_tolerate_parts_written_by_older_code(store):
-    """Item 3: replay-wide figures read back as typed models; a part that no longer validates
+    """R-PREP-5: replay-wide figures read back as typed models; a part that no longer validates
     reads as its default instead of failing the replay."""
     from iris.compaction.usage import RunUsage
 
@@ -269,7 +269,7 @@ def test_replay_facts_are_typed_and_tolerate_parts_written_by_older_code(store):
 
 
 def test_an_open_replay_is_cached_until_it_is_saved_again_by_any_process(store, tmp_path):
-    """Item 4: one cache inside the store; a save through another connection (another process)
+    """R-PREP-5: one cache inside the store; a save through another connection (another process)
     makes the next open read the new rows."""
     info = store.replays.save(bundle(), session_id="s1", name="cached")
     assert store.replays.open(info.id) is store.replays.open(info.id)

@@ -1,4 +1,4 @@
-"""Prices of a replay (issue item 1, R-TOK-6): requests and summaries priced with genai-prices
+"""Prices of a replay (R-TOK-6): requests and summaries priced with genai-prices
 offline, saved money against the recorded session, "no price known" for other models."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One reader of a replay (architecture item 3): a replay computed in memory and the same replay
+"""One reader of a replay: a replay computed in memory and the same replay
 reopened from the store answer every question a view asks the same way (R-PREP-5, R-UI-6)."""
 
 from __future__ import annotations

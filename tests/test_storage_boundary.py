@@ -1,4 +1,4 @@
-"""The persistence boundary (architecture item 4): only ``workbench.storage`` touches the
+"""The persistence boundary: only ``workbench.storage`` touches the
 database. Outside it no module reaches a store's connection (``.db``), writes SQL against the
 store's tables, or imports a store module's private helpers."""
 
