@@ -128,8 +128,7 @@ def _map(d: EngineDecision, *, cut: int | None, before: int, line: int, attempt:
         case RejectedDecision():
             after = d.projected_request_tokens
             return CompactionRejected(attempt=attempt, tokens_after=None if after is None else w(after),
-                                      reason=f"{d.reason} (engine figures: local estimate)"
-                                      if w is not int else d.reason)
+                                      reason=_rejection_words(d, before=before, line=line, w=w))
         case SkippedDecision():
             return CompactionRejected(attempt=attempt, reason=f"{d.gate}: {d.reason}")
         case AppliedDecision():
@@ -143,6 +142,22 @@ def _map(d: EngineDecision, *, cut: int | None, before: int, line: int, attempt:
                        f"history); head archived to {name}")
         case _:
             assert_never(d)
+
+
+def _rejection_words(d: RejectedDecision, *, before: int, line: int, w: Callable[[int], int]
+                     ) -> str:
+    """The engine's reason on the whole-request basis the header and the trigger use: its size
+    check (R-CMP-8) compares raw local figures against the pressure line converted to local
+    units, a figure shown nowhere else, so the check is worded again with both sides as whole
+    requests (calibrated local estimate + unrecorded overhead)."""
+    after = d.projected_request_tokens
+    if after is None or w is int or not d.reason.startswith("after "):
+        return d.reason
+    if " > pressure line " in d.reason:
+        return (f"whole request after the summary {w(after):,} > pressure line {line:,} "
+                "(calibrated local estimate + unrecorded overhead)")
+    return (f"whole request after the summary {w(after):,} ≥ the untrimmed durable history "
+            f"before it {w(before):,} (calibrated local estimate + unrecorded overhead)")
 
 
 def _decisions(outcome: CompactionOutcome, before: int, settings: PipelineSettings,
@@ -224,10 +239,11 @@ def _engine_thresholds(state: PreparationState, settings: PipelineSettings) -> T
                                 "input_budget": local(t.input_budget)})
 
 
-def _fail(record: StageRecord, message: str, kind: FailureKind, error_type: str = ""
-          ) -> StageFailed:
+def _fail(record: StageRecord, message: str, kind: FailureKind, error_type: str = "",
+          state: PreparationState | None = None) -> StageFailed:
     return StageFailed(record, PreparationFailure(stage="compaction", message=message, kind=kind,
-                                                  error_type=error_type))
+                                                  error_type=error_type),
+                       trigger_reading=state.trigger_reading if state is not None else None)
 
 
 def _attempt(state: PreparationState, settings: PipelineSettings, before: int, entered: str
@@ -258,7 +274,7 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
                                       pressure_line=settings.pressure_line, reason=entered),
                        CompactionRejected(attempt=1, reason=text)))
         kind = "timeout" if isinstance(exc, TimeoutError) else "error"
-        raise _fail(record, text, kind, type(exc).__name__) from exc
+        raise _fail(record, text, kind, type(exc).__name__, state) from exc
 
 
 def _grace_note(step: TriggerStep | None, settings: PipelineSettings) -> str:
@@ -320,9 +336,9 @@ def apply(state: PreparationState, settings: PipelineSettings
                          found)
         if state.whole(before) > settings.input_budget:
             raise _fail(planned, f"no cut point and the request ({state.whole(before):,} tokens) is over the "
-                                 f"hard input limit {settings.input_budget:,}", "error")
+                                 f"hard input limit {settings.input_budget:,}", "error", state=state)
         return new, planned
     why = next((d.reason for d in reversed(decisions) if isinstance(d, CompactionRejected)),
                "the summary was not accepted")
     raise _fail(record("rejected", before, "rejected: the run ends and the old state is kept"),
-                why, "timeout" if why.startswith("timeout") else "error")
+                why, "timeout" if why.startswith("timeout") else "error", state=state)

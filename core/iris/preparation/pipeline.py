@@ -11,7 +11,7 @@ Nothing raises out of ``prepare`` except a programming error in this module itse
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypedDict, get_args
 
 from ..compaction.calibration import Calibration
@@ -99,6 +99,8 @@ def prepare(state: PreparationState, settings: PipelineSettings, meta: StepMeta,
             state, record = stage(state, settings)
         except StageFailed as exc:
             phase, failure = "failed", exc.failure
+            if exc.trigger_reading is not None:
+                state = replace(state, trigger_reading=exc.trigger_reading)
             records.append(exc.record)
             records = list(_stopped(records, at + 1, state, f"stage {name!r} failed"))
             break
@@ -130,8 +132,9 @@ class _Truth(TypedDict):
 _BASES: dict[str, TriggerBasis] = {basis: basis for basis in get_args(TriggerBasis)}
 
 
-def _truth(state: PreparationState, meta: StepMeta, ready: bool) -> _Truth:
-    """Trigger value and basis, overhead, calibration and whole-request figures of one step."""
+def _truth(state: PreparationState, meta: StepMeta, sized: bool) -> _Truth:
+    """Trigger value and basis, overhead, calibration and whole-request figures of one step
+    (``sized``: the step has a request to state, i.e. it is ready or failed in a stage)."""
     cal = state.calibration if state.calibration is not None else Calibration()
     value, basis = state.trigger_reading or (None, "none")
     recorded = meta.recorded_request_tokens
@@ -141,7 +144,7 @@ def _truth(state: PreparationState, meta: StepMeta, ready: bool) -> _Truth:
         overhead_measured_at=cal.window_step if meta.recorded_window else cal.overhead_step,
         calibration_ratio=round(cal.ratio, 6),
         whole_request_tokens=(cal.whole(state.input_tokens, window=meta.recorded_window)
-                              if ready else None),
+                              if sized else None),
         recorded_request_tokens=recorded,
         recorded_request_whole=(cal.whole(recorded, window=True) if recorded is not None
                                 else None))
@@ -170,6 +173,6 @@ def _finish(start: PreparationState, state: PreparationState, settings: Pipeline
         provider_prompt_tokens=meta.provider_prompt_tokens,
         provider_usage_kind=meta.provider_usage_kind, phase=phase, error=failure,
         provider_usage_note=meta.provider_usage_note,
-        **_truth(state, meta, request is not None)).with_id()
+        **_truth(state, meta, request is not None or phase == "failed")).with_id()
     return PreparationOutcome(preparation=preparation, request=request,
                               state=state if phase == "ready" else start)

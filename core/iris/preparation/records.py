@@ -402,7 +402,8 @@ class ContextPreparation(_Frozen):
     """Provider tokens per local token known before this step (1.0 until a sample)."""
     whole_request_tokens: int | None = None
     """The final request on the whole-request basis: ``round(calibration_ratio ×
-    final_input_tokens) + unrecorded_overhead_tokens`` (None when not ready). Compare this, not
+    final_input_tokens) + unrecorded_overhead_tokens``; for a failed step, the request as it
+    stood when the stage failed (None when cancelled). Compare this, not
     ``final_input_tokens`` (the raw local estimate of the replayed messages), with the lines."""
     recorded_request_tokens: int | None = None
     """Raw local estimate of the request the recorded agent sent at this step (its recorded

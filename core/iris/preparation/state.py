@@ -257,7 +257,11 @@ class StageFailed(Exception):
     ``failed`` preparation and keeps the previous durable state.
     """
 
-    def __init__(self, record: Any, failure: Any) -> None:
+    def __init__(self, record: Any, failure: Any,
+                 trigger_reading: tuple[int | None, str] | None = None) -> None:
         super().__init__(failure.message)
         self.record = record
         self.failure = failure
+        self.trigger_reading = trigger_reading
+        """What the compaction trigger compared before the stage failed, so the failed step's
+        record states the same reading as its stage note."""
