@@ -13,7 +13,7 @@ from iris.errors import SessionFormatError
 from iris.session import Session
 from pydantic import BaseModel, ConfigDict
 
-from ._common import sha256_file
+from ._common import UnplacedLine, sha256_file
 from ._fast import paused_gc
 from ._source import GZIP_ERRORS
 from .registry import BUILTIN, formats, get_importer
@@ -48,6 +48,9 @@ class ImportResult(BaseModel):
     model context (e.g. mini-swe-agent's ``exit`` message), missing parents."""
     content_hash: str
     """``sha256:<hex>`` of the file bytes."""
+    unplaced: tuple[SkippedLine, ...] = ()
+    """Lines that were read but could not be placed in the conversation, each with why (R-TWIN-1);
+    never silently dropped: every surface that shows an import shows their count."""
 
 
 def file_hash(path: str | Path) -> str:
@@ -101,8 +104,10 @@ def load_session(path: str | Path, *, format: str | None = None, lenient: bool =
     if not isinstance(session, Session):
         raise SessionFormatError(f"the {fmt!r} importer returned {type(session).__name__}, not a Session",
                                  path=path)
+    unplaced: list[SessionFormatError] = [n for n in notes if isinstance(n, UnplacedLine)]
+    notes = [n for n in notes if not isinstance(n, UnplacedLine)]
     return ImportResult(session=session, format=fmt, path=str(path), skipped=_lines(errors),
-                        warnings=_lines(notes), content_hash=content_hash)
+                        warnings=_lines(notes), content_hash=content_hash, unplaced=_lines(unplaced))
 
 
 def _gzip_error(path: Path, exc: BaseException) -> SessionFormatError:

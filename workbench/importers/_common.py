@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from ._source import open_bytes
 
-__all__ = ["LINE_FAILURES", "MAX_COUNT", "LineErrors", "as_bool", "as_dict", "as_int", "as_list", "as_str",
+__all__ = ["LINE_FAILURES", "MAX_COUNT", "LineErrors", "UnplacedLine", "as_bool", "as_dict", "as_int", "as_list", "as_str",
            "has_surrogate_escape", "iter_json_lines", "json_error_words", "opt_str", "parse_arguments", "parse_time",
            "scrub_surrogates", "sha256_file", "short_id", "shorten_title"]
 
@@ -50,6 +50,12 @@ def json_error_words(exc: json.JSONDecodeError, *, line: int | None = None) -> s
     return f"{what[:1].lower()}{what[1:]} at line {line or exc.lineno}, column {exc.colno}"
 
 
+class UnplacedLine(SessionFormatError):
+    """A line that was read but could not be placed in the conversation, with why. An importer
+    reports it in its ``warnings`` list; :func:`workbench.importers.load_session` counts these
+    apart (``ImportResult.unplaced``) so every surface can show them (R-TWIN-1)."""
+
+
 class LineErrors:
     """Strict/lenient error policy for one import: ``skipped`` (lenient) and ``warnings``."""
 
@@ -74,6 +80,10 @@ class LineErrors:
     def warn(self, problem: str, *, line: int | None = None, field: str | None = None) -> None:
         """Something worth knowing that does not stop the import (kept data, ignored records)."""
         self.warnings.append(SessionFormatError(problem, path=self.path, line=line, field=field))
+
+    def unplaced(self, problem: str, *, line: int | None = None) -> None:
+        """A line kept out of the conversation because it cannot be placed (never silently)."""
+        self.warnings.append(UnplacedLine(problem, path=self.path, line=line))
 
     def scrub(self, data: Any, lineno: int | None) -> Any:
         """``data`` with lone surrogates replaced (:func:`scrub_surrogates`), as a warning."""

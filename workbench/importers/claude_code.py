@@ -5,11 +5,13 @@ API response is split over several lines (one content block each, sharing ``mess
 tool results fork off the assistant line holding their call, and a rewind leaves an abandoned
 branch behind. The live conversation is rebuilt as FORMATS.md describes:
 
-1. one streaming pass turns every line into a small :class:`_Line` (the content already converted
+1. one streaming pass turns every line into a small :class:`Line` (the content already converted
    to blocks; ``toolUseResult`` and progress payloads are dropped, so memory holds ~one copy);
-2. the chain back from the last user/assistant line (following ``logicalParentUuid`` across a
-   compact boundary), plus every assistant line of a response on that chain, plus every
-   ``tool_result`` line answering a call on it, is the live branch;
+2. ``claude_tree.place`` finds the live branch: the chain back from the last user/assistant line
+   (following ``logicalParentUuid`` across a compact boundary; a parent missing from the file
+   continues at the preceding line, so nothing is dropped), plus every assistant line of a
+   response on that chain, plus every ``tool_result`` line answering a call on it; abandoned
+   branches and unplaced lines are reported (an unplaced response is an error in strict mode);
 3. the live lines are emitted in file order; assistant lines are grouped by ``message.id`` and
    the group keeps the usage of its last line (earlier lines carry placeholder output counts).
 """
@@ -23,13 +25,11 @@ from typing import Any
 
 from iris.errors import SessionFormatError
 from iris.session import (
-    ContentBlock,
     Message,
     ModelSwitch,
     RecordedCompaction,
     Session,
     SessionHeader,
-    Usage,
 )
 
 from . import _builder as cb
@@ -47,32 +47,11 @@ from ._common import (
     short_id,
     shorten_title,
 )
+from .claude_tree import CONVERSATION, Line, Placement, place
 
 __all__ = ["load_claude_code"]
 
-_CONVERSATION = ("user", "assistant")
-
-
-@dataclass(slots=True)
-class _Line:
-    """What the importer keeps of one transcript line."""
-
-    lineno: int
-    kind: str
-    uuid: str
-    parent: str | None
-    logical_parent: str | None = None
-    msg_id: str | None = None
-    blocks: tuple[ContentBlock, ...] = ()
-    usage: Usage | None = None
-    model: str | None = None
-    timestamp: datetime | None = None
-    synthetic: bool = False
-    compact_summary: bool = False
-    compact_meta: dict[str, Any] | None = None
-    call_ids: tuple[str, ...] = ()
-    result_ids: tuple[str, ...] = ()
-    sidechain: bool = False
+_CONVERSATION = CONVERSATION
 
 
 @dataclass
@@ -81,7 +60,7 @@ class _Meta:
     cwd: str | None = None
     started: datetime | None = None
     summary_title: str | None = None
-    lines: list[_Line] = field(default_factory=list)
+    lines: list[Line] = field(default_factory=list)
 
 
 def load_claude_code(path: str | Path, *, lenient: bool = False,
@@ -116,7 +95,7 @@ def _read(path: Path, errors: LineErrors) -> _Meta:
     return meta
 
 
-def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> _Line | None:
+def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> Line | None:
     kind = data.get("type")
     if not isinstance(kind, str):
         raise SessionFormatError("missing or non-string 'type'", field="type")
@@ -132,7 +111,7 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> _Line | None:
     parent = data.get("parentUuid")
     if parent is not None and type(parent) is not str:
         as_str(parent, "parentUuid")
-    line = _Line(lineno=lineno, kind=kind, uuid=uuid, parent=parent,
+    line = Line(lineno=lineno, kind=kind, uuid=uuid, parent=parent,
                  timestamp=parse_time(data.get("timestamp")),
                  sidechain=as_bool(data.get("isSidechain"), "isSidechain"))
     if kind in _CONVERSATION:
@@ -159,7 +138,7 @@ def _compact_meta(value: Any) -> dict[str, Any]:
     return info
 
 
-def _fill_conversation(line: _Line, data: dict[str, Any]) -> None:
+def _fill_conversation(line: Line, data: dict[str, Any]) -> None:
     message = data.get("message")
     if type(message) is not dict:
         message = as_dict(message, "message")  # raises the field's error
@@ -195,55 +174,61 @@ def _fill_conversation(line: _Line, data: dict[str, Any]) -> None:
 # Pass 2: the live branch
 
 
-def _live_branch(lines: list[_Line], errors: LineErrors) -> list[_Line]:
-    by_uuid = {line.uuid: line for line in lines}
-    position = {line.uuid: i for i, line in enumerate(lines)}
-    # Older versions log subagent (sidechain) lines inside the main file: the main conversation's
-    # leaf is the last non-sidechain line; a subagent file is all sidechain.
-    talk = [line for line in lines if line.kind in _CONVERSATION]
-    leaf = next((line for line in reversed(talk) if not line.sidechain), talk[-1])
-    chain: set[str] = set()
-    node: _Line | None = leaf
-    while node is not None and node.uuid not in chain:
-        chain.add(node.uuid)
-        nxt = node.parent if node.parent is not None else node.logical_parent
-        if nxt is None:
-            break
-        here = node
-        node = by_uuid.get(nxt)
-        if node is None:
-            node = _bridge_gap(lines, position[here.uuid], nxt, errors)
-    responses = {ln.msg_id for ln in lines if ln.uuid in chain and ln.msg_id}
-    live = [ln for ln in lines if ln.uuid in chain or (ln.kind == "assistant" and ln.msg_id in responses)]
-    calls = {cid for ln in live for cid in ln.call_ids}
-    keep = {id(ln) for ln in live}
-    return [ln for ln in lines
-            if id(ln) in keep or (ln.kind == "user" and calls.intersection(ln.result_ids))]
+def _live_branch(lines: list[Line], errors: LineErrors) -> list[Line]:
+    """The conversation (``claude_tree.place``), with everything left out of it reported."""
+    placement = place(lines)
+    _report_rechained(placement, errors)
+    for branch in placement.branches:
+        responses = {ln.msg_id for ln in branch.lines if ln.kind == "assistant"}
+        errors.warn(f"{len(branch.lines)} line(s) ({len(responses)} response(s)) on a branch abandoned "
+                    f"by a rewind at line {branch.fork} are not part of the conversation",
+                    line=branch.lines[0].lineno)
+    if placement.other_side:
+        errors.warn(f"{placement.other_side} sidechain (sub-agent) line(s) inside this transcript are "
+                    "not part of its conversation")
+    _report_unplaced(placement, errors)
+    return placement.live
 
 
-def _bridge_gap(lines: list[_Line], before: int, missing: str, errors: LineErrors) -> _Line | None:
-    """A parent that is not in the file: after skipped lines (lenient) continue at the previous
-    conversation line; otherwise the branch starts here (e.g. a resumed session)."""
-    if errors.skipped:
-        for line in reversed(lines[:before]):
-            if line.kind in _CONVERSATION:
-                errors.warn(f"parent {missing!r} is missing (a skipped line?); continuing at the "
-                            "previous message", line=lines[before].lineno)
-                return line
-    errors.warn(f"parent {missing!r} is not in the file; the conversation starts here",
-                line=lines[before].lineno)
-    return None
+def _report_rechained(placement: Placement, errors: LineErrors) -> None:
+    """One warning for the lines that continue at the preceding line (their parent is missing)."""
+    moved = placement.rechained
+    if not moved:
+        return
+    line, ref, before = moved[0]
+    named = f"names parent {ref!r}, which is not in the file" if ref is not None else "names no parent"
+    more = f" ({len(moved)} lines in all)" if len(moved) > 1 else ""
+    errors.warn(f"line {line.lineno} {named}: continued at the preceding line {before.lineno}{more}; "
+                "nothing is dropped", line=line.lineno)
+
+
+def _report_unplaced(placement: Placement, errors: LineErrors) -> None:
+    """Unplaced lines are counted and listed; in strict mode one that holds a model response is
+    an error (the import would leave that response out)."""
+    if not placement.unplaced:
+        return
+    live_responses = {ln.msg_id for ln in placement.live if ln.msg_id}
+    lost = [(ln, why) for ln, why in placement.unplaced
+            if ln.kind == "assistant" and ln.msg_id not in live_responses]
+    if lost and not errors.lenient:
+        ln, why = lost[0]
+        n = len({x.msg_id or x.uuid for x, _ in lost})
+        errors.error(f"{n} model response(s) cannot be placed in the conversation and would be left out "
+                     f"(first: {ln.kind} line {ln.uuid!r}: {why}); import leniently to list them",
+                     line=ln.lineno, field="parentUuid")
+    for ln, why in placement.unplaced:
+        errors.unplaced(f"{ln.kind} line {ln.uuid!r} left out: {why}", line=ln.lineno)
 
 
 # --------------------------------------------------------------------------------------------
 # Pass 3: build the session
 
 
-def _build(live: list[_Line], meta: _Meta, errors: LineErrors, content_hash: str | None) -> Session:
+def _build(live: list[Line], meta: _Meta, errors: LineErrors, content_hash: str | None) -> Session:
     out = cb.MessageList(checked=True)  # every value was checked while reading
     switches: list[ModelSwitch] = []
     compactions: list[RecordedCompaction] = []
-    pending: _Line | None = None
+    pending: Line | None = None
     first_model: str | None = None
     current_model: str | None = None
     for line in live:
@@ -277,7 +262,7 @@ def _build(live: list[_Line], meta: _Meta, errors: LineErrors, content_hash: str
                    compactions=tuple(compactions))
 
 
-def _compaction(boundary: _Line | None, at: int, summary: _Line | None) -> RecordedCompaction:
+def _compaction(boundary: Line | None, at: int, summary: Line | None) -> RecordedCompaction:
     info = (boundary.compact_meta if boundary is not None else None) or {}
     pre = info.get("preTokens")
     text = "\n".join(b.text for b in summary.blocks if b.type == "text") if summary else None
