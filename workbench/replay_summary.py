@@ -1,16 +1,12 @@
 """The one-object summary of a replay (``workbench replay --summary-json``) and the estimate error.
 
-:func:`estimate_error` compares the as-recorded calibrated estimate (each preparation's
-``recorded_request_whole``: the request the agent really sent, counted locally, calibrated with
-what earlier responses measured, plus the unrecorded overhead) with the provider's prompt tokens
-over the responses that have trusted usage. The first response of the session and the first after
-each recorded compaction measure the overhead itself, so they are not scored.
+Every figure is the one :mod:`workbench.figures` defines (the whole request as sent; the estimate
+error over the responses it counts; the calibration ratio at the end of the replay), so the
+summary states the same numbers as the pages, the report, the notebook and the batch tables.
 """
 
 from __future__ import annotations
 
-import math
-import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,39 +14,21 @@ from iris.preparation.records import ContextPreparation
 from iris.replay import Replay
 from iris.session import Session
 
+from . import figures
+from .fidelity import with_fidelity
 from .redaction import redaction_of
 from .replay_reader import applied_compactions
 
 __all__ = ["applied_compactions", "error_meaning", "estimate_error", "replay_summary"]
 
-ERROR_BASIS = ("as-recorded request: calibrated local estimate + unrecorded overhead, against "
-               "provider prompt tokens (responses with trusted usage; overhead-measuring "
-               "responses excluded)")
-
-
-def _p90(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(math.ceil(0.9 * len(ordered)) - 1, 0)]
-
 
 def estimate_error(preparations: Sequence[ContextPreparation], replay: Replay | None = None
                    ) -> dict[str, Any]:
-    """``{"median_abs_pct", "p90_abs_pct", "basis", "responses"}`` (None figures without data)."""
-    skip = {0}
-    if replay is not None:
-        skip = {replay.calibration.overhead_step or 0} | {m.step for m in replay.recorded_compactions}
-    errors = []
-    for p in preparations:
-        provider, whole = p.provider_prompt_tokens, p.recorded_request_whole
-        if (p.provider_usage_kind != "trusted" or not provider or whole is None
-                or p.step_index in skip):
-            continue
-        errors.append(abs(whole - provider) / provider * 100)
-    if not errors:
-        return {"median_abs_pct": None, "p90_abs_pct": None, "basis": ERROR_BASIS, "responses": 0}
-    return {"median_abs_pct": round(statistics.median(errors), 2),
-            "p90_abs_pct": round(_p90(errors), 2), "basis": ERROR_BASIS,
-            "responses": len(errors)}
+    """``{"median_abs_pct", "p90_abs_pct", "basis", "responses"}`` as
+    :func:`workbench.figures.estimate_error` defines it (the agent's recorded compactions of
+    ``replay`` are left out with the overhead they re-measure)."""
+    recorded = [m.step for m in replay.recorded_compactions] if replay is not None else []
+    return figures.estimate_error(preparations, recorded)
 
 
 def _cost(session: Session, replay: Replay) -> dict[str, Any]:
@@ -65,7 +43,7 @@ def replay_summary(session: Session, replay: Replay) -> dict[str, Any]:
     """The ``--summary-json`` object (keys as docs/cli.md lists them)."""
     t = replay.thresholds
     compactions = applied_compactions(replay)
-    return {
+    return with_fidelity({
         "session_id": replay.session_id,
         "model": session.header.model,
         "steps": len(replay.preparations),
@@ -76,14 +54,15 @@ def replay_summary(session: Session, replay: Replay) -> dict[str, Any]:
         "baseline": replay.baseline,
         "unrecorded_overhead_tokens": replay.calibration.overhead,
         "overhead_measured_at": replay.calibration.overhead_step,
-        "calibration_ratio": round(replay.calibration.ratio, 6),
+        "calibration_ratio": figures.replay_calibration_ratio(replay.calibration,
+                                                              replay.preparations),
         "compactions": compactions,
         "recorded_compactions": [{"step": m.step, "tokens_before": m.tokens_before,
                                   "tokens_after": m.tokens_after}
                                  for m in replay.recorded_compactions],
         "estimate_error": estimate_error(replay.preparations, replay) | error_meaning(session),
         "cost": _cost(session, replay),
-    }
+    }, session, replay)
 
 
 def error_meaning(session: Session) -> dict[str, Any]:

@@ -1,0 +1,231 @@
+"""The loss record of one compaction (R-FID-1): which facts of the replaced span the checkpoint
+and the retained messages kept, and which the rest of the session needed again.
+
+A fact is *kept* when its key appears (after :class:`~.facts.Normaliser`) in the checkpoint text
+or in a retained message, and *needed later* when a message after the compaction mentions it (a
+tool call's arguments, a person's text or the assistant's prose; tool results do not count), with
+the step whose request or response first holds that mention. String matching only: a paraphrase
+is not a match, and a fact the agent found again by re-reading still counts as lost.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from ..frozen import FrozenModel
+from ..session import Message, Session
+from .facts import (
+    FACT_KINDS,
+    Fact,
+    FactKind,
+    Normaliser,
+    content_words,
+    extract_facts,
+    message_mentions,
+    numbers,
+)
+
+__all__ = ["FactFate", "KindRecall", "LossRecord", "applied_loss_record", "loss_record",
+           "recorded_loss_records"]
+
+INSTRUCTION_OVERLAP = 0.75
+"""Share of an instruction's content words one line must hold to count as stating it again."""
+
+
+class FactFate(FrozenModel):
+    """What became of one fact of the replaced span."""
+
+    fact: Fact
+    kept: bool
+    """Present in the checkpoint or a retained message."""
+    needed_step: int | None = None
+    """The step whose request or response first mentions it after the compaction (None: never)."""
+    needed_message: int | None = None
+    """Session index of that first mention."""
+
+    @property
+    def needed_later(self) -> bool:
+        return self.needed_step is not None
+
+
+class KindRecall(FrozenModel):
+    """The counts of one fact kind."""
+
+    facts: int = 0
+    kept: int = 0
+    needed_later: int = 0
+    needed_later_kept: int = 0
+
+
+class LossRecord(FrozenModel):
+    """One compaction's loss record."""
+
+    source: Literal["recorded", "replay"]
+    """``recorded``: the agent's own compaction; ``replay``: one the replay applied."""
+    step: int
+    """The first step sent from the compacted context."""
+    n: int
+    """1 for the first compaction of its source."""
+    span_messages: int
+    """Session messages the compaction replaced."""
+    checkpoint_chars: int
+    fates: tuple[FactFate, ...]
+
+    def kinds(self) -> dict[FactKind, KindRecall]:
+        """Counts by kind, every kind present (zeros included), in ``FACT_KINDS`` order."""
+        out: dict[FactKind, KindRecall] = {}
+        for kind in FACT_KINDS:
+            mine = [f for f in self.fates if f.fact.kind == kind]
+            needed = [f for f in mine if f.needed_later]
+            out[kind] = KindRecall(facts=len(mine), kept=sum(f.kept for f in mine),
+                                   needed_later=len(needed),
+                                   needed_later_kept=sum(f.kept for f in needed))
+        return out
+
+    @property
+    def needed_later(self) -> int:
+        return sum(f.needed_later for f in self.fates)
+
+    @property
+    def needed_later_kept(self) -> int:
+        return sum(f.needed_later and f.kept for f in self.fates)
+
+    @property
+    def recall_needed_later(self) -> float | None:
+        """Kept share of the needed-later facts (None when none was needed later)."""
+        return self.needed_later_kept / self.needed_later if self.needed_later else None
+
+    def recall_of(self, *kinds: FactKind) -> float | None:
+        """The needed-later recall over ``kinds`` only (None when none of them was needed)."""
+        needed = [f for f in self.fates if f.needed_later and f.fact.kind in kinds]
+        return sum(f.kept for f in needed) / len(needed) if needed else None
+
+    def lost(self) -> tuple[FactFate, ...]:
+        """Needed later but not kept, in the order they were needed."""
+        return tuple(sorted((f for f in self.fates if f.needed_later and not f.kept),
+                            key=lambda f: (f.needed_step or 0, f.fact.kind, f.fact.key)))
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``fidelity`` object of ``--summary-json`` (docs/fidelity.md)."""
+        recall = self.recall_needed_later
+        return {"kinds": {k: v.model_dump(mode="json") for k, v in self.kinds().items()},
+                "needed_later": self.needed_later, "needed_later_kept": self.needed_later_kept,
+                "recall_needed_later": None if recall is None else round(recall, 4)}
+
+
+def _bounded(key: str, before: str, after: str) -> re.Pattern[str]:
+    return re.compile(f"(?<!{before}){re.escape(key)}(?!{after})")
+
+
+class _Matcher:
+    """Finds a fact's key in normalised text, by the rule of its kind."""
+
+    def __init__(self, norm: Normaliser) -> None:
+        self.norm = norm
+        self._patterns: dict[tuple[FactKind, str], re.Pattern[str]] = {}
+
+    def _pattern(self, fact: Fact) -> re.Pattern[str]:
+        found = self._patterns.get((fact.kind, fact.key))
+        if found is None:
+            bounds = {"paths": (r"[\w.-]", r"[\w/-]"), "commands": (r"[\w-]", r"[\w-]"),
+                      "identifiers": (r"\w", r"\w")}.get(fact.kind, ("", ""))
+            found = (_bounded(fact.key, *bounds) if bounds[0]
+                     else re.compile(re.escape(fact.key)))
+            self._patterns[fact.kind, fact.key] = found
+        return found
+
+    def found(self, fact: Fact, text: str, lower: str) -> bool:
+        """Whether normalised ``text`` (``lower``: the same, lower-cased) states ``fact``."""
+        if fact.kind == "numbers":
+            return fact.key in lower and fact.key in set(numbers(text))
+        if fact.kind == "instructions":
+            return _states_instruction(fact, lower)
+        if fact.kind == "errors":
+            return fact.key in lower
+        return fact.key in text and self._pattern(fact).search(text) is not None
+
+
+def _states_instruction(fact: Fact, lower: str) -> bool:
+    wanted = set(fact.key.split())
+    if not wanted:
+        return False
+    for line in re.split(r"(?<=[.!?])\s+|\n+", lower):
+        if len(wanted & content_words(line)) >= INSTRUCTION_OVERLAP * len(wanted):
+            return True
+    return False
+
+
+def _texts(norm: Normaliser, text: str) -> tuple[str, str]:
+    """``text`` normalised, and the same lower-cased (instructions keep their line breaks)."""
+    flat = norm.text(text)
+    return flat, "\n".join(norm.text(line) for line in text.splitlines()).lower()
+
+
+def loss_record(session: Session, *, source: Literal["recorded", "replay"], n: int, step: int,
+                span: Sequence[int], checkpoint: str, retained: Sequence[int],
+                resume_message: int) -> LossRecord:
+    """The loss record of a compaction that replaced the session messages ``span`` with
+    ``checkpoint``, kept ``retained`` raw and resumed with session message ``resume_message``
+    (everything from there on is *later*)."""
+    messages = session.messages
+    norm = Normaliser(session.header.workspace_root)
+    matcher = _Matcher(norm)
+    facts = extract_facts(((i, messages[i]) for i in span), workspace_root=session.header.workspace_root)
+    kept_text = "\n".join([checkpoint, *(_full_text(messages[i]) for i in retained)])
+    kept_flat, kept_lower = _texts(norm, kept_text)
+    later = [(i, *_texts(norm, t)) for i in range(resume_message, len(messages))
+             if (t := message_mentions(messages[i]))]
+    firsts = [b.assistant_message for b in session.index.batches]
+    fates: list[FactFate] = []
+    for fact in facts:
+        kept = matcher.found(fact, kept_flat, kept_lower)
+        where = next((i for i, flat, lower in later if matcher.found(fact, flat, lower)), None)
+        fates.append(FactFate(fact=fact, kept=kept, needed_message=where,
+                              needed_step=None if where is None else bisect.bisect_left(firsts, where)))
+    return LossRecord(source=source, step=step, n=n, span_messages=len(span),
+                      checkpoint_chars=len(checkpoint), fates=tuple(fates))
+
+
+def _full_text(message: Message) -> str:
+    """Everything a retained message puts in front of the model (results included)."""
+    return "\n".join([message.text, message_mentions(message)])
+
+
+def recorded_loss_records(session: Session, step_of: Callable[[int], int | None] | None = None
+                          ) -> tuple[LossRecord, ...]:
+    """The loss record of each compaction the agent recorded (its summary is the checkpoint; it
+    retained no raw message). ``step_of`` maps a compaction's ``at_message`` to its step
+    (default: the first step whose response comes after it)."""
+    firsts = [b.assistant_message for b in session.index.batches]
+    out: list[LossRecord] = []
+    start = 0
+    for n, c in enumerate(session.compactions, start=1):
+        step = step_of(c.at_message) if step_of is not None else bisect.bisect_left(firsts, c.at_message)
+        summary_at = _summary_index(session.messages, c.at_message)
+        text = c.summary or (session.messages[summary_at].text if summary_at is not None else "")
+        resume = (summary_at if summary_at is not None else c.at_message) + 1
+        out.append(loss_record(session, source="recorded", n=n, step=step or 0,
+                               span=range(start, c.at_message), checkpoint=text or "",
+                               retained=(), resume_message=resume))
+        start = c.at_message
+    return tuple(out)
+
+
+def _summary_index(messages: Sequence[Message], at: int) -> int | None:
+    return next((i for i in range(at, min(at + 4, len(messages)))
+                 if messages[i].is_compaction_summary), None)
+
+
+def applied_loss_record(session: Session, *, n: int, step: int, archived: Sequence[int],
+                        first_kept: int | None, checkpoint: str) -> LossRecord:
+    """The loss record of a compaction a replay applied at ``step``: it archived the session
+    messages ``archived``, wrote ``checkpoint`` and kept the raw tail from session message
+    ``first_kept`` (None: no raw tail) up to the step's response, where *later* begins."""
+    batches = session.index.batches
+    resume = batches[step].assistant_message if step < len(batches) else len(session.messages)
+    retained = range(first_kept, resume) if first_kept is not None else ()
+    return loss_record(session, source="replay", n=n, step=step, span=archived,
+                       checkpoint=checkpoint, retained=retained, resume_message=resume)
