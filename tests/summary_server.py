@@ -3,6 +3,11 @@
 Each POST takes the next step of the script (the last one repeats): an HTTP status, headers, a body
 (``dict`` is sent as JSON, ``str`` as text) and a delay before answering. The server records every
 request body it received, so tests assert the calls the endpoint really saw.
+
+Two hostile modes: ``trickle`` sends the status line, headers and body one byte every ``trickle``
+seconds (so each read gets something before a per-read timeout would fire), and ``huge`` sends a
+body of that many bytes (announced in ``Content-Length`` unless ``chunked``, then sent in chunks
+without a length).
 """
 
 from __future__ import annotations
@@ -33,6 +38,14 @@ class Step:
     body: Any = field(default_factory=answer)
     headers: tuple[tuple[str, str], ...] = ()
     delay: float = 0.0
+    trickle: float = 0.0
+    """Seconds between single bytes of the answer (0: sent at once)."""
+    trickle_headers: bool = True
+    """With ``trickle``: trickle the status line and headers too (else only the body)."""
+    huge: int = 0
+    """Send this many bytes of body instead of ``body`` (0: send ``body``)."""
+    chunked: bool = False
+    """With ``huge``: no Content-Length, chunked transfer encoding."""
 
 
 class ScriptedServer:
@@ -42,6 +55,8 @@ class ScriptedServer:
         self.script = list(script)
         self.bodies: list[dict[str, Any]] = []
         self.times: list[float] = []
+        self.sent_bytes = 0
+        """Body bytes the huge mode wrote before the client stopped reading."""
         self._lock = threading.Lock()
         self._release = threading.Event()
         owner = self
@@ -72,17 +87,58 @@ class ScriptedServer:
             step = self.script[min(len(self.bodies), len(self.script)) - 1]
         if step.delay:
             self._release.wait(step.delay)
-        payload = (json.dumps(step.body) if isinstance(step.body, dict) else str(step.body))
         try:
-            request.send_response(step.status)
-            for name, value in step.headers:
-                request.send_header(name, value)
-            request.send_header("Content-Type", "application/json" if isinstance(step.body, dict)
-                                else "text/plain")
-            request.end_headers()
-            request.wfile.write(payload.encode())
+            if step.huge:
+                self._send_huge(request, step)
+            elif step.trickle:
+                self._send_trickle(request, step)
+            else:
+                self._send(request, step)
         except OSError:
-            pass  # the client gave up (timeout) before the answer
+            pass  # the client gave up (timeout, too large) before the answer ended
+
+    @staticmethod
+    def _payload(step: Step) -> bytes:
+        return (json.dumps(step.body) if isinstance(step.body, dict) else str(step.body)).encode()
+
+    def _send(self, request: BaseHTTPRequestHandler, step: Step) -> None:
+        request.send_response(step.status)
+        for name, value in step.headers:
+            request.send_header(name, value)
+        request.send_header("Content-Type", "application/json" if isinstance(step.body, dict)
+                            else "text/plain")
+        request.end_headers()
+        request.wfile.write(self._payload(step))
+
+    def _send_trickle(self, request: BaseHTTPRequestHandler, step: Step) -> None:
+        payload = self._payload(step)
+        raw = (f"HTTP/1.1 {step.status} OK\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {len(payload)}\r\n\r\n").encode() + payload
+        start = 0 if step.trickle_headers else len(raw) - len(payload)
+        request.wfile.write(raw[:start])
+        for i in range(start, len(raw)):
+            if self._release.is_set():
+                return
+            request.wfile.write(raw[i:i + 1])
+            request.wfile.flush()
+            self._release.wait(step.trickle)
+        request.close_connection = True
+
+    def _send_huge(self, request: BaseHTTPRequestHandler, step: Step) -> None:
+        request.send_response(step.status)
+        request.send_header("Content-Type", "application/json")
+        if step.chunked:
+            request.send_header("Transfer-Encoding", "chunked")
+        else:
+            request.send_header("Content-Length", str(step.huge))
+        request.end_headers()
+        block = b"x" * 65536
+        for start in range(0, step.huge, len(block)):
+            part = block[:min(len(block), step.huge - start)]
+            self.sent_bytes += len(part)
+            request.wfile.write(b"%x\r\n%s\r\n" % (len(part), part) if step.chunked else part)
+        if step.chunked:
+            request.wfile.write(b"0\r\n\r\n")
 
     def __enter__(self) -> Self:
         threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True).start()

@@ -8,6 +8,12 @@ One :class:`OpenAICompatibleSummariser` serves one replay at a time (``replay`` 
   ``Retry-After`` header (seconds or an HTTP date) replaces the backoff. Attempts and waits all fit
   in the call's ``timeout_seconds``: when the next wait would pass it, the call fails at once. A
   timeout is not retried (the time is spent).
+* **Bounds**: ``timeout_seconds`` is a deadline for the whole call, not a per-read timeout: an
+  endpoint that trickles its headers or body a byte at a time still fails with
+  :class:`SummaryTimeout` when it passes (:mod:`iris.compaction.bounded_http`). An answer longer
+  than ``max_body_bytes`` (4 MiB unless set; ``WORKBENCH_SUMMARY_MAX_BODY_BYTES`` for
+  :meth:`~OpenAICompatibleSummariser.from_env`) fails with :class:`SummaryTooLarge` without being
+  read further. Both count as failed calls for the breaker.
 * **Circuit breaker**: after ``RetryPolicy.failure_threshold`` summary calls in a row fail (at once
   on HTTP 401, 403 or 404), the endpoint is not called again in the run. Later summary requests
   fail immediately with ``circuit open: …``, so every later step that needed a summary records why.
@@ -46,12 +52,13 @@ if TYPE_CHECKING:
 
 from ..errors import SummariserError
 from ..session import Usage
+from .bounded_http import DEFAULT_MAX_BODY_BYTES, BodyTooLarge, DeadlinePassed, PostFailed, bounded_post
 from .summarisers import SummariserKind, SummaryRequest, SummaryResult, SummaryTimeout
 from .summary_cache import SummaryCache, request_key
 from .usage import RunUsage, UsageTotals
 
 __all__ = ["ClientStats", "OpenAICompatibleSummariser", "RetryPolicy", "SummaryCache",
-           "SummaryCallFailed", "client_delta", "client_run_usage", "request_key", "start_client_run",
+           "SummaryCallFailed", "SummaryTooLarge", "client_delta", "client_run_usage", "request_key", "start_client_run",
            "strip_reasoning", "uses_max_completion_tokens"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -70,6 +77,10 @@ class SummaryCallFailed(SummariserError):
         self.attempts = attempts
         self.permanent = permanent
         """True for answers that no retry or later call will change (HTTP 401, 403, 404)."""
+
+
+class SummaryTooLarge(SummaryCallFailed):
+    """An answer longer than the client's ``max_body_bytes``; the rest of it was not read."""
 
 
 class _Transient(Exception):
@@ -175,11 +186,14 @@ class OpenAICompatibleSummariser:
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, *,
                  policy: RetryPolicy | None = None, cache_dir: str | Path | None = None,
-                 use_cache: bool = True, token_parameter: str | None = None) -> None:
+                 use_cache: bool = True, token_parameter: str | None = None,
+                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key
         self.policy = policy or RetryPolicy()
+        self.max_body_bytes = max_body_bytes
+        """Longest answer read; a longer one fails the call with :class:`SummaryTooLarge`."""
         self.cache = SummaryCache(cache_dir) if use_cache else None
         self.token_parameter = token_parameter or (
             "max_completion_tokens" if uses_max_completion_tokens(model) else "max_tokens")
@@ -193,10 +207,17 @@ class OpenAICompatibleSummariser:
 
     @classmethod
     def from_env(cls, **options: Any) -> OpenAICompatibleSummariser | None:
-        """From ``WORKBENCH_SUMMARY_BASE_URL``/``_MODEL``/``_API_KEY``; None when unset."""
+        """From ``WORKBENCH_SUMMARY_BASE_URL``/``_MODEL``/``_API_KEY``; None when unset.
+        ``WORKBENCH_SUMMARY_MAX_BODY_BYTES`` (a positive whole number) changes the answer cap."""
         base, model, key = (os.environ.get(name, "").strip() for name in cls.ENV)
         if not base or not model:
             return None
+        cap = os.environ.get("WORKBENCH_SUMMARY_MAX_BODY_BYTES", "").strip()
+        if cap and "max_body_bytes" not in options:
+            if not cap.isdecimal() or int(cap) <= 0:
+                raise SummariserError("WORKBENCH_SUMMARY_MAX_BODY_BYTES must be a positive whole "
+                                      f"number of bytes, got {cap!r}")
+            options["max_body_bytes"] = int(cap)
         return cls(base, model, key or None, **options)
 
     @property
@@ -307,26 +328,36 @@ class OpenAICompatibleSummariser:
                                     usage=ledger.usage(self.model),
                                     attempts=ledger.attempts) from None
 
-    def _post(self, body: dict[str, Any], remaining: float, timeout: float) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        url = f"{self.base_url}/chat/completions"
+    def _post(self, body: dict[str, Any], deadline: float, timeout: float) -> httpx.Response:
+        """One HTTP attempt, over by ``deadline`` whatever the endpoint does (see bounded_http)."""
+        import json
+
         import httpx
 
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        url = f"{self.base_url}/chat/completions"
         try:
-            return httpx.post(url, json=body, headers=headers, timeout=remaining)
-        except httpx.TimeoutException:
-            raise SummaryTimeout(f"timeout after {timeout:g} s ({url})") from None
-        except httpx.HTTPError as exc:
+            answer = bounded_post(url, json.dumps(body).encode(), headers, deadline=deadline,
+                                  max_body_bytes=self.max_body_bytes)
+        except DeadlinePassed:
+            raise SummaryTimeout(f"timeout after {timeout:g} s ({url}): the deadline covers "
+                                 "connecting, the headers and the whole body") from None
+        except BodyTooLarge as exc:
+            raise SummaryTooLarge(f"answer from {url} is too large ({exc}; the limit is "
+                                  f"max_body_bytes={self.max_body_bytes})") from None
+        except PostFailed as exc:
             raise _Transient(f"cannot reach {url}: {exc}") from None
+        return httpx.Response(answer.status, headers=answer.headers, content=answer.body)
 
     def _attempt(self, body: dict[str, Any], deadline: float, timeout: float, ledger: _Ledger,
                  ) -> tuple[str, str]:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if deadline - time.monotonic() <= 0:
             raise SummaryTimeout(f"timeout after {timeout:g} s ({self.base_url})")
         ledger.attempts += 1
         self._count(attempts=1)
-        response = self._post(body, remaining, timeout)
+        response = self._post(body, deadline, timeout)
         status, url = response.status_code, f"{self.base_url}/chat/completions"
         if status in RETRYABLE_STATUS:
             raise _Transient(f"{url} answered HTTP {status}: {response.text[:200]!r}",
