@@ -12,6 +12,7 @@ import streamlit as st
 from workbench.page_guards import error_boundary, require_step
 from workbench.services.step_through import open_step, step_timeline
 from workbench.ui import step_through as ui
+from workbench.ui.messages import unplaced_warning
 from workbench.views import step_page as view
 from workbench.views.step_through import focus_messages, request_messages, stage_table
 
@@ -26,6 +27,7 @@ prep, request, replay = opened.prep, opened.request, opened.replay
 
 ui.timeline_map(lambda: step_timeline(store, session_id, replay, view.timeline_spec), step)
 ui.show_header(view.header_text(prep, len(replay), replay.thresholds))
+unplaced_warning(store.get_summary(session_id).unplaced_count)
 ui.show_stages(stage_table(prep))
 ui.show_why(view.stage_whys(prep, session_id))
 

@@ -28,7 +28,8 @@ def test_r_ui_1_blank_database_gets_sessions_and_messages(tmp_path):
     assert {"sessions", "messages"} <= set(db.table_names())
     assert [c.name for c in db["sessions"].columns] == [
         "id", "title", "format", "source_path", "content_hash", "message_count", "response_count",
-        "tool_call_count", "estimated_tokens", "imported_at", "header_json", "extras_json"]
+        "tool_call_count", "estimated_tokens", "imported_at", "header_json", "extras_json",
+        "unplaced_count", "unplaced_json", "parent_id"]
     assert db.table("messages").pks == ["session_id", "idx"]
     assert any(ix.unique and ix.columns == ["content_hash"] for ix in db.table("sessions").indexes)
     assert [m.name for m in MIGRATIONS.applied(db)] == list(migration_names())

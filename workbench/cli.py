@@ -118,10 +118,13 @@ def _import_one(store, path: str, args: argparse.Namespace) -> str:
         return "failed"
     verb = "imported" if outcome.created else "already stored"
     if not args.quiet:
+        unplaced = f", {len(outcome.unplaced)} unplaced lines" if outcome.unplaced else ""
         print(f"{verb}: {path} -> {outcome.session_id} ({outcome.format}, "
-              f"{outcome.message_count} messages, {len(outcome.skipped)} skipped lines)")
+              f"{outcome.message_count} messages, {len(outcome.skipped)} skipped lines{unplaced})")
     for skip in outcome.skipped:
         print(f"  skipped {path}:{skip.line}: {skip.problem}", file=sys.stderr)
+    for line in outcome.unplaced:
+        print(f"  unplaced {path}{f':{line.line}' if line.line else ''}: {line.problem}", file=sys.stderr)
     for note in () if args.quiet else outcome.warnings:
         print(f"  note {path}{f':{note.line}' if note.line else ''}: {note.problem}", file=sys.stderr)
     return verb

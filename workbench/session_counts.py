@@ -47,7 +47,8 @@ def session_counts(session: Session) -> dict[str, Any]:
 
 
 def inspect_session(result: ImportResult) -> dict[str, Any]:
-    """Counts of an imported session plus how it was read (format, skipped lines, hash)."""
+    """Counts of an imported session plus how it was read (format, skipped lines, hash, and the
+    lines it could not place in the conversation, each with its line and why)."""
     return {
         "path": result.path,
         "format": result.format,
@@ -55,4 +56,6 @@ def inspect_session(result: ImportResult) -> dict[str, Any]:
         **session_counts(result.session),
         "skipped_lines": len(result.skipped),
         "warnings": len(result.warnings),
+        "unplaced_lines": len(result.unplaced),
+        "unplaced": [u.model_dump(mode="json") for u in result.unplaced],
     }

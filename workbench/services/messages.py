@@ -8,7 +8,8 @@ from iris.session import Session
 from iris.tokens import TokenEstimator, default_estimator
 from pydantic import ConfigDict
 
-from ..storage.store import Store
+from ..importers import SkippedLine
+from ..storage.store import SessionSummary, Store
 
 __all__ = ["OpenedSession", "open_session"]
 
@@ -24,12 +25,20 @@ class OpenedSession(FrozenModel):
     """The local estimator every per-message estimate on the page uses."""
     estimated_tokens: int
     """The session-wide local estimate (what ``workbench inspect`` reports)."""
+    unplaced: tuple[SkippedLine, ...] = ()
+    """The lines its import could not place in the conversation, each with why (R-TWIN-1)."""
+    parent_id: str | None = None
+    """The session this one belongs to (a sub-agent's parent), or None."""
+    children: tuple[SessionSummary, ...] = ()
+    """Its stored sub-agents (sessions whose parent it is)."""
 
 
 def open_session(store: Store, session_id: str) -> OpenedSession:
     """The stored session ``session_id`` (``StorageError`` when it is not stored)."""
-    title = store.get_summary(session_id).title
+    summary = store.get_summary(session_id)
     session = store.session(session_id)
     estimator = default_estimator()
-    return OpenedSession(title=title, session=session, estimator=estimator,
-                         estimated_tokens=store.session_tokens(session_id, session.messages, estimator))
+    return OpenedSession(title=summary.title, session=session, estimator=estimator,
+                         estimated_tokens=store.session_tokens(session_id, session.messages, estimator),
+                         unplaced=store.unplaced(session_id), parent_id=summary.parent_id,
+                         children=tuple(store.children(session_id)))

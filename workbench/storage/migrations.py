@@ -201,6 +201,19 @@ def m003_compact_evidence(db: Database) -> None:
     db.execute("CREATE INDEX request_messages_by_hash ON request_messages (hash)")
 
 
+@MIGRATIONS()
+def m004_session_lineage(db: Database) -> None:
+    """What an import could not place, and where a session comes from: ``unplaced_count`` and
+    ``unplaced_json`` (each line the importer read but could not place in the conversation, with
+    why) so the session list and header show them; ``parent_id``, the session a sub-agent's (or
+    a recorded compaction request's) transcript belongs to. Sessions stored before keep 0, [] and
+    NULL: they were imported without these counts."""
+    db.execute("ALTER TABLE sessions ADD COLUMN unplaced_count INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE sessions ADD COLUMN unplaced_json TEXT NOT NULL DEFAULT '[]'")
+    db.execute("ALTER TABLE sessions ADD COLUMN parent_id TEXT")
+    db.execute("CREATE INDEX sessions_by_parent ON sessions (parent_id)")
+
+
 def apply_migrations(db: Database) -> None:
     """Bring ``db`` up to the newest schema (a no-op when it already is)."""
     MIGRATIONS.apply(db)

@@ -80,6 +80,9 @@ class _SessionRow(TypedDict):
     imported_at: str
     header_json: str
     extras_json: str
+    unplaced_count: int
+    unplaced_json: str
+    parent_id: str | None
 
 
 class SessionSummary(_Frozen):
@@ -99,6 +102,11 @@ class SessionSummary(_Frozen):
     :meth:`Store.session_tokens`): an import does not tokenise the transcript."""
     imported_at: str
     """UTC ISO 8601 timestamp of the import."""
+    unplaced_count: int = 0
+    """Lines the import read but could not place in the conversation (R-TWIN-1; listed with
+    their reasons by :meth:`Store.unplaced`)."""
+    parent_id: str | None = None
+    """The session this one belongs to (a sub-agent's or compaction request's parent), or None."""
 
 
 class ImportOutcome(_Frozen):
@@ -113,6 +121,8 @@ class ImportOutcome(_Frozen):
     message_count: int = 0
     warnings: tuple[SkippedLine, ...] = ()
     """What the import kept or left out that is worth knowing (e.g. "no per-request usage")."""
+    unplaced: tuple[SkippedLine, ...] = ()
+    """Lines read but not placed in the conversation, each with why (R-TWIN-1)."""
 
 
 class Store:
@@ -174,20 +184,23 @@ class Store:
         report(0.4, f"storing {len(result.session.messages)} messages")
         session_id, created = self.save_session(
             result.session, format=result.format, content_hash=result.content_hash,
-            source_path=str(Path(path).resolve()), progress=report)
+            source_path=str(Path(path).resolve()), progress=report, unplaced=result.unplaced)
         report(1.0, "stored" if created else "already stored")
         return ImportOutcome(session_id=session_id, created=created, skipped=result.skipped,
                              format=result.format, title=result.session.header.title,
-                             message_count=len(result.session.messages), warnings=result.warnings)
+                             message_count=len(result.session.messages), warnings=result.warnings,
+                             unplaced=result.unplaced)
 
     def save_session(self, session: Session, *, format: str, content_hash: str,
-                     source_path: str | None, progress: Progress | None = None) -> tuple[str, bool]:
-        """Store a session in one transaction; returns ``(id, created)``."""
+                     source_path: str | None, progress: Progress | None = None,
+                     unplaced: Sequence[SkippedLine] = ()) -> tuple[str, bool]:
+        """Store a session in one transaction; returns ``(id, created)``. ``unplaced`` are the
+        lines its import could not place (kept with the session, shown with it)."""
         existing = self._id_for_hash(content_hash)
         if existing is not None:
             return existing, False
         with self._storage_errors("storing a session"):  # its id is looked up in SQLite too
-            row = self._session_row(session, format, content_hash, source_path)
+            row = self._session_row(session, format, content_hash, source_path, unplaced)
         report = progress or (lambda fraction, label: None)
         report(0.8, "writing")
         try:
@@ -231,6 +244,22 @@ class Store:
         if not rows:
             raise StorageError(f"{self.path}: no stored session {session_id!r}")
         return SessionSummary(**rows[0])
+
+    def unplaced(self, session_id: str) -> tuple[SkippedLine, ...]:
+        """The lines the session's import read but could not place, each with why (R-TWIN-1)."""
+        with self._storage_errors(f"reading session {session_id!r}"):
+            rows = list(self.db.query("SELECT unplaced_json FROM sessions WHERE id = ?", [session_id]))
+        if not rows:
+            return ()
+        return tuple(SkippedLine.model_validate(x) for x in json.loads(rows[0]["unplaced_json"]))
+
+    def children(self, session_id: str) -> list[SessionSummary]:
+        """The stored sessions whose parent is ``session_id`` (its sub-agents), by id."""
+        fields = ", ".join(SessionSummary.model_fields)
+        with self._storage_errors(f"reading the sub-agents of session {session_id!r}"):
+            rows = self.db.query(f"SELECT {fields} FROM sessions WHERE parent_id = ? ORDER BY id",
+                                 [session_id])
+            return [SessionSummary(**r) for r in rows]
 
     def content_hash(self, session_id: str) -> str:
         """The stored session's content hash ("" when there is none): what makes values derived
@@ -316,7 +345,7 @@ class Store:
         return f"{wanted}-{content_hash.split(':')[-1][:8]}"
 
     def _session_row(self, session: Session, format: str, content_hash: str,
-                     source_path: str | None) -> _SessionRow:
+                     source_path: str | None, unplaced: Sequence[SkippedLine] = ()) -> _SessionRow:
         header = session.header
         messages = session.messages
         extras = {
@@ -338,6 +367,9 @@ class Store:
             "imported_at": self._clock().astimezone(UTC).isoformat(timespec="seconds"),
             "header_json": canonical(header.model_dump(mode="json", exclude_none=True)),
             "extras_json": canonical(extras),
+            "unplaced_count": len(unplaced),
+            "unplaced_json": canonical([u.model_dump(mode="json") for u in unplaced]),
+            "parent_id": getattr(header, "parent_id", None),
         }
 
 

@@ -16,8 +16,9 @@ import streamlit as st
 from workbench import state
 from workbench.services.messages import OpenedSession
 from workbench.views import messages as view
+from workbench.views import sessions as sessions_view
 
-__all__ = ["page_picker", "show_conversation", "show_header", "show_table"]
+__all__ = ["page_picker", "show_conversation", "show_header", "show_table", "unplaced_warning"]
 
 
 def show_header(opened: OpenedSession) -> None:
@@ -27,6 +28,13 @@ def show_header(opened: OpenedSession) -> None:
                                                                       opened.estimated_tokens),
                                    strict=True):
         col.metric(label, value)
+    unplaced_warning(len(opened.unplaced))
+
+
+def unplaced_warning(count: int) -> None:
+    """The session's unplaced-lines warning (nothing when every line was placed)."""
+    if (note := sessions_view.unplaced_notice(count)) is not None:
+        st.warning(note, icon="⚠️")
 
 
 def show_table(opened: OpenedSession) -> None:

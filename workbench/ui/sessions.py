@@ -19,6 +19,7 @@ from workbench.page_guards import progress_bar
 from workbench.services import imports
 from workbench.storage.store import SessionSummary, Store
 from workbench.views import sessions as view
+from workbench.views.markup import one_line, plain
 
 __all__ = ["import_forms", "run_imports", "show_deletion", "show_reports", "show_sessions"]
 
@@ -50,6 +51,10 @@ def show_sessions(store: Store, summaries: Sequence[SessionSummary], samples: li
         return
     st.dataframe(view.sessions_frame(summaries), hide_index=True, key="wb_sessions_table",
                  column_config={"Tokens (est.)": st.column_config.NumberColumn(format="localized")})
+    for summary in summaries:
+        if summary.unplaced_count:
+            with st.expander(f"“{one_line(summary.title)}”: {summary.unplaced_count} unplaced line(s)"):
+                st.dataframe(view.unplaced_frame(store.unplaced(summary.id)), hide_index=True)
     st.caption("Pick a session in the sidebar, then open **Step-through** (one preparation, stage "
                "by stage), **Compaction** or **Usage**.")
 
@@ -67,6 +72,10 @@ def show_reports() -> None:
         if outcome is None:  # a report holds an outcome or an error
             continue
         st.success(view.import_line(outcome))
+        if outcome.unplaced:
+            st.warning(f"{len(outcome.unplaced)} line(s) of {plain(report.path)} could not be placed in the "
+                       "conversation:")
+            st.dataframe(view.unplaced_frame(outcome.unplaced), hide_index=True)
         if outcome.skipped:
             st.warning(f"{len(outcome.skipped)} line(s) of {report.path} were skipped:")
             st.dataframe(view.skipped_frame(outcome), hide_index=True)

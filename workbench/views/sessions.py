@@ -11,13 +11,15 @@ from typing import Protocol
 import pandas as pd
 
 from ..importers import SkippedLine
+from .markup import one_line
 
 __all__ = ["AUTO_FORMAT", "SESSION_COLUMNS", "chosen_format", "import_line", "paths_from_text", "sessions_frame",
-           "skipped_frame"]
+           "skipped_frame", "unplaced_frame", "unplaced_notice"]
 
 #: The format box's first choice: let the importers recognise the file.
 AUTO_FORMAT = "detect automatically"
-SESSION_COLUMNS = ["Title", "Format", "Messages", "Responses", "Tokens (est.)", "Imported at", "ID"]
+SESSION_COLUMNS = ["Title", "Format", "Messages", "Responses", "Unplaced lines", "Tokens (est.)", "Imported at",
+                   "Parent", "ID"]
 
 
 class SessionRow(Protocol):
@@ -37,6 +39,10 @@ class SessionRow(Protocol):
     def estimated_tokens(self) -> int | None: ...
     @property
     def imported_at(self) -> str: ...
+    @property
+    def unplaced_count(self) -> int: ...
+    @property
+    def parent_id(self) -> str | None: ...
 
 
 class Imported(Protocol):
@@ -52,6 +58,8 @@ class Imported(Protocol):
     def format(self) -> str: ...
     @property
     def message_count(self) -> int: ...
+    @property
+    def unplaced(self) -> tuple[SkippedLine, ...]: ...
 
 
 class Skipped(Protocol):
@@ -63,8 +71,9 @@ class Skipped(Protocol):
 
 def sessions_frame(summaries: Sequence[SessionRow]) -> pd.DataFrame:
     """The session list, one row per stored session."""
-    rows = [[s.title, s.format, s.message_count, s.response_count, s.estimated_tokens,
-             s.imported_at.replace("T", " ").removesuffix("+00:00") + " UTC", s.id] for s in summaries]
+    rows = [[s.title, s.format, s.message_count, s.response_count, s.unplaced_count, s.estimated_tokens,
+             s.imported_at.replace("T", " ").removesuffix("+00:00") + " UTC", s.parent_id or "", s.id]
+            for s in summaries]
     return pd.DataFrame(rows, columns=SESSION_COLUMNS)
 
 
@@ -73,11 +82,27 @@ def skipped_frame(outcome: Skipped) -> pd.DataFrame:
     return pd.DataFrame([[s.line, s.problem] for s in outcome.skipped], columns=["Line", "Problem"])
 
 
+def unplaced_frame(lines: Sequence[SkippedLine]) -> pd.DataFrame:
+    """Every line an import read but could not place in the conversation, with why."""
+    return pd.DataFrame([[u.line, u.problem] for u in lines], columns=["Line", "Why it is not placed"])
+
+
+def unplaced_notice(count: int) -> str | None:
+    """The warning a session with unplaced lines carries on every page that shows it (R-TWIN-1);
+    None when every line was placed."""
+    if not count:
+        return None
+    return (f"{count} line(s) of this transcript could not be placed in the conversation and are not "
+            "in it (each is listed with why on the Sessions page and by `workbench inspect --json`).")
+
+
 def import_line(outcome: Imported) -> str:
-    """The one line an import reports: new or already stored, title, format and size."""
+    """The one line an import reports: new or already stored, title, format and size, and the
+    lines it could not place when there are any."""
     verb = "Imported" if outcome.created else "Already stored (same content)"
-    return (f"{verb}: {outcome.title or outcome.session_id} — {outcome.format}, "
-            f"{outcome.message_count} messages")
+    unplaced = f", {len(outcome.unplaced)} unplaced line(s)" if outcome.unplaced else ""
+    return (f"{verb}: {one_line(outcome.title or outcome.session_id)} — {outcome.format}, "
+            f"{outcome.message_count} messages{unplaced}")
 
 
 def paths_from_text(text: str) -> list[str]:
