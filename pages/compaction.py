@@ -13,6 +13,7 @@ import streamlit as st
 from workbench.page_guards import error_boundary, require_replay
 from workbench.services.compaction import open_compaction
 from workbench.ui import compaction as ui
+from workbench.ui.fidelity import show_losses
 from workbench.views.compaction import COMPACTION_KINDS, replay_bands
 
 st.title("Compaction")
@@ -31,7 +32,9 @@ if not opened.decisions:
     st.info("No compaction was planned in this replay: every request stayed below the pressure "
             "line. Pick another replay in the sidebar (e.g. `budget 96k`), or replay with a "
             "smaller `compaction.input_budget_tokens`.")
+    show_losses(opened.losses.all, session_id=session_id, replay_id=replay_id)
     st.stop()
 ui.show_decisions(opened, bands)
 if opened.archives:
     ui.show_archives(opened.archives)
+show_losses(opened.losses.all, session_id=session_id, replay_id=replay_id)

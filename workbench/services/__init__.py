@@ -5,7 +5,8 @@ workspace's templates and a Templates-page re-run), ``imports`` (import transcri
 store), ``presets`` (named configurations, ``resolve_config``), ``summarisers`` (the summariser
 and templates a replay uses), ``compare`` and ``configuration`` (the Configuration page's replays
 and A/B runs), ``context`` (build and measure a context.yaml), ``truth`` (whole-request figures
-and the agent's recorded compactions), and one service per page that reads a saved replay or a
+and the agent's recorded compactions), ``fidelity`` (what each compaction of a saved replay
+lost), and one service per page that reads a saved replay or a
 session: ``messages``, ``step_through``, ``usage``, ``compaction``. Services use the engine and
 the store and return records; views turn records into tables and figures and never import a
 service.

@@ -9,8 +9,10 @@ from collections.abc import Sequence
 from iris.preparation.records import Decision, PreparedRequest
 from iris.session import Message
 
+from ..fidelity import ReplayLosses
 from ..records import ArchiveRecord
 from ..storage.store import Store
+from .fidelity import saved_losses
 from .replay import session_messages
 from .truth import ReplayTruth, replay_truth
 
@@ -25,6 +27,8 @@ class OpenedCompaction(ReplayTruth):
     archives: tuple[ArchiveRecord, ...]
     originals: tuple[Message, ...]
     """The session's recorded messages."""
+    losses: ReplayLosses
+    """What each compaction lost: the agent's recorded ones and the replay's (docs/fidelity.md)."""
 
     def request_at(self, step: int) -> PreparedRequest | None:
         """Step ``step``'s final request (None: the step did not become ready)."""
@@ -43,4 +47,5 @@ def open_compaction(store: Store, session_id: str, replay_id: str,
     truth = replay_truth(store, session_id, replay_id)
     return OpenedCompaction(**dict(truth), decisions=truth.replay.decisions_of_kind(*kinds),
                             archives=truth.replay.archives(),
-                            originals=session_messages(store, session_id))
+                            originals=session_messages(store, session_id),
+                            losses=saved_losses(store, session_id, truth.replay))

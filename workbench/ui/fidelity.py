@@ -1,0 +1,46 @@
+"""The loss record's Streamlit parts (R-FID-2): the recall table of every compaction and the
+chosen one's lost facts, each linked to the step that needed it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+from iris.fidelity import LossRecord
+
+from workbench.views.fidelity import compaction_label, fidelity_sentence, lost_table, recall_table
+
+__all__ = ["show_losses", "show_lost"]
+
+_HELP = ("Facts of the replaced span (paths, commands, identifiers, errors, URLs, numbers with "
+         "units, user instructions) that the session mentioned again after the compaction, and how "
+         "many the checkpoint or the retained messages kept. String matching: a paraphrase is not a "
+         "match, and a fact found again by re-reading still counts as lost (docs/fidelity.md).")
+
+
+def show_losses(records: Sequence[LossRecord], *, session_id: str, replay_id: str,
+                key: str = "fid") -> None:
+    """The recall by kind of each compaction (the agent's and the replay's), and a picker of one
+    compaction whose lost facts are listed."""
+    st.markdown("#### What each compaction lost")
+    if not records:
+        st.caption("Neither the agent nor this replay compacted: nothing was lost to compaction.")
+        return
+    st.caption(_HELP)
+    st.dataframe(recall_table(records), hide_index=True, key=f"{key}_recall")
+    labels = {i: compaction_label(r) for i, r in enumerate(records)}
+    chosen = st.selectbox("Lost facts of", list(labels), format_func=lambda i: labels[i],
+                          key=f"{key}_pick")
+    show_lost(records[chosen], session_id=session_id, replay_id=replay_id, key=key)
+
+
+def show_lost(record: LossRecord, *, session_id: str, replay_id: str, key: str = "fid") -> None:
+    """One compaction's headline and its lost facts with a link to the step that needed each."""
+    st.markdown(fidelity_sentence(record))
+    table = lost_table(record, session_id=session_id, replay_id=replay_id)
+    if table.empty:
+        return
+    st.dataframe(table, hide_index=True, key=f"{key}_lost_{record.source}_{record.n}",
+                 column_config={"open": st.column_config.LinkColumn(
+                     "open", display_text="open step", help="the step that needed it, on the "
+                     "Step-through page")})

@@ -1,0 +1,87 @@
+"""What each compaction lost, as tables and words (R-FID-2): the recall of needed-later facts by
+kind per compaction, and the list of facts the session needed again but the checkpoint dropped,
+each linked to the step that needed it (docs/fidelity.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+from iris.fidelity import FACT_KINDS, LossRecord
+
+from .failures import step_link
+
+__all__ = ["LOST_COLUMNS", "compaction_label", "fidelity_sentence", "lost_table", "pair_table",
+           "recall_table"]
+
+LOST_COLUMNS = ["needed at step", "kind", "fact", "stated at message", "open"]
+
+
+def compaction_label(record: LossRecord) -> str:
+    """``agent #1 · step 71`` or ``replay #2 · step 120``."""
+    who = "agent" if record.source == "recorded" else "replay"
+    return f"{who} #{record.n} · step {record.step}"
+
+
+def _pct(kept: int, needed: int) -> str:
+    return f"{kept}/{needed} ({kept / needed:.0%})" if needed else "—"
+
+
+def recall_table(records: Sequence[LossRecord]) -> pd.DataFrame:
+    """One row per compaction: needed-later facts kept over needed, overall and by kind."""
+    rows = []
+    for r in records:
+        row: dict[str, object] = {"compaction": compaction_label(r),
+                                  "facts": len(r.fates),
+                                  "needed later": r.needed_later,
+                                  "kept of needed": _pct(r.needed_later_kept, r.needed_later),
+                                  "lost": r.needed_later - r.needed_later_kept}
+        for kind, counts in r.kinds().items():
+            row[kind] = _pct(counts.needed_later_kept, counts.needed_later)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["compaction", "facts", "needed later", "kept of needed",
+                                       "lost", *FACT_KINDS])
+
+
+def lost_table(record: LossRecord, *, session_id: str | None = None,
+               replay_id: str | None = None) -> pd.DataFrame:
+    """The needed-later facts ``record`` lost, in the order they were needed; with a session and
+    a replay, ``open`` links to the Step-through page at the step that needed each one."""
+    rows = []
+    for f in record.lost():
+        link = (step_link(session_id, replay_id, f.needed_step)
+                if session_id and replay_id and f.needed_step is not None else None)
+        rows.append({"needed at step": f.needed_step, "kind": f.fact.kind, "fact": f.fact.text,
+                     "stated at message": f.fact.message, "open": link})
+    return pd.DataFrame(rows, columns=LOST_COLUMNS)
+
+
+def fidelity_sentence(record: LossRecord) -> str:
+    """The headline of one compaction's loss record, in words."""
+    who = "the agent's summary" if record.source == "recorded" else "the checkpoint"
+    if not record.needed_later:
+        return (f"{compaction_label(record)}: {len(record.fates)} facts in the replaced span; the "
+                "rest of the session mentioned none of them again.")
+    lost = record.needed_later - record.needed_later_kept
+    return (f"{compaction_label(record)}: the session needed {record.needed_later} of the "
+            f"{len(record.fates)} facts of the replaced span again; {who} kept "
+            f"{record.needed_later_kept} ({record.needed_later_kept / record.needed_later:.0%}), "
+            f"{lost} lost.")
+
+
+def pair_table(a: Sequence[LossRecord], b: Sequence[LossRecord], *, labels: tuple[str, str]
+               ) -> pd.DataFrame:
+    """A and B side by side, compaction by compaction (in order): needed later, kept, recall of
+    paths and commands, and lost facts, for a template or configuration comparison."""
+    rows = []
+    for i in range(max(len(a), len(b))):
+        row: dict[str, object] = {"compaction": i + 1}
+        for label, records in zip(labels, (a, b), strict=True):
+            r = records[i] if i < len(records) else None
+            row[f"{label} step"] = r.step if r else None
+            row[f"{label} kept of needed"] = _pct(r.needed_later_kept, r.needed_later) if r else "—"
+            pc = r.recall_of("paths", "commands") if r else None
+            row[f"{label} paths+commands"] = f"{pc:.0%}" if pc is not None else "—"
+            row[f"{label} lost"] = (r.needed_later - r.needed_later_kept) if r else None
+        rows.append(row)
+    return pd.DataFrame(rows)
