@@ -20,10 +20,11 @@ def test_pipeline_contract_signature():
     params = inspect.signature(compaction.compact).parameters
     assert list(params) == ["request", "env"]
     request = [f.name for f in dataclasses.fields(compaction.CompactionRequest)]
-    assert request == ["history", "current_request", "request_tokens", "trigger", "previous"]
+    assert request == ["history", "current_request", "request_tokens", "trigger", "previous",
+                       "step_index"]
     env = [f.name for f in dataclasses.fields(compaction.CompactionEnvironment)]
     assert env == ["config", "thresholds", "prompts", "summariser", "session_dir", "estimator",
-                   "tools", "reduction_memory"]
+                   "tools", "reduction_memory", "tool_kinds"]
     fields = set(compaction.CompactionOutcome.model_fields)
     assert fields == {"status", "decisions", "history", "checkpoint", "archive_path", "archive_text",
                       "cut_index", "summary_usage", "summary_request_text", "state"}

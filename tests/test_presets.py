@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_r_ui_6_three_presets_ship_as_yaml_files_and_load_without_warnings():
-    assert PRESET_NAMES == ("default", "cost-first", "quality-first", "chord-style")
+    assert PRESET_NAMES == ("default", "cost-first", "quality-first", "chord-style",
+                            "claude-code", "codex")
     for name in PRESET_NAMES:
         assert (ROOT / "workbench" / "presets" / f"{name}.yaml").is_file()
         assert preset_text(name).startswith(f'# Preset "{name}"')
@@ -31,7 +32,8 @@ def test_r_ui_6_default_preset_is_the_bundled_configuration():
 
 
 def test_r_ui_6_unknown_preset_names_the_known_ones():
-    with pytest.raises(ConfigError, match="known presets: default, cost-first, quality-first, chord-style"):
+    with pytest.raises(ConfigError, match="known presets: default, cost-first, quality-first, "
+                                          "chord-style, claude-code, codex"):
         load_preset("cheap")
 
 

@@ -177,6 +177,24 @@ def config_snapshot_id(config: ContextConfig, prompts: PromptTemplates | None) -
                          "templates": prompts.snapshot_id if prompts is not None else None})
 
 
+def largest_prompt(session: Session) -> int | None:
+    """The largest prompt the session's provider accepted (trusted usage), or None."""
+    return max((m.usage.prompt_tokens for m in session.messages
+                if m.usage is not None and m.usage.is_trusted), default=None)
+
+
+def manual_steps(session: Session) -> dict[int, str]:
+    """Steps before which the recorded agent's user asked for a compaction (``/compact``), with
+    the words that name it in the compaction record."""
+    steps: dict[int, str] = {}
+    for mark in recorded_marks(session, (), baseline=True):
+        if mark.trigger == "manual":
+            before = f" at {mark.tokens_before:,} tokens" if mark.tokens_before else ""
+            steps[mark.step] = (f"the recorded agent's user asked for a compaction here (manual, "
+                                f"message {mark.at_message}{before})")
+    return steps
+
+
 def rejected_summary_usage(preparation: ContextPreparation) -> list[Usage]:
     """Usage reported by the summary calls of ``preparation`` whose summary was rejected."""
     return [d.summary_usage for s in preparation.stages if s.name == "compaction"
@@ -224,8 +242,12 @@ class _Runner:
         self.cache = TokenCache(estimator)
         self.memory = StepMemory(tokens=self.cache)
         """The stages' step memory, kept from step to step (see ``_step_settings``)."""
-        t = resolve_thresholds(config, session.header.limits, session.header.model)
+        self.recorded_prompt = largest_prompt(session)
+        t = resolve_thresholds(config, session.header.limits, session.header.model,
+                               recorded_prompt=self.recorded_prompt)
         self.thresholds = t
+        self.manual_steps = (manual_steps(session) if baseline == "engine"
+                             and config.compaction.apply_recorded_manual else {})
         self.settings = PipelineSettings(
             config=config, thresholds=t, memory=self.memory, prompts=prompts, summariser=summariser,
             session_dir=work_dir, tool_kinds=ToolKindMap.for_source_format(session.header.source_format),
@@ -339,7 +361,8 @@ class _Runner:
             seen=carry.seen, usage_reading=tracker.reading,
             diverged=carry.diverged or walk.recorded_compaction,
             compaction_state=carry.compaction_state, window=carry.window,
-            todos_completed=walk.todos_completed, calibration=self.calibration)
+            todos_completed=walk.todos_completed, calibration=self.calibration,
+            recorded_manual=self.manual_steps.get(k))
         recorded = walk.recorded_tokens + REQUEST_OVERHEAD
         answered = tracker.observe_response(response.usage, context_bytes=walk.bytes, model=model)
         tokens, kind = provider_reading(answered, response.usage)
@@ -392,7 +415,8 @@ class _Runner:
             return self.settings
         cached = self._by_limits.get((limits, model))
         if cached is None:
-            t = resolve_thresholds(self.settings.config, limits, model)
+            t = resolve_thresholds(self.settings.config, limits, model,
+                                   recorded_prompt=self.recorded_prompt)
             cached = self._by_limits[(limits, model)] = replace(
                 self.settings, thresholds=t, input_budget=t.input_budget,
                 pressure_line=t.pressure_line, reminder_line=t.reminder_line)

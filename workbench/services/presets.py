@@ -14,8 +14,10 @@ from iris.errors import ConfigError
 
 __all__ = ["PRESET_NAMES", "config_label", "load_preset", "preset_text", "resolve_config"]
 
-#: The presets shipped in ``workbench/presets/<name>.yaml``.
-PRESET_NAMES: tuple[str, ...] = ("default", "cost-first", "quality-first", "chord-style")
+#: The presets shipped in ``workbench/presets/<name>.yaml``; ``claude-code`` and ``codex`` are the
+#: agent profiles (docs/profiles.md).
+PRESET_NAMES: tuple[str, ...] = ("default", "cost-first", "quality-first", "chord-style",
+                                 "claude-code", "codex")
 
 
 def preset_text(name: str) -> str:

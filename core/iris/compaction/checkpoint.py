@@ -142,8 +142,25 @@ class Checkpoint(_Frozen):
     archives: tuple[ArchiveRef, ...] = ()
     extra_sections: tuple[CheckpointSection, ...] = ()
     """Runtime sections after the summary (worklog, repository state, typed state)."""
+    form: Literal["structured", "summary", "summary_with_user_messages"] = Field(
+        default="structured", exclude_if=lambda v: v == "structured")
+    """``compaction.checkpoint_form``: ``structured`` renders everything below; the ``summary``
+    forms render the summary alone (after the retained user messages with
+    ``summary_with_user_messages``), as the agent profiles do (docs/profiles.md)."""
+    summary_text: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The summary as written when it was used verbatim (the recorded agent's own)."""
+
+    def _summary_only(self) -> str:
+        text = self.summary_text or "\n\n".join(f"## {s.title}\n{s.body}" for s in self.sections)
+        if self.form == "summary_with_user_messages" and self.retained:
+            users = "\n\n".join(r.text + ("\n[truncated]" if r.truncated else "")
+                                 for r in self.retained)
+            text = f"{users}\n\n{text}"
+        return text.strip() + "\n"
 
     def render(self) -> str:
+        if self.form != "structured":
+            return self._summary_only()
         parts = [SUMMARY_HEADER]
         parts += [f"## {s.title}\n{s.body}" for s in self.sections]
         if self.previous_checkpoint:

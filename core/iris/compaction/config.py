@@ -20,14 +20,30 @@ from ..session import ModelLimits
 
 __all__ = [
     "CHORD_DEFAULTS",
+    "CheckpointForm",
     "CompactionConfig",
     "ModelCompactionOverride",
     "ModelConfig",
+    "RestoreReads",
     "sanitize_chord_fields",
     "sanitize_model_overrides",
 ]
 
 Profile = Literal["auto", "continuation", "archival"]
+CheckpointForm = Literal["structured", "summary", "summary_with_user_messages"]
+
+
+class RestoreReads(BaseModel):
+    """``compaction.restore_recent_reads``: which read files come back after a compaction."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    files: int = Field(default=5, ge=1)
+    """How many of the most recently read files (distinct paths, newest first)."""
+    tokens_per_file: int = Field(default=5000, ge=1)
+    """Each file's text is cut to this many tokens."""
+    total_tokens: int = Field(default=50000, ge=1)
+    """Files stop being added once this many tokens are restored."""
 
 #: Built-in defaults the Chord fields fall back to.
 CHORD_DEFAULTS: dict[str, Any] = {
@@ -71,6 +87,34 @@ class CompactionConfig(BaseModel):
     profile: Profile = "auto"
     """``continuation`` keeps a raw tail, ``archival`` none, ``auto`` picks per session state."""
 
+    # Agent-profile fields (docs/profiles.md): replaying a session as the recorded agent ran it.
+    # Each is left out of the configuration's JSON form while at its default, so configurations
+    # that do not use them keep their hash.
+    reserve_output: bool = Field(default=True, exclude_if=lambda v: v is True)
+    """False: a budget derived from a context window (recorded limits, ``model.limit``) is the
+    whole window, with no output reservation (Codex records the window it lets inputs fill)."""
+    effective_window_percent: int = Field(default=100, exclude_if=lambda v: v == 100)
+    """1…100: the share of the model's full window that the budget states. Below 100 the
+    threshold applies to the full window (``usable × 100 / percent``): Codex records
+    ``model_context_window`` as 95 % of the window and compacts at 90 % of the full window."""
+    budget_covers_recorded: bool = Field(default=False, exclude_if=lambda v: v is False)
+    """True: a budget not set by ``input_budget_tokens`` is raised to the largest prompt the
+    session's provider accepted (a budget below a prompt the agent really sent is not the
+    agent's)."""
+    apply_recorded_manual: bool = Field(default=False, exclude_if=lambda v: v is False)
+    """True: a compaction the recorded agent's user asked for (Claude Code ``/compact``,
+    ``compactMetadata.trigger: manual``) is applied at the same step, as a manual compaction."""
+    checkpoint_form: CheckpointForm = Field(default="structured",
+                                            exclude_if=lambda v: v == "structured")
+    """``structured``: the checkpoint with its required sections, archive index, session
+    constraints and retained user messages; ``summary``: the summary text alone (what Claude
+    Code keeps); ``summary_with_user_messages``: the recent real user messages (within
+    ``retain_recent_tokens``), then the summary (what Codex keeps)."""
+    restore_recent_reads: RestoreReads | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Files re-attached after a compaction, as Claude Code does: the most recently read files
+    (up to ``files``, each up to ``tokens_per_file``, at most ``total_tokens`` in all), from what
+    the recorded reads showed; None: none."""
+
     @field_validator("input_budget_tokens", mode="before")
     @classmethod
     def _positive_int(cls, value: Any) -> Any:
@@ -88,6 +132,13 @@ class CompactionConfig(BaseModel):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
             raise ValueError(f"must be a number with 0 < value < 1, got {value!r}")
         return float(value)
+
+    @field_validator("effective_window_percent", mode="before")
+    @classmethod
+    def _percent(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
+            raise ValueError(f"must be a whole number from 1 to 100, got {value!r}")
+        return value
 
     @field_validator("timeout_seconds", mode="before")
     @classmethod

@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # iris.config and iris.prompts import this package
     from ..config import ContextConfig
     from ..prompts import PromptTemplates
     from ..reduction import ReductionMemory
+    from ..reduction.toolkinds import ToolKindMap
 
 __all__ = ["CompactionEnvironment", "CompactionRequest", "compact", "projected_tokens",
            "state_from_history"]
@@ -67,6 +68,9 @@ class CompactionRequest:
     trigger: Trigger = "auto"
     previous: CompactionState | None = None
     """The state carried from the previous compaction (checkpoint, constraints, archives)."""
+    step_index: int | None = None
+    """The replay step being prepared (told to the summariser: a recorded summary is never used
+    before the step it was written at); None outside a replay."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,6 +88,8 @@ class CompactionEnvironment:
     reduction_memory: ReductionMemory | None = None
     """The run's reduction memory: the head reduced for the summary request reuses its content
     caches (what the run already described), never its tracker; None: described afresh."""
+    tool_kinds: ToolKindMap | None = None
+    """Which tools read files (``compaction.restore_recent_reads``); None: the native names."""
 
 
 def projected_tokens(history: Sequence[Message], current: Message | None, *,
@@ -173,11 +179,16 @@ def _plan_decision(plan: CutPlan, cut: int, history: tuple[Message, ...], trigge
 
 
 def _check_summary(result: SummaryResult, t: Thresholds, estimator: TokenEstimator,
-                   ) -> tuple[CheckpointSection, ...] | RejectedDecision:
-    """R-CMP-7 validation, then the summary_max_tokens bound; a failure is a failed attempt."""
+                   form: str = "structured") -> tuple[CheckpointSection, ...] | RejectedDecision:
+    """R-CMP-7 validation, then the summary_max_tokens bound; a failure is a failed attempt.
+    The recorded agent's own summary used as written (a ``summary`` checkpoint form) is not
+    held to the required sections: the agent wrote it in its own layout."""
     tokens = estimator.count(result.text)
     try:
-        sections = validate_summary(result.text)
+        if result.verbatim and form != "structured" and result.text.strip():
+            sections: tuple[CheckpointSection, ...] = ()
+        else:
+            sections = validate_summary(result.text)
     except SummaryInvalid as exc:
         return RejectedDecision(reason=exc.reason, summary_tokens=tokens)
     if tokens > t.summary_max_tokens:
@@ -230,6 +241,8 @@ def _summarise(request: CompactionRequest, env: CompactionEnvironment, plan: Cut
             current_request=current_text, previous_checkpoint=previous_body,
             constraints=[c.text for c in constraints if not c.superseded],
             archive_name=f"history-{number}.md", reduction_memory=env.reduction_memory)
+        summary_request = summary_request.model_copy(update={
+            "checkpoint_form": config.compaction.checkpoint_form, "step_index": request.step_index})
     except TemplateError as exc:  # an edited template that fails to render is a failed attempt
         return attempt.reject(decisions, RejectedDecision(reason=f"template error: {exc}"))
     attempt = replace(attempt, prompt=summary_request.system_prompt + "\n\n"
@@ -237,7 +250,8 @@ def _summarise(request: CompactionRequest, env: CompactionEnvironment, plan: Cut
     result, usage = _run_summariser(env.summariser, summary_request, config.compaction.timeout_seconds)
     if isinstance(result, RejectedDecision):
         return attempt.reject(decisions, result, usage)
-    sections = _check_summary(result, t, estimator)
+    form = config.compaction.checkpoint_form
+    sections = _check_summary(result, t, estimator, form)
     if isinstance(sections, RejectedDecision):
         return attempt.reject(decisions, sections, result.usage)
     checkpoint = Checkpoint(
@@ -247,10 +261,25 @@ def _summarise(request: CompactionRequest, env: CompactionEnvironment, plan: Cut
                                  estimator=estimator, current_request=current_text,
                                  carried=state.retained),
         archives=(*state.archives, ArchiveRef(path=f"history-{number}.md", number=number,
-                                              messages=len(head))))
-    return _finish(attempt, decisions, checkpoint, tail, result, number=number, t=t,
-                   before=request.request_tokens, current=current, estimator=estimator,
+                                              messages=len(head))),
+        form=form, summary_text=result.text.strip() if not sections else None)
+    restored = _restored(head, tail, env)
+    return _finish(attempt, decisions, checkpoint, (*restored, *tail), result, number=number,
+                   t=t, before=request.request_tokens, current=current, estimator=estimator,
                    tools=env.tools, session_dir=env.session_dir)
+
+
+def _restored(head: Sequence[Message], tail: Sequence[Message], env: CompactionEnvironment,
+              ) -> tuple[Message, ...]:
+    """The files re-attached after the checkpoint (``compaction.restore_recent_reads``)."""
+    rule = env.config.compaction.restore_recent_reads
+    if rule is None:
+        return ()
+    from ..reduction.toolkinds import ToolKindMap
+    from .restore import restored_reads
+
+    return restored_reads((*head, *tail), tail, rule, kinds=env.tool_kinds or ToolKindMap(),
+                          estimator=env.estimator)
 
 
 def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: Checkpoint,

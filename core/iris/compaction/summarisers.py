@@ -18,9 +18,11 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import SummariserError
 from ..session import Message, Session, Usage
 from .checkpoint import REQUIRED_SECTIONS, SummaryInvalid, validate_summary
+from .config import CheckpointForm
 from .extract import extractive_sections
 
 __all__ = [
+    "OWN_COMPACTION_STEPS",
     "ExtractiveSummariser",
     "RecordedSummariser",
     "Summariser",
@@ -52,6 +54,12 @@ class SummaryRequest(BaseModel):
     profile: str = "continuation"
     previous_checkpoint: str | None = None
     session_constraints: tuple[str, ...] = ()
+    step_index: int | None = None
+    """The replay step being prepared, when known (the recorded summariser places summaries by
+    step: one is never used before the step it was written at)."""
+    checkpoint_form: CheckpointForm = "structured"
+    """``compaction.checkpoint_form``: with ``summary`` forms a summary the recorded agent wrote
+    may be used as written (:attr:`SummaryResult.verbatim`)."""
 
 
 class SummaryResult(BaseModel):
@@ -64,7 +72,14 @@ class SummaryResult(BaseModel):
     note: str = ""
     """How the summary was chosen, when that matters to the reader (the recorded summariser
     says which recorded summary it reused, or why it fell back); shown in the records."""
+    verbatim: bool = False
+    """The recorded agent's own summary of this compaction, used as written: the checkpoint is
+    that text (``summary`` checkpoint forms only), not checked for the required sections."""
 
+
+#: A replay compacting this many steps after the agent's compaction still replays that
+#: compaction: the agent's summary is its output (R-TWIN-4).
+OWN_COMPACTION_STEPS = 1
 
 SummariserKind = Literal["extractive", "recorded", "remote"]
 """What fills a checkpoint; a summariser declares its kind (persisted as the re-run's label)."""
@@ -98,7 +113,15 @@ class ExtractiveSummariser:
 
 class RecordedSummariser:
     """Reuses a compaction summary recorded in an imported session (Claude Code
-    ``isCompactSummary``, Codex ``compacted``): the nearest one written **before** the cut.
+    ``isCompactSummary``, Codex ``compacted``).
+
+    In a replay (the request names its step) summaries are placed by step: the step whose
+    request first carried the summary is the step of the agent's compaction that wrote it. When
+    the replay compacts at that step or the next (:data:`OWN_COMPACTION_STEPS`), the summary is
+    the output of the compaction being replayed (R-TWIN-4): with a ``summary`` checkpoint form it
+    is used as written (:attr:`SummaryResult.verbatim`). A later replay compaction reuses the
+    nearest earlier summary; an earlier one never uses it (R-REAL-6). Without a step the nearest
+    summary written **before** the cut is used.
 
     A summary recorded later than the head being archived holds facts from the future of the
     step being compacted, so it is never used: the nearest earlier readable summary is taken,
@@ -144,10 +167,12 @@ class RecordedSummariser:
     def summarise(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
         if not self._recorded:
             raise SummariserError("the session has no recorded compaction summary")
-        cut = self._position(request.head)
         sections = extractive_sections(request.head, current_request=request.current_request,
                                        constraints=request.session_constraints,
                                        previous_checkpoint=request.previous_checkpoint)
+        if request.step_index is not None:
+            return self._by_step(request, request.step_index, sections)
+        cut = self._position(request.head)
         if cut is None:
             note = ("the archived head could not be placed in the recorded session, so no "
                     "recorded summary is known to be earlier: filled extractively")
@@ -159,16 +184,52 @@ class RecordedSummariser:
                     f"message {later}, came later and is not used): filled extractively")
             return SummaryResult(text=_join(sections), kind="extractive", note=note)
         at, text = earlier[-1]
-        text = text or ""  # kept only when readable (non-empty)
         note = f"recorded summary of message {at}, the nearest written before message {cut}"
-        try:
-            validate_summary(text)
-            return SummaryResult(text=text.strip(), kind="recorded", note=note)
-        except SummaryInvalid:
-            pass
-        sections["Progress"] = (f"Recorded summary (message {at}, reused verbatim):\n"
-                                f"{text.strip()}\n\n{sections['Progress']}")
-        return SummaryResult(text=_join(sections), kind="recorded", note=note)
+        return _reuse(at, text or "", sections, note)
+
+    def written_step(self, at: int) -> int | None:
+        """The first step whose request carried the summary at message ``at`` (the step of the
+        compaction that wrote it); None when no response follows it."""
+        return next((k for k, b in enumerate(self.session.index.batches)
+                     if b.assistant_message > at), None)
+
+    def _by_step(self, request: SummaryRequest, step: int, sections: dict[str, str]
+                 ) -> SummaryResult:
+        """R-TWIN-4 / R-REAL-6: the agent's own summary when this compaction is the agent's (its
+        step or the next), the nearest earlier one otherwise, never one written later."""
+        placed = [(w, at, text or "") for at, text in self._recorded
+                  if (w := self.written_step(at)) is not None]
+        earlier = [item for item in placed if item[0] <= step]
+        if not earlier:
+            later = min((w for w, _, _ in placed), default=None)
+            note = (f"no recorded summary was written at or before step {step}"
+                    + (f" (the agent's first, written for step {later}, came later and is not "
+                       "used)" if later is not None else "") + ": filled extractively")
+            return SummaryResult(text=_join(sections), kind="extractive", note=note)
+        written, at, text = max(earlier)
+        if step - written > OWN_COMPACTION_STEPS:
+            note = (f"recorded summary of message {at}, written for step {written}, the nearest "
+                    f"before step {step}")
+            return _reuse(at, text, sections, note)
+        note = (f"the agent's own summary of its compaction at step {written} (message {at}), "
+                "the output of the compaction being replayed")
+        if request.checkpoint_form != "structured":
+            return SummaryResult(text=text.strip(), kind="recorded", verbatim=True,
+                                 note=f"{note}; used as written")
+        return _reuse(at, text, sections, note)
+
+
+def _reuse(at: int, text: str, sections: dict[str, str], note: str) -> SummaryResult:
+    """A recorded summary as the checkpoint's summary: as it is when it has the required
+    sections, else placed under ``## Progress`` with the other sections filled extractively."""
+    try:
+        validate_summary(text)
+        return SummaryResult(text=text.strip(), kind="recorded", note=note)
+    except SummaryInvalid:
+        pass
+    sections["Progress"] = (f"Recorded summary (message {at}, reused verbatim):\n"
+                            f"{text.strip()}\n\n{sections['Progress']}")
+    return SummaryResult(text=_join(sections), kind="recorded", note=note)
 
 
 def _readable(text: str | None) -> bool:

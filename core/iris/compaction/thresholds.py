@@ -71,14 +71,17 @@ def _ceil(n: int, ratio: float) -> int:
 
 
 def budget_from_limits(limits: ModelLimits | None, max_output_tokens: int = DEFAULT_MAX_OUTPUT,
-                       ) -> int | None:
-    """R-CMP-3 from model limits: input; else context − output; else context − max_output."""
+                       *, reserve_output: bool = True) -> int | None:
+    """R-CMP-3 from model limits: input; else context − output; else context − max_output;
+    without ``reserve_output`` the whole context window."""
     if limits is None:
         return None
     if limits.input:
         return limits.input
     if not limits.context:
         return None
+    if not reserve_output:
+        return limits.context
     reserve = limits.output if limits.output else max_output_tokens
     # An output reservation as large as the window leaves nothing: use the whole window.
     return limits.context - reserve if reserve < limits.context else limits.context
@@ -97,10 +100,14 @@ def _budget(config: ContextConfig, model_limits: ModelLimits | None, model_name:
         return comp.input_budget_tokens, "config", "configuration: compaction.input_budget_tokens"
     model = config.model
     max_out = model.max_output_tokens if model else DEFAULT_MAX_OUTPUT
-    if model is not None and model.limit is not None and (b := budget_from_limits(model.limit, max_out)):
-        return b, "model_config", f"configuration model.limit: {_limits_text(model.limit)}"
-    if model_limits is not None and (b := budget_from_limits(model_limits, max_out)):
-        return b, "session", f"limits recorded in the session: {_limits_text(model_limits)}"
+    reserve = comp.reserve_output
+    note = "" if reserve else " (no output reservation)"
+    if model is not None and model.limit is not None and (
+            b := budget_from_limits(model.limit, max_out, reserve_output=reserve)):
+        return b, "model_config", f"configuration model.limit: {_limits_text(model.limit)}{note}"
+    if model_limits is not None and (
+            b := budget_from_limits(model_limits, max_out, reserve_output=reserve)):
+        return b, "session", f"limits recorded in the session: {_limits_text(model_limits)}{note}"
     from ..catalogue import lookup
 
     name = (model.name if model is not None and model.name else None) or model_name
@@ -122,16 +129,42 @@ def _effective_ratios(config: ContextConfig) -> tuple[float, float]:
     return threshold, reminder
 
 
-def thresholds(config: ContextConfig, model_limits: ModelLimits | None = None, model: str | None = None
-               ) -> Thresholds:
+def _covered(budget: int, source: BudgetSource, detail: str, config: ContextConfig,
+             recorded_prompt: int | None) -> tuple[int, str]:
+    """``compaction.budget_covers_recorded``: a derived budget below the largest prompt the
+    provider accepted is raised to it (an explicit ``input_budget_tokens`` is kept)."""
+    if (not config.compaction.budget_covers_recorded or source == "config" or not recorded_prompt
+            or recorded_prompt <= budget):
+        return budget, detail
+    return recorded_prompt, (f"{detail}; raised from {budget:,} to {recorded_prompt:,}, the largest "
+                             "prompt the agent sent")
+
+
+def _line(usable: int, ratio: float, percent: int) -> int:
+    """``floor(usable × ratio)``; with an effective-window percent below 100 the ratio applies to
+    the full window ``usable × 100 / percent`` (never above the usable budget)."""
+    if percent == 100:
+        return _floor(usable, ratio)
+    full = Decimal(usable) * 100 / Decimal(percent)
+    return min(math.floor(full * Decimal(str(ratio))), usable)
+
+
+def thresholds(config: ContextConfig, model_limits: ModelLimits | None = None, model: str | None = None,
+               *, recorded_prompt: int | None = None) -> Thresholds:
     """Resolve the budget (R-CMP-3), lines (R-CMP-1/2) and targets for ``config``; ``model`` is
-    the session's model (for the catalogue)."""
+    the session's model (for the catalogue), ``recorded_prompt`` the largest prompt its provider
+    accepted (see ``compaction.budget_covers_recorded``)."""
     budget, source, detail = _budget(config, model_limits, model)
+    budget, detail = _covered(budget, source, detail, config, recorded_prompt)
     comp = config.compaction
     usable = max(budget - comp.reserved, 0)
     threshold, reminder_ratio = _effective_ratios(config)
     auto = threshold > 0
-    line = _floor(usable, threshold) if auto else None
+    percent = comp.effective_window_percent
+    line = _line(usable, threshold, percent) if auto else None
+    if line is not None and percent != 100:
+        detail += (f"; threshold {threshold:g} of the full window {usable * 100 // percent:,} "
+                   f"(the budget is {percent}% of it)")
     reminder: float | None
     if not auto or reminder_ratio == -1:
         reminder = None
@@ -139,7 +172,7 @@ def thresholds(config: ContextConfig, model_limits: ModelLimits | None = None, m
         reminder = float(min(Decimal("0.60"), Decimal(str(threshold)) * Decimal("0.90")))
     else:
         reminder = reminder_ratio
-    reminder_line = (_floor(usable, reminder)
+    reminder_line = (_line(usable, reminder, percent)
                      if reminder is not None and reminder < threshold else None)
     return Thresholds(
         input_budget=budget, budget_source=source, budget_detail=detail, reserved=comp.reserved, usable_budget=usable,

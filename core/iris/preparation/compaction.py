@@ -259,18 +259,21 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
             history=tuple(p.message for p in state.durable), current_request=current,
             # the engine compares against the raw (durable) request it can rebuild itself
             request_tokens=before - state.history_tokens + state.durable_tokens,
-            trigger="auto", previous=state.compaction_state)
+            trigger="manual" if state.recorded_manual else "auto",
+            previous=state.compaction_state, step_index=state.step_index)
         return compact(request, CompactionEnvironment(
             config=settings.config, thresholds=_engine_thresholds(state, settings),
             prompts=settings.prompts, summariser=settings.summariser,
             session_dir=settings.session_dir, estimator=settings.cache.estimator,
-            tools=tuple(t.schema for t in state.tools), reduction_memory=settings.memory.reduction))
+            tools=tuple(t.schema for t in state.tools), reduction_memory=settings.memory.reduction,
+            tool_kinds=settings.tool_kinds))
     except Exception as exc:
         text = f"{type(exc).__name__}: {exc}"
         record = StageRecord(
             name="compaction", status="rejected", before_input_tokens=before,
             after_input_tokens=before, note=f"{entered}; the attempt failed: the run ends",
-            decisions=(CompactionPlan(trigger="auto", request_tokens=before,
+            decisions=(CompactionPlan(trigger="manual" if state.recorded_manual else "auto",
+                                      request_tokens=before,
                                       pressure_line=settings.pressure_line, reason=entered),
                        CompactionRejected(attempt=1, reason=text)))
         kind = "timeout" if isinstance(exc, TimeoutError) else "error"
@@ -299,12 +302,14 @@ def _notice(state: PreparationState, settings: PipelineSettings,
 def apply(state: PreparationState, settings: PipelineSettings
           ) -> tuple[PreparationState, StageRecord]:
     start, basis, reason, value = trigger(state, settings)
+    if state.recorded_manual:  # a user action the agent's transcript records: applied here
+        start, reason = True, f"{state.recorded_manual}; {reason}"
     state = replace(state, trigger_reading=(value, basis))
     # R-CMP-11/12: the same reading decides notices and the grace (nothing when disabled)
     pressure = notices.pressure(state, settings, basis) if basis != "disabled" else None
     step = pressure[0] if pressure is not None else None
     before = state.input_tokens
-    if not start or (step is not None and not step.compact):
+    if not start or (step is not None and not step.compact and not state.recorded_manual):
         note = f"not entered: {reason} (basis: {basis})"
         if start and step is not None:  # deferred: "…; grace: N request(s) before compaction"
             note += "; " + step.reason.rsplit("; ", 1)[-1] + " (R-CMP-12)"

@@ -201,7 +201,8 @@ class PreparationState:
     request: PreparedRequest | None = None
     """The ``PreparedRequest`` composed by final selection."""
     request_ref: str | None = None
-    """Its content hash (``final_request_ref``), computed by final selection from cached pieces."""
+    """Its content hash when already known (None: :attr:`PreparedRequest.ref` computes it when
+    first read, from the pieces final selection handed over)."""
     compaction_state: CompactionState | None = None
     """The compaction engine's carried state (previous checkpoint, archive counter)."""
     seen: Marks = field(default_factory=Marks)
@@ -225,6 +226,9 @@ class PreparationState:
     """The calibration known before this step (None: ratio 1, no overhead)."""
     trigger_reading: tuple[int | None, str] | None = None
     """``(value, basis)`` the compaction trigger compared (set by the compaction stage)."""
+    recorded_manual: str | None = None
+    """Set when the recorded agent's user asked for a compaction before this step and the
+    configuration applies it (``compaction.apply_recorded_manual``): the words naming it."""
 
     def whole(self, local: int) -> int:
         """A local estimate on the whole-request basis: calibrated, plus unrecorded overhead."""
