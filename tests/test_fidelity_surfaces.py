@@ -34,3 +34,22 @@ def test_r_fid_2_compaction_page_shows_recall_and_lost_facts_linked_to_steps():
     first = lost[0].iloc[0]
     assert f"step={first['needed at step']}" in first["open"] and info.id in first["open"]
     assert first["needed at step"] >= int(recall["compaction"].iloc[0].rsplit(" ", 1)[1])
+
+
+def test_r_fid_2_notebook_fidelity_and_lost_tables():
+    """R-FID-2: ``replay.fidelity()`` has a row per compaction and kind plus an ``all`` row whose
+    counts add up, typed also without rows; ``replay.lost()`` lists the lost facts with steps."""
+    from workbench.notebook import replay, sample_path
+
+    result = replay(sample_path("long_session"), budget_96k_config())
+    table = result.fidelity()
+    assert set(table["source"]) == {"replay"} and str(table["facts"].dtype) == "int64"
+    whole = table[table["kind"] == "all"].iloc[0]
+    kinds = table[(table["kind"] != "all") & (table["n"] == whole["n"])]
+    assert whole["needed_later"] == kinds["needed_later"].sum() > 0
+    assert whole["recall_needed_later"] == whole["needed_later_kept"] / whole["needed_later"]
+    lost = result.lost()
+    assert len(lost) == whole["needed_later"] - whole["needed_later_kept"]
+    assert (lost["needed_at_step"] >= lost["step"]).all()
+    quiet = replay(sample_path("unanswered"))
+    assert quiet.fidelity().empty and str(quiet.fidelity()["recall_needed_later"].dtype) == "Float64"

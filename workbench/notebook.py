@@ -25,7 +25,8 @@ from iris.prompts import PromptSnapshot
 from iris.replay import Replay
 from iris.session import Session
 
-from .notebook_frames import NotebookFigure, notebook_figure, typed
+from .fidelity import fidelity_rows, lost_rows, replay_losses
+from .notebook_frames import NotebookFigure, notebook_figure, rows_frame, typed
 from .notebook_tables import request_frame
 from .progress import Progress
 from .records import recorded_marks
@@ -167,6 +168,19 @@ class NotebookReplay:
     def attempts(self) -> pd.DataFrame:
         """Every compaction plan, candidate, rejection and commit: step, outcome, attempt, what, reason."""
         return typed(attempts_table(self._compaction_decisions()), "attempts")
+
+    def fidelity(self) -> pd.DataFrame:
+        """What each compaction lost (docs/fidelity.md), the agent's recorded ones and the
+        replay's own: source (``recorded`` or ``replay``), n, step, kind (a fact kind, or ``all``),
+        facts, kept, needed_later, needed_later_kept, recall_needed_later."""
+        return rows_frame(fidelity_rows(replay_losses(self.session, self.result)), "fidelity")
+
+    def lost(self) -> pd.DataFrame:
+        """The facts each compaction lost though the session needed them again: source, n, step
+        (of the compaction), kind, fact, stated_at_message, needed_at_step, needed_at_message."""
+        rows = [{"source": r.source, "n": r.n, "step": r.step, **row}
+                for r in replay_losses(self.session, self.result).all for row in lost_rows(r)]
+        return rows_frame(rows, "lost")
 
     def failures(self) -> pd.DataFrame:
         """Failed and cancelled steps: step, phase, stage, kind, error, link (to the app's step)."""
