@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from iris.preparation.records import ContextPreparation
+from iris.preparation.records import CompactionPlan, ContextPreparation
 from iris.replay import Replay
 from iris.session import Session
 
@@ -19,7 +19,8 @@ from .fidelity import with_fidelity
 from .redaction import redaction_of
 from .replay_reader import applied_compactions
 
-__all__ = ["applied_compactions", "error_meaning", "estimate_error", "replay_summary"]
+__all__ = ["applied_compactions", "error_meaning", "estimate_error", "replay_summary",
+           "replay_trigger"]
 
 
 def estimate_error(preparations: Sequence[ContextPreparation], replay: Replay | None = None
@@ -42,7 +43,8 @@ def _cost(session: Session, replay: Replay) -> dict[str, Any]:
 def replay_summary(session: Session, replay: Replay) -> dict[str, Any]:
     """The ``--summary-json`` object (keys as docs/cli.md lists them)."""
     t = replay.thresholds
-    compactions = applied_compactions(replay)
+    compactions = [c | {"trigger": replay_trigger(replay, c["step"])}
+                   for c in applied_compactions(replay)]
     return with_fidelity({
         "session_id": replay.session_id,
         "model": session.header.model,
@@ -58,11 +60,21 @@ def replay_summary(session: Session, replay: Replay) -> dict[str, Any]:
                                                               replay.preparations),
         "compactions": compactions,
         "recorded_compactions": [{"step": m.step, "tokens_before": m.tokens_before,
-                                  "tokens_after": m.tokens_after}
+                                  "tokens_after": m.tokens_after, "trigger": m.trigger}
                                  for m in replay.recorded_compactions],
         "estimate_error": estimate_error(replay.preparations, replay) | error_meaning(session),
         "cost": _cost(session, replay),
     }, session, replay)
+
+
+def replay_trigger(replay: Replay, step: int) -> str:
+    """How the replay's compaction at ``step`` started: ``manual`` (a recorded ``/compact`` the
+    configuration applies at its step) or ``auto`` (the trigger value reached the line)."""
+    prep = next((p for p in replay.preparations if p.step_index == step), None)
+    stage = prep.stage("compaction") if prep is not None else None
+    plan = next((d for d in stage.decisions if isinstance(d, CompactionPlan)),
+                None) if stage is not None else None
+    return plan.trigger if plan is not None else "auto"
 
 
 def error_meaning(session: Session) -> dict[str, Any]:
