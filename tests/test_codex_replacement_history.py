@@ -128,8 +128,9 @@ def test_r_ses_4_summary_json_counts_one_step_per_model_call(capsys):
     assert main(["replay", str(ROLLOUT), "--summary-json", "-"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["steps"] == 5
-    assert summary["recorded_compactions"] == [
-        {"step": 3, "tokens_before": 209950, "tokens_after": 48297}]
+    keys = ("step", "tokens_before", "tokens_after", "trigger")
+    assert [{k: c[k] for k in keys} for c in summary["recorded_compactions"]] == [
+        {"step": 3, "tokens_before": 209950, "tokens_after": 48297, "trigger": "auto"}]
 
 
 def test_r_ui_1_messages_view_marks_provided_copies():

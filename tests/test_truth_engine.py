@@ -255,10 +255,12 @@ def test_summary_json_has_exactly_the_documented_keys(tmp_path, capsys):
                 "compactions", "recorded_compactions", "estimate_error", "cost"}
     assert required <= set(data)
     assert data["input_budget"] == 60_000 and data["input_budget_source"] == "config"
-    assert data["recorded_compactions"] == [{"step": 5, "tokens_before": 999_999,
-                                             "tokens_after": data["recorded_compactions"][0]["tokens_after"]}]
+    keys = ("step", "tokens_before", "tokens_after", "trigger")
+    assert [{k: c[k] for k in keys} for c in data["recorded_compactions"]] == [
+        {"step": 5, "tokens_before": 999_999,
+         "tokens_after": data["recorded_compactions"][0]["tokens_after"], "trigger": "auto"}]
     for c in data["compactions"]:
-        assert set(c) == {"step", "tokens_before", "tokens_after", "trigger_value", "trigger_basis"}
+        assert set(c) >= {*keys, "trigger_value", "trigger_basis"}
     assert set(data["estimate_error"]) >= {"median_abs_pct", "p90_abs_pct", "basis"}
     assert main(["replay", str(path), "--summary-json", str(out), "--baseline", "recorded"]) == 0
     base = json.loads(out.read_text())
