@@ -166,8 +166,10 @@ def test_r_twin_4_the_agents_summary_is_used_as_written_at_its_own_compaction():
                and "used as written" in r for r in reasons)
 
 
-def _summary_request(step: int, form: str = "summary") -> SummaryRequest:
-    head = (_user("task 0 alpha"), _reply(0, 100))
+def _summary_request(session: Session, step: int, form: str = "summary") -> SummaryRequest:
+    """The summary request of a compaction at ``step`` archiving everything before it."""
+    end = session.index.batches[step].assistant_message
+    head = tuple(m for m in session.messages[:end] if not m.is_compaction_summary)
     return SummaryRequest(system_prompt="s", input_text="i", head=head, max_tokens=5000,
                           step_index=step, checkpoint_form=form)  # type: ignore[arg-type]
 
@@ -176,17 +178,19 @@ def test_r_twin_4_own_compaction_is_its_step_or_the_next_never_earlier():
     """R-TWIN-4 / R-REAL-6: the summary written for step 4 is the output at steps 4 and 5
     (verbatim with a summary form), the nearest earlier one later on (not verbatim), and never
     at step 3."""
-    summariser = RecordedSummariser(_growing(8, compact_at=4, trigger="manual"))
+    session = _growing(8, compact_at=4, trigger="manual")
+    summariser = RecordedSummariser(session)
     for step in (4, 5):
-        own = summariser.summarise(_summary_request(step), timeout_seconds=5)
+        own = summariser.summarise(_summary_request(session, step), timeout_seconds=5)
         assert own.verbatim and own.kind == "recorded" and "at step 4" in own.note
-    later = summariser.summarise(_summary_request(7), timeout_seconds=5)
-    assert not later.verbatim and "nearest before step 7" in later.note
+    later = summariser.summarise(_summary_request(session, 7), timeout_seconds=5)
+    assert not later.verbatim and "recorded summary of message 8, the nearest" in later.note
     assert "AGENT SUMMARY" in later.text
-    early = summariser.summarise(_summary_request(3), timeout_seconds=5)
+    early = summariser.summarise(_summary_request(session, 3), timeout_seconds=5)
     assert early.kind == "extractive" and "AGENT SUMMARY" not in early.text
     assert "came later and is not used" in early.note
-    structured = summariser.summarise(_summary_request(4, "structured"), timeout_seconds=5)
+    structured = summariser.summarise(_summary_request(session, 4, "structured"),
+                                      timeout_seconds=5)
     assert not structured.verbatim and structured.text.startswith("## Current User Request")
 
 

@@ -74,7 +74,8 @@ def test_r_ui_8_config_errors_name_the_file_line_and_presets(tmp_path):
 def test_r_ui_8_stages_frame_columns_and_rows(cost):
     frame = cost.stages()
     assert list(frame.columns) == ["step", "stage", "status", "before_tokens", "after_tokens",
-                                   "change", "decisions", "decision_kinds", "note"]
+                                   "change", "decisions", "decision_kinds", "note",
+                                   "local_before_tokens", "local_after_tokens"]
     assert len(frame) == len(STAGE_NAMES) * len(cost)
     assert tuple(frame[frame["step"] == 0]["stage"]) == STAGE_NAMES
     assert set(frame["status"]) <= STATUSES

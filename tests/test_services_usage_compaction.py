@@ -31,7 +31,7 @@ def test_r_ui_5_open_usage_reads_steps_recorded_marks_run_and_error_meaning(tmp_
         assert [m.label for m in metrics] == ["Estimate error, median", "Estimate error, p90",
                                               "Unrecorded overhead", "Calibration ratio"]
         assert metrics[0].value.endswith("%")
-        assert "responses with provider usage" in (metrics[0].help or "")
+        assert "responses with trusted usage" in (metrics[0].help or "")
         assert metrics[1].help is None and metrics[3].value.count(".") == 1
 
 

@@ -107,9 +107,10 @@ def test_usage_table_and_error_compare_like_with_like():
     assert list(table["as_recorded_estimate"])[:2] == [1100, 1100 + 90 + 11]
     assert table.iloc[1]["error_pct"] == round(100 * 11 / 1190, 1)
     error = estimate_error(steps)
-    assert error["responses"] == 4  # step 4 is a frozen ≈ estimate, not a provider count
-    assert error["median_abs_pct"] == round((11 / 1190 + 22 / 1280) / 2 * 100, 1)
-    assert error["p90_abs_pct"] == round(100 * 33 / 1370, 1)
+    # step 0 has nothing calibrated to compare; step 4 is a frozen ≈ estimate, not a provider count
+    assert error["responses"] == 3
+    assert error["median_abs_pct"] == round(100 * 22 / 1280, 2)
+    assert error["p90_abs_pct"] == round(100 * 33 / 1370, 2)
     assert estimate_error(bundle().preparations)["median_abs_pct"] is None
 
 
@@ -126,7 +127,8 @@ def test_step_timeline_and_header_show_trigger_and_recorded_compaction():
     assert head.trigger_label == "1,600 (calibrated local estimate + unrecorded overhead)"
     assert head.whole_request_words.startswith(
         f"Whole request {steps[2].whole_request_tokens:,} = raw local estimate "
-        f"{steps[2].final_input_tokens:,} × calibration 1.000 + 0 unrecorded overhead")
+        f"{steps[2].final_input_tokens:,} × calibration 1.000 (the ratio known before this "
+        "step) + 0 unrecorded overhead")
     old = step_header(preparation(0))
     assert old.trigger_tokens is None and old.trigger_label.startswith("no reading")
     assert old.whole_request_words == ""

@@ -25,7 +25,8 @@ def test_r_ui_2_stage_table_has_status_tokens_and_decision_counts():
     """R-UI-2 / R-PREP-3: one row per stage with the spec's status words and whole-request tokens."""
     table = stage_table(preparation(2, compaction="applied"))
     assert list(table.columns) == ["stage", "status", "before_tokens", "after_tokens", "change",
-                                   "decisions", "decision_kinds", "note"]
+                                   "decisions", "decision_kinds", "note", "local_before_tokens",
+                                   "local_after_tokens"]
     assert tuple(table["stage"]) == STAGE_NAMES
     row = table.set_index("stage").loc["compaction"]
     assert (row["status"], row["before_tokens"], row["after_tokens"], row["decisions"]) == \

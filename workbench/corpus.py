@@ -39,7 +39,9 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("input_budget", pa.int64()), ("pressure_line", pa.int64())]),
     "compactions": pa.schema(_KEYS + [
         ("source", pa.string()), ("n", pa.int64()), ("step", pa.int64()),
-        ("tokens_before", pa.int64()), ("tokens_after", pa.int64())]),
+        ("tokens_before", pa.int64()), ("tokens_after", pa.int64()),
+        ("trigger_value", pa.int64()), ("trigger_basis", pa.string()),
+        ("history_tokens_before", pa.int64()), ("history_tokens_after", pa.int64())]),
     "decisions": pa.schema(_KEYS + [
         ("stage", pa.string()), ("kind", pa.string()), ("count", pa.int64())]),
     "sessions": pa.schema(_KEYS + [
@@ -52,6 +54,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("summary_calls", pa.int64()), ("summary_input_tokens", pa.int64()),
         ("summary_output_tokens", pa.int64()), ("replay_usd", pa.float64()),
         ("saved_usd", pa.float64()), ("input_budget", pa.int64()), ("budget_source", pa.string()),
+        ("calibration_ratio", pa.float64()), ("estimate_error_median_pct", pa.float64()),
+        ("estimate_error_p90_pct", pa.float64()), ("estimate_error_responses", pa.int64()),
         ("error", pa.string()), ("seconds", pa.float64())]),
 }
 
@@ -111,13 +115,11 @@ def _step_row(keys: dict[str, str], p: Any) -> dict[str, Any]:
 
 
 def _compaction_rows(keys: dict[str, str], result: Any) -> list[dict[str, Any]]:
-    by_step = {p.step_index: p for p in result.preparations}
-    rows = []
-    for n, c in enumerate(result.checkpoints, start=1):
-        prep = by_step.get(c.step_index)
-        rows.append({**keys, "source": "replay", "n": n, "step": c.step_index,
-                     "tokens_before": prep.trigger_tokens if prep else None,
-                     "tokens_after": prep.whole_request_tokens if prep else None})
+    """The replay's compactions on the one basis of :mod:`workbench.figures`, then the agent's."""
+    from .figures import applied_compactions
+
+    rows = [{**keys, "source": "replay", "n": n, **c}
+            for n, c in enumerate(applied_compactions(result.preparations), start=1)]
     for n, mark in enumerate(result.recorded_compactions, start=1):
         rows.append({**keys, "source": "recorded", "n": n, "step": mark.step,
                      "tokens_before": mark.tokens_before, "tokens_after": mark.tokens_after})
@@ -144,4 +146,16 @@ def _session_row(keys: dict[str, str], path: str, session: Any, result: Any, ste
             "summary_calls": usage.calls, "summary_input_tokens": usage.input_tokens,
             "summary_output_tokens": usage.output_tokens, "replay_usd": cost.get("replay_usd"),
             "saved_usd": cost.get("saved_usd"), "input_budget": t.input_budget,
-            "budget_source": getattr(t, "budget_source", None), "error": None}
+            "budget_source": getattr(t, "budget_source", None), "error": None,
+            **_truth_figures(result)}
+
+
+def _truth_figures(result: Any) -> dict[str, Any]:
+    """The calibration ratio and the estimate error, as :mod:`workbench.figures` defines them."""
+    from .figures import estimate_error, replay_calibration_ratio
+
+    error = estimate_error(result.preparations, [m.step for m in result.recorded_compactions])
+    return {"calibration_ratio": replay_calibration_ratio(result.calibration, result.preparations),
+            "estimate_error_median_pct": error["median_abs_pct"],
+            "estimate_error_p90_pct": error["p90_abs_pct"],
+            "estimate_error_responses": error["responses"]}

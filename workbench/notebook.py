@@ -26,6 +26,7 @@ from iris.replay import Replay
 from iris.session import Session
 
 from .fidelity import fidelity_rows, lost_rows, replay_losses
+from .figures import estimate_error, replay_calibration_ratio
 from .notebook_frames import NotebookFigure, notebook_figure, rows_frame, typed
 from .notebook_tables import request_frame
 from .progress import Progress
@@ -90,8 +91,9 @@ class StepView:
         return step_header(self.preparation)
 
     def stages(self) -> pd.DataFrame:
-        """stage, status, before_tokens, after_tokens, change, decisions, decision_kinds
-        (``{kind: count}``), note."""
+        """stage, status, before_tokens, after_tokens, change (whole requests, the header's
+        basis), decisions, decision_kinds (``{kind: count}``), note, local_before_tokens,
+        local_after_tokens (detail: the raw local estimates)."""
         return typed(stage_table(self.preparation), "stages")
 
     def decisions(self) -> pd.DataFrame:
@@ -161,9 +163,22 @@ class NotebookReplay:
                      for d in s.decisions if d.kind.startswith("compaction-"))
 
     def compactions(self) -> pd.DataFrame:
-        """Applied compactions: n, step, cut_index, tokens_before, tokens_after, checkpoint_tokens,
-        archive, reason."""
-        return typed(compactions_table(self._compaction_decisions()), "compactions")
+        """Applied compactions: n, step, cut_index, tokens_before, tokens_after (this request as
+        sent, whole request), trigger_value, trigger_basis, history_tokens_before,
+        history_tokens_after (detail: the untrimmed durable history), checkpoint_tokens, archive,
+        reason."""
+        return typed(compactions_table(self._compaction_decisions(), self.preparations),
+                     "compactions")
+
+    def estimate_error(self) -> dict[str, Any]:
+        """The as-recorded estimate's error against the provider (:func:`workbench.figures.
+        estimate_error`): median_abs_pct, p90_abs_pct, responses, basis."""
+        return estimate_error(self.preparations,
+                              [m.step for m in self.result.recorded_compactions])
+
+    def calibration_ratio(self) -> float:
+        """Provider tokens per local token at the end of the replay."""
+        return replay_calibration_ratio(self.result.calibration, self.preparations)
 
     def attempts(self) -> pd.DataFrame:
         """Every compaction plan, candidate, rejection and commit: step, outcome, attempt, what, reason."""

@@ -52,7 +52,9 @@ class ArchiveRecord(_Frozen):
 
 class CompactionFacts(_Frozen):
     """One compaction the replay applied: where it cut, what it archived, the summary call's usage
-    and the whole-request figures before and after the commit."""
+    and the whole-request figures before and after the commit (``tokens_*``: this request as
+    sent; ``history_*``: the untrimmed durable history, a detail; see :mod:`workbench.figures`).
+    Replays saved before the detail existed kept the durable history under ``tokens_*``."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -67,6 +69,8 @@ class CompactionFacts(_Frozen):
     tokens_after: int | None = None
     trigger_value: int | None = None
     trigger_basis: str | None = None
+    history_tokens_before: int | None = None
+    history_tokens_after: int | None = None
 
     @property
     def step(self) -> int:

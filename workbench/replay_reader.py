@@ -14,13 +14,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from iris.compaction.thresholds import Thresholds
 from iris.preparation.records import (
-    CompactionApplied,
     ContextPreparation,
     Decision,
     PreparedRequest,
 )
 from iris.replay import Replay
 
+from . import figures
 from .records import CompactionFacts, ReplayFacts
 
 __all__ = ["MemoryReplay", "ReplayReader", "applied_compactions", "as_reader", "replay_facts"]
@@ -76,21 +76,10 @@ class ReplayReader(Protocol):
 
 
 def applied_compactions(replay: Replay) -> list[dict[str, Any]]:
-    """The replay's own compactions: step, whole-request tokens before and after the commit, and
-    the value and basis the trigger compared."""
-    out = []
-    for p in replay.preparations:
-        if not p.compaction_applied:
-            continue
-        stage = p.stage("compaction")
-        applied = next((d for d in stage.decisions if isinstance(d, CompactionApplied)),
-                       None) if stage is not None else None
-        out.append({
-            "step": p.step_index,
-            "tokens_before": applied.tokens_before if applied else p.trigger_tokens,
-            "tokens_after": applied.tokens_after if applied else p.whole_request_tokens,
-            "trigger_value": p.trigger_tokens, "trigger_basis": p.trigger_basis})
-    return out
+    """The replay's own compactions on the one basis of :mod:`workbench.figures`: step, this
+    request as sent before and after the commit, the value and basis the trigger compared, and
+    the untrimmed durable history as a detail."""
+    return figures.applied_compactions(replay.preparations)
 
 
 def replay_facts(replay: Replay, *, warnings: Sequence[str] = ()) -> ReplayFacts:

@@ -44,12 +44,15 @@ def _figure(fig: Any, div_id: str) -> str:
 
 
 def _stage_overview(r: NotebookReplay) -> pd.DataFrame:
-    """One row per step: phase, final tokens and each stage's status (the spec's words)."""
+    """One row per step: phase, the final request (whole request, as the pages state it) and
+    each stage's status (the spec's words)."""
     import pandas as pd
 
     rows = []
     for p in r.preparations:
-        row = {"step": p.step_index, "phase": p.phase, "final_tokens": p.final_input_tokens,
+        whole = p.whole_request_tokens
+        row = {"step": p.step_index, "phase": p.phase,
+               "final_tokens": p.final_input_tokens if whole is None else whole,
                "pressure_line": p.pressure_line}
         row.update({s.name: s.status for s in p.stages})
         rows.append(row)
@@ -84,6 +87,7 @@ def _truth(r: NotebookReplay) -> str:
     """Where the replay and the agent compacted (one table) and the as-recorded estimate error."""
     import pandas as pd
 
+    from .figures import estimate_error
     from .rich_html import table_html
     from .views.recorded import (
         compaction_answer,
@@ -91,7 +95,6 @@ def _truth(r: NotebookReplay) -> str:
         replay_compaction_steps,
         step_compactions,
     )
-    from .views.usage import estimate_error
 
     th, marks = r.result.thresholds, _marks(r)
     runs = [{"label": r.label, "compactions": step_compactions(r.preparations),
@@ -100,7 +103,9 @@ def _truth(r: NotebookReplay) -> str:
     answer = compaction_answer_text(r.label, replay_compaction_steps(r.preparations), marks)
     from .replay_summary import error_meaning
 
-    error, meaning = estimate_error(r.preparations), error_meaning(r.session)
+    error = estimate_error(r.preparations, [m.step for m in marks])
+    error["calibration_ratio"] = r.calibration_ratio()
+    meaning = error_meaning(r.session)
     note = f"<p><strong>{escape(meaning['note'])}</strong></p>" if meaning["note"] else ""
     return _section("Where the replay and the agent compacted",
                     f"<p><strong>{escape(answer)}</strong></p>",
@@ -161,6 +166,14 @@ def _sections(r: NotebookReplay) -> list[str]:
     ]
 
 
+#: The report loads nothing: no remote script, style, image, font or frame, and no request of any
+#: kind, whatever text a transcript put in it (every text is escaped as well). Its own inline
+#: script (plotly) and styles run; plotly draws images only as data: URLs.
+REPORT_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+              "img-src data:; font-src data:; connect-src 'none'; form-action 'none'; "
+              "base-uri 'none'")
+
+
 def render_report(r: NotebookReplay, *, title: str | None = None, config_source: str = "") -> str:
     """The report of an existing notebook replay, as one HTML document."""
     from plotly.offline import get_plotlyjs
@@ -170,6 +183,7 @@ def render_report(r: NotebookReplay, *, title: str | None = None, config_source:
     name = title or r.session.header.title or r.result.session_id
     body = _header(r, name, config_source) + "".join(_sections(r))
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            f"<meta http-equiv='Content-Security-Policy' content=\"{REPORT_CSP}\">"
             f"<title>{escape(name)} · Context Workbench report</title>"
             f"<style>{STYLE}{_PAGE_STYLE}</style>"
             f"<script type='text/javascript'>{get_plotlyjs()}</script></head>"

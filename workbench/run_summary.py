@@ -57,6 +57,15 @@ class CompactionPoint(_Frozen):
     archived_messages: int = 0
     summary_input_tokens: int = 0
     summary_output_tokens: int = 0
+    tokens_before: int | None = None
+    """This request as sent before the commit (whole request, :mod:`workbench.figures`)."""
+    tokens_after: int | None = None
+    """The same after the commit (the step's whole request)."""
+    trigger_value: int | None = None
+    trigger_basis: str | None = None
+    history_tokens_before: int | None = None
+    """Detail: the untrimmed durable history the engine compacted (None for older replays)."""
+    history_tokens_after: int | None = None
 
 
 class RunSummary(_Frozen):
@@ -77,16 +86,28 @@ class RunSummary(_Frozen):
     template_snapshot_id: str | None = None
 
 
-def _compaction_points(items: Sequence[CompactionFacts]) -> tuple[CompactionPoint, ...]:
-    """From the compactions a replay's facts keep."""
+def _compaction_points(items: Sequence[CompactionFacts], steps: Mapping[int, StepPoint]
+                       ) -> tuple[CompactionPoint, ...]:
+    """From the compactions a replay's facts keep; replays saved before the durable-history
+    detail existed state the trigger value and the step's whole request."""
+    def figures(c: CompactionFacts) -> dict[str, Any]:
+        if c.history_tokens_before is not None:
+            return {k: getattr(c, k) for k in _FIGURES}
+        point = steps.get(c.step_index)
+        value = point.trigger_tokens if point else None
+        return {"tokens_before": value, "tokens_after": point.whole_request_tokens if point else None,
+                "trigger_value": value, "trigger_basis": point.trigger_basis if point else None}
+
     return tuple(CompactionPoint(
         n=c.n, step=c.step_index, cut_index=c.cut_index,
         first_kept_message=c.first_kept_message, archived_messages=len(c.archived_messages),
         summary_input_tokens=c.summary_usage.input_tokens if c.summary_usage else 0,
-        summary_output_tokens=c.summary_usage.output_tokens if c.summary_usage else 0)
-        for c in items)
+        summary_output_tokens=c.summary_usage.output_tokens if c.summary_usage else 0,
+        **figures(c)) for c in items)
 
 
+_FIGURES = ("tokens_before", "tokens_after", "trigger_value", "trigger_basis",
+            "history_tokens_before", "history_tokens_after")
 _TRIGGER_FIELDS = ("trigger_tokens", "trigger_basis", "whole_request_tokens")
 
 
@@ -119,7 +140,8 @@ def run_summary(label: str, replay: ReplayReader | Replay, *,
         pressure_line=t.pressure_line if t else (first.pressure_line if first else 0),
         reminder_line=t.reminder_line if t else (first.reminder_line if first else None),
         budget_source=t.budget_source if t else None, budget_detail=t.budget_detail if t else "",
-        steps=steps, compactions=_compaction_points(reader.checkpoints),
+        steps=steps, compactions=_compaction_points(reader.checkpoints,
+                                                    {s.step: s for s in steps}),
         summary_calls=summary.calls, summary_input_tokens=summary.input_tokens,
         summary_output_tokens=summary.output_tokens, configuration_hash=configuration_hash,
         template_snapshot_id=template_snapshot_id)

@@ -26,7 +26,12 @@ from iris.config import ContextConfig, config_hash, default_config, parse_config
 from iris.errors import SummariserError
 from iris.frozen import FrozenModel
 from iris.preparation.publisher import PreparationEvent
-from iris.preparation.records import CompactionApplied, CompactionCandidate, CompactionRejected
+from iris.preparation.records import (
+    CompactionApplied,
+    CompactionCandidate,
+    CompactionPlan,
+    CompactionRejected,
+)
 from iris.prompts import PromptSnapshot
 from iris.replay import Replay, ReplayObservers, ReplayOptions, StepProgress
 from iris.replay import replay as run_replay
@@ -87,8 +92,14 @@ class StepOutcome(_Frozen):
     checkpoint_text: str = ""
     """The committed checkpoint ("" unless the compaction was applied)."""
     tokens_before: int = 0
+    """This request as sent at the step, whole request (:mod:`workbench.figures`): before the
+    commit when the compaction was applied."""
     tokens_after: int | None = None
-    """The projected whole request after the summary (None when no summary was produced)."""
+    """This request as sent after the commit (None when nothing was committed)."""
+    history_tokens_before: int | None = None
+    """Detail: the untrimmed durable history the engine compacted and judged (whole request)."""
+    history_tokens_after: int | None = None
+    """Detail: the same after the summary, committed or projected (None without a summary)."""
     pressure_line: int = 0
     success: bool = False
     success_reason: str = ""
@@ -265,22 +276,29 @@ def _walk(inputs: ReplayInputs, prompts: _RecordingPrompts, summariser: Any,
     return result, recorder
 
 
-def _verdict(stage: Any, line: int) -> tuple[int, int | None, bool, str]:
-    """(before, after, success, why) as the compaction engine judged R-CMP-8 at this stage.
+def _verdict(stage: Any, line: int, sent: int) -> dict[str, Any]:
+    """The figures and R-CMP-8 verdict of this compaction stage, as the engine judged it.
 
-    Applied: the engine's own before/after (the request it compared, which can differ from the
-    stage's whole-request estimate). Otherwise the projected size of the candidate, if any, and
-    the engine's rejection reason; nothing is re-judged here.
+    ``tokens_*`` are this request as sent (``sent``: the step's whole request when nothing was
+    committed), the one basis of :mod:`workbench.figures`; the engine judges the untrimmed
+    durable history (``history_tokens_*``), which the verdict names. Nothing is re-judged here.
     """
     applied = next((d for d in stage.decisions if isinstance(d, CompactionApplied)), None)
     if applied is not None:
-        why = (f"after {applied.tokens_after:,} ≤ pressure line {line:,} and < before "
-               f"{applied.tokens_before:,}")
-        return applied.tokens_before, applied.tokens_after, True, why
+        why = (f"untrimmed durable history after {applied.tokens_after:,} ≤ pressure line "
+               f"{line:,} and < before {applied.tokens_before:,}")
+        return {"tokens_before": (applied.sent_tokens_before if applied.sent_tokens_before
+                                  is not None else sent),
+                "tokens_after": applied.sent_tokens_after, "success": True,
+                "success_reason": why, "history_tokens_before": applied.tokens_before,
+                "history_tokens_after": applied.tokens_after}
     candidate = next((d for d in stage.decisions if isinstance(d, CompactionCandidate)), None)
+    plan = next((d for d in stage.decisions if isinstance(d, CompactionPlan)), None)
     rejected = next((d.reason for d in stage.decisions if isinstance(d, CompactionRejected)), None)
-    why = rejected or (stage.note or "compaction was not entered")
-    return (stage.before_input_tokens, candidate.tokens_after if candidate else None, False, why)
+    return {"tokens_before": sent, "tokens_after": None, "success": False,
+            "success_reason": rejected or (stage.note or "compaction was not entered"),
+            "history_tokens_before": plan.request_tokens if plan else None,
+            "history_tokens_after": candidate.tokens_after if candidate else None}
 
 
 def _outcome(label: str, result: Replay, prompts: _RecordingPrompts,
@@ -297,7 +315,9 @@ def _outcome(label: str, result: Replay, prompts: _RecordingPrompts,
     renders = prompts.renders.get(step, {})
     applied = next((c for c in result.checkpoints if c.step_index == step), None)
     answer = recorder.answers.get(step)
-    before, after, success, why = _verdict(stage, prep.pressure_line)
+    sent = prep.whole_request_tokens if prep.whole_request_tokens is not None else (
+        prep.final_input_tokens)
+    verdict = _verdict(stage, prep.pressure_line, sent)
     rendered_ids = [pid for pid in ENGINE_RENDERED_IDS if pid in renders]
     return StepOutcome(
         label=label, step_index=step, snapshot_id=snapshot_id, status=stage.status,
@@ -306,9 +326,7 @@ def _outcome(label: str, result: Replay, prompts: _RecordingPrompts,
         summary_request="\n\n".join(renders[pid][1] for pid in rendered_ids),
         summary_text=answer.text if answer is not None else "",
         checkpoint_text=applied.checkpoint_text if applied else "",
-        tokens_before=before, tokens_after=after,
-        pressure_line=prep.pressure_line, success=success,
-        success_reason=why, summary_usage=answer.usage if answer is not None else None,
+        **verdict, pressure_line=prep.pressure_line, summary_usage=answer.usage if answer is not None else None,
         summariser=recorder.kind, phase=prep.phase, note=stage.note)
 
 

@@ -14,9 +14,11 @@ import weakref
 from typing import Any
 
 from iris.frozen import FrozenModel
+from iris.preparation.records import CompactionApplied
 from iris.session import index_session
 from pydantic import ConfigDict
 
+from ..figures import compaction_figures
 from ..records import RecordedMark, StepRow, recorded_marks
 from ..services.replay import open_saved, session_messages
 from ..storage.store import Store
@@ -64,24 +66,21 @@ def truth_steps(replay: StoredReplay) -> tuple[TruthStep, ...]:
 
 def replay_compactions(replay: StoredReplay,
                        steps: tuple[TruthStep, ...] | None = None) -> list[dict[str, Any]]:
-    """The replay's own compactions as ``step``/``tokens_before``/``tokens_after`` (whole
-    request, like the agent's provider counts) and ``trigger_value``/``trigger_basis``: the saved
-    figures when the replay has them, else the step's trigger value and whole request after."""
+    """The replay's own compactions on the one basis of :mod:`workbench.figures` (this request
+    as sent before and after, the trigger value and basis, the untrimmed durable history as a
+    detail): the saved figures; for replays saved before the detail existed, from the commit
+    decisions and the step rows."""
+    facts = replay.facts.compactions
+    if all(c.history_tokens_before is not None for c in facts):
+        return [{"step": c.step_index, "tokens_before": c.tokens_before,
+                 "tokens_after": c.tokens_after, "trigger_value": c.trigger_value,
+                 "trigger_basis": c.trigger_basis, "history_tokens_before": c.history_tokens_before,
+                 "history_tokens_after": c.history_tokens_after} for c in facts]
     by_step = {s.step_index: s for s in (steps or truth_steps(replay))}
-    out = []
-    for c in replay.facts.compactions:
-        row = by_step.get(c.step_index)
-        before = c.tokens_before if c.tokens_before is not None else c.trigger_value
-        after = c.tokens_after
-        if row is not None:
-            before = before if before is not None else row.trigger_tokens
-            after = after if after is not None else row.whole_request_tokens
-        trigger = c.trigger_value if c.trigger_value is not None else (
-            row.trigger_tokens if row else None)
-        out.append({"step": c.step_index, "tokens_before": before, "tokens_after": after,
-                    "trigger_value": trigger,
-                    "trigger_basis": c.trigger_basis or (row.trigger_basis if row else None)})
-    return out
+    commits = {step: d for step, _, d in replay.decisions_of_kind("compaction-applied")
+               if isinstance(d, CompactionApplied)}
+    return [compaction_figures(by_step[c.step_index], commits.get(c.step_index))
+            for c in facts if c.step_index in by_step]
 
 
 class _ResponseStep:

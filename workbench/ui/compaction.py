@@ -47,7 +47,7 @@ def show_decisions(opened: OpenedCompaction, bands: Sequence[CompactionBand]) ->
     else:
         st.info("Compaction was planned but never applied: see the attempts below.")
     st.markdown("#### Applied compactions")
-    st.dataframe(compactions_table(opened.decisions), hide_index=True, key="cmp_applied")
+    st.dataframe(compactions_table(opened.decisions, opened.steps), hide_index=True, key="cmp_applied")
     st.markdown("#### Every attempt")
     st.caption("Plans and summary candidates, rejected attempts with their reason, and the "
                "committed one (R-CMP-8).")

@@ -51,17 +51,21 @@ def show_header(head: view.HeaderText) -> None:
 def show_stages(stages: pd.DataFrame) -> None:
     """The stage table (a ``stage_table`` frame), each status in its colour."""
     st.markdown("#### Stages")
-    st.caption("Before → after are raw local estimates of the replayed messages at each stage "
-               "boundary (no calibration, no unrecorded overhead), not costs that add up; the "
-               "header's trigger value and whole request are on the whole-request basis the "
-               "lines are compared on.")
+    st.caption("Before → after are whole requests at each stage boundary (raw local estimate × "
+               "this step's calibration ratio + the unrecorded overhead), the basis of the "
+               "header and the lines; not costs that add up. The raw local estimates are the "
+               "last two columns (detail).")
     st.dataframe(
         display_frame(stages).style.map(view.status_style, subset=["status"]),
         hide_index=True, key="st_stage_table",
         column_config={"before_tokens": _NUMBER("before", format="localized"),
                        "after_tokens": _NUMBER("after", format="localized"),
                        "change": _NUMBER("change", format="localized"),
-                       "decision_kinds": "decision kinds"})
+                       "decision_kinds": "decision kinds",
+                       "local_before_tokens": _NUMBER("detail: raw local before",
+                                                      format="localized"),
+                       "local_after_tokens": _NUMBER("detail: raw local after",
+                                                     format="localized")})
 
 
 def show_why(whys: Sequence[view.StageWhy]) -> None:

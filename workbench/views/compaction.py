@@ -12,7 +12,8 @@ always the lossless original).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -28,6 +29,7 @@ from iris.preparation.records import (
 from iris.session import Message
 from pydantic import BaseModel, ConfigDict
 
+from ..figures import compaction_figures
 from ..records import CompactionFacts
 from .colors import FATE_COLOURS, PHASE_COLOURS, SERIES_COLOURS
 from .recorded import budget_label
@@ -147,20 +149,34 @@ def timeline_figure(bands: Sequence[CompactionBand],
     return fig
 
 
-def compactions_table(decisions: Sequence[tuple[int, str, Decision]]) -> pd.DataFrame:
-    """One row per applied compaction (``n`` counts from 1 in step order): the untrimmed durable
-    history before/after (``tokens_*``, what the engine compacted) and this request as sent
-    (``sent_tokens_*``, the trigger's and the chart's figure), both whole requests."""
-    rows = [{"n": n, "step": step, "cut_index": d.cut_index, "tokens_before": d.tokens_before,
-             "tokens_after": d.tokens_after, "sent_tokens_before": d.sent_tokens_before,
-             "sent_tokens_after": d.sent_tokens_after, "checkpoint_tokens": d.checkpoint_tokens,
-             "archive": d.archive_path or "—", "reason": d.reason}
-            for n, (step, _, d) in enumerate(
-                ((s, st, d) for s, st, d in decisions if isinstance(d, CompactionApplied)), start=1)]
-    return pd.DataFrame(rows, columns=["n", "step", "cut_index", "tokens_before", "tokens_after",
-                                       "sent_tokens_before", "sent_tokens_after",
-                                       "checkpoint_tokens", "archive", "reason"]
-                        ).astype({"sent_tokens_before": "Int64", "sent_tokens_after": "Int64"})
+class _Row:
+    """A step known only by its index (no trigger value or whole request recorded)."""
+
+    def __init__(self, step_index: int) -> None:
+        self.step_index = step_index
+
+
+COMPACTION_COLUMNS = ["n", "step", "cut_index", "tokens_before", "tokens_after", "trigger_value",
+                      "trigger_basis", "history_tokens_before", "history_tokens_after",
+                      "checkpoint_tokens", "archive", "reason"]
+
+
+def compactions_table(decisions: Sequence[tuple[int, str, Decision]],
+                      steps: Iterable[Any] = ()) -> pd.DataFrame:
+    """One row per applied compaction (``n`` counts from 1 in step order) on the one basis of
+    :mod:`workbench.figures`: ``tokens_before → tokens_after`` is this request as sent (whole
+    request), with the trigger value and basis of the step (from ``steps``, its records or truth
+    rows); ``history_tokens_*`` is the labelled detail (the untrimmed durable history the engine
+    compacted)."""
+    rows_by_step = {s.step_index: s for s in steps}
+    applied = [(s, d) for s, _, d in decisions if isinstance(d, CompactionApplied)]
+    rows = [{"n": n, "cut_index": d.cut_index,
+             **compaction_figures(rows_by_step.get(step) or _Row(step), d),
+             "checkpoint_tokens": d.checkpoint_tokens, "archive": d.archive_path or "—",
+             "reason": d.reason}
+            for n, (step, d) in enumerate(applied, start=1)]
+    return pd.DataFrame(rows, columns=COMPACTION_COLUMNS).astype(
+        {"tokens_before": "Int64", "tokens_after": "Int64", "trigger_value": "Int64"})
 
 
 def attempts_table(decisions: Sequence[tuple[int, str, Decision]]) -> pd.DataFrame:

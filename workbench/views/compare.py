@@ -68,16 +68,19 @@ def totals_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=TOTALS_COLUMNS)
 
 
-COMPACTION_COLUMNS = ["configuration", "n", "step", "cut_index", "first_kept_message",
-                      "archived_messages", "summary_input_tokens", "summary_output_tokens"]
+COMPACTION_COLUMNS = ["configuration", "n", "step", "tokens_before", "tokens_after", "cut_index",
+                      "first_kept_message", "archived_messages", "summary_input_tokens",
+                      "summary_output_tokens"]
 
 
 def compactions_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
-    """Every applied compaction of every run, with its cut point."""
+    """Every applied compaction of every run: tokens before → after (this request as sent, whole
+    request, :mod:`workbench.figures`) and its cut point."""
     rows = [{"configuration": run.label, **c.model_dump(exclude={"step"}), "step": c.step}
             for run in runs for c in run.compactions]
     frame = pd.DataFrame(rows, columns=COMPACTION_COLUMNS)
-    return frame.astype({"first_kept_message": "Int64"})
+    return frame.astype({"first_kept_message": "Int64", "tokens_before": "Int64",
+                         "tokens_after": "Int64"})
 
 
 def steps_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
@@ -147,13 +150,13 @@ def compare_figure(runs: Sequence[RunSummary], *,
 
 def answer_runs(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
     """The compared runs as rows of :func:`workbench.views.recorded.compaction_answer`: each
-    compaction with the value its trigger compared and the whole request after it."""
+    compaction on the one basis of :mod:`workbench.figures` (this request as sent before and
+    after the commit, the trigger value and its basis)."""
     return [{"label": run.label, "input_budget": run.input_budget,
              "budget_source": run.budget_source, "budget_detail": run.budget_detail,
-             "compactions": [{"step": s.step, "tokens_before": s.trigger_tokens,
-                              "tokens_after": _plotted(s), "trigger_value": s.trigger_tokens,
-                              "trigger_basis": s.trigger_basis}
-                             for s in run.steps if s.compaction_applied]}
+             "compactions": [c.model_dump(include={"step", "tokens_before", "tokens_after",
+                                                   "trigger_value", "trigger_basis"})
+                             for c in run.compactions]}
             for run in runs]
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..figures import applied_compactions
 from ..records import RecordedMark
 from .colors import SERIES_COLOURS
 
@@ -64,17 +65,10 @@ def replay_compaction_steps(steps: Iterable[Any]) -> tuple[int, ...]:
 
 
 def step_compactions(steps: Iterable[Any]) -> list[dict[str, Any]]:
-    """The replay's own compactions from its step records: the value its trigger compared and
-    the whole request after (whole-request basis; the raw local estimate for older records)."""
-    out = []
-    for s in steps:
-        if s.compaction_applied:
-            after = getattr(s, "whole_request_tokens", None)
-            out.append({"step": s.step_index, "tokens_before": getattr(s, "trigger_tokens", None),
-                        "tokens_after": s.final_input_tokens if after is None else after,
-                        "trigger_value": getattr(s, "trigger_tokens", None),
-                        "trigger_basis": getattr(s, "trigger_basis", None)})
-    return out
+    """The replay's own compactions from its step records, on the one basis of
+    :mod:`workbench.figures` (this request as sent before and after, whole; the untrimmed durable
+    history as a detail when the records carry their decisions)."""
+    return applied_compactions(steps)
 
 
 def budget_source_words(source: str | None, detail: str = "") -> str:

@@ -118,7 +118,8 @@ class StepHeader(_Frozen):
         measured = (f" (measured at step {self.overhead_measured_at})"
                     if self.overhead_measured_at is not None else "")
         return (f"Whole request {self.whole_request_tokens:,} = raw local estimate "
-                f"{self.final_input_tokens:,} × calibration {self.calibration_ratio:.3f} + "
+                f"{self.final_input_tokens:,} × calibration {self.calibration_ratio:.3f} (the "
+                "ratio known before this step) + "
                 f"{self.unrecorded_overhead_tokens:,} unrecorded overhead{measured}")
 
     @property
@@ -172,24 +173,35 @@ def step_header(prep: ContextPreparation) -> StepHeader:
 
 
 def stage_table(prep: ContextPreparation) -> pd.DataFrame:
-    """One row per stage: status, before → after whole-request tokens, decision counts
+    """One row per stage: status, before → after on the whole-request basis of
+    :mod:`workbench.figures` (the stage's raw local estimate × the step's calibration ratio + the
+    unrecorded overhead, as the header and the compaction commit state it), decision counts
     (``decision_kinds`` is a ``{kind: count}`` dict; :func:`workbench.views.display.kinds_text`
-    words it)."""
+    words it), the note, and the raw local estimates as a labelled detail
+    (``local_before_tokens``, ``local_after_tokens``)."""
+    ratio = getattr(prep, "calibration_ratio", 1.0) or 1.0
+    overhead = getattr(prep, "unrecorded_overhead_tokens", 0) or 0
+
+    def whole(local: int) -> int:
+        return round(ratio * local) + overhead
+
     rows = []
     for stage in prep.stages:
         kinds: dict[str, int] = {}
         for d in stage.decisions:
             kinds[d.kind] = kinds.get(d.kind, 0) + 1
+        before, after = whole(stage.before_input_tokens), whole(stage.after_input_tokens)
         rows.append({
             "stage": stage.name, "status": stage.status,
-            "before_tokens": stage.before_input_tokens, "after_tokens": stage.after_input_tokens,
-            "change": stage.after_input_tokens - stage.before_input_tokens,
+            "before_tokens": before, "after_tokens": after, "change": after - before,
             "decisions": len(stage.decisions),
             "decision_kinds": dict(sorted(kinds.items())),
             "note": stage.note,
+            "local_before_tokens": stage.before_input_tokens,
+            "local_after_tokens": stage.after_input_tokens,
         })
     columns = ["stage", "status", "before_tokens", "after_tokens", "change", "decisions",
-               "decision_kinds", "note"]
+               "decision_kinds", "note", "local_before_tokens", "local_after_tokens"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -239,10 +251,13 @@ def describe(d: Decision) -> str:
                  else "")
         return f"attempt {d.attempt} rejected{after}"
     if isinstance(d, CompactionApplied):
-        sent = ("" if d.sent_tokens_before is None else f"; this request as sent "
-                f"{d.sent_tokens_before:,} → {d.sent_tokens_after:,}")
-        return (f"compaction committed: untrimmed durable history {d.tokens_before:,} → "
-                f"{d.tokens_after:,} tokens (whole request){sent}, cut at "
+        if d.sent_tokens_before is None:  # records older than the sent figures
+            return (f"compaction committed: untrimmed durable history {d.tokens_before:,} → "
+                    f"{d.tokens_after:,} tokens (whole request), cut at {d.cut_index}, archive "
+                    f"{d.archive_path or '—'}, checkpoint {d.checkpoint_tokens:,} tokens")
+        return (f"compaction committed: whole request as sent {d.sent_tokens_before:,} → "
+                f"{d.sent_tokens_after:,} tokens (detail: untrimmed durable history "
+                f"{d.tokens_before:,} → {d.tokens_after:,}), cut at "
                 f"{d.cut_index}, archive {d.archive_path or '—'}, checkpoint "
                 f"{d.checkpoint_tokens:,} tokens")
     if isinstance(d, PressureNotice):

@@ -148,6 +148,13 @@ def _usage(outcome: Any) -> str:
     return f"{usage.input_tokens:,} in / {usage.output_tokens:,} out"
 
 
+def _history(outcome: Any) -> str:
+    before, after = outcome.history_tokens_before, outcome.history_tokens_after
+    if before is None:
+        return "—"
+    return f"{before:,} → " + ("—" if after is None else f"{after:,}")
+
+
 def rerun_table(comparison: Any) -> pd.DataFrame:
     """Original and edited snapshot side by side (a ``workbench.services.rerun.StepComparison``): status,
     tokens before/after, pressure line and whether R-CMP-8's success condition held."""
@@ -156,8 +163,10 @@ def rerun_table(comparison: Any) -> pd.DataFrame:
     rows = {
         "template snapshot": lambda o: o.snapshot_id[:19] + "…",
         "compaction stage": lambda o: o.status,
-        "request before (tokens)": lambda o: f"{o.tokens_before:,}",
-        "request after (tokens)": lambda o: "—" if o.tokens_after is None else f"{o.tokens_after:,}",
+        "request before (tokens, whole request as sent)": lambda o: f"{o.tokens_before:,}",
+        "request after (tokens, whole request as sent)": lambda o: (
+            "—" if o.tokens_after is None else f"{o.tokens_after:,}"),
+        "detail: untrimmed durable history before → after": lambda o: _history(o),
         "pressure line": lambda o: f"{o.pressure_line:,}",
         "success (≤ line and smaller)": lambda o: ("✓ " if o.success else "✗ ") + o.success_reason,
         "summariser": lambda o: o.summariser,

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from iris.compaction.thresholds import Thresholds
 from iris.compaction.usage import RunUsage
 
+from .. import figures
 from ..records import RecordedMark
 from .colors import SERIES_COLOURS
 from .recorded import (
@@ -122,21 +123,11 @@ def summary_usage_table(run_usage: RunUsage | None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def estimate_error(steps: Sequence[StepLike]) -> dict[str, Any]:
-    """Absolute error of the as-recorded estimate (``recorded_request_whole``: the request the
-    agent really sent, calibrated, plus the unrecorded overhead) against the provider's prompt
-    tokens for that same request, in % of the provider's count, over the responses with trusted
-    usage: median and p90 (nearest rank)."""
-    errors = sorted(abs(est - p) / p * 100 for s in steps
-                    if (p := _provider(s)) and s.provider_usage_kind == "trusted"
-                    and (est := getattr(s, "recorded_request_whole", None)) is not None)
-    if not errors:
-        return {"median_abs_pct": None, "p90_abs_pct": None, "responses": 0,
-                "basis": "no as-recorded estimate with provider usage"}
-    p90 = errors[max(0, -(-9 * len(errors) // 10) - 1)]
-    return {"median_abs_pct": round(float(pd.Series(errors).median()), 1),
-            "p90_abs_pct": round(p90, 1), "responses": len(errors),
-            "basis": "as-recorded calibrated estimate + overhead vs provider prompt tokens"}
+def estimate_error(steps: Sequence[StepLike], recorded: Sequence[RecordedMark] = ()
+                   ) -> dict[str, Any]:
+    """The estimate error as :func:`workbench.figures.estimate_error` defines it (the agent's
+    recorded compactions ``recorded`` re-measure the overhead: their steps are left out)."""
+    return figures.estimate_error(steps, [m.step for m in recorded])
 
 
 class Metric(NamedTuple):
@@ -147,23 +138,26 @@ class Metric(NamedTuple):
     help: str | None = None
 
 
-def usage_metrics(steps: Sequence[StepLike]) -> tuple[Metric, ...]:
-    """The estimate error (median, p90), the unrecorded overhead and the calibration ratio of the
-    last step, in words; ``steps`` is not empty."""
-    error, last = estimate_error(steps), steps[-1]
+def usage_metrics(steps: Sequence[StepLike], recorded: Sequence[RecordedMark] = (),
+                  calibration: Any = None) -> tuple[Metric, ...]:
+    """The estimate error (median, p90), the unrecorded overhead and the replay's calibration
+    ratio at its end (``calibration``: the replay's saved calibration), in words; ``steps`` is
+    not empty."""
+    error, last = estimate_error(steps, recorded), steps[-1]
     measured = getattr(last, "overhead_measured_at", None)
     return (
         Metric("Estimate error, median", "—" if error["median_abs_pct"] is None
-               else f"{error['median_abs_pct']}%",
-               f"{error['basis']}, over {error['responses']} responses with provider usage"),
+               else f"{error['median_abs_pct']:.2f}%",
+               f"{error['basis']}; {figures.error_words(error)}"),
         Metric("Estimate error, p90", "—" if error["p90_abs_pct"] is None
-               else f"{error['p90_abs_pct']}%"),
+               else f"{error['p90_abs_pct']:.2f}%"),
         Metric("Unrecorded overhead", f"{getattr(last, 'unrecorded_overhead_tokens', None) or 0:,}",
                "System prompt, tool schemas and framing the transcript does not contain, "
                "carried in every whole-request figure"
                + (f" (measured at step {measured})" if measured is not None else "")),
-        Metric("Calibration ratio", f"{getattr(last, 'calibration_ratio', None) or 1.0:.3f}",
-               "Provider tokens per local token, from the latest earlier response"))
+        Metric("Calibration ratio", f"{figures.replay_calibration_ratio(calibration, steps):.3f}",
+               "Provider tokens per local token at the end of the replay (each step uses the "
+               "ratio known before it, shown on Step-through)"))
 
 
 def usage_budget_caption(thresholds: Thresholds | None, pressure_line: int) -> str:

@@ -19,6 +19,7 @@ from ..errors import SummariserError
 from ..session import Message, Session, Usage
 from .checkpoint import REQUIRED_SECTIONS, SummaryInvalid, validate_summary
 from .config import CheckpointForm
+from .evidence import evidence_allowance
 from .extract import extractive_sections
 
 __all__ = [
@@ -107,7 +108,8 @@ class ExtractiveSummariser:
     def summarise(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
         sections = extractive_sections(request.head, current_request=request.current_request,
                                        constraints=request.session_constraints,
-                                       previous_checkpoint=request.previous_checkpoint)
+                                       previous_checkpoint=request.previous_checkpoint,
+                                       evidence_chars=evidence_allowance(request.max_tokens))
         return SummaryResult(text=_join(sections), kind="extractive")
 
 
@@ -115,13 +117,12 @@ class RecordedSummariser:
     """Reuses a compaction summary recorded in an imported session (Claude Code
     ``isCompactSummary``, Codex ``compacted``).
 
-    In a replay (the request names its step) summaries are placed by step: the step whose
-    request first carried the summary is the step of the agent's compaction that wrote it. When
-    the replay compacts at that step or the next (:data:`OWN_COMPACTION_STEPS`), the summary is
-    the output of the compaction being replayed (R-TWIN-4): with a ``summary`` checkpoint form it
-    is used as written (:attr:`SummaryResult.verbatim`). A later replay compaction reuses the
-    nearest earlier summary; an earlier one never uses it (R-REAL-6). Without a step the nearest
-    summary written **before** the cut is used.
+    In a replay (the request names its step) the step whose request first carried a summary is
+    the step of the agent's compaction that wrote it. When the replay compacts at that step or
+    the next (:data:`OWN_COMPACTION_STEPS`), the summary is the output of the compaction being
+    replayed (R-TWIN-4): with a ``summary`` checkpoint form it is used as written
+    (:attr:`SummaryResult.verbatim`). Any other compaction uses the nearest summary written
+    **before** the cut, so an earlier compaction never uses it (R-REAL-6).
 
     A summary recorded later than the head being archived holds facts from the future of the
     step being compacted, so it is never used: the nearest earlier readable summary is taken,
@@ -170,8 +171,8 @@ class RecordedSummariser:
         sections = extractive_sections(request.head, current_request=request.current_request,
                                        constraints=request.session_constraints,
                                        previous_checkpoint=request.previous_checkpoint)
-        if request.step_index is not None:
-            return self._by_step(request, request.step_index, sections)
+        if request.step_index is not None and (own := self._own(request, sections)) is not None:
+            return own
         cut = self._position(request.head)
         if cut is None:
             note = ("the archived head could not be placed in the recorded session, so no "
@@ -193,24 +194,17 @@ class RecordedSummariser:
         return next((k for k, b in enumerate(self.session.index.batches)
                      if b.assistant_message > at), None)
 
-    def _by_step(self, request: SummaryRequest, step: int, sections: dict[str, str]
-                 ) -> SummaryResult:
-        """R-TWIN-4 / R-REAL-6: the agent's own summary when this compaction is the agent's (its
-        step or the next), the nearest earlier one otherwise, never one written later."""
-        placed = [(w, at, text or "") for at, text in self._recorded
-                  if (w := self.written_step(at)) is not None]
-        earlier = [item for item in placed if item[0] <= step]
-        if not earlier:
-            later = min((w for w, _, _ in placed), default=None)
-            note = (f"no recorded summary was written at or before step {step}"
-                    + (f" (the agent's first, written for step {later}, came later and is not "
-                       "used)" if later is not None else "") + ": filled extractively")
-            return SummaryResult(text=_join(sections), kind="extractive", note=note)
-        written, at, text = max(earlier)
-        if step - written > OWN_COMPACTION_STEPS:
-            note = (f"recorded summary of message {at}, written for step {written}, the nearest "
-                    f"before step {step}")
-            return _reuse(at, text, sections, note)
+    def _own(self, request: SummaryRequest, sections: dict[str, str]) -> SummaryResult | None:
+        """R-TWIN-4: the agent's own summary when the replay compacts at the agent's compaction
+        (its step or the next); None otherwise (the summary before the cut is looked for)."""
+        step = request.step_index
+        assert step is not None
+        own = [(w, at, text or "") for at, text in self._recorded
+               if (w := self.written_step(at)) is not None
+               and 0 <= step - w <= OWN_COMPACTION_STEPS]
+        if not own:
+            return None
+        written, at, text = max(own)
         note = (f"the agent's own summary of its compaction at step {written} (message {at}), "
                 "the output of the compaction being replayed")
         if request.checkpoint_form != "structured":

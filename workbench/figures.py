@@ -1,0 +1,136 @@
+"""One figure per fact (R-TWIN-5, R-REAL-1, R-REAL-2): the figures a user compares across pages,
+the report, ``--summary-json``, the notebook and the batch tables, each computed here once.
+
+**Basis.** Every token figure a user compares is a *whole request as sent*: the replayed request's
+raw local estimate × the calibration ratio known before that step + the unrecorded overhead
+(system prompt, tool schemas, framing), the basis the provider counts on and the pressure line is
+drawn on. For an applied compaction that is this step's request before the commit and after it
+(the commit's ``sent_tokens_before → sent_tokens_after``; the after figure is the step's
+``whole_request_tokens``). The untrimmed durable history the engine compacted (the commit's
+``tokens_before → tokens_after``) is a detail, labelled as such (``history_tokens_*``); the raw
+local estimates are details too.
+
+**Estimate error.** :func:`estimate_error`: the as-recorded estimate (the request the agent
+really sent, counted locally, calibrated with what earlier responses measured, plus the overhead:
+``recorded_request_whole``) against the provider's prompt tokens for that request, in % of the
+provider's count. A response counts when its usage is trusted provider usage (not missing, not a
+frozen ``≈`` estimate) and something was there to compare: the first step and every step whose
+response measured the overhead (the first response after a recorded compaction re-measures it)
+are left out, since their estimate lacks the overhead being measured. Median (pandas' median, i.e.
+the mean of the two middle values for an even count) and p90 (nearest rank: the ⌈0.9·n⌉-th
+smallest), both rounded to 2 decimals.
+
+**Calibration ratio.** The replay's ratio is the one at its end (provider tokens per local token
+after the last response, :func:`replay_calibration_ratio`); each step's own ratio (known before
+that step) is shown only on that step.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from iris.preparation.records import CompactionApplied, ContextPreparation
+
+__all__ = ["BASIS", "ERROR_BASIS", "HISTORY_DETAIL", "applied_compactions", "applied_of",
+           "compaction_figures",
+           "error_words", "estimate_error", "replay_calibration_ratio", "scored_errors",
+           "unscored_steps"]
+
+BASIS = "whole request as sent: calibrated local estimate + unrecorded overhead"
+HISTORY_DETAIL = ("detail: the untrimmed durable history the engine compacted, before this step's "
+                  "fold and trim (whole request)")
+ERROR_BASIS = ("as-recorded request: calibrated local estimate + unrecorded overhead, against "
+               "provider prompt tokens (responses with trusted usage; the first step and the "
+               "overhead-measuring responses excluded)")
+
+
+def compaction_figures(step: Any, applied: CompactionApplied | None) -> dict[str, Any]:
+    """One applied compaction on the one basis: ``step``, ``tokens_before``/``tokens_after`` (this
+    request as sent, whole), ``trigger_value``/``trigger_basis`` and the labelled detail
+    ``history_tokens_before``/``history_tokens_after`` (the untrimmed durable history).
+
+    ``step`` is the step's record or truth row (``step_index``, ``trigger_tokens``,
+    ``trigger_basis``, ``whole_request_tokens``); records older than the sent figures fall back to
+    the trigger value and the step's whole request."""
+    trigger = getattr(step, "trigger_tokens", None)
+    whole = getattr(step, "whole_request_tokens", None)
+    sent_before = applied.sent_tokens_before if applied is not None else None
+    sent_after = applied.sent_tokens_after if applied is not None else None
+    return {"step": step.step_index,
+            "tokens_before": sent_before if sent_before is not None else trigger,
+            "tokens_after": sent_after if sent_after is not None else whole,
+            "trigger_value": trigger, "trigger_basis": getattr(step, "trigger_basis", None),
+            "history_tokens_before": applied.tokens_before if applied is not None else None,
+            "history_tokens_after": applied.tokens_after if applied is not None else None}
+
+
+def applied_of(step: Any) -> CompactionApplied | None:
+    """The commit decision of a step's record (None for a truth row, which has no stages)."""
+    if not isinstance(step, ContextPreparation):
+        return None
+    stage = step.stage("compaction")
+    if stage is None:
+        return None
+    return next((d for d in stage.decisions if isinstance(d, CompactionApplied)), None)
+
+
+def applied_compactions(preparations: Iterable[Any]) -> list[dict[str, Any]]:
+    """Every compaction a replay applied, as :func:`compaction_figures`, in step order."""
+    return [compaction_figures(p, applied_of(p)) for p in preparations if p.compaction_applied]
+
+
+def unscored_steps(steps: Sequence[Any], recorded_steps: Iterable[int | None] = ()) -> set[int]:
+    """Steps whose response the estimate error leaves out: the first step, each step whose
+    response measured the overhead and the first step after each recorded compaction."""
+    out = {s.step_index for s in steps[:1]}
+    out |= {m for s in steps if (m := getattr(s, "overhead_measured_at", None)) is not None}
+    return out | {r for r in recorded_steps if r is not None}
+
+
+def scored_errors(steps: Sequence[Any], recorded_steps: Iterable[int | None] = ()
+                  ) -> dict[int, float]:
+    """Step → absolute error of the as-recorded estimate in % of the provider's count, for the
+    responses :func:`estimate_error` counts."""
+    skip = unscored_steps(steps, recorded_steps)
+    out: dict[int, float] = {}
+    for s in steps:
+        provider = getattr(s, "provider_prompt_tokens", None)
+        whole = getattr(s, "recorded_request_whole", None)
+        if (getattr(s, "provider_usage_kind", "missing") != "trusted" or not provider
+                or whole is None or s.step_index in skip):
+            continue
+        out[s.step_index] = abs(whole - provider) / provider * 100
+    return out
+
+
+def estimate_error(steps: Sequence[Any], recorded_steps: Iterable[int | None] = ()
+                   ) -> dict[str, Any]:
+    """``{"median_abs_pct", "p90_abs_pct", "responses", "basis"}`` over :func:`scored_errors`
+    (``None`` figures when no response counts). ``steps`` are preparations or truth rows in step
+    order; ``recorded_steps`` the steps of the agent's recorded compactions."""
+    errors = sorted(scored_errors(steps, recorded_steps).values())
+    if not errors:
+        return {"median_abs_pct": None, "p90_abs_pct": None, "responses": 0, "basis": ERROR_BASIS}
+    p90 = errors[max(math.ceil(0.9 * len(errors)) - 1, 0)]
+    return {"median_abs_pct": round(statistics.median(errors), 2), "p90_abs_pct": round(p90, 2),
+            "responses": len(errors), "basis": ERROR_BASIS}
+
+
+def error_words(error: dict[str, Any]) -> str:
+    """``median 0.08 %, p90 1.12 % over 141 responses`` (``—`` without data)."""
+    if error.get("median_abs_pct") is None:
+        return "— (no response with provider usage to compare)"
+    return (f"median {error['median_abs_pct']:.2f} %, p90 {error['p90_abs_pct']:.2f} % over "
+            f"{error['responses']} responses")
+
+
+def replay_calibration_ratio(calibration: Any, steps: Sequence[Any]) -> float:
+    """The replay's calibration ratio at its end (``calibration.ratio`` when it has samples); for
+    replays saved without it, the ratio the last step used."""
+    if calibration is not None and getattr(calibration, "samples", 0):
+        return round(float(calibration.ratio), 6)
+    last = getattr(steps[-1], "calibration_ratio", None) if steps else None
+    return round(float(last or 1.0), 6)
