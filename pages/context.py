@@ -18,6 +18,7 @@ from workbench.services.context import (
     context_view_from_path,
 )
 from workbench.views.context import messages_frame, problems_frame
+from workbench.views.markup import code_span, plain
 
 st.title("Context")
 st.write("What static context does a `context.yaml` produce? Load one to see the system, memory and "
@@ -53,11 +54,11 @@ if view is None:
     st.info("Pick a bundled example, upload a context.yaml, or type the path of one.")
     st.stop()
 
-st.caption(f"Source: `{view.source}`")
+st.caption(f"Source: {code_span(view.source)}")
 if not view.ok:
-    lines = [f"- `{p.field or '(file)'}`" + (f" (line {p.line})" if p.line else "") + f": {p.problem}"
+    lines = [f"- {code_span(p.field or '(file)')}" + (f" (line {p.line})" if p.line else "") + f": {plain(p.problem)}"
              for p in view.problems]
-    st.error(f"{len(view.problems)} problem(s) in `{view.source}`:\n" + "\n".join(lines))
+    st.error(f"{len(view.problems)} problem(s) in {code_span(view.source)}:\n" + "\n".join(lines))
     st.table(problems_frame(view), hide_index=True)
     st.stop()
 

@@ -8,6 +8,7 @@ import streamlit as st
 from workbench.corpus_runner import read_table
 from workbench.page_guards import error_boundary
 from workbench.views.corpus import corpus_figure, corpus_totals, largest_differences
+from workbench.views.markup import code_span
 
 st.title("Corpus")
 st.caption("Across many sessions: tokens saved against failed preparations per configuration, and "
@@ -21,10 +22,10 @@ if not folder:
             "~/transcripts --out eval/` in a terminal, then enter `eval/` above.", icon="👋")
     st.stop()
 
-with error_boundary(f"read the batch in {folder!r}"):
+with error_boundary(f"read the batch in {code_span(folder)}"):
     sessions = read_table(folder, "sessions")
 if sessions.empty:
-    st.warning(f"{folder!r} holds no batch tables (expected {folder}/sessions/…/part-0.parquet).")
+    st.warning(f"{code_span(folder)} holds no batch tables (expected {code_span(folder + '/sessions/…/part-0.parquet')}).")
     st.stop()
 
 st.subheader("Totals per configuration")

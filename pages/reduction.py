@@ -12,6 +12,7 @@ import streamlit as st
 from workbench.page_guards import error_boundary, require_replay
 from workbench.services.replay import open_saved
 from workbench.state import current_step
+from workbench.views.markup import code_span
 from workbench.views.reduction import (
     decisions_in_effect,
     earlier_records,
@@ -41,7 +42,7 @@ COLUMN_CONFIG = {c: NUMBER(c, format="localized") for c in
                  ("tokens before", "tokens after", "saved tokens")} | {
     "what": st.column_config.TextColumn(width="large"),
     "reason": st.column_config.TextColumn(width="large")}
-st.caption(f"Step {step} of {len(replay) - 1} · replay {replay.info.name!r} · response message "
+st.caption(f"Step {step} of {len(replay) - 1} · replay {code_span(replay.info.name)} · response message "
            f"#{prep.response_message_index} · {len(table)} decision(s) at this step · "
            f"{len(earlier)} earlier decision(s) in effect")
 st.markdown("#### Decisions of this step")

@@ -15,6 +15,7 @@ from iris.errors import WorkbenchError
 # package-dir, an import hook in an editable install).
 import workbench.pages  # pyright: ignore[reportMissingImports]
 from workbench.state import render_sidebar
+from workbench.views.markup import plain
 
 # The pages are installed as `workbench.pages` (from `pages/` in a checkout), so the app works from
 # a wheel as well as from the repository.
@@ -35,6 +36,6 @@ navigation = st.navigation([
 try:
     render_sidebar()
 except WorkbenchError as exc:  # e.g. a damaged store: say which file, without a traceback
-    st.error(str(exc))
+    st.error(plain(exc))
     st.stop()
 navigation.run()

@@ -13,6 +13,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlExcepti
 
 from workbench import state
 from workbench.storage.store import Store
+from workbench.views.markup import plain
 
 __all__ = ["error_boundary", "progress_bar", "require_replay", "require_step", "show_error"]
 
@@ -49,7 +50,7 @@ def show_error(what: str, exc: BaseException, *, message: str | None = None) -> 
     """One error line in the user's words, the traceback on demand; call inside ``except``.
 
     ``message`` replaces the default "Could not <what>: <error>" line."""
-    st.error(message if message is not None else f"Could not {what}: {exc}")
+    st.error(message if message is not None else f"Could not {what}: {plain(exc)}")
     with st.expander("Traceback (for developers)"):
         st.code(traceback.format_exc(), language=None)
 
@@ -65,7 +66,7 @@ def error_boundary(what: str, *, stop: bool = True, message: str | None = None) 
     except ScriptControlException:
         raise
     except Exception as exc:  # noqa: BLE001 - the UI boundary shows every error, never crashes
-        show_error(what, exc, message=None if message is None else message.format(exc=exc))
+        show_error(what, exc, message=None if message is None else message.format(exc=plain(exc)))
         if stop:
             st.stop()
 

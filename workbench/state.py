@@ -16,6 +16,7 @@ import streamlit as st
 
 from .services.imports import ImportReport
 from .storage.store import Store, default_db_path
+from .views.markup import plain
 
 __all__ = [
     "QUERY_KEYS",
@@ -270,7 +271,7 @@ def sidebar_replay_and_step(store: Store, session_id: str | None) -> None:
         try:
             ensure_default_replay(store, session_id, progress=show)
         except Exception as exc:  # noqa: BLE001 - the page still shows; the error stays visible
-            st.sidebar.error(f"Replay failed: {exc}")
+            st.sidebar.error(f"Replay failed: {plain(exc)}")
         bar.empty()
         options = replay_choices(store, session_id)
     replay_id = sidebar_replay_picker(options)

@@ -38,6 +38,7 @@ from workbench.views.configuration import (
     widget_key,
 )
 from workbench.views.display import display_frame
+from workbench.views.markup import plain
 from workbench.views.recorded import compaction_answer
 
 __all__ = ["compare_pickers", "editor", "replay_name", "run_cache", "show_comparison",
@@ -76,7 +77,7 @@ def editor() -> ConfigCheck:
         check = check_config(state.get("cfg_yaml"))
         (st.success if check.ok else st.error)(validity_line(check))
         for warning in check.warnings:
-            st.warning(f"Fallback: {warning}")
+            st.warning(f"Fallback: {plain(warning)}")
     with form_col:
         st.markdown("**Common fields** (kept in sync with the YAML)")
         for f in FORM_FIELDS:
@@ -94,10 +95,10 @@ def summariser_choice(setup: ReplaySetup) -> str:
     the summariser radio; returns the chosen summariser."""
     used = setup.templates
     if used.problem is not None:
-        st.warning(f"A saved template cannot be used ({used.problem}); fix it on the Templates "
+        st.warning(f"A saved template cannot be used ({plain(used.problem)}); fix it on the Templates "
                    "page.")
     st.caption(f"Replays use {used.where} (snapshot `{used.snapshot.snapshot_id[:19]}…`). "
-               f"OpenAI-compatible summary endpoint: {setup.endpoint}.")
+               f"OpenAI-compatible summary endpoint: {plain(setup.endpoint)}.")
     return st.radio("Summariser", setup.summarisers, horizontal=True, key="cfg_summariser",
                     format_func=lambda kind: SUMMARISER_LABELS.get(kind, kind))
 

@@ -17,13 +17,14 @@ from workbench import state
 from workbench.services.messages import OpenedSession
 from workbench.views import messages as view
 from workbench.views import sessions as sessions_view
+from workbench.views.markup import one_line
 
 __all__ = ["page_picker", "show_conversation", "show_header", "show_table", "unplaced_warning"]
 
 
 def show_header(opened: OpenedSession) -> None:
     """The session's title and its six figures."""
-    st.subheader(opened.title)
+    st.subheader(one_line(opened.title))
     for col, (label, value) in zip(st.columns(6), view.header_metrics(opened.session,
                                                                       opened.estimated_tokens),
                                    strict=True):

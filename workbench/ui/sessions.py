@@ -64,7 +64,7 @@ def show_reports() -> None:
     traceback in an expander."""
     for report in state.import_reports():
         if report.error is not None:
-            st.error(f"Import failed — {report.error.message}")
+            st.error(f"Import failed — {plain(report.error.message)}")
             with st.expander("Traceback (for developers)"):
                 st.code(report.error.traceback, language=None)
             continue
@@ -77,7 +77,7 @@ def show_reports() -> None:
                        "conversation:")
             st.dataframe(view.unplaced_frame(outcome.unplaced), hide_index=True)
         if outcome.skipped:
-            st.warning(f"{len(outcome.skipped)} line(s) of {report.path} were skipped:")
+            st.warning(f"{len(outcome.skipped)} line(s) of {plain(report.path)} were skipped:")
             st.dataframe(view.skipped_frame(outcome), hide_index=True)
 
 
@@ -100,7 +100,7 @@ def import_forms(store: Store, samples: list[Path]) -> None:
         if st.button("Import path", key="wb_import_path_button", disabled=not paths):
             run_imports(store, paths, lenient, fmt)
     with samples_tab:
-        st.caption(" · ".join(p.name for p in samples) or "No bundled samples found.")
+        st.caption(" · ".join(plain(p.name) for p in samples) or "No bundled samples found.")
         if st.button("Import the bundled samples", key="wb_import_samples", disabled=not samples):
             run_imports(store, [str(p) for p in samples], lenient, fmt)
 
@@ -116,7 +116,7 @@ def show_deletion(store: Store, summaries: Sequence[SessionSummary]) -> None:
     pending = state.pending_delete()
     if pending not in titles:
         return
-    st.warning(f"Delete “{titles[pending]}” and all its messages from the store? This cannot be undone.")
+    st.warning(f"Delete “{one_line(titles[pending])}” and all its messages from the store? This cannot be undone.")
     yes, no = st.columns(2)
     if yes.button("Yes, delete", key="wb_delete_confirm", type="primary"):
         store.delete_session(pending)

@@ -36,6 +36,7 @@ from workbench.services.templates import (
 from workbench.services.truth import session_marks
 from workbench.views.compare import compare_figure, totals_table
 from workbench.views.display import display_frame
+from workbench.views.markup import code_span, plain
 from workbench.views.templates import (
     SUMMARISER_LABELS,
     TemplatePreview,
@@ -84,7 +85,7 @@ def saved_and_edited(source: PromptSource, where: tuple[str, str]
         try:
             state.put("tpl_base", source.snapshot())
         except TemplateError as exc:
-            st.error(f"A saved template in `{source.directory}` cannot be used: {exc}. "
+            st.error(f"A saved template in {code_span(source.directory)} cannot be used: {plain(exc)}. "
                      "Fix or delete that file, or choose another workspace.")
             st.stop()
         state.put("tpl_edited", state.get("tpl_base"))
@@ -144,7 +145,7 @@ def save_or_discard(source: PromptSource, base: PromptSnapshot, edited: PromptSn
         try:
             path, saved = save_template(source, base, prompt_id, text)
         except WorkbenchError as exc:  # e.g. a symbolic link planted in the prompts folder
-            st.error(f"Not saved: {exc}")
+            st.error(f"Not saved: {plain(exc)}")
         else:
             state.put("tpl_base", saved)
             st.toast(f"Saved {path}")
@@ -162,7 +163,7 @@ def show_preview(preview: TemplatePreview, variables: dict[str, Any] | None,
     with out_col:
         st.subheader(rendered_heading(step))
         if preview.error is not None:
-            st.error(preview.error)
+            st.error(plain(preview.error))
         else:
             st.code(preview.rendered, language=None, wrap_lines=True)
     with diff_col:
@@ -182,7 +183,7 @@ def rerun_setup(target: RerunTarget, current: PromptSnapshot, prompt_id: str) ->
         st.caption(note)
     st.write(rerun_intro(target.step, target.replay_name, target.original.status,
                          state.current_step()))
-    st.caption(f"OpenAI-compatible summary endpoint: {endpoint_status()}.")
+    st.caption(f"OpenAI-compatible summary endpoint: {plain(endpoint_status())}.")
     kind: str = st.radio("Summariser", summariser_options(target.inputs.session), horizontal=True,
                          key="tpl_summariser", format_func=SUMMARISER_LABELS.__getitem__)
     plan = rerun_plan(target, current, kind)
@@ -260,6 +261,6 @@ def save_replay_form(store: Any, result: ReplayComparison) -> None:
     try:
         info = save_edited_replay(store, result, name, state.current_session_id())
     except WorkbenchError as exc:
-        st.error(f"Not saved: {exc}")
+        st.error(f"Not saved: {plain(exc)}")
     else:
         st.success(saved_replay_message(info.name, info.template_snapshot_id))

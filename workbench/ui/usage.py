@@ -16,6 +16,7 @@ from workbench.page_guards import error_boundary, progress_bar
 from workbench.services.usage import OpenedUsage
 from workbench.storage.store import Store
 from workbench.views.display import display_frame
+from workbench.views.markup import plain
 from workbench.views.recorded import compaction_answer, compaction_answer_text, replay_compaction_steps
 from workbench.views.usage import (
     summary_usage_table,
@@ -59,7 +60,7 @@ def show_figures(opened: OpenedUsage) -> None:
         col.metric(metric.label, metric.value, border=True, help=metric.help)
     meaning = opened.meaning
     if meaning["text_redacted"] is not None:
-        (st.caption if meaning["meaningful"] else st.warning)(meaning["note"])
+        (st.caption if meaning["meaningful"] else st.warning)(plain(meaning["note"]))
     st.caption(usage_budget_caption(replay.thresholds, steps[-1].pressure_line))
 
 
@@ -80,7 +81,7 @@ def show_cost(lines: Sequence[str]) -> None:
     """The cost lines of the replay."""
     st.markdown("#### Cost")
     for line in lines:
-        st.caption(line)
+        st.caption(plain(line))
 
 
 def report_button(store: Store, replay_id: str, file_stem: str) -> None:

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 from ..figures import compaction_figures
 from ..records import CompactionFacts
 from .colors import FATE_COLOURS, PHASE_COLOURS, SERIES_COLOURS
+from .markup import plain
 from .recorded import budget_label
 from .step_through import describe
 
@@ -217,8 +218,8 @@ def compaction_budget_caption(thresholds: Thresholds | None, summariser: str) ->
         return None
     budget = budget_label(thresholds.input_budget, thresholds.budget_source,
                           thresholds.budget_detail)
-    return (f"Budget {budget} · pressure line {thresholds.pressure_line:,} · summariser "
-            f"**{summariser}**" + (" (offline extractive: no model wrote these checkpoints)"
+    return (f"Budget {plain(budget)} · pressure line {thresholds.pressure_line:,} · summariser "
+            f"**{plain(summariser)}**" + (" (offline extractive: no model wrote these checkpoints)"
                                    if summariser == "extractive" else ""))
 
 

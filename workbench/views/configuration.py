@@ -20,6 +20,7 @@ from iris.frozen import FrozenModel
 from pydantic import ConfigDict
 
 from ..run_summary import RunSummary
+from .markup import code_span, one_line, plain
 from .recorded import budget_label
 
 __all__ = ["FORM_FIELDS", "ConfigCheck", "FieldKind", "FormField", "apply_form", "check_config",
@@ -243,15 +244,15 @@ def validity_line(check: ConfigCheck) -> str:
     if check.config is not None:
         return f"Valid · configuration `{config_hash(check.config)[:19]}…`"
     where = " · ".join(part for part in (
-        f"field `{check.field}`" if check.field else "",
+        f"field {code_span(check.field)}" if check.field else "",
         f"line {check.line}" if check.line else "") if part)
-    return f"{where or 'Invalid'}: {check.reason}"
+    return f"{where or 'Invalid'}: {plain(check.reason)}"
 
 
 def saved_replay_line(name: str, run: RunSummary) -> str:
     """What "Replay and save" saved: its compactions and steps, budget and pressure line."""
     steps = ", ".join(str(c.step) for c in run.compactions) or "none"
-    return (f"Replay **{name}** saved: **{len(run.compactions)} compactions** (steps {steps}) "
+    return (f"Replay **{one_line(name)}** saved: **{len(run.compactions)} compactions** (steps {steps}) "
             f"over {len(run.steps)} steps; budget "
-            f"{budget_label(run.input_budget, run.budget_source, run.budget_detail)}, pressure "
+            f"{plain(budget_label(run.input_budget, run.budget_source, run.budget_detail))}, pressure "
             f"line {run.pressure_line:,}. Pick it in the sidebar to step through it.")

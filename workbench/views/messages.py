@@ -24,6 +24,8 @@ from iris.session import (
 )
 from iris.tokens import TokenEstimator
 
+from . import markup
+
 __all__ = ["PAGE_SIZE", "BlockView", "MessageView", "UsageView", "code_span", "conversation", "header_metrics",
            "human_size", "linked_message", "message_flags", "message_frame", "page_count", "usage_caption"]
 
@@ -225,8 +227,8 @@ def linked_message(param: str | None) -> int | None:
 
 
 def code_span(text: str | None) -> str:
-    """Inline code for transcript-provided names (backticks replaced so they cannot break out)."""
-    return "`" + (text or "").replace("`", "'") + "`"
+    """Inline code for transcript-provided names (see ``views.markup.code_span``)."""
+    return markup.code_span(text or "")
 
 
 def message_flags(msg: MessageView) -> str:

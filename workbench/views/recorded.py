@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 from ..figures import applied_compactions
 from ..records import RecordedMark
 from .colors import SERIES_COLOURS
+from .markup import code_span
 
 __all__ = ["BUDGET_SOURCES", "TRIGGER_BASES", "add_recorded_marks",
            "add_trigger_trace", "budget_label", "budget_source_words", "compaction_answer",
@@ -100,7 +101,7 @@ def _compacted_at(steps: Sequence[int | None]) -> str:
 def compaction_answer_text(label: str, replay_steps: Sequence[int],
                            recorded: Sequence[RecordedMark]) -> str:
     """``replay `default` compacted at step 11; the agent compacted at steps 40, 102``."""
-    return (f"replay `{label}` {_compacted_at(replay_steps)}; "
+    return (f"replay {code_span(label)} {_compacted_at(replay_steps)}; "
             f"the agent {_compacted_at([m.step for m in recorded])}")
 
 

@@ -21,12 +21,12 @@ from pydantic import ConfigDict
 
 from ..records import RecordedMark
 from .colors import MARK_COLOURS, STATUS_COLOURS
+from .markup import code_span, plain
 from .recorded import budget_label
 from .step_through import (
     STAGE_EXPLANATIONS,
     RequestMessage,
     decision_table,
-    plain,
     step_header,
     step_timeline_figure,
 )
@@ -82,8 +82,8 @@ def header_text(prep: ContextPreparation, step_count: int,
     budget = (budget_label(thresholds.input_budget, thresholds.budget_source,
                            thresholds.budget_detail)
               if thresholds else budget_label(head.input_budget, None, ""))
-    error = (f"This preparation is **{head.phase}** in stage `{head.error_stage or '—'}`: "
-             f"{head.error}") if head.error else None
+    error = (f"This preparation is **{head.phase}** in stage {code_span(head.error_stage or '—')}: "
+             f"{plain(head.error)}") if head.error else None
     return HeaderText(
         title=f"Step {head.step_index} of {step_count - 1} · response message "
               f"#{prep.response_message_index}",
@@ -91,7 +91,7 @@ def header_text(prep: ContextPreparation, step_count: int,
         cells=(final_cell, f"Pressure line {prep.pressure_line:,} · reminder {reminder}",
                f"**Trigger compared** {head.trigger_label}",
                f"**Provider usage of this response** {head.provider_label}{frozen}"),
-        caption=" · ".join(filter(None, [head.whole_request_words, f"Budget {budget}"])),
+        caption=" · ".join(filter(None, [head.whole_request_words, f"Budget {plain(budget)}"])),
         error=error)
 
 
@@ -169,8 +169,8 @@ def stage_whys(prep: ContextPreparation, session_id: str, *, few: int = FEW
 def request_caption(prep: ContextPreparation, request: PreparedRequest,
                     shown: Sequence[RequestMessage]) -> str:
     """How many messages the final request has, its tools and what was dropped."""
-    return (f"{len(shown)} messages · tools: {', '.join(prep.final_tools) or 'none'} · dropped: "
-            f"{', '.join(request.dropped) or 'nothing'}")
+    return (f"{len(shown)} messages · tools: {plain(', '.join(prep.final_tools) or 'none')} · dropped: "
+            f"{plain(', '.join(request.dropped) or 'nothing')}")
 
 
 def marked_only(messages: Sequence[RequestMessage], only: bool) -> tuple[RequestMessage, ...]:

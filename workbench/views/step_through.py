@@ -35,6 +35,7 @@ from iris.preparation.records import (
 from iris.session import Message
 
 from ..records import RecordedMark
+from . import markup
 from .colors import PHASE_COLOURS, PRESSURE_COLOURS, SERIES_COLOURS, STATUS_COLOURS
 from .recorded import (
     TRIGGER_BASES,
@@ -205,13 +206,9 @@ def stage_table(prep: ContextPreparation) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-_MARKDOWN_CONTROL = set("\\`*_{}[]()<>#+-.!|~$:")
-
-
 def plain(text: str) -> str:
-    """Text for ``st.markdown`` that renders literally: every markdown/HTML control character
-    (and Streamlit's ``:colour[…]`` colon) is backslash-escaped, so record text stays text."""
-    return "".join("\\" + ch if ch in _MARKDOWN_CONTROL else ch for ch in str(text))
+    """Text for ``st.markdown`` that renders literally (see ``views.markup.plain``)."""
+    return markup.plain(text)
 
 
 def _tool(name: str | None) -> str:

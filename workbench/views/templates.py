@@ -17,6 +17,7 @@ from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptConfig, PromptSnaps
 from pydantic import BaseModel, ConfigDict
 
 from ..text_diff import unified_diff
+from .markup import one_line, plain
 
 if TYPE_CHECKING:  # pandas only for the re-run table
     import pandas as pd
@@ -225,7 +226,7 @@ def rerun_intro(step: int, replay_name: str, stage: str, selected: int | None) -
     """Which compaction step a re-run uses, and how it relates to the sidebar's step."""
     nearest = ("" if selected in (None, step)
                else f"; the nearest compaction to the selected step {selected}")
-    return (f"Compaction step **{step}** of replay **{replay_name}** (stage {stage}){nearest}. "
+    return (f"Compaction step **{step}** of replay **{one_line(replay_name)}** (stage {plain(stage)}){nearest}. "
             "Both sides walk the same history; only the template snapshot differs.")
 
 
@@ -267,5 +268,5 @@ def default_replay_name(snapshot_id: str | None) -> str:
 
 def saved_replay_message(name: str, snapshot_id: str | None) -> str:
     """Confirmation of a saved edited replay."""
-    return (f"Saved replay **{name}** with template snapshot `{(snapshot_id or '')[:19]}…` "
+    return (f"Saved replay **{one_line(name)}** with template snapshot `{(snapshot_id or '')[:19]}…` "
             "(kept in the store); pick it in the sidebar.")

@@ -20,6 +20,7 @@ from iris.compaction.usage import RunUsage
 from .. import figures
 from ..records import RecordedMark
 from .colors import SERIES_COLOURS
+from .markup import plain
 from .recorded import (
     TRIGGER_BASES,
     add_recorded_marks,
@@ -166,7 +167,7 @@ def usage_budget_caption(thresholds: Thresholds | None, pressure_line: int) -> s
     budget = (budget_label(thresholds.input_budget, thresholds.budget_source,
                            thresholds.budget_detail)
               if thresholds else budget_label(None, None, ""))
-    return (f"Budget {budget} · pressure line "
+    return (f"Budget {plain(budget)} · pressure line "
             f"{(thresholds.pressure_line if thresholds else pressure_line):,}")
 
 
