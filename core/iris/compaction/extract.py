@@ -1,7 +1,8 @@
 """Extractive checkpoint sections: what an offline summariser can honestly say about a head.
 
 Every required section is filled from the messages themselves: the request, the objective, the
-files read and edited (from tool arguments), commands and their outcomes, errors, todo items and the
+files, commands (with outcomes), identifiers, errors, URLs and numbers the head states (every one
+that fits the summary's allowance, the most recent first: :mod:`.evidence`), todo items and the
 last assistant intent. Nothing is invented; empty findings say so explicitly. Lists are capped so
 the summary stays small and deterministic.
 """
@@ -16,6 +17,7 @@ from typing import Any, cast
 from ..session import Message, TextBlock
 from .carried import is_real_user_message
 from .checkpoint import previous_sections
+from .evidence import DEFAULT_EVIDENCE_CHARS, evidence_section
 
 __all__ = ["EDIT_TOOL", "PATH_KEYS", "SHELL_TOOL", "extractive_sections"]
 
@@ -112,9 +114,12 @@ def _background(users: list[str], carried: dict[str, str], objective: str) -> st
 
 def extractive_sections(head: Sequence[Message], *, current_request: str | None,
                         constraints: Sequence[str] = (),
-                        previous_checkpoint: str | None = None) -> dict[str, str]:
+                        previous_checkpoint: str | None = None,
+                        evidence_chars: int = DEFAULT_EVIDENCE_CHARS) -> dict[str, str]:
     """The eleven required sections, filled from ``head``; with no user message in the head the
-    anchors (request, objective, goals) are carried verbatim from the previous checkpoint."""
+    anchors (request, objective, goals) are carried verbatim from the previous checkpoint.
+    ``## Files and Evidence`` lists the head's facts within ``evidence_chars`` characters
+    (:mod:`.evidence`)."""
     users, assistant, facts = _user_texts(head), _assistant_texts(head), _tool_facts(head)
     carried = previous_sections(previous_checkpoint)
     request = (current_request or (users[-1] if users else "")).strip()
@@ -129,8 +134,7 @@ def extractive_sections(head: Sequence[Message], *, current_request: str | None,
     progress += [_short(t) for t in assistant[-3:]]
     if previous_checkpoint:
         progress.insert(0, "Continues the previous checkpoint (see ## Previous Checkpoint).")
-    files = [f"Read: {p}" for p in facts["read"]] + [f"Edited: {p}" for p in facts["edited"]]
-    files += [f"Command {c}" for c in facts["commands"]]
+    files = evidence_section(head, edit_tool=EDIT_TOOL, max_chars=evidence_chars)
     todos = (_bullets(facts["todos"][-1:], "- None recorded") if facts["todos"]
              else "- None recorded")
     return {
@@ -141,7 +145,7 @@ def extractive_sections(head: Sequence[Message], *, current_request: str | None,
         "Progress": "(Extractive summary: built offline from the archived messages; no model "
                     "wrote it.)\n" + _bullets(progress, "No progress recorded."),
         "Key Decisions": _bullets(decisions, "No explicit decisions in the archived segment."),
-        "Files and Evidence": _bullets(files, "No files or commands in the archived segment."),
+        "Files and Evidence": files or "- No files or commands in the archived segment.",
         "Todo State": (f"### Active/relevant to latest request\n{todos}\n"
                        "### Completed/background\n- See Progress\n### Stale/superseded\n- None"),
         "SubAgent State": _bullets(facts["agents"], "No subagents recorded."),
