@@ -8,7 +8,7 @@ PORT ?= 8501
 
 export STREAMLIT_BROWSER_GATHER_USAGE_STATS := false
 
-.PHONY: run test bench setup setup-dev browser clean samples schema golden screenshots
+.PHONY: run test test-fast bench setup setup-dev browser clean samples schema golden screenshots
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ test: setup-dev browser
 	$(VENV)/bin/basedpyright
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# The quick loop while editing (under a minute): no browser, no servers, processes or kernels.
+test-fast: setup-dev
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 -m "not slow and not browser"
 
 bench: setup-dev
 	$(PY) bench/run.py

@@ -50,11 +50,34 @@ def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1280, "height": 1400}}
 
 
+# Modules whose tests start servers, processes, kernels or whole-store replays (each test ≥ 0.3 s
+# on 2 cores): ``-m "not slow and not browser"`` (``make test-fast``) leaves them out of the quick loop.
+SLOW_MODULES = frozenset({
+    "test_app_compaction", "test_app_configuration", "test_app_context", "test_app_failures",
+    "test_app_links", "test_app_reduction", "test_app_session_switch", "test_app_sessions",
+    "test_app_step_through", "test_app_templates", "test_app_templates_rerun", "test_app_truth",
+    "test_app_usage", "test_batch", "test_faults", "test_fuzz_importers", "test_importers_bad_input",
+    "test_install_wheel", "test_notebook_export", "test_notebook_example", "test_reduction_incremental",
+    "test_replay_incremental", "test_summariser_choice", "test_summarisers", "test_summary_client",
+})
+
+
+def _is_browser(item: pytest.Item) -> bool:
+    return "/browser/" in str(item.path).replace("\\", "/")
+
+
 def pytest_collection_modifyitems(config, items):
-    """Run the browser tests last: pytest-playwright's sync API keeps an asyncio loop running in
-    the main thread for the rest of the session, and tests that call ``asyncio.run`` (dynamic
-    context sources, replay inside a running loop) must not start inside it."""
-    items.sort(key=lambda item: "/browser/" in str(item.path).replace("\\", "/"))
+    """Mark browser and slow tests, and run the browser tests last: pytest-playwright's sync API
+    keeps an asyncio loop running in the main thread for the rest of the session, and tests that
+    call ``asyncio.run`` (dynamic context sources, replay inside a running loop) must not start
+    inside it."""
+    for item in items:
+        if _is_browser(item):
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.slow)
+        elif item.path.stem in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=_is_browser)
 
 
 @pytest.fixture(scope="session")
