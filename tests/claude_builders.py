@@ -20,22 +20,24 @@ def user(uuid: str, parent: str | None, text: str, **extra) -> dict:
     return line("user", uuid, parent, {"role": "user", "content": text}, **extra)
 
 
-def asst(uuid: str, parent: str | None, msg_id: str, block: dict | str, read: int = 1000) -> dict:
+def asst(uuid: str, parent: str | None, msg_id: str, block: dict | str, read: int = 1000,
+         output: int = 5, **extra) -> dict:
     if isinstance(block, str):
         block = {"type": "text", "text": block}
     return line("assistant", uuid, parent, {
         "id": msg_id, "model": "claude-opus-4-6", "role": "assistant", "type": "message",
         "content": [block], "usage": {"input_tokens": 3, "cache_read_input_tokens": read,
-                                      "cache_creation_input_tokens": 10, "output_tokens": 5}})
+                                      "cache_creation_input_tokens": 10, "output_tokens": output}},
+                **extra)
 
 
-def call(call_id: str) -> dict:
-    return {"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": "ls"}}
+def call(call_id: str, name: str = "Bash", **arguments) -> dict:
+    return {"type": "tool_use", "id": call_id, "name": name, "input": arguments or {"command": "ls"}}
 
 
-def result(uuid: str, parent: str, call_id: str) -> dict:
+def result(uuid: str, parent: str, call_id: str, text: str = "ok", **extra) -> dict:
     return line("user", uuid, parent, {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": call_id, "content": "ok"}]})
+        {"type": "tool_result", "tool_use_id": call_id, "content": text}]}, **extra)
 
 
 def boundary(uuid: str, logical: str | None) -> dict:

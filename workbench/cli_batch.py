@@ -12,6 +12,7 @@ the command line or a configuration is bad. The tables are read back with DuckDB
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .terminal import progress_bar
 
@@ -48,4 +49,24 @@ def _batch(args: argparse.Namespace) -> int:
           f"= {summary.tasks} replays ({summary.executor}), {len(summary.failed)} failed -> {summary.out}")
     for failure in summary.failed:
         print(f"  failed {failure['path']} [{failure['configuration']}]: {failure['error']}")
+    for line in _fidelity_lines(summary.out):
+        print(line)
     return 0
+
+
+def _fidelity_lines(out: str | Path) -> list[str]:
+    """What compaction lost, per configuration: the mean recall of needed-later facts over its
+    compactions and the agent's own (docs/fidelity.md; per compaction in the ``fidelity`` table)."""
+    from .corpus_runner import read_table
+    from .fidelity import recall_means
+
+    def pct(value: float | None) -> str:
+        return "—" if value is None else f"{value:.0%}"
+
+    lines = []
+    for m in recall_means(read_table(out, "fidelity")):
+        who = "agent's own" if m["source"] == "recorded" else "replay"
+        lines.append(f"  fidelity [{m['configuration']}] {who}: {m['compactions']} compactions, "
+                     f"mean recall of needed-later facts {pct(m['mean_recall_needed_later'])}, "
+                     f"paths and commands {pct(m['recall_paths_commands'])}")
+    return lines

@@ -1,4 +1,4 @@
-"""The unit of corpus evaluation: one session file under one configuration -> four tidy tables.
+"""The unit of corpus evaluation: one session file under one configuration -> five tidy tables.
 
 :func:`replay_one` is a plain top-level function of picklable arguments returning plain data, so
 the same call runs in-process, in a worker process of a pool, or on a Dask worker on another
@@ -12,6 +12,8 @@ Tables (one list of row dicts each; column types in :data:`SCHEMAS`):
 * ``compactions``: one row per compaction, the replay's own (``source='replay'``) and the
   agent's recorded ones (``source='recorded'``);
 * ``decisions``: one row per (stage, decision kind) with its count;
+* ``fidelity``: what each compaction lost (docs/fidelity.md), per compaction (the replay's and the
+  agent's) and fact kind plus an ``all`` row: facts, kept, needed later, kept of those, recall;
 * ``sessions``: one row of totals (tokens sent and saved, compactions, failed preparations,
   summary calls and cost, real-vs-replay compaction steps, budget and its source, error).
 """
@@ -27,7 +29,7 @@ import pyarrow as pa
 
 __all__ = ["SCHEMAS", "TABLES", "replay_one", "to_arrow"]
 
-TABLES = ("sessions", "steps", "compactions", "decisions")
+TABLES = ("sessions", "steps", "compactions", "decisions", "fidelity")
 
 _KEYS = [("configuration", pa.string()), ("session", pa.string())]
 SCHEMAS: dict[str, pa.Schema] = {
@@ -44,6 +46,10 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("history_tokens_before", pa.int64()), ("history_tokens_after", pa.int64())]),
     "decisions": pa.schema(_KEYS + [
         ("stage", pa.string()), ("kind", pa.string()), ("count", pa.int64())]),
+    "fidelity": pa.schema(_KEYS + [
+        ("source", pa.string()), ("n", pa.int64()), ("step", pa.int64()), ("kind", pa.string()),
+        ("facts", pa.int64()), ("kept", pa.int64()), ("needed_later", pa.int64()),
+        ("needed_later_kept", pa.int64()), ("recall_needed_later", pa.float64())]),
     "sessions": pa.schema(_KEYS + [
         ("path", pa.string()), ("model", pa.string()), ("steps", pa.int64()),
         ("failed_preparations", pa.int64()), ("tokens_sent", pa.int64()),
@@ -80,12 +86,13 @@ def replay_one(path: str | Path, config: Any = None, *, label: str | None = None
         row: dict[str, object] = {c: None for c in SCHEMAS["sessions"].names}
         row.update(configuration=name, session=Path(path).name, path=path,
                    error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - started)
-        return {"sessions": [row], "steps": [], "compactions": [], "decisions": []}
+        return {"sessions": [row], "steps": [], "compactions": [], "decisions": [], "fidelity": []}
 
 
 def _tables(path: str, config: Any, name: str, started: float) -> dict[str, list]:
     from iris.replay import ReplayOptions, replay
 
+    from .fidelity import fidelity_rows, replay_losses
     from .importers import load_session
     from .pricing import replay_cost
 
@@ -102,7 +109,9 @@ def _tables(path: str, config: Any, name: str, started: float) -> dict[str, list
     cost = replay_cost(session, result)
     total = _session_row(keys, path, session, result, steps, compactions, cost)
     total["seconds"] = time.perf_counter() - started
-    return {"sessions": [total], "steps": steps, "compactions": compactions, "decisions": decisions}
+    fidelity = fidelity_rows(replay_losses(session, result), **keys)
+    return {"sessions": [total], "steps": steps, "compactions": compactions, "decisions": decisions,
+            "fidelity": fidelity}
 
 
 def _step_row(keys: dict[str, str], p: Any) -> dict[str, Any]:

@@ -23,7 +23,8 @@ from iris.session import Session
 
 from .records import ArchiveRecord, CompactionFacts
 
-__all__ = ["ReplayLosses", "fidelity_rows", "lost_rows", "replay_losses", "with_fidelity"]
+__all__ = ["ReplayLosses", "fidelity_rows", "lost_rows", "recall_means", "replay_losses",
+           "with_fidelity"]
 
 
 class _StoredLike(Protocol):
@@ -112,3 +113,24 @@ def with_fidelity(summary: dict[str, Any], session: Session, replay: Replay) -> 
             record = by_step.get(entry.get("step"))
             entry["fidelity"] = record.as_json() if record is not None else None
     return summary
+
+
+def recall_means(frame: Any) -> list[dict[str, Any]]:
+    """Per configuration and source (``replay``, ``recorded``) of a ``fidelity`` table (a
+    DataFrame of the batch output or of :func:`fidelity_rows`): compactions, the mean of their
+    ``recall_needed_later`` (compactions that needed nothing later left out) and the recall of
+    needed-later paths and commands over all of them."""
+    out: list[dict[str, Any]] = []
+    if frame is None or len(frame) == 0:
+        return out
+    for (configuration, source), group in frame.groupby(["configuration", "source"], sort=True):
+        whole = group[group["kind"] == "all"]
+        pc = group[group["kind"].isin(["paths", "commands"])]
+        needed = int(pc["needed_later"].sum())
+        recalls = whole["recall_needed_later"].dropna()
+        out.append({"configuration": configuration, "source": source,
+                    "compactions": len(whole),
+                    "mean_recall_needed_later": float(recalls.mean()) if len(recalls) else None,
+                    "recall_paths_commands": (int(pc["needed_later_kept"].sum()) / needed
+                                              if needed else None)})
+    return out

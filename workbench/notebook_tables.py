@@ -27,7 +27,8 @@ _MESSAGE_NAMES = {"#": "index", "Role": "role", "Batch": "batch", "Content": "co
 
 def sessions(*, store_path: str | Path | None = None) -> pd.DataFrame:
     """Every stored session, newest import first: id, title, format, messages, responses,
-    tool_calls, estimated_tokens, imported_at (UTC), source_path."""
+    tool_calls, estimated_tokens, imported_at (UTC), source_path, parent_id (a sub-agent's parent
+    session, else None) and unplaced_lines (lines the import could not place)."""
     from .storage.store import open_store
 
     with open_store(store_path) as store:
@@ -36,7 +37,8 @@ def sessions(*, store_path: str | Path | None = None) -> pd.DataFrame:
              "responses": s.response_count, "tool_calls": s.tool_call_count,
              "estimated_tokens": s.estimated_tokens,
              "imported_at": pd.Timestamp(s.imported_at).tz_convert("UTC"),
-             "source_path": s.source_path} for s in summaries]
+             "source_path": s.source_path, "parent_id": s.parent_id,
+             "unplaced_lines": s.unplaced_count} for s in summaries]
     return rows_frame(rows, "sessions")
 
 

@@ -9,14 +9,17 @@ local token estimate of the whole session text.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from iris.errors import SessionFormatError
 from iris.session import Session
 from iris.tokens import default_estimator
 
 from .importers import ImportResult
 
-__all__ = ["inspect_session", "session_counts"]
+__all__ = ["compaction_requests", "inspect_session", "session_counts", "subagent_figures"]
 
 
 def session_counts(session: Session) -> dict[str, Any]:
@@ -46,6 +49,55 @@ def session_counts(session: Session) -> dict[str, Any]:
     }
 
 
+def subagent_figures(session: Session, children: Mapping[str, Session]) -> list[dict[str, Any]]:
+    """Each tool call of ``session`` that ran a sub-agent, with what the sub-agent did: its model
+    calls, tool calls and tokens (prompt and output summed over its calls) when its transcript is
+    in ``children`` (by session id), and what the parent recorded of it (R-TWIN-2)."""
+    rows = []
+    for run in session.subagents:
+        child = children.get(run.session_id)
+        loc = session.index.calls.get(run.call_id)
+        row: dict[str, Any] = {"call_id": run.call_id, "message": loc.message if loc else None,
+                               "agent_id": run.agent_id, "session_id": run.session_id,
+                               "imported": child is not None, "model_calls": None, "tool_calls": None,
+                               "prompt_tokens": None, "output_tokens": None,
+                               "recorded_tokens": run.recorded_tokens,
+                               "recorded_tool_calls": run.recorded_tool_calls}
+        if child is not None:
+            usages = [m.usage for m in child.messages if m.role == "assistant" and m.usage is not None]
+            row.update(model_calls=len(child.index.batches), tool_calls=len(child.index.calls),
+                       prompt_tokens=sum(u.prompt_tokens for u in usages),
+                       output_tokens=sum(u.output_tokens for u in usages))
+        rows.append(row)
+    return rows
+
+
+def compaction_requests(session: Session) -> list[dict[str, Any]]:
+    """The recorded compactions whose summary call the transcript records (Claude Code's
+    ``agent-acompact-*``): its prompt is the compaction's real input, its output the summary."""
+    return [{"at_message": c.at_message, "request_session_id": c.request_session_id,
+             "prompt_tokens": c.request_usage.prompt_tokens, "output_tokens": c.request_usage.output_tokens,
+             "cache_read_tokens": c.request_usage.cache_read_tokens}
+            for c in session.compactions if c.request_usage is not None]
+
+
+def _sibling_children(result: ImportResult) -> dict[str, Session]:
+    """The sub-agent transcripts beside a Claude Code file (``<stem>/subagents/``), read leniently."""
+    from .importers import load_session
+    from .importers.claude_agents import subagent_file
+
+    found: dict[str, Session] = {}
+    for run in result.session.subagents:
+        path = subagent_file(Path(result.path), run.agent_id)
+        if path is None:
+            continue
+        try:
+            found[run.session_id] = load_session(path, format=result.format, lenient=True).session
+        except (SessionFormatError, OSError):  # a broken sub-agent file only loses its figures
+            pass
+    return found
+
+
 def inspect_session(result: ImportResult) -> dict[str, Any]:
     """Counts of an imported session plus how it was read (format, skipped lines, hash, and the
     lines it could not place in the conversation, each with its line and why)."""
@@ -58,4 +110,8 @@ def inspect_session(result: ImportResult) -> dict[str, Any]:
         "warnings": len(result.warnings),
         "unplaced_lines": len(result.unplaced),
         "unplaced": [u.model_dump(mode="json") for u in result.unplaced],
+        "parent_id": result.session.header.parent_id,
+        "agent_id": result.session.header.agent_id,
+        "subagents": subagent_figures(result.session, _sibling_children(result)),
+        "compaction_requests": compaction_requests(result.session),
     }

@@ -34,6 +34,7 @@ __all__ = [
     "SessionHeader",
     "SessionIndex",
     "StepSnapshot",
+    "SubagentCall",
     "TextBlock",
     "ThinkingBlock",
     "ToolCallBlock",
@@ -243,6 +244,12 @@ class SessionHeader(_Frozen):
     workspace_root: str | None = None
     created_at: datetime | None = None
     schema_version: int = SCHEMA_VERSION
+    parent_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The session this one belongs to: a sub-agent's (or a recorded compaction request's) parent;
+    None for a main transcript. Left out of the serialised form when None."""
+    agent_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The agent id of a sub-agent transcript (Claude Code ``agentId``: ``a2898e3``, and
+    ``acompact-e1f845`` for the agent's recorded compaction request); None otherwise."""
 
 
 class ModelSwitch(_Frozen):
@@ -263,6 +270,12 @@ class RecordedCompaction(_Frozen):
     summary: str | None = None
     source: str = ""
     """Where it came from, e.g. ``claude_code:compact_boundary`` or ``codex:compacted``."""
+    request_usage: Usage | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The usage of the agent's own summary call when the transcript records it (Claude Code's
+    ``agent-acompact-*`` file): its prompt tokens are the compaction's real input, its output the
+    summary's cost. None when the request is not recorded."""
+    request_session_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The id of the recorded compaction request's own transcript (a child session), if any."""
 
 
 class RecordedContribution(_Frozen):
@@ -272,6 +285,19 @@ class RecordedContribution(_Frozen):
     text: str
     required: bool = True
     priority: int = 100
+
+
+class SubagentCall(_Frozen):
+    """A tool call of this session that ran a sub-agent (Claude Code ``Task``/``Agent``)."""
+
+    call_id: str
+    agent_id: str
+    session_id: str
+    """The sub-agent's own session id (``<parent id>/agent-<agent id>`` for Claude Code)."""
+    recorded_tokens: int | None = None
+    """What the parent recorded for the sub-agent's last call (prompt + output), if it did."""
+    recorded_tool_calls: int | None = None
+    """How many tools the parent recorded the sub-agent used, if it did."""
 
 
 class StepSnapshot(_Frozen):
@@ -289,6 +315,8 @@ class Session(_Frozen):
     model_switches: tuple[ModelSwitch, ...] = ()
     compactions: tuple[RecordedCompaction, ...] = ()
     context_snapshots: tuple[StepSnapshot, ...] = ()
+    subagents: tuple[SubagentCall, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """The tool calls that ran a sub-agent, each with the sub-agent's session id."""
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Session:
         """A copy whose cached ``index`` is dropped, so a copy with new messages is re-indexed."""

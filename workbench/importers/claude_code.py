@@ -30,9 +30,11 @@ from iris.session import (
     RecordedCompaction,
     Session,
     SessionHeader,
+    SubagentCall,
 )
 
 from . import _builder as cb
+from . import claude_agents as ca
 from . import claude_blocks as cc
 from ._common import (
     LINE_FAILURES,
@@ -60,6 +62,10 @@ class _Meta:
     cwd: str | None = None
     started: datetime | None = None
     summary_title: str | None = None
+    agent_id: str | None = None
+    """The ``agentId`` of a sub-agent transcript's lines."""
+    runs: dict[str, ca.AgentRun] = field(default_factory=dict)
+    """Sub-agent runs the parent records, by the id of the tool call that started them."""
     lines: list[Line] = field(default_factory=list)
 
 
@@ -74,7 +80,9 @@ def load_claude_code(path: str | Path, *, lenient: bool = False,
     if not any(line.kind in _CONVERSATION for line in meta.lines):
         raise errors.nothing_imported("user or assistant message")
     live = _live_branch(meta.lines, errors)
-    return _build(live, meta, errors, content_hash)
+    sub = meta.agent_id is not None and all(ln.sidechain for ln in live if ln.kind in _CONVERSATION)
+    requests = [] if sub else ca.compaction_requests(path)
+    return _build(live, meta, errors, content_hash, requests)
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,6 +128,10 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> Line | None:
         meta.session_id = meta.session_id or session_id
         meta.cwd = meta.cwd or cwd
         meta.started = meta.started or line.timestamp
+        if line.sidechain:
+            meta.agent_id = meta.agent_id or opt_str(data.get("agentId"), "agentId")
+    if (line.result_ids or kind == "progress") and (run := ca.agent_run(data, line.result_ids)):
+        meta.runs[run.call_id] = run if run.tokens is not None else meta.runs.get(run.call_id, run)
     elif kind == "system" and data.get("subtype") == "compact_boundary":
         logical = data.get("logicalParentUuid")
         line.logical_parent = None if logical is None else as_str(logical, "logicalParentUuid")
@@ -224,10 +236,11 @@ def _report_unplaced(placement: Placement, errors: LineErrors) -> None:
 # Pass 3: build the session
 
 
-def _build(live: list[Line], meta: _Meta, errors: LineErrors, content_hash: str | None) -> Session:
+def _build(live: list[Line], meta: _Meta, errors: LineErrors, content_hash: str | None,
+           requests: list[ca.CompactionRequest]) -> Session:
     out = cb.MessageList(checked=True)  # every value was checked while reading
     switches: list[ModelSwitch] = []
-    compactions: list[RecordedCompaction] = []
+    marks: list[tuple[Line | None, int, Line | None]] = []  # (boundary, summary index, summary)
     pending: Line | None = None
     first_model: str | None = None
     current_model: str | None = None
@@ -248,27 +261,56 @@ def _build(live: list[Line], meta: _Meta, errors: LineErrors, content_hash: str 
             out.add_user(line.uuid, line.blocks, line.timestamp, line.synthetic or line.compact_summary,
                          line.compact_summary, line.lineno)
             if line.compact_summary:
-                compactions.append(_compaction(pending, at, line))
+                marks.append((pending, at, line))
                 pending = None
     if pending is not None:
-        compactions.append(_compaction(pending, len(out.messages), None))
+        marks.append((pending, len(out.messages), None))
     out.check_orphans(errors)
     messages = out.freeze()
-    header = SessionHeader(session_id=meta.session_id or _hash_id(content_hash),
-                           title=_title(messages) or meta.summary_title or "Claude Code session",
-                           source_format="claude_code", model=first_model,
-                           workspace_root=meta.cwd, created_at=meta.started)
+    header = _header(meta, messages, first_model, content_hash, live)
+    used: set[str] = set()
+    compactions = [_compaction(b, at, summary, header.session_id, requests, used) for b, at, summary in marks]
     return Session(header=header, messages=tuple(messages), model_switches=tuple(switches),
-                   compactions=tuple(compactions))
+                   compactions=tuple(compactions), subagents=_subagents(meta, out.calls, header))
 
 
-def _compaction(boundary: Line | None, at: int, summary: Line | None) -> RecordedCompaction:
+def _header(meta: _Meta, messages: list[Message], model: str | None, content_hash: str | None,
+            live: list[Line]) -> SessionHeader:
+    """The main transcript keeps its ``sessionId``; a sub-agent transcript (every live line a
+    sidechain line of one ``agentId``) is ``<sessionId>/agent-<agentId>``, child of ``sessionId``."""
+    own = meta.session_id or _hash_id(content_hash)
+    agent = meta.agent_id if all(ln.sidechain for ln in live if ln.kind in _CONVERSATION) else None
+    title = _title(messages) or meta.summary_title or "Claude Code session"
+    if agent is not None and ca.is_compaction_request(agent):
+        title = f"Recorded compaction request of {own}"
+    return SessionHeader(session_id=ca.subagent_session_id(own, agent) if agent else own, title=title,
+                         source_format="claude_code", model=model, workspace_root=meta.cwd,
+                         created_at=meta.started, parent_id=own if agent else None, agent_id=agent)
+
+
+def _subagents(meta: _Meta, calls: set[str], header: SessionHeader) -> tuple[SubagentCall, ...]:
+    """The sub-agent runs started by calls of this conversation, in call-id order of the file."""
+    own = header.parent_id or header.session_id
+    return tuple(SubagentCall(call_id=run.call_id, agent_id=run.agent_id,
+                              session_id=ca.subagent_session_id(own, run.agent_id),
+                              recorded_tokens=run.tokens, recorded_tool_calls=run.tool_calls)
+                 for run in meta.runs.values() if run.call_id in calls)
+
+
+def _compaction(boundary: Line | None, at: int, summary: Line | None, session_id: str,
+                requests: list[ca.CompactionRequest], used: set[str]) -> RecordedCompaction:
     info = (boundary.compact_meta if boundary is not None else None) or {}
     pre = info.get("preTokens")
     text = "\n".join(b.text for b in summary.blocks if b.type == "text") if summary else None
-    return RecordedCompaction(at_message=at, trigger=str(info.get("trigger") or "auto"),
-                              pre_tokens=pre if isinstance(pre, int) else None, summary=text,
-                              source="claude_code:compact_boundary")
+    request = ca.request_for(boundary.logical_parent if boundary else None,
+                             boundary.timestamp if boundary else None, requests, used)
+    if request is not None:
+        used.add(request.agent_id)
+    return RecordedCompaction(
+        at_message=at, trigger=str(info.get("trigger") or "auto"),
+        pre_tokens=pre if isinstance(pre, int) else None, summary=text, source="claude_code:compact_boundary",
+        request_usage=request.usage if request else None,
+        request_session_id=ca.subagent_session_id(session_id, request.agent_id) if request else None)
 
 
 def _title(messages: list[Message] | tuple[Message, ...]) -> str:

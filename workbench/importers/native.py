@@ -24,6 +24,7 @@ from iris.session import (
     Session,
     SessionHeader,
     StepSnapshot,
+    SubagentCall,
 )
 from pydantic import Field, TypeAdapter, ValidationError
 
@@ -53,8 +54,12 @@ class ContextSnapshotEvent(StepSnapshot):
     type: Literal["context_snapshot"] = "context_snapshot"
 
 
+class SubagentEvent(SubagentCall):
+    type: Literal["subagent"] = "subagent"
+
+
 NativeEvent = Annotated[
-    HeaderEvent | MessageEvent | ModelSwitchEvent | CompactionEvent | ContextSnapshotEvent,
+    HeaderEvent | MessageEvent | ModelSwitchEvent | CompactionEvent | ContextSnapshotEvent | SubagentEvent,
     Field(discriminator="type"),
 ]
 _EVENT = TypeAdapter(NativeEvent)
@@ -84,6 +89,8 @@ def _event_lines(session: Session) -> Iterator[dict[str, Any]]:
         yield from extra[i]
     for snap in session.context_snapshots:
         yield {"type": "context_snapshot", **snap.model_dump(mode="json", exclude_none=True)}
+    for run in session.subagents:
+        yield {"type": "subagent", **run.model_dump(mode="json", exclude_none=True)}
 
 
 def dumps_session(session: Session) -> str:
@@ -105,6 +112,7 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
     switches: list[ModelSwitch] = []
     compactions: list[RecordedCompaction] = []
     snapshots: list[StepSnapshot] = []
+    subagents: list[SubagentCall] = []
     for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -156,6 +164,8 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
                 switches.append(ModelSwitch.model_validate(event.model_dump(exclude={"type"})))
             elif isinstance(event, CompactionEvent):
                 compactions.append(RecordedCompaction.model_validate(event.model_dump(exclude={"type"})))
+            elif isinstance(event, SubagentEvent):
+                subagents.append(SubagentCall.model_validate(event.model_dump(exclude={"type"})))
             else:
                 snapshots.append(StepSnapshot.model_validate(event.model_dump(exclude={"type"})))
         except SessionFormatError as exc:
@@ -166,7 +176,8 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
     if header is None:
         raise SessionFormatError("empty session file (no header line)", path=path)
     return Session(header=header, messages=tuple(messages), model_switches=tuple(switches),
-                   compactions=tuple(compactions), context_snapshots=tuple(snapshots))
+                   compactions=tuple(compactions), context_snapshots=tuple(snapshots),
+                   subagents=tuple(subagents))
 
 
 def _check_numbers(value: Any, path: str | Path | None, lineno: int, field: str = "") -> None:

@@ -3,12 +3,15 @@ title, the local token estimator and the session-wide estimate (counted once and
 
 from __future__ import annotations
 
+from typing import Any
+
 from iris.frozen import FrozenModel
 from iris.session import Session
 from iris.tokens import TokenEstimator, default_estimator
 from pydantic import ConfigDict
 
 from ..importers import SkippedLine
+from ..session_counts import compaction_requests, subagent_figures
 from ..storage.store import SessionSummary, Store
 
 __all__ = ["OpenedSession", "open_session"]
@@ -31,6 +34,11 @@ class OpenedSession(FrozenModel):
     """The session this one belongs to (a sub-agent's parent), or None."""
     children: tuple[SessionSummary, ...] = ()
     """Its stored sub-agents (sessions whose parent it is)."""
+    subagents: tuple[dict[str, Any], ...] = ()
+    """Each tool call that ran a sub-agent with the sub-agent's figures
+    (``workbench.session_counts.subagent_figures``)."""
+    compaction_requests: tuple[dict[str, Any], ...] = ()
+    """The recorded compactions whose summary call is recorded (``session_counts.compaction_requests``)."""
 
 
 def open_session(store: Store, session_id: str) -> OpenedSession:
@@ -38,7 +46,10 @@ def open_session(store: Store, session_id: str) -> OpenedSession:
     summary = store.get_summary(session_id)
     session = store.session(session_id)
     estimator = default_estimator()
+    children = tuple(store.children(session_id))
+    stored = {(child := store.session(c.id)).header.session_id: child for c in children}
     return OpenedSession(title=summary.title, session=session, estimator=estimator,
                          estimated_tokens=store.session_tokens(session_id, session.messages, estimator),
                          unplaced=store.unplaced(session_id), parent_id=summary.parent_id,
-                         children=tuple(store.children(session_id)))
+                         children=children, subagents=tuple(subagent_figures(session, stored)),
+                         compaction_requests=tuple(compaction_requests(session)))

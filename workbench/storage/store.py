@@ -21,7 +21,15 @@ from typing import Self, TypedDict, TypeVar
 
 from iris.errors import StorageError
 from iris.frozen import FrozenModel
-from iris.session import Message, ModelSwitch, RecordedCompaction, Session, SessionHeader, StepSnapshot
+from iris.session import (
+    Message,
+    ModelSwitch,
+    RecordedCompaction,
+    Session,
+    SessionHeader,
+    StepSnapshot,
+    SubagentCall,
+)
 from iris.tokens import TokenEstimator, default_estimator
 from sqlite_utils import Database
 
@@ -328,6 +336,7 @@ class Store:
             model_switches=tuple(ModelSwitch.model_validate(x) for x in extras["model_switches"]),
             compactions=tuple(RecordedCompaction.model_validate(x) for x in extras["compactions"]),
             context_snapshots=tuple(StepSnapshot.model_validate(x) for x in extras["context_snapshots"]),
+            subagents=tuple(SubagentCall.model_validate(x) for x in extras.get("subagents", ())),
         )
 
     # ---------------------------------------------------------------- helpers
@@ -353,6 +362,7 @@ class Store:
             "compactions": [c.model_dump(mode="json", exclude_none=True) for c in session.compactions],
             "context_snapshots": [s.model_dump(mode="json", exclude_none=True)
                                   for s in session.context_snapshots],
+            "subagents": [s.model_dump(mode="json", exclude_none=True) for s in session.subagents],
         }
         return {
             "id": self._free_id(header.session_id or content_hash[-12:], content_hash),
@@ -369,7 +379,7 @@ class Store:
             "extras_json": canonical(extras),
             "unplaced_count": len(unplaced),
             "unplaced_json": canonical([u.model_dump(mode="json") for u in unplaced]),
-            "parent_id": getattr(header, "parent_id", None),
+            "parent_id": header.parent_id,
         }
 
 

@@ -17,9 +17,11 @@ from workbench import state
 from workbench.services.messages import OpenedSession
 from workbench.views import messages as view
 from workbench.views import sessions as sessions_view
+from workbench.views import subagents as subagents_view
 from workbench.views.markup import one_line
 
-__all__ = ["page_picker", "show_conversation", "show_header", "show_table", "unplaced_warning"]
+__all__ = ["page_picker", "show_conversation", "show_header", "show_subagents", "show_table",
+           "unplaced_warning"]
 
 
 def show_header(opened: OpenedSession) -> None:
@@ -30,12 +32,28 @@ def show_header(opened: OpenedSession) -> None:
                                    strict=True):
         col.metric(label, value)
     unplaced_warning(len(opened.unplaced))
+    show_subagents(opened)
 
 
 def unplaced_warning(count: int) -> None:
     """The session's unplaced-lines warning (nothing when every line was placed)."""
     if (note := sessions_view.unplaced_notice(count)) is not None:
         st.warning(note, icon="⚠️")
+
+
+def show_subagents(opened: OpenedSession) -> None:
+    """What a sub-agent's or compaction request's session is, the sub-agents its tool calls ran
+    (each call → the sub-agent's calls and tokens) and the recorded compaction requests."""
+    header = opened.session.header
+    if (note := subagents_view.request_session_notice(header.agent_id, header.parent_id)) is not None:
+        st.info(note)
+    elif header.parent_id:
+        st.caption(f"Sub-agent {view.code_span(header.agent_id)} of session {view.code_span(header.parent_id)}.")
+    if opened.subagents:
+        st.markdown(f"**Sub-agents** ({len(opened.subagents)}): the tool calls that ran one, and what each did")
+        st.dataframe(subagents_view.subagent_frame(opened.subagents), hide_index=True)
+    for line in subagents_view.compaction_request_lines(opened.compaction_requests):
+        st.text(line)
 
 
 def show_table(opened: OpenedSession) -> None:
