@@ -68,8 +68,8 @@ def test_r_ui_4_rerun_step_shows_prompt_diff_tokens_and_success(long_session_pag
     row = table.loc["success (≤ line and smaller)"]
     assert row["original"].startswith("✓") and row["edited"].startswith("✓")
     assert table.loc["compaction stage", "edited"] == "applied"
-    assert table.loc["request before (tokens)", "original"] == \
-        table.loc["request before (tokens)", "edited"]
+    before = "request before (tokens, whole request as sent)"
+    assert table.loc[before, "original"] == table.loc[before, "edited"]
     assert not (workbench_home / "workspace" / ".iris").exists()  # nothing saved to disk
 
 
