@@ -10,8 +10,10 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.page_guards import error_boundary, require_step
+from workbench.services.fidelity import step_losses
 from workbench.services.step_through import open_step, step_timeline
 from workbench.ui import step_through as ui
+from workbench.ui.fidelity import show_compaction_loss
 from workbench.ui.messages import unplaced_warning
 from workbench.views import step_page as view
 from workbench.views.step_through import focus_messages, request_messages, stage_table
@@ -30,6 +32,8 @@ ui.show_header(view.header_text(prep, len(replay), replay.thresholds))
 unplaced_warning(store.get_summary(session_id).unplaced_count)
 ui.show_stages(stage_table(prep))
 ui.show_why(view.stage_whys(prep, session_id))
+for lost in step_losses(store, session_id, replay, step):
+    show_compaction_loss(lost, session_id=session_id, replay_id=replay_id)
 
 st.markdown("#### Final request")
 if request is None:

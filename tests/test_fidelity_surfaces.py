@@ -19,14 +19,7 @@ def test_r_fid_2_compaction_page_shows_recall_and_lost_facts_linked_to_steps(tmp
     """R-FID-2: the Compaction page lists each compaction's recall by kind and its lost facts,
     each with a link that opens the step that needed it (a built session whose agent summary
     dropped the test command it ran again later)."""
-    from test_fidelity import SUMMARY, _session
-
-    from workbench.importers.native import dump_session
-
-    path = dump_session(_session(SUMMARY), tmp_path / "built.jsonl")
-    with open_store() as store:
-        session_id = store.import_file(path).session_id
-        info, _ = replay_and_save(store, session_id, name="default")
+    session_id, replay_id = _built_store(tmp_path)
     at = AppTest.from_file(APP, default_timeout=90).run()
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception
@@ -38,7 +31,7 @@ def test_r_fid_2_compaction_page_shows_recall_and_lost_facts_linked_to_steps(tmp
     assert list(lost["fact"]) == ["pytest tests/test_parse.py -q", "tests/test_parse.py"]
     first = lost.iloc[0]
     assert first["needed at step"] == 5
-    assert "step=5" in first["open"] and info.id in first["open"] and session_id in first["open"]
+    assert "step=5" in first["open"] and replay_id in first["open"] and session_id in first["open"]
 
 
 def test_r_fid_2_compaction_page_on_a_replay_compaction():
@@ -69,7 +62,7 @@ def test_r_fid_2_notebook_fidelity_and_lost_tables():
     assert whole["recall_needed_later"] == whole["needed_later_kept"] / whole["needed_later"]
     lost = result.lost()
     assert len(lost) == whole["needed_later"] - whole["needed_later_kept"]
-    assert (lost["needed_at_step"] >= lost["step"]).all()
+    assert all(lost["needed_at_step"] >= lost["step"])
     quiet = replay(sample_path("unanswered"))
     assert quiet.fidelity().empty and str(quiet.fidelity()["recall_needed_later"].dtype) == "Float64"
 
@@ -103,3 +96,41 @@ def test_r_fid_2_batch_writes_a_fidelity_table_and_prints_the_mean_per_configura
     assert "fidelity [default] agent's own: 1 compactions, mean recall of needed-later facts 50%" \
         in printed
     assert "fidelity [tight] replay: 1 compactions" in printed
+
+
+def _built_store(tmp_path):
+    """The built session (its agent summary drops a command needed at step 5) in the store with
+    a default replay: (session id, replay id)."""
+    from test_fidelity import SUMMARY, _session
+
+    from workbench.importers.native import dump_session
+
+    path = dump_session(_session(SUMMARY), tmp_path / "built.jsonl")
+    with open_store() as store:
+        session_id = store.import_file(path).session_id
+        info, _ = replay_and_save(store, session_id, name="default")
+    return session_id, info.id
+
+
+def test_r_fid_2_why_panel_of_a_compaction_step_shows_what_it_lost(tmp_path):
+    """R-FID-2: on the Step-through page, the step the agent compacted at has a Why part with its
+    recall and lost facts (linked to the step that needed each); another step has none."""
+    session_id, replay_id = _built_store(tmp_path)
+
+    def at_step(step: int) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=90)
+        at.query_params["session"] = session_id
+        at.query_params["replay"] = replay_id
+        at.query_params["step"] = str(step)
+        at.run()
+        return at.switch_page("../pages/step_through.py").run()
+
+    at = at_step(4)
+    assert not at.exception, at.exception
+    assert [e.label for e in at.expander if e.label.startswith("Compaction — what it lost")] == [
+        "Compaction — what it lost (agent #1 · step 4)"]
+    lost = next(d.value for d in at.dataframe if "needed at step" in d.value.columns)
+    assert list(lost["needed at step"]) == [5, 5] and "step=5" in lost["open"].iloc[0]
+    other = at_step(2)
+    assert not other.exception
+    assert not [e for e in other.expander if e.label.startswith("Compaction — what it lost")]

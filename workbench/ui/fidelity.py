@@ -10,7 +10,7 @@ from iris.fidelity import LossRecord
 
 from workbench.views.fidelity import compaction_label, fidelity_sentence, lost_table, recall_table
 
-__all__ = ["show_losses", "show_lost"]
+__all__ = ["show_compaction_loss", "show_losses", "show_lost"]
 
 _HELP = ("Facts of the replaced span (paths, commands, identifiers, errors, URLs, numbers with "
          "units, user instructions) that the session mentioned again after the compaction, and how "
@@ -44,3 +44,12 @@ def show_lost(record: LossRecord, *, session_id: str, replay_id: str, key: str =
                  column_config={"open": st.column_config.LinkColumn(
                      "open", display_text="open step", help="the step that needed it, on the "
                      "Step-through page")})
+
+
+def show_compaction_loss(record: LossRecord, *, session_id: str, replay_id: str) -> None:
+    """The Why panel's part for a compaction step: what that compaction lost, in an expander."""
+    with st.expander(f"Compaction — what it lost ({compaction_label(record)})", expanded=True):
+        st.caption(_HELP)
+        st.dataframe(recall_table([record]), hide_index=True,
+                     key=f"st_fid_recall_{record.source}_{record.n}")
+        show_lost(record, session_id=session_id, replay_id=replay_id, key="st_fid")
