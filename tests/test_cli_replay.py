@@ -33,7 +33,12 @@ def test_replay_every_sample_writes_json_lines_and_a_summary(sample, tmp_path, c
     ready = sum(p.phase == "ready" for p in preps)
     assert f"ready {ready} · failed " in stdout
     assert "compactions applied: " in stdout
-    assert f"final tokens: {preps[-1].final_input_tokens:,} " in stdout
+    last = preps[-1]
+    whole = last.whole_request_tokens if last.whole_request_tokens is not None else (
+        last.final_input_tokens)
+    assert (f"final request: {whole:,} tokens, whole request (raw local estimate "
+            f"{last.final_input_tokens:,})") in stdout
+    assert "  estimate error: " in stdout
 
 
 def test_replay_real_sessions(real_sessions, tmp_path, capsys):

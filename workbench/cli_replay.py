@@ -60,20 +60,30 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def summary_lines(result: Replay, seconds: float) -> list[str]:
-    """The printed summary: steps, phases, compactions applied, final tokens."""
+    """The printed summary: steps, phases, compactions applied (tokens before → after on the
+    whole-request basis of :mod:`workbench.figures`), the final request, the estimate error."""
+    from .figures import applied_compactions, error_words, estimate_error
+
     preps = result.preparations
     phases = [p.phase for p in preps]
-    final = preps[-1].final_input_tokens if preps else 0
+    last = preps[-1] if preps else None
+    final = last.final_input_tokens if last else 0
+    whole = last.whole_request_tokens if last and last.whole_request_tokens is not None else final
     t = result.thresholds
+    compactions = applied_compactions(preps)
+    error = estimate_error(preps, [m.step for m in result.recorded_compactions])
     lines = [
         f"replayed {result.session_id}: {len(preps)} steps in {seconds:.2f} s",
         (f"  ready {phases.count('ready')} · failed {phases.count('failed')} · "
          f"cancelled {phases.count('cancelled')}"),
-        f"  compactions applied: {sum(1 for p in preps if p.compaction_applied)}",
-        (f"  final tokens: {final:,} local estimate (budget {t.input_budget:,} from "
-         f"{t.budget_source}, pressure line {t.pressure_line:,})"),
+        f"  compactions applied: {len(compactions)}" + "".join(
+            f"\n    step {c['step']}: {c['tokens_before'] or 0:,} → {c['tokens_after'] or 0:,} "
+            "tokens (whole request as sent)" for c in compactions),
+        (f"  final request: {whole:,} tokens, whole request (raw local estimate {final:,}); "
+         f"budget {t.input_budget:,} from {t.budget_source}, pressure line {t.pressure_line:,}"),
         f"  budget source: {t.budget_detail}" if t.budget_detail else "",
         _overhead_line(result),
+        f"  estimate error: {error_words(error)}",
     ]
     return [line for line in lines if line]
 
