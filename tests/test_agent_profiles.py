@@ -41,6 +41,28 @@ def _reply(k: int, prompt: int) -> Message:
                    usage=Usage(input_tokens=prompt, output_tokens=10))
 
 
+def _codex_like(steps: int, compact_at: int) -> Session:
+    """A rollout-like session: recorded window 258,400, 25,000-token turns (user message, reply);
+    the agent compacted before step ``compact_at`` (the summary, then prompts restart)."""
+    messages: list[Message] = []
+    compactions: list[RecordedCompaction] = []
+    size = OVERHEAD
+    for k in range(steps):
+        if k == compact_at:
+            compactions.append(RecordedCompaction(at_message=len(messages), pre_tokens=size,
+                                                  source="codex:compacted"))
+            messages.append(_user("CODEX SUMMARY " * 40, is_compaction_summary=True))
+            size = OVERHEAD + 100
+        messages.append(_user(f"please do task {k}" + " beta" * 2000))
+        size += 25000
+        messages.append(Message(role="assistant", content=(TextBlock(text=" gamma" * 23000),),
+                                usage=Usage(input_tokens=size, output_tokens=10)))
+    return Session(header=SessionHeader(session_id="cx", model="gpt-5.3-codex",
+                                        source_format="codex",
+                                        limits=ModelLimits(context=258400)),
+                   messages=tuple(messages), compactions=tuple(compactions))
+
+
 def _growing(steps: int, compact_at: int, trigger: str = "auto") -> Session:
     """``steps`` turns of a 20,000-token user message and a reply whose provider prompt is the
     history so far plus 1,000; the agent compacted before step ``compact_at`` (``manual``: its
@@ -231,3 +253,17 @@ def test_r_twin_3_checkpoint_forms_render_what_the_agent_keeps():
     assert Checkpoint(**base).render().startswith("[Context Summary]")
     verbatim = Checkpoint(**{**base, "sections": ()}, form="summary", summary_text="As written.")
     assert verbatim.render() == "As written.\n"
+
+
+def test_r_twin_3_codex_compacts_at_90_percent_of_the_full_window_keeping_user_messages():
+    """R-TWIN-3: prompts grow by 25,000 a turn; response 8 reports 226,000 + 10 (< 244,800),
+    response 9 251,000: the codex profile compacts at step 10, where the agent did, and keeps
+    the recent user messages before the summary, no raw tail; the default budget (194,400)
+    would sit below prompts the agent sent."""
+    session = _codex_like(12, compact_at=10)
+    result = replay(session, load_preset("codex"))
+    assert (result.thresholds.input_budget, result.thresholds.threshold_line) == (258400, 244800)
+    assert [c.step_index for c in result.checkpoints] == [10]
+    text = result.checkpoints[0].checkpoint_text
+    assert text.startswith("please do task")
+    assert text.index("please do task") < text.index("## Current User Request")
