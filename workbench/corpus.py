@@ -90,15 +90,18 @@ def replay_one(path: str | Path, config: Any = None, *, label: str | None = None
 
 
 def _tables(path: str, config: Any, name: str, started: float) -> dict[str, list]:
-    from iris.replay import ReplayOptions, replay
+    from iris.replay import ReplayObservers, ReplayOptions, replay
 
     from .fidelity import fidelity_rows, replay_losses
     from .importers import load_session
-    from .pricing import replay_cost
+    from .pricing import prefix_sink, replay_cost
 
     session = load_session(path).session
-    # the tables read no request or archive
-    result = replay(session, config, options=ReplayOptions(keep_bodies=False))
+    # the tables read no request or archive; the sink keeps what the cost's prompt-cache model
+    # needs of each request (how it starts compared with the one before)
+    sink = prefix_sink(session)
+    result = replay(session, config, options=ReplayOptions(keep_bodies=False),
+                    observers=ReplayObservers(sink=sink))
     keys = {"configuration": name, "session": result.session_id}
     steps = [_step_row(keys, p) for p in result.preparations]
     compactions = _compaction_rows(keys, result)
@@ -106,7 +109,7 @@ def _tables(path: str, config: Any, name: str, started: float) -> dict[str, list
                      for d in s.decisions)
     decisions = [{**keys, "stage": stage, "kind": kind, "count": n}
                  for (stage, kind), n in sorted(counts.items())]
-    cost = replay_cost(session, result)
+    cost = replay_cost(session, result, prefixes=sink.prefixes)
     total = _session_row(keys, path, session, result, steps, compactions, cost)
     total["seconds"] = time.perf_counter() - started
     fidelity = fidelity_rows(replay_losses(session, result), **keys)

@@ -1,20 +1,24 @@
-"""Money: what a replay's requests and summaries would cost, and what it saves against the
-recorded session, priced with the maintained ``genai-prices`` library (its bundled price
-snapshot, so it works offline; nothing is fetched at run time).
+"""Money: what the recorded session was billed, what a replay of it would be billed, and what the
+replay saves, priced with the maintained ``genai-prices`` library (its bundled price data, so it
+works offline; nothing is fetched at run time). docs/pricing.md explains every figure.
 
 Basis, so that replay and recording compare like with like:
 
-- **Requests.** Each step is priced with the model that answered it in the recording, at the
-  time it was recorded (prices change over time). The replayed request counts its whole-request
-  tokens (calibrated local estimate plus unrecorded overhead, ``whole_request_tokens``; the raw
-  local estimate where a replay has no such figure) as uncached input. The recorded request counts
-  the provider's prompt tokens, also as uncached input, so caching never makes one side look
-  cheaper; ``recorded_billed_usd`` additionally prices the recording with its recorded cache
-  reads and writes. Both sides count the recorded response's output tokens.
+- **Recorded.** Every response as billed (:mod:`workbench.billing`): the cost the transcript
+  records for it, else its list price with its cache reads and its 5-minute and 1-hour cache
+  writes, per model, at the time it was recorded.
+- **Replayed requests.** Each step is priced with the model that answered it in the recording,
+  at that time, on the whole-request basis (calibrated local estimate plus unrecorded overhead;
+  the raw local estimate where a replay has no such figure), through the prompt-cache model of
+  :mod:`workbench.cache_pricing` (unchanged prefix read, the rest written). Both sides count the
+  recorded response's output tokens. A model whose responses record their cost is priced at the
+  rate those costs imply: recorded cost ÷ list price of the same usage (``recorded_cost_rates``).
 - **Summaries.** A compaction whose summary call reported usage is priced from it; otherwise the
   summary request and the checkpoint are counted with the local estimator and priced as if the
   session's model wrote them (``summaries_estimated``), since a real deployment would pay a model.
-- **Saved** = recorded − (replayed requests + summaries), over the steps priced on both sides.
+- **Saved** = recorded as billed − (replayed requests + summaries), over the steps priced on both
+  sides; ``savings`` splits it into what the smaller requests save, what the replay's cache
+  misses cost and what its summaries cost.
 
 A model the library does not know is "no price known": its steps are counted in
 ``steps_unpriced`` and named in ``unpriced_models``; when nothing could be priced every money
@@ -23,33 +27,52 @@ figure is None and ``note`` says why.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
 from iris.session import Session, Usage
 from iris.tokens import TokenEstimator, default_estimator
 
-__all__ = ["CostStep", "CostSummary", "cost_lines", "price", "replay_cost", "saved_cost_lines",
-           "stored_replay_cost", "tally"]
+from .billing import Ttl, billed, list_billed, money, recorded_bill, response_model, responses, write_ttl
+from .cache_pricing import CacheRequest, CacheSplit, Prefix, PrefixSink, cache_splits, prefix_of
+from .price_data import list_price, prices_as_of, resolve, source
 
-BASIS = ("input at the uncached list price for replayed and recorded requests alike (the "
-         "replayed request on the whole-request basis: calibrated estimate + unrecorded "
-         "overhead); output tokens as recorded")
+__all__ = ["CostStep", "CostSummary", "cost_lines", "prefix_sink", "price", "recorded_cost_rates",
+           "replay_cost", "saved_cost_lines", "step_models", "stored_replay_cost", "tally"]
+
+BASIS = ("as billed: the recorded responses at their recorded cost, else at the list price with "
+         "their cache reads and 5-minute/1-hour cache writes; the replayed requests on the "
+         "whole-request basis (calibrated estimate + unrecorded overhead) through a prompt-cache "
+         "model (unchanged prefix read, the rest written); output tokens as recorded")
+
+
+def price(model: str | None, *, input_tokens: int, output_tokens: int = 0,
+          cache_read_tokens: int = 0, cache_write_tokens: int = 0,
+          cache_write_1h_tokens: int = 0, when: datetime | None = None) -> Decimal | None:
+    """USD list price of one call (``input_tokens`` includes the cached ones; cache writes at
+    the 5-minute and 1-hour rates), None if unknown."""
+    return list_price(model, input_tokens=input_tokens, output_tokens=output_tokens,
+                      cache_read_tokens=cache_read_tokens, cache_write_5m_tokens=cache_write_tokens,
+                      cache_write_1h_tokens=cache_write_1h_tokens, when=when)
 
 
 @dataclass(frozen=True)
 class CostStep:
-    """One step: the replayed request's input tokens and the recorded response's usage."""
+    """One step: the replayed request's whole-request tokens and how it meets the prompt cache
+    (None: priced as uncached input), and the recorded response's usage."""
 
     step_index: int
     model: str | None
     replay_input_tokens: int | None
     recorded: Usage | None
     when: datetime | None = None
+    cache: CacheSplit | None = None
+    ttl: Ttl | None = "5m"
+    """The TTL the replayed request writes at; None: the recording used no prompt cache, so
+    what the replay does not read is plain input."""
 
 
 @dataclass(frozen=True)
@@ -61,49 +84,34 @@ class CostSummary:
     input_tokens: int
     output_tokens: int
     measured: bool
+    usage: Usage | None = None
+    """The measured usage (priced as billed: cache reads and writes, a recorded cost)."""
 
 
-def _library() -> tuple[Any, str]:
-    import genai_prices
-
-    return genai_prices, f"genai-prices {genai_prices.__version__} (its bundled price data)"
-
-
-@lru_cache(maxsize=256)
-def _known(model: str) -> str | None:
-    """The library's name for ``model`` (None: no price known)."""
-    lib, _ = _library()
-    try:
-        found = lib.calc_price(lib.Usage(input_tokens=1, output_tokens=1), model)
-    except LookupError:
-        return None
-    return f"{found.provider.name} {found.model.name or found.model.id}"
+def recorded_cost_rates(session: Session) -> dict[str, Decimal]:
+    """Per model whose responses record their cost: recorded cost ÷ list price of the same usage
+    (what the agent really paid per list-price dollar). Models without recorded costs or without
+    a list price are left out (rate 1)."""
+    paid: dict[str, list[Decimal]] = {}
+    for model, usage, when in responses(session):
+        listed = list_billed(usage, model, when) if usage.cost_usd is not None else None
+        if model and listed:
+            sums = paid.setdefault(model, [Decimal(0), Decimal(0)])
+            sums[0] += Decimal(repr(usage.cost_usd))
+            sums[1] += listed
+    return {m: cost / listed for m, (cost, listed) in paid.items() if listed}
 
 
-def price(model: str | None, *, input_tokens: int, output_tokens: int = 0,
-          cache_read_tokens: int = 0, cache_write_tokens: int = 0,
-          when: datetime | None = None) -> Decimal | None:
-    """USD price of one call (``input_tokens`` includes the cached ones), None if unknown."""
-    if not model or _known(model) is None:
-        return None
-    lib, _ = _library()
-    usage = lib.Usage(input_tokens=input_tokens, output_tokens=output_tokens,
-                      cache_read_tokens=cache_read_tokens, cache_write_tokens=cache_write_tokens)
-    try:
-        return lib.calc_price(usage, model, genai_request_timestamp=when).total_price
-    except LookupError:  # a model known today may have had no price at ``when``
-        return lib.calc_price(usage, model).total_price
-
-
-def _money(value: Decimal | None) -> float | None:
-    return None if value is None else round(float(value), 6)
-
-
-def _billed(step: CostStep, u: Usage) -> Decimal | None:
-    """The step's recorded usage ``u`` priced with its cache reads and writes."""
-    return price(step.model, input_tokens=u.prompt_tokens, output_tokens=u.output_tokens,
-                 cache_read_tokens=u.cache_read_tokens, cache_write_tokens=u.cache_write_tokens,
-                 when=step.when)
+def _replayed(step: CostStep, read: int | None, rate: Decimal) -> Decimal | None:
+    """The replayed request priced with ``read`` cache-read tokens (None: uncached input)."""
+    assert step.replay_input_tokens is not None
+    out = step.recorded.output_tokens if step.recorded else 0
+    written = 0 if read is None or step.ttl is None else step.replay_input_tokens - read
+    five, hour = (written, 0) if step.ttl == "5m" else (0, written)
+    value = list_price(step.model, input_tokens=step.replay_input_tokens, output_tokens=out,
+                       cache_read_tokens=read or 0, cache_write_5m_tokens=five,
+                       cache_write_1h_tokens=hour, when=step.when)
+    return None if value is None else value * rate
 
 
 @dataclass
@@ -111,92 +119,195 @@ class _Sums:
     """Running totals of :func:`tally`."""
 
     requests: Decimal = Decimal(0)
+    uncached: Decimal = Decimal(0)
+    same: Decimal = Decimal(0)
+    """The replayed requests (cache model) of the steps also priced as recorded."""
+    same_if_kept: Decimal = Decimal(0)
+    """The same, had no rewrite invalidated the cache."""
+    same_uncached: Decimal = Decimal(0)
     recorded: Decimal = Decimal(0)
-    billed: Decimal = Decimal(0)
-    same_steps: Decimal = Decimal(0)
-    """The replayed requests of the steps that are also priced as recorded."""
+    recorded_uncached: Decimal = Decimal(0)
+    read: int = 0
+    written: int = 0
+    read_if_kept: int = 0
     priced: int = 0
     compared: int = 0
     unpriced: set[str] = field(default_factory=set)
 
-    def add(self, step: CostStep) -> None:
-        out = step.recorded.output_tokens if step.recorded else 0
-        mine = (price(step.model, input_tokens=step.replay_input_tokens, output_tokens=out,
-                      when=step.when) if step.replay_input_tokens is not None else None)
-        if mine is None:
+    def add(self, step: CostStep, rate: Decimal) -> None:
+        if step.replay_input_tokens is None or resolve(step.model) is None:
             self.unpriced.add(step.model or "unknown model")
             return
+        split = step.cache
+        mine = _replayed(step, split.read if split else None, rate) or Decimal(0)
+        if_kept = _replayed(step, split.read_if_kept if split else None, rate) or Decimal(0)
+        bare = _replayed(step, None, Decimal(1)) or Decimal(0)
         self.priced += 1
         self.requests += mine
-        if step.recorded is not None and step.recorded.is_trusted:
+        self.uncached += bare
+        if split:
+            self.read, self.written = self.read + split.read, self.written + split.written
+            self.read_if_kept += split.read_if_kept
+        u = step.recorded
+        if u is not None and u.is_trusted:
+            bill = billed(u, step.model, step.when)
             self.compared += 1
-            self.same_steps += mine
-            self.recorded += price(step.model, input_tokens=step.recorded.prompt_tokens,
-                                   output_tokens=out, when=step.when) or 0
-            self.billed += _billed(step, step.recorded) or 0
+            self.same, self.same_if_kept, self.same_uncached = (
+                self.same + mine, self.same_if_kept + if_kept, self.same_uncached + bare)
+            self.recorded += bill.usd or 0
+            self.recorded_uncached += price(step.model, input_tokens=u.prompt_tokens,
+                                            output_tokens=u.output_tokens, when=step.when) or 0
 
 
-def tally(steps: Sequence[CostStep], summaries: Iterable[CostSummary] = ()) -> dict[str, Any]:
-    """The cost object (see the module docstring for the basis) of priced steps and summaries."""
-    sums = _Sums()
-    for step in steps:
-        sums.add(step)
-    summaries = list(summaries)
-    summary_cost = sum((price(s.model, input_tokens=s.input_tokens, output_tokens=s.output_tokens)
-                        or Decimal(0) for s in summaries), Decimal(0))
+def _summary_cost(summaries: Iterable[CostSummary], rates: Mapping[str, Decimal]) -> Decimal:
+    total = Decimal(0)
+    for s in summaries:
+        if s.usage is not None:
+            total += billed(s.usage, s.model, None).usd or 0
+        else:
+            value = price(s.model, input_tokens=s.input_tokens, output_tokens=s.output_tokens)
+            total += (value or 0) * rates.get(s.model or "", Decimal(1))
+    return total
+
+
+def _pct(part: Decimal, whole: Decimal) -> float | None:
+    return round(float(part / whole * 100), 1) if whole else None
+
+
+def _empty(steps: Sequence[CostStep], sums: _Sums, bill: Mapping[str, Any] | None,
+           rates: Mapping[str, Decimal]) -> dict[str, Any]:
     models = sorted({st.model for st in steps if st.model and st.model not in sums.unpriced})
-    unknown = ", ".join(repr(m) for m in sorted(sums.unpriced))
-    cost: dict[str, Any] = {
-        "currency": "USD", "price_known": sums.priced > 0, "source": _library()[1],
-        "basis": BASIS, "models": {m: _known(m) for m in models},
+    found = {m: resolve(m) for m in models}
+    return {
+        "currency": "USD", "price_known": sums.priced > 0, "source": source(),
+        "prices_as_of": prices_as_of(), "basis": BASIS,
+        "models": {m: f.name if f else None for m, f in found.items()},
         "unpriced_models": sorted(sums.unpriced), "steps_priced": sums.priced,
         "steps_unpriced": len(steps) - sums.priced, "steps_compared": sums.compared,
-        "requests_usd": None, "summaries_usd": None,
-        "summaries_estimated": any(not s.measured for s in summaries), "replay_usd": None,
-        "recorded_usd": None, "recorded_billed_usd": None, "saved_usd": None, "saved_pct": None,
-        "note": f"no price known for {unknown}" if unknown else ""}
-    if not sums.priced:
+        "requests_usd": None, "summaries_usd": None, "summaries_estimated": False,
+        "replay_usd": None, "recorded_usd": None,
+        "recorded_billed_usd": bill.get("usd") if bill else None, "saved_usd": None,
+        "saved_pct": None, "savings": None, "replay_cache": None, "uncached": None,
+        "recorded_bill": dict(bill) if bill else None,
+        "recorded_cost_rates": {m: round(float(r), 4) for m, r in sorted(rates.items())},
+        "note": ""}
+
+
+def tally(steps: Sequence[CostStep], summaries: Iterable[CostSummary] = (), *,
+          bill: Mapping[str, Any] | None = None,
+          rates: Mapping[str, Decimal] | None = None) -> dict[str, Any]:
+    """The cost object (see the module docstring for the basis) of priced steps and summaries.
+    ``bill`` is :func:`workbench.billing.recorded_bill` of the whole session (without it the
+    recorded bill is that of the compared steps); ``rates`` are :func:`recorded_cost_rates`."""
+    rates = dict(rates or {})
+    sums = _Sums()
+    for step in steps:
+        sums.add(step, rates.get(step.model or "", Decimal(1)))
+    summaries = list(summaries)
+    cost = _empty(steps, sums, bill, rates)
+    cost["summaries_estimated"] = any(not s.measured for s in summaries)
+    unknown = ", ".join(repr(m) for m in sorted(sums.unpriced))
+    if unknown or not sums.priced:
         cost["note"] = f"no price known for {unknown or 'no model recorded'}"
+    if not sums.priced:
         return cost
-    cost.update(requests_usd=_money(sums.requests), summaries_usd=_money(summary_cost),
-                replay_usd=_money(sums.requests + summary_cost))
+    summary_cost = _summary_cost(summaries, rates)
+    cost.update(requests_usd=money(sums.requests), summaries_usd=money(summary_cost),
+                replay_usd=money(sums.requests + summary_cost),
+                replay_cache={"read_tokens": sums.read, "written_tokens": sums.written,
+                              "read_tokens_if_kept": sums.read_if_kept})
+    if bill is None:
+        cost["recorded_billed_usd"] = money(sums.recorded) if sums.compared else None
     if sums.compared:
-        saved = sums.recorded - sums.same_steps - summary_cost
-        cost.update(recorded_usd=_money(sums.recorded), recorded_billed_usd=_money(sums.billed),
-                    saved_usd=_money(saved), saved_pct=round(float(saved / sums.recorded * 100), 1)
-                    if sums.recorded else None)
+        saved = sums.recorded - sums.same - summary_cost
+        cost.update(
+            recorded_usd=money(sums.recorded), saved_usd=money(saved),
+            saved_pct=_pct(saved, sums.recorded),
+            savings={"smaller_requests_usd": money(sums.recorded - sums.same_if_kept),
+                     "cache_misses_usd": money(sums.same - sums.same_if_kept),
+                     "summaries_usd": money(summary_cost)},
+            uncached={"recorded_usd": money(sums.recorded_uncached),
+                      "requests_usd": money(sums.same_uncached),
+                      "saved_usd": money(sums.recorded_uncached - sums.same_uncached - summary_cost)})
     return cost
 
 
-def _step_model(session: Session, at: int, fallback: str | None) -> tuple[str | None, Any, Any]:
-    msg = session.messages[at] if 0 <= at < len(session.messages) else None
-    if msg is None:
-        return fallback, None, None
-    model = msg.model or (msg.usage.model if msg.usage else None) or fallback
-    return model, msg.usage, msg.timestamp
+# --------------------------------------------------------------------------------------------
+# Replays
 
 
-def _whole(preparation: Any) -> int | None:
-    if getattr(preparation, "phase", "ready") != "ready":
+def _whole(step: Any) -> int | None:
+    if getattr(step, "phase", "ready") != "ready":
         return None
-    whole = getattr(preparation, "whole_request_tokens", None)
-    return whole if whole is not None else preparation.final_input_tokens
+    whole = getattr(step, "whole_request_tokens", None)
+    return whole if whole is not None else step.final_input_tokens
 
 
-def _steps(session: Session, preparations: Iterable[Any]) -> list[CostStep]:
-    out, model = [], session.header.model
+def _steps(session: Session, preparations: Iterable[Any],
+           prefixes: Mapping[int, Prefix] | None) -> list[CostStep]:
+    """Priced steps with their cache splits; ``prefixes`` by step index (None or missing: the
+    request's body was not kept)."""
+    base: list[tuple[CostStep, CacheRequest | None]] = []
+    model = session.header.model
+    cached = any(u.cache_read_tokens or u.cache_write_tokens for _, u, _ in responses(session))
+    ttl: Ttl | None = "5m" if cached else None
     for p in preparations:
-        model, usage, when = _step_model(session, p.response_message_index, model)
-        out.append(CostStep(p.step_index, model, _whole(p), usage, when))
+        at = p.response_message_index
+        msg = session.messages[at] if 0 <= at < len(session.messages) else None
+        usage = msg.usage if msg else None
+        model = response_model(msg, model) if msg else model
+        ttl = write_ttl(usage) or ttl
+        step = CostStep(p.step_index, model, _whole(p), usage, msg.timestamp if msg else None,
+                        ttl=ttl)
+        request = None if step.replay_input_tokens is None else CacheRequest(
+            model=model, whole=step.replay_input_tokens,
+            prefix=(prefixes or {}).get(p.step_index), compaction=bool(p.compaction_applied),
+            system_tokens=getattr(p, "unrecorded_overhead_tokens", None) or 0,
+            recorded_read=usage.cache_read_tokens if usage and usage.is_trusted else None)
+        base.append((step, request))
+    splits = iter(cache_splits([r for _, r in base if r is not None]))
+    return [replace(s, cache=next(splits)) if r is not None else s for s, r in base]
+
+
+def step_models(session: Session) -> list[str | None]:
+    """The model that answered each step (request batch) of ``session``: the response's own,
+    else the one before it, else the session's."""
+    out: list[str | None] = []
+    model = session.header.model
+    for batch in session.index.batches:
+        at = batch.assistant_message
+        if 0 <= at < len(session.messages):
+            model = response_model(session.messages[at], model)
+        out.append(model)
     return out
 
 
-def replay_cost(session: Session, replay: Any, *,
-                estimator: TokenEstimator | None = None) -> dict[str, Any]:
+def prefix_sink(session: Session, estimator: TokenEstimator | None = None) -> PrefixSink:
+    """A sink to pass to ``iris.replay.replay`` (``ReplayObservers(sink=…)``) when the replay
+    keeps no request bodies; hand its ``prefixes`` to :func:`replay_cost`."""
+    models = step_models(session)
+    return PrefixSink(estimator or default_estimator(),
+                      lambda k: models[k] if 0 <= k < len(models) else session.header.model)
+
+
+def _live_prefixes(session: Session, replay: Any, estimator: TokenEstimator) -> dict[int, Prefix]:
+    sink = prefix_sink(session, estimator)
+    for p in replay.preparations:
+        request = replay.request(p)
+        if request is not None:
+            sink.save(p, request)
+    return sink.prefixes
+
+
+def replay_cost(session: Session, replay: Any, *, estimator: TokenEstimator | None = None,
+                prefixes: Mapping[int, Prefix] | None = None) -> dict[str, Any]:
     """The cost object of an ``iris.replay.Replay`` of ``session`` (``--summary-json``'s
-    ``cost``)."""
+    ``cost``). ``prefixes`` are those a :class:`~workbench.cache_pricing.PrefixSink` collected
+    during a replay that kept no request bodies."""
     estimator = estimator or default_estimator()
-    steps = _steps(session, replay.preparations)
+    if replay.requests:
+        prefixes = _live_prefixes(session, replay, estimator)
+    steps = _steps(session, replay.preparations, prefixes)
     models = {s.step_index: s.model for s in steps}
     summaries = []
     for c in replay.checkpoints:
@@ -204,12 +315,42 @@ def replay_cost(session: Session, replay: Any, *,
         if c.summary_usage is not None and c.summary_usage.is_trusted:
             u = c.summary_usage
             summaries.append(CostSummary(c.step_index, u.model or model, u.prompt_tokens,
-                                         u.output_tokens, True))
+                                         u.output_tokens, True, u))
         else:
             summaries.append(CostSummary(c.step_index, model,
                                          estimator.count(c.summary_request_text),
                                          estimator.count(c.checkpoint_text), False))
-    return tally(steps, summaries)
+    return tally(steps, summaries, bill=recorded_bill(session), rates=recorded_cost_rates(session))
+
+
+def _stored_prefixes(session: Session, stored: Any, steps: Sequence[Any],
+                     estimator: TokenEstimator) -> dict[int, Prefix]:
+    """Each ready step's :class:`Prefix` from the stored request skeletons, against the previous
+    request of the same model: equal part ids are equal messages, and only the parts after an
+    early divergence are read and counted."""
+    parts = stored.request_parts()
+    models = step_models(session)
+    counts: dict[int, int] = {}
+
+    def local(ids: Sequence[int]) -> int:
+        missing = [i for i in dict.fromkeys(ids) if i not in counts]
+        if missing:
+            for i, message in stored.part_messages(missing).items():
+                counts[i] = estimator.message_tokens(message)
+        return sum(counts.get(i, 0) for i in ids)
+
+    out: dict[int, Prefix] = {}
+    previous: dict[str | None, tuple[Sequence[int], Any]] = {}
+    for s in steps:
+        shape = parts.get(s.final_request_ref) if s.phase == "ready" else None
+        if shape is None:
+            continue
+        model = models[s.step_index] if s.step_index < len(models) else session.header.model
+        ids, ratio = shape[0], s.calibration_ratio or 1.0
+        out[s.step_index] = prefix_of(previous.get(model), shape,
+                                      lambda start, ids=ids, r=ratio: round(r * local(ids[start:])))
+        previous[model] = shape
+    return out
 
 
 def stored_replay_cost(session: Session, stored: Any, *,
@@ -219,7 +360,8 @@ def stored_replay_cost(session: Session, stored: Any, *,
     from .services.truth import truth_steps  # whole-request figures without parsing each preparation
 
     estimator = estimator or default_estimator()
-    steps = _steps(session, truth_steps(stored))
+    rows = truth_steps(stored)
+    steps = _steps(session, rows, _stored_prefixes(session, stored, rows, estimator))
     models = {s.step_index: s.model for s in steps}
     usage = {c.step_index: c.summary_usage for c in stored.facts.compactions}
     summaries = []
@@ -228,11 +370,12 @@ def stored_replay_cost(session: Session, stored: Any, *,
         measured = usage.get(a.step_index)
         if measured is not None:
             summaries.append(CostSummary(a.step_index, measured.model or model,
-                                         measured.prompt_tokens, measured.output_tokens, True))
+                                         measured.prompt_tokens, measured.output_tokens, True,
+                                         measured))
         else:
             summaries.append(CostSummary(a.step_index, model, estimator.count(a.text),
                                          estimator.count(a.checkpoint_text), False))
-    return tally(steps, summaries)
+    return tally(steps, summaries, bill=recorded_bill(session), rates=recorded_cost_rates(session))
 
 
 def saved_cost_lines(store: Any, session_id: str, replay_id: str) -> list[str]:
@@ -249,20 +392,8 @@ def _saved_lines(store: Any, session_id: str, replay_id: str) -> tuple[str, ...]
     return tuple(cost_lines(cost))
 
 
-def cost_lines(cost: dict[str, Any]) -> list[str]:
-    """Plain-language lines for the UI and reports."""
-    if not cost.get("price_known"):
-        return [f"Cost: {cost.get('note') or 'no price known'}."]
-    lines = [f"Replayed requests ${cost['requests_usd']:,.4f} + summaries "
-             f"${cost['summaries_usd']:,.4f}"
-             + (" (estimated: no summary call reported usage)" if cost["summaries_estimated"]
-                else "") + f" = ${cost['replay_usd']:,.4f}."]
-    if cost.get("recorded_usd") is not None:
-        lines.append(f"Recorded session ${cost['recorded_usd']:,.4f} on the same basis "
-                     f"(${cost['recorded_billed_usd']:,.4f} as billed with its cache reads and "
-                     f"writes): saved ${cost['saved_usd']:,.4f} ({cost['saved_pct']}%) over "
-                     f"{cost['steps_compared']} steps.")
-    if cost.get("note"):
-        lines.append(cost["note"] + ".")
-    lines.append(f"Prices: {cost['source']}; basis: {cost['basis']}.")
-    return lines
+def cost_lines(cost: Mapping[str, Any]) -> list[str]:
+    """Plain-language lines for the UI and reports (:mod:`workbench.cost_words`)."""
+    from .cost_words import cost_lines as words
+
+    return words(cost)

@@ -143,6 +143,10 @@ class Usage(_Frozen):
     model: str | None = None
     raw: dict[str, Any] | None = None
     """The provider's usage object exactly as recorded."""
+    cost_usd: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """What the agent recorded this response cost, in USD (mini-swe-agent's ``extra.cost``, an
+    OpenTelemetry cost attribute); None when the transcript records no cost. Left out of the
+    serialised form when None, so content hashes of other usage do not change."""
 
     @property
     def prompt_tokens(self) -> int:

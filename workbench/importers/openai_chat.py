@@ -9,7 +9,8 @@ the cut in lenient mode.
 Rules: ``tool_calls`` → :class:`ToolCallBlock` (JSON-string arguments parsed, non-objects kept as
 ``{"_raw": text}``); ``reasoning_content`` → :class:`ThinkingBlock`; ``role: tool`` messages pair
 by ``tool_call_id``; usage comes from ``usage`` or ``extra.response.usage`` with ``prompt_tokens``
-including cached tokens (``cache_read_in_input=True``); ``developer`` is a system message; the
+including cached tokens (``cache_read_in_input=True``) and mini-swe-agent's ``extra.cost`` kept as
+the response's recorded cost (``Usage.cost_usd``); ``developer`` is a system message; the
 mini-swe-agent ``exit`` message is not model context and is left out (reported as a warning that
 names its ``exit_status``).
 """
@@ -51,6 +52,7 @@ from ._common import (
     short_id,
     shorten_title,
 )
+from ._cost import opt_cost
 from ._source import open_bytes, read_bytes
 
 __all__ = ["load_openai_chat"]
@@ -239,7 +241,9 @@ def _add(out: MessageList, raw: dict[str, Any], lineno: int, errors: LineErrors)
     head: list[ContentBlock] = [ThinkingBlock(text=reasoning)] if reasoning else []
     calls = [_call(c, i) for i, c in enumerate(as_list(_or(raw.get("tool_calls"), []), "tool_calls"))]
     usage_raw = _or(raw.get("usage"), response.get("usage"))
-    usage = _usage(as_dict(usage_raw, "usage"), model) if usage_raw not in (None, {}) else None
+    cost = opt_cost(extra.get("cost"), "extra.cost")  # mini-swe-agent: what litellm charged
+    usage = (_usage(as_dict(usage_raw, "usage"), model, cost) if usage_raw not in (None, {})
+             else None)
     msg_id = opt_str(response.get("id"), "extra.response.id")
     out.add("assistant", head + blocks + calls, id=msg_id, usage=usage, model=model, timestamp=when,
             line=lineno)
@@ -291,8 +295,9 @@ def _result(raw: dict[str, Any], extra: dict[str, Any]) -> ToolResultBlock:
                            is_error=is_error)
 
 
-def _usage(raw: dict[str, Any], model: str | None) -> Usage:
-    """OpenAI-style usage: ``prompt_tokens`` already includes cached tokens."""
+def _usage(raw: dict[str, Any], model: str | None, cost: float | None = None) -> Usage:
+    """OpenAI-style usage: ``prompt_tokens`` already includes cached tokens; ``cost`` is the
+    response's recorded cost, if the transcript has one."""
     details = _or(raw.get("prompt_tokens_details"), {})
     details = as_dict(details, "usage.prompt_tokens_details")
     cached = details.get("cached_tokens")
@@ -301,7 +306,7 @@ def _usage(raw: dict[str, Any], model: str | None) -> Usage:
     return Usage(input_tokens=as_int(raw.get("prompt_tokens"), "usage.prompt_tokens"),
                  output_tokens=as_int(raw.get("completion_tokens"), "usage.completion_tokens"),
                  cache_read_tokens=as_int(cached, "usage.prompt_tokens_details.cached_tokens"),
-                 cache_read_in_input=True, model=model, raw=raw)
+                 cache_read_in_input=True, model=model, raw=raw, cost_usd=cost)
 
 
 def _top_fields(top: dict[str, Any], errors: LineErrors) -> tuple[str | None, str | None]:

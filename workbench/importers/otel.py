@@ -17,6 +17,8 @@ call of that tool (by ``gen_ai.tool.call.id`` when present).
 Usage: ``gen_ai.usage.input_tokens`` (older: ``prompt_tokens``) includes cached tokens
 (``gen_ai.usage.cache_read.input_tokens``, ``cache_creation.input_tokens``), as in OpenAI's counts;
 a call without usage attributes has no usage (the engine estimates) and a warning counts them.
+A cost attribute (``gen_ai.usage.cost``, ``llm.cost.total``, … see ``_cost.OTEL_COST_KEYS``) is kept
+as the call's recorded cost, which pricing uses instead of a list price.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from iris.session import (
 
 from ._builder import MessageList
 from ._common import LINE_FAILURES, LineErrors, as_int, parse_time, short_id, shorten_title
+from ._cost import OTEL_COST_KEYS, otel_cost
 from ._document import in_field, load_documents
 from .otel_messages import Turn, has_input, input_turns, output_turns
 from .otel_spans import Span, spans_of
@@ -224,12 +227,13 @@ def _usage(attrs: dict[str, Any], model: str | None) -> Usage | None:
     values = {k: next((attrs[n] for n in names if n in attrs), None) for k, names in keys.items()}
     if values["input"] is None and values["output"] is None:
         return None
-    raw = {n: attrs[n] for names in keys.values() for n in names if n in attrs}
+    raw = {n: attrs[n] for names in (*keys.values(), OTEL_COST_KEYS) for n in names if n in attrs}
     return Usage(input_tokens=_int(values["input"], keys["input"][0]),
                  output_tokens=_int(values["output"], keys["output"][0]),
                  cache_read_tokens=_int(values["read"], keys["read"][0]),
                  cache_write_tokens=_int(values["write"], keys["write"][0]),
-                 cache_read_in_input=True, cache_write_in_input=True, model=model, raw=raw)
+                 cache_read_in_input=True, cache_write_in_input=True, model=model, raw=raw,
+                 cost_usd=otel_cost(attrs))
 
 
 def _int(value: Any, field: str) -> int:

@@ -128,6 +128,25 @@ class StoredReplay:
             marks=tuple(_mark(k) for k in skeleton["k"]),
             dropped=tuple(skeleton["d"]))
 
+    def request_parts(self) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
+        """Every final request's message part ids and tool part ids by request reference, in one
+        query and without reading a body. A replay stores each distinct part once, so two
+        requests share a message exactly when they share its id (what a prompt-cache model
+        compares)."""
+        out: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        for r in query(self._db, "reading requests", "SELECT ref, skeleton FROM requests WHERE "
+                       "replay_id = ?", [self.id]):
+            skeleton = json.loads(zlib.decompress(r["skeleton"]))
+            out[r["ref"]] = (tuple(skeleton["m"]), tuple(skeleton["t"]))
+        return out
+
+    def part_messages(self, ids: Sequence[int]) -> dict[int, Message]:
+        """The messages stored under the given part ids (as in :meth:`request_parts`)."""
+        return {r["id"]: Message.model_validate_json(unpack(r["body"])) for r in query(
+            self._db, "reading request parts", "SELECT m.id, b.body FROM request_messages m JOIN "
+            "request_bodies b ON b.hash = m.hash WHERE m.replay_id = ? AND m.id IN "
+            "(SELECT value FROM json_each(?))", [self.id, json.dumps(list(ids))])}
+
     def archives(self) -> tuple[ArchiveRecord, ...]:
         rows = query(self._db, "reading archives", "SELECT n, step_index, path, text, "
                      "checkpoint_text FROM archives WHERE replay_id = ? ORDER BY n", [self.id])
