@@ -218,3 +218,18 @@ def test_r_twin_6_importers_keep_the_recorded_cost(tmp_path):
     path.write_text(json.dumps(otel))
     usages = [m.usage for m in load_session(path).session.messages if m.usage]
     assert usages[0].cost_usd == 0.0123 and all(u.cost_usd is None for u in usages[1:])
+
+
+def test_r_twin_6_batch_rows_state_the_same_cost_and_the_price_date(real_sessions):
+    """R-TWIN-6: a batch row prices the session like ``--summary-json`` (same replay cost, same
+    saving against the bill) and names the price data's date."""
+    from workbench.corpus import replay_one, to_arrow
+
+    path = real_sessions / "claude_code" / CLAUDE_FILES[2]
+    (row,) = replay_one(path)["sessions"]
+    session = load_session(path).session
+    cost = replay_cost(session, replay(session))
+    assert row["error"] is None
+    for key in ("replay_usd", "saved_usd", "recorded_billed_usd", "prices_as_of"):
+        assert row[key] == cost[key], key
+    assert to_arrow("sessions", [row]).num_rows == 1

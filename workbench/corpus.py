@@ -59,7 +59,9 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("recorded_compaction_steps", pa.list_(pa.int64())),
         ("summary_calls", pa.int64()), ("summary_input_tokens", pa.int64()),
         ("summary_output_tokens", pa.int64()), ("replay_usd", pa.float64()),
-        ("saved_usd", pa.float64()), ("input_budget", pa.int64()), ("budget_source", pa.string()),
+        ("saved_usd", pa.float64()), ("recorded_billed_usd", pa.float64()),
+        ("prices_as_of", pa.string()),
+        ("input_budget", pa.int64()), ("budget_source", pa.string()),
         ("calibration_ratio", pa.float64()), ("estimate_error_median_pct", pa.float64()),
         ("estimate_error_p90_pct", pa.float64()), ("estimate_error_responses", pa.int64()),
         ("error", pa.string()), ("seconds", pa.float64())]),
@@ -157,7 +159,9 @@ def _session_row(keys: dict[str, str], path: str, session: Any, result: Any, ste
             "recorded_compaction_steps": [c["step"] for c in compactions if c["source"] == "recorded"],
             "summary_calls": usage.calls, "summary_input_tokens": usage.input_tokens,
             "summary_output_tokens": usage.output_tokens, "replay_usd": cost.get("replay_usd"),
-            "saved_usd": cost.get("saved_usd"), "input_budget": t.input_budget,
+            "saved_usd": cost.get("saved_usd"),
+            "recorded_billed_usd": cost.get("recorded_billed_usd"),
+            "prices_as_of": cost.get("prices_as_of"), "input_budget": t.input_budget,
             "budget_source": getattr(t, "budget_source", None), "error": None,
             **_truth_figures(result)}
 
