@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
+
+from .yaml_errors import read_yaml
 
 __all__ = ["CatalogueEntry", "builtin_catalogue", "lookup"]
 
@@ -60,7 +61,7 @@ class CatalogueEntry(BaseModel):
 def builtin_catalogue() -> dict[str, CatalogueEntry]:
     """The packaged entries by name (read once)."""
     text = resources.files("iris").joinpath("defaults/models.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = cast("dict[str, Any]", read_yaml(text, "iris/defaults/models.yaml")[0])
     return {name: CatalogueEntry(name=name, **fields) for name, fields in data["models"].items()}
 
 

@@ -1,17 +1,84 @@
-"""The one conversion of a YAML syntax error into a :class:`~iris.errors.ConfigError`.
+"""The one YAML reader of the project, and the one conversion of a YAML error into a
+:class:`~iris.errors.ConfigError`.
 
-Every YAML file the project reads (configurations, presets, context.yaml) reports a syntax error
-the same way: ``invalid YAML: <problem>`` with the file and the 1-based line of the problem.
-:func:`read_yaml` reads a document together with its node tree (for the line of a field).
+Every YAML text the project reads from a user (configurations, presets, context.yaml, the
+Configuration page's editor) goes through :func:`read_yaml`. A syntax error reads
+``invalid YAML: <problem>`` with the file and the 1-based line of the problem. Alias expansion is
+bounded (R-BOUND-1): a document whose nodes, each alias counted as the whole node it repeats,
+number more than :data:`MAX_YAML_NODES` is refused at the alias that passes the bound ("billion
+laughs": 550 bytes of nested aliases expand to 10⁹ strings, and everything that walks them spins),
+as is an alias inside its own anchor (a cyclic document).
 """
 
 from __future__ import annotations
+
+from typing import cast
 
 import yaml
 
 from .errors import ConfigError
 
-__all__ = ["read_yaml", "yaml_error"]
+__all__ = ["MAX_YAML_NODES", "read_yaml", "yaml_error"]
+
+MAX_YAML_NODES = 100_000
+"""Largest document, in nodes with every alias expanded (a configuration has a few hundred)."""
+
+
+def _expanded(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """Nodes under ``node`` with aliases expanded, memoised by node (each anchor counted once)."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    size = 1
+    value: object = node.value
+    if isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded(child, sizes) for child in cast("list[yaml.Node]", value))
+    elif isinstance(node, yaml.MappingNode):
+        pairs = cast("list[tuple[yaml.Node, yaml.Node]]", value)
+        size += sum(_expanded(k, sizes) + _expanded(v, sizes) for k, v in pairs)
+    sizes[id(node)] = min(size, MAX_YAML_NODES + 1)
+    return sizes[id(node)]
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """The safe loader, counting nodes as it composes them (an alias as the node it repeats)."""
+
+    def __init__(self, text: str, path: str | None) -> None:
+        super().__init__(text)
+        self.path = path
+        self.nodes = 0
+        self.sizes: dict[int, int] = {}
+        self.open_anchors: set[str] = set()
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event = cast("yaml.Event", self.peek_event())  # pyright: ignore[reportUnknownMemberType]
+        mark = cast("yaml.Mark | None", event.start_mark)
+        line = mark.line + 1 if mark is not None else None
+        if isinstance(event, yaml.AliasEvent):
+            anchor = str(event.anchor)
+            if anchor in self.open_anchors:
+                raise ConfigError(f"alias *{anchor} refers to the node that contains it (a "
+                                  "recursive document is not supported)", path=self.path,
+                                  line=line)
+            target = self.anchors.get(anchor)
+            self._count(_expanded(target, self.sizes) if target is not None else 1, line)
+            return super().compose_node(parent, index)  # pyright: ignore[reportUnknownMemberType]
+        self._count(1, line)
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            self.open_anchors.add(str(anchor))
+        try:
+            return super().compose_node(parent, index)  # pyright: ignore[reportUnknownMemberType]
+        finally:
+            if anchor is not None:
+                self.open_anchors.discard(str(anchor))
+
+    def _count(self, nodes: int, line: int | None) -> None:
+        self.nodes += nodes
+        if self.nodes > MAX_YAML_NODES:
+            raise ConfigError(f"aliases expand to more than {MAX_YAML_NODES:,} nodes (a document "
+                              "that repeats its anchors this often is refused)", path=self.path,
+                              line=line)
 
 
 def yaml_error(exc: yaml.YAMLError, path: str | None) -> ConfigError:
@@ -27,12 +94,13 @@ def read_yaml(text: str, path: str | None) -> tuple[object, yaml.Node | None]:
     """The document in ``text`` (safe loader) and its node tree; a syntax error is the
     :class:`~iris.errors.ConfigError` of :func:`yaml_error` naming ``path``."""
     try:
-        loader = yaml.SafeLoader(text)  # yaml.compose(), whose stub is unannotated
+        loader = _BoundedLoader(text, path)
         try:
             node = loader.get_single_node()
+            data = cast("object", loader.construct_document(node)  # pyright: ignore[reportUnknownMemberType]
+                        ) if node is not None else None
         finally:  # the stub leaves Parser.dispose() unannotated (it returns None)
             loader.dispose()  # pyright: ignore[reportUnknownMemberType]
-        data: object = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise yaml_error(exc, path) from None
     return data, node

@@ -12,9 +12,8 @@ replay id and save time, so switching pages never parses the store again.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-import yaml
 from iris.config import (
     ContextConfig,
     config_hash,
@@ -28,6 +27,7 @@ from iris.replay import Replay, ReplayObservers, ReplayOptions
 from iris.replay import replay as run_replay
 from iris.replay_options import Baseline
 from iris.session import Message, Session
+from iris.yaml_errors import read_yaml
 
 from ..progress import Progress, no_progress
 from ..records import ArchiveRecord, EvidenceBundle, ReplayInfo
@@ -164,7 +164,7 @@ def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY
 
 def budget_96k_config() -> ContextConfig:
     """The bundled configuration with ``compaction.input_budget_tokens: 96000`` set explicitly."""
-    data = yaml.safe_load(config_to_yaml(default_config()))
+    data = cast("dict[str, Any]", read_yaml(config_to_yaml(default_config()), None)[0])
     data["compaction"]["input_budget_tokens"] = BUDGET_96K
     return parse_config(data, source="bundled default + input_budget_tokens 96000")
 

@@ -11,12 +11,13 @@ configuration, or the error with its field path, line and reason, plus the fallb
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 from iris.config import ContextConfig, config_hash, parse_config
 from iris.errors import ConfigError
 from iris.frozen import FrozenModel
+from iris.yaml_errors import read_yaml
 from pydantic import ConfigDict
 
 from ..run_summary import RunSummary
@@ -146,7 +147,7 @@ def set_yaml_value(text: str, section: str, name: str, value: Any) -> str:
 
     Returns "" when the text cannot be edited in place (the caller then re-dumps the mapping).
     """
-    root = yaml.compose(text, Loader=yaml.SafeLoader) if text.strip() else None
+    root = read_yaml(text, None)[1] if text.strip() else None
     if not isinstance(root, yaml.MappingNode) or root.flow_style:
         return ""
     found = _find(root, section)
@@ -159,7 +160,7 @@ def set_yaml_value(text: str, section: str, name: str, value: Any) -> str:
         return _set_in_section(text, node, name, value)
     if isinstance(node, yaml.ScalarNode) and section == "reduction":
         # ``reduction: true/false/null`` becomes a mapping that keeps its on/off meaning
-        enabled = yaml.safe_load(node.value) is not False if node.value else True
+        enabled = read_yaml(node.value, None)[0] is not False if node.value else True
         if name == "enabled":
             return text[:node.start_mark.index] + _scalar(bool(value)) + text[node.end_mark.index:]
         if value is None:
@@ -170,8 +171,8 @@ def set_yaml_value(text: str, section: str, name: str, value: Any) -> str:
 
 
 def _redump(text: str, changes: Mapping[tuple[str, str], Any]) -> str:
-    data = yaml.safe_load(text) if text.strip() else {}
-    data = dict(data or {})
+    parsed = read_yaml(text, None)[0] if text.strip() else {}
+    data: dict[str, Any] = dict(cast("Mapping[str, Any]", parsed or {}))
     for (section, name), value in changes.items():
         part = data.get(section)
         if section == "reduction" and not isinstance(part, Mapping):
