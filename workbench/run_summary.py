@@ -34,9 +34,10 @@ class StepPoint(_Frozen):
     final_input_tokens: int
     compaction_applied: bool = False
     reduction_saved: int = 0
-    """Tokens the trim-old-bodies stage (reduction, §8) took off this request."""
+    """Tokens the trim-old-bodies stage (reduction, §8) took off this request (whole-request
+    basis: the raw local difference × the step's calibration ratio)."""
     fold_saved: int = 0
-    """Tokens the fold-repeated-observations stage took off this request."""
+    """Tokens the fold-repeated-observations stage took off this request (same basis)."""
     trigger_tokens: int | None = None
     """The whole-request figure the compaction trigger compared (when the replay recorded it)."""
     whole_request_tokens: int | None = None
@@ -108,7 +109,13 @@ def _compaction_points(items: Sequence[CompactionFacts], steps: Mapping[int, Ste
 
 _FIGURES = ("tokens_before", "tokens_after", "trigger_value", "trigger_basis",
             "history_tokens_before", "history_tokens_after")
-_TRIGGER_FIELDS = ("trigger_tokens", "trigger_basis", "whole_request_tokens")
+_TRIGGER_FIELDS = ("trigger_tokens", "trigger_basis", "whole_request_tokens", "calibration_ratio")
+
+
+def _whole_saving(local: int, figures: Mapping[str, Any]) -> int:
+    """Tokens a stage took off, on the whole-request basis: the raw local difference × the
+    step's calibration ratio (the overhead is in both sides and cancels)."""
+    return round((figures.get("calibration_ratio") or 1.0) * local)
 
 
 def _trigger(figures: Mapping[str, Any]) -> dict[str, Any]:
@@ -129,8 +136,10 @@ def run_summary(label: str, replay: ReplayReader | Replay, *,
     steps = tuple(StepPoint(
         step=s.step_index, phase=s.phase, final_input_tokens=s.final_input_tokens,
         compaction_applied=s.compaction_applied, **_trigger(figures.get(s.step_index, {})),
-        reduction_saved=saved.get(s.step_index, {}).get("trim_old_bodies", 0),
-        fold_saved=saved.get(s.step_index, {}).get("fold_repeats", 0))
+        reduction_saved=_whole_saving(saved.get(s.step_index, {}).get("trim_old_bodies", 0),
+                                      figures.get(s.step_index, {})),
+        fold_saved=_whole_saving(saved.get(s.step_index, {}).get("fold_repeats", 0),
+                                 figures.get(s.step_index, {})))
         for s in reader.steps)
     t, first = reader.thresholds, reader.steps[0] if reader.steps else None
     summary = reader.facts.run_usage.compaction
