@@ -233,3 +233,22 @@ def test_r_twin_6_batch_rows_state_the_same_cost_and_the_price_date(real_session
     for key in ("replay_usd", "saved_usd", "recorded_billed_usd", "prices_as_of"):
         assert row[key] == cost[key], key
     assert to_arrow("sessions", [row]).num_rows == 1
+
+
+def test_r_twin_6_a_saved_replay_is_priced_like_the_live_one(real_sessions):
+    """R-TWIN-6: a replay saved in a real SQLite store finds the shared prefixes from its stored
+    part ids and prices exactly like the live replay (cache split, bill, saving)."""
+    from workbench.pricing import stored_replay_cost
+    from workbench.services.replay import open_saved, replay_and_save
+    from workbench.storage.store import open_store
+
+    with open_store() as store:
+        sid = store.import_file(real_sessions / "claude_code" / CLAUDE_FILES[2]).session_id
+        info, live = replay_and_save(store, sid)
+        session = store.get_session(sid)
+        stored = stored_replay_cost(session, open_saved(store, info.id))
+    expected = replay_cost(session, live)
+    assert stored["replay_cache"]["read_tokens"] > 0
+    assert stored["savings"]["cache_misses_usd"] > 0  # the default reduction rewrote old outputs
+    for key in ("requests_usd", "recorded_billed_usd", "saved_usd", "replay_cache", "savings"):
+        assert stored[key] == expected[key], key
