@@ -252,3 +252,16 @@ def test_r_twin_6_a_saved_replay_is_priced_like_the_live_one(real_sessions):
     assert stored["savings"]["cache_misses_usd"] > 0  # the default reduction rewrote old outputs
     for key in ("requests_usd", "recorded_billed_usd", "saved_usd", "replay_cache", "savings"):
         assert stored[key] == expected[key], key
+
+
+def test_r_twin_6_the_agents_compaction_call_is_part_of_the_bill():
+    """R-TWIN-6: the agent's own compaction request (Claude Code ``agent-acompact-*`` beside the
+    transcript) is billed with the responses: its usage priced like theirs."""
+    session = load_session(FIX.parent / "claude_project" / "sess-proj.jsonl").session
+    (compaction,) = [c for c in session.compactions if c.request_usage is not None]
+    bill = recorded_bill(session)
+    request = billed(compaction.request_usage, "claude-opus-4-6", None).usd
+    alone = recorded_bill(session.model_copy(update={"compactions": ()}))
+    assert bill["compaction_requests"] == 1 and alone["compaction_requests"] == 0
+    assert request is not None and bill["usd"] == pytest.approx(alone["usd"] + float(request),
+                                                                abs=1e-6)
