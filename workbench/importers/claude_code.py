@@ -49,6 +49,7 @@ from ._common import (
     short_id,
     shorten_title,
 )
+from .claude_repeats import Repeats
 from .claude_tree import CONVERSATION, Line, Placement, place
 
 __all__ = ["load_claude_code"]
@@ -92,14 +93,24 @@ def load_claude_code(path: str | Path, *, lenient: bool = False,
 def _read(path: Path, errors: LineErrors) -> _Meta:
     meta = _Meta()
     keep = meta.lines.append
+    repeats = Repeats()
     for lineno, data in iter_json_lines(path, errors):
         try:
             line = _convert(data, lineno, meta)
         except LINE_FAILURES as exc:  # what ``errors.line`` does, without a context per line
             errors.failed(exc, lineno)
             continue
-        if line is not None:
-            keep(line)
+        if line is None:
+            continue
+        repeat = repeats.check(line)
+        if repeat is not None:
+            if not errors.lenient:
+                errors.error(repeat.problem, line=lineno, field=repeat.field)
+            errors.warn(repeat.problem + ("; the copy is left out" if repeat.copy else ""),
+                        line=lineno, field=repeat.field)
+            if repeat.copy:
+                continue
+        keep(line)
     return meta
 
 
