@@ -134,3 +134,49 @@ def test_r_fid_2_why_panel_of_a_compaction_step_shows_what_it_lost(tmp_path):
     other = at_step(2)
     assert not other.exception
     assert not [e for e in other.expander if e.label.startswith("Compaction — what it lost")]
+
+
+def test_r_fid_2_templates_rerun_shows_the_loss_of_both_checkpoints(workbench_home, long_store):
+    """R-FID-2: a Templates-page re-run of the compaction step shows what the original and the
+    edited checkpoint lost side by side (with the offline summariser an edited template leaves
+    the extractive checkpoint, and so its loss, unchanged)."""
+    from store_helpers import copy_store
+
+    copy_store(long_store, workbench_home)
+    with open_store() as store:
+        session_id = store.list_sessions()[0].id
+        replay = store.replays.find(session_id, BUDGET_REPLAY_NAME)
+    assert replay is not None
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.sidebar.selectbox(key="wb_replay").select(replay.id).run()
+    at.switch_page("../pages/templates.py").run()
+    source = at.text_area(key="tpl_src_compaction").value
+    at.text_area(key="tpl_src_compaction").input((source or "") + "\nKEEP EVERY PATH.\n").run()
+    at.button(key="tpl_rerun_step").click().run()
+    assert not at.exception, at.exception
+    assert any(m.value == "##### What the checkpoint lost: original vs edited" for m in at.markdown)
+    pair = next(d.value for d in at.dataframe if list(d.value.columns) == ["facts", "original",
+                                                                           "edited"])
+    assert list(pair["facts"])[:3] == ["all", "paths", "commands"]
+    assert list(pair["original"]) == list(pair["edited"]) and pair["original"].iloc[0] != "—"
+
+
+def test_r_fid_2_side_by_side_names_what_an_edit_fixed():
+    """R-FID-2: two checkpoints of one compaction (A drops the test command, B names it): the pair
+    table shows the recall of each and the lost list says B kept what A lost."""
+    from iris.fidelity import applied_loss_record
+    from test_fidelity import SUMMARY, _session
+
+    from workbench.views.fidelity import loss_side_by_side, lost_by_either
+
+    session = _session(SUMMARY)
+    a, b = (applied_loss_record(session, n=1, step=4, archived=range(9), first_kept=None,
+                                checkpoint=text)
+            for text in (SUMMARY, SUMMARY + " Ran pytest tests/test_parse.py -q."))
+    pair = loss_side_by_side(a, b, labels=("A", "B")).set_index("facts")
+    assert pair.loc["commands", "A"] == "0/1 (0%)" and pair.loc["commands", "B"] == "1/1 (100%)"
+    lost = lost_by_either(a, b, labels=("A", "B"))
+    row = lost[lost["kind"] == "commands"].iloc[0]
+    assert row["fact"] == "pytest tests/test_parse.py -q" and row["needed at step"] == 5
+    assert not row["A kept"] and row["B kept"]
+    assert set(loss_side_by_side(a, None, labels=("A", "B"))["B"]) == {"—"}

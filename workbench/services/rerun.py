@@ -24,6 +24,7 @@ from typing import Any
 from iris.compaction import ExtractiveSummariser, OpenAICompatibleSummariser, RecordedSummariser
 from iris.config import ContextConfig, config_hash, default_config, parse_config
 from iris.errors import SummariserError
+from iris.fidelity import LossRecord, applied_loss_record
 from iris.frozen import FrozenModel
 from iris.preparation.publisher import PreparationEvent
 from iris.preparation.records import (
@@ -33,7 +34,7 @@ from iris.preparation.records import (
     CompactionRejected,
 )
 from iris.prompts import PromptSnapshot
-from iris.replay import Replay, ReplayObservers, ReplayOptions, StepProgress
+from iris.replay import AppliedCompaction, Replay, ReplayObservers, ReplayOptions, StepProgress
 from iris.replay import replay as run_replay
 from iris.session import Session, Usage
 from pydantic import ConfigDict
@@ -107,6 +108,8 @@ class StepOutcome(_Frozen):
     summariser: str = "extractive"
     phase: str = "ready"
     note: str = ""
+    fidelity: LossRecord | None = None
+    """What the committed checkpoint lost (docs/fidelity.md); None when nothing was committed."""
 
 
 class StepComparison(_Frozen):
@@ -302,7 +305,8 @@ def _verdict(stage: Any, line: int, sent: int) -> dict[str, Any]:
 
 
 def _outcome(label: str, result: Replay, prompts: _RecordingPrompts,
-             recorder: _RecordingSummariser, step: int, snapshot_id: str) -> StepOutcome:
+             recorder: _RecordingSummariser, step: int, snapshot_id: str,
+             session: Session | None = None) -> StepOutcome:
     """What the compaction stage did at ``step`` of ``result``, with the recorded texts."""
     if step >= len(result.preparations):
         return StepOutcome(label=label, step_index=step, snapshot_id=snapshot_id,
@@ -327,7 +331,18 @@ def _outcome(label: str, result: Replay, prompts: _RecordingPrompts,
         summary_text=answer.text if answer is not None else "",
         checkpoint_text=applied.checkpoint_text if applied else "",
         **verdict, pressure_line=prep.pressure_line, summary_usage=answer.usage if answer is not None else None,
-        summariser=recorder.kind, phase=prep.phase, note=stage.note)
+        summariser=recorder.kind, phase=prep.phase, note=stage.note,
+        fidelity=_loss(session, applied, len(result.checkpoints)) if applied else None)
+
+
+def _loss(session: Session | None, applied: AppliedCompaction, count: int) -> LossRecord | None:
+    """The loss record of ``applied`` against the rest of ``session`` (None without a session)."""
+    if session is None:
+        return None
+    return applied_loss_record(session, n=count, step=applied.step_index,
+                               archived=applied.archived_messages,
+                               first_kept=applied.first_kept_message,
+                               checkpoint=applied.checkpoint_text)
 
 
 def run_step(inputs: ReplayInputs, step: int, *, snapshot: PromptSnapshot | None = None,
@@ -339,7 +354,7 @@ def run_step(inputs: ReplayInputs, step: int, *, snapshot: PromptSnapshot | None
         "extractive", inputs.session)
     result, recorder = _walk(inputs, prompts, summariser, step, progress)
     used = snapshot if snapshot is not None else inputs.snapshot
-    return _outcome(label, result, prompts, recorder, step, used.snapshot_id)
+    return _outcome(label, result, prompts, recorder, step, used.snapshot_id, inputs.session)
 
 
 def _compare(step: int, original: StepOutcome, edited: StepOutcome,
@@ -378,8 +393,10 @@ def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summariser: An
     entered = sorted({p.step_index for result, *_ in runs for p in result.preparations
                       if (s := p.stage("compaction")) is not None and s.status != "skipped"})
     (base, p_a, rec_a, snap_a), (new, p_b, rec_b, snap_b) = runs
-    pairs = tuple(_compare(k, _outcome("original", base, p_a, rec_a, k, snap_a.snapshot_id),
-                           _outcome("edited", new, p_b, rec_b, k, snap_b.snapshot_id),
+    pairs = tuple(_compare(k, _outcome("original", base, p_a, rec_a, k, snap_a.snapshot_id,
+                                       inputs.session),
+                           _outcome("edited", new, p_b, rec_b, k, snap_b.snapshot_id,
+                                    inputs.session),
                            edited.edited_ids(inputs.snapshot)) for k in entered)
     h = config_hash(inputs.config)
     return ReplayComparison(

@@ -8,9 +8,16 @@ from collections.abc import Sequence
 import streamlit as st
 from iris.fidelity import LossRecord
 
-from workbench.views.fidelity import compaction_label, fidelity_sentence, lost_table, recall_table
+from workbench.views.fidelity import (
+    compaction_label,
+    fidelity_sentence,
+    loss_side_by_side,
+    lost_by_either,
+    lost_table,
+    recall_table,
+)
 
-__all__ = ["show_compaction_loss", "show_losses", "show_lost"]
+__all__ = ["show_compaction_loss", "show_loss_pair", "show_losses", "show_lost"]
 
 _HELP = ("Facts of the replaced span (paths, commands, identifiers, errors, URLs, numbers with "
          "units, user instructions) that the session mentioned again after the compaction, and how "
@@ -53,3 +60,20 @@ def show_compaction_loss(record: LossRecord, *, session_id: str, replay_id: str)
         st.dataframe(recall_table([record]), hide_index=True,
                      key=f"st_fid_recall_{record.source}_{record.n}")
         show_lost(record, session_id=session_id, replay_id=replay_id, key="st_fid")
+
+
+def show_loss_pair(a: LossRecord | None, b: LossRecord | None, *, labels: tuple[str, str],
+                   key: str) -> None:
+    """Two checkpoints of one compaction side by side: recall by kind, and every needed-later fact
+    either side lost with whether the other kept it."""
+    st.markdown("##### What the checkpoint lost: " + " vs ".join(labels))
+    if a is None and b is None:
+        st.caption("Neither side committed a checkpoint at this step: nothing to score.")
+        return
+    st.caption(_HELP)
+    st.dataframe(loss_side_by_side(a, b, labels=labels), hide_index=True, key=f"{key}_pair")
+    lost = lost_by_either(a, b, labels=labels)
+    if lost.empty:
+        st.caption("Neither checkpoint lost a fact the session needed again.")
+    else:
+        st.dataframe(lost, hide_index=True, key=f"{key}_lost_either")

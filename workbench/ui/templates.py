@@ -34,6 +34,7 @@ from workbench.services.templates import (
     save_template,
 )
 from workbench.services.truth import session_marks
+from workbench.ui.fidelity import show_loss_pair
 from workbench.views.compare import compare_figure, totals_table
 from workbench.views.display import display_frame
 from workbench.views.markup import code_span, plain
@@ -233,6 +234,8 @@ def show_comparison(cmp: StepComparison) -> None:
     _side_by_side(cmp, "checkpoint", lambda s: (
         len(s.checkpoint_text), s.checkpoint_text or s.summary_text or "(no checkpoint)"),
         "markdown")
+    show_loss_pair(cmp.original.fidelity, cmp.edited.fidelity,
+                   labels=(cmp.original.label, cmp.edited.label), key="tpl_fid")
 
 
 def show_replay_comparison(target: RerunTarget, result: ReplayComparison) -> None:

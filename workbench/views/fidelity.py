@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
-from iris.fidelity import FACT_KINDS, LossRecord
+from iris.fidelity import FACT_KINDS, FactFate, LossRecord
 
 from .failures import step_link
 
-__all__ = ["LOST_COLUMNS", "compaction_label", "fidelity_sentence", "lost_table", "pair_table",
-           "recall_table"]
+__all__ = ["LOST_COLUMNS", "compaction_label", "fidelity_sentence", "loss_side_by_side",
+           "lost_by_either", "lost_table", "pair_table", "recall_table"]
 
 LOST_COLUMNS = ["needed at step", "kind", "fact", "stated at message", "open"]
 
@@ -85,3 +85,46 @@ def pair_table(a: Sequence[LossRecord], b: Sequence[LossRecord], *, labels: tupl
             row[f"{label} lost"] = (r.needed_later - r.needed_later_kept) if r else None
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def loss_side_by_side(a: LossRecord | None, b: LossRecord | None, *,
+                      labels: tuple[str, str]) -> pd.DataFrame:
+    """Two checkpoints of one compaction (e.g. original and edited templates): needed-later facts
+    kept of needed, overall and by kind, one column each ("—" for a side that committed none)."""
+    rows: list[dict[str, object]] = []
+    for kind in ("all", *FACT_KINDS):
+        row: dict[str, object] = {"facts": kind}
+        for label, r in zip(labels, (a, b), strict=True):
+            if r is None:
+                row[label] = "—"
+            elif kind == "all":
+                row[label] = _pct(r.needed_later_kept, r.needed_later)
+            else:
+                counts = r.kinds()[kind]
+                row[label] = _pct(counts.needed_later_kept, counts.needed_later)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["facts", *labels])
+
+
+def lost_by_either(a: LossRecord | None, b: LossRecord | None, *,
+                   labels: tuple[str, str]) -> pd.DataFrame:
+    """The needed-later facts that either checkpoint lost, with whether each side kept it: what a
+    template edit fixed or broke."""
+    fates = {label: {(f.fact.kind, f.fact.key): f for f in r.fates}
+             for label, r in zip(labels, (a, b), strict=True) if r is not None}
+    keys: dict[tuple[str, str], FactFate] = {}
+    for side in fates.values():
+        for key, fate in side.items():
+            if fate.needed_later and not fate.kept:
+                keys.setdefault(key, fate)
+    rows = []
+    for key, fate in keys.items():
+        row: dict[str, object] = {"kind": key[0], "fact": fate.fact.text,
+                                  "needed at step": fate.needed_step}
+        for label in labels:
+            mine = fates.get(label, {}).get(key)
+            row[f"{label} kept"] = None if mine is None else mine.kept
+        rows.append(row)
+    rows.sort(key=lambda r: (int(str(r["needed at step"] or 0)), str(r["kind"])))
+    return pd.DataFrame(rows, columns=["kind", "fact", "needed at step",
+                                       *(f"{label} kept" for label in labels)])
