@@ -13,6 +13,7 @@ from workbench.page_guards import error_boundary, require_replay
 from workbench.pricing import saved_cost_lines
 from workbench.services.usage import open_usage
 from workbench.ui import usage as ui
+from workbench.ui.messages import request_notice
 
 st.title("Usage")
 st.caption("Does the estimate match what the provider counted, and where did the replay and the "
@@ -32,6 +33,8 @@ if not opened.steps:
     st.info("This replay has no steps: the session has no assistant response.")
     st.stop()
 
+header = store.header(session_id)
+request_notice(header.agent_id, header.parent_id)
 ui.show_figures(opened)
 ui.show_charts(opened)
 ui.show_cost(saved_cost_lines(store, session_id, replay_id))

@@ -123,3 +123,16 @@ def test_r_twin_2_messages_page_lists_the_subagent_on_the_parent(tmp_path):
     at.switch_page("../pages/messages.py").run()
     assert not at.exception
     assert any("recorded compaction request of session sess-proj" in i.value for i in at.info)
+
+
+def test_r_twin_2_usage_page_of_a_compaction_request_names_its_prompt_as_compaction_input():
+    """R-TWIN-2: the Usage page of an agent-acompact session says that its prompt is the parent's
+    conversation, the compaction's real input, and how to read the overhead figure."""
+    assert main(["import", "--quiet", str(COMPACT)]) == 0
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["session"] = "sess-proj/agent-acompact-9f8e7d"
+    at.run()
+    at.switch_page("../pages/usage.py").run()
+    assert not at.exception, at.exception
+    notes = [i.value for i in at.info if "recorded compaction request of session sess-proj" in i.value]
+    assert notes and "not as system prompt or tool schemas" in notes[0]

@@ -20,8 +20,8 @@ from workbench.views import sessions as sessions_view
 from workbench.views import subagents as subagents_view
 from workbench.views.markup import one_line
 
-__all__ = ["page_picker", "show_conversation", "show_header", "show_subagents", "show_table",
-           "unplaced_warning"]
+__all__ = ["page_picker", "request_notice", "show_conversation", "show_header", "show_subagents",
+           "show_table", "unplaced_warning"]
 
 
 def show_header(opened: OpenedSession) -> None:
@@ -54,6 +54,12 @@ def show_subagents(opened: OpenedSession) -> None:
         st.dataframe(subagents_view.subagent_frame(opened.subagents), hide_index=True)
     for line in subagents_view.compaction_request_lines(opened.compaction_requests):
         st.text(line)
+
+
+def request_notice(agent_id: str | None, parent_id: str | None) -> None:
+    """On the Usage page: what a recorded compaction request's session and its overhead figure are."""
+    if (note := subagents_view.request_session_notice(agent_id, parent_id, usage_page=True)) is not None:
+        st.info(note)
 
 
 def show_table(opened: OpenedSession) -> None:

@@ -44,11 +44,17 @@ def compaction_request_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             f"{r['output_tokens']:,} output tokens recorded." for r in rows]
 
 
-def request_session_notice(agent_id: str | None, parent_id: str | None) -> str | None:
+def request_session_notice(agent_id: str | None, parent_id: str | None, *, usage_page: bool = False) -> str | None:
     """What a recorded compaction request's own session is (None for any other session): its
-    prompt is the parent's conversation, so its size is the compaction's input, never overhead."""
+    prompt is the parent's conversation, so its size is the compaction's input, never overhead.
+    ``usage_page`` adds what that means for the page's overhead figure."""
     if not agent_id or not agent_id.startswith("acompact-") or not parent_id:
         return None
-    return (f"This is the agent's recorded compaction request of session {parent_id}: its prompt is "
+    text = (f"This is the agent's recorded compaction request of session {parent_id}: its prompt is "
             "that session's whole conversation, so its prompt tokens are the compaction's real input "
             "(not unrecorded overhead), and its answer is the recorded summary.")
+    if usage_page:
+        text += (" The transcript of this request holds only the request's last messages, so the "
+                 "replay counts the parent's conversation as 'Unrecorded overhead' below: read that "
+                 "figure as the compaction's input, not as system prompt or tool schemas.")
+    return text
