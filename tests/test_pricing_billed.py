@@ -82,6 +82,10 @@ def test_r_twin_6_summary_json_states_the_bill_as_billed(real_sessions):
     assert cost["recorded_billed_usd"] == pytest.approx(_hand_bill(path), rel=0.02)
     models = cost["recorded_bill"]["models"]["claude-opus-4-6"]
     assert models["cache_write_1h_tokens"] > 0 and models["cache_write_5m_tokens"] == 0
+    words = cost_lines(cost)
+    assert any(line.startswith("By model: claude-opus-4-6") and "at the 1-hour rate" in line
+               for line in words)
+    assert any(line.startswith("Saved ") and "cache misses cost" in line for line in words)
     parts = cost["savings"]
     assert cost["saved_usd"] == pytest.approx(
         parts["smaller_requests_usd"] - parts["cache_misses_usd"] - parts["summaries_usd"],
@@ -153,10 +157,10 @@ def test_r_twin_6_every_price_line_names_the_data_and_its_date():
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", cost["prices_as_of"])
     assert cost["source"].startswith("genai-prices ")
     assert cost_lines(cost)[-1].startswith(f"Prices: {cost['source']}")
-    assert f"prices up to {cost['prices_as_of']}" in cost_lines(cost)[-1]
+    assert f"newest price change {cost['prices_as_of']}" in cost_lines(cost)[-1]
     unknown = replay_cost(session.model_copy(update={"header": session.header.model_copy(
         update={"model": "my-local-model"})}), replay(session))
-    assert any("prices up to" in line for line in cost_lines(unknown))
+    assert any("newest price change" in line for line in cost_lines(unknown))
 
 
 def test_r_twin_6_cache_model_reads_the_unchanged_prefix():

@@ -19,7 +19,7 @@ def _usd(value: float | None) -> str:
 
 def price_source_line(cost: Mapping[str, Any]) -> str:
     """Which price data priced the figures, how recent it is, and the rates recorded costs set."""
-    dated = f", prices up to {cost['prices_as_of']}" if cost.get("prices_as_of") else ""
+    dated = f", newest price change {cost['prices_as_of']}" if cost.get("prices_as_of") else ""
     rates = "; ".join(f"{m} at {r:g} × its list price (the rate its recorded costs imply)"
                       for m, r in (cost.get("recorded_cost_rates") or {}).items())
     return (f"Prices: {cost.get('source', 'genai-prices')} (bundled data{dated})"
@@ -40,6 +40,22 @@ def _recorded_line(cost: Mapping[str, Any]) -> str | None:
             f"{bill.get('responses', cost.get('steps_compared'))} responses{detail}.")
 
 
+def _model_line(cost: Mapping[str, Any]) -> str | None:
+    """The bill per model, with the cache reads and writes that made it."""
+    models = (cost.get("recorded_bill") or {}).get("models") or {}
+    parts = []
+    for model, m in models.items():
+        if m.get("usd") is None:
+            continue
+        cache = [f"{m['cache_read_tokens']:,} tokens read from the cache"] if m.get(
+            "cache_read_tokens") else []
+        cache += [f"{m[k]:,} written at the {label} rate" for k, label in (
+            ("cache_write_5m_tokens", "5-minute"), ("cache_write_1h_tokens", "1-hour")) if m.get(k)]
+        detail = "".join(f", {c}" for c in cache)
+        parts.append(f"{model} {_usd(m['usd'])} ({m['responses']} responses{detail})")
+    return f"By model: {'; '.join(parts)}." if parts else None
+
+
 def _replay_line(cost: Mapping[str, Any]) -> str:
     cache = cost.get("replay_cache") or {}
     reads = (f" (prompt cache: {cache['read_tokens']:,} tokens read, {cache['written_tokens']:,} "
@@ -54,7 +70,8 @@ def _saved_lines(cost: Mapping[str, Any]) -> list[str]:
     if cost.get("saved_usd") is None:
         return []
     parts = cost.get("savings") or {}
-    saved = (f"Saved {_usd(cost['saved_usd'])} ({cost['saved_pct']} %) against the recorded "
+    pct = f"{cost['saved_pct']}".replace("-", "−")
+    saved = (f"Saved {_usd(cost['saved_usd'])} ({pct} %) against the recorded "
              f"bill of the same {cost['steps_compared']} steps ({_usd(cost['recorded_usd'])}): "
              f"the smaller requests save {_usd(parts.get('smaller_requests_usd'))}, the replay's "
              f"cache misses cost {_usd(parts.get('cache_misses_usd'))}, its summaries "
@@ -72,7 +89,7 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     price data."""
     if not cost.get("price_known"):
         return [f"Cost: {cost.get('note') or 'no price known'}.", price_source_line(cost)]
-    lines = [line for line in (_recorded_line(cost),) if line]
+    lines = [line for line in (_recorded_line(cost), _model_line(cost)) if line]
     lines.append(_replay_line(cost))
     lines += _saved_lines(cost)
     if cost.get("note"):
