@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from iris.compaction import write_archive
 from iris.errors import StorageError
-from iris.preparation.walk import claim_work_dir
 from iris.prompts import PromptSnapshot, PromptSource
 from iris.reduction.artifacts import REDUCED_DIR, TOOL_OUTPUTS_DIR, write_artifact
 from iris.safe_files import SymlinkRefusedError, ensure_private_dir, write_file
 from iris.session import Message, Session, SessionHeader, TextBlock
+from iris.work_dir import claim_work_dir
 from streamlit.testing.v1 import AppTest
 
 from workbench.importers.native import dump_session
@@ -197,21 +197,19 @@ def test_r_red_7_artifact_refuses_a_linked_folder(tmp_path, outside, kind):
     assert sorted(p.name for p in outside.parent.iterdir()) == [".bashrc"]
 
 
-def test_replay_work_dir_refuses_a_planted_link_in_the_temporary_folder(tmp_path, monkeypatch):
-    """The per-replay folder under the temporary folder is never a link another user planted."""
+def test_replay_work_dir_never_uses_a_link_planted_in_the_temporary_folder(tmp_path, monkeypatch):
+    """A link planted at the old fixed name of the replay folder is neither followed nor needed:
+    each run makes its own random private folder."""
     import tempfile
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("IRIS_CACHE_DIR", "")
     (tmp_path / "elsewhere").mkdir()
     private = tmp_path / f"iris-replay-{os.getuid()}"
     private.symlink_to(tmp_path / "elsewhere")
-    session = Session(header=SessionHeader(session_id="s1"), messages=tuple(MESSAGES))
-    with pytest.raises(SymlinkRefusedError, match="iris-replay"):
-        claim_work_dir(session, "snap")
+    work = claim_work_dir()
+    assert work.parent == tmp_path and work.is_dir() and work.stat().st_mode & 0o777 == 0o700
     assert not list((tmp_path / "elsewhere").iterdir())
-    private.unlink()
-    work = claim_work_dir(session, "snap")
-    assert work.parent == private and work.is_dir() and private.stat().st_mode & 0o777 == 0o700
-    assert ensure_private_dir(work.parent) == work.parent
+    assert ensure_private_dir(work) == work
 
 
 # ------------------------------------------------------------------- reports and exports

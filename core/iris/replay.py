@@ -51,7 +51,6 @@ from .preparation.state import Part, PipelineSettings, PreparationState, TokenCa
 from .preparation.walk import (
     Collector,
     Walk,
-    claim_work_dir,
     context_parts,
     contribution_parts,
     provider_reading,
@@ -62,6 +61,7 @@ from .reduction.toolkinds import ToolKindMap
 from .replay_options import ReplayEnvironment, ReplayObservers, ReplayOptions, StepProgress
 from .session import ModelLimits, Session, Usage
 from .tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
+from .work_dir import claim_work_dir
 
 __all__ = ["AppliedCompaction", "RecordedCompactionMark", "Replay", "ReplayEnvironment", "ReplayObservers",
            "ReplayOptions", "StepProgress", "replay"]
@@ -137,8 +137,8 @@ def replay(session: Session, config: ContextConfig | None = None, *,
     workspace is given for a relative root). ``observers`` are what the run reports to,
     ``environment`` what it reads besides the session and the directory it writes to, ``options``
     how it runs (see :mod:`iris.replay_options`; None: the defaults). Without
-    ``environment.session_dir`` a temporary directory named after the session and configuration
-    is used and removed afterwards; the archive texts are kept in :attr:`Replay.archives` unless
+    ``environment.session_dir`` a private folder of this run is used and removed afterwards
+    (:func:`iris.work_dir.claim_work_dir`); the archive texts are kept in :attr:`Replay.archives` unless
     ``options.keep_bodies`` is False.
     """
     observers = observers if observers is not None else ReplayObservers()
@@ -149,8 +149,7 @@ def replay(session: Session, config: ContextConfig | None = None, *,
     prompts = prompts if prompts is not None else configured_snapshot(config, env.workspace_root)
     summariser = summariser if summariser is not None else ExtractiveSummariser()
     own_dir = env.session_dir is None
-    work_dir = (claim_work_dir(session, config_snapshot_id(config, prompts))
-                if env.session_dir is None else Path(env.session_dir))
+    work_dir = Path(env.session_dir) if env.session_dir is not None else claim_work_dir()
     try:
         runner = _Runner(_RunInputs(
             session=session, config=config, prompts=prompts, summariser=summariser,

@@ -2,33 +2,27 @@
 
 :class:`Walk` appends recorded messages to the durable history as the replay reaches them (each
 message becomes a counted :class:`Part` once), tracks runs, model switches and recorded
-compactions; :class:`Collector` drives an async context source; :func:`claim_work_dir` gives
-a working directory whose path does not change from one replay to the next.
+compactions; :class:`Collector` drives an async context source. (The replay's work folder is
+:func:`iris.work_dir.claim_work_dir`.)
 """
 
 from __future__ import annotations
 
-import hashlib
-import itertools
-import os
-import tempfile
 import threading
 from collections.abc import Coroutine, Sequence
-from pathlib import Path
 from typing import TypeVar
 
 from ..compaction.usage import UsageTracker, context_bytes
 from ..context import ContextBuilder, ContextBuildInput, ContextContribution, escape_attribute
 from ..reduction.todos import todos_all_completed
 from ..reduction.toolkinds import ToolKindMap
-from ..safe_files import ensure_private_dir
 from ..session import Message, Session, TextBlock, Usage
 from .records import UsageKind
 from .state import Part, PreparationState, TokenCache
 
 _T = TypeVar("_T")
 
-__all__ = ["Collector", "Walk", "claim_work_dir", "context_parts", "contribution_parts",
+__all__ = ["Collector", "Walk", "context_parts", "contribution_parts",
            "is_user_input", "provider_reading"]
 
 
@@ -156,26 +150,6 @@ def provider_reading(tracker: UsageTracker, usage: Usage | None) -> tuple[int | 
     if tracker.reading.kind == "estimated":
         return tracker.reading.tokens, "estimated"
     return None, "missing"
-
-
-def claim_work_dir(session: Session, snapshot_id: str) -> Path:
-    """A fresh working directory whose path depends only on the session and configuration.
-
-    Reduced bodies name their artifact path, so the path's text reaches token counts; a random
-    temporary name would make two replays differ by a token. ``mkdir`` claims the directory
-    atomically; a concurrent replay of the same inputs takes the next number.
-    """
-    key = hashlib.sha256(f"{session.header.session_id}\0{snapshot_id}".encode()).hexdigest()[:12]
-    user = f"-{os.getuid()}" if hasattr(os, "getuid") else ""  # one private folder per user
-    root = ensure_private_dir(Path(tempfile.gettempdir()) / f"iris-replay{user}")
-    for n in itertools.count(1):
-        candidate = root / f"{key}-{n}"
-        try:
-            candidate.mkdir()
-            return candidate
-        except FileExistsError:
-            continue
-    raise AssertionError("unreachable")
 
 
 class Collector:
