@@ -180,3 +180,33 @@ def test_r_fid_2_side_by_side_names_what_an_edit_fixed():
     assert row["fact"] == "pytest tests/test_parse.py -q" and row["needed at step"] == 5
     assert not row["A kept"] and row["B kept"]
     assert set(loss_side_by_side(a, None, labels=("A", "B"))["B"]) == {"—"}
+
+
+def test_r_fid_2_configuration_compare_scores_each_side_and_the_agent(tmp_path):
+    """R-FID-2: a Configuration comparison carries what each side's compactions lost and what the
+    agent's own lost; the table names the run of each row."""
+    from iris.prompts import PromptSnapshot
+
+    from workbench.services.compare import compare_choices, compare_pair
+    from workbench.services.presets import load_preset
+    from workbench.views.fidelity import runs_recall_table
+
+    session_id, _ = _built_store(tmp_path)
+    with open_store() as store:
+        long_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
+        saved, _ = replay_and_save(store, long_id, name=BUDGET_REPLAY_NAME,
+                                   config=budget_96k_config())
+        options = {"editor": load_preset("default"), "templates": PromptSnapshot.defaults(),
+                   "cache": {}, "progress": lambda f, label: None}
+        long = compare_pair(store, long_id, f"replay:{saved.id}", "preset:default",
+                            choices=compare_choices(store, long_id), **options)
+        built = compare_pair(store, session_id, "preset:default", "preset:cost-first",
+                             choices=compare_choices(store, session_id), **options)
+    a, b = long.runs
+    assert [r.step for r in a.fidelity] == [c.step for c in a.compactions] and a.fidelity
+    assert b.fidelity == () and long.agent_losses == ()
+    assert [r.source for r in built.agent_losses] == ["recorded"]
+    table = runs_recall_table([(a.label, a.fidelity), (b.label, b.fidelity),
+                               ("agent", built.agent_losses)])
+    assert list(table["run"]) == [a.label, "agent"]
+    assert table["compaction"].iloc[1] == "agent #1 · step 4"

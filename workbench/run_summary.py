@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from iris.fidelity import LossRecord
 from iris.frozen import FrozenModel
 from iris.replay import Replay
 
@@ -85,6 +86,9 @@ class RunSummary(_Frozen):
     summary_output_tokens: int = 0
     configuration_hash: str | None = None
     template_snapshot_id: str | None = None
+    fidelity: tuple[LossRecord, ...] = ()
+    """What each of the run's own compactions lost (docs/fidelity.md), when the builder scored
+    them against the session (the comparison service does)."""
 
 
 def _compaction_points(items: Sequence[CompactionFacts], steps: Mapping[int, StepPoint]

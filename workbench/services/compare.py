@@ -9,12 +9,15 @@ from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 from iris.config import ContextConfig, config_hash, parse_config
+from iris.fidelity import LossRecord
 from iris.frozen import FrozenModel
 from iris.prompts import PromptSnapshot
 
+from ..fidelity import replay_losses
 from ..records import RecordedMark
 from ..run_summary import RunSummary, run_summary
 from ..storage.store import Store
+from .fidelity import saved_losses
 from .presets import PRESET_NAMES, preset_text
 from .replay import open_saved, replay_session
 from .truth import session_marks
@@ -44,7 +47,8 @@ def choice_summary(store: Store, session_id: str, choice: str, label: str, *,
     if choice.startswith("replay:"):
         saved = open_saved(store, choice.removeprefix("replay:"))
         return run_summary(label, saved, configuration_hash=saved.info.configuration_hash,
-                           template_snapshot_id=saved.info.template_snapshot_id)
+                           template_snapshot_id=saved.info.template_snapshot_id).model_copy(
+            update={"fidelity": saved_losses(store, session_id, saved).replay})
     config = editor if choice == "editor" else parse_config(
         preset_text(choice.removeprefix("preset:")), source="<editor>")
     if config is None:
@@ -54,7 +58,8 @@ def choice_summary(store: Store, session_id: str, choice: str, label: str, *,
         result, _ = replay_session(store.get_session(session_id), config=config,
                                    prompts=templates, progress=progress)
         cache[key] = run_summary(label, result, configuration_hash=config_hash(config),
-                                 template_snapshot_id=templates.snapshot_id)
+                                 template_snapshot_id=templates.snapshot_id).model_copy(
+            update={"fidelity": replay_losses(store.session(session_id), result).replay})
     return cache[key]
 
 
@@ -64,6 +69,8 @@ class Comparison(FrozenModel):
 
     runs: tuple[RunSummary, RunSummary]
     marks: tuple[RecordedMark, ...]
+    agent_losses: tuple[LossRecord, ...] = ()
+    """What the agent's own recorded compactions lost (docs/fidelity.md)."""
 
 
 def compare_pair(store: Store, session_id: str, a: str, b: str, *, choices: Mapping[str, str],
@@ -79,4 +86,5 @@ def compare_pair(store: Store, session_id: str, a: str, b: str, *, choices: Mapp
     second = choice_summary(store, session_id, b, choice_label(b, choices, " (B)" if same else ""),
                             editor=editor, templates=templates, cache=cache,
                             progress=lambda f, label: progress(0.5 + f / 2, f"B: {label}"))
-    return Comparison(runs=(first, second), marks=session_marks(store, session_id))
+    return Comparison(runs=(first, second), marks=session_marks(store, session_id),
+                      agent_losses=saved_losses(store, session_id).recorded)

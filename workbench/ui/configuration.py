@@ -20,6 +20,7 @@ from workbench.services.compare import Comparison
 from workbench.services.configuration import ReplaySetup
 from workbench.services.presets import PRESET_NAMES, preset_text
 from workbench.services.summarisers import SUMMARISER_LABELS
+from workbench.ui.fidelity import show_run_losses
 from workbench.views.compare import (
     answer_runs,
     compactions_table,
@@ -150,5 +151,6 @@ def show_comparison(compared: Comparison) -> None:
     st.markdown("#### Where each configuration and the agent compacted")
     st.dataframe(compaction_answer(answer_runs(runs), compared.marks), hide_index=True,
                  key="cfg_answer")
+    show_run_losses(runs, compared.agent_losses)
     with st.expander("Tokens per step"):
         st.dataframe(steps_table(runs), hide_index=True, key="cfg_steps")

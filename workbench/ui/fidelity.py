@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import streamlit as st
 from iris.fidelity import LossRecord
 
+from workbench.run_summary import RunSummary
 from workbench.views.fidelity import (
     compaction_label,
     fidelity_sentence,
@@ -15,9 +16,10 @@ from workbench.views.fidelity import (
     lost_by_either,
     lost_table,
     recall_table,
+    runs_recall_table,
 )
 
-__all__ = ["show_compaction_loss", "show_loss_pair", "show_losses", "show_lost"]
+__all__ = ["show_compaction_loss", "show_loss_pair", "show_losses", "show_lost", "show_run_losses"]
 
 _HELP = ("Facts of the replaced span (paths, commands, identifiers, errors, URLs, numbers with "
          "units, user instructions) that the session mentioned again after the compaction, and how "
@@ -77,3 +79,14 @@ def show_loss_pair(a: LossRecord | None, b: LossRecord | None, *, labels: tuple[
         st.caption("Neither checkpoint lost a fact the session needed again.")
     else:
         st.dataframe(lost, hide_index=True, key=f"{key}_lost_either")
+
+
+def show_run_losses(runs: Sequence[RunSummary], agent: Sequence[LossRecord]) -> None:
+    """What each run's compactions lost, and the agent's own, in one table (a comparison)."""
+    st.markdown("#### What each compaction lost")
+    table = runs_recall_table([*((r.label, r.fidelity) for r in runs), ("agent", agent)])
+    if table.empty:
+        st.caption("Neither configuration nor the agent compacted this session.")
+        return
+    st.caption(_HELP)
+    st.dataframe(table, hide_index=True, key="cfg_fidelity")

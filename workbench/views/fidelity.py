@@ -12,7 +12,7 @@ from iris.fidelity import FACT_KINDS, FactFate, LossRecord
 from .failures import step_link
 
 __all__ = ["LOST_COLUMNS", "compaction_label", "fidelity_sentence", "loss_side_by_side",
-           "lost_by_either", "lost_table", "pair_table", "recall_table"]
+           "lost_by_either", "lost_table", "pair_table", "recall_table", "runs_recall_table"]
 
 LOST_COLUMNS = ["needed at step", "kind", "fact", "stated at message", "open"]
 
@@ -128,3 +128,13 @@ def lost_by_either(a: LossRecord | None, b: LossRecord | None, *,
     rows.sort(key=lambda r: (int(str(r["needed at step"] or 0)), str(r["kind"])))
     return pd.DataFrame(rows, columns=["kind", "fact", "needed at step",
                                        *(f"{label} kept" for label in labels)])
+
+
+def runs_recall_table(named: Sequence[tuple[str, Sequence[LossRecord]]]) -> pd.DataFrame:
+    """:func:`recall_table` of several runs (e.g. configuration A, B and the agent), one after
+    the other, with the run's name in a leading ``run`` column."""
+    frames = [recall_table(records).assign(run=name) for name, records in named if records]
+    columns = ["run", *recall_table(()).columns]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True).reindex(columns=columns)
