@@ -210,3 +210,18 @@ def test_r_fid_2_configuration_compare_scores_each_side_and_the_agent(tmp_path):
                                ("agent", built.agent_losses)])
     assert list(table["run"]) == [a.label, "agent"]
     assert table["compaction"].iloc[1] == "agent #1 · step 4"
+
+
+def test_r_fid_2_html_report_has_what_compaction_lost(tmp_path):
+    """R-FID-2: the HTML report lists each compaction's recall and the lost facts with the step
+    that needed each (the built session's agent summary dropped the test command)."""
+    from test_fidelity import SUMMARY, _session
+
+    from workbench.report import build_report
+
+    html = build_report(_session(SUMMARY))
+    section = html.split("<h2>What compaction lost</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "agent #1 · step 4" in section
+    assert "pytest tests/test_parse.py -q" in section and "needed at step" in section
+    quiet = build_report(ROOT / "sample_sessions" / "unanswered.jsonl")
+    assert "nothing was lost to compaction" in quiet

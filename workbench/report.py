@@ -155,6 +155,7 @@ def _sections(r: NotebookReplay) -> list[str]:
         _section("Compaction", timeline, "<h3>Cut points</h3>",
                  table_html(_cut_points(r), empty="no compaction applied"),
                  "<h3>Every attempt</h3>", table_html(r.attempts(), empty="no compaction planned")),
+        _fidelity_section(r),
         _section("Stages", "<p class='wb-muted'>Statuses per step; before → after tokens are "
                  "whole-request estimates, not costs that add up.</p>",
                  table_html(_stage_overview(r)), "<details><summary>Every stage of every step"
@@ -164,6 +165,29 @@ def _sections(r: NotebookReplay) -> list[str]:
             empty=f"Every one of the {steps} preparations is ready.")),
         _section("Configuration", f"<pre>{escape(config_to_yaml(r.config))}</pre>"),
     ]
+
+
+def _fidelity_section(r: NotebookReplay) -> str:
+    """What each compaction lost (docs/fidelity.md): the recall table of the agent's and the
+    replay's compactions, then each one's headline and lost facts with the step that needed it."""
+    from .fidelity import replay_losses
+    from .rich_html import table_html
+    from .views.fidelity import fidelity_sentence, lost_table, recall_table
+
+    records = replay_losses(r.session, r.result).all
+    if not records:
+        return _section("What compaction lost", "<p class='wb-muted'>Neither the agent nor this "
+                        "replay compacted: nothing was lost to compaction.</p>")
+    parts = [("<p class='wb-muted'>Facts of each replaced span (paths, commands, identifiers, "
+             "errors, URLs, numbers with units, user instructions) that the session mentioned "
+             "again after the compaction, and how many the checkpoint kept. String matching: a "
+             "paraphrase is not a match; a fact found again by re-reading counts as lost.</p>"),
+             table_html(recall_table(records))]
+    for record in records:
+        parts += [f"<h3>{escape(fidelity_sentence(record))}</h3>",
+                  table_html(lost_table(record).drop(columns=["open"]),
+                             empty="nothing the session needed again was lost")]
+    return _section("What compaction lost", *parts)
 
 
 #: The report loads nothing: no remote script, style, image, font or frame, and no request of any
