@@ -17,6 +17,7 @@ from workbench.services import imports
 from workbench.storage.store import open_store
 from workbench.views import messages as mviews
 from workbench.views import sessions as sviews
+from workbench.views.markup import plain
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "workbench" / "app.py")
@@ -130,7 +131,7 @@ def test_r_ses_5_bad_path_shows_file_line_field_and_traceback_only_in_expander(t
     at.button(key="wb_import_path_button").click().run()
     assert not at.exception
     (error,) = at.error
-    assert f"{bad}:2 [role]" in error.value and "Traceback" not in error.value
+    assert plain(f"{bad}:2 [role]") in error.value and "Traceback" not in error.value  # escaped
     assert any(e.label == "Traceback (for developers)" for e in at.expander)
     with open_store() as store:
         assert store.list_sessions() == []
@@ -237,7 +238,7 @@ def test_r_ses_5_damaged_store_is_a_clear_message_not_a_traceback(workbench_home
     at = app().run()
     assert not at.exception
     (error,) = at.error
-    assert str(workbench_home / "workbench.db") in error.value and "not a SQLite database" in error.value
+    assert plain(workbench_home / "workbench.db") in error.value and "not a SQLite database" in error.value
 
 
 def test_r_ui_1_messages_page_sends_the_table_and_long_texts_only_when_opened():

@@ -99,8 +99,8 @@ def test_r_ui_2_request_rendered_with_marks_and_original():
 
 def test_plain_escapes_markdown_html_and_streamlit_colour_directives():
     """UX.md: transcript and record content is shown as text, never as markup."""
-    assert plain("<b>x</b>") == "\\<b\\>x\\</b\\>"
-    assert plain(":red[alarm] *a*") == "\\:red\\[alarm\\] \\*a\\*"
+    assert plain("<b>x</b>") == "\\<b>x\\</b>"  # a tag cannot start, so > needs no escape
+    assert plain(":red[alarm] *a*") == ":red\\[alarm\\] \\*a\\*"
     assert plain("plain words 12") == "plain words 12"
 
 

@@ -16,6 +16,7 @@ import streamlit as st
 
 from .services.imports import ImportReport
 from .storage.store import Store, default_db_path
+from .views import query
 from .views.markup import plain
 
 __all__ = [
@@ -54,6 +55,8 @@ _DELETE_KEY = "_wb_pending_delete"
 _STEP_REQUEST_KEY = "_wb_step_request"
 _TIMELINE_KEY = "_wb_timeline_done"
 _RESULTS_KEY = "_wb_results"
+_ASKED_KEY = "_wb_url_asked"
+_NOTICES_KEY = "_wb_url_notices"
 #: session_state key -> URL query parameter.
 QUERY_KEYS = {SESSION_KEY: "session", REPLAY_KEY: "replay", STEP_KEY: "step"}
 
@@ -69,14 +72,52 @@ def get_store() -> Store:
 
 
 def _load_query_once() -> None:
-    """On the first run of a browser session, take the selection from the URL."""
+    """On the first run of a browser session, take the selection from the URL. What the URL asked
+    for is kept until the pickers have checked it (:func:`_asked`); a step that is not a number
+    is refused here with a notice."""
     if st.session_state.get(_LOADED_KEY):
         return
     st.session_state[_LOADED_KEY] = True
+    asked: dict[str, Any] = {}
     for key, param in QUERY_KEYS.items():
-        value = st.query_params.get(param)
-        if value is not None and key not in st.session_state:
-            st.session_state[key] = int(value) if key == STEP_KEY and value.isdigit() else value
+        value: Any = st.query_params.get(param)
+        if value is None or key in st.session_state:
+            continue
+        if key == STEP_KEY and (value := _url_step(value)) is None:
+            continue
+        st.session_state[key] = asked[param] = value
+    st.session_state[_ASKED_KEY] = asked
+
+
+def _url_step(value: str) -> int | None:
+    step = query.parse_index(value)
+    if step is None:
+        _notice(query.bad_number("step", value, "the first step"))
+    return step
+
+
+def _asked(param: str) -> Any:
+    """What the URL asked for ``param`` (once: the first picker run after the URL was read)."""
+    return st.session_state.get(_ASKED_KEY, {}).pop(param, None)
+
+
+def _notice(line: str) -> None:
+    """A line about the URL shown above the page until another session or replay is picked."""
+    st.session_state.setdefault(_NOTICES_KEY, {"for": None, "lines": []})["lines"].append(line)
+
+
+def _show_notices() -> None:
+    notices = st.session_state.get(_NOTICES_KEY)
+    if not notices:
+        return
+    selection = (st.session_state.get(SESSION_KEY), st.session_state.get(REPLAY_KEY))
+    if notices["for"] is None:
+        notices["for"] = selection
+    if notices["for"] != selection:
+        del st.session_state[_NOTICES_KEY]
+        return
+    for line in notices["lines"]:
+        st.warning(line, icon="🔗")
 
 
 def _mirror_query() -> None:
@@ -187,8 +228,11 @@ def sidebar_session_picker(store: Store) -> str | None:
     titles = {s.id: f"{s.title} · {s.message_count} msgs" for s in summaries}
     if _REQUEST_KEY in st.session_state:
         st.session_state[SESSION_KEY] = st.session_state.pop(_REQUEST_KEY)
-    if st.session_state.get(SESSION_KEY) not in titles:
+    asked = _asked("session")
+    if (wanted := st.session_state.get(SESSION_KEY)) not in titles:
         st.session_state[SESSION_KEY] = summaries[0].id if summaries else None
+        if wanted is not None and wanted == asked:
+            _notice(query.unknown_session(wanted, titles.get(st.session_state[SESSION_KEY]) or None))
     if not summaries:
         st.sidebar.caption("No sessions yet: import one on the Sessions page.")
         return None
@@ -201,8 +245,12 @@ def sidebar_session_picker(store: Store) -> str | None:
 
 def sidebar_replay_picker(options: Mapping[str, str]) -> str | None:
     """Pick a replay (configuration + template snapshot); ``options`` maps id -> label."""
-    if st.session_state.get(REPLAY_KEY) not in options:
+    asked = _asked("replay")
+    if (wanted := st.session_state.get(REPLAY_KEY)) not in options:
         st.session_state[REPLAY_KEY] = next(iter(options), None)
+        if wanted is not None and wanted == asked:
+            _notice(query.unknown_replay(wanted, str(current_session_id()),
+                                         options.get(st.session_state[REPLAY_KEY])))
     if not options:
         return None
     return st.sidebar.selectbox("Replay", list(options), key=REPLAY_KEY,
@@ -218,6 +266,8 @@ def _set_step(value: int, n_steps: int) -> None:
 
 def sidebar_step_selector(n_steps: int) -> int | None:
     """Slider + previous/next buttons + number box, all bound to one step (0-based)."""
+    if (asked := _asked("step")) is not None and asked >= n_steps:
+        _notice(query.unknown_step(asked, n_steps, max(n_steps - 1, 0)))
     if n_steps <= 0:
         st.session_state[STEP_KEY] = None
         return None
@@ -251,6 +301,7 @@ def render_sidebar() -> None:
     _forget_other_sessions(session_id)
     sidebar_replay_and_step(store, session_id)
     _mirror_query()
+    _show_notices()
 
 
 def sidebar_replay_and_step(store: Store, session_id: str | None) -> None:

@@ -16,6 +16,7 @@ import streamlit as st
 from workbench import state
 from workbench.services.messages import OpenedSession
 from workbench.views import messages as view
+from workbench.views import query
 from workbench.views import sessions as sessions_view
 from workbench.views import subagents as subagents_view
 from workbench.views.markup import one_line
@@ -75,11 +76,17 @@ def page_picker(session_id: str, n_messages: int) -> tuple[int, int | None]:
     e.g. a decision on the Step-through page) opens the page holding message N once; after that
     the box is the user's again. Returns (page, linked message or None)."""
     n_pages = view.page_count(n_messages)
-    linked = view.linked_message(st.query_params.get("message"))
+    param = st.query_params.get("message")
+    linked = view.linked_message(param)
+    if param is not None and linked is None:
+        st.warning(query.bad_number("message", param, "the first page"), icon="🔗")
+    elif linked is not None and linked >= n_messages:
+        st.warning(query.unknown_message(linked, n_messages), icon="🔗")
+        linked = None
     if linked is not None and state.get("_wb_msg_linked") != (session_id, linked):
         state.put("_wb_msg_linked", (session_id, linked))
         state.put("wb_msg_page", min(linked // view.PAGE_SIZE + 1, n_pages))
-    if linked is not None and linked < n_messages:
+    if linked is not None:
         st.caption(f"Opened from a link to message #{linked} (outlined below).")
         st.html("<style>.st-key-wb_linked_message {outline: 3px solid #2563EB; outline-offset: 2px;}"
                 "</style>")

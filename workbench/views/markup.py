@@ -14,17 +14,23 @@ import re
 
 __all__ = ["code_span", "one_line", "plain"]
 
-# CommonMark lets a backslash escape any ASCII punctuation; these are the characters that start
-# markdown, HTML, GFM (tables, strikethrough) or LaTeX ($). A colon starts Streamlit's directives
-# (``:red[…]``, ``:material/…:``, emoji shortcodes) and a GFM autolink (``http://…``, whose text
-# would keep the backslashes) only when something follows it directly, so only such a colon is
-# escaped: "source: x" stays as it reads.
-_CONTROL = re.compile(r"[\\`*_{}\[\]()<>#+\-.!|~$=&]|:(?=\S)")
+# CommonMark lets a backslash escape any ASCII punctuation. Escaped everywhere: what starts a link
+# or image (``[``, ``]``; so also a Streamlit ``:red[…]`` directive), code, emphasis, LaTeX, ``#``, GFM
+# strikethrough and tables. Escaped only where it means something, so that ordinary text such as
+# "0 < value < 1", "tool:web_search" or "input_budget_tokens" reads the same in the markdown source:
+# ``<`` before a tag, comment or autolink; ``&`` before an entity; ``_`` at a word boundary; ``:``
+# opening an emoji or icon shortcode; and at a line start (up to three spaces in) what starts a
+# heading, quote, list, setext underline or ordered list.
+_INLINE = re.compile(r"[\\`*\[\]$~|#]|<(?=[A-Za-z/!?])|&(?=[#A-Za-z])"
+                     r"|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[\w+-]+:|material/)")
+_LINE_START = re.compile(r"^( {0,3})([#>+=-])", re.MULTILINE)
+_ORDERED = re.compile(r"^( {0,3}\d{1,9})([.)])", re.MULTILINE)
 
 
 def plain(text: object) -> str:
     """``text`` escaped so markdown renders it literally (line breaks kept)."""
-    return _CONTROL.sub(lambda m: "\\" + m.group(0), str(text))
+    out = _INLINE.sub(lambda m: "\\" + m.group(0), str(text))
+    return _ORDERED.sub(r"\1\\\2", _LINE_START.sub(r"\1\\\2", out))
 
 
 def one_line(text: object) -> str:

@@ -25,6 +25,7 @@ from iris.session import (
 from iris.tokens import TokenEstimator
 
 from . import markup
+from .query import parse_index
 
 __all__ = ["PAGE_SIZE", "BlockView", "MessageView", "UsageView", "code_span", "conversation", "header_metrics",
            "human_size", "linked_message", "message_flags", "message_frame", "page_count", "usage_caption"]
@@ -222,8 +223,9 @@ def page_count(n_messages: int, page_size: int = PAGE_SIZE) -> int:
 
 
 def linked_message(param: str | None) -> int | None:
-    """The message number of a ``?message=N`` link (None when absent or not a number)."""
-    return int(param) if param and param.isdigit() else None
+    """The message number of a ``?message=N`` link (None when absent or not a number: ASCII
+    digits only, see ``views.query.parse_index``)."""
+    return parse_index(param)
 
 
 def code_span(text: str | None) -> str:
