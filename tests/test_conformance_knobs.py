@@ -63,13 +63,16 @@ def test_r_cmp_5_keep_recent_ratio_changes_what_a_replay_keeps():
     for ratio in (0.05, 0.15, 0.3):
         result = replay(session, parse_config({"compaction": {"input_budget_tokens": 96000,
                                                               "keep_recent_ratio": ratio}}))
-        plans = [d for p in result.preparations for s in p.stages if s.name == "compaction"
+        plans = [(p, d) for p in result.preparations for s in p.stages if s.name == "compaction"
                  and s.status == "applied" for d in s.decisions if type(d).__name__ == "CompactionPlan"]
         assert plans, ratio
-        m = re.search(r"tail ([\d,]+) tokens, recent target ([\d,]+)", plans[0].reason)
-        assert m is not None, plans[0].reason
+        prep, plan = plans[0]
+        m = re.search(r"tail ([\d,]+) tokens, recent target ([\d,]+)", plan.reason)
+        assert m is not None, plan.reason
         tail, target = (int(x.replace(",", "")) for x in m.groups())
-        assert target == math.ceil(96000 * ratio) and tail <= target
+        # the engine counts local tokens: the target, a share of the whole request, is divided
+        # by the step's calibration ratio
+        assert target == int(math.ceil(96000 * ratio) / prep.calibration_ratio) and tail <= target
         tails.append(tail)
     assert tails[0] < tails[1] < tails[2]
 

@@ -226,7 +226,9 @@ def _applied_state(state: PreparationState, outcome: CompactionOutcome, settings
 def _engine_thresholds(state: PreparationState, settings: PipelineSettings) -> Thresholds:
     """The thresholds in the engine's unit (raw local estimate of the replayed messages): each
     whole-request line minus the unrecorded overhead, divided by the calibration ratio, so the
-    engine's success test (after ≤ pressure line) holds for the whole request."""
+    engine's success test (after ≤ pressure line) holds for the whole request; the raw tail's
+    share of the budget (``recent_target``, a part of the request, so no overhead) divided by the
+    ratio, so the tail kept is that share of the whole request too."""
     t, cal = settings.thresholds, state.calibration
     if cal is None or (cal.overhead == 0 and cal.ratio == 1.0):
         return t
@@ -236,7 +238,8 @@ def _engine_thresholds(state: PreparationState, settings: PipelineSettings) -> T
 
     return t.model_copy(update={"pressure_line": local(t.pressure_line),
                                 "threshold_line": local(t.threshold_line),
-                                "input_budget": local(t.input_budget)})
+                                "input_budget": local(t.input_budget),
+                                "recent_target": int(t.recent_target / max(cal.ratio, 1e-9))})
 
 
 def _fail(record: StageRecord, message: str, kind: FailureKind, error_type: str = "",
