@@ -164,6 +164,24 @@ def shot_real_vs_replay(page: Page, url: str, q: dict[str, str]) -> None:
 #: The replay the real-vs-replay shot shows: the configuration that sends what the agent sent
 #: (no trimming, folding or reduction), so its compaction can be set against the agent's.
 AGENT_LIKE_NAME = "as the agent sent"
+#: The replay the real-fidelity shot shows: the claude-code agent profile with the offline
+#: summariser, which compacts at the agent's own step.
+PROFILE_NAME = "claude-code profile"
+
+
+def shot_real_fidelity(page: Page, url: str, q: dict[str, str]) -> None:
+    """The Compaction page of a real session (``--real``) replayed with the claude-code profile:
+    what the agent's compaction and the replay's lost, and the agent's lost facts."""
+    if "real_session" not in q:
+        raise SystemExit("the real-fidelity screenshot needs --real TRANSCRIPT")
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    _open(page, url, "compaction", {"session": q["real_session"], "replay": q["real_profile"]},
+          "Compaction")
+    heading = page.get_by_role("heading", name="What each compaction lost")
+    expect(heading).to_be_visible(timeout=WAIT)
+    _settled(page)
+    heading.evaluate("element => element.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)
 
 
 def prepare_real(home: Path, transcript: Path) -> dict[str, str]:
@@ -174,6 +192,7 @@ def prepare_real(home: Path, transcript: Path) -> dict[str, str]:
 
     from iris.config import parse_config
 
+    from workbench.services.presets import resolve_config
     from workbench.services.replay import ensure_default_replay, replay_and_save
     from workbench.storage.store import Store
 
@@ -186,14 +205,18 @@ def prepare_real(home: Path, transcript: Path) -> dict[str, str]:
         ensure_default_replay(store, session_id)
         config = parse_config({"context_policy": {"enabled": False}, "reduction": False})
         info, _ = replay_and_save(store, session_id, name=AGENT_LIKE_NAME, config=config)
-    return {"real_session": session_id, "real_replay": info.id}
+        profile, _ = replay_and_save(store, session_id, name=PROFILE_NAME,
+                                     config=resolve_config("claude-code"))
+    return {"real_session": session_id, "real_replay": info.id, "real_profile": profile.id}
 
 
 SHOTS: dict[str, Callable[[Page, str, dict[str, str]], None]] = {
     "sessions": shot_sessions, "step-through": shot_step_through, "compaction": shot_compaction,
     "usage": shot_usage, "templates": shot_templates, "configuration": shot_configuration,
-    "real-vs-replay": shot_real_vs_replay,
+    "real-vs-replay": shot_real_vs_replay, "real-fidelity": shot_real_fidelity,
 }
+#: Shots of a real transcript (``--real``).
+REAL_SHOTS = ("real-vs-replay", "real-fidelity")
 #: Views also shown in the dark theme (the README shows both renderings).
 DARK = ("step-through", "usage")
 
@@ -213,7 +236,7 @@ def run(names: list[str], themes: list[str], out: Path, *, palette: bool = True,
     written = []
     with tempfile.TemporaryDirectory(prefix="wb-screens-") as tmp:
         home = Path(tmp)
-        query = prepare_store(home) if set(names) - {"real-vs-replay"} else {}
+        query = prepare_store(home) if set(names) - set(REAL_SHOTS) else {}
         if real is not None:
             query |= prepare_real(home, real)
         with sync_playwright() as pw:
@@ -249,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                              "e.g. ../shared/real-sessions/claude_code/8463c716-….jsonl.gz")
     args = parser.parse_args(argv)
     themes = ["light", "dark"] if args.theme == "both" else [args.theme]
-    names = args.only or [n for n in SHOTS if n != "real-vs-replay" or args.real]
+    names = args.only or [n for n in SHOTS if n not in REAL_SHOTS or args.real]
     run(names, themes, args.out, palette=not args.full_colour, real=args.real)
     return 0
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
-from iris.fidelity import FACT_KINDS, FactFate, LossRecord
+from iris.fidelity import FACT_KINDS, Fact, FactFate, LossRecord
 
 from .failures import step_link
 
@@ -25,6 +25,11 @@ def compaction_label(record: LossRecord) -> str:
 
 def _pct(kept: int, needed: int) -> str:
     return f"{kept}/{needed} ({kept / needed:.0%})" if needed else "—"
+
+
+def _shown(fact: Fact) -> str:
+    """A fact as a table shows it: a path relative to the workspace (its key), else as written."""
+    return fact.key if fact.kind == "paths" else fact.text
 
 
 def recall_table(records: Sequence[LossRecord]) -> pd.DataFrame:
@@ -51,7 +56,7 @@ def lost_table(record: LossRecord, *, session_id: str | None = None,
     for f in record.lost():
         link = (step_link(session_id, replay_id, f.needed_step)
                 if session_id and replay_id and f.needed_step is not None else None)
-        rows.append({"needed at step": f.needed_step, "kind": f.fact.kind, "fact": f.fact.text,
+        rows.append({"needed at step": f.needed_step, "kind": f.fact.kind, "fact": _shown(f.fact),
                      "stated at message": f.fact.message, "open": link})
     return pd.DataFrame(rows, columns=LOST_COLUMNS)
 
@@ -119,7 +124,7 @@ def lost_by_either(a: LossRecord | None, b: LossRecord | None, *,
                 keys.setdefault(key, fate)
     rows = []
     for key, fate in keys.items():
-        row: dict[str, object] = {"kind": key[0], "fact": fate.fact.text,
+        row: dict[str, object] = {"kind": key[0], "fact": _shown(fate.fact),
                                   "needed at step": fate.needed_step}
         for label in labels:
             mine = fates.get(label, {}).get(key)
