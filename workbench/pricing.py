@@ -37,8 +37,9 @@ from iris.session import Session, Usage
 from iris.tokens import TokenEstimator, default_estimator
 
 from .billing import Ttl, billed, list_billed, money, recorded_bill, response_model, responses, write_ttl
-from .cache_pricing import CacheRequest, CacheSplit, Prefix, PrefixSink, cache_splits, prefix_of
+from .cache_pricing import CacheRequest, CacheSplit, Prefix, cache_splits
 from .price_data import list_price, prices_as_of, resolve, source
+from .request_prefixes import live_prefixes, prefix_sink, step_models, stored_prefixes
 
 __all__ = ["CostStep", "CostSummary", "cost_lines", "prefix_sink", "price", "recorded_cost_rates",
            "replay_cost", "saved_cost_lines", "step_models", "stored_replay_cost", "tally"]
@@ -269,36 +270,6 @@ def _steps(session: Session, preparations: Iterable[Any],
     return [replace(s, cache=next(splits)) if r is not None else s for s, r in base]
 
 
-def step_models(session: Session) -> list[str | None]:
-    """The model that answered each step (request batch) of ``session``: the response's own,
-    else the one before it, else the session's."""
-    out: list[str | None] = []
-    model = session.header.model
-    for batch in session.index.batches:
-        at = batch.assistant_message
-        if 0 <= at < len(session.messages):
-            model = response_model(session.messages[at], model)
-        out.append(model)
-    return out
-
-
-def prefix_sink(session: Session, estimator: TokenEstimator | None = None) -> PrefixSink:
-    """A sink to pass to ``iris.replay.replay`` (``ReplayObservers(sink=…)``) when the replay
-    keeps no request bodies; hand its ``prefixes`` to :func:`replay_cost`."""
-    models = step_models(session)
-    return PrefixSink(estimator or default_estimator(),
-                      lambda k: models[k] if 0 <= k < len(models) else session.header.model)
-
-
-def _live_prefixes(session: Session, replay: Any, estimator: TokenEstimator) -> dict[int, Prefix]:
-    sink = prefix_sink(session, estimator)
-    for p in replay.preparations:
-        request = replay.request(p)
-        if request is not None:
-            sink.save(p, request)
-    return sink.prefixes
-
-
 def replay_cost(session: Session, replay: Any, *, estimator: TokenEstimator | None = None,
                 prefixes: Mapping[int, Prefix] | None = None) -> dict[str, Any]:
     """The cost object of an ``iris.replay.Replay`` of ``session`` (``--summary-json``'s
@@ -306,7 +277,7 @@ def replay_cost(session: Session, replay: Any, *, estimator: TokenEstimator | No
     during a replay that kept no request bodies."""
     estimator = estimator or default_estimator()
     if replay.requests:
-        prefixes = _live_prefixes(session, replay, estimator)
+        prefixes = live_prefixes(session, replay, estimator)
     steps = _steps(session, replay.preparations, prefixes)
     models = {s.step_index: s.model for s in steps}
     summaries = []
@@ -323,36 +294,6 @@ def replay_cost(session: Session, replay: Any, *, estimator: TokenEstimator | No
     return tally(steps, summaries, bill=recorded_bill(session), rates=recorded_cost_rates(session))
 
 
-def _stored_prefixes(session: Session, stored: Any, steps: Sequence[Any],
-                     estimator: TokenEstimator) -> dict[int, Prefix]:
-    """Each ready step's :class:`Prefix` from the stored request skeletons, against the previous
-    request of the same model: equal part ids are equal messages, and only the parts after an
-    early divergence are read and counted."""
-    parts = stored.request_parts()
-    models = step_models(session)
-    counts: dict[int, int] = {}
-
-    def local(ids: Sequence[int]) -> int:
-        missing = [i for i in dict.fromkeys(ids) if i not in counts]
-        if missing:
-            for i, message in stored.part_messages(missing).items():
-                counts[i] = estimator.message_tokens(message)
-        return sum(counts.get(i, 0) for i in ids)
-
-    out: dict[int, Prefix] = {}
-    previous: dict[str | None, tuple[Sequence[int], Any]] = {}
-    for s in steps:
-        shape = parts.get(s.final_request_ref) if s.phase == "ready" else None
-        if shape is None:
-            continue
-        model = models[s.step_index] if s.step_index < len(models) else session.header.model
-        ids, ratio = shape[0], s.calibration_ratio or 1.0
-        out[s.step_index] = prefix_of(previous.get(model), shape,
-                                      lambda start, ids=ids, r=ratio: round(r * local(ids[start:])))
-        previous[model] = shape
-    return out
-
-
 def stored_replay_cost(session: Session, stored: Any, *,
                        estimator: TokenEstimator | None = None) -> dict[str, Any]:
     """The cost object of a saved replay (``services.replay.open_saved``): the summary request
@@ -361,7 +302,7 @@ def stored_replay_cost(session: Session, stored: Any, *,
 
     estimator = estimator or default_estimator()
     rows = truth_steps(stored)
-    steps = _steps(session, rows, _stored_prefixes(session, stored, rows, estimator))
+    steps = _steps(session, rows, stored_prefixes(session, stored, rows, estimator))
     models = {s.step_index: s.model for s in steps}
     usage = {c.step_index: c.summary_usage for c in stored.facts.compactions}
     summaries = []
