@@ -269,3 +269,12 @@ def test_r_twin_6_the_agents_compaction_call_is_part_of_the_bill():
     assert bill["compaction_requests"] == 1 and alone["compaction_requests"] == 0
     assert request is not None and bill["usd"] == pytest.approx(alone["usd"] + float(request),
                                                                 abs=1e-6)
+
+
+def test_r_twin_6_a_recorded_cost_of_zero_is_not_a_price():
+    """R-TWIN-6: litellm records 0 for a model it cannot price; such a response falls back to the
+    list price instead of billing nothing."""
+    usage = Usage(input_tokens=1_000_000, output_tokens=0, cost_usd=0.0)
+    assert billed(usage, "claude-opus-4-6", None).source == "list price"
+    assert billed(usage.model_copy(update={"cost_usd": 0.25}), "claude-opus-4-6", None).usd == (
+        Decimal("0.25"))

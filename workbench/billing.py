@@ -4,7 +4,8 @@ A response is priced, in this order:
 
 1. at the **cost the transcript records** for it (mini-swe-agent's ``extra.cost``, an
    OpenTelemetry cost attribute: :attr:`iris.session.Usage.cost_usd`), which is what the agent
-   was charged and beats any list price;
+   was charged and beats any list price (a recorded 0 is not a cost: litellm writes 0 for a
+   model it cannot price);
 2. else at the **list price** (:mod:`workbench.price_data`) of its model at the time it was
    recorded, with its cache reads at the read rate and its cache writes at the 5-minute or
    1-hour write rate as recorded (Anthropic's ``cache_creation.ephemeral_5m_input_tokens`` /
@@ -28,7 +29,7 @@ from iris.session import Message, Session, Usage
 from .price_data import list_price, resolve
 
 __all__ = ["Billed", "Ttl", "billed", "cache_writes", "compaction_requests", "list_billed", "money",
-           "recorded_bill", "response_model", "responses", "write_ttl"]
+           "recorded_bill", "recorded_cost", "response_model", "responses", "write_ttl"]
 
 Ttl = Literal["5m", "1h"]
 
@@ -82,10 +83,17 @@ class Billed:
     source: Literal["recorded cost", "list price", "unpriced"]
 
 
+def recorded_cost(usage: Usage) -> float | None:
+    """The cost the transcript records for a response, None when it records none. A recorded
+    cost of 0 is not taken as one: litellm writes 0 for a model it cannot price."""
+    return usage.cost_usd if usage.cost_usd else None
+
+
 def billed(usage: Usage, model: str | None, when: datetime | None) -> Billed:
     """One response as billed: its recorded cost, else its list price with caching."""
-    if usage.cost_usd is not None:
-        return Billed(Decimal(repr(usage.cost_usd)), "recorded cost")
+    cost = recorded_cost(usage)
+    if cost is not None:
+        return Billed(Decimal(repr(cost)), "recorded cost")
     price = list_billed(usage, model, when)
     return Billed(price, "unpriced" if price is None else "list price")
 

@@ -36,7 +36,17 @@ from typing import Any
 from iris.session import Session, Usage
 from iris.tokens import TokenEstimator, default_estimator
 
-from .billing import Ttl, billed, list_billed, money, recorded_bill, response_model, responses, write_ttl
+from .billing import (
+    Ttl,
+    billed,
+    list_billed,
+    money,
+    recorded_bill,
+    recorded_cost,
+    response_model,
+    responses,
+    write_ttl,
+)
 from .cache_pricing import CacheRequest, CacheSplit, Prefix, cache_splits
 from .price_data import list_price, prices_as_of, resolve, source
 from .request_prefixes import live_prefixes, prefix_sink, step_models, stored_prefixes
@@ -95,10 +105,11 @@ def recorded_cost_rates(session: Session) -> dict[str, Decimal]:
     a list price are left out (rate 1)."""
     paid: dict[str, list[Decimal]] = {}
     for model, usage, when in responses(session):
-        listed = list_billed(usage, model, when) if usage.cost_usd is not None else None
-        if model and listed:
+        cost = recorded_cost(usage)
+        listed = list_billed(usage, model, when) if cost is not None else None
+        if model and cost is not None and listed:
             sums = paid.setdefault(model, [Decimal(0), Decimal(0)])
-            sums[0] += Decimal(repr(usage.cost_usd))
+            sums[0] += Decimal(repr(cost))
             sums[1] += listed
     return {m: cost / listed for m, (cost, listed) in paid.items() if listed}
 
