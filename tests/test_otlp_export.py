@@ -64,7 +64,8 @@ def test_r_ses_4_otlp_round_trip_gives_back_requests_and_usage(long_session, tmp
     for span, prep in zip(calls, result.preparations, strict=True):
         request = request_of(result.result, prep)
         assert _message_keys(_turn_messages(input_turns(span))) == _message_keys(request.messages)
-        assert span.attrs["gen_ai.usage.input_tokens"] == prep.final_input_tokens
+        assert span.attrs["gen_ai.usage.input_tokens"] == prep.whole_request_tokens
+        assert span.attrs["context_workbench.local.input_tokens"] == prep.final_input_tokens
         response = long_session.messages[prep.response_message_index]
         assert _message_keys(_turn_messages(output_turns(span))) == _message_keys([response])
     imported = load_session(out)
@@ -79,7 +80,7 @@ def test_r_ses_4_otlp_round_trip_gives_back_requests_and_usage(long_session, tmp
     answers = [m for m in imported.session.messages if m.role == "assistant"]
     for message, prep in zip(answers, result.preparations, strict=True):
         recorded = long_session.messages[prep.response_message_index].usage
-        assert message.usage is not None and message.usage.input_tokens == prep.final_input_tokens
+        assert message.usage is not None and message.usage.input_tokens == prep.whole_request_tokens
         assert message.usage.output_tokens == (recorded.output_tokens if recorded else 0)
 
 
@@ -95,7 +96,7 @@ def test_r_ses_4_export_is_valid_otlp_for_the_official_schema(tmp_path):
     assert len(spans) == len(result.preparations) + 1 and spans[0].name.startswith("invoke_agent")
     chat = {kv.key: kv.value for kv in spans[1].attributes}
     assert chat["gen_ai.operation.name"].string_value == "chat"
-    assert chat["gen_ai.usage.input_tokens"].int_value == result.preparations[0].final_input_tokens
+    assert chat["gen_ai.usage.input_tokens"].int_value == result.preparations[0].whole_request_tokens
     assert json.loads(chat["gen_ai.input.messages"].string_value)[0]["parts"]
     assert [v.string_value for v in chat["context_workbench.stages"].array_value.values]
 

@@ -7,10 +7,12 @@ the agent's own traces:
 - ``gen_ai.input.messages``: the prepared request (what the engine would send), as
   ``[{role, parts}]`` with ``text``, ``reasoning``, ``tool_call`` and ``tool_call_response`` parts;
 - ``gen_ai.output.messages``: the recorded response of that step;
-- ``gen_ai.usage.input_tokens``: the prepared request's estimated size (the request was never sent,
-  so no provider counted it); ``gen_ai.usage.output_tokens``: the recorded response's output tokens
-  (absent when the transcript has no usage); the provider's recorded prompt size of the original
-  request is ``context_workbench.recorded.input_tokens``;
+- ``gen_ai.usage.input_tokens``: the prepared request's estimated size as a whole request
+  (calibrated local estimate + unrecorded overhead, the basis the provider counts on; the request
+  was never sent, so no provider counted it), the raw local estimate is
+  ``context_workbench.local.input_tokens``; ``gen_ai.usage.output_tokens``: the recorded
+  response's output tokens (absent when the transcript has no usage); the provider's recorded
+  prompt size of the original request is ``context_workbench.recorded.input_tokens``;
 - ``context_workbench.*``: step, phase, budget, pressure line, compaction, stages, record ids.
 
 A failed preparation's span has an error status and no input messages. Times are the recorded
@@ -81,6 +83,13 @@ def write_otlp(path: str | Path, document: dict[str, Any]) -> Path:
     return path
 
 
+def _whole(prep: ContextPreparation) -> int:
+    """The prepared request on the whole-request basis every page states (the raw local estimate
+    for records without it)."""
+    whole = prep.whole_request_tokens
+    return prep.final_input_tokens if whole is None else whole
+
+
 def _chat_span(session: Session, prep: ContextPreparation, request: PreparedRequest | None,
                trace: str, parent: str, start: int) -> dict[str, Any]:
     response = _response(session, prep)
@@ -89,7 +98,7 @@ def _chat_span(session: Session, prep: ContextPreparation, request: PreparedRequ
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "chat", "gen_ai.conversation.id": prep.session_id,
         "gen_ai.request.model": model, "gen_ai.response.model": response.model if response else None,
-        "gen_ai.usage.input_tokens": prep.final_input_tokens if request is not None else None,
+        "gen_ai.usage.input_tokens": _whole(prep) if request is not None else None,
         "gen_ai.usage.output_tokens": usage.output_tokens if usage else None,
         "gen_ai.input.messages": _messages_json(request.messages) if request is not None else None,
         "gen_ai.output.messages": _messages_json((response,)) if response else None,
@@ -101,6 +110,8 @@ def _chat_span(session: Session, prep: ContextPreparation, request: PreparedRequ
         "context_workbench.compaction_applied": prep.compaction_applied,
         "context_workbench.stages": [s.name for s in prep.stages],
         "context_workbench.recorded.input_tokens": usage.prompt_tokens if usage else None,
+        "context_workbench.local.input_tokens": (prep.final_input_tokens if request is not None
+                                                 else None),
         "context_workbench.recorded.usage_kind": prep.provider_usage_kind,
     }
     status: dict[str, Any] = {}

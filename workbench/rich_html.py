@@ -98,14 +98,24 @@ def _message_html(message: Any) -> str:
             f"{escape(message.label)} {marks}{body}</div>")
 
 
+def _final(header: Any) -> int:
+    """The step's final request as the header states it: whole request when recorded."""
+    whole = getattr(header, "whole_request_tokens", None)
+    return header.final_input_tokens if whole is None else whole
+
+
+def _whole_words(header: Any) -> str:
+    return "" if getattr(header, "whole_request_tokens", None) is None else " (whole request)"
+
+
 def step_html(prep: Any, header: Any, stages: pd.DataFrame, decisions: pd.DataFrame,
               messages: Sequence[Any]) -> str:
     """One preparation: header, stage table, decisions, final request (all escaped)."""
     reminder = f"{prep.reminder_line:,}" if prep.reminder_line is not None else "off"
     parts = [f"<style>{STYLE}</style><div class='wb'>",
              f"<h4>Step {prep.step_index} {badge(header.phase, header.phase_colour)}</h4>",
-             (f"<p>Final input <b style='color:{header.pressure_colour}'>"
-              f"{header.final_input_tokens:,}</b> of {header.input_budget:,} "
+             (f"<p>Final input{_whole_words(header)} <b style='color:{header.pressure_colour}'>"
+              f"{_final(header):,}</b> of {header.input_budget:,} "
               f"({header.percent_of_budget}%) · pressure line {prep.pressure_line:,} · reminder "
               f"{reminder} · trigger compared {escape(header.trigger_label)} · provider usage "
               f"of this response {escape(header.provider_label)} · response message "
