@@ -63,6 +63,9 @@ def _store_surfaces(store: Store, path: Path, config: Path) -> tuple[dict[str, A
     replay_id = save_replay_result(store, bundle, session_id=session_id, name="probe").id
     step = next(p.step_index for p in result.preparations if p.compaction_applied)
     out: dict[str, Any] = {}
+    # `workbench replays` lists the last step's request on the same basis as its header
+    listed = next(i for i in store.replays.list(session_id) if i.id == replay_id)
+    assert listed.final_tokens == result.preparations[-1].whole_request_tokens
 
     opened = open_step(store, session_id, replay_id, step)
     commit = next(d for s in opened.prep.stages for d in s.decisions

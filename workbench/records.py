@@ -148,6 +148,8 @@ class ReplayInfo(_Frozen):
     cancelled_count: int
     compactions_applied: int
     final_tokens: int
+    """The last step's request, whole request (the raw local estimate in replays saved before
+    it was stored on that basis)."""
     record_schema_version: int
     facts: ReplayFacts = ReplayFacts()
 

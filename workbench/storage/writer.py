@@ -28,6 +28,13 @@ from .migrations import STEP_FIGURE_COLUMNS, pack
 __all__ = ["ReplayWriter"]
 
 
+
+def _final_request(prep: Any) -> int:
+    """The last step's request on the whole-request basis every page states (the raw local
+    estimate for a step without one)."""
+    whole = prep.whole_request_tokens
+    return prep.final_input_tokens if whole is None else whole
+
 class ReplayWriter:
     """Writes one replay; rows are buffered and written by :meth:`flush` (and :meth:`finish`)."""
 
@@ -146,7 +153,7 @@ class ReplayWriter:
             "ready_count": phases.count("ready"), "failed_count": phases.count("failed"),
             "cancelled_count": phases.count("cancelled"),
             "compactions_applied": sum(1 for p in preps if p.compaction_applied),
-            "final_tokens": preps[-1].final_input_tokens if preps else 0,
+            "final_tokens": _final_request(preps[-1]) if preps else 0,
             "record_schema_version": preps[0].schema_version if preps else 1,
             "extras_json": bundle.facts.model_dump_json(),
         }
