@@ -193,3 +193,19 @@ def test_r_fid_2_summary_json_has_fidelity_on_replay_and_recorded_compactions(tm
     (recorded,) = summary["recorded_compactions"]
     assert recorded["fidelity"]["kinds"]["commands"] == {
         "facts": 1, "kept": 0, "needed_later": 1, "needed_later_kept": 0}
+
+
+def test_r_fid_2_summary_json_on_a_real_session(real_sessions: Path, tmp_path: Path):
+    """R-FID-2 on a real Claude Code session: `--summary-json` with the claude-code profile gives
+    the replay's compaction and the agent's recorded one a fidelity object at the same step, the
+    replay's keeping more of what was needed later."""
+    from workbench.cli import main
+
+    path = real_sessions / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"
+    out = tmp_path / "s.json"
+    assert main(["replay", str(path), "--config", "claude-code", "--summary-json", str(out)]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    (mine,), (agent,) = data["compactions"], data["recorded_compactions"]
+    assert mine["step"] == agent["step"] == 71
+    assert mine["fidelity"]["needed_later"] == agent["fidelity"]["needed_later"] > 0
+    assert mine["fidelity"]["recall_needed_later"] > agent["fidelity"]["recall_needed_later"]
