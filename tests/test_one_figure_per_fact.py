@@ -186,3 +186,30 @@ def test_r_real_2_estimate_error_counts_only_comparable_responses():
     assert error["responses"] == 3  # steps 1, 2, 6
     assert error["median_abs_pct"] == 2.0 and error["p90_abs_pct"] == 3.0
     assert estimate_error(steps[:1])["median_abs_pct"] is None
+
+
+def test_r_twin_5_replays_saved_before_the_detail_read_the_same_figures(tmp_path):
+    """R-TWIN-5: a replay saved when its facts kept the untrimmed durable history under
+    ``tokens_*`` (no ``history_tokens_*``) still states the request as sent, read from its
+    commit decisions."""
+    from workbench.services.replay import open_saved
+    from workbench.services.truth import replay_compactions
+
+    config = tmp_path / "budget.yaml"
+    config.write_text("compaction: {input_budget_tokens: 96000}\n", encoding="utf-8")
+    with Store(tmp_path / "workbench.db") as store:
+        session_id = store.import_file(LONG).session_id
+        _, bundle = replay_session(store.get_session(session_id),
+                                   config=load_configuration(str(config)))
+        saved = open_saved(store, save_replay_result(store, bundle, session_id=session_id,
+                                                     name="probe").id)
+        now = replay_compactions(saved)
+        assert now and all(c["history_tokens_before"] is not None for c in now)
+        older = saved.info.facts.model_copy(update={"compactions": tuple(
+            c.model_copy(update={"tokens_before": c.history_tokens_before,
+                                 "tokens_after": c.history_tokens_after,
+                                 "history_tokens_before": None, "history_tokens_after": None})
+            for c in saved.info.facts.compactions)})
+        object.__setattr__(saved, "info", saved.info.model_copy(update={"facts": older}))
+        assert saved.facts.compactions[0].history_tokens_before is None
+        assert replay_compactions(saved) == now
