@@ -278,3 +278,28 @@ def test_r_twin_6_a_recorded_cost_of_zero_is_not_a_price():
     assert billed(usage, "claude-opus-4-6", None).source == "list price"
     assert billed(usage.model_copy(update={"cost_usd": 0.25}), "claude-opus-4-6", None).usd == (
         Decimal("0.25"))
+
+
+def test_r_twin_6_the_agents_own_summary_costs_what_the_agent_paid_for_it(real_sessions):
+    """R-TWIN-6: the claude-code profile with the recorded summariser reuses the agent's summary
+    at the agent's compaction; when the transcript records that summary call (as an
+    ``agent-acompact`` request beside it does), the replay is charged what the agent paid for it,
+    not an uncached estimate of the request."""
+    from iris.compaction.summarisers import RecordedSummariser
+
+    from workbench.services.presets import resolve_config
+
+    session = load_session(real_sessions / "claude_code" / CLAUDE_FILES[0]).session
+    call = Usage(input_tokens=3, output_tokens=4_000, cache_read_tokens=166_758,
+                 cache_write_tokens=500, model="claude-opus-4-6")  # the shape of a real one
+    linked = session.model_copy(update={"compactions": tuple(
+        c.model_copy(update={"request_usage": call}) for c in session.compactions)})
+    profile = resolve_config("claude-code")
+    with_call = replay_cost(linked, replay(linked, profile, summariser=RecordedSummariser(linked)))
+    without = replay_cost(session, replay(session, profile,
+                                          summariser=RecordedSummariser(session)))
+    paid = billed(call, "claude-opus-4-6", None).usd
+    assert paid is not None and with_call["summaries_estimated"] is False
+    assert with_call["summaries_usd"] == pytest.approx(float(paid), abs=1e-6)
+    assert without["summaries_estimated"] is True
+    assert without["summaries_usd"] > with_call["summaries_usd"]  # uncached estimate is dearer

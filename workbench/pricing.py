@@ -27,7 +27,7 @@ figure is None and ``note`` says why.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
@@ -281,27 +281,49 @@ def _steps(session: Session, preparations: Iterable[Any],
     return [replace(s, cache=next(splits)) if r is not None else s for s, r in base]
 
 
+def _agent_summary_call(session: Session, checkpoint_text: str) -> Usage | None:
+    """The usage of the agent's own summary call when the checkpoint is that call's summary (a
+    replay that reuses the agent's summary at the agent's compaction pays what the agent paid
+    for it), None otherwise or when the transcript does not record the call."""
+    for c in session.compactions:
+        usage: Usage | None = getattr(c, "request_usage", None)
+        at = c.at_message
+        text = c.summary or (session.messages[at].text if 0 <= at < len(session.messages)
+                             and session.messages[at].is_compaction_summary else "")
+        if usage is not None and usage.is_trusted and text.strip() and (
+                text.strip()[:200] in checkpoint_text):
+            return usage
+    return None
+
+
+def _summary(session: Session, step_index: int | None, model: str | None, usage: Usage | None,
+             checkpoint_text: str, request_tokens: Callable[[], int],
+             estimator: TokenEstimator) -> CostSummary:
+    """One committed compaction's summary call: its reported usage, else the agent's own call
+    when the checkpoint is the agent's summary, else local counts of its request and output."""
+    model = model or session.header.model
+    index = -1 if step_index is None else step_index
+    if usage is None or not usage.is_trusted:
+        usage = _agent_summary_call(session, checkpoint_text)
+    if usage is not None:
+        return CostSummary(index, usage.model or model, usage.prompt_tokens, usage.output_tokens,
+                           True, usage)
+    return CostSummary(index, model, request_tokens(), estimator.count(checkpoint_text), False)
+
+
 def replay_cost(session: Session, replay: Any, *, estimator: TokenEstimator | None = None,
                 prefixes: Mapping[int, Prefix] | None = None) -> dict[str, Any]:
     """The cost object of an ``iris.replay.Replay`` of ``session`` (``--summary-json``'s
     ``cost``). ``prefixes`` are those a :class:`~workbench.cache_pricing.PrefixSink` collected
     during a replay that kept no request bodies."""
-    estimator = estimator or default_estimator()
+    counter = estimator or default_estimator()
     if replay.requests:
-        prefixes = live_prefixes(session, replay, estimator)
+        prefixes = live_prefixes(session, replay, counter)
     steps = _steps(session, replay.preparations, prefixes)
     models = {s.step_index: s.model for s in steps}
-    summaries = []
-    for c in replay.checkpoints:
-        model = models.get(c.step_index) or session.header.model
-        if c.summary_usage is not None and c.summary_usage.is_trusted:
-            u = c.summary_usage
-            summaries.append(CostSummary(c.step_index, u.model or model, u.prompt_tokens,
-                                         u.output_tokens, True, u))
-        else:
-            summaries.append(CostSummary(c.step_index, model,
-                                         estimator.count(c.summary_request_text),
-                                         estimator.count(c.checkpoint_text), False))
+    summaries = [_summary(session, c.step_index, models.get(c.step_index), c.summary_usage,
+                          c.checkpoint_text, lambda c=c: counter.count(c.summary_request_text),
+                          counter) for c in replay.checkpoints]
     return tally(steps, summaries, bill=recorded_bill(session), rates=recorded_cost_rates(session))
 
 
@@ -311,22 +333,15 @@ def stored_replay_cost(session: Session, stored: Any, *,
     is estimated from the archived head, which is what the summariser read."""
     from .services.truth import truth_steps  # whole-request figures without parsing each preparation
 
-    estimator = estimator or default_estimator()
+    counter = estimator or default_estimator()
     rows = truth_steps(stored)
-    steps = _steps(session, rows, stored_prefixes(session, stored, rows, estimator))
+    steps = _steps(session, rows, stored_prefixes(session, stored, rows, counter))
     models = {s.step_index: s.model for s in steps}
     usage = {c.step_index: c.summary_usage for c in stored.facts.compactions}
-    summaries = []
-    for a in stored.archives():
-        model = models.get(a.step_index) or session.header.model
-        measured = usage.get(a.step_index)
-        if measured is not None:
-            summaries.append(CostSummary(a.step_index, measured.model or model,
-                                         measured.prompt_tokens, measured.output_tokens, True,
-                                         measured))
-        else:
-            summaries.append(CostSummary(a.step_index, model, estimator.count(a.text),
-                                         estimator.count(a.checkpoint_text), False))
+    summaries = [_summary(session, a.step_index, models.get(a.step_index) if a.step_index is not
+                          None else None, usage.get(a.step_index), a.checkpoint_text,
+                          lambda a=a: counter.count(a.text), counter)
+                 for a in stored.archives()]
     return tally(steps, summaries, bill=recorded_bill(session), rates=recorded_cost_rates(session))
 
 
