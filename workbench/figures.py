@@ -16,8 +16,8 @@ really sent, counted locally, calibrated with what earlier responses measured, p
 provider's count. A response counts when its usage is trusted provider usage (not missing, not a
 frozen ``≈`` estimate) and something was there to compare: the first step and every step whose
 response measured the overhead (the first response after a recorded compaction re-measures it)
-are left out, since their estimate lacks the overhead being measured. Median (pandas' median, i.e.
-the mean of the two middle values for an even count) and p90 (nearest rank: the ⌈0.9·n⌉-th
+are left out, since their estimate lacks the overhead being measured. Median (the middle value,
+the mean of the two middle ones for an even count) and p90 (nearest rank: the ⌈0.9·n⌉-th
 smallest), both rounded to 2 decimals.
 
 **Calibration ratio.** The replay's ratio is the one at its end (provider tokens per local token
@@ -34,14 +34,10 @@ from typing import Any
 
 from iris.preparation.records import CompactionApplied, ContextPreparation
 
-__all__ = ["BASIS", "ERROR_BASIS", "HISTORY_DETAIL", "applied_compactions", "applied_of",
-           "compaction_figures",
+__all__ = ["ERROR_BASIS", "applied_compactions", "applied_of", "compaction_figures",
            "error_words", "estimate_error", "replay_calibration_ratio", "scored_errors",
            "unscored_steps"]
 
-BASIS = "whole request as sent: calibrated local estimate + unrecorded overhead"
-HISTORY_DETAIL = ("detail: the untrimmed durable history the engine compacted, before this step's "
-                  "fold and trim (whole request)")
 ERROR_BASIS = ("as-recorded request: calibrated local estimate + unrecorded overhead, against "
                "provider prompt tokens (responses with trusted usage; the first step and the "
                "overhead-measuring responses excluded)")
