@@ -8,6 +8,7 @@ import streamlit as st
 from workbench.corpus_runner import read_table
 from workbench.page_guards import error_boundary
 from workbench.views.corpus import corpus_figure, corpus_totals, largest_differences
+from workbench.views.fidelity import corpus_fidelity_table
 from workbench.views.markup import code_span
 
 st.title("Corpus")
@@ -36,6 +37,14 @@ failed = sessions[sessions["error"].notna()]
 if not failed.empty:
     with st.expander(f"{len(failed)} sessions could not be replayed"):
         st.dataframe(failed[["configuration", "path", "error"]], hide_index=True)
+
+with error_boundary("read what compaction lost in this batch", stop=False):
+    lost = corpus_fidelity_table(read_table(folder, "fidelity"))
+    if not lost.empty:
+        st.subheader("What compaction lost, per configuration")
+        st.caption("Mean recall of the facts each compaction's replaced span held and the session "
+                   "needed again (docs/fidelity.md); the agent's own compactions for comparison.")
+        st.dataframe(lost, hide_index=True, key="corpus_fidelity")
 
 names = sorted(sessions["configuration"].unique())
 if len(names) >= 2:

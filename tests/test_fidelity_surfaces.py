@@ -225,3 +225,27 @@ def test_r_fid_2_html_report_has_what_compaction_lost(tmp_path):
     assert "pytest tests/test_parse.py -q" in section and "needed at step" in section
     quiet = build_report(ROOT / "sample_sessions" / "unanswered.jsonl")
     assert "nothing was lost to compaction" in quiet
+
+
+def test_r_fid_2_corpus_page_shows_the_mean_recall_per_configuration(tmp_path):
+    """R-FID-2: the Corpus page of a batch with two configurations lists the mean recall of
+    needed-later facts per configuration, the replay's compactions and the agent's own."""
+    from test_fidelity import SUMMARY, _session
+
+    from workbench.corpus_runner import run_batch
+    from workbench.importers.native import dump_session
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    dump_session(_session(SUMMARY), corpus / "built.jsonl")
+    (corpus / "long.jsonl").write_bytes((ROOT / "sample_sessions" / "long_session.jsonl").read_bytes())
+    out = tmp_path / "out"
+    run_batch(["default", budget_96k_config()], [corpus], out)
+    at = AppTest.from_file(str(ROOT / "pages" / "corpus.py"), default_timeout=60).run()
+    at.text_input(key="corpus_dir").input(str(out)).run()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "compactions of" in d.value.columns)
+    rows = {(r["configuration"], r["compactions of"]): r for _, r in table.iterrows()}
+    assert rows["default", "agent (recorded)"]["mean recall, needed later"] == "50%"
+    replayed = [r for (_, who), r in rows.items() if who == "replay"]
+    assert replayed and all(r["compactions"] >= 1 for r in replayed)

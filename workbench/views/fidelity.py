@@ -9,10 +9,21 @@ from collections.abc import Sequence
 import pandas as pd
 from iris.fidelity import FACT_KINDS, Fact, FactFate, LossRecord
 
+from ..fidelity import recall_means
 from .failures import step_link
 
-__all__ = ["LOST_COLUMNS", "compaction_label", "fidelity_sentence", "loss_side_by_side",
-           "lost_by_either", "lost_table", "pair_table", "recall_table", "runs_recall_table"]
+__all__ = [
+    "LOST_COLUMNS",
+    "compaction_label",
+    "corpus_fidelity_table",
+    "fidelity_sentence",
+    "loss_side_by_side",
+    "lost_by_either",
+    "lost_table",
+    "pair_table",
+    "recall_table",
+    "runs_recall_table",
+]
 
 LOST_COLUMNS = ["needed at step", "kind", "fact", "stated at message", "open"]
 
@@ -143,3 +154,20 @@ def runs_recall_table(named: Sequence[tuple[str, Sequence[LossRecord]]]) -> pd.D
     if not frames:
         return pd.DataFrame(columns=columns)
     return pd.concat(frames, ignore_index=True).reindex(columns=columns)
+
+
+def corpus_fidelity_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration of a batch's ``fidelity`` table, the replay's compactions and the
+    agent's own: how many, the mean recall of needed-later facts and the recall of needed-later
+    paths and commands (percentages; "—" when nothing was needed later)."""
+    def pct(value: float | None) -> str:
+        return "—" if value is None else f"{value:.0%}"
+
+    rows = [{"configuration": m["configuration"],
+             "compactions of": "agent (recorded)" if m["source"] == "recorded" else "replay",
+             "compactions": m["compactions"],
+             "mean recall, needed later": pct(m["mean_recall_needed_later"]),
+             "paths and commands": pct(m["recall_paths_commands"])}
+            for m in recall_means(frame)]
+    return pd.DataFrame(rows, columns=["configuration", "compactions of", "compactions",
+                                       "mean recall, needed later", "paths and commands"])
