@@ -107,7 +107,7 @@ def _expand_paths(paths: Sequence[str]) -> tuple[list[str], int]:
 
 def _import_one(store, path: str, args: argparse.Namespace) -> str:
     """Import one file and print its outcome; returns the summary bucket it falls in."""
-    from .terminal import progress_bar
+    from .terminal import printable, progress_bar
 
     try:
         with progress_bar(Path(path).name, quiet=args.quiet) as progress:
@@ -119,7 +119,7 @@ def _import_one(store, path: str, args: argparse.Namespace) -> str:
     verb = "imported" if outcome.created else "already stored"
     if not args.quiet:
         unplaced = f", {len(outcome.unplaced)} unplaced lines" if outcome.unplaced else ""
-        print(f"{verb}: {path} -> {outcome.session_id} ({outcome.format}, "
+        print(f"{verb}: {printable(path)} -> {printable(outcome.session_id)} ({outcome.format}, "
               f"{outcome.message_count} messages, {len(outcome.skipped)} skipped lines{unplaced})")
     for skip in outcome.skipped:
         print(f"  skipped {path}:{skip.line}: {skip.problem}", file=sys.stderr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -17,9 +18,20 @@ from typing import Any, TextIO
 
 from .progress import Progress, no_progress
 
-__all__ = ["add_format_options", "progress_bar", "write_rows"]
+__all__ = ["add_format_options", "printable", "progress_bar", "write_rows"]
 
 FORMATS = ("table", "json", "nl", "csv")
+
+#: Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts colour,
+#: cursor and title sequences; 0x9B is an 8-bit CSI), DEL, and the bidirectional overrides and
+#: isolates that reorder what is shown.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would act on spelled as JSON spells it
+    (``\\u001b``), as ``workbench inspect`` prints a title."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @contextmanager
@@ -66,7 +78,8 @@ def write_rows(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], fmt: s
     elif fmt == "csv":
         writer = csv.DictWriter(stream, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({c: printable(v) if isinstance(v, str) else v for c, v in r.items()}
+                         for r in rows)
     else:
         _write_table(rows, columns, stream)
 
@@ -75,7 +88,8 @@ def _write_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], out:
     def cell(value: Any) -> str:
         if value is None:
             return "—"
-        return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+        return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) \
+            else printable(str(value))
 
     table = [[c.upper().replace("_", " ") for c in columns]]
     table += [[cell(r[c]) for c in columns] for r in rows]

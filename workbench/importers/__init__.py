@@ -7,6 +7,7 @@ also carries the content hash of the file (so a store can refuse to import it tw
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from iris.errors import SessionFormatError
@@ -70,7 +71,7 @@ def load_session(path: str | Path, *, format: str | None = None, lenient: bool =
     line and problem; lenient mode skips bad lines and lists them in ``ImportResult.skipped``."""
     path = Path(path)
     if not path.is_file():
-        raise SessionFormatError("no such file", path=path)
+        raise SessionFormatError(_not_a_file(path), path=path)
     try:
         fmt = format or detect_format(path)
     except GZIP_ERRORS as exc:
@@ -108,6 +109,23 @@ def load_session(path: str | Path, *, format: str | None = None, lenient: bool =
     notes = [n for n in notes if not isinstance(n, UnplacedLine)]
     return ImportResult(session=session, format=fmt, path=str(path), skipped=_lines(errors),
                         warnings=_lines(notes), content_hash=content_hash, unplaced=_lines(unplaced))
+
+
+def _not_a_file(path: Path) -> str:
+    """What ``path`` is, for a path that is not a regular file (said, never read: a named pipe
+    would block and a device such as /dev/zero would be read for ever)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"cannot read the file ({exc.strerror or exc})"
+    kinds = ((stat.S_ISDIR, "is a folder, not a file (import a folder with `workbench import`)"),
+             (stat.S_ISFIFO, "is a named pipe (FIFO), not a regular file"),
+             (stat.S_ISCHR, "is a device, not a regular file"),
+             (stat.S_ISBLK, "is a device, not a regular file"),
+             (stat.S_ISSOCK, "is a socket, not a regular file"))
+    return next((text for test, text in kinds if test(mode)), "is not a regular file")
 
 
 def _gzip_error(path: Path, exc: BaseException) -> SessionFormatError:

@@ -20,28 +20,47 @@ def canonical(value: Any) -> str:
     return canonical_json(value)
 
 
+def _store_file(db: Database) -> str:
+    """The file of ``db``'s main database ("" for one in memory or when SQLite cannot say)."""
+    try:
+        rows = db.execute("PRAGMA database_list").fetchall()
+    except sqlite3.Error:
+        return ""
+    return next((str(r[2]) for r in rows if r[1] == "main" and r[2]), "")
+
+
+def _prefix(where: object) -> str:
+    place = _store_file(where) if isinstance(where, Database) else where
+    return f"{place}: " if place else ""
+
+
 @contextmanager
 def guard(action: str, where: object = "") -> Iterator[None]:
     """Turn SQLite errors (and values SQLite cannot hold) into a StorageError naming the action
-    (and the store file, when ``where`` names it)."""
-    prefix = f"{where}: " if where else ""
+    and the store file (``where``: its path, or the Database, asked for its file on error)."""
     try:
         yield
     except sqlite3.Error as exc:
-        raise StorageError(f"{prefix}{action} failed ({exc})") from None
+        prefix = _prefix(where)
+        full = ("; the disk holding the store is full (or the store reached its size limit): "
+                "free space and retry, nothing of this action was kept"
+                if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL else "")
+        raise StorageError(f"{prefix}{action} failed ({exc}){full}") from None
     except UnicodeEncodeError as exc:  # str → UTF-8 for SQLite: a lone UTF-16 surrogate
+        prefix = _prefix(where)
         raise StorageError(
             f"{prefix}{action} failed: text holds a lone UTF-16 surrogate "
             f"({exc.object[exc.start:exc.end]!r}); importing a file replaces them with U+FFFD "
             "(docs/robustness.md)") from None
     except OverflowError as exc:
+        prefix = _prefix(where)
         raise StorageError(f"{prefix}{action} failed: a value SQLite cannot store ({exc}); "
                            "imports refuse such values (docs/robustness.md)") from None
 
 
 def query(db: Database, action: str, sql: str, args: Sequence[Any] = ()) -> list[dict[str, Any]]:
     """Every row of ``sql`` as dicts, SQLite errors as a StorageError naming ``action``."""
-    with guard(action):
+    with guard(action, db):
         return list(db.query(sql, list(args)))
 
 

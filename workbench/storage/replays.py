@@ -64,7 +64,7 @@ class ReplayRepository:
              clock: Callable[[], datetime] = _now) -> ReplayInfo:
         """Save (or replace) the replay ``name`` of ``session_id`` in one transaction."""
         replay_id = replay_id_for(session_id, name)
-        with guard("saving a replay"), write_transaction(self._db):
+        with guard("saving a replay", self._db), write_transaction(self._db):
             writer = ReplayWriter(self._db, replay_id, session_id=session_id, name=name,
                                   summariser=bundle.summariser, created=_stamp(clock))
             writer.begin(bundle)
@@ -88,7 +88,7 @@ class ReplayRepository:
     def delete(self, replay_id: str) -> bool:
         """Delete a replay and (through the schema's cascades) every row below it, then the request
         bodies no other replay shares; False when it did not exist."""
-        with guard("deleting a replay"), write_transaction(self._db):
+        with guard("deleting a replay", self._db), write_transaction(self._db):
             deleted = self._db.execute("DELETE FROM replays WHERE id = ?", [replay_id]).rowcount > 0
             forget_unused_bodies(self._db)
         self._cache.forget(replay_id)
@@ -158,7 +158,7 @@ class StoreSink:
     def __init__(self, writer: ReplayWriter) -> None:
         self._writer = writer
         self.replay_id = writer.replay_id
-        with guard("saving a replay"), write_transaction(writer.db):
+        with guard("saving a replay", writer.db), write_transaction(writer.db):
             writer.begin(EvidenceBundle(preparations=(), summariser=writer.summariser))
 
     def save(self, preparation: ContextPreparation, request: Any) -> str | None:
@@ -167,14 +167,14 @@ class StoreSink:
         preparation's ``final_request_ref``."""
         ref = request.ref if request is not None else None
         preparation = preparation.model_copy(update={"final_request_ref": ref})
-        with guard("saving a replay step"), write_transaction(self._writer.db):
+        with guard("saving a replay step", self._writer.db), write_transaction(self._writer.db):
             self._writer.add_step(preparation, request)
             self._writer.flush()
         return ref
 
     def finish(self, facts: ReplayFacts | None = None) -> ReplayInfo:
         """Write the replay's counts (steps, phases, compactions, final tokens) and its facts."""
-        with guard("saving a replay"), write_transaction(self._writer.db):
+        with guard("saving a replay", self._writer.db), write_transaction(self._writer.db):
             return self._writer.finish(facts)
 
 

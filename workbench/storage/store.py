@@ -211,8 +211,15 @@ class Store:
             row = self._session_row(session, format, content_hash, source_path, unplaced)
         report = progress or (lambda fraction, label: None)
         report(0.8, "writing")
+        wanted = session.header.session_id or content_hash[-12:]
         try:
             with self._storage_errors(f"storing session {row['id']!r}"), write_transaction(self.db):
+                # Chosen again under the write lock: another process may have stored the same
+                # content, or another file with the same session id, since the row was built.
+                existing = self._id_for_hash(content_hash)
+                if existing is not None:
+                    return existing, False
+                row["id"] = self._free_id(wanted, content_hash)
                 self.db.table("sessions").insert(dict(row))
                 self.db.conn.executemany(  # plain executemany: sqlite-utils' per-value checks cost more
                     "INSERT INTO messages (session_id, idx, role, json) VALUES (?, ?, ?, ?)",
@@ -365,7 +372,7 @@ class Store:
             "subagents": [s.model_dump(mode="json", exclude_none=True) for s in session.subagents],
         }
         return {
-            "id": self._free_id(header.session_id or content_hash[-12:], content_hash),
+            "id": self._free_id(header.session_id or content_hash[-12:], content_hash),  # provisional
             "title": header.title or header.session_id,
             "format": format,
             "source_path": source_path,
