@@ -245,7 +245,7 @@ def test_r_fid_2_corpus_page_shows_the_mean_recall_per_configuration(tmp_path):
     at.text_input(key="corpus_dir").input(str(out)).run()
     assert not at.exception, at.exception
     table = next(d.value for d in at.dataframe if "compactions of" in d.value.columns)
-    rows = {(r["configuration"], r["compactions of"]): r for _, r in table.iterrows()}
+    rows = {(r["configuration"], r["compactions of"]): r for r in table.to_dict("records")}
     assert rows["default", "agent (recorded)"]["mean recall, needed later"] == "50%"
     replayed = [r for (_, who), r in rows.items() if who == "replay"]
     assert replayed and all(r["compactions"] >= 1 for r in replayed)
