@@ -209,3 +209,27 @@ def test_r_fid_2_summary_json_on_a_real_session(real_sessions: Path, tmp_path: P
     assert mine["step"] == agent["step"] == 71
     assert mine["fidelity"]["needed_later"] == agent["fidelity"]["needed_later"] > 0
     assert mine["fidelity"]["recall_needed_later"] > agent["fidelity"]["recall_needed_later"]
+
+
+def test_r_fid_1_messages_a_compaction_provided_are_retained_not_later():
+    """R-FID-1: a Codex-style compaction puts copies of earlier messages in place
+    (``compaction_provided``): they count as retained, and a fact is needed later only where the
+    session mentions it after them."""
+    provided = _call("c1", "Bash", command="make lint").model_copy(
+        update={"compaction_provided": True})
+    messages = (
+        _user("Run the linter please, and keep the build green."),
+        _call("c1", "Bash", command="make lint"),
+        _result("c1", "ok"),
+        Message(role="user", content=(TextBlock(text="summary: linted"),),
+                is_compaction_summary=True, compaction_provided=True),
+        provided,
+        _user("go on"),
+        _call("c2", "Bash", command="make lint"),
+        _result("c2", "ok"),
+    )
+    session = Session(header=SessionHeader(session_id="codex-like"), messages=messages,
+                      compactions=(RecordedCompaction(at_message=3, summary="summary: linted"),))
+    (record,) = recorded_loss_records(session)
+    fate = next(f for f in record.fates if f.fact.kind == "commands")
+    assert fate.kept and fate.needed_message == 6 and fate.needed_step == 1

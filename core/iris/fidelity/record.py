@@ -196,27 +196,37 @@ def _full_text(message: Message) -> str:
 
 def recorded_loss_records(session: Session, step_of: Callable[[int], int | None] | None = None
                           ) -> tuple[LossRecord, ...]:
-    """The loss record of each compaction the agent recorded (its summary is the checkpoint; it
-    retained no raw message). ``step_of`` maps a compaction's ``at_message`` to its step
-    (default: the first step whose response comes after it)."""
+    """The loss record of each compaction the agent recorded: its summary is the checkpoint, and
+    the messages the compaction put in place (Codex's replacement history, marked
+    ``compaction_provided``) are retained; Claude Code retains none. ``step_of`` maps a
+    compaction's ``at_message`` to its step (default: the first step whose response comes after
+    it)."""
     firsts = [b.assistant_message for b in session.index.batches]
+    messages = session.messages
     out: list[LossRecord] = []
     start = 0
     for n, c in enumerate(session.compactions, start=1):
         step = step_of(c.at_message) if step_of is not None else bisect.bisect_left(firsts, c.at_message)
-        summary_at = _summary_index(session.messages, c.at_message)
-        text = c.summary or (session.messages[summary_at].text if summary_at is not None else "")
-        resume = (summary_at if summary_at is not None else c.at_message) + 1
+        placed = _placed(messages, c.at_message)
+        summary = next((i for i in placed if messages[i].is_compaction_summary), None)
+        text = c.summary or (messages[summary].text if summary is not None else "")
+        resume = placed.stop if placed else c.at_message
         out.append(loss_record(session, source="recorded", n=n, step=step or 0,
                                span=range(start, c.at_message), checkpoint=text or "",
-                               retained=(), resume_message=resume))
+                               retained=[i for i in placed if i != summary],
+                               resume_message=resume))
         start = c.at_message
     return tuple(out)
 
 
-def _summary_index(messages: Sequence[Message], at: int) -> int | None:
-    return next((i for i in range(at, min(at + 4, len(messages)))
-                 if messages[i].is_compaction_summary), None)
+def _placed(messages: Sequence[Message], at: int) -> range:
+    """The messages a recorded compaction put in place from ``at``: its summary and the messages
+    it provided, up to the first message the session recorded after them."""
+    end = at
+    while end < len(messages) and (messages[end].is_compaction_summary
+                                   or messages[end].compaction_provided):
+        end += 1
+    return range(at, end)
 
 
 def applied_loss_record(session: Session, *, n: int, step: int, archived: Sequence[int],
