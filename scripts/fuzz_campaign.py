@@ -15,8 +15,9 @@ finish is recorded as a hang and the worker is restarted. Findings:
 ``crash``      an exception outside the project's error hierarchy (a traceback for the user)
 ``unlocated``  a project error whose message names no file, line or field
 ``hang``       the case did not finish within the time bound
-``accepted``   a strict import accepted a ``wrong_type`` mutation and imported something different
-               from the unmutated file (the wrong value was coerced or silently dropped)
+``accepted``   a strict import accepted a ``wrong_type`` or ``huge_float`` mutation and imported
+               something different from the unmutated file (the wrong value was coerced or silently
+               dropped), or a ``bom`` file imported differently from the file without the mark
 ``unlisted``   strict refused the file but lenient imported it without listing a skipped line
 
 Usage::
@@ -56,6 +57,9 @@ REPO_SEEDS = sorted([*ROOT.glob("sample_sessions/*.jsonl"), *ROOT.glob("tests/fi
                      *ROOT.glob("tests/fixtures/importers/*.traj")])
 #: Lines mutated per file are chosen among the first ones (the rest is kept as is).
 MAX_LINES = 400
+#: Classes whose strict import must refuse the file or import what the unmutated file imports
+#: (a wrong type or a token count that is no count is an error; a byte order mark changes nothing).
+ACCEPT_CHECKED = ("wrong_type", "huge_float", "bom")
 
 
 def _seeds(real: Path | None) -> list[tuple[str, bytes]]:
@@ -129,7 +133,7 @@ def _run_case(case: dict, baselines: dict) -> dict:
                     result = load_session(path, format=fmt, lenient=True)
                     if not result.warnings:
                         findings.append({"stage": mode, "finding": "unlisted"})
-                if mode == "strict" and case["kind"] == "wrong_type" and \
+                if mode == "strict" and case["kind"] in ACCEPT_CHECKED and \
                         _comparable(store.get_session(value.session_id)) != baselines[case["seed"]]:
                     findings.append({"stage": mode, "finding": "accepted", "line": case["line"]})
                 outcomes[f"replay_{mode}"] = _stage(

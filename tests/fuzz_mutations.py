@@ -18,6 +18,9 @@ document) or the bytes of one line, the way damaged or hostile transcripts diffe
 ``space_run``      a string gains a run of 100,000 spaces (after a newline or ``## ``, then text):
                    the input that makes a backtracking regular expression slow
 ``digit_text``     a string becomes digits no ``int()`` converts (5,000 of them), ``Infinity`` or ``²``
+``bom``            a UTF-8 byte order mark starts the file (or, in JSON Lines, one line)
+``huge_float``     a token count becomes a huge or non-integral float (``1e308``, ``2**53 + 1``
+                   written as a float, ``1e20``, ``12.5``)
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from typing import Any
 __all__ = ["CLASSES", "mutate_file", "mutate_text"]
 
 CLASSES = ("bad_timestamp", "lone_surrogate", "huge_int", "huge_digits", "wrong_type", "truncate",
-           "invalid_utf8", "drop_key", "wrong_top", "huge_string", "deep_nesting", "space_run", "digit_text")
+           "invalid_utf8", "drop_key", "wrong_top", "huge_string", "deep_nesting", "space_run", "digit_text",
+           "bom", "huge_float")
 HUGE_STRING = 600_000
 DEEP = 50_000
 
@@ -43,6 +47,9 @@ BAD_TIMES: tuple[Any, ...] = (
 HUGE_INTS = (2**63, 2**64 + 7, -(2**63) - 1, 10**30, 2**200, -(10**25))
 HUGE_LITERALS = ("9" * 5000, "1" + "0" * 4400, "-" + "7" * 4301, "1e999", "-1e999")
 SURROGATES = ("\ud800", "\udfff", "\udc00", "\ud83d")
+HUGE_FLOATS = (1e308, -1e308, 1.7976931348623157e308, 1e300, 9007199254740993.0, 1e20, 1.5e16, 12.5)
+BOM = b"\xef\xbb\xbf"
+_TOKEN_KEY = re.compile(r"token", re.IGNORECASE)
 OTHER_TYPES: tuple[Any, ...] = (None, True, 0, -1, 3.5, "", "text", "12", [], [1, "a"], {}, {"x": 1})
 _TIME_KEY = re.compile(r"time|created|date", re.IGNORECASE)
 _ISO = re.compile(r"^\d{4}-\d\d-\d\dT")
@@ -134,6 +141,13 @@ def _mutate_value(rng: random.Random, doc: Any, kind: str) -> tuple[Any, str | N
         at = rng.randrange(len(text) + 1)
         run = rng.choice(["\n## ", "\n", "## ", ""]) + "a" + " " * 100_000 + "b\n"
         return _set(doc, found[0], text[:at] + run + text[at:]), None
+    if kind == "huge_float":
+        def token_count(path: tuple, value: Any) -> bool:
+            key = next((p for p in reversed(path) if isinstance(p, str)), "")
+            return (isinstance(value, (int, float)) and not isinstance(value, bool)
+                    and bool(_TOKEN_KEY.search(key)))
+        found = _pick(rng, nodes, token_count)
+        return None if found is None else (_set(doc, found[0], rng.choice(HUGE_FLOATS)), None)
     if kind == "deep_nesting":
         path, _ = rng.choice(nodes)
         return _set(doc, path, _MARKER), "[" * DEEP + "1" + "]" * DEEP
@@ -168,6 +182,10 @@ def mutate_file(rng: random.Random, raw: bytes, kind: str, *, jsonl: bool,
     JSON Lines files get one line mutated (among the first ``max_lines``); a JSON document gets one
     node mutated and is written back one value per line (``indent=2``). None when no try found
     something this class can change."""
+    if kind == "bom":
+        lines = raw.split(b"\n")
+        at = 0 if not jsonl or rng.random() < 0.5 else rng.randrange(len(lines))
+        return b"\n".join([*lines[:at], BOM + lines[at], *lines[at + 1:]]), at + 1 if jsonl else None
     if not jsonl:
         body = mutate_text(rng, raw.decode("utf-8"), kind, indent=2)
         return None if body is None else (body, None)
