@@ -38,16 +38,19 @@ def test_summarisers_declare_their_kind():
     assert isinstance(ExtractiveSummariser(), Summariser)
 
 
-def test_british_spelling_aliases_are_the_same_classes():
-    """New identifiers spell "summariser" (STYLE.md); the engine's first names stay importable and
-    are the very same objects, so neither spelling breaks a caller."""
+def test_one_spelling_and_old_records_still_read():
+    """New identifiers spell "summariser" (STYLE.md) and the old spelling is gone from the engine's
+    names; a decision saved with the old key ``summarizer`` still reads."""
     from iris import compaction
+    from iris.compaction.records import CandidateDecision
 
-    assert compaction.Summariser is compaction.Summariser
-    assert compaction.ExtractiveSummariser is compaction.ExtractiveSummariser
-    assert compaction.RecordedSummariser is compaction.RecordedSummariser
-    assert compaction.OpenAICompatibleSummariser is compaction.OpenAICompatibleSummariser
-    assert iris.errors.SummariserError is iris.errors.SummariserError
+    for old in ("Summarizer", "ExtractiveSummarizer", "RecordedSummarizer",
+                "OpenAICompatibleSummarizer"):
+        assert not hasattr(compaction, old), old
+    assert not hasattr(iris.errors, "SummarizerError")
+    saved = {"summarizer": "extractive", "summary_tokens": 10, "summary_max_tokens": 20,
+             "checkpoint_tokens": 30, "projected_request_tokens": 40, "pressure_line": 50}
+    assert CandidateDecision.model_validate(saved).summariser == "extractive"
 
 
 def test_r_cfg_yaml_errors_are_worded_once(tmp_path):

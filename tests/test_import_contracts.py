@@ -1,0 +1,86 @@
+"""The import contracts forbid by default (docs/architecture.md): a Streamlit or SQLite import, or a
+new module off the workbench's floors, breaks `lint-imports` wherever it is added, not only in
+modules a contract lists by name. Each test runs the real `lint-imports` on a temporary copy of
+the code with one line injected."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT = Path(sys.executable).with_name("lint-imports")
+
+pytestmark = pytest.mark.slow
+
+
+def _copy_tree(target: Path) -> Path:
+    """The packages the contracts cover and the configuration, without caches."""
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in ("workbench", "pages", "core/iris"):
+        shutil.copytree(ROOT / part, target / part, ignore=skip)
+    shutil.copy(ROOT / "pyproject.toml", target / "pyproject.toml")
+    return target
+
+
+def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    # The copy comes first on the path, ahead of the checkout the venv has installed in editable mode.
+    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'core'}"}
+    return subprocess.run([str(LINT), "--no-cache"], cwd=tree, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+def _inject(tree: Path, module: str, line: str) -> None:
+    path = tree / module
+    path.write_text(path.read_text("utf-8") + f"\n{line}\n", "utf-8")
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _copy_tree(tmp_path_factory.mktemp("pristine"))
+
+
+def test_contracts_hold_on_the_copy(pristine: Path):
+    """Architecture (docs/architecture.md): the copy the other tests change is linted from itself and keeps every contract."""
+    result = _lint(pristine)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(("module", "line", "contract"), [
+    ("workbench/views/colors.py", "import streamlit",
+     "Only workbench.ui and the app's Streamlit glue import Streamlit"),
+    ("workbench/records.py", "import streamlit.components.v1",
+     "Only workbench.ui and the app's Streamlit glue import Streamlit"),
+    ("workbench/corpus.py", "import sqlite3", "Only the storage package talks to SQLite"),
+    ("pages/usage.py", "import sqlite_utils", "Only the storage package talks to SQLite"),
+    ("workbench/views/colors.py", "import workbench.ui.usage",
+     "Workbench layers: faces, services, views, records, storage, importers"),
+    ("workbench/storage/cache.py", "import workbench.services.replay",
+     "Workbench layers: faces, services, views, records, storage, importers"),
+])
+def test_an_injected_import_breaks_its_contract(tmp_path: Path, module: str, line: str,
+                                                       contract: str):
+    """Architecture (docs/architecture.md): Streamlit outside workbench.ui (and the app's glue), SQLite outside
+    workbench.storage, or an import up the workbench's floors fails lint-imports, naming the
+    contract, in modules no contract names one by one."""
+    tree = _copy_tree(tmp_path)
+    _inject(tree, module, line)
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert f"{contract} BROKEN" in result.stdout, result.stdout
+
+
+def test_a_new_module_must_be_placed_on_a_floor(tmp_path: Path):
+    """Architecture (docs/architecture.md): a new module directly in workbench/ fails lint-imports until the layers contract
+    places it (the contract is exhaustive)."""
+    tree = _copy_tree(tmp_path)
+    (tree / "workbench" / "brand_new.py").write_text('"""A module no contract names yet."""\n', "utf-8")
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "workbench.brand_new" in result.stdout
