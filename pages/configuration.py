@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench import state
-from workbench.page_guards import error_boundary, progress_bar
+from workbench.page_guards import error_boundary, finish_first, progress_bar
 from workbench.services.compare import compare_choices, compare_pair
 from workbench.services.configuration import replay_setup, replay_with
 from workbench.ui import configuration as ui
@@ -35,8 +35,11 @@ templates = setup.templates.snapshot
 summariser = ui.summariser_choice(setup)
 
 if (name := ui.replay_name(check)) is not None:
-    with progress_bar("replaying…") as report, \
-            error_boundary("replay", stop=False, message="Replay failed: {exc}"):
+    # A reload or a widget change during the replay would stop the run and lose it: it finishes
+    # and is saved first (finish_first), then the page reruns and shows the saved line.
+    with progress_bar("replaying…") as bar, \
+            error_boundary("replay", stop=False, message="Replay failed: {exc}"), \
+            finish_first(bar) as report:
         saved = replay_with(store, session_id, name, config=check.config, templates=templates,
                             summariser=summariser, progress=report)
         state.keep_result("cfg_last", saved, session_id=session_id)

@@ -18,7 +18,7 @@ from workbench import state
 from workbench.page_guards import error_boundary, progress_bar
 from workbench.services.templates import run_edited
 from workbench.ui import templates as ui
-from workbench.views.templates import preview_template
+from workbench.views.templates import broken_template_note, preview_template
 
 st.title("Templates")
 st.write("How does an edited prompt template render? Edit it below: the output and the diff update "
@@ -42,7 +42,8 @@ if isinstance(target, str):
     st.info(target)
     st.stop()
 plan = ui.rerun_setup(target, preview.snapshot, prompt_id)
-for action in ui.rerun_buttons(target.step):
+blocked = broken_template_note(preview)
+for action in ui.rerun_buttons(target.step, blocked=blocked):
     with progress_bar("re-running…") as bar, error_boundary("re-run", message="Re-run failed: {exc}"):
         result = run_edited(target, preview.snapshot, plan.kind, action,
                             progress=ui.step_progress(bar))
@@ -59,4 +60,4 @@ if what == "step":
     ui.show_comparison(result)
 else:
     ui.show_replay_comparison(target, result)
-    ui.save_replay_form(target.store, result)
+    ui.save_replay_form(target.store, result, blocked=blocked is not None)

@@ -15,7 +15,8 @@ from workbench import state
 from workbench.storage.store import Store
 from workbench.views.markup import plain
 
-__all__ = ["error_boundary", "progress_bar", "require_replay", "require_step", "show_error"]
+__all__ = ["error_boundary", "finish_first", "progress_bar", "require_replay", "require_step",
+           "show_error"]
 
 _NO_REPLAY = ("This session has no replay yet: it is made when the session is opened (see the "
               "sidebar), or run `workbench replay SESSION_ID --name default`.")
@@ -69,6 +70,28 @@ def error_boundary(what: str, *, stop: bool = True, message: str | None = None) 
         show_error(what, exc, message=None if message is None else message.format(exc=plain(exc)))
         if stop:
             st.stop()
+
+
+@contextmanager
+def finish_first(report: Callable[[float, str], None]) -> Iterator[Callable[[float, str], None]]:
+    """Work that must not be lost half-way (a replay that is saved at its end). Streamlit stops or
+    restarts a page run at its next drawing call when the browser reloads, disconnects or sends a
+    widget change; here the progress ``report`` yielded swallows that signal (the bar stops
+    moving), the work goes on to its end, and the signal is raised when the block has finished,
+    so the stop or rerun still happens, after the result is stored. An error of the work itself
+    goes out as it is."""
+    pending: list[ScriptControlException] = []
+
+    def guarded(fraction: float, label: str) -> None:
+        if pending:
+            return
+        try:
+            report(fraction, label)
+        except ScriptControlException as signal:
+            pending.append(signal)
+    yield guarded
+    if pending:
+        raise pending[0]
 
 
 @contextmanager

@@ -76,3 +76,40 @@ def test_r_ui_6_compare_two_presets_on_one_chart(page: Page, configuration_url):
     expect(legend.filter(has_text="compaction · cost-first")).to_be_visible()
     for run in ("default", "cost-first"):  # both runs' token lines, by their exact legend names
         expect(legend.filter(has_text=re.compile(f"^{run}$"))).to_have_count(1)
+
+
+def test_r_ui_6_a_reload_during_replay_and_save_still_saves_the_replay(page: Page,
+                                                                       streamlit_factory, tmp_path):
+    """R-UI-6: reloading the page while "Replay and save" runs does not lose the replay: the run
+    finishes and stores it (it used to be dropped without a word)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from synth import synth_session
+
+    from workbench.importers.native import dump_session
+
+    home = tmp_path / "home"
+    home.mkdir()
+    src = dump_session(synth_session(responses=1500, seed=5, session_id="slow"), tmp_path / "slow.jsonl")
+    with Store(home / "workbench.db") as store:
+        session_id = store.import_file(src).session_id
+    page.goto(f"{streamlit_factory(home)}/configuration?session={session_id}")
+    expect(page.get_by_text("Pick A and B and press Compare.")).to_be_visible(timeout=4 * SLOW)
+    name = page.get_by_label("Save the replay as")
+    name.fill("kept across a reload")
+    name.press("Enter")
+    page.get_by_role("button", name="Replay and save").click()
+    expect(page.get_by_test_id("stProgress").first).to_be_visible(timeout=SLOW)
+    page.reload()
+
+    def saved() -> bool:
+        with Store(home / "workbench.db") as store:
+            return store.replays.find(session_id, "kept across a reload") is not None
+    assert not saved()  # the reload came while the replay was still running
+    expect(page.get_by_role("heading", name="Configuration", exact=True)).to_be_visible(timeout=SLOW)
+    for _ in range(240):  # the old run finishes in the server's script thread
+        if saved():
+            break
+        page.wait_for_timeout(500)
+    assert saved()

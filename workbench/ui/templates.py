@@ -192,11 +192,16 @@ def rerun_setup(target: RerunTarget, current: PromptSnapshot, prompt_id: str) ->
     return plan
 
 
-def rerun_buttons(step: int) -> list[Action]:
-    """The re-run buttons pressed in this run (the step, the whole replay)."""
+def rerun_buttons(step: int, *, blocked: str | None = None) -> list[Action]:
+    """The re-run buttons pressed in this run (the step, the whole replay); off, with the reason
+    ``blocked`` above them, while the edited template has an error."""
+    if blocked is not None:
+        st.warning(blocked)
     step_col, all_col = st.columns(2)
-    pressed = (step_col.button(f"Re-run step {step}", key="tpl_rerun_step", type="primary"),
-               all_col.button("Re-run the whole replay", key="tpl_rerun_all"))
+    off = blocked is not None
+    pressed = (step_col.button(f"Re-run step {step}", key="tpl_rerun_step", type="primary",
+                               disabled=off),
+               all_col.button("Re-run the whole replay", key="tpl_rerun_all", disabled=off))
     actions: tuple[Action, Action] = ("step", "replay")
     return [action for action, on in zip(actions, pressed, strict=True) if on]
 
@@ -255,11 +260,13 @@ def show_replay_comparison(target: RerunTarget, result: ReplayComparison) -> Non
     show_comparison(next(c for c in result.steps if c.step_index == chosen))
 
 
-def save_replay_form(store: Any, result: ReplayComparison) -> None:
-    """Name and save the edited side of a whole re-run under the sidebar's session."""
+def save_replay_form(store: Any, result: ReplayComparison, *, blocked: bool = False) -> None:
+    """Name and save the edited side of a whole re-run under the sidebar's session (off while
+    ``blocked``: the edited template has an error, so the page's edit is not what was re-run)."""
     name = st.text_input("Save the edited replay as", key="tpl_replay_name",
                          value=default_replay_name(result.edited.template_snapshot_id))
-    if not st.button("Save edited replay", key="tpl_save_replay", disabled=not name.strip()):
+    if not st.button("Save edited replay", key="tpl_save_replay",
+                     disabled=blocked or not name.strip()):
         return
     try:
         info = save_edited_replay(store, result, name, state.current_session_id())

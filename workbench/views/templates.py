@@ -22,7 +22,8 @@ from .markup import one_line, plain
 if TYPE_CHECKING:  # pandas only for the re-run table
     import pandas as pd
 
-__all__ = ["SUMMARISER_LABELS", "TemplatePreview", "checkpoint_same_caption", "default_replay_name",
+__all__ = ["SUMMARISER_LABELS", "TemplatePreview", "broken_template_note", "checkpoint_same_caption",
+           "default_replay_name",
            "edited_sides_caption", "editor_prompts_root", "engine_only_note", "example_variables",
            "preview_template", "rendered_heading", "rerun_intro", "rerun_table",
            "saved_replay_message", "snapshot_status", "source_caption", "step_labels", "template_diff",
@@ -128,6 +129,16 @@ def preview_template(base: PromptSnapshot, current: PromptSnapshot, prompt_id: s
         snapshot, rendered, error = current, None, str(exc)
     return TemplatePreview(prompt_id=prompt_id, snapshot=snapshot, rendered=rendered, error=error,
                            diff=diff, edited=bool(snapshot.edited_ids(base)))
+
+
+def broken_template_note(preview: TemplatePreview) -> str | None:
+    """Why re-running and saving are off: the edit does not compile or render, so a re-run would
+    use the last good snapshot on both sides and a save would store it under the edit's name."""
+    if preview.error is None:
+        return None
+    return (f"The edited {preview.prompt_id} template has an error (shown above): re-running and "
+            "saving are off until it renders, so neither runs or saves the last good snapshot in "
+            "its place.")
 
 
 def editor_prompts_root(config_yaml: str | None) -> str:
