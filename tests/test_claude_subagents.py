@@ -135,4 +135,17 @@ def test_r_twin_2_usage_page_of_a_compaction_request_names_its_prompt_as_compact
     at.switch_page("../pages/usage.py").run()
     assert not at.exception, at.exception
     notes = [i.value for i in at.info if "recorded compaction request of session sess-proj" in i.value]
-    assert notes and "not as system prompt or tool schemas" in notes[0]
+    assert notes and "Compaction input (parent's conversation)" in notes[0]
+    labels = [m.label for m in at.metric]
+    assert "Compaction input (parent's conversation)" in labels and "Unrecorded overhead" not in labels
+
+
+def test_r_twin_2_cli_replay_of_a_compaction_request_never_calls_its_prompt_overhead(capsys):
+    """R-TWIN-2: ``workbench replay`` of an agent-acompact transcript names the part of its prompt
+    the transcript does not hold as the compaction's input; a main transcript keeps 'overhead'."""
+    assert main(["replay", str(COMPACT)]) == 0
+    printed = capsys.readouterr().out
+    assert "compaction input (the parent's conversation" in printed
+    assert "unrecorded overhead" not in printed
+    assert main(["replay", str(MAIN)]) == 0
+    assert "unrecorded overhead" in capsys.readouterr().out

@@ -59,9 +59,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_replay)
 
 
-def summary_lines(result: Replay, seconds: float) -> list[str]:
+def summary_lines(result: Replay, seconds: float, *, compaction_request: bool = False) -> list[str]:
     """The printed summary: steps, phases, compactions applied (tokens before → after on the
-    whole-request basis of :mod:`workbench.figures`), the final request, the estimate error."""
+    whole-request basis of :mod:`workbench.figures`), the final request, the estimate error.
+    ``compaction_request``: the session is an agent's recorded compaction call (its unheld prompt
+    is named as the compaction's input)."""
     from .figures import applied_compactions, error_words, estimate_error
 
     preps = result.preparations
@@ -82,17 +84,21 @@ def summary_lines(result: Replay, seconds: float) -> list[str]:
         (f"  final request: {whole:,} tokens, whole request (raw local estimate {final:,}); "
          f"budget {t.input_budget:,} from {t.budget_source}, pressure line {t.pressure_line:,}"),
         f"  budget source: {t.budget_detail}" if t.budget_detail else "",
-        _overhead_line(result),
+        _overhead_line(result, compaction_request),
         f"  estimate error: {error_words(error)}",
     ]
     return [line for line in lines if line]
 
 
-def _overhead_line(result: Replay) -> str:
+def _overhead_line(result: Replay, compaction_request: bool) -> str:
     c = result.calibration
     where = (f"measured at step {c.overhead_step}" if c.overhead_step is not None
              else c.overhead_source)
-    return (f"  unrecorded overhead {c.overhead:,} tokens ({where}); calibration ratio "
+    # An agent's compaction call holds only its last messages: the rest of its prompt is the
+    # parent's conversation (the compaction's input), not system prompt or tool schemas.
+    gap = ("compaction input (the parent's conversation, not in this transcript)"
+           if compaction_request else "unrecorded overhead")
+    return (f"  {gap} {c.overhead:,} tokens ({where}); calibration ratio "
             f"{c.ratio:.3f} ({c.samples} samples)" + (" · as-recorded baseline"
                                                       if result.baseline == "recorded" else ""))
 
@@ -134,7 +140,7 @@ def _replay(args: argparse.Namespace) -> int:
             store.session_tokens(session_id, session.messages)  # counted by the replay just now
         if args.name:
             info = save_replay_result(store, bundle, session_id=session_id, name=args.name)
-    lines = summary_lines(result, elapsed)
+    lines = summary_lines(result, elapsed, compaction_request=session.header.is_compaction_request)
     if (usage := summary_usage_line(result.run_usage)) is not None:
         lines.append(usage)
     if args.name:

@@ -255,6 +255,13 @@ class SessionHeader(_Frozen):
     """The agent id of a sub-agent transcript (Claude Code ``agentId``: ``a2898e3``, and
     ``acompact-e1f845`` for the agent's recorded compaction request); None otherwise."""
 
+    @property
+    def is_compaction_request(self) -> bool:
+        """True for the transcript of an agent's own compaction call (Claude Code
+        ``agent-acompact-*``): its prompt is the parent's whole conversation, so the part of
+        the prompt the transcript does not hold is the compaction's input, not overhead."""
+        return bool(self.parent_id and self.agent_id and self.agent_id.startswith("acompact-"))
+
 
 class ModelSwitch(_Frozen):
     """The model changed before the message at ``at_message``."""

@@ -18,9 +18,13 @@ class OpenedUsage(ReplayTruth):
 
     meaning: dict[str, Any]
     """``{"meaningful", "text_redacted", "note"}`` of :func:`workbench.replay_summary.error_meaning`."""
+    compaction_request: bool = False
+    """The session is an agent's recorded compaction call (``SessionHeader.is_compaction_request``)."""
 
 
 def open_usage(store: Store, session_id: str, replay_id: str) -> OpenedUsage:
     """The saved replay ``replay_id`` of ``session_id`` with what the Usage page needs."""
     truth = replay_truth(store, session_id, replay_id)
-    return OpenedUsage(**dict(truth), meaning=error_meaning(store.get_session(session_id)))
+    session = store.get_session(session_id)
+    return OpenedUsage(**dict(truth), meaning=error_meaning(session),
+                       compaction_request=session.header.is_compaction_request)

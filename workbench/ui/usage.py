@@ -56,7 +56,9 @@ def show_figures(opened: OpenedUsage) -> None:
                    "reduction or compaction and the agent's own compactions applied where they "
                    "happened. Pick `default` (or another replay) to see where a configuration "
                    "compacts.")
-    for col, metric in zip(st.columns(4), usage_metrics(steps, marks, replay.facts.calibration), strict=True):
+    for col, metric in zip(st.columns(4), usage_metrics(steps, marks, replay.facts.calibration,
+                                                                  compaction_request=opened.compaction_request),
+                          strict=True):
         col.metric(metric.label, metric.value, border=True, help=metric.help)
     meaning = opened.meaning
     if meaning["text_redacted"] is not None:

@@ -54,7 +54,7 @@ def request_session_notice(agent_id: str | None, parent_id: str | None, *, usage
             "that session's whole conversation, so its prompt tokens are the compaction's real input "
             "(not unrecorded overhead), and its answer is the recorded summary.")
     if usage_page:
-        text += (" The transcript of this request holds only the request's last messages, so the "
-                 "replay counts the parent's conversation as 'Unrecorded overhead' below: read that "
-                 "figure as the compaction's input, not as system prompt or tool schemas.")
+        text += (" The transcript of this request holds only the request's last messages: the "
+                 "figure 'Compaction input (parent's conversation)' below is the part of the "
+                 "prompt it does not hold.")
     return text

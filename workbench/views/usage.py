@@ -140,22 +140,30 @@ class Metric(NamedTuple):
 
 
 def usage_metrics(steps: Sequence[StepLike], recorded: Sequence[RecordedMark] = (),
-                  calibration: Any = None) -> tuple[Metric, ...]:
+                  calibration: Any = None, *, compaction_request: bool = False) -> tuple[Metric, ...]:
     """The estimate error (median, p90), the unrecorded overhead and the replay's calibration
     ratio at its end (``calibration``: the replay's saved calibration), in words; ``steps`` is
-    not empty."""
+    not empty. ``compaction_request``: the session is an agent's recorded compaction call, whose
+    unheld prompt is the parent's conversation, so that figure is named as the compaction's input."""
     error, last = estimate_error(steps, recorded), steps[-1]
     measured = getattr(last, "overhead_measured_at", None)
+    gap = f"{getattr(last, 'unrecorded_overhead_tokens', None) or 0:,}"
+    gap_metric = (Metric("Compaction input (parent's conversation)", gap,
+                         "The prompt of this compaction call is the parent session's whole "
+                         "conversation, which this transcript does not hold: the compaction's real "
+                         "input, not system prompt or tool schemas")
+                  if compaction_request else
+                  Metric("Unrecorded overhead", gap,
+                         "System prompt, tool schemas and framing the transcript does not contain, "
+                         "carried in every whole-request figure"
+                         + (f" (measured at step {measured})" if measured is not None else "")))
     return (
         Metric("Estimate error, median", "—" if error["median_abs_pct"] is None
                else f"{error['median_abs_pct']:.2f}%",
                f"{error['basis']}; {figures.error_words(error)}"),
         Metric("Estimate error, p90", "—" if error["p90_abs_pct"] is None
                else f"{error['p90_abs_pct']:.2f}%"),
-        Metric("Unrecorded overhead", f"{getattr(last, 'unrecorded_overhead_tokens', None) or 0:,}",
-               "System prompt, tool schemas and framing the transcript does not contain, "
-               "carried in every whole-request figure"
-               + (f" (measured at step {measured})" if measured is not None else "")),
+        gap_metric,
         Metric("Calibration ratio", f"{figures.replay_calibration_ratio(calibration, steps):.3f}",
                "Provider tokens per local token at the end of the replay (each step uses the "
                "ratio known before it, shown on Step-through)"))
