@@ -24,6 +24,7 @@ from .model import (
     ContextSlot,
 )
 from .policy import ContextPolicy
+from .renderer import Msg, TemplateRenderer
 from .selection import (
     ContributionSelection,
     KeptContribution,
@@ -61,9 +62,11 @@ __all__ = [
     "ContextValidationError",
     "ContributionSelection",
     "KeptContribution",
+    "Msg",
     "RecordedContextSource",
     "RemovedContribution",
     "StaticContextSource",
+    "TemplateRenderer",
     "escape_attribute",
     "escape_text",
     "is_xml_name",

@@ -7,12 +7,11 @@ section over ``max_chars`` is an error: static context is never silently truncat
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, TemplateError
-from ..prompts.render import compile_template, render_template
+from ..errors import ConfigError
 from .model import POSITIONS, ContextBuildInput, ContextBuildOutput, ContextMessage, ContextSection
+from .renderer import TemplateRenderer
 from .xml import render_slots
 
 __all__ = ["ContextBuilder"]
@@ -42,12 +41,7 @@ class ContextBuilder:
 
     @staticmethod
     def _render_template(template_path: str, slots: list[dict[str, Any]]) -> str:
-        try:
-            source = Path(template_path).read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise TemplateError(f"cannot read template: {exc}", template=template_path) from None
-        compiled = compile_template(source, template_path)
-        return render_template(compiled, {"slots": slots}, template_path)
+        return TemplateRenderer().render_slots(template_path, slots)
 
     def build(self, input_data: ContextBuildInput, *, system_addendum: str = "") -> ContextBuildOutput:
         """Messages for ``system`` (system role) and the two user-role context positions."""

@@ -1,0 +1,304 @@
+"""``AgentRunner``: a live conversation through the same preparation pipeline the replay uses.
+
+One runner is one session. ``run(user_input)`` appends the user's message and loops: prepare the
+request with :func:`iris.preparation.prepare` over the same six stages as a replay (the same
+:class:`~iris.preparation.walk.Walk` of the durable history, the same usage tracker and
+calibration, so triggers read the provider's usage exactly as in a replay) → send it to the model
+→ run the tool calls it asked for → again, until the model answers without a tool call or
+``max_steps`` model calls were made. Every :class:`ContextPreparation` is recorded (kept on the
+runner, written to ``preparations.jsonl`` and handed to the sink and subscribers), and the session
+is written in the native format as it goes (:mod:`iris.runner.record`).
+
+Differences from a replay, all because the run is live: the provider measured exactly the request
+the runner sent, so the history never "diverges" from what usage describes, and the calibration
+compares the provider's count with the local estimate of that whole request; reduction artifacts
+are written into the session folder as they are made; and the text sent to the model carries the
+real path of each recovery file (:func:`iris.runner.wire.real_paths`) while records keep the
+logical ``<session_dir>`` root.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from ..compaction.calibration import Calibration
+from ..compaction.summarisers import ExtractiveSummariser, Summariser
+from ..compaction.thresholds import thresholds as resolve_thresholds
+from ..compaction.usage import UsageTracker, context_bytes
+from ..context import ContextBuildScope, ContextSource
+from ..preparation.memory import StepMemory
+from ..preparation.pipeline import StepMeta, prepare
+from ..preparation.publisher import EvidenceSink, PreparationEvent, Publisher
+from ..preparation.records import ContextPreparation, PreparedRequest
+from ..preparation.runner_tools import with_runner_tools
+from ..preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
+from ..preparation.walk import Collector, Walk, context_parts, contribution_parts
+from ..prompts import PromptTemplates, configured_snapshot
+from ..reduction.toolkinds import ToolKindMap
+from ..replay import config_snapshot_id, rejected_summary_usage
+from ..safe_files import ensure_dir
+from ..session import (
+    Message,
+    RecordedCompaction,
+    RecordedContribution,
+    Session,
+    SessionHeader,
+    StepSnapshot,
+    TextBlock,
+)
+from ..tokens import TokenEstimator, default_estimator
+from .config import RunnerConfig, load_runner_config, parse_runner_config
+from .model import ChatModel, ModelCallFailed, OpenAIChatModel
+from .record import SessionRecord
+from .tools import Tool, ToolBox
+from .wire import wire_messages, wire_tools
+
+__all__ = ["AgentRunner", "RunResult"]
+
+Stop = Literal["answered", "step_limit", "failed"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one ``run`` did."""
+
+    session_id: str
+    run_id: str
+    stop: Stop
+    """``answered``: the model answered without a tool call; ``step_limit``: ``max_steps`` model
+    calls were made; ``failed``: a preparation failed or the model call failed (see ``error``)."""
+    answer: str | None
+    error: str | None
+    preparations: tuple[ContextPreparation, ...]
+    """This run's preparations, one per step."""
+    session_path: Path
+    session_dir: Path
+
+    @property
+    def compactions(self) -> int:
+        return sum(p.compaction_applied for p in self.preparations)
+
+
+@dataclass
+class _Step:
+    preparation: ContextPreparation
+    request: PreparedRequest | None
+
+
+class AgentRunner:
+    """A live agent session: ``AgentRunner.from_config(config, context_source=..., tools=...)``."""
+
+    def __init__(self, config: RunnerConfig, *, model: ChatModel,
+                 context_source: ContextSource | None = None, tools: Sequence[Tool] = (),
+                 summariser: Summariser | None = None, prompts: PromptTemplates | None = None,
+                 session_id: str | None = None, sink: EvidenceSink | None = None,
+                 on_event: Callable[[PreparationEvent], object] | None = None,
+                 estimator: TokenEstimator | None = None) -> None:
+        self.config, self.model, self.source = config, model, context_source
+        self.session_id = session_id or f"live-{uuid.uuid4().hex[:12]}"
+        engine = config.engine
+        config.sessions_dir.mkdir(parents=True, exist_ok=True)
+        self.session_dir = ensure_dir(config.sessions_dir / self.session_id, root=config.sessions_dir)
+        model_name = getattr(getattr(model, "endpoint", None), "model", None)
+        header = SessionHeader(session_id=self.session_id, title=config.title, model=model_name,
+                               limits=config.limits, created_at=datetime.now(UTC),
+                               workspace_root=str(config.workspace_root) if config.workspace_root else None)
+        self.record = SessionRecord(self.session_dir, header)
+        estimator = estimator or default_estimator()
+        self.cache = TokenCache(estimator)
+        self.thresholds = resolve_thresholds(engine, config.limits, model_name)
+        prompts = prompts if prompts is not None else configured_snapshot(engine, config.workspace_root)
+        t = self.thresholds
+        self.settings = PipelineSettings(
+            config=engine, thresholds=t, memory=StepMemory(tokens=self.cache), prompts=prompts,
+            summariser=summariser or ExtractiveSummariser(), session_dir=self.session_dir,
+            tool_kinds=ToolKindMap.for_source_format(header.source_format),
+            input_budget=t.input_budget, pressure_line=t.pressure_line, reminder_line=t.reminder_line)
+        self.snapshot_id = config_snapshot_id(engine, prompts)
+        self.context: tuple[Part, ...] = context_parts(config.context, self.cache)
+        offered = with_runner_tools([tool.schema for tool in tools], engine)
+        self.tools = tuple(ToolSpec(str(s["name"]), dict(s), estimator.tool_schema_tokens(s))
+                           for s in offered)
+        self.toolbox = ToolBox(tools, session_id=self.session_id, session_dir=self.session_dir,
+                               transcript=lambda: self.record.messages,
+                               workspace_root=config.workspace_root)
+        self.publisher = Publisher(sink)
+        if on_event is not None:
+            self.publisher.broker.subscribe(on_event)
+        self.walk = Walk(self.cache, self._session())
+        self.tracker = UsageTracker(model=model_name)
+        self.calibration = Calibration.start(engine.estimate)
+        self.preparations: list[ContextPreparation] = []
+        self.requests: dict[str, PreparedRequest] = {}
+        self.step_index = 0
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_config(cls, config: RunnerConfig | Mapping[str, Any], *,
+                    context_source: ContextSource | None = None, tools: Sequence[Tool] = (),
+                    model: ChatModel | None = None, **options: Any) -> AgentRunner:
+        """A runner from a configuration object or mapping (relative paths: the current
+        folder). ``model`` replaces the configured endpoint's client; ``options`` are those of
+        the constructor (``summariser``, ``prompts``, ``session_id``, ``sink``, ``on_event``)."""
+        if not isinstance(config, RunnerConfig):
+            config = parse_runner_config(config)
+        return cls(config, model=model or cls._client(config), context_source=context_source,
+                   tools=tools, **options)
+
+    @classmethod
+    def from_config_file(cls, path: str | Path, *, context_source: ContextSource | None = None,
+                         tools: Sequence[Tool] = (), model: ChatModel | None = None,
+                         **options: Any) -> AgentRunner:
+        """A runner from a runner YAML file (see :mod:`iris.runner.config`)."""
+        return cls.from_config(load_runner_config(path), context_source=context_source,
+                               tools=tools, model=model, **options)
+
+    @staticmethod
+    def _client(config: RunnerConfig) -> ChatModel:
+        if config.endpoint is None:
+            from ..errors import ConfigError
+
+            raise ConfigError("no endpoint configured and no model client given", field="endpoint")
+        return OpenAIChatModel(config.endpoint)
+
+    # ------------------------------------------------------------------ the loop
+
+    @property
+    def session(self) -> Session:
+        """The session so far, as the workbench will import it."""
+        return self._session()
+
+    def _session(self) -> Session:
+        return Session(header=self.record.header, messages=tuple(self.record.messages))
+
+    def run(self, user_input: str) -> RunResult:
+        """One run: the user's message, then model calls and tool calls until an answer."""
+        self.record.add_message(Message(role="user", content=(TextBlock(text=user_input),),
+                                        timestamp=datetime.now(UTC)))
+        first = len(self.preparations)
+        stop: Stop = "step_limit"
+        answer: str | None = None
+        error: str | None = None
+        try:
+            for _ in range(self.config.max_steps):
+                reply, error = self._step()
+                if reply is None:
+                    stop = "failed"
+                    break
+                if not reply.tool_calls:
+                    stop, answer = "answered", reply.text
+                    break
+                for call in reply.tool_calls:
+                    result = self.toolbox.run(call)
+                    self.record.add_message(Message(role="tool", content=(result,),
+                                                    timestamp=datetime.now(UTC)))
+        finally:
+            self.record.flush()
+        return RunResult(session_id=self.session_id, run_id=self._run_id(), stop=stop,
+                         answer=answer, error=error,
+                         preparations=tuple(self.preparations[first:]),
+                         session_path=self.record.path, session_dir=self.session_dir)
+
+    def _run_id(self) -> str:
+        return f"{self.session_id}:run-{max(self.walk.runs - 1, 0)}"
+
+    def _contributions(self, k: int) -> tuple[Part, ...]:
+        if self.source is None:
+            return ()
+        scope = ContextBuildScope(session_id=self.session_id, run_id=self._run_id(), step_index=k,
+                                  workspace_root=str(self.config.workspace_root)
+                                  if self.config.workspace_root else None,
+                                  run_input=self.walk.run_input)
+        collector = Collector()  # its own loop: runners in other threads share the source only
+        try:
+            snapshot = collector.run(self.source.collect(scope))
+        finally:
+            collector.close()
+        self.record.add_snapshot(StepSnapshot(step_index=k, contributions=tuple(
+            RecordedContribution(key=c.key, text=c.text, required=c.required, priority=c.priority)
+            for c in snapshot.contributions)))
+        return contribution_parts(tuple(snapshot.contributions), self.cache)
+
+    def _prepare(self, k: int) -> tuple[ContextPreparation, PreparedRequest | None, PreparationState]:
+        walk = self.walk
+        walk.advance(self._session(), len(self.record.messages))
+        carry = walk.carry
+        state = PreparationState(
+            step_index=k, context=self.context, contributions=self._contributions(k),
+            durable=walk.durable, durable_tokens=walk.durable_tokens, tools=self.tools,
+            called_tools=frozenset(walk.called), reduction_state=carry.reduction_state,
+            seen=carry.seen, usage_reading=self.tracker.reading, diverged=False,
+            compaction_state=carry.compaction_state, window=carry.window,
+            todos_completed=walk.todos_completed, calibration=self.calibration)
+        meta = StepMeta(configuration_snapshot_id=self.snapshot_id, run_id=self._run_id(),
+                        session_id=self.session_id, step_index=k,
+                        response_message_index=len(self.record.messages), activation="live")
+        outcome = prepare(state, self.settings, meta)
+        return outcome.preparation, outcome.request, outcome.state
+
+    def _commit(self, p: ContextPreparation, state: PreparationState) -> None:
+        """Carry a ready step's state forward; record an applied compaction in the session."""
+        walk = self.walk
+        before = walk.durable
+        walk.durable, walk.durable_tokens, walk.carry = state.durable, state.durable_tokens, state
+        compaction = state.compaction
+        if compaction is None or compaction.cut_index is None:
+            return
+        self.tracker = self.tracker.observe_compaction(p.final_input_tokens, compaction.summary_usage)
+        tail = tuple(x.message for x in before[compaction.cut_index:])
+        head = tuple(compaction.history[:len(compaction.history) - len(tail)])
+        self.record.add_compaction(RecordedCompaction(
+            at_message=len(self.record.messages), trigger="auto", pre_tokens=p.trigger_tokens,
+            summary=head[0].text if head else None, source="iris:runner"), head, tail)
+        walk.advance(self._session(), len(self.record.messages))  # left out: not durable again
+
+    def _publish(self, p: ContextPreparation, request: PreparedRequest | None) -> ContextPreparation:
+        ref = self.publisher.publish(p, request)
+        if isinstance(ref, str) and ref and request is not None:
+            p = p.model_copy(update={"final_request_ref": ref})
+        self.preparations.append(p)
+        if request is not None:
+            self.requests[p.preparation_id] = request
+        self.record.add_preparation(p)
+        return p
+
+    def _step(self) -> tuple[Message | None, str | None]:
+        """One model step: prepare, send, record; (the reply, None) or (None, why it failed)."""
+        k = self.step_index
+        self.step_index += 1
+        p, request, state = self._prepare(k)
+        if p.phase != "ready" or request is None:
+            for usage in rejected_summary_usage(p):
+                self.tracker = self.tracker.observe_rejected_summary(usage)
+            self._publish(p, None)
+            why = p.error.message if p.error is not None else p.phase
+            return None, f"step {k}: preparation {p.phase}: {why}"
+        self._commit(p, state)
+        try:
+            reply = self.model.complete(wire_messages(request.messages, self.session_dir),
+                                        wire_tools(request.tools), id_prefix=f"call_{k}")
+        except ModelCallFailed as exc:
+            self._publish(p, request)
+            return None, f"step {k}: model call failed: {exc}"
+        message = reply.message.model_copy(update={"timestamp": datetime.now(UTC)})
+        usage = message.usage
+        if usage is not None and usage.is_trusted:
+            p = p.model_copy(update={"response_message_index": len(self.record.messages),
+                                     "provider_prompt_tokens": usage.prompt_tokens,
+                                     "provider_usage_kind": "trusted"}).with_id()
+        else:
+            p = p.model_copy(update={"response_message_index": len(self.record.messages)}).with_id()
+        self._publish(p, request)
+        self.tracker = self.tracker.observe_response(
+            usage, context_bytes=context_bytes(request.messages), model=message.model)
+        if usage is not None and usage.is_trusted:
+            self.calibration = self.calibration.observe(k, p.final_input_tokens, usage.prompt_tokens)
+        self.record.add_message(message)
+        self.record.flush()
+        return message, None

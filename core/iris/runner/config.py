@@ -1,0 +1,177 @@
+"""The runner's configuration: the model endpoint, the step limit, where sessions go, and which
+context configuration and static context the live run uses.
+
+A runner file is YAML (every relative path in it is read relative to the file)::
+
+    endpoint:
+      base_url: http://127.0.0.1:8000/v1   # an OpenAI-compatible chat-completions endpoint
+      model: my-model
+      api_key_env: OPENAI_API_KEY          # the NAME of the variable holding the key, never the key
+      timeout_seconds: 120                 # deadline of one call: connect, headers and body
+    max_steps: 30                          # model calls per run before it stops
+    sessions_dir: .iris/sessions           # each session gets <sessions_dir>/<session id>/
+    context: context.yaml                  # static context (optional)
+    engine: engine.yaml                    # the context configuration (path or mapping; optional)
+    limits: {context: 128000, output: 8000}
+
+Errors are :class:`~iris.errors.ConfigError` naming the file, line and field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..config import ContextConfig, default_config, load_config, parse_config
+from ..context import ContextBuildInput, load_context_build_input
+from ..errors import ConfigError
+from ..session import ModelLimits
+from ..yaml_errors import read_yaml
+
+__all__ = ["DEFAULT_MAX_ANSWER_BYTES", "EndpointConfig", "RunnerConfig", "load_runner_config",
+           "parse_runner_config"]
+
+DEFAULT_MAX_ANSWER_BYTES = 16 * 1024 * 1024
+"""Largest model answer read (16 MiB): a chat answer with tool calls is far smaller."""
+
+
+class EndpointConfig(BaseModel):
+    """An OpenAI-compatible chat-completions endpoint (``<base_url>/chat/completions``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    api_key_env: str | None = None
+    """Name of the environment variable that holds the API key (None: no key is sent)."""
+    timeout_seconds: float = Field(default=120.0, gt=0)
+    """Deadline of one model call, covering connect, headers and the whole body."""
+    max_answer_bytes: int = Field(default=DEFAULT_MAX_ANSWER_BYTES, gt=0)
+    max_output_tokens: int | None = Field(default=None, gt=0)
+    """Sent as ``max_tokens`` when set."""
+    temperature: float | None = None
+
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number of seconds")
+        return value
+
+
+class RunnerConfig(BaseModel):
+    """What one :class:`~iris.runner.AgentRunner` runs with (paths already resolved)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    endpoint: EndpointConfig | None = None
+    """None: the host passes its own model client to ``from_config(..., model=...)``."""
+    max_steps: int = Field(default=50, gt=0)
+    sessions_dir: Path = Path(".iris/sessions")
+    workspace_root: Path | None = None
+    context: ContextBuildInput | None = None
+    """The static context (context.yaml), rendered once per runner."""
+    engine: ContextConfig = Field(default_factory=default_config)
+    """The context configuration: reduction, compaction, context policy, prompts."""
+    limits: ModelLimits | None = None
+    """The model's token limits (the input budget follows them unless ``engine`` sets it)."""
+    title: str = ""
+
+
+_FIELDS = ("endpoint", "max_steps", "sessions_dir", "workspace_root", "context", "engine",
+           "limits", "title")
+
+
+def _line_of(root: yaml.Node | None, path: tuple[str, ...]) -> int | None:
+    """1-based line of the YAML node at ``path`` (or of its deepest existing ancestor)."""
+    node, line = root, (root.start_mark.line + 1) if root is not None else None
+    for key in path:
+        if not isinstance(node, yaml.MappingNode):
+            break
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == key:
+                node, line = v, k.start_mark.line + 1
+                break
+        else:
+            break
+    return line
+
+
+def _path(value: object, base: Path, field: str) -> Path:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"must be a path (text), got {value!r}", field=field)
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else base / p
+
+
+def _engine(value: object, base: Path, source: str) -> ContextConfig:
+    if value is None:
+        return default_config()
+    if isinstance(value, str):
+        return load_config(_path(value, base, "engine"))
+    if isinstance(value, Mapping):
+        try:
+            return parse_config(cast("Mapping[str, Any]", value), source=source)
+        except ConfigError as exc:
+            raise ConfigError(exc.problem, field=f"engine.{exc.field}" if exc.field else "engine"
+                              ) from None
+    raise ConfigError(f"must be a path or a mapping, got {type(value).__name__}", field="engine")
+
+
+def _build(data: Mapping[str, Any], base: Path, source: str) -> RunnerConfig:
+    unknown = sorted(str(k) for k in data if k not in _FIELDS)
+    if unknown:
+        raise ConfigError(f"unknown field (expected one of {', '.join(_FIELDS)})", field=unknown[0])
+    values: dict[str, Any] = {k: data[k] for k in ("endpoint", "max_steps", "limits", "title")
+                              if data.get(k) is not None}
+    values["sessions_dir"] = _path(data.get("sessions_dir", ".iris/sessions"), base, "sessions_dir")
+    if data.get("workspace_root") is not None:
+        values["workspace_root"] = _path(data["workspace_root"], base, "workspace_root")
+    if data.get("context") is not None:
+        values["context"] = load_context_build_input(_path(data["context"], base, "context"))
+    values["engine"] = _engine(data.get("engine"), base, source)
+    try:
+        return RunnerConfig.model_validate(values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        raise ConfigError(msg.removeprefix("Value error, "), field=loc or None) from None
+
+
+def parse_runner_config(data: str | Mapping[str, Any], *, base_dir: str | Path = ".",
+                        source: str = "<runner config>") -> RunnerConfig:
+    """Validate a runner configuration given as YAML text or a mapping; relative paths are read
+    against ``base_dir``."""
+    root: yaml.Node | None = None
+    parsed: object = data
+    if isinstance(data, str):
+        parsed, root = read_yaml(data, source)
+    if parsed is None:
+        parsed = {}
+    if not isinstance(parsed, Mapping):
+        raise ConfigError(f"the top level must be a mapping, got {type(parsed).__name__}",
+                          path=source, line=1 if root is not None else None)
+    try:
+        return _build(cast("Mapping[str, Any]", parsed), Path(base_dir), source)
+    except ConfigError as exc:
+        if exc.path is not None and exc.path != source:  # a file it names (engine, context)
+            raise
+        keys = tuple((exc.field or "").replace("[", ".").split(".")) if exc.field else ()
+        raise ConfigError(exc.problem, path=source, field=exc.field,
+                          line=_line_of(root, keys) if root is not None else None) from None
+
+
+def load_runner_config(path: str | Path) -> RunnerConfig:
+    """Read and validate a runner file (errors name the file, line and field)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read runner configuration: {exc.strerror or exc}", path=p) from None
+    return parse_runner_config(text, base_dir=p.resolve().parent, source=str(p))

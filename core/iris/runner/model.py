@@ -1,0 +1,106 @@
+"""The model client of a live run: one chat-completions call per step, with a bounded deadline.
+
+:class:`ChatModel` is what the runner needs (``complete(messages, tools) -> ModelReply``); a host
+may pass its own. :class:`OpenAIChatModel` talks to any OpenAI-compatible endpoint through
+:func:`iris.compaction.bounded_http.bounded_post`: the deadline covers connecting, the headers and
+the whole body, and an answer longer than ``max_answer_bytes`` is refused unread. A failed call is
+a :class:`ModelCallFailed` naming the endpoint and why; the runner records it and stops the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, cast, runtime_checkable
+
+from ..compaction.bounded_http import BodyTooLarge, DeadlinePassed, PostFailed, bounded_post
+from ..errors import IrisError
+from ..session import Message
+from .config import EndpointConfig
+from .wire import reply_message
+
+__all__ = ["ChatModel", "ModelCallFailed", "ModelReply", "OpenAIChatModel"]
+
+
+class ModelCallFailed(IrisError):
+    """The model endpoint could not be reached, timed out, refused the call or answered junk."""
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One answer: the assistant message (its ``usage`` is the provider's) and the raw body."""
+
+    message: Message
+    raw: Mapping[str, Any]
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that answers one chat-completions request."""
+
+    def complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]],
+                 *, id_prefix: str) -> ModelReply: ...
+
+
+class OpenAIChatModel:
+    """``POST <base_url>/chat/completions`` with ``model``, ``messages`` and ``tools``."""
+
+    def __init__(self, endpoint: EndpointConfig) -> None:
+        self.endpoint = endpoint
+        self.calls = 0
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel({self.endpoint.base_url!r}, model={self.endpoint.model!r})"
+
+    def body(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+             ) -> dict[str, Any]:
+        e = self.endpoint
+        body: dict[str, Any] = {"model": e.model, "messages": list(messages)}
+        if tools:
+            body["tools"] = list(tools)
+        if e.max_output_tokens is not None:
+            body["max_tokens"] = e.max_output_tokens
+        if e.temperature is not None:
+            body["temperature"] = e.temperature
+        return body
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        name = self.endpoint.api_key_env
+        key = os.environ.get(name) if name else None
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]],
+                 *, id_prefix: str = "call") -> ModelReply:
+        e = self.endpoint
+        url = f"{e.base_url.rstrip('/')}/chat/completions"
+        content = json.dumps(self.body(messages, tools), ensure_ascii=False).encode()
+        self.calls += 1
+        try:
+            answer = bounded_post(url, content, self._headers(),
+                                  deadline=time.monotonic() + e.timeout_seconds,
+                                  max_body_bytes=e.max_answer_bytes)
+        except DeadlinePassed:
+            raise ModelCallFailed(f"{url}: no complete answer within {e.timeout_seconds:g} s "
+                                  "(the deadline covers connecting, the headers and the body)") from None
+        except BodyTooLarge as exc:
+            raise ModelCallFailed(f"{url}: answer too large ({exc}; max_answer_bytes="
+                                  f"{e.max_answer_bytes})") from None
+        except PostFailed as exc:
+            raise ModelCallFailed(f"cannot reach {url}: {exc}") from None
+        text = answer.body.decode("utf-8", errors="replace")
+        if answer.status != 200:
+            raise ModelCallFailed(f"{url} answered HTTP {answer.status}: {text[:200]!r}")
+        try:
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                raise TypeError("not a JSON object")
+            body = cast("dict[str, Any]", data)
+            return ModelReply(reply_message(body, e.model, id_prefix=id_prefix), body)
+        except (ValueError, TypeError) as exc:
+            raise ModelCallFailed(f"junk answer from {url}: {exc} (body {text[:120]!r})") from None

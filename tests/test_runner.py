@@ -1,0 +1,303 @@
+"""The live runner (R-RUN-1) against a real local chat-completions server standing in for the model.
+
+Each scripted model is a function of the request it received (tests/chat_server.py); the server's
+usage counts the request it really got, so the runner's triggers read real provider usage.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chat_server import ChatServer, all_text, tool_results
+from iris.config import parse_config
+from iris.context import (
+    ContextBuilder,
+    ContextBuildScope,
+    ContextContribution,
+    ContextSnapshot,
+    Msg,
+    TemplateRenderer,
+    parse_context_build_input,
+)
+from iris.errors import ConfigError
+from iris.preparation import ContextPreparation
+from iris.replay import replay
+from iris.replay_options import ReplayEnvironment
+from iris.runner import PREPARATIONS_FILE, AgentRunner, RunResult, Tool
+
+from workbench.importers import load_session
+
+SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
+ENGINE = {"compaction": {"input_budget_tokens": 6000, "summary_ratio": 0.12}}
+
+
+def shell_output(n: int, lines: int = 60) -> str:
+    """About 6 KB of varied shell output (a successful command, reducible once it is old)."""
+    rng = random.Random(n)
+    words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota"]
+    return "\n".join(f"line {j}: " + " ".join(f"{rng.choice(words)}{rng.randint(0, 999)}"
+                                              for _ in range(12)) for j in range(lines))
+
+
+def bash_tool() -> Tool:
+    return Tool("bash", SCHEMA, lambda a: shell_output(int(str(a["command"]).split()[-1])),
+                description="Run a shell command")
+
+
+class PerSession:
+    """A scripted model that counts the turns of each session (``Session N:`` in the task)."""
+
+    def __init__(self, calls: int) -> None:
+        self.calls = calls
+        self.turns: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        # the task names its session; a checkpoint keeps the user's request, so the name survives
+        found = re.search(r"Session \d+:", all_text(body))
+        key = found.group(0) if found else ""
+        with self.lock:
+            n = self.turns[key] = self.turns.get(key, -1) + 1
+        return [("bash", {"command": f"run {n}"})] if n < self.calls else "all runs done"
+
+
+def runner(tmp_path: Path, url: str, **options: Any) -> AgentRunner:
+    config = {"endpoint": {"base_url": url, "model": "scripted-model", "timeout_seconds": 20},
+              "sessions_dir": str(tmp_path / "sessions"), "engine": ENGINE}
+    return AgentRunner.from_config(config, tools=options.pop("tools", [bash_tool()]), **options)
+
+
+def test_live_run_crosses_the_pressure_line_and_compacts(tmp_path: Path) -> None:
+    """R-RUN-1: a live tool loop through the preparation pipeline crosses the pressure line and
+    compacts; every step is recorded with the provider's usage, and the smaller request after the
+    compaction is what the model really received."""
+    with ChatServer(PerSession(calls=12)) as srv:
+        live = runner(tmp_path, srv.url)
+        result = live.run("Run the job twelve times and report.")
+    assert result.stop == "answered" and result.answer == "all runs done"
+    assert len(result.preparations) == len(srv.bodies) == 13
+    assert [p.step_index for p in result.preparations] == list(range(13))
+    assert all(p.phase == "ready" and p.activation == "live" for p in result.preparations)
+    applied = [p for p in result.preparations if p.compaction_applied]
+    assert applied, "the loop must cross the pressure line and compact"
+    first = applied[0]
+    assert first.trigger_tokens is not None and first.trigger_tokens >= first.pressure_line
+    assert first.final_input_tokens < first.pressure_line
+    sizes = [len(json.dumps(b["messages"])) for b in srv.bodies]
+    assert sizes[first.step_index] < sizes[first.step_index - 1] / 2
+    # the provider's usage of each answer is on its record, and the next step's trigger reads it
+    assert all(p.provider_usage_kind == "trusted" and p.provider_prompt_tokens for p in result.preparations)
+    after = result.preparations[first.step_index + 1]
+    assert after.trigger_basis == "provider"
+    answered = result.preparations[first.step_index].provider_prompt_tokens
+    assert answered is not None and after.trigger_tokens == answered + 20  # prompt + output of the last answer (Chord)
+    assert (result.session_dir / "history-1.md").is_file()
+
+
+def test_the_workbench_imports_the_live_session(tmp_path: Path) -> None:
+    """R-RUN-1: the session file is the native format; the workbench imports it like any
+    transcript (messages, usage, the runner's compactions) and a replay of it with the same
+    configuration prepares the same requests, stage by stage, up to the first compaction."""
+    with ChatServer(PerSession(calls=12)) as srv:
+        live = runner(tmp_path, srv.url)
+        result = live.run("Run the job twelve times and report.")
+    imported = load_session(result.session_path)
+    session = imported.session
+    assert imported.format == "native"
+    assert session.messages == live.session.messages
+    assert len(session.index.batches) == len(result.preparations)
+    assert len(session.compactions) == result.compactions >= 1
+    assert session.compactions[0].source == "iris:runner"
+    assert session.messages[session.compactions[0].at_message].is_compaction_summary
+    usage = [m.usage for m in session.messages if m.role == "assistant"]
+    assert all(u is not None and u.is_trusted for u in usage)
+    saved = [json.loads(line) for line in
+             (result.session_dir / PREPARATIONS_FILE).read_text().splitlines()]
+    assert [p["preparation_id"] for p in saved] == [p.preparation_id for p in result.preparations]
+    again = replay(session, parse_config(ENGINE),
+                   environment=ReplayEnvironment(tools=[bash_tool().schema]))
+    first = next(p.step_index for p in result.preparations if p.compaction_applied)
+    assert len(again.preparations) == len(result.preparations)
+    for a, b in zip(result.preparations[:first], again.preparations[:first], strict=True):
+        assert a.final_input_tokens == b.final_input_tokens
+        assert _decided(a) == _decided(b)
+
+
+def _decided(p: ContextPreparation) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """What each stage decided, without the words. The compaction stage's notices and the words of
+    whole-request figures read the calibration, which a live run measures on the whole request it
+    sent and a replay on the recorded history: only those may differ."""
+    return [(s.name, s.status, [d.model_dump(exclude={"reason"}) for d in s.decisions])
+            for s in p.stages if s.name != "compaction"]
+
+
+_SAVED = re.compile(r"Full output saved to (\S+?\.txt)")
+
+
+def test_the_model_reads_a_reduced_output_back_from_its_real_path(tmp_path: Path) -> None:
+    """R-RUN-1 (recovery addresses): a reduced tool output's summary reaches the model with the
+    real file path; the model's read_file call with that path gets the original bytes back.
+    Records keep the logical ``<session_dir>`` root; no request on the wire carries it."""
+    big = shell_output(0)
+    read: list[str] = []
+
+    def read_file(args: dict[str, Any]) -> str:
+        read.append(str(args["path"]))
+        return Path(str(args["path"])).read_text(encoding="utf-8")
+
+    def model(body: dict[str, Any]) -> Any:
+        results = tool_results(body)
+        if read:
+            return "recovered"
+        seen = _SAVED.findall(all_text(body) + "\n".join(results))
+        if seen:
+            return [("read_file", {"path": seen[0]})]
+        return [("bash", {"command": f"run {len(results)}"})]
+
+    tools = [bash_tool(), Tool("read_file", {"type": "object", "properties": {"path": {"type": "string"}}},
+                               read_file, reducible=False)]
+    with ChatServer(model) as srv:
+        live = runner(tmp_path, srv.url, tools=tools)
+        result = live.run("Run it and keep the first output.")
+    assert result.stop == "answered" and result.answer == "recovered"
+    assert len(read) == 1
+    path = Path(read[0])
+    assert path.is_absolute() and path.parent == (result.session_dir / "reduced-artifacts").resolve()
+    assert path.read_text(encoding="utf-8") == big
+    answered = live.session.messages[-2].tool_results  # the read_file result, as committed
+    assert answered and answered[0].text == big
+    assert not any("<session_dir>" in json.dumps(b) for b in srv.bodies)
+    reduced = [d for p in result.preparations for s in p.stages for d in s.decisions
+               if getattr(d, "artifact_path", None)]
+    assert reduced and all(str(getattr(d, "artifact_path", "")).startswith("<session_dir>/reduced-artifacts/")
+                           for d in reduced)
+    request = live.requests[result.preparations[-1].preparation_id]
+    assert any("Full output saved to <session_dir>/reduced-artifacts/" in m.text for m in request.messages)
+
+
+class SharedSource:
+    """One context source for every session: answers from the scope alone (no per-call state)."""
+
+    def __init__(self) -> None:
+        self.scopes: list[tuple[str, int]] = []
+        self.lock = threading.Lock()
+
+    async def collect(self, scope: ContextBuildScope) -> ContextSnapshot:
+        import asyncio
+
+        with self.lock:
+            self.scopes.append((scope.session_id, scope.step_index))
+        await asyncio.sleep(0.005)  # a real source awaits I/O: let the other session interleave
+        return ContextSnapshot(contributions=(
+            ContextContribution(key="scope", text=f"session={scope.session_id} step={scope.step_index}"),))
+
+
+def test_two_sessions_share_one_context_source_from_two_threads(tmp_path: Path) -> None:
+    """R-RUN-1, R-DYN-1: two runners in two threads bind the same source; each step gets the
+    snapshot of its own session and step, and each session file records only its own."""
+    source = SharedSource()
+    results: dict[str, RunResult] = {}
+    with ChatServer(PerSession(calls=4)) as srv:
+        runners = [runner(tmp_path, srv.url, context_source=source, session_id=f"s{i}")
+                   for i in range(2)]
+
+        def go(i: int) -> None:
+            results[f"s{i}"] = runners[i].run(f"Session {i}: run the job four times.")
+
+        threads = [threading.Thread(target=go, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+    assert sorted(results) == ["s0", "s1"]
+    assert all(r.stop == "answered" for r in results.values())
+    assert sorted(source.scopes) == [(s, k) for s in ("s0", "s1") for k in range(5)]
+    for i in range(2):
+        bodies = [b for b in srv.bodies if f"Session {i}:" in all_text(b)]
+        assert len(bodies) == 5
+        for k, body in enumerate(bodies):
+            assert f"session=s{i} step={k}" in all_text(body)
+            assert f"session=s{1 - i}" not in all_text(body)
+        session = load_session(results[f"s{i}"].session_path).session
+        assert [s.step_index for s in session.context_snapshots] == list(range(5))
+        assert all(s.contributions[0].text.startswith(f"session=s{i} ") for s in session.context_snapshots)
+
+
+def test_runner_from_a_config_file(tmp_path: Path) -> None:
+    """R-RUN-1: ``from_config_file`` reads endpoint, engine and static context relative to the
+    file; the static system context is the first message the model gets."""
+    (tmp_path / "context.yaml").write_text(
+        "system:\n  slots:\n    - {name: role, content: You are a careful build agent.}\n")
+    (tmp_path / "engine.yaml").write_text("compaction:\n  input_budget_tokens: 6000\n  summary_ratio: 0.12\n")
+    with ChatServer(PerSession(calls=1)) as srv:
+        (tmp_path / "runner.yaml").write_text(
+            f"endpoint:\n  base_url: {srv.url}\n  model: scripted-model\nmax_steps: 5\n"
+            "sessions_dir: runs\ncontext: context.yaml\nengine: engine.yaml\n")
+        live = AgentRunner.from_config_file(tmp_path / "runner.yaml", tools=[bash_tool()])
+        result = live.run("Run it once.")
+    assert result.stop == "answered"
+    assert result.session_dir.parent == tmp_path / "runs"
+    first = srv.bodies[0]["messages"][0]
+    assert first["role"] == "system" and "You are a careful build agent." in first["content"]
+    assert result.preparations[0].input_budget == 6000
+    names = [t["function"]["name"] for t in srv.bodies[0]["tools"]]
+    assert names == ["bash", "context_read", "context_search"]
+
+
+def test_the_step_limit_stops_a_run(tmp_path: Path) -> None:
+    """R-RUN-1: a model that never stops calling tools is stopped after ``max_steps`` calls."""
+    with ChatServer(PerSession(calls=100)) as srv:
+        config = {"endpoint": {"base_url": srv.url, "model": "m"}, "max_steps": 3,
+                  "sessions_dir": str(tmp_path / "s")}
+        result = AgentRunner.from_config(config, tools=[bash_tool()]).run("Go.")
+    assert result.stop == "step_limit" and result.answer is None
+    assert len(srv.bodies) == len(result.preparations) == 3
+
+
+def test_a_failed_model_call_ends_the_run_and_keeps_the_session(tmp_path: Path) -> None:
+    """R-RUN-1: an endpoint error ends the run with the error named; what happened is on disk."""
+    def broken(body: dict[str, Any]) -> Any:
+        raise RuntimeError("model down")
+
+    with ChatServer(broken) as srv:
+        result = runner(tmp_path, srv.url).run("Hello?")
+    assert result.stop == "failed"
+    assert result.error is not None and "HTTP 500" in result.error and "/chat/completions" in result.error
+    session = load_session(result.session_path).session
+    assert [m.text for m in session.messages] == ["Hello?"]
+    assert len(result.preparations) == 1
+
+
+@pytest.mark.parametrize(("text", "field", "line"), [
+    ("endpoint:\n  base_url: http://x/v1\n  model: m\nmax_steps: 0\n", "max_steps", 4),
+    ("endpont:\n  base_url: http://x/v1\n", "endpont", 1),
+    ("endpoint:\n  base_url: http://x/v1\n  model: m\nengine:\n  compaction:\n    keep_recent_ratio: 2\n",
+     "engine.compaction.keep_recent_ratio", 6),
+])
+def test_a_bad_runner_file_names_file_line_and_field(tmp_path: Path, text: str, field: str,
+                                                     line: int) -> None:
+    """R-RUN-1: a bad runner file is a ConfigError naming the file, the line and the field."""
+    path = tmp_path / "runner.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        AgentRunner.from_config_file(path)
+    assert caught.value.path == str(path)
+    assert caught.value.field == field
+    assert caught.value.line == line
+
+
+def test_template_renderer_and_msg_are_the_builders_own() -> None:
+    """R-RUN-1 (seed names): ContextBuilder.build returns Msg messages; TemplateRenderer renders
+    plain text (a template that writes XML escapes values itself)."""
+    built = ContextBuilder().build(parse_context_build_input(
+        "system:\n  slots:\n    - {name: role, content: 'a < b'}\n", base_dir=Path.cwd()))
+    assert all(isinstance(m, Msg) for m in built.messages)
+    assert built.system.role == "system"
+    renderer = TemplateRenderer()
+    assert renderer.render("{{ x }}|{{ x | e }}", {"x": "<tag>"}) == "<tag>|&lt;tag&gt;"
