@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from ..fidelity.facts import PATH_KEYS, Fact, FactKind, command_parts, extract_facts
+from ..fidelity.facts import PATH_KEYS, Fact, FactKind, command_parts, command_text, extract_facts
 from ..session import Message
 
 __all__ = ["DEFAULT_EVIDENCE_CHARS", "evidence_allowance", "evidence_section"]
@@ -46,10 +46,8 @@ def _outcomes(head: Sequence[Message]) -> dict[str, str]:
     out: dict[str, str] = {}
     for message in head:
         for call in message.tool_calls:
-            command: object = call.arguments.get("command") or call.arguments.get("cmd")
-            if isinstance(command, list):
-                command = " ".join(str(c) for c in command)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            if isinstance(command, str):
+            command = command_text(call.arguments)
+            if command is not None:
                 calls[call.id] = [" ".join(p.split()) for p in command_parts(command)]
         for result in message.tool_results:
             first = next((ln for ln in result.text.splitlines() if ln.strip()), "")

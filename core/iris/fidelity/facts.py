@@ -27,8 +27,8 @@ from typing import Any, Literal, cast
 from ..frozen import FrozenModel
 from ..session import Message, TextBlock
 
-__all__ = ["FACT_KINDS", "Fact", "FactKind", "Normaliser", "command_parts", "extract_facts",
-           "message_mentions"]
+__all__ = ["FACT_KINDS", "Fact", "FactKind", "Normaliser", "command_parts", "command_text",
+           "extract_facts", "message_mentions"]
 
 FactKind = Literal["paths", "commands", "identifiers", "errors", "urls", "numbers", "instructions"]
 FACT_KINDS: tuple[FactKind, ...] = ("paths", "commands", "identifiers", "errors", "urls",
@@ -113,7 +113,8 @@ def _strings(value: object) -> Iterator[str]:
             yield from _strings(v)
 
 
-def _command_text(arguments: Mapping[str, Any]) -> str | None:
+def command_text(arguments: Mapping[str, Any]) -> str | None:
+    """The command line of a shell tool call's arguments (``command`` or ``cmd``, a list joined)."""
     command: object = arguments.get("command") or arguments.get("cmd")
     if isinstance(command, list):
         command = " ".join(map(str, cast("list[object]", command)))
@@ -251,7 +252,7 @@ def _call_facts(message: Message, norm: Normaliser) -> Iterator[tuple[FactKind, 
                 path = norm.path(value)
                 if path:
                     yield "paths", value, path
-        command = _command_text(args) if _SHELL_TOOL.search(call.name) else None
+        command = command_text(args) if _SHELL_TOOL.search(call.name) else None
         if command is not None:
             for part in command_parts(command):
                 key = norm.text(part)[:MAX_FACT_CHARS]
