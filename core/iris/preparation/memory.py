@@ -22,22 +22,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import is_
-from typing import TYPE_CHECKING
 
 from ..reduction import ReductionMemory, ReductionState
 from ..session import Message
 from ..tokens import TokenEstimator
+from .part import Origin, Part, PartView
 from .records import MarkKind, MessageMark, canonical_json
-
-if TYPE_CHECKING:
-    from .state import Origin, Part
 
 __all__ = ["FoldIndex", "FoldMemory", "MarkMemory", "PartView", "Rewrite", "StepMemory",
            "TokenCache", "TrimMemory", "TrimRun", "ViewMemory", "starts_with"]
-
-PartView = tuple[Message, MessageMark, str, str]
-"""One message of a final request: the message as shown, its mark, the shown message's content
-hash and the mark's canonical JSON."""
 
 MarkKey = tuple[str, int | None, str | None, tuple[MarkKind, ...]]
 

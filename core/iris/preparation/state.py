@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..compaction.calibration import Calibration
 from ..compaction.records import CompactionOutcome, CompactionState
@@ -21,21 +21,17 @@ from ..compaction.thresholds import Thresholds
 from ..compaction.triggers import PressureWindow
 from ..compaction.usage import UsageReading
 from ..config import ContextConfig
-from ..context import ContextContribution
 from ..prompts import PromptTemplates
 from ..reduction.artifacts import ArtifactWriter
 from ..reduction.models import ReductionState
 from ..reduction.toolkinds import ToolKindMap
-from ..session import Message
 from ..tokens import REQUEST_OVERHEAD
-from .memory import MarkMemory, PartView, StepMemory, TokenCache
-from .records import MarkKind, PreparedRequest, content_hash
+from .memory import StepMemory, TokenCache
+from .part import Origin, Part
+from .records import PreparedRequest
 
-__all__ = ["Marks", "Part", "PipelineSettings", "PreparationState", "StageFailed", "TokenCache",
-           "ToolSpec"]
-
-Origin = Literal["context", "contribution", "history", "checkpoint", "notice"]
-
+__all__ = ["Marks", "Origin", "Part", "PipelineSettings", "PreparationState", "StageFailed",
+           "TokenCache", "ToolSpec"]
 
 class Marks:
     """An immutable set of decision marks that grows step after step without being copied.
@@ -92,53 +88,6 @@ class Marks:
             last = levels.pop()
             levels[-1] = levels[-1] | last
         return Marks(tuple(levels))
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One message of the request being prepared."""
-
-    message: Message
-    tokens: int
-    origin: Origin
-    history_index: int | None = None
-    """Session message index (None for context, contributions and checkpoints)."""
-    key: str | None = None
-    """Context position or contribution key."""
-    required: bool = True
-    priority: int = 100
-    position: int = 0
-    """Position among the step's contributions (R-DYN-4 tie-break)."""
-    marks: tuple[MarkKind, ...] = ()
-    payload: ContextContribution | None = None
-    """The contribution object this part was made from (handed back to the selection function)."""
-    _digest: str | None = field(default=None, init=False, repr=False, compare=False)
-    _view: PartView | None = field(default=None, init=False, repr=False, compare=False)
-
-    @property
-    def digest(self) -> str:
-        """Content hash of the message, computed once per part (parts are values: a part made
-        again from the same message computes the same hash)."""
-        digest = self._digest
-        if digest is None:
-            digest = content_hash(self.message)
-            object.__setattr__(self, "_digest", digest)
-        return digest
-
-    def view(self, marks: MarkMemory) -> PartView:
-        """How this part appears in a final request, computed once per part: the message, its
-        mark (shared through ``marks``), the message's content hash and the mark's JSON."""
-        view = self._view
-        if view is None:
-            mark, text = marks.get(self.origin, self.history_index, self.key, self.marks)
-            view = (self.message, mark, self.digest, text)
-            object.__setattr__(self, "_view", view)
-        return view
-
-    def replaced(self, message: Message, tokens: int, mark: MarkKind) -> Part:
-        marks = self.marks if mark in self.marks else (*self.marks, mark)
-        return Part(message, tokens, self.origin, self.history_index, self.key, self.required,
-                    self.priority, self.position, marks, self.payload)
 
 
 @dataclass(frozen=True, slots=True)

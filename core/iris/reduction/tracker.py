@@ -31,9 +31,9 @@ from typing import Any
 
 from ..session import Message, ToolCallBlock, ToolResultBlock
 from .classify import ResultInfo, Verdict
-from .memory import ResultMemory, TrackerKey
 from .models import FrozenRendering, ReductionState
 from .render import Rendering
+from .result_memory import ResultMemory, TrackerKey
 from .validity import ReadEvent, Validity, ValidityIndex, ValidityMemory
 
 __all__ = ["Item", "Tracker"]
