@@ -196,11 +196,19 @@ def test_r_prep_3_compaction_skipped_below_the_line_applied_when_committed():
 
 def test_r_prep_3_rejected_summary_fails_the_step_and_keeps_old_state():
     """R-PREP-3/R-CMP-8: a summary that is not small enough is rejected; the run ends (failed) and
-    the durable history stays as it was."""
+    the durable history stays as it was. (The responses carry no usage, so the local estimate
+    triggers only with ``trigger_without_usage``; the retained budget keeps the big first message
+    whole, so the checkpoint stays over the pressure line.)"""
     big = "x " * 30000
-    s = session(user("please " + big), answer("ok"), user("and now?"), answer("fine"))
-    r = replay(s, parse_config({"compaction": {"input_budget_tokens": 20000}}))
-    first = r.preparations[0]
+    s = session(user("please " + big), Message(role="assistant", content=(TextBlock(text="ok"),)),
+                user("and now?"), answer("fine"))
+    r = replay(s, parse_config({"compaction": {"input_budget_tokens": 20000,
+                                               "retain_recent_tokens": 40000,
+                                               "trigger_without_usage": True}}))
+    anchor_only = r.preparations[0]  # only the task anchor: no new cut point, over the hard limit
+    assert anchor_only.phase == "failed" and anchor_only.error is not None
+    assert "hard input limit" in anchor_only.error.message
+    first = r.preparations[1]
     assert first.phase == "failed" and first.error is not None
     assert first.error.stage == "compaction"
     st = stage_of(first, "compaction")
@@ -215,7 +223,8 @@ def test_r_prep_3_no_cut_point_is_a_candidate_plan():
     """R-PREP-3/R-CMP-8: over the line with nothing to cut: the plan stays a candidate."""
     src = StaticContextSource((ContextContribution(key="big", text="word " * 6000),))
     s = session(answer("hello, how can I help?"))  # step 0 has no history to cut
-    p = replay(s, parse_config({"compaction": {"input_budget_tokens": 5000}}),
+    p = replay(s, parse_config({"compaction": {"input_budget_tokens": 5000,
+                                               "trigger_without_usage": True}}),
                environment=ReplayEnvironment(context_source=src)).preparations[0]
     st = stage_of(p, "compaction")
     assert st.status == "candidate"

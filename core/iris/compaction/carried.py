@@ -15,10 +15,11 @@ from collections.abc import Sequence
 
 from ..session import Message
 from ..tokens import TokenEstimator
-from .checkpoint import RetainedMessage, SessionConstraint
+from .checkpoint import CheckpointSection, RetainedMessage, SessionConstraint
 
 __all__ = ["MAX_CONSTRAINTS", "PREVIOUS_CHECKPOINT_TOKENS", "bound_previous_checkpoint",
-           "is_real_user_message", "merge_constraints", "select_retained", "session_constraints"]
+           "is_real_user_message", "merge_constraints", "select_retained", "session_constraints",
+           "with_current_request"]
 
 MAX_CONSTRAINTS = 12
 PREVIOUS_CHECKPOINT_TOKENS = 2000
@@ -70,6 +71,24 @@ def select_retained(head: Sequence[Message], *, budget: int, estimator: TokenEst
                                         truncated=True))
         break
     return tuple(reversed(kept))
+
+
+def with_current_request(sections: Sequence[CheckpointSection], history: Sequence[Message],
+                         current_request: str | None, *, budget: int, estimator: TokenEstimator,
+                         ) -> tuple[CheckpointSection, ...]:
+    """``sections`` with ``## Current User Request`` taken from the real message: the current
+    request, else the latest real user message of ``history`` (seed 002: the summary cannot
+    override the latest message). Verbatim within ``budget`` tokens (``retain_recent_tokens``,
+    the allowance for verbatim user text), else cut and marked ``[truncated]``; the full text stays
+    in the request or the archive. Unchanged when there is no real message or no such section."""
+    text = (current_request or "").strip() or next(
+        (m.text.strip() for m in reversed(history) if is_real_user_message(m)), "")
+    if not text:
+        return tuple(sections)
+    if estimator.count(text) > budget:
+        text = _cut_to_tokens(text, budget, estimator) + "\n[truncated]"
+    return tuple(s.model_copy(update={"body": text}) if s.title == "Current User Request" else s
+                 for s in sections)
 
 
 def _cut_to_tokens(text: str, tokens: int, estimator: TokenEstimator) -> str:

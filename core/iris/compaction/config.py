@@ -115,6 +115,13 @@ class CompactionConfig(BaseModel):
     (up to ``files``, each up to ``tokens_per_file``, at most ``total_tokens`` in all), from what
     the recorded reads showed; None: none."""
 
+    trigger_without_usage: bool = Field(default=False, exclude_if=lambda v: v is False)
+    """True: while the session has no trusted provider usage sample (no response has reported a
+    non-zero prompt), automatic compaction may start on the replay's calibrated local estimate
+    (basis ``calibrated_local``). False (the default, seed 002): with no trusted sample the gauge
+    shows 0 and nothing triggers (R-TOK-4); a usage-less transcript (SWE-agent 0.x) then never
+    compacts unless this is set. Left out of the JSON form at its default."""
+
     @field_validator("input_budget_tokens", mode="before")
     @classmethod
     def _positive_int(cls, value: Any) -> Any:

@@ -3,7 +3,8 @@
 A cut at ``i`` archives ``history[:i]`` and keeps ``history[i:]``. A cut is *safe* when no tool group
 straddles it (a call never leaves its results behind), the tail does not start with tool results,
 and every assistant message with unanswered calls stays in the tail. A leading checkpoint (an
-earlier compaction) alone is not worth a new cut. The continuation tail holds up to the last 6
+earlier compaction) alone is not worth a new cut, nor is a head holding only the task anchors
+(the original and the current request: :func:`anchors_only`). The continuation tail holds up to the last 6
 complete turns within the tail budget, which is the recent target ``ceil(budget ×
 keep_recent_ratio)`` (a soft target: Chord's "about 5% of the window" is ``keep_recent_ratio:
 0.05``); an oversized last turn keeps its largest safe suffix that
@@ -22,7 +23,7 @@ from ..session import Message, index_session
 from ..tokens import TokenEstimator
 from .carried import is_real_user_message
 
-__all__ = ["MAX_TAIL_TURNS", "CutPlan", "choose_cut", "resolve_profile",
+__all__ = ["MAX_TAIL_TURNS", "CutPlan", "anchors_only", "choose_cut", "resolve_profile",
            "safe_cuts", "tail_budget"]
 
 MAX_TAIL_TURNS = 6
@@ -69,6 +70,18 @@ def safe_cuts(history: Sequence[Message]) -> tuple[int, ...]:
                  (i == n or not history[i].tool_results))
 
 
+def anchors_only(history: Sequence[Message], cut: int) -> bool:
+    """True when the head before ``cut`` holds nothing but task anchors (after a leading
+    checkpoint): the first real user message (the original request) and the last one (the
+    current request). Archiving only those gains nothing and loses the task's own words, so such a
+    cut is no new cut point (R-CMP-5: the cut must respect task anchors; R-CMP-8: within the hard
+    input limit the run continues without compacting)."""
+    start = 1 if history and history[0].is_compaction_summary else 0
+    users = [i for i, m in enumerate(history) if is_real_user_message(m)]
+    anchors = {users[0], users[-1]} if users else set[int]()
+    return all(i in anchors for i in range(start, cut))
+
+
 def resolve_profile(profile: str, history: Sequence[Message]) -> Literal["continuation",
                                                                           "archival"]:
     if profile in ("continuation", "archival"):
@@ -89,10 +102,13 @@ def choose_cut(history: Sequence[Message], *, profile: str, input_budget: int, r
     """R-CMP-5 cut point for ``history`` (the messages before the current request)."""
     resolved = resolve_profile(profile, history)
     budget = tail_budget(input_budget, recent_target)
-    cuts = safe_cuts(history)
+    safe = safe_cuts(history)
+    cuts = tuple(c for c in safe if not anchors_only(history, c))
     if not cuts:
         return CutPlan(cut_index=None, profile=resolved, tail_budget=budget,
-                       reason="no safe cut: every boundary splits a tool group or the history "
+                       reason="no new cut point: the head would hold only the task anchor (the "
+                              "original or current request), which the cut keeps" if safe else
+                              "no safe cut: every boundary splits a tool group or the history "
                               "holds only the previous checkpoint")
     if resolved == "archival":
         return CutPlan(cut_index=cuts[-1], profile=resolved, tail_budget=budget,

@@ -18,7 +18,13 @@ from ..errors import SummariserError, TemplateError
 from ..session import Message, Usage
 from ..tokens import TokenEstimator
 from .archive import next_archive_number, render_archive, store_archive
-from .carried import bound_previous_checkpoint, merge_constraints, select_retained, session_constraints
+from .carried import (
+    bound_previous_checkpoint,
+    merge_constraints,
+    select_retained,
+    session_constraints,
+    with_current_request,
+)
 from .checkpoint import (
     ArchiveRef,
     Checkpoint,
@@ -254,6 +260,10 @@ def _summarise(request: CompactionRequest, env: CompactionEnvironment, plan: Cut
     sections = _check_summary(result, t, estimator, form)
     if isinstance(sections, RejectedDecision):
         return attempt.reject(decisions, sections, result.usage)
+    # the summary cannot override the user's latest message: that section is the real message
+    sections = with_current_request(sections, attempt.history, current_text,
+                                    budget=config.compaction.retain_recent_tokens,
+                                    estimator=estimator)
     checkpoint = Checkpoint(
         mode=plan.profile, summariser=result.kind, sections=sections,
         previous_checkpoint=previous_body, constraints=constraints, constraints_omitted=omitted,

@@ -5,10 +5,12 @@ replayed request is the one the provider measured. Once this replay has applied 
 its own, an earlier stage of this step reduced the request (fold, trim, drop), or the session
 carries no trusted usage at all, the provider's numbers describe a different request, so the
 replay's own whole-request estimate (calibrated local + unrecorded overhead) decides instead; the
-record says which basis was used. Outcomes (R-CMP-8, R-PREP-3): ``applied`` replaces the durable
-history with the checkpoint plus the raw tail; ``no_cut`` is a plan that stays a ``candidate``
-(fine while within the hard input limit); ``rejected`` or an error/timeout ends the run: the preparation is
-``failed`` and the old durable state is kept.
+record says which basis was used. With no trusted usage sample at all (R-TOK-4) nothing triggers
+unless ``compaction.trigger_without_usage`` is set.
+Outcomes (R-CMP-8, R-PREP-3): ``applied`` replaces the durable history with the checkpoint plus
+the raw tail; ``no_cut`` is a plan that stays a ``candidate`` (fine while within the hard input
+limit); ``rejected`` or an error/timeout ends the run: the preparation is ``failed`` and the old
+durable state is kept.
 
 Pressure notices and the grace (R-CMP-11, R-CMP-12) are decided here from the same reading
 (:mod:`.notices`): a line reached for the first time in the window adds a ``pressure-notice``
@@ -59,17 +61,24 @@ def trigger(state: PreparationState, settings: PipelineSettings
     """(start?, basis, reason, value compared) for automatic compaction at this step.
 
     Every value is a whole request: the provider's count, or the calibrated local estimate plus
-    the unrecorded overhead (``calibrated_local``), never the bare local estimate."""
+    the unrecorded overhead (``calibrated_local``), never the bare local estimate. With no trusted
+    usage sample yet nothing triggers (basis ``none``, no value) unless
+    ``compaction.trigger_without_usage`` allows the calibrated local estimate."""
     t = settings.thresholds
     if not t.auto_enabled or t.threshold_line is None:
         return False, "disabled", "automatic compaction is disabled (threshold 0)", None
     reading = state.usage_reading
     reduced = request_reduced(state)
-    if state.diverged or reduced or reading is None or reading.kind == "none":
-        why = ("the replayed history differs from the recorded one after a compaction"
-               if state.diverged else "the provider counted the recorded request, and the "
-               "replay's earlier stages reduced this one" if reduced
-               else "no trusted provider usage yet")
+    unsampled = reading is None or reading.kind == "none"
+    if unsampled and not settings.config.compaction.trigger_without_usage:
+        why = ("no trusted provider usage yet: the gauge shows 0 and nothing triggers (R-TOK-4; "
+               "compaction.trigger_without_usage is off)")
+        return False, "none", why, None
+    if state.diverged or reduced or reading is None or unsampled:
+        why = ("no trusted provider usage yet; compaction.trigger_without_usage: true"
+               if unsampled else "the replayed history differs from the recorded one after a "
+               "compaction" if state.diverged else "the provider counted the recorded request, "
+               "and the replay's earlier stages reduced this one")
         value = state.whole(state.input_tokens)
         what = _whole_words(state, value)
         sign = "≥" if value >= t.threshold_line else "<"

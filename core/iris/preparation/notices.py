@@ -31,9 +31,12 @@ NOTICE_KEY = "pressure-notice"
 
 
 def _reading(state: PreparationState, basis: str) -> UsageReading:
-    """The reading behind the stage's trigger: the provider's, or the local estimate as one."""
+    """The reading behind the stage's trigger: the provider's, or the local estimate as one
+    (basis ``none`` without any reading: 0, which reaches no line, R-TOK-4)."""
     if basis != "calibrated_local" and state.usage_reading is not None:
         return state.usage_reading
+    if basis == "none":
+        return UsageReading(tokens=0, kind="none", approximate=False, can_trigger=False)
     return UsageReading(tokens=state.whole(state.input_tokens), kind="estimated", approximate=True,
                         can_trigger=True, source="byte_estimate")
 

@@ -221,6 +221,8 @@ def _by_category(info: ResultInfo, ctx: Context, cfg: ReductionConfig, age: int,
                           fallback=None)
         if verdict:
             return verdict
+    if _category_gates(info) is not None:  # a category's own gates decide, never the generic rule
+        return _kept(info, "below_gates", _below(info, age, size, cfg))
     return _generic(info, ctx, cfg, age, size)
 
 
@@ -266,13 +268,26 @@ def _generic(info: ResultInfo, ctx: Context, cfg: ReductionConfig, age: int, siz
     return _kept(info, "below_gates", _below(info, age, size, cfg))
 
 
-def _below(info: ResultInfo, age: int, size: int, cfg: ReductionConfig) -> str:
+def _category_gates(info: ResultInfo) -> tuple[str, str] | None:
+    """The age and size fields of the category ``info`` belongs to (R-RED-3): shell success and
+    logs (read-only commands with their own age), read-like and search results, diffs (summarised
+    only above the shell size); None outside the categories, where the generic rule applies
+    (skills share the generic gates). A ``*_bytes`` field is the category's minimum size: a
+    smaller output stays whole whatever its age (seed 002, 年龄参数说明)."""
+    if info.skill:
+        return None
+    if info.diff:
+        return "diff_protect_age_turns", "shell_success_bytes"
     if info.kind == "shell":
-        gates = ("shell_success_age_turns", "shell_success_bytes")
-    elif info.kind in ("read", "search", "glob", "web_fetch"):
-        gates = ("read_like_age_turns", "read_like_output_bytes")
-    else:
-        gates = ("stale_age_turns", "stale_output_bytes")
+        return ("shell_read_only_age_turns" if info.read_only_shell else "shell_success_age_turns",
+                "shell_success_bytes")
+    if info.kind in ("read", "search", "glob", "web_fetch"):
+        return "read_like_age_turns", "read_like_output_bytes"
+    return None
+
+
+def _below(info: ResultInfo, age: int, size: int, cfg: ReductionConfig) -> str:
+    gates = _category_gates(info) or ("stale_age_turns", "stale_output_bytes")
     age_gate, byte_gate = getattr(cfg, gates[0]), getattr(cfg, gates[1])
     if age < age_gate:
         return f"{_b(size)} at age {{age}} < {gates[0]} {age_gate} → kept"

@@ -21,6 +21,16 @@ _HIGH_RISK = ("traceback", "panic:", "exception", "segmentation fault", "permiss
 _DIFF_META = ("new file mode", "deleted file mode", "old mode", "new mode", "rename from", "rename to",
               "copy from", "copy to", "binary files", "git binary patch", "index ")
 _CONFIRM = re.compile(r"\b\w+ successfully\b|background task (?:started|completed)|\bdone\b", re.IGNORECASE)
+# User authorisation results (seed 002 剪裁规则, 确认/权限: "用户授权结果"): the user, a permission or
+# an access was approved, allowed or granted. Kept narrow: the subject comes first (at most one
+# auxiliary between), or "… by the user"; a negation anywhere makes it no confirmation (a
+# denial is a permission error, kept by the high-risk rule, never "[Confirmed]").
+_AUTHORISED = re.compile(
+    r"\b(?:user|permission|access|approval)\s+(?:(?:has|have|was|is|been)\s+)?"
+    r"(?:approved|allowed|granted|authori[sz]ed)\b"
+    r"|\b(?:approved|allowed|granted|authori[sz]ed)\s+by\s+(?:the\s+)?user\b", re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:not|never|no longer|denied|deny|rejected|refused|declined|revoked)\b"
+                      r"|n't\b", re.IGNORECASE)
 _LOG_START = ("fail ", "--- fail", "build failed", "lint failed", "panic:", "traceback", "diagnostics:")
 _LOG_WORDS = ("error", "warning", "fail", "panic", "traceback", "exception")
 _SEARCH_LINE = re.compile(r"^(?P<path>[^:\s][^:]*?):(?P<line>\d{1,15})(?::\d+)?[:\-](?P<text>.*)$")
@@ -76,10 +86,14 @@ def is_high_risk(text: str, *, shell: bool = False, diff: bool | None = None) ->
 
 
 def is_confirmation(text: str) -> bool:
-    """Short confirmation-like output (≤180 chars, ≤3 lines)."""
+    """Short confirmation-like output (≤180 chars, ≤3 lines): the reference's phrases, or a user
+    authorisation result without a negation ("User approved: yes, allow this operation.")."""
     stripped = text.strip()
-    return (0 < len(stripped) <= 180 and stripped.count("\n") < 3
-            and _CONFIRM.search(stripped) is not None)
+    if not (0 < len(stripped) <= 180 and stripped.count("\n") < 3):
+        return False
+    if _CONFIRM.search(stripped) is not None:
+        return True
+    return _AUTHORISED.search(stripped) is not None and _NEGATED.search(stripped) is None
 
 
 def is_build_log(text: str) -> bool:
