@@ -301,3 +301,27 @@ def test_template_renderer_and_msg_are_the_builders_own() -> None:
     assert built.system.role == "system"
     renderer = TemplateRenderer()
     assert renderer.render("{{ x }}|{{ x | e }}", {"x": "<tag>"}) == "<tag>|&lt;tag&gt;"
+
+
+def test_the_readme_runner_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """R-RUN-1: the README's ten-line runner example runs as written against a local endpoint
+    (its bash tool really runs the command the scripted model asks for)."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- runner-example -->")[1].split("<!-- /runner-example -->")[0]
+    code = block.split("```python\n")[1].split("```")[0]
+    assert len([line for line in code.splitlines() if line.strip()]) <= 12
+
+    def model(body: dict[str, Any]) -> Any:
+        return [("bash", {"command": "echo suite-output"})] if not tool_results(body) else "a missing fixture"
+
+    with ChatServer(model) as srv:
+        (tmp_path / "runner.yaml").write_text(
+            f"endpoint: {{base_url: '{srv.url}', model: m}}\nsessions_dir: sessions\n")
+        monkeypatch.chdir(tmp_path)
+        scope: dict[str, Any] = {}
+        exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 -- the documented example itself
+    result: RunResult = scope["result"]
+    assert result.stop == "answered" and result.answer == "a missing fixture"
+    assert tool_results(srv.bodies[1]) == ["suite-output\n"]
+    assert "This is step 1." in all_text(srv.bodies[1])
+    assert load_session(result.session_path).session.messages[-1].text == "a missing fixture"
