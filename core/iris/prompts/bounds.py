@@ -3,7 +3,7 @@
 A sandboxed template cannot reach Python internals, but it can still loop, recurse or grow a string
 for ever. Each render runs under a :class:`RenderLimits` budget kept in a context variable (so a
 shared environment serves several threads): a deadline checked at every loop iteration, call,
-attribute lookup, operator and output chunk, and a size limit on every value the template builds
+operator, filter and output value, and a size limit on every value the template builds
 (strings, lists, tuples and dicts counted deeply, shared parts counted each time they appear, so a
 list doubled by nesting is as large as its printed form) and on the output. Builders that could make
 a huge value in one C call (``str.replace``, ``str.join``, ``indent``, ``%``, ``str.format``…) are
@@ -43,12 +43,18 @@ class RenderLimitExceeded(Exception):
     """A render passed its time or size limit (the renderer names the template)."""
 
 
+#: Checks between two readings of the clock: a check costs a counter, a reading a system call.
+_CLOCK_EVERY = 64
+
+
 class _Budget:
-    __slots__ = ("deadline", "limits", "produced")
+    __slots__ = ("deadline", "limits", "produced", "produced_limit", "ticks")
 
     def __init__(self, limits: RenderLimits) -> None:
         self.limits = limits
         self.deadline = time.monotonic() + limits.seconds
+        self.ticks = _CLOCK_EVERY
+        self.produced_limit = 4 * limits.output_chars
         self.produced = 0
         """Characters of every ``{{ … }}`` output so far, captured ones (macros, set blocks)
         included: a loop writing into a captured block is stopped before the block is joined."""
@@ -74,9 +80,16 @@ def active_limits() -> RenderLimits:
 
 
 def tick() -> None:
-    """Raise when the render in progress has passed its deadline."""
+    """Raise when the render in progress has passed its deadline (the clock is read at every
+    64th check; each check stands for one small step of the template)."""
     budget = _CURRENT.get()
-    if budget is not None and time.monotonic() > budget.deadline:
+    if budget is None:
+        return
+    budget.ticks -= 1
+    if budget.ticks > 0:
+        return
+    budget.ticks = _CLOCK_EVERY
+    if time.monotonic() > budget.deadline:
         raise RenderLimitExceeded(f"the render took longer than {budget.limits.seconds:g} s "
                                   "(the time limit of a template render)")
 
@@ -131,17 +144,24 @@ def check_value(value: Any) -> Any:
     return value
 
 
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
 def check_output(value: Any) -> Any:
     """``value`` about to be written by ``{{ … }}``: in time, within the size limit, and within
     the total text a render may produce (four times the output limit, captured text included)."""
-    check_value(value)
+    kind: type = type(value)
+    if kind is not str and kind not in _SCALARS:
+        check_value(value)
     budget = _CURRENT.get()
-    if budget is not None:
-        budget.produced += len(value) if isinstance(value, str) else 1
-        limit = 4 * budget.limits.output_chars
-        if budget.produced > limit:
-            raise RenderLimitExceeded(f"the render produced more than {limit:,} characters of "
-                                      "output, captured blocks included (4 × its size limit)")
+    if budget is None:
+        return value
+    tick()
+    budget.produced += len(value) if kind is str else 1
+    if budget.produced > budget.produced_limit:
+        raise RenderLimitExceeded(f"the render produced more than {budget.produced_limit:,} "
+                                  "characters of output, captured blocks included (4 × its "
+                                  "size limit)")
     return value
 
 

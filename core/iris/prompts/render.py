@@ -4,7 +4,7 @@ User-edited templates must not reach Python internals (R-BUILD-4): every templat
 ``ImmutableSandboxedEnvironment`` with ``StrictUndefined`` and no autoescape (output is plain text).
 Jinja errors become :class:`~iris.errors.TemplateError` naming the template and its line. Every
 render has a time and an output-size limit (:data:`LIMITS`), checked at each loop iteration, call,
-attribute lookup, operator and output chunk; operations that could build a huge value in one step
+operator, filter and output value; operations that could build a huge value in one step
 are sized before they run (:mod:`iris.prompts.builders`); ``lipsum`` and ``range`` are bounded;
 ``include``, ``import`` and ``extends`` are refused (no template reads another).
 """
@@ -120,14 +120,6 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
         check_method(obj, args, kwargs)
         return check_value(super().call(context, obj, *args, **kwargs))
 
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        tick()
-        return super().getattr(obj, attribute)
-
-    def getitem(self, obj: Any, argument: Any) -> Any:
-        tick()
-        return super().getitem(obj, argument)
-
     def concat(self, parts: Iterable[str]) -> str:  # pyright: ignore[reportIncompatibleVariableOverride]
         """Joins the output captured by macros and ``{% set %}`` blocks, within the size limit."""
         chunks = list(parts)
@@ -237,7 +229,6 @@ def _stream(template: jinja2.Template, variables: Mapping[str, Any]) -> str:
             if size > limits.output_chars:
                 raise RenderLimitExceeded(f"the output has more than {limits.output_chars:,} "
                                           "characters (the size limit of a template render)")
-            tick()
             chunks.append(chunk)
         return "".join(chunks)
 
