@@ -93,7 +93,9 @@ def test_r_ui_4_step_comparison_shows_the_table_the_diffs_and_both_sides():
     table = at.table[0].value
     assert table.loc["compaction stage", "original"] == "applied"
     assert table.loc["compaction stage", "edited"] == "rejected"
-    assert [c.value for c in at.caption] == ["The rendered summary request is identical."]
+    assert [c.value for c in at.caption] == [
+        "The rendered summary request is identical.",
+        "No committed checkpoint with a loss record at this step: nothing to score."]
     labels = [e.label for e in at.expander]
     assert labels == ["original templates: summary request (10 chars)",
                       "edited templates: summary request (10 chars)",

@@ -70,7 +70,7 @@ def show_loss_pair(a: LossRecord | None, b: LossRecord | None, *, labels: tuple[
     either side lost with whether the other kept it."""
     st.markdown("##### What the checkpoint lost: " + " vs ".join(labels))
     if a is None and b is None:
-        st.caption("Neither side committed a checkpoint at this step: nothing to score.")
+        st.caption("No committed checkpoint with a loss record at this step: nothing to score.")
         return
     st.caption(_HELP)
     st.dataframe(loss_side_by_side(a, b, labels=labels), hide_index=True, key=f"{key}_pair")
