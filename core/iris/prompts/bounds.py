@@ -144,20 +144,20 @@ def check_value(value: Any) -> Any:
     return value
 
 
-_SCALARS = frozenset({int, float, bool, type(None)})
+_SCALARS: frozenset[type[object]] = frozenset({int, float, bool, type(None)})
 
 
-def check_output(value: Any) -> Any:
+def check_output(value: object) -> object:
     """``value`` about to be written by ``{{ … }}``: in time, within the size limit, and within
     the total text a render may produce (four times the output limit, captured text included)."""
-    kind: type = type(value)
+    kind = type(value)
     if kind is not str and kind not in _SCALARS:
         check_value(value)
     budget = _CURRENT.get()
     if budget is None:
         return value
     tick()
-    budget.produced += len(value) if kind is str else 1
+    budget.produced += len(value) if isinstance(value, str) else 1
     if budget.produced > budget.produced_limit:
         raise RenderLimitExceeded(f"the render produced more than {budget.produced_limit:,} "
                                   "characters of output, captured blocks included (4 × its "
