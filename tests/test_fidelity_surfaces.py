@@ -249,3 +249,20 @@ def test_r_fid_2_corpus_page_shows_the_mean_recall_per_configuration(tmp_path):
     assert rows["default", "agent (recorded)"]["mean recall, needed later"] == "50%"
     replayed = [r for (_, who), r in rows.items() if who == "replay"]
     assert replayed and all(r["compactions"] >= 1 for r in replayed)
+
+
+def test_r_fid_2_a_dead_worker_still_writes_an_empty_fidelity_table(tmp_path):
+    """R-FID-2: a batch worker that died is recorded like a failing session, with every table
+    (the fidelity table too) written empty."""
+    from concurrent.futures import Future
+
+    from workbench.corpus import TABLES
+    from workbench.corpus_runner import _result_or_error, _write, read_table
+
+    future: Future = Future()
+    future.set_exception(MemoryError("out of memory"))
+    tables = _result_or_error(future, str(tmp_path / "big.jsonl"), "default")
+    assert set(tables) == set(TABLES)
+    _write(tmp_path / "out", tables, set())
+    assert read_table(tmp_path / "out", "fidelity").empty
+    assert "worker failed: MemoryError" in read_table(tmp_path / "out", "sessions")["error"].iloc[0]

@@ -186,7 +186,7 @@ def _result_or_error(future: Any, path: str, label: str) -> dict[str, list]:
         row: dict[str, object] = {c: None for c in SCHEMAS["sessions"].names}
         row.update(configuration=label, session=Path(path).name, path=path,
                    error=f"worker failed: {type(exc).__name__}: {exc}")
-        return {"sessions": [row], "steps": [], "compactions": [], "decisions": []}
+        return {"sessions": [row], **{name: [] for name in TABLES if name != "sessions"}}
 
 
 def _dask(tasks: list[tuple], *, jobs: int, scheduler: str | None, worker_memory_mb: int | None,
