@@ -16,8 +16,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-Reply = str | list[tuple[str, dict[str, Any]]]
-"""A final answer, or tool calls as (name, arguments)."""
+Reply = str | list[tuple[str, dict[str, Any]]] | dict[str, Any]
+"""A final answer, tool calls as (name, arguments), or a whole chat ``message`` object."""
 Script = Callable[[dict[str, Any]], Reply]
 
 
@@ -28,7 +28,9 @@ def prompt_tokens(body: dict[str, Any]) -> int:
 
 def chat_answer(body: dict[str, Any], reply: Reply, turn: int) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": None}
-    if isinstance(reply, str):
+    if isinstance(reply, dict):
+        message = reply
+    elif isinstance(reply, str):
         message["content"] = reply
     else:
         message["tool_calls"] = [
@@ -37,7 +39,7 @@ def chat_answer(body: dict[str, Any], reply: Reply, turn: int) -> dict[str, Any]
             for i, (name, args) in enumerate(reply)]
     return {"id": f"chatcmpl-{turn}", "model": "scripted-model",
             "choices": [{"index": 0, "message": message,
-                         "finish_reason": "stop" if isinstance(reply, str) else "tool_calls"}],
+                         "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
             "usage": {"prompt_tokens": prompt_tokens(body), "completion_tokens": 20,
                       "total_tokens": prompt_tokens(body) + 20}}
 
