@@ -266,3 +266,21 @@ def test_r_fid_2_a_dead_worker_still_writes_an_empty_fidelity_table(tmp_path):
     _write(tmp_path / "out", tables, set())
     assert read_table(tmp_path / "out", "fidelity").empty
     assert "worker failed: MemoryError" in read_table(tmp_path / "out", "sessions")["error"].iloc[0]
+
+
+def test_r_fid_2_notebook_corpus_fidelity(tmp_path):
+    """R-FID-2: ``wb.batch(...).fidelity_means()`` gives the mean recall per configuration and the
+    agent's own, ``fidelity()`` the per-compaction rows."""
+    from test_fidelity import SUMMARY, _session
+
+    from workbench.importers.native import dump_session
+    from workbench.notebook_corpus import batch
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    dump_session(_session(SUMMARY), corpus / "built.jsonl")
+    result = batch(["default", "cost-first"], [corpus], tmp_path / "out")
+    means = result.fidelity_means()
+    assert list(means["configuration"]) == ["cost-first", "default"]
+    assert set(means["source"]) == {"recorded"} and list(means["mean_recall_needed_later"]) == [0.5, 0.5]
+    assert len(result.fidelity()) == 2 * 8  # two configurations × (seven kinds + all)

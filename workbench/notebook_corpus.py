@@ -20,13 +20,14 @@ import plotly.graph_objects as go
 
 from .corpus_runner import read_table as _read
 from .corpus_runner import run_batch
+from .fidelity import recall_means
 from .views.corpus import corpus_figure, corpus_totals, largest_differences
 
 __all__ = ["CorpusResult", "batch", "load_batch"]
 
 
 class CorpusResult:
-    """A batch output directory: its four tables, totals per configuration, chart, differences."""
+    """A batch output directory: its five tables, totals per configuration, chart, differences."""
 
     def __init__(self, out: str | Path) -> None:
         self.out = Path(out)
@@ -46,6 +47,18 @@ class CorpusResult:
     def decisions(self) -> pd.DataFrame:
         """Decision counts per (configuration, session, stage, kind)."""
         return _read(self.out, "decisions")
+
+    def fidelity(self) -> pd.DataFrame:
+        """What each compaction lost, per (configuration, session, compaction, fact kind) with an
+        ``all`` row per compaction (docs/fidelity.md)."""
+        return _read(self.out, "fidelity")
+
+    def fidelity_means(self) -> pd.DataFrame:
+        """Per configuration, the replay's compactions and the agent's own: how many, the mean
+        recall of needed-later facts and the recall of needed-later paths and commands."""
+        return pd.DataFrame(recall_means(self.fidelity()),
+                            columns=["configuration", "source", "compactions",
+                                     "mean_recall_needed_later", "recall_paths_commands"])
 
     def totals(self) -> pd.DataFrame:
         """One row per configuration (the Corpus page's totals)."""
