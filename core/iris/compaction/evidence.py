@@ -14,7 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from ..fidelity.facts import PATH_KEYS, Fact, FactKind, command_parts, command_text, extract_facts
+from ..fidelity.facts import (
+    PATH_KEYS,
+    Fact,
+    FactKind,
+    command_parts,
+    command_text,
+    facts_with_last_use,
+)
 from ..session import Message
 
 __all__ = ["DEFAULT_EVIDENCE_CHARS", "evidence_allowance", "evidence_section"]
@@ -62,17 +69,6 @@ def _edited(head: Sequence[Message], edit_tool: re.Pattern[str]) -> set[str]:
             if edit_tool.search(call.name) for k in PATH_KEYS if k in call.arguments}
 
 
-def _last_use(head: Sequence[Message], facts: Sequence[Fact]) -> dict[Fact, int]:
-    """The head index where each fact was last stated (a later re-statement makes it recent)."""
-    last = {f: f.message for f in facts}
-    by_key = {(f.kind, f.key): f for f in facts}
-    for fact in extract_facts(reversed(list(enumerate(head)))):
-        found = by_key.get((fact.kind, fact.key))
-        if found is not None:
-            last[found] = max(last[found], fact.message)
-    return last
-
-
 def _render(chosen: Sequence[Fact], edited: set[str], outcomes: Mapping[str, str],
             omitted: int) -> str:
     lines: list[str] = []
@@ -100,11 +96,11 @@ def evidence_section(head: Sequence[Message], *, edit_tool: re.Pattern[str],
                      max_chars: int = DEFAULT_EVIDENCE_CHARS) -> str:
     """The section's body (see the module doc); ``edit_tool`` tells which tool names change
     files. Empty when the head states no fact."""
-    facts = [f for f in extract_facts(enumerate(head)) if f.kind != "instructions"]
+    last = {f: i for f, i in facts_with_last_use(enumerate(head)) if f.kind != "instructions"}
+    facts = list(last)
     if not facts:
         return ""
     edited, outcomes = _edited(head, edit_tool), _outcomes(head)
-    last = _last_use(head, facts)
     chosen: set[Fact] = set()
     used = 0
     for fact in sorted(facts, key=lambda f: -last[f]):  # most recent first

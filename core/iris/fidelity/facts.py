@@ -28,7 +28,7 @@ from ..frozen import FrozenModel
 from ..session import Message, TextBlock
 
 __all__ = ["FACT_KINDS", "Fact", "FactKind", "Normaliser", "command_parts", "command_text",
-           "extract_facts", "message_mentions"]
+           "extract_facts", "facts_with_last_use", "message_mentions"]
 
 FactKind = Literal["paths", "commands", "identifiers", "errors", "urls", "numbers", "instructions"]
 FACT_KINDS: tuple[FactKind, ...] = ("paths", "commands", "identifiers", "errors", "urls",
@@ -299,17 +299,27 @@ def extract_facts(messages: Iterable[tuple[int, Message]], *, workspace_root: st
                   ) -> tuple[Fact, ...]:
     """The facts of ``(session index, message)`` pairs, each once (its first statement), in
     order of appearance."""
+    return tuple(fact for fact, _ in facts_with_last_use(messages, workspace_root=workspace_root))
+
+
+def facts_with_last_use(messages: Iterable[tuple[int, Message]], *,
+                        workspace_root: str | None = None) -> tuple[tuple[Fact, int], ...]:
+    """Each fact of :func:`extract_facts` with the index of the last message that stated it."""
     norm = Normaliser(workspace_root)
     seen: dict[tuple[FactKind, str], Fact] = {}
+    last: dict[tuple[FactKind, str], int] = {}
     for index, message in messages:
         if message.is_compaction_summary:
             continue
         found = [*_call_facts(message, norm), *_text_facts(message, norm),
                  *_error_facts(message, norm)]
         for kind, text, key in found:
-            if key and (kind, key) not in seen:
+            if not key:
+                continue
+            if (kind, key) not in seen:
                 seen[kind, key] = Fact(kind=kind, text=text, key=key, message=index)
-    return tuple(seen.values())
+            last[kind, key] = index
+    return tuple((fact, last[fact.kind, fact.key]) for fact in seen.values())
 
 
 def message_mentions(message: Message) -> str:
