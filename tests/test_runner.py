@@ -26,7 +26,7 @@ from iris.context import (
     parse_context_build_input,
 )
 from iris.errors import ConfigError
-from iris.preparation import ContextPreparation
+from iris.preparation import ContextPreparation, ListSink, PreparationEvent
 from iris.replay import replay
 from iris.replay_options import ReplayEnvironment
 from iris.runner import PREPARATIONS_FILE, AgentRunner, RunResult, Tool
@@ -68,7 +68,8 @@ class PerSession:
 
 
 def runner(tmp_path: Path, url: str, **options: Any) -> AgentRunner:
-    config = {"endpoint": {"base_url": url, "model": "scripted-model", "timeout_seconds": 20},
+    config = {"endpoint": {"base_url": url, "model": "scripted-model", "timeout_seconds": 20,
+                           "initial_backoff": 0.01},
               "sessions_dir": str(tmp_path / "sessions"), "engine": ENGINE}
     return AgentRunner.from_config(config, tools=options.pop("tools", [bash_tool()]), **options)
 
@@ -269,8 +270,45 @@ def test_a_failed_model_call_ends_the_run_and_keeps_the_session(tmp_path: Path) 
         result = runner(tmp_path, srv.url).run("Hello?")
     assert result.stop == "failed"
     assert result.error is not None and "HTTP 500" in result.error and "/chat/completions" in result.error
+    assert "after 3 attempt(s)" in result.error and len(srv.bodies) == 3
     session = load_session(result.session_path).session
     assert [m.text for m in session.messages] == ["Hello?"]
+    assert len(result.preparations) == 1
+
+
+def test_sink_events_and_cancel(tmp_path: Path) -> None:
+    """R-RUN-1, R-PREP-5: the sink gets every preparation with its request, subscribers one
+    ``context.preparation`` event per step; the host's cancel ends the run with a cancelled
+    preparation and no model call for that step."""
+    sink, events = ListSink(), list[PreparationEvent]()
+    with ChatServer(PerSession(calls=10)) as srv:
+        live = runner(tmp_path, srv.url, sink=sink, on_event=events.append,
+                      cancel=lambda: len(srv.bodies) >= 3)
+        result = live.run("Session 7: go on until stopped.")
+    assert result.stop == "cancelled"
+    assert len(srv.bodies) == 3
+    assert [p.phase for p in result.preparations] == ["ready"] * 3 + ["cancelled"]
+    assert [p.preparation_id for p, _ in sink.saved] == [p.preparation_id for p in result.preparations]
+    assert all(r is not None for _, r in sink.saved[:3]) and sink.saved[3][1] is None
+    assert [e.step_index for e in events] == [0, 1, 2, 3]
+    assert result.preparations[0].final_request_ref == result.preparations[0].preparation_id
+
+
+def test_a_transient_endpoint_error_is_tried_again(tmp_path: Path) -> None:
+    """R-RUN-1, R-BOUND-1: an HTTP 500 is retried within the call's deadline and the run goes on;
+    the step is prepared once and recorded once."""
+    failed: list[int] = []
+
+    def flaky(body: dict[str, Any]) -> Any:
+        if not failed:
+            failed.append(1)
+            raise RuntimeError("overloaded")
+        return "fine"
+
+    with ChatServer(flaky) as srv:
+        result = runner(tmp_path, srv.url).run("Hello?")
+    assert result.stop == "answered" and result.answer == "fine"
+    assert len(srv.bodies) == 2 and srv.bodies[0] == srv.bodies[1]
     assert len(result.preparations) == 1
 
 

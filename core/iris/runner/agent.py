@@ -60,7 +60,7 @@ from .wire import wire_messages, wire_tools
 
 __all__ = ["AgentRunner", "RunResult"]
 
-Stop = Literal["answered", "step_limit", "failed"]
+Stop = Literal["answered", "step_limit", "failed", "cancelled"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,8 @@ class RunResult:
     run_id: str
     stop: Stop
     """``answered``: the model answered without a tool call; ``step_limit``: ``max_steps`` model
-    calls were made; ``failed``: a preparation failed or the model call failed (see ``error``)."""
+    calls were made; ``failed``: a preparation failed or the model call failed (see ``error``);
+    ``cancelled``: the host's ``cancel`` callable said so during a preparation."""
     answer: str | None
     error: str | None
     preparations: tuple[ContextPreparation, ...]
@@ -98,6 +99,7 @@ class AgentRunner:
                  summariser: Summariser | None = None, prompts: PromptTemplates | None = None,
                  session_id: str | None = None, sink: EvidenceSink | None = None,
                  on_event: Callable[[PreparationEvent], object] | None = None,
+                 cancel: Callable[[], bool] | None = None,
                  estimator: TokenEstimator | None = None) -> None:
         self.config, self.model, self.source = config, model, context_source
         self.session_id = session_id or f"live-{uuid.uuid4().hex[:12]}"
@@ -118,7 +120,8 @@ class AgentRunner:
             config=engine, thresholds=t, memory=StepMemory(tokens=self.cache), prompts=prompts,
             summariser=summariser or ExtractiveSummariser(), session_dir=self.session_dir,
             tool_kinds=ToolKindMap.for_source_format(header.source_format),
-            input_budget=t.input_budget, pressure_line=t.pressure_line, reminder_line=t.reminder_line)
+            input_budget=t.input_budget, pressure_line=t.pressure_line, reminder_line=t.reminder_line,
+            cancel=cancel)
         self.snapshot_id = config_snapshot_id(engine, prompts)
         self.context: tuple[Part, ...] = context_parts(config.context, self.cache)
         offered = with_runner_tools([tool.schema for tool in tools], engine)
@@ -145,7 +148,8 @@ class AgentRunner:
                     model: ChatModel | None = None, **options: Any) -> AgentRunner:
         """A runner from a configuration object or mapping (relative paths: the current
         folder). ``model`` replaces the configured endpoint's client; ``options`` are those of
-        the constructor (``summariser``, ``prompts``, ``session_id``, ``sink``, ``on_event``)."""
+        the constructor (``summariser``, ``prompts``, ``session_id``, ``sink``, ``on_event``,
+        ``cancel``, ``estimator``)."""
         if not isinstance(config, RunnerConfig):
             config = parse_runner_config(config)
         return cls(config, model=model or cls._client(config), context_source=context_source,
@@ -189,7 +193,7 @@ class AgentRunner:
             for _ in range(self.config.max_steps):
                 reply, error = self._step()
                 if reply is None:
-                    stop = "failed"
+                    stop = "cancelled" if self.preparations[-1].phase == "cancelled" else "failed"
                     break
                 if not reply.tool_calls:
                     stop, answer = "answered", reply.text

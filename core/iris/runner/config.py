@@ -50,7 +50,13 @@ class EndpointConfig(BaseModel):
     api_key_env: str | None = None
     """Name of the environment variable that holds the API key (None: no key is sent)."""
     timeout_seconds: float = Field(default=120.0, gt=0)
-    """Deadline of one model call, covering connect, headers and the whole body."""
+    """Deadline of one model call, covering connect, headers and the whole body of every attempt
+    and the waits between them."""
+    max_attempts: int = Field(default=3, gt=0)
+    """HTTP attempts per model call (HTTP 408/409/429/5xx and connection errors are retried)."""
+    initial_backoff: float = Field(default=0.5, ge=0)
+    """First wait between attempts (doubled each time, at most 8 s) unless the server sends
+    ``Retry-After``."""
     max_answer_bytes: int = Field(default=DEFAULT_MAX_ANSWER_BYTES, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
     """Sent as ``max_tokens`` when set."""

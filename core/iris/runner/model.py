@@ -3,8 +3,11 @@
 :class:`ChatModel` is what the runner needs (``complete(messages, tools) -> ModelReply``); a host
 may pass its own. :class:`OpenAIChatModel` talks to any OpenAI-compatible endpoint through
 :func:`iris.compaction.bounded_http.bounded_post`: the deadline covers connecting, the headers and
-the whole body, and an answer longer than ``max_answer_bytes`` is refused unread. A failed call is
-a :class:`ModelCallFailed` naming the endpoint and why; the runner records it and stops the run.
+the whole body, and an answer longer than ``max_answer_bytes`` is refused unread. HTTP 408, 409,
+429, 500, 502, 503, 504 and connection errors are tried again (``max_attempts``, exponential
+backoff from ``initial_backoff`` or the server's ``Retry-After``) while the deadline leaves time;
+the deadline covers every attempt and wait. A failed call is a :class:`ModelCallFailed` naming the
+endpoint and why; the runner records it and stops the run.
 """
 
 from __future__ import annotations
@@ -16,13 +19,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast, runtime_checkable
 
-from ..compaction.bounded_http import BodyTooLarge, DeadlinePassed, PostFailed, bounded_post
+from ..compaction.bounded_http import Answer, BodyTooLarge, DeadlinePassed, PostFailed, bounded_post
+from ..compaction.remote import RETRYABLE_STATUS, parse_retry_after
 from ..errors import IrisError
 from ..session import Message
 from .config import EndpointConfig
 from .wire import reply_message
 
 __all__ = ["ChatModel", "ModelCallFailed", "ModelReply", "OpenAIChatModel"]
+
+MAX_BACKOFF = 8.0
+"""Longest wait between attempts when the server names none (seconds)."""
 
 
 class ModelCallFailed(IrisError):
@@ -51,6 +58,9 @@ class OpenAIChatModel:
     def __init__(self, endpoint: EndpointConfig) -> None:
         self.endpoint = endpoint
         self.calls = 0
+        """Model calls made (one per step)."""
+        self.attempts = 0
+        """HTTP attempts made, retries included."""
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel({self.endpoint.base_url!r}, model={self.endpoint.model!r})"
@@ -77,13 +87,34 @@ class OpenAIChatModel:
 
     def complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]],
                  *, id_prefix: str = "call") -> ModelReply:
+        """One model call: up to ``max_attempts`` HTTP attempts, all within ``timeout_seconds``."""
         e = self.endpoint
         url = f"{e.base_url.rstrip('/')}/chat/completions"
         content = json.dumps(self.body(messages, tools), ensure_ascii=False).encode()
+        deadline = time.monotonic() + e.timeout_seconds
         self.calls += 1
+        why = ""
+        for attempt in range(1, e.max_attempts + 1):
+            answer, why, wait = self._attempt(url, content, deadline)
+            if answer is not None:
+                return self._reply(url, answer, id_prefix)
+            if attempt == e.max_attempts:
+                break
+            wait = min(e.initial_backoff * 2 ** (attempt - 1), MAX_BACKOFF) if wait is None else wait
+            if time.monotonic() + wait >= deadline:
+                raise ModelCallFailed(f"{why} (no time left for another attempt within "
+                                      f"{e.timeout_seconds:g} s)")
+            time.sleep(wait)
+        raise ModelCallFailed(f"{why} (after {e.max_attempts} attempt(s))")
+
+    def _attempt(self, url: str, content: bytes, deadline: float
+                 ) -> tuple[Answer | None, str, float | None]:
+        """(the answer, "", None), or (None, why it is worth another attempt, the server's
+        Retry-After); an answer no retry will change raises ModelCallFailed."""
+        e = self.endpoint
+        self.attempts += 1
         try:
-            answer = bounded_post(url, content, self._headers(),
-                                  deadline=time.monotonic() + e.timeout_seconds,
+            answer = bounded_post(url, content, self._headers(), deadline=deadline,
                                   max_body_bytes=e.max_answer_bytes)
         except DeadlinePassed:
             raise ModelCallFailed(f"{url}: no complete answer within {e.timeout_seconds:g} s "
@@ -92,15 +123,23 @@ class OpenAIChatModel:
             raise ModelCallFailed(f"{url}: answer too large ({exc}; max_answer_bytes="
                                   f"{e.max_answer_bytes})") from None
         except PostFailed as exc:
-            raise ModelCallFailed(f"cannot reach {url}: {exc}") from None
+            return None, f"cannot reach {url}: {exc}", None
+        if answer.status == 200:
+            return answer, "", None
         text = answer.body.decode("utf-8", errors="replace")
-        if answer.status != 200:
-            raise ModelCallFailed(f"{url} answered HTTP {answer.status}: {text[:200]!r}")
+        why = f"{url} answered HTTP {answer.status}: {text[:200]!r}"
+        if answer.status not in RETRYABLE_STATUS:
+            raise ModelCallFailed(why)
+        after = next((v.decode("latin-1") for k, v in answer.headers if k.lower() == b"retry-after"), None)
+        return None, why, parse_retry_after(after)
+
+    def _reply(self, url: str, answer: Answer, id_prefix: str) -> ModelReply:
+        text = answer.body.decode("utf-8", errors="replace")
         try:
             data = json.loads(text)
             if not isinstance(data, dict):
                 raise TypeError("not a JSON object")
             body = cast("dict[str, Any]", data)
-            return ModelReply(reply_message(body, e.model, id_prefix=id_prefix), body)
+            return ModelReply(reply_message(body, self.endpoint.model, id_prefix=id_prefix), body)
         except (ValueError, TypeError) as exc:
             raise ModelCallFailed(f"junk answer from {url}: {exc} (body {text[:120]!r})") from None
