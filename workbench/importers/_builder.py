@@ -57,6 +57,7 @@ class MessageList:
         self._groups: dict[str, int] = {}
         self.calls: set[str] = set()
         self._results: list[tuple[str, int]] = []
+        self._repeated: list[tuple[str, int, int]] = []  # (call id, line, message index)
 
     @property
     def messages(self) -> list[_Entry]:
@@ -74,7 +75,7 @@ class MessageList:
         self.entries.append(_Entry(role=role, blocks=list(blocks), id=id, usage=usage, model=model,
                                    timestamp=timestamp, synthetic=synthetic, summary=summary,
                                    provided=provided, lines=[line]))
-        self._note(blocks, line)
+        self._note(blocks, line, provided)
         return len(self.entries) - 1
 
     def extend(self, index: int, blocks, line: int = 0) -> None:
@@ -82,11 +83,13 @@ class MessageList:
         entry = self.entries[index]
         entry.blocks.extend(blocks)
         entry.lines.append(line)
-        self._note(blocks, line)
+        self._note(blocks, line, entry.provided)
 
-    def _note(self, blocks, line: int) -> None:
+    def _note(self, blocks, line: int, provided: bool = False) -> None:
         for block in blocks:
             if block.type == "tool_call":
+                if block.id in self.calls and not provided:  # a provided copy repeats by design
+                    self._repeated.append((block.id, line, len(self.entries) - 1))
                 self.calls.add(block.id)
             elif block.type == "tool_result":
                 self._results.append((block.call_id, line))
@@ -128,6 +131,19 @@ class MessageList:
                     errors.warn(problem + " (kept as an orphan result)", line=line or None)
                 else:
                     errors.error(problem, line=line or None)
+
+    def check_repeated_calls(self, errors: LineErrors, field: str) -> None:
+        """Tool calls whose id an earlier call already has (a file appended to itself, a
+        duplicated span or line): a result could not say which call it answers. An error of the
+        call's ``field`` in strict mode; kept and reported as a warning in lenient mode. Copies a
+        recorded compaction provided (``provided``) repeat ids by design and are not counted."""
+        for call_id, line, index in self._repeated:
+            problem = (f"tool call id {call_id!r} (message #{index}) is the id of an earlier call "
+                       "too: each call needs its own id to pair with its result")
+            if errors.lenient:
+                errors.warn(problem + " (kept)", line=line or None, field=field)
+            else:
+                errors.error(problem, line=line or None, field=field)
 
     def freeze(self) -> list[Message]:
         if self.checked:

@@ -266,8 +266,10 @@ def parse_time(value: Any, field: str = "timestamp") -> datetime | None:
 
     Out-of-range, non-finite and unparseable values are a :class:`SessionFormatError` of ``field``
     (a time must also be expressible in UTC, so ``9999-12-31T23:59-01:00`` is out of range)."""
-    if value is None or value == "":
+    if value is None:
         return None
+    if isinstance(value, str) and not value.strip():  # a writer that meant "no time" writes null
+        raise SessionFormatError("an empty timestamp (a time, or null for none)", field=field)
     if isinstance(value, str) and ":" not in value:  # an ISO time has a colon; a number never does
         try:
             value = float(value)

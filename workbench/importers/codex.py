@@ -236,6 +236,7 @@ class _Rollout:
                 if entry.role == "user" and i not in self.typed and not entry.summary:
                     entry.synthetic = True
         self.out.check_orphans(self.errors)
+        self.out.check_repeated_calls(self.errors, "payload.call_id")
         messages = self.out.freeze()
         sid = self.meta.get("id") if isinstance(self.meta.get("id"), str) else None
         header = SessionHeader(

@@ -86,6 +86,7 @@ def load_openai_chat(path: str | Path, *, lenient: bool = False,
     if not out.entries:
         raise errors.nothing_imported("message")
     out.check_orphans(errors)
+    out.check_repeated_calls(errors, "tool_calls.id")
     messages = out.freeze()
     top = errors.scrub(top, None) if escaped else top
     header = _header(_top_fields(top, errors), messages, model, content_hash)
@@ -103,13 +104,14 @@ def _messages(text: str, top: dict[str, Any], errors: LineErrors) -> list[tuple[
         raise SessionFormatError("empty file: no messages", path=errors.path)
     found: list[tuple[int, Any]] = []
     if text[pos] == "[":
-        _array(text, pos, errors, found)
+        if (end := _array(text, pos, errors, found)) is not None:
+            _nothing_after(text, end, errors)
         return found
     if text[pos] != "{":
         raise SessionFormatError("expected a JSON array of messages or an object with 'messages'",
                                  path=errors.path, line=_line(text, pos))
     try:
-        has_messages = _object(text, pos, top, errors, found)
+        has_messages, end = _object(text, pos, top, errors, found)
     except SessionFormatError as exc:
         if not (found and errors.lenient):
             raise
@@ -118,12 +120,24 @@ def _messages(text: str, top: dict[str, Any], errors: LineErrors) -> list[tuple[
     if not has_messages:
         raise SessionFormatError("no 'messages' array", path=errors.path, field="messages",
                                  line=_line(text, pos))
+    if end is not None:
+        _nothing_after(text, end, errors)
     return found
 
 
+def _nothing_after(text: str, end: int, errors: LineErrors) -> None:
+    """Only white space may follow the document: a second document (a file appended to itself)
+    or trailing garbage is an error naming its line (lenient: listed, the document kept)."""
+    pos = _skip(text, end)
+    if pos < len(text):
+        errors.error("text after the end of the JSON document (a second document or trailing "
+                     "garbage): one document per file", line=_line(text, pos))
+
+
 def _object(text: str, pos: int, top: dict[str, Any], errors: LineErrors,
-            found: list[tuple[int, Any]]) -> bool:
-    """Walk the top-level object's members; True when it had a ``messages`` member."""
+            found: list[tuple[int, Any]]) -> tuple[bool, int | None]:
+    """Walk the top-level object's members: (whether it had a ``messages`` member, the position
+    after its closing brace, or None when it was cut inside the messages (lenient))."""
     has_messages = False
     pos = _skip(text, pos + 1)
     while pos < len(text) and text[pos] != "}":
@@ -140,14 +154,17 @@ def _object(text: str, pos: int, top: dict[str, Any], errors: LineErrors,
                                          line=_line(text, pos), field="messages")
             end = _array(text, pos, errors, found)
             if end is None:
-                return True  # truncated inside the messages (lenient): keep what was read
+                return True, None  # truncated inside the messages (lenient): keep what was read
             pos = end
         else:
             top[key], pos = _decode(text, pos, errors)
         pos = _skip(text, pos)
         if text[pos:pos + 1] == ",":
             pos = _skip(text, pos + 1)
-    return has_messages
+    if pos >= len(text):
+        raise SessionFormatError("the top-level object is not closed (truncated file?)",
+                                 path=errors.path, line=_line(text, pos))
+    return has_messages, pos + 1
 
 
 def _array(text: str, pos: int, errors: LineErrors, found: list[tuple[int, Any]]) -> int | None:

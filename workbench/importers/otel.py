@@ -48,6 +48,7 @@ from .otel_spans import Span, spans_of
 __all__ = ["LLM_OPERATIONS", "load_otel"]
 
 LLM_OPERATIONS = {"chat", "text_completion", "generate_content", "call_llm", "completion"}
+_COUNT_DIGITS = 16  # a count string longer than this is beyond 2**53 - 1: refused by as_int
 
 
 def load_otel(path: str | Path, *, lenient: bool = False,
@@ -81,6 +82,7 @@ def load_otel(path: str | Path, *, lenient: bool = False,
     if not builder.out.entries:
         raise errors.nothing_imported("message")
     builder.out.check_orphans(errors)
+    builder.out.check_repeated_calls(errors, "attributes.gen_ai.tool.call.id")
     if builder.without_usage:
         errors.warn(f"{builder.without_usage} of {len(calls)} model calls record no usage "
                     "(gen_ai.usage.*): those responses have none (estimated)")
@@ -237,11 +239,13 @@ def _usage(attrs: dict[str, Any], model: str | None) -> Usage | None:
 
 
 def _int(value: Any, field: str) -> int:
-    """Token counts, also as the numeric strings some exporters write (``"269"``)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
+    """Token counts, also as the numeric strings (``"269"``) and whole floats (``269.0``) some
+    exporters write; either is then checked as a count (0 to 2**53 - 1), so ``1e308`` is refused
+    rather than stored as a 309-digit integer."""
+    text = value.strip() if isinstance(value, str) else ""
+    digits = text.isascii() and text.isdecimal() and len(text) <= _COUNT_DIGITS
+    if digits or isinstance(value, float) and value.is_integer():
+        value = int(value)
     return as_int(value, f"attributes.{field}")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from iris.errors import SessionFormatError
@@ -122,20 +122,31 @@ def _flat(raw: Any, where: str) -> Span:
                 attrs=as_dict(attrs, f"{where}.attributes"), events=events, where=where)
 
 
+#: 9999-12-31T23:59:59Z in Unix nanoseconds: a later start is not a time.
+_MAX_NANOS = 253_402_300_799 * 10**9
+
+
 def _nanos(value: Any, where: str) -> int:
-    if value is None or value == "":
+    """A span's start in Unix nanoseconds (0: none recorded). Numbers and digit strings must lie
+    in years 1970-9999; an ISO time without a zone is UTC; anything else, an empty string
+    included, is an error of the span's ``start_time``."""
+    field = f"{where}.start_time"
+    if value is None:
         return 0
     if isinstance(value, bool):
-        raise SessionFormatError("must be a time, got a boolean", field=f"{where}.start_time")
+        raise SessionFormatError("must be a time, got a boolean", field=field)
+    if isinstance(value, str) and value.isascii() and value.isdecimal() and len(value) <= 20:
+        value = int(value)
     if isinstance(value, int | float):
-        if not math.isfinite(value):  # Infinity/NaN (JSON as Python reads it): no time at all
-            raise SessionFormatError(f"not a time in range: {value!r}", field=f"{where}.start_time")
+        if not (math.isfinite(value) and 0 <= value <= _MAX_NANOS):  # also Infinity/NaN
+            raise SessionFormatError(f"not a time in range: {str(value)[:40]!r} (Unix "
+                                     "nanoseconds up to the year 9999)", field=field)
         return int(value)
-    if isinstance(value, str):
-        if value.isdecimal():
-            return int(value)
+    if isinstance(value, str) and value.strip():
         try:
-            return int(datetime.fromisoformat(value).timestamp() * 1e9)
-        except ValueError:
+            parsed = datetime.fromisoformat(value)
+            parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+            return int(parsed.timestamp() * 1e9)
+        except (ValueError, OverflowError):
             pass
-    raise SessionFormatError(f"not a time: {str(value)[:40]!r}", field=f"{where}.start_time")
+    raise SessionFormatError(f"not a time: {str(value)[:40]!r}", field=field)
