@@ -10,6 +10,7 @@ import json
 import random
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from iris.preparation import ContextPreparation, ListSink, PreparationEvent
 from iris.replay import replay
 from iris.replay_options import ReplayEnvironment
 from iris.runner import PREPARATIONS_FILE, AgentRunner, RunResult, Tool
+from summary_server import ScriptedServer, Step
 
 from workbench.importers import load_session
 
@@ -310,6 +312,22 @@ def test_a_transient_endpoint_error_is_tried_again(tmp_path: Path) -> None:
     assert result.stop == "answered" and result.answer == "fine"
     assert len(srv.bodies) == 2 and srv.bodies[0] == srv.bodies[1]
     assert len(result.preparations) == 1
+
+
+@pytest.mark.parametrize("step", [Step(trickle=0.2), Step(huge=40_000_000)], ids=["trickle", "huge"])
+def test_a_hostile_endpoint_cannot_hold_a_step(tmp_path: Path, step: Step) -> None:
+    """R-RUN-1, R-BOUND-1: an endpoint that trickles its answer a byte at a time fails the call at
+    the deadline, and an answer past ``max_answer_bytes`` is refused unread; the run ends failed."""
+    with ScriptedServer([step]) as srv:
+        config = {"endpoint": {"base_url": srv.url, "model": "m", "timeout_seconds": 1.5,
+                               "max_answer_bytes": 1_000_000},
+                  "sessions_dir": str(tmp_path / "s")}
+        start = time.monotonic()
+        result = AgentRunner.from_config(config).run("Hello?")
+        spent = time.monotonic() - start
+    assert result.stop == "failed" and result.error is not None
+    assert ("within 1.5 s" in result.error) if step.trickle else ("too large" in result.error)
+    assert spent < 5
 
 
 @pytest.mark.parametrize(("text", "field", "line"), [
