@@ -381,3 +381,27 @@ def test_the_readme_runner_example_runs(tmp_path: Path, monkeypatch: pytest.Monk
     assert tool_results(srv.bodies[1]) == ["suite-output\n"]
     assert "This is step 1." in all_text(srv.bodies[1])
     assert load_session(result.session_path).session.messages[-1].text == "a missing fixture"
+
+
+def test_the_workbench_opens_a_live_session_like_any_transcript(tmp_path: Path) -> None:
+    """R-RUN-1: a live session imported into the store replays and opens on the Compaction page
+    (AppTest) with the replay's compaction, like any imported transcript."""
+    from streamlit.testing.v1 import AppTest
+
+    from workbench.services.replay import replay_and_save
+    from workbench.storage.store import open_store
+
+    with ChatServer(PerSession(calls=12)) as srv:
+        result = runner(tmp_path, srv.url).run("Run the job twelve times and report.")
+    with open_store() as store:
+        outcome = store.import_file(result.session_path)
+        assert outcome.created and outcome.format == "native"
+        info, _ = replay_and_save(store, outcome.session_id, name="live budget",
+                                  config=parse_config(ENGINE))
+    app = Path(__file__).resolve().parents[1] / "workbench" / "app.py"
+    at = AppTest.from_file(str(app), default_timeout=90).run()
+    at.switch_page("../pages/compaction.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["wb_replay"] == info.id
+    attempts = at.dataframe[2].value
+    assert "applied" in set(attempts["outcome"])
