@@ -35,7 +35,7 @@ with error_boundary("read this step's decisions"):
     request = replay.request(prep.final_request_ref) if prep.final_request_ref else None
     table = step_decisions(prep)
     earlier = decisions_in_effect(prep, request, earlier_records(replay, prep, request))
-    session = store.get_session(session_id)
+    session = store.session(session_id)
 
 NUMBER = st.column_config.NumberColumn
 COLUMN_CONFIG = {c: NUMBER(c, format="localized") for c in

@@ -20,11 +20,21 @@ finish is recorded as a hang and the worker is restarted. Findings:
                dropped), or a ``bom`` file imported differently from the file without the mark
 ``unlisted``   strict refused the file but lenient imported it without listing a skipped line
 
+The whole-file classes ``self_append``, ``duplicate_id`` and ``trailing_garbage`` are checked like
+``wrong_type``: a strict import must refuse them or import exactly what the unmutated file imports.
+
+``--urls N`` also opens N links with random query parameters (``session``, ``replay``, ``step``,
+``message``: hostile, unknown, out-of-range and good values) on random pages of the app (AppTest,
+its own store holding a sample session); findings: ``crash`` (an exception on the page), ``hang``
+(the page did not finish within ``--timeout``) and ``silent`` (a bad parameter without the line
+that names it).
+
 Usage::
 
     .venv/bin/python scripts/fuzz_campaign.py                     # 3,000 cases, seed 1
     .venv/bin/python scripts/fuzz_campaign.py --cases 500 --seed 7 --json /tmp/fuzz.json
     .venv/bin/python scripts/fuzz_campaign.py --keep /tmp/fuzz-cases   # keep the failing files
+    .venv/bin/python scripts/fuzz_campaign.py --cases 0 --urls 200     # only the URL parameters
 """
 
 from __future__ import annotations
@@ -50,7 +60,7 @@ from typing import IO, Literal, TypeVar
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fuzz_mutations import CLASSES, mutate_file
+from fuzz_mutations import ALL_CLASSES, FILE_CLASSES, mutate_file, mutate_whole
 
 SHARED = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared"))
 REPO_SEEDS = sorted([*ROOT.glob("sample_sessions/*.jsonl"), *ROOT.glob("tests/fixtures/importers/*.json*"),
@@ -59,7 +69,7 @@ REPO_SEEDS = sorted([*ROOT.glob("sample_sessions/*.jsonl"), *ROOT.glob("tests/fi
 MAX_LINES = 400
 #: Classes whose strict import must refuse the file or import what the unmutated file imports
 #: (a wrong type or a token count that is no count is an error; a byte order mark changes nothing).
-ACCEPT_CHECKED = ("wrong_type", "huge_float", "bom")
+ACCEPT_CHECKED = ("wrong_type", "huge_float", "bom", *FILE_CLASSES)
 
 
 def _seeds(real: Path | None) -> list[tuple[str, bytes]]:
@@ -134,7 +144,7 @@ def _run_case(case: dict, baselines: dict) -> dict:
                     if not result.warnings:
                         findings.append({"stage": mode, "finding": "unlisted"})
                 if mode == "strict" and case["kind"] in ACCEPT_CHECKED and \
-                        _comparable(store.get_session(value.session_id)) != baselines[case["seed"]]:
+                        _comparable(store.session(value.session_id)) != baselines[case["seed"]]:
                     findings.append({"stage": mode, "finding": "accepted", "line": case["line"]})
                 outcomes[f"replay_{mode}"] = _stage(
                     findings, f"replay_{mode}", partial(replay_and_save, store, value.session_id))[0]
@@ -160,7 +170,7 @@ def _tight_replay(store, session_id: str):
     budget = max(1000, store.session_tokens(session_id) // 3)
     data["compaction"].update(input_budget_tokens=budget, retain_recent_tokens=min(4096, budget // 4))
     config = parse_config(data, source="fuzz campaign: a third of the session's size")
-    summariser = RecordedSummariser(store.get_session(session_id))
+    summariser = RecordedSummariser(store.session(session_id))
     return replay_and_save(store, session_id, name="tight", config=config,
                            summariser=summariser if summariser.available else None)
 
@@ -242,7 +252,8 @@ def campaign(args: argparse.Namespace) -> dict:
                 break  # the time budget is spent: report the cases run so far
             name, data, fmt = plan[n % len(plan)]
             kind = args.classes[(n // len(plan)) % len(args.classes)]
-            made = mutate_file(rng, data, kind, jsonl=not _is_document(data), max_lines=MAX_LINES)
+            mutate = mutate_whole if kind in FILE_CLASSES else mutate_file
+            made = mutate(rng, data, kind, jsonl=not _is_document(data), max_lines=MAX_LINES)
             if made is None:
                 tally["not applicable"] += 1
                 continue
@@ -292,15 +303,26 @@ def main() -> None:
     parser.add_argument("--no-real", action="store_true", help="only the repository's own files")
     parser.add_argument("--keep", help="copy the files of cases with findings into this folder")
     parser.add_argument("--json", help="write the full result (every finding) to this file")
-    parser.add_argument("--classes", type=lambda text: text.split(","), default=list(CLASSES),
-                        help=f"comma-separated mutation classes (default: all of {', '.join(CLASSES)})")
+    parser.add_argument("--classes", type=lambda text: text.split(","), default=list(ALL_CLASSES),
+                        help=f"comma-separated mutation classes (default: all of {', '.join(ALL_CLASSES)})")
+    parser.add_argument("--urls", type=int, default=0, help="also open this many links with random "
+                        "query parameters (URL parameter class)")
     parser.add_argument("--verbose", "-v", action="store_true")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker()
         return
-    result = campaign(args)
+    result = campaign(args) if args.cases else {"cases": 0, "seconds": 0, "tally": {}, "findings": [],
+                                                 "summary": {}}
+    if args.urls:
+        from fuzz_urls import url_campaign
+
+        result["urls"] = url_campaign(args.urls, args.seed, args.timeout)
+        print(json.dumps({k: v for k, v in result["urls"].items() if k != "findings"}, indent=1))
+        print(f"{len(result['urls']['findings'])} URL findings")
+        for finding in result["urls"]["findings"][:20]:
+            print("  ", json.dumps(finding)[:300])
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     print(json.dumps({k: result[k] for k in ("cases", "seconds", "tally")}, indent=1))

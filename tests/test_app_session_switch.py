@@ -137,7 +137,7 @@ def test_r_ui_4_save_service_refuses_a_replay_of_another_session(workbench_home)
     with open_store() as store:
         a = store.import_file(ROOT / "sample_sessions" / "bugfix.jsonl").session_id
         b = store.import_file(ROOT / "sample_sessions" / "unanswered.jsonl").session_id
-        _, bundle = replay_session(store.get_session(a))
+        _, bundle = replay_session(store.session(a))
         with pytest.raises(StorageError, match=f"computed for session '{a}'.*under session '{b}'"):
             save_replay_result(store, bundle, session_id=b, name="x", computed_for=a)
         with pytest.raises(StorageError, match=f"belong to session '{a}'.*under session '{b}'"):

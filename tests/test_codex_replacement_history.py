@@ -80,7 +80,7 @@ def test_r_ses_1_flag_survives_the_store_and_the_native_format(tmp_path):
     session = load_session(ROLLOUT).session
     with open_store() as store:
         store.import_file(ROLLOUT)
-        stored = store.get_session(session.header.session_id)
+        stored = store.session(session.header.session_id)
     assert [m.compaction_provided for m in stored.messages] == [
         m.compaction_provided for m in session.messages]
     native = tmp_path / "s.jsonl"

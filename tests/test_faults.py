@@ -62,7 +62,7 @@ def test_r_ses_5_two_processes_importing_into_one_store_both_succeed(tmp_path):
         stored = {s.id: s.message_count for s in store.list_sessions()}
         assert len(stored) == 2
         for sid, count in stored.items():
-            assert len(store.get_session(sid).messages) == count
+            assert len(store.session(sid).messages) == count
 
 
 SAVE_REPLAYS = textwrap.dedent("""
@@ -146,7 +146,7 @@ def test_r_ses_5_import_killed_midway_leaves_no_half_session(tmp_path):
         orphans = list(store.db.query("SELECT COUNT(*) AS n FROM messages WHERE session_id != ?", [kept]))
         assert orphans[0]["n"] == 0
         again = store.import_file(src)
-        assert again.created and len(store.get_session(again.session_id).messages) == again.message_count
+        assert again.created and len(store.session(again.session_id).messages) == again.message_count
 
 
 def test_r_red_8_fifty_megabyte_tool_output_stays_within_inline_budget(tmp_path):

@@ -147,7 +147,7 @@ def _store_and_replay(fmt: str, path: Path, stores: dict[str, Store]) -> dict[st
             outcome[mode] = "error"
             continue
         outcome[mode] = "ok"
-        stored = store.get_session(result.session_id)
+        stored = store.session(result.session_id)
         for message in stored.messages:  # valid text all the way down: encodable as UTF-8
             message.model_dump_json().encode("utf-8")
         if mode == "lenient" and outcome["strict"] == "error":

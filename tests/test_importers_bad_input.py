@@ -480,7 +480,7 @@ def test_r_ses_5_lone_surrogates_are_replaced_stored_and_replayed(tmp_path, name
         assert [(w.line, field in w.problem) for w in result.warnings if "surrogate" in w.problem] == [(line, True)]
     with Store(tmp_path / "store.db") as store:
         outcome = store.import_file(path, format=fmt)
-        session = store.get_session(outcome.session_id)
+        session = store.session(outcome.session_id)
         assert any("\ufffd" in m.text for m in session.messages)
         info, _ = replay_and_save(store, outcome.session_id)
         assert info.step_count > 0
@@ -568,7 +568,7 @@ def test_r_ses_5_swe_agent_lone_surrogate_is_replaced_and_stored(tmp_path):
     path = tmp_path / "t.traj"
     path.write_text(text.replace('"content": "You are', '"content": "\\ud800You are'))
     with Store(tmp_path / "store.db") as store:
-        session = store.get_session(store.import_file(path, format="swe_agent").session_id)
+        session = store.session(store.import_file(path, format="swe_agent").session_id)
     assert any(m.text.startswith("\ufffdYou are") for m in session.messages)
 
 

@@ -58,7 +58,7 @@ def _store_surfaces(store: Store, path: Path, config: Path) -> tuple[dict[str, A
     """The compaction figures of the pages' services and views, keyed by surface, and the step
     of the replay's first applied compaction."""
     session_id = store.import_file(path).session_id
-    result, bundle = replay_session(store.get_session(session_id),
+    result, bundle = replay_session(store.session(session_id),
                                     config=load_configuration(str(config)))
     replay_id = save_replay_result(store, bundle, session_id=session_id, name="probe").id
     step = next(p.step_index for p in result.preparations if p.compaction_applied)
@@ -199,7 +199,7 @@ def test_r_twin_5_replays_saved_before_the_detail_read_the_same_figures(tmp_path
     config.write_text("compaction: {input_budget_tokens: 96000}\n", encoding="utf-8")
     with Store(tmp_path / "workbench.db") as store:
         session_id = store.import_file(LONG).session_id
-        _, bundle = replay_session(store.get_session(session_id),
+        _, bundle = replay_session(store.session(session_id),
                                    config=load_configuration(str(config)))
         saved = open_saved(store, save_replay_result(store, bundle, session_id=session_id,
                                                      name="probe").id)

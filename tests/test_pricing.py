@@ -96,7 +96,7 @@ def test_stored_replay_cost_matches_the_live_replay_for_requests():
     with open_store() as store:
         sid = store.import_file(ROOT / "sample_sessions" / "bugfix.jsonl").session_id
         info, live = replay_and_save(store, sid)
-        session = store.get_session(sid)
+        session = store.session(sid)
         stored = stored_replay_cost(session, open_saved(store, info.id))
     expected = replay_cost(session, live)
     assert stored["price_known"] and stored["requests_usd"] == expected["requests_usd"]

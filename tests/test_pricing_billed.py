@@ -249,7 +249,7 @@ def test_r_twin_6_a_saved_replay_is_priced_like_the_live_one(real_sessions):
     with open_store() as store:
         sid = store.import_file(real_sessions / "claude_code" / CLAUDE_FILES[2]).session_id
         info, live = replay_and_save(store, sid)
-        session = store.get_session(sid)
+        session = store.session(sid)
         stored = stored_replay_cost(session, open_saved(store, info.id))
     expected = replay_cost(session, live)
     assert stored["replay_cache"]["read_tokens"] > 0

@@ -95,7 +95,7 @@ def test_r_ses_3_round_trip_is_exact(store):
     session = rich_session()
     sid, created = store.save_session(session, format="native", content_hash="sha256:rich", source_path=None)
     assert (sid, created) == ("rich", True)
-    back = store.get_session(sid)
+    back = store.session(sid)
     assert back == session
     assert back.model_dump(mode="json") == session.model_dump(mode="json")
 
@@ -104,13 +104,13 @@ def test_r_ses_3_samples_round_trip_through_import(store):
     for name in ("bugfix", "long_session", "unanswered"):
         outcome = store.import_file(SAMPLES / f"{name}.jsonl")
         assert outcome.created and outcome.format == "native"
-        assert store.get_session(outcome.session_id) == load_session(SAMPLES / f"{name}.jsonl").session
+        assert store.session(outcome.session_id) == load_session(SAMPLES / f"{name}.jsonl").session
 
 
 def test_r_ui_1_summary_counts(store):
     outcome = store.import_file(SAMPLES / "bugfix.jsonl")
     (summary,) = store.list_sessions()
-    session = store.get_session(outcome.session_id)
+    session = store.session(outcome.session_id)
     assert summary.id == outcome.session_id == session.header.session_id
     assert summary.title == session.header.title
     assert summary.message_count == len(session.messages) >= 80
@@ -130,7 +130,7 @@ def test_r_ses_5_same_content_twice_is_not_duplicated(store, tmp_path):
     assert first.created and not again.created
     assert again.session_id == first.session_id
     assert len(store.list_sessions()) == 1
-    assert store.db["messages"].count == len(store.get_session(first.session_id).messages)
+    assert store.db["messages"].count == len(store.session(first.session_id).messages)
 
 
 def test_r_ses_5_same_session_id_different_content_gets_its_own_id(store, tmp_path):
@@ -139,7 +139,7 @@ def test_r_ses_5_same_session_id_different_content_gets_its_own_id(store, tmp_pa
                      tmp_path / "b.jsonl")
     first, second = store.import_file(a), store.import_file(b)
     assert first.session_id == "dup" and second.session_id.startswith("dup-")
-    assert len(store.get_session(second.session_id).messages) == 2
+    assert len(store.session(second.session_id).messages) == 2
 
 
 def test_r_ses_5_strict_failure_leaves_store_unchanged(store, tmp_path):
@@ -180,7 +180,7 @@ def test_r_ui_1_delete_removes_session_and_messages(store):
     assert store.db.execute("SELECT count(*) FROM messages WHERE session_id = ?", [sid]).fetchone()[0] == 0
     assert store.delete_session(sid) is False
     with pytest.raises(StorageError, match="no stored session 'bugfix-tally-march'"):
-        store.get_session(sid)
+        store.session(sid)
 
 
 def test_r_ui_1_reopening_shows_the_same_sessions(tmp_path):
@@ -189,7 +189,7 @@ def test_r_ui_1_reopening_shows_the_same_sessions(tmp_path):
         sid = s.import_file(SAMPLES / "unanswered.jsonl").session_id
     with Store(path) as s:
         assert [x.id for x in s.list_sessions()] == [sid]
-        assert len(s.get_session(sid).messages) == 5
+        assert len(s.session(sid).messages) == 5
 
 
 def test_r_ses_5_corrupt_file_is_a_clear_storage_error(tmp_path):

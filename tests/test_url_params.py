@@ -30,7 +30,7 @@ def two_sessions(workbench_home) -> dict[str, tuple[str, str]]:
             ensure_default_replay(store, session_id)
             replay = store.replays.find(session_id, "default")
             assert replay is not None
-            out[session_id] = (replay.id, store.get_session(session_id).header.title)
+            out[session_id] = (replay.id, store.session(session_id).header.title)
     return out
 
 

@@ -39,7 +39,7 @@ def export_saved_replay(store, replay_id: str, out: str | Path) -> tuple[Path, i
     from .services.replay import open_saved
 
     saved = open_saved(store, replay_id)
-    session = store.get_session(saved.info.session_id)
+    session = store.session(saved.info.session_id)
     preps = [saved.preparation(step.step_index) for step in saved.steps]
     doc = otlp_document(session, preps, lambda p: saved.request(p.final_request_ref)
                         if p.final_request_ref else None, replay_name=saved.info.name)
@@ -69,7 +69,7 @@ def _replay_and_export(store, args: argparse.Namespace) -> tuple[Path, int]:
     if Path(args.target).is_file():
         session = load_session(args.target, format=args.format).session
     elif any(s.id == args.target for s in store.list_sessions()):
-        session = store.get_session(args.target)
+        session = store.session(args.target)
     else:
         raise StorageError(f"{args.target!r} is neither a saved replay id, a transcript file nor a "
                            "stored session id (see `workbench replays` and `workbench sessions`)")

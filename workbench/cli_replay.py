@@ -164,7 +164,7 @@ def _resolve(store, args: argparse.Namespace):
     path = Path(args.target)
     if path.is_file() and args.name:
         outcome = store.import_file(path, format=args.format)
-        return outcome.session_id, store.get_session(outcome.session_id)
+        return outcome.session_id, store.session(outcome.session_id)
     return path_or_stored_id(args.target, lambda: nullcontext(store), format=args.format)
 
 

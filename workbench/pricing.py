@@ -353,7 +353,7 @@ def saved_cost_lines(store: Any, session_id: str, replay_id: str) -> list[str]:
 
 def _saved_lines(store: Any, session_id: str, replay_id: str) -> tuple[str, ...]:
     try:
-        cost = stored_replay_cost(store.get_session(session_id), store.replays.open(replay_id))
+        cost = stored_replay_cost(store.session(session_id), store.replays.open(replay_id))
     except Exception as exc:  # noqa: BLE001 -- a price that cannot be computed is a note, not a crash
         return (f"Cost: could not be computed ({exc}).",)
     return tuple(cost_lines(cost))

@@ -262,7 +262,7 @@ def stored_replay_report(store: Any, replay_id: str, *, progress: Progress = no_
     config = parse_config(saved.configuration_yaml() or "{}", source=f"replay {info.name!r}")
     sources = saved.template_sources()
     prompts = PromptSnapshot(sources) if sources is not None else None
-    session = store.get_session(info.session_id)
+    session = store.session(info.session_id)
     return build_report(session, config, prompts=prompts, label=info.name, progress=progress)
 
 

@@ -55,7 +55,7 @@ def choice_summary(store: Store, session_id: str, choice: str, label: str, *,
         raise ValueError("the editor's configuration is not valid; fix it first")
     key = (session_id, config_hash(config), templates.snapshot_id, label)
     if key not in cache:
-        result, _ = replay_session(store.get_session(session_id), config=config,
+        result, _ = replay_session(store.session(session_id), config=config,
                                    prompts=templates, progress=progress)
         cache[key] = run_summary(label, result, configuration_hash=config_hash(config),
                                  template_snapshot_id=templates.snapshot_id).model_copy(

@@ -140,6 +140,6 @@ def path_or_stored_id(target: str | Path, open_store: Callable[[], AbstractConte
         return session.header.session_id, session
     with open_store() as store:
         if any(s.id == str(target) for s in store.list_sessions()):
-            return str(target), store.get_session(str(target))
+            return str(target), store.session(str(target))
     raise StorageError(f"{str(target)!r} is neither a transcript file nor a stored session id "
                        "(list them with `workbench sessions`)")

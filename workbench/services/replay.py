@@ -152,7 +152,7 @@ def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY
                     baseline: Baseline = "engine") -> tuple[ReplayInfo, Any]:
     """Replay a stored session and save it under ``name`` (replacing one of that name)."""
     progress(0.0, "reading the session")
-    session = store.get_session(session_id)
+    session = store.session(session_id)
     result, bundle = replay_session(session, config=config, prompts=prompts,
                                     summariser=summariser, progress=progress, baseline=baseline)
     progress(0.95, "saving")

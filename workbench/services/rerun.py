@@ -219,7 +219,7 @@ def replay_inputs(store: Any, stored: StoredReplay) -> ReplayInputs:
     """Session, configuration and snapshot of a saved replay, ready to be walked again."""
     text = stored.configuration_yaml()
     config = parse_config(text, source=f"replay {stored.info.name!r}") if text else default_config()
-    return ReplayInputs(session=store.get_session(stored.info.session_id), config=config,
+    return ReplayInputs(session=store.session(stored.info.session_id), config=config,
                         snapshot=stored_snapshot(stored), summariser=stored.info.summariser,
                         replay_id=stored.id, session_id=stored.info.session_id)
 

@@ -130,10 +130,10 @@ def stored_summariser_options(store: Any, session_id: str) -> tuple[str, ...]:
 def _has_recorded(store: Any, session_id: str) -> bool:
     from .rerun import summariser_options
 
-    return "recorded" in summariser_options(store.get_session(session_id))
+    return "recorded" in summariser_options(store.session(session_id))
 
 
 def stored_summariser(store: Any, session_id: str, kind: str) -> Any:
     """:func:`make_summariser` for a stored session (the session is read only for ``recorded``)."""
-    session = store.get_session(session_id) if kind == "recorded" else None
+    session = store.session(session_id) if kind == "recorded" else None
     return make_summariser(kind, session)

@@ -305,8 +305,9 @@ class Store:
                      for x in json.loads(rows[0]["extras_json"]).get("compactions") or ())
 
     def session(self, session_id: str) -> Session:
-        """:meth:`get_session`, from the store's cache while the session is stored."""
-        return self.cached(session_id, "session", lambda: self.get_session(session_id))
+        """The stored session, exactly as it was saved: read once, then from the store's cache
+        while the session is stored (the one way to read a session)."""
+        return self.cached(session_id, "session", lambda: self._read_session(session_id))
 
     def messages(self, session_id: str) -> tuple[Message, ...]:
         """The recorded messages of a stored session (cached while the session is stored)."""
@@ -320,15 +321,15 @@ class Store:
         known = self.get_summary(session_id).estimated_tokens
         if known is not None:
             return known
-        messages = self.get_session(session_id).messages if messages is None else messages
+        messages = self.session(session_id).messages if messages is None else messages
         tokens = (estimator or self.estimator).request_tokens(messages)
         with self._storage_errors(f"storing the estimate of session {session_id!r}"), \
                 write_transaction(self.db):
             self.db.execute("UPDATE sessions SET estimated_tokens = ? WHERE id = ?", [tokens, session_id])
         return tokens
 
-    def get_session(self, session_id: str) -> Session:
-        """The stored session, exactly as it was saved."""
+    def _read_session(self, session_id: str) -> Session:
+        """The stored session read from the database (:meth:`session` keeps it)."""
         with self._storage_errors(f"reading session {session_id!r}"):
             rows = list(self.db.query("SELECT header_json, extras_json FROM sessions WHERE id = ?",
                                       [session_id]))
