@@ -54,6 +54,7 @@ from ..errors import SummariserError
 from ..session import Usage
 from .bounded_http import DEFAULT_MAX_BODY_BYTES, BodyTooLarge, DeadlinePassed, PostFailed, bounded_post
 from .summarisers import SummariserKind, SummaryRequest, SummaryResult, SummaryTimeout
+from .summary_cache import DISK_BYTES as CACHE_DISK_BYTES
 from .summary_cache import SummaryCache, request_key
 from .usage import RunUsage, UsageTotals
 
@@ -187,14 +188,15 @@ class OpenAICompatibleSummariser:
     def __init__(self, base_url: str, model: str, api_key: str | None = None, *,
                  policy: RetryPolicy | None = None, cache_dir: str | Path | None = None,
                  use_cache: bool = True, token_parameter: str | None = None,
-                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+                 cache_max_bytes: int = CACHE_DISK_BYTES) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key
         self.policy = policy or RetryPolicy()
         self.max_body_bytes = max_body_bytes
         """Longest answer read; a longer one fails the call with :class:`SummaryTooLarge`."""
-        self.cache = SummaryCache(cache_dir) if use_cache else None
+        self.cache = SummaryCache(cache_dir, max_bytes=cache_max_bytes) if use_cache else None
         self.token_parameter = token_parameter or (
             "max_completion_tokens" if uses_max_completion_tokens(model) else "max_tokens")
         self.send_temperature = True
@@ -208,7 +210,8 @@ class OpenAICompatibleSummariser:
     @classmethod
     def from_env(cls, **options: Any) -> OpenAICompatibleSummariser | None:
         """From ``WORKBENCH_SUMMARY_BASE_URL``/``_MODEL``/``_API_KEY``; None when unset.
-        ``WORKBENCH_SUMMARY_MAX_BODY_BYTES`` (a positive whole number) changes the answer cap."""
+        ``WORKBENCH_SUMMARY_MAX_BODY_BYTES`` (a positive whole number) changes the answer cap,
+        ``WORKBENCH_SUMMARY_CACHE_MB`` (a whole number, 0: none) the summary cache folder's size cap."""
         base, model, key = (os.environ.get(name, "").strip() for name in cls.ENV)
         if not base or not model:
             return None
@@ -218,6 +221,12 @@ class OpenAICompatibleSummariser:
                 raise SummariserError("WORKBENCH_SUMMARY_MAX_BODY_BYTES must be a positive whole "
                                       f"number of bytes, got {cap!r}")
             options["max_body_bytes"] = int(cap)
+        cache_mb = os.environ.get("WORKBENCH_SUMMARY_CACHE_MB", "").strip()
+        if cache_mb and "cache_max_bytes" not in options:
+            if not cache_mb.isdecimal():
+                raise SummariserError("WORKBENCH_SUMMARY_CACHE_MB must be a whole number of megabytes "
+                                      f"(0: no summary cache on disk), got {cache_mb!r}")
+            options["cache_max_bytes"] = int(cache_mb) * 1000 * 1000
         return cls(base, model, key or None, **options)
 
     @property
