@@ -405,3 +405,20 @@ def test_the_workbench_opens_a_live_session_like_any_transcript(tmp_path: Path) 
     assert at.session_state["wb_replay"] == info.id
     attempts = at.dataframe[2].value
     assert "applied" in set(attempts["outcome"])
+
+
+class BrokenSource:
+    async def collect(self, scope: ContextBuildScope) -> ContextSnapshot:
+        raise OSError("the ticket service is down")
+
+
+def test_a_failing_context_source_fails_the_step_not_the_host(tmp_path: Path) -> None:
+    """R-RUN-1, R-PREP-3: a source that raises fails that step's assembly (recorded, with the
+    error); the run ends failed without calling the model and run() does not raise."""
+    with ChatServer(PerSession(calls=1)) as srv:
+        result = runner(tmp_path, srv.url, context_source=BrokenSource()).run("Hello?")
+    assert result.stop == "failed" and not srv.bodies
+    p = result.preparations[0]
+    assert p.phase == "failed" and p.error is not None and p.error.stage == "assembly"
+    assert "ticket service is down" in p.error.message
+    assert result.error is not None and "ticket service is down" in result.error

@@ -32,9 +32,9 @@ from ..compaction.thresholds import thresholds as resolve_thresholds
 from ..compaction.usage import UsageTracker, context_bytes
 from ..context import ContextBuildScope, ContextSource
 from ..preparation.memory import StepMemory
-from ..preparation.pipeline import StepMeta, prepare
+from ..preparation.pipeline import STAGES, Stage, StepMeta, prepare
 from ..preparation.publisher import EvidenceSink, PreparationEvent, Publisher
-from ..preparation.records import ContextPreparation, PreparedRequest
+from ..preparation.records import ContextPreparation, PreparedRequest, StageName, StageRecord
 from ..preparation.runner_tools import with_runner_tools
 from ..preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
 from ..preparation.walk import Collector, Walk, context_parts, contribution_parts
@@ -85,10 +85,12 @@ class RunResult:
         return sum(p.compaction_applied for p in self.preparations)
 
 
-@dataclass
-class _Step:
-    preparation: ContextPreparation
-    request: PreparedRequest | None
+def _failing(exc: Exception) -> Stage:
+    """Assembly for a step whose context source failed: the failure belongs to assembly."""
+    def stage(state: PreparationState, settings: PipelineSettings
+              ) -> tuple[PreparationState, StageRecord]:
+        raise exc
+    return stage
 
 
 class AgentRunner:
@@ -233,8 +235,14 @@ class AgentRunner:
         walk = self.walk
         walk.advance(self._session(), len(self.record.messages))
         carry = walk.carry
+        stages: tuple[tuple[StageName, Stage], ...] = STAGES
+        try:
+            contributions = self._contributions(k)
+        except Exception as exc:  # noqa: BLE001 -- the source failed: this step's assembly fails
+            failing: tuple[StageName, Stage] = ("assembly", _failing(exc))
+            contributions, stages = (), (failing, *STAGES[1:])
         state = PreparationState(
-            step_index=k, context=self.context, contributions=self._contributions(k),
+            step_index=k, context=self.context, contributions=contributions,
             durable=walk.durable, durable_tokens=walk.durable_tokens, tools=self.tools,
             called_tools=frozenset(walk.called), reduction_state=carry.reduction_state,
             seen=carry.seen, usage_reading=self.tracker.reading, diverged=False,
@@ -243,7 +251,7 @@ class AgentRunner:
         meta = StepMeta(configuration_snapshot_id=self.snapshot_id, run_id=self._run_id(),
                         session_id=self.session_id, step_index=k,
                         response_message_index=len(self.record.messages), activation="live")
-        outcome = prepare(state, self.settings, meta)
+        outcome = prepare(state, self.settings, meta, stages=stages)
         return outcome.preparation, outcome.request, outcome.state
 
     def _commit(self, p: ContextPreparation, state: PreparationState) -> None:
