@@ -361,14 +361,15 @@ def test_template_renderer_and_msg_are_the_builders_own() -> None:
 
 def test_the_readme_runner_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """R-RUN-1: the README's ten-line runner example runs as written against a local endpoint
-    (its bash tool really runs the command the scripted model asks for)."""
+    (its read_file tool really reads the file the scripted model asks for)."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     block = readme.split("<!-- runner-example -->")[1].split("<!-- /runner-example -->")[0]
     code = block.split("```python\n")[1].split("```")[0]
-    assert len([line for line in code.splitlines() if line.strip()]) <= 12
+    assert len([line for line in code.splitlines() if line.strip()]) == 10
+    (tmp_path / "pytest.log").write_text("E   fixture 'db' not found\n", encoding="utf-8")
 
     def model(body: dict[str, Any]) -> Any:
-        return [("bash", {"command": "echo suite-output"})] if not tool_results(body) else "a missing fixture"
+        return [("read_file", {"path": "pytest.log"})] if not tool_results(body) else "a missing fixture"
 
     with ChatServer(model) as srv:
         (tmp_path / "runner.yaml").write_text(
@@ -378,7 +379,7 @@ def test_the_readme_runner_example_runs(tmp_path: Path, monkeypatch: pytest.Monk
         exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 -- the documented example itself
     result: RunResult = scope["result"]
     assert result.stop == "answered" and result.answer == "a missing fixture"
-    assert tool_results(srv.bodies[1]) == ["suite-output\n"]
+    assert tool_results(srv.bodies[1]) == ["E   fixture 'db' not found\n"]
     assert "This is step 1." in all_text(srv.bodies[1])
     assert load_session(result.session_path).session.messages[-1].text == "a missing fixture"
 
