@@ -28,7 +28,7 @@ from iris.session import Session
 from .fidelity import fidelity_rows, lost_rows, replay_losses
 from .figures import estimate_error, replay_calibration_ratio
 from .notebook_frames import NotebookFigure, notebook_figure, rows_frame, typed
-from .notebook_tables import request_frame
+from .notebook_tables import load_session, request_frame
 from .progress import Progress
 from .records import recorded_marks
 from .replay_reader import replay_facts
@@ -36,7 +36,6 @@ from .rich_html import comparison_html, replay_html, step_html
 from .services.imports import SAMPLES_DIR
 from .services.presets import PRESET_NAMES, config_label, resolve_config
 from .services.replay import replay_session
-from .storage.store import open_store
 from .views.compaction import attempts_table, compactions_table, replay_bands, timeline_figure
 from .views.compare import (
     RunSummary,
@@ -64,13 +63,6 @@ def sample_path(name: str = "long_session") -> Path:
         names = sorted(p.stem for p in SAMPLES_DIR.glob("*.jsonl"))
         raise FileNotFoundError(f"no bundled sample {name!r} (bundled: {', '.join(names) or 'none'})")
     return path
-
-
-def load_session(source: str | Path, *, format: str | None = None, lenient: bool = False) -> Session:
-    """A session from a transcript file (any supported format) or from the store by its id."""
-    from .services.imports import path_or_stored_id
-
-    return path_or_stored_id(source, open_store, format=format, lenient=lenient)[1]
 
 
 def preset_names() -> tuple[str, ...]:

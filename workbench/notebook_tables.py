@@ -25,6 +25,14 @@ _MESSAGE_NAMES = {"#": "index", "Role": "role", "Batch": "batch", "Content": "co
                   "Output": "output_tokens", "Error": "error"}
 
 
+def load_session(source: str | Path, *, format: str | None = None, lenient: bool = False) -> Session:
+    """A session from a transcript file (any supported format) or from the store by its id."""
+    from .services.imports import path_or_stored_id
+    from .storage.store import open_store
+
+    return path_or_stored_id(source, open_store, format=format, lenient=lenient)[1]
+
+
 def sessions(*, store_path: str | Path | None = None) -> pd.DataFrame:
     """Every stored session, newest import first: id, title, format, messages, responses,
     tool_calls, estimated_tokens, imported_at (UTC), source_path, parent_id (a sub-agent's parent
@@ -48,7 +56,6 @@ def messages(session: Session | str | Path) -> pd.DataFrame:
     no usage), model, timestamp (UTC), tool_calls (names), error, compaction_summary, synthetic."""
     from iris.tokens import default_estimator
 
-    from .notebook import load_session
     from .views.messages import message_frame
 
     if not isinstance(session, Session):
