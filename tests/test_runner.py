@@ -31,7 +31,7 @@ from iris.preparation import ContextPreparation, ListSink, PreparationEvent
 from iris.replay import replay
 from iris.replay_options import ReplayEnvironment
 from iris.runner import PREPARATIONS_FILE, AgentRunner, RunResult, Tool
-from summary_server import ScriptedServer, Step
+from summary_server import GOOD, ScriptedServer, Step
 
 from workbench.importers import load_session
 
@@ -113,7 +113,7 @@ def test_the_workbench_imports_the_live_session(tmp_path: Path) -> None:
     imported = load_session(result.session_path)
     session = imported.session
     assert imported.format == "native"
-    assert session.messages == live.session.messages
+    assert session == live.session
     assert len(session.index.batches) == len(result.preparations)
     assert len(session.compactions) == result.compactions >= 1
     assert session.compactions[0].source == "iris:runner"
@@ -276,6 +276,28 @@ def test_a_failed_model_call_ends_the_run_and_keeps_the_session(tmp_path: Path) 
     session = load_session(result.session_path).session
     assert [m.text for m in session.messages] == ["Hello?"]
     assert len(result.preparations) == 1
+
+
+def test_the_endpoints_model_can_write_the_checkpoints(tmp_path: Path) -> None:
+    """R-RUN-1, R-TOK-6: with ``summariser: endpoint`` the live compaction's summary comes from the
+    same endpoint through the summary client; its usage is counted apart from the main calls."""
+    steps = PerSession(calls=12)
+
+    def model(body: dict[str, Any]) -> Any:
+        return GOOD if "tools" not in body else steps(body)  # a summary request offers no tools
+
+    with ChatServer(model) as srv:
+        config = {"endpoint": {"base_url": srv.url, "model": "scripted-model"},
+                  "sessions_dir": str(tmp_path / "s"), "engine": ENGINE, "summariser": "endpoint"}
+        live = AgentRunner.from_config(config, tools=[bash_tool()])
+        result = live.run("Session 3: run the job twelve times.")
+    assert result.stop == "answered" and result.compactions >= 1
+    summaries = [b for b in srv.bodies if "tools" not in b]
+    usage = live.run_usage
+    assert usage.compaction.calls == len(summaries) >= 1 and usage.compaction.input_tokens > 0
+    assert usage.main.calls == len(result.preparations) == len(srv.bodies) - len(summaries)
+    checkpoint = live.session.messages[live.session.compactions[0].at_message].text
+    assert "Concrete content for" in checkpoint
 
 
 def test_sink_events_and_cancel(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ logical ``<session_dir>`` root.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,10 +28,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..compaction.calibration import Calibration
+from ..compaction.remote import OpenAICompatibleSummariser, client_run_usage, start_client_run
 from ..compaction.summarisers import ExtractiveSummariser, Summariser
 from ..compaction.thresholds import thresholds as resolve_thresholds
-from ..compaction.usage import UsageTracker, context_bytes
+from ..compaction.usage import RunUsage, UsageTracker, context_bytes
 from ..context import ContextBuildScope, ContextSource
+from ..errors import ConfigError
 from ..preparation.memory import StepMemory
 from ..preparation.pipeline import STAGES, Stage, StepMeta, prepare
 from ..preparation.publisher import EvidenceSink, PreparationEvent, Publisher
@@ -124,6 +127,7 @@ class AgentRunner:
             tool_kinds=ToolKindMap.for_source_format(header.source_format),
             input_budget=t.input_budget, pressure_line=t.pressure_line, reminder_line=t.reminder_line,
             cancel=cancel)
+        self.summary_start = start_client_run(self.settings.summariser)  # a client's counters
         self.snapshot_id = config_snapshot_id(engine, prompts)
         self.context: tuple[Part, ...] = context_parts(config.context, self.cache)
         offered = with_runner_tools([tool.schema for tool in tools], engine)
@@ -154,6 +158,8 @@ class AgentRunner:
         ``cancel``, ``estimator``)."""
         if not isinstance(config, RunnerConfig):
             config = parse_runner_config(config)
+        if config.summariser == "endpoint" and options.get("summariser") is None:
+            options["summariser"] = cls._summary_client(config)
         return cls(config, model=model or cls._client(config), context_source=context_source,
                    tools=tools, **options)
 
@@ -168,17 +174,31 @@ class AgentRunner:
     @staticmethod
     def _client(config: RunnerConfig) -> ChatModel:
         if config.endpoint is None:
-            from ..errors import ConfigError
-
             raise ConfigError("no endpoint configured and no model client given", field="endpoint")
         return OpenAIChatModel(config.endpoint)
+
+    @staticmethod
+    def _summary_client(config: RunnerConfig) -> Summariser:
+        """The summary client on the configured endpoint (``summariser: endpoint``)."""
+        e = config.endpoint
+        if e is None:
+            raise ConfigError("summariser: endpoint needs an endpoint", field="summariser")
+        key = os.environ.get(e.api_key_env) if e.api_key_env else None
+        return OpenAICompatibleSummariser(e.base_url, e.model, key or None, use_cache=False)
+
+    @property
+    def run_usage(self) -> RunUsage:
+        """The provider usage of the session so far: main-model calls and summary calls apart."""
+        return client_run_usage(self.tracker.totals, self.settings.summariser, self.summary_start)
 
     # ------------------------------------------------------------------ the loop
 
     @property
     def session(self) -> Session:
         """The session so far, as the workbench will import it."""
-        return self._session()
+        return self._session().model_copy(update={
+            "compactions": tuple(self.record.compactions),
+            "context_snapshots": tuple(self.record.snapshots)})
 
     def _session(self) -> Session:
         return Session(header=self.record.header, messages=tuple(self.record.messages))

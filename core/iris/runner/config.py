@@ -13,6 +13,7 @@ A runner file is YAML (every relative path in it is read relative to the file)::
     context: context.yaml                  # static context (optional)
     engine: engine.yaml                    # the context configuration (path or mapping; optional)
     limits: {context: 128000, output: 8000}
+    summariser: extractive                 # or endpoint: the model writes compaction summaries
 
 Errors are :class:`~iris.errors.ConfigError` naming the file, line and field.
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -86,11 +87,14 @@ class RunnerConfig(BaseModel):
     """The context configuration: reduction, compaction, context policy, prompts."""
     limits: ModelLimits | None = None
     """The model's token limits (the input budget follows them unless ``engine`` sets it)."""
+    summariser: Literal["extractive", "endpoint"] = "extractive"
+    """Who writes compaction summaries: the offline extractive summariser, or the endpoint's model
+    through the summary client (retries, breaker, bounded deadline; docs/summarisers.md)."""
     title: str = ""
 
 
 _FIELDS = ("endpoint", "max_steps", "sessions_dir", "workspace_root", "context", "engine",
-           "limits", "title")
+           "limits", "summariser", "title")
 
 
 def _line_of(root: yaml.Node | None, path: tuple[str, ...]) -> int | None:
@@ -133,7 +137,8 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> RunnerConfig:
     unknown = sorted(str(k) for k in data if k not in _FIELDS)
     if unknown:
         raise ConfigError(f"unknown field (expected one of {', '.join(_FIELDS)})", field=unknown[0])
-    values: dict[str, Any] = {k: data[k] for k in ("endpoint", "max_steps", "limits", "title")
+    values: dict[str, Any] = {k: data[k] for k in ("endpoint", "max_steps", "limits", "summariser",
+                                                   "title")
                               if data.get(k) is not None}
     values["sessions_dir"] = _path(data.get("sessions_dir", ".iris/sessions"), base, "sessions_dir")
     if data.get("workspace_root") is not None:

@@ -45,6 +45,7 @@ class SessionRecord:
         self.header = header
         self.messages: list[Message] = []
         self.compactions: list[RecordedCompaction] = []
+        self.snapshots: list[StepSnapshot] = []
         self._lines = [_line("header", header)]
         self._preparations: list[str] = []
 
@@ -70,6 +71,7 @@ class SessionRecord:
 
     def add_snapshot(self, snapshot: StepSnapshot) -> None:
         if snapshot.contributions:
+            self.snapshots.append(snapshot)
             self._lines.append(_line("context_snapshot", snapshot))
 
     def add_preparation(self, preparation: ContextPreparation) -> None:
