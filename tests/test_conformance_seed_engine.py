@@ -7,6 +7,9 @@ built in memory with the real session model; compaction, the pipeline and reduct
 
 from __future__ import annotations
 
+import itertools
+
+import pytest
 from iris.compaction import (
     REQUIRED_SECTIONS,
     CompactionEnvironment,
@@ -232,7 +235,7 @@ def test_r_red_3_shell_success_below_its_size_stays_whole_at_any_age():
     """R-RED-3 (seed 002 年龄参数说明): "*_bytes 是该类别参与剪裁的最小输出字节数。小于此值的输出保留
     完整内容" and the generic rule is for "不属于以上类别的旧工具输出". A 2,169-byte successful shell
     output (under ``shell_success_bytes`` 3,000) stays whole at age 10 with 6 or more results;
-    raising ``shell_success_bytes`` never makes a request smaller."""
+    lowering ``shell_success_bytes`` below its size reduces it, raising it keeps it whole."""
     assert 1500 < len(SHELL_OK.encode()) < 3000
     c = padding(6)
     cid = c.call("Bash", {"command": "make build"}, SHELL_OK)
@@ -245,6 +248,27 @@ def test_r_red_3_shell_success_below_its_size_stays_whole_at_any_age():
     large = c.reduce(config=ReductionConfig(shell_success_bytes=100000))
     assert decision(small, cid).action == "reduced"
     assert decision(large, cid).action == "kept"
+
+
+def test_r_red_3_raising_a_category_size_never_shrinks_a_real_request(real_sessions):
+    """R-RED-3 (seed 002 年龄参数说明) on a real Claude Code transcript: with reduction alone
+    (context policy and compaction off), raising ``shell_success_bytes`` 500 → 3,000 → 100,000
+    never makes any step's request smaller (before, 9 steps of ae4a77f8 were smaller at 3,000 than
+    at 500: outputs under the size fell to the generic summary)."""
+    from workbench.importers import load_session
+
+    path = real_sessions / "claude_code" / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl.gz"
+    if not path.is_file():
+        pytest.skip("real Claude Code transcript not present")
+    session = load_session(path).session
+    sizes = []
+    for size in (500, 3000, 100000):
+        cfg = parse_config({"reduction": {"shell_success_bytes": size}, "compaction":
+                            {"threshold": 0}, "context_policy": {"enabled": False}})
+        sizes.append([p.final_input_tokens for p in replay(session, cfg).preparations])
+    for lower, higher in itertools.pairwise(sizes):
+        assert all(b >= a for a, b in zip(lower, higher, strict=True))
+    assert sum(sizes[1]) > sum(sizes[0])  # the size gate keeps outputs whole
 
 
 def test_r_red_3_read_like_and_diff_below_their_size_stay_whole():
