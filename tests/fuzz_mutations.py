@@ -19,8 +19,8 @@ document) or the bytes of one line, the way damaged or hostile transcripts diffe
                    the input that makes a backtracking regular expression slow
 ``digit_text``     a string becomes digits no ``int()`` converts (5,000 of them), ``Infinity`` or ``²``
 ``bom``            a UTF-8 byte order mark starts the file (or, in JSON Lines, one line)
-``huge_float``     a token count becomes a huge or non-integral float (``1e308``, ``2**53 + 1``
-                   written as a float, ``1e20``, ``12.5``)
+``huge_float``     a token count (not in a raw provider usage object, kept verbatim) becomes a huge
+                   or non-integral float (``1e308``, ``2**53 + 1`` written as a float, ``1e20``, ``12.5``)
 """
 
 from __future__ import annotations
@@ -143,9 +143,10 @@ def _mutate_value(rng: random.Random, doc: Any, kind: str) -> tuple[Any, str | N
         return _set(doc, found[0], text[:at] + run + text[at:]), None
     if kind == "huge_float":
         def token_count(path: tuple, value: Any) -> bool:
+            # a provider's raw usage object is kept verbatim, never read as counts: not a target
             key = next((p for p in reversed(path) if isinstance(p, str)), "")
             return (isinstance(value, (int, float)) and not isinstance(value, bool)
-                    and bool(_TOKEN_KEY.search(key)))
+                    and bool(_TOKEN_KEY.search(key)) and "raw" not in path)
         found = _pick(rng, nodes, token_count)
         return None if found is None else (_set(doc, found[0], rng.choice(HUGE_FLOATS)), None)
     if kind == "deep_nesting":
