@@ -152,10 +152,7 @@ class Store:
                 apply_migrations(self.db)
             self.db.execute("PRAGMA foreign_keys=ON;")
         except (sqlite3.DatabaseError, OSError) as exc:
-            raise StorageError(
-                f"{self.path}: cannot open the workbench store ({exc}). The file is not a SQLite "
-                "database or is damaged; move it away or point WORKBENCH_HOME at another folder."
-            ) from None
+            raise StorageError(_open_error(self.path, exc)) from None
 
         self.cache = StoreCache()
         """Values derived from stored rows, keyed by what makes them stale."""
@@ -407,6 +404,26 @@ def _opening_lock(db_path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _open_error(path: Path, exc: Exception) -> str:
+    """Why the store at ``path`` did not open, in words: a folder that is missing (and could not be
+    made) or is a file, a store path that is a folder, or a file that is not a SQLite database."""
+    folder = path.parent
+    where = "point WORKBENCH_HOME at another folder"
+    if not folder.is_dir():
+        blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            return f"{folder}: the store's folder cannot be made: {blocker} is a file, not a folder; {where}"
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return (f"{folder}: the store's folder is missing and could not be created ({reason}); "
+                f"create it or {where}")
+    if path.is_dir():
+        return f"{path}: the store's file is a folder; move it away or {where}"
+    if isinstance(exc, OSError):
+        return f"{path}: cannot open the workbench store ({exc.strerror or exc}); {where}"
+    return (f"{path}: cannot open the workbench store ({exc}). The file is not a SQLite "
+            f"database or is damaged; move it away or {where}.")
 
 
 def open_store(path: str | Path | None = None) -> Store:
