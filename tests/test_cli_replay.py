@@ -118,7 +118,12 @@ def test_replay_defaults_makes_the_app_replays_of_every_stored_session(capsys):
     with open_store() as store:
         for session_id in ids:
             assert store.replays.find(session_id, "default") is not None
-            assert f"{session_id}: replay 'default' ready" in stdout
+            made = {r.name: r for r in store.replays.list(session_id)}
+            # one line per session naming every replay it made, with its steps
+            line = next(x for x in stdout.splitlines() if x.startswith(f"{session_id}: "))
+            assert {"default", "as recorded"} <= set(made)
+            for name, info in made.items():
+                assert f"{name!r} ({info.step_count} steps" in line
     code, stdout, _ = _run(capsys, "--defaults")  # already there: nothing replayed again
     assert code == 0 and stdout.count("ready") == 2
 

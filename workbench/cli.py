@@ -10,20 +10,17 @@ naming the file, line and field, with exit code 1 and no traceback.
 from __future__ import annotations
 
 import argparse
-import atexit
 import importlib
 import importlib.util
 import json
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from iris.errors import WorkbenchError
 
-__all__ = ["COMMAND_MODULES", "STDIN", "build_parser", "main", "shown", "stdin_file", "streamlit_command"]
+__all__ = ["COMMAND_MODULES", "build_parser", "main", "streamlit_command"]
 
 #: Modules that contribute subcommands, each with ``register(subparsers) -> None``.
 COMMAND_MODULES: tuple[str, ...] = ("workbench.cli_lists", "workbench.cli_replay", "workbench.report",
@@ -37,7 +34,9 @@ def streamlit_command(port: int, app: Path = APP_PATH) -> list[str]:
     return [sys.executable, "-m", "streamlit", "run", str(app),
             "--server.port", str(port), "--server.address", "127.0.0.1",
             "--server.headless", "true", "--browser.gatherUsageStats", "false",
-            "--server.fileWatcherType", "none"]
+            "--server.fileWatcherType", "none",
+            # a local tool: no "Deploy" button in the toolbar
+            "--client.toolbarMode", "minimal"]
 
 
 # ------------------------------------------------------------------------------------ run
@@ -69,7 +68,7 @@ def _register_import(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("import", help="import transcripts into the store (files or directories)")
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="session files (.jsonl, .json, .traj, also .gz) or directories, "
-                        "searched recursively; '-' reads one transcript from standard input")
+                        "searched recursively")
     p.add_argument("--lenient", action="store_true", help="skip bad lines and report them")
     p.add_argument("--format", help=f"{', '.join(formats())} (default: detect)")
     p.add_argument("--quiet", action="store_true", help="print only errors")
@@ -79,7 +78,7 @@ def _register_import(sub: argparse._SubParsersAction) -> None:
 def _import(args: argparse.Namespace) -> int:
     from .storage.store import open_store
 
-    files, failures = _expand_paths([str(stdin_file()) if p == "-" else p for p in args.paths])
+    files, failures = _expand_paths(args.paths)
     counts = {"imported": 0, "already stored": 0, "failed": failures}
     with open_store() as store:
         for path in files:
@@ -122,7 +121,7 @@ def _import_one(store, path: str, args: argparse.Namespace) -> str:
     verb = "imported" if outcome.created else "already stored"
     if not args.quiet:
         unplaced = f", {len(outcome.unplaced)} unplaced lines" if outcome.unplaced else ""
-        print(f"{verb}: {printable(shown(path))} -> {printable(outcome.session_id)} ({outcome.format}, "
+        print(f"{verb}: {printable(path)} -> {printable(outcome.session_id)} ({outcome.format}, "
               f"{outcome.message_count} messages, {len(outcome.skipped)} skipped lines{unplaced})")
     for skip in outcome.skipped:
         print(f"  skipped {path}:{skip.line}: {skip.problem}", file=sys.stderr)
@@ -138,12 +137,10 @@ def _import_one(store, path: str, args: argparse.Namespace) -> str:
 
 def _register_inspect(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("inspect", help="counts of a transcript file, without storing it")
-    p.add_argument("path", metavar="PATH",
-                   help="a transcript file (.jsonl, .json, .traj, also .gz); '-' reads standard input")
+    p.add_argument("path", metavar="PATH")
     p.add_argument("--json", action="store_true", help="print one JSON object (the only output form)")
-    p.add_argument("--lenient", action="store_true",
-                   help="skip lines that cannot be read and count them (default: stop at the first)")
-    p.add_argument("--format", help=f"{', '.join(formats())} (default: detect)")
+    p.add_argument("--lenient", action="store_true")
+    p.add_argument("--format")
     p.set_defaults(handler=_inspect)
 
 
@@ -151,12 +148,8 @@ def _inspect(args: argparse.Namespace) -> int:
     from .importers import load_session
     from .session_counts import inspect_session
 
-    path = stdin_file() if args.path == "-" else args.path
-    result = load_session(path, format=args.format, lenient=args.lenient)
-    counts = inspect_session(result)
-    if args.path == "-":
-        counts["path"] = STDIN
-    print(json.dumps(counts, sort_keys=True, ensure_ascii=False))
+    result = load_session(args.path, format=args.format, lenient=args.lenient)
+    print(json.dumps(inspect_session(result), sort_keys=True, ensure_ascii=False))
     return 0
 
 
@@ -176,7 +169,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-    path = shown(path)
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -189,8 +181,6 @@ def _version() -> str:
 #: Libraries ``sqlite_utils`` imports when installed only to map their scalar types to column types.
 _SQLITE_UTILS_OPTIONAL = ("pandas", "numpy")
 
-
-    from .importers import formats
 
 def _import_sqlite_utils_without_pandas() -> None:
     """Import ``sqlite_utils`` with pandas and numpy hidden (about 0.5 s of start-up otherwise).
@@ -228,17 +218,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _describe(exc: BaseException) -> str:
     """Our own errors already name file/line/field; anything else is labelled as unexpected."""
     if isinstance(exc, WorkbenchError):
-        return shown(str(exc))
+        return str(exc)
     return f"unexpected {type(exc).__name__}: {exc} (set WORKBENCH_DEBUG=1 for the traceback)"
 
 
 if __name__ == "__main__":
-    # `python -m workbench.cli`: run the imported module's main, so that the subcommand modules
-    # (which import workbench.cli) share its state (standard input read once, named <stdin>)
-    from workbench.cli import main as _main
-
-    raise SystemExit(_main())
-        _stdin_config(args)
-    except BrokenPipeError:  # the reader went away (`workbench inspect x | head`): stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+    raise SystemExit(main())

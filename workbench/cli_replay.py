@@ -18,9 +18,10 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from iris.errors import StorageError, WorkbenchError
 from iris.replay import Replay
@@ -40,13 +41,12 @@ class UsageError(WorkbenchError):
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("replay", help="replay a session headless and print (or save) its preparations")
     p.add_argument("target", metavar="PATH_OR_SESSION_ID", nargs="?",
-                   help="a transcript file ('-': standard input), or the id of a stored session "
-                        "(see `workbench sessions`)")
+                   help="a transcript file, or the id of a stored session (see `workbench sessions`)")
     p.add_argument("--defaults", action="store_true",
                    help="make the default replays of every stored session that lacks them")
     p.add_argument("--config", metavar="FILE_OR_PRESET",
-                   help=f"context configuration YAML ('-': standard input) or a preset name "
-                        f"({', '.join(PRESET_NAMES)}; default: bundled)")
+                   help=f"context configuration YAML or a preset name ({', '.join(PRESET_NAMES)}; "
+                        "default: bundled)")
     p.add_argument("--json", metavar="OUT", help="write preparations as JSON lines ('-': stdout)")
     p.add_argument("--name", help="save the replay in the store under this name")
     p.add_argument("--format", help="transcript format of PATH (default: detect)")
@@ -108,12 +108,25 @@ def _defaults() -> int:
     from .services.replay import ensure_default_replays
     from .storage.store import open_store
 
-    with open_store() as store, progress_bar("default replays") as progress:
-        infos = ensure_default_replays(store, progress=progress)
-    for info in infos:
-        print(f"{info.session_id}: replay {info.name!r} ready ({info.step_count} steps, "
-              f"{info.compactions_applied} compactions applied)")
+    with open_store() as store:
+        with progress_bar("default replays") as progress:
+            infos = ensure_default_replays(store, progress=progress)
+        for info in infos:
+            print(_defaults_line(info.session_id, store.replays.list(info.session_id)))
     return 0
+
+
+def _defaults_line(session_id: str, replays: Sequence[Any]) -> str:
+    """One line per session naming each of its default replays (``default``, ``as recorded`` and,
+    when made, ``budget 96k``) with its steps and compactions."""
+    from .services.replay import BUDGET_REPLAY_NAME, DEFAULT_REPLAY_NAME, RECORDED_REPLAY_NAME
+
+    by_name = {r.name: r for r in replays}
+    parts = [f"{name!r} ({by_name[name].step_count} steps, {by_name[name].compactions_applied} "
+             "compactions applied)"
+             for name in (DEFAULT_REPLAY_NAME, RECORDED_REPLAY_NAME, BUDGET_REPLAY_NAME)
+             if name in by_name]
+    return f"{session_id}: replays ready: " + ", ".join(parts)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -138,10 +151,6 @@ def _replay(args: argparse.Namespace) -> int:
                                             baseline=args.baseline)
         elapsed = time.perf_counter() - started
         if args.name or not Path(args.target).is_file():  # a stored session: keep its estimate,
-    if args.target == "-":
-        from .cli import stdin_file
-
-        args.target = str(stdin_file())
             store.session_tokens(session_id, session.messages)  # counted by the replay just now
         if args.name:
             info = save_replay_result(store, bundle, session_id=session_id, name=args.name)

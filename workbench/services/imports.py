@@ -32,6 +32,7 @@ __all__ = [
     "safe_upload_name",
     "save_upload",
     "session_paths",
+    "shown_as",
 ]
 
 #: The bundled samples, installed as the package ``workbench.sample_sessions`` (``sample_sessions/``
@@ -78,6 +79,21 @@ def save_upload(name: str, data: bytes) -> Path:
     target = Path(tempfile.mkdtemp(prefix="workbench-upload-")) / safe_upload_name(name)
     target.write_bytes(data)
     return target
+
+
+def shown_as(report: ImportReport, names: dict[str, str]) -> ImportReport:
+    """``report`` in the words of the file the user chose: an upload is imported from a temporary
+    copy (:func:`save_upload`), whose path ``names`` maps to the chosen file name, in the report's
+    path and error message."""
+    name = names.get(report.path)
+    if name is None:
+        return report
+    error = report.error
+    if error is not None:
+        error = error.model_copy(update={
+            "message": error.message.replace(report.path, name),
+            "path": name if error.path is not None else None})
+    return report.model_copy(update={"path": name, "error": error})
 
 
 def first_imported(reports: Iterable[ImportReport]) -> str | None:

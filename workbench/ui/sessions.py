@@ -19,21 +19,24 @@ from workbench.page_guards import progress_bar
 from workbench.services import imports
 from workbench.storage.store import SessionSummary, Store
 from workbench.views import sessions as view
+from workbench.views.display import dashed
 from workbench.views.markup import one_line, plain
 
 __all__ = ["import_forms", "run_imports", "show_deletion", "show_reports", "show_sessions"]
 
 
-def run_imports(store: Store, paths: list[str], lenient: bool, fmt: str | None) -> None:
-    """Import ``paths`` under a progress bar, keep the reports, select the first imported session
-    and run the page again."""
+def run_imports(store: Store, paths: list[str], lenient: bool, fmt: str | None,
+                names: dict[str, str] | None = None) -> None:
+    """Import ``paths`` under a progress bar, keep the reports (a temporary upload named by the
+    file the user chose, ``names``), select the first imported session and run the page again."""
     files = imports.session_paths(paths)
+    shown = names or {}
     with progress_bar("Starting import…") as report:
         reports = imports.import_paths(
             store, files, lenient=lenient, format=fmt,
-            progress=lambda i, n, fraction, label: report((i + fraction) / n,
-                                                          f"{Path(files[i]).name}: {label}"))
-    state.set_import_reports(reports)
+            progress=lambda i, n, fraction, label: report(
+                (i + fraction) / n, f"{shown.get(files[i], Path(files[i]).name)}: {label}"))
+    state.set_import_reports([imports.shown_as(r, shown) for r in reports])
     if (session_id := imports.first_imported(reports)) is not None:
         state.request_session(session_id)
     st.rerun()
@@ -49,7 +52,7 @@ def show_sessions(store: Store, summaries: Sequence[SessionSummary], samples: li
                      disabled=not samples):
             run_imports(store, [str(p) for p in samples], False, None)
         return
-    st.dataframe(view.sessions_frame(summaries), hide_index=True, key="wb_sessions_table",
+    st.dataframe(dashed(view.sessions_frame(summaries)), hide_index=True, key="wb_sessions_table",
                  column_config={"Tokens (est.)": st.column_config.NumberColumn(format="localized")})
     for summary in summaries:
         if summary.unplaced_count:
@@ -84,7 +87,9 @@ def show_reports() -> None:
 def import_forms(store: Store, samples: list[Path]) -> None:
     """Upload a file, import paths or the bundled samples, with the lenient and format options."""
     st.subheader("Import")
-    upload_tab, path_tab, samples_tab = st.tabs(["Upload a file", "From a path", "Bundled samples"])
+    # keyed and tracked, so the tab the user chose stays open across the rerun an import makes
+    upload_tab, path_tab, samples_tab = st.tabs(["Upload a file", "From a path", "Bundled samples"],
+                                                key="wb_import_tab", on_change="rerun")
     options = st.columns(2)
     lenient = options[0].checkbox("Lenient: skip bad lines and list them", key="wb_import_lenient")
     fmt = view.chosen_format(options[1].selectbox("Format", [view.AUTO_FORMAT, *formats()],
@@ -92,7 +97,8 @@ def import_forms(store: Store, samples: list[Path]) -> None:
     with upload_tab:
         upload = st.file_uploader("Transcript (.jsonl, .json, .traj; also .gz)", key="wb_upload")
         if st.button("Import upload", key="wb_import_upload", disabled=upload is None) and upload:
-            run_imports(store, [str(imports.save_upload(upload.name, upload.getvalue()))], lenient, fmt)
+            saved = str(imports.save_upload(upload.name, upload.getvalue()))
+            run_imports(store, [saved], lenient, fmt, names={saved: upload.name})
     with path_tab:
         text = st.text_area("Paths (files or folders), one per line", key="wb_import_path", height=80,
                             placeholder="~/.claude/projects/my-project/0a1b2c.jsonl")

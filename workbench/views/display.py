@@ -10,11 +10,17 @@ show them, with the functions here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
+from pandas.api.types import is_number
+from pandas.io.formats.style import Styler
 
-__all__ = ["TEXT_COLUMNS", "cut_points_text", "display_frame", "kinds_text", "provider_label"]
+#: What a table cell shows for a value that is not there (the command line's word for it too).
+MISSING = "—"
+
+__all__ = ["MISSING", "TEXT_COLUMNS", "cut_points_text", "dashed", "display_frame", "kinds_text",
+           "provider_label"]
 
 
 def kinds_text(kinds: Mapping[str, int] | None) -> str:
@@ -57,3 +63,24 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
                      pd.Series(labels, index=shown.index, dtype="str"))
         shown = shown.drop(columns=["provider_tokens", "estimated"])
     return shown
+
+
+def _cell(value: Any) -> str:
+    if value is None or (not isinstance(value, (list, tuple, dict)) and bool(pd.isna(value))):
+        return MISSING
+    if is_number(value) and not isinstance(value, (bool, complex)):
+        number = float(cast("float", value))
+        return f"{int(number):,}" if number.is_integer() else str(value)
+    return str(value)
+
+
+def dashed(frame: pd.DataFrame) -> pd.DataFrame | Styler:
+    """``frame`` for ``st.dataframe`` with :data:`MISSING` in its empty cells (Streamlit writes
+    "None" there otherwise): the columns with an empty cell are formatted by a Styler (whole
+    numbers with thousands separators), the others keep their column configuration."""
+    holes = [c for c in frame.columns if bool(frame[c].isna().any())]
+    if not holes:
+        return frame
+    styler = frame.style
+    styler.format(_cell, subset=holes)  # formats in place (it returns the same Styler)
+    return styler
