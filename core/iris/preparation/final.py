@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .records import FinalSelection, PreparedRequest, StageRecord, request_ref_of
+from .records import FinalSelection, PreparedRequest, StageRecord
 from .state import Part, PipelineSettings, PreparationState
 
 __all__ = ["apply", "compose", "current_input_index"]
@@ -40,11 +40,13 @@ def apply(state: PreparationState, settings: PipelineSettings
     before = state.input_tokens
     parts = compose(state)
     views = settings.memory.request_views(parts)
-    shown, marks, hashes, mark_texts = zip(*views) if views else ((), (), (), ())
-    request = PreparedRequest(messages=shown, tools=tuple(t.schema for t in state.tools),
-                              marks=marks, dropped=state.dropped)
-    # the hash from per-message pieces cached across steps (identical to request_ref's full form)
-    ref = request_ref_of(hashes, mark_texts, request.tools, request.dropped)
+    # built from values the stages made (messages, marks, schemas): no validation pass over them
+    request = PreparedRequest.model_construct(
+        messages=tuple(views.shown), tools=tuple(t.schema for t in state.tools),
+        marks=tuple(views.marks), dropped=state.dropped)
+    # hashed when first read, from per-message pieces cached across steps (identical to
+    # request_ref's full form)
+    request.with_pieces(views.hashes, views.mark_texts)
     keys = tuple(p.key or "" for p in state.contributions)
     tools = tuple(t.name for t in state.tools)
     whole = state.whole(before)
@@ -57,6 +59,6 @@ def apply(state: PreparationState, settings: PipelineSettings
                 f"{size}" + (f", over the input budget {settings.input_budget:,}"
                                         if over else f" within the input budget "
                                                      f"{settings.input_budget:,}")))
-    new = replace(state, request=request, request_ref=ref)
+    new = replace(state, request=request)
     return new, StageRecord(name="final_selection", status="entered", before_input_tokens=before,
                             after_input_tokens=before, decisions=(decision,))

@@ -103,6 +103,10 @@ def apply(state: PreparationState, settings: PipelineSettings
                                   after_input_tokens=before,
                                   note="context policy disabled: no context_read to point at")
     index = _index(state.history, settings.memory.fold)
+    if not index.folds:  # nothing to fold: the history stays as it is (no copy of it)
+        return state, StageRecord(name="fold_repeats", status="entered", before_input_tokens=before,
+                                  after_input_tokens=before,
+                                  note="0 new fold(s), 0 carried over from earlier steps")
     history = list(state.history)
     decisions: list[Decision] = []
     seen, added, delta, carried = Marks.of(state.seen), set[str](), 0, 0

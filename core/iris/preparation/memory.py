@@ -30,7 +30,7 @@ from .part import Origin, Part, PartView
 from .records import MarkKind, MessageMark, canonical_json
 
 __all__ = ["FoldIndex", "FoldMemory", "MarkMemory", "PartView", "Rewrite", "StepMemory",
-           "TokenCache", "TrimMemory", "TrimRun", "ViewMemory", "starts_with"]
+           "TokenCache", "TrimMemory", "TrimRun", "ViewMemory", "shared_prefix", "starts_with"]
 
 MarkKey = tuple[str, int | None, str | None, tuple[MarkKind, ...]]
 
@@ -39,8 +39,8 @@ def starts_with(history: Sequence[Part], prefix: Sequence[Part]) -> bool:
     """``history`` starts with the parts of ``prefix`` (the same objects, or equal ones)."""
     if len(prefix) > len(history):
         return False
-    return (all(map(is_, prefix, history))
-            or all(a is b or a == b for a, b in zip(prefix, history)))
+    # tuple comparison: the same object is equal without a call, so a shared prefix is one C loop
+    return tuple(history[:len(prefix)]) == tuple(prefix)
 
 
 class TokenCache:
@@ -80,11 +80,15 @@ class MarkMemory:
 
 @dataclass(eq=False)
 class ViewMemory:
-    """The latest final request's parts and their views: the next request reuses the views of
-    the parts it starts with (a part's view depends on nothing but the part)."""
+    """The latest final request's parts and their views, one list per piece of a view (shown
+    message, mark, content hash, mark JSON): the next request reuses the views of the parts it
+    starts with (a part's view depends on nothing but the part)."""
 
     parts: tuple[Part, ...] = ()
-    views: list[PartView] = field(default_factory=list[PartView])
+    shown: list[Message] = field(default_factory=list[Message])
+    marks: list[MessageMark] = field(default_factory=list[MessageMark])
+    hashes: list[str] = field(default_factory=list[str])
+    mark_texts: list[str] = field(default_factory=list[str])
 
 
 @dataclass(eq=False)
@@ -152,6 +156,17 @@ class TrimMemory:
 
     previous: TrimRun | None = None
     shortened: dict[RewriteKey, Rewrite] = field(default_factory=dict[RewriteKey, Rewrite])
+    sent: tuple[tuple[Part, ...], tuple[Message, ...]] = ((), ())
+    """The latest history handed to the reduction engine and its messages."""
+
+    def messages(self, history: tuple[Part, ...]) -> tuple[Message, ...]:
+        """The messages of ``history``; those of the parts it shares with the previous one are
+        taken over as a whole."""
+        parts, messages = self.sent
+        k = shared_prefix(parts, history)
+        out = messages[:k] + tuple(p.message for p in history[k:])
+        self.sent = (history, out)
+        return out
 
 
 @dataclass(eq=False)
@@ -173,16 +188,42 @@ class StepMemory:
         """An empty memory keeping only the token counts (a step decided from scratch)."""
         return StepMemory(tokens=self.tokens)
 
-    def request_views(self, parts: tuple[Part, ...]) -> list[PartView]:
-        """The view of each part (:meth:`Part.view <iris.preparation.state.Part.view>`); the
-        views of the previous request's leading parts are taken over as a whole (the same part
-        objects from step to step: a replay's history only grows)."""
-        old_parts, old_views = self.views.parts, self.views.views
-        k, n = 0, min(len(old_parts), len(parts))
-        while k < n and old_parts[k] is parts[k]:
-            k += 1
+    def request_views(self, parts: tuple[Part, ...]) -> ViewMemory:
+        """The views of ``parts`` (:meth:`Part.view <iris.preparation.state.Part.view>`), one list
+        per piece; those of the previous request's leading parts are taken over as a whole (the
+        same part objects from step to step: a replay's history only grows)."""
+        old = self.views
+        k = shared_prefix(old.parts, parts)
         marks = self.marks
-        out = old_views[:k]
-        out += [part.view(marks) for part in parts[k:]]
-        self.views = ViewMemory(parts, out)
-        return out
+        new = [part.view(marks) for part in parts[k:]]
+        pieces = tuple(zip(*new)) if new else ((), (), (), ())
+        if k == len(old.parts):  # the request only grew: the lists grow in place (a request
+            views = old          # made from them reads only its own leading entries)
+            views.parts = parts
+        else:
+            views = ViewMemory(parts, old.shown[:k], old.marks[:k], old.hashes[:k],
+                               old.mark_texts[:k])
+        for have, add in zip((views.shown, views.marks, views.hashes, views.mark_texts), pieces):
+            have.extend(add)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        self.views = views
+        return views
+
+
+def shared_prefix(old: Sequence[Part], new: Sequence[Part]) -> int:
+    """How many leading parts ``old`` and ``new`` share (the same objects: what is taken over
+    holds those very objects). Compared in slices
+    (a C loop each), halving the range that holds the first difference: a history that only grew
+    costs one pass, never a Python step per part."""
+    n = min(len(old), len(new))
+    if all(map(is_, old[:n], new[:n])):
+        return n
+    lo, hi = 0, n  # the first difference is in [lo, hi)
+    while hi - lo > 8:
+        mid = (lo + hi) // 2
+        if all(map(is_, old[lo:mid], new[lo:mid])):
+            lo = mid
+        else:
+            hi = mid
+    while lo < hi and old[lo] is new[lo]:
+        lo += 1
+    return lo

@@ -26,7 +26,6 @@ from .records import (
     StageRecord,
     TriggerBasis,
     UsageKind,
-    request_ref,
 )
 from .state import PipelineSettings, PreparationState, StageFailed
 
@@ -154,10 +153,8 @@ def _finish(start: PreparationState, state: PreparationState, settings: Pipeline
             meta: StepMeta, records: tuple[StageRecord, ...], phase: Phase,
             failure: PreparationFailure | None) -> PreparationOutcome:
     request = state.request if phase == "ready" else None
-    ref = None
-    if request is not None:
-        ref = state.request_ref or request_ref(request)
-        request = request.with_ref(ref)
+    if request is not None and state.request_ref is not None:
+        request = request.with_ref(state.request_ref)
     protected = tuple(f"context:{p.key}" for p in state.context) + tuple(
         f"contribution:{p.key}" for p in state.contributions if p.required)
     preparation = ContextPreparation(

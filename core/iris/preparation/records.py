@@ -285,14 +285,30 @@ class PreparedRequest(_Frozen):
     """Keys of contributions and names of tools that were dropped (not in ``messages``/``tools``)."""
 
     _ref: str | None = PrivateAttr(default=None)
+    _pieces: tuple[Sequence[str], Sequence[str], int] | None = PrivateAttr(default=None)
 
     @property
     def ref(self) -> str:
         """Content hash of this request (the reference the workbench's evidence store files it
-        under; computed once, or handed over by the pipeline that already has it)."""
+        under; computed once when first read, from the pieces the pipeline handed over when it
+        has them). A replay that stores no request never hashes one: the hash covers the whole
+        request, so computing it at every step would cost steps × messages."""
         if self._ref is None:
-            self._ref = request_ref(self)
+            pieces = self._pieces
+            self._ref = (request_ref(self) if pieces is None else request_ref_of(
+                pieces[0][:pieces[2]], pieces[1][:pieces[2]], self.tools, self.dropped))
+            self._pieces = None
         return self._ref
+
+    def with_pieces(self, message_hashes: Sequence[str], mark_texts: Sequence[str]
+                    ) -> PreparedRequest:
+        """This request, with each message's content hash and each mark's canonical JSON (what
+        :func:`request_ref_of` hashes) kept until :attr:`ref` is first read. The sequences may
+        grow afterwards (a replay appends the next step's pieces): only the first as many as
+        the request has messages are read."""
+        if self._ref is None:
+            self._pieces = (message_hashes, mark_texts, len(self.messages))
+        return self
 
     def __eq__(self, other: object) -> bool:  # the cached hash is not part of the value
         if not isinstance(other, PreparedRequest):

@@ -99,7 +99,7 @@ def apply(state: PreparationState, settings: PipelineSettings
         return state, StageRecord(name="trim_old_bodies", status="skipped",
                                   before_input_tokens=before, after_input_tokens=before,
                                   note="reduction and context policy are both disabled")
-    messages = tuple(p.message for p in state.history)
+    messages = settings.memory.trim.messages(state.history)
     memory: ReductionMemory = settings.memory.reduction
     # R-RED-1, R-POL-2; todos_completed grants the wrap-up grace of R-RED-9
     result = reduce_request(
@@ -154,7 +154,10 @@ class _Run:
 
     def _full(self) -> None:
         self.history = list(self.state.history)
-        self._messages(range(len(self.history)), self._grouped(None))
+        by_message: dict[int, list[ToolResultDecision]] = {}
+        for d in self.result.decisions:
+            by_message.setdefault(d.message_index, []).append(d)
+        self._messages(range(len(self.history)), by_message)
 
     def _continue(self, prev: TrimRun, touched: tuple[int, ...]) -> None:
         old_in, old_out = prev.history_in, prev.history_out
@@ -167,17 +170,10 @@ class _Run:
                 self.shrunk.discard(i)
             if i < len(old_out):
                 self.history[i] = self.state.history[i]
-        wanted = set(touched)
-        grouped = self._grouped(wanted)
-        self.carried = sum(1 for d in self.result.decisions if d.message_index not in wanted)
+        # only the decisions of the touched messages are built; the others are carried
+        grouped = self.result.decisions_of(touched)
+        self.carried = self.result.decision_count - sum(len(found) for found in grouped.values())
         self._messages(touched, grouped)
-
-    def _grouped(self, wanted: set[int] | None) -> dict[int, list[ToolResultDecision]]:
-        by_message: dict[int, list[ToolResultDecision]] = {}
-        for d in self.result.decisions:
-            if wanted is None or d.message_index in wanted:
-                by_message.setdefault(d.message_index, []).append(d)
-        return by_message
 
     def _messages(self, indices: Iterable[int],
                   by_message: dict[int, list[ToolResultDecision]]) -> None:

@@ -31,7 +31,7 @@ from .classify import Context, Verdict, classify, describe
 from .config import ReductionConfig
 from .facts import extract_facts
 from .memory import InfoKey, KindsKey, ReductionMemory, ResultMemory, TrackerKey
-from .models import FrozenRendering, ReductionResult, ReductionState, ToolResultDecision
+from .models import FrozenRendering, ReductionResult, ReductionState
 from .render import Rendering, commit, render_verdict
 from .toolkinds import ToolKindMap
 from .tracker import Item, Tracker
@@ -112,27 +112,42 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
     dirty, recalled, first_new = tracker.advance(messages, state, policy.preserve_recent_tool_groups)
     if seen_items < config.min_tool_results_prune:  # the generic rule's activation may change
         dirty = {it.seq: it for it in tracker.items}
+    decide = partial(_redecide, tracker=tracker, cfg=config, state=state, writer=writer,
+                     cfg_key=cfg_key, hint=hint)
     work = [dirty[k] for k in sorted(dirty)]
-    memory.classified += len(work)
     for it in work:
-        it.age = max(tracker.batches - it.batch, 0)
-        it.group_rank = tracker.rank(it)
-        it.group_closed = it.group_rank >= 0
-        it.reset()
-        ctx = Context(age=it.age, validity=it.validity, repeated=it.repeated, recalled=it.protected,
-                      tool_results=len(tracker.items))
-        _decide(it, ctx, config, state, writer, cfg_key, hint)
+        decide(it)
+    pending = tracker.pending
+    waiting = [pending[k] for k in dirty if k in pending]
+    owed = tracker.owed - sum(it.owed for it in waiting)
     fresh = [it for it in work if it.frozen is None and it.rendering is not None]
-    for it in work:
-        it.fresh = False
-    for it in fresh:
-        it.fresh = True
-    saving = sum(est.count(it.text) - est.count(it.rendering.text) for it in fresh)  # type: ignore[union-attr]
+    saving = owed + sum(_saving(it, est) for it in fresh)
     grace = todos_completed and state.grace_used < config.wrap_up_grace_requests
     gate = _gate(state, config, saving, grace)
+    if (gate is None or gate != tracker.pending_gate) and len(pending) > len(waiting):
+        # the gate lets the waiting results through, or keeps them for another reason: decide
+        # them again with the others (their verdicts still hold, so the saving is the same)
+        rest = [it for k, it in pending.items() if k not in dirty]
+        for it in rest:
+            decide(it)
+        work = sorted([*work, *rest], key=lambda it: it.seq)
+        fresh = [it for it in work if it.frozen is None and it.rendering is not None]
+        saving = sum(_saving(it, est) for it in fresh)
+        gate = _gate(state, config, saving, grace)
+    memory.classified += len(work)
+    for it in work:
+        it.fresh = False
+        if pending.pop(it.seq, None) is not None:
+            tracker.owed -= it.owed
+    for it in fresh:
+        it.fresh = True
     if gate:
         for it in fresh:
+            it.owed = _saving(it, est)
             _defer(it, gate, saving, config)
+            pending[it.seq] = it
+            tracker.owed += it.owed
+    tracker.pending_gate = gate if pending else None
     if hint:
         plan_trims(work, policy, est)
     _externalize(work, writer)
@@ -140,7 +155,26 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
     for it in work:
         tracker.schedule(it, gates)
     return _finish(messages, tracker, work, first_new, state, est, memory, hint, recalled, writer,
-                   grace_used=(state.grace_used + 1 if grace else state.grace_used) if todos_completed else 0)
+                   grace_used=(state.grace_used + 1 if grace else state.grace_used) if todos_completed else 0,
+                   saving=saving)
+
+
+def _saving(it: Item, est: TokenEstimator) -> int:
+    rendering = it.rendering
+    assert rendering is not None
+    return est.count(it.text) - est.count(rendering.text)
+
+
+def _redecide(it: Item, *, tracker: Tracker, cfg: ReductionConfig, state: ReductionState,
+              writer: ArtifactWriter | None, cfg_key: str, hint: bool) -> None:
+    """Decide one result afresh with its age and group at this request."""
+    it.age = max(tracker.batches - it.batch, 0)
+    it.group_rank = tracker.rank(it)
+    it.group_closed = it.group_rank >= 0
+    it.reset()
+    ctx = Context(age=it.age, validity=it.validity, repeated=it.repeated, recalled=it.protected,
+                  tool_results=len(tracker.items))
+    _decide(it, ctx, cfg, state, writer, cfg_key, hint)
 
 
 def _age_cap(cfg: ReductionConfig) -> int:
@@ -196,10 +230,12 @@ def _defer(it: Item, gate: str, saving: int, cfg: ReductionConfig) -> None:
     assert v is not None
     why = ("todos completed: wrap-up grace request" if gate == "wrap_up_grace"
            else "previous reduced prefix reused")
-    it.verdict = Verdict("kept", gate, v.category, f"would be {v.action} by {v.rule} ({v.reason}); new "
-                         f"saving {saving:,} tokens < min_incremental_saved_tokens "
-                         f"{cfg.min_incremental_saved_tokens:,} → {why}")
+    head = f"would be {v.action} by {v.rule} ({v.reason}); new saving "
+    tail = (f" tokens < min_incremental_saved_tokens {cfg.min_incremental_saved_tokens:,} → "
+            f"{why}")
+    it.verdict = Verdict("kept", gate, v.category, f"{head}{saving:,}{tail}")
     it.rendering = None
+    it.defer = (head, tail)
 
 
 def _externalize(items: list[Item], session_dir: ArtifactWriter | None) -> None:
@@ -217,6 +253,7 @@ def _externalize(items: list[Item], session_dir: ArtifactWriter | None) -> None:
             entry.externalized = externalize_large_result(it.block, session_dir=session_dir,
                                                           tool_name=it.info.tool_name)
         block, path = entry.externalized
+        it.defer = None
         it.verdict = Verdict("externalized", "inline_budget", v.category,
                              f"{it.info.bytes:,} B > inline budget {INLINE_BUDGET_BYTES:,} B → preview + "
                              f"saved file (kept by {v.rule})")
@@ -261,27 +298,6 @@ def _settle(it: Item, state: ReductionState, est: TokenEstimator, hint: bool, re
                "tokens_after": after, "artifact_path": art or it.block.artifact_path, "read_back": read_back}
 
 
-def _decisions(tracker: Tracker, work: list[Item]) -> tuple[ToolResultDecision, ...]:
-    """One decision per result: the re-decided ones as settled, the others with their new age."""
-    done = {it.seq for it in work}
-    current, make = tracker.batches, ToolResultDecision.from_values
-    out: list[ToolResultDecision] = []
-    append = out.append
-    for it in tracker.items:
-        if it.seq in done:
-            append(make(it.vals))
-            continue
-        age = current - it.batch
-        age = max(age, 0)
-        vals = it.vals.copy()  # never changed once a decision owns it: copy, then set the age
-        vals["age"] = age
-        if it.age_in_reason:
-            vals["reason"] = it.reason.replace("{age}", str(age))
-        it.vals, it.age = vals, age
-        append(make(vals))
-    return tuple(out)
-
-
 def _messages(messages: Sequence[Message], tracker: Tracker, touched: set[int], first_new: int,
               memory: ReductionMemory) -> None:
     """Bring the tracker's output messages up to date: new messages as they are, and each message
@@ -307,15 +323,15 @@ def _messages(messages: Sequence[Message], tracker: Tracker, touched: set[int], 
 def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], first_new: int,
             state: ReductionState, est: TokenEstimator, memory: ReductionMemory, hint: bool,
             recalled: frozenset[str],
-            session_dir: ArtifactWriter | None, grace_used: int) -> ReductionResult:
+            session_dir: ArtifactWriter | None, grace_used: int, saving: int) -> ReductionResult:
     request_no = state.requests + 1
     frozen, externalized = dict(state.frozen), dict(state.externalized)
     new_reduced: set[str] = set()
     for it in work:
         saved = it.saved
         _settle(it, state, est, hint, request_no, session_dir, frozen, externalized, new_reduced)
+        it.settled = tracker.requests
         tracker.saved += it.saved - saved
-    decisions = _decisions(tracker, work)
     touched = {it.mi for it in work}
     _messages(messages, tracker, touched, first_new, memory)
     for m in messages[first_new:]:
@@ -325,12 +341,19 @@ def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], fir
         frozen=frozen, externalized=externalized,
         reduced_inputs=state.reduced_inputs | new_reduced if new_reduced else state.reduced_inputs,
         recalled_inputs=recalled, requests=request_no, has_prefix=bool(frozen), grace_used=grace_used)
-    result = ReductionResult(messages=tuple(tracker.out), decisions=decisions, state=new_state,
-                             tokens_before=before, tokens_after=before - tracker.saved)
+    # one decision per result, built when read: the re-decided ones as settled, the others with
+    # this request's age (and saving figure while the saving gate keeps them)
+    result = ReductionResult.of(messages=tuple(tracker.out), decisions=tracker.view(saving),
+                                state=new_state, tokens_before=before,
+                                tokens_after=before - tracker.saved)
     if tracker.requests:  # a continuation: say what may differ from the previous result
         result.mark_continuation(state, tuple(sorted(touched.union(range(first_new, len(messages))))))
     tracker.requests += 1
-    tracker.carry = [it for it in work if it.fresh or (it.rendering is not None and it.frozen is None)]
+    # a rendering applied now is frozen from the next request on, which decides it again; a
+    # result the saving gate keeps waits in ``tracker.pending``, an externalised one stays so
+    tracker.carry = [it for it in work if it.rendering is not None and it.frozen is None
+                     and it.seq not in tracker.pending and it.verdict is not None
+                     and it.verdict.action != "externalized"]
     tracker.new_reduced = frozenset(new_reduced)
     tracker.out_state = new_state
     return result

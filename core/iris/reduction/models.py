@@ -3,15 +3,15 @@ requests, and the result of one :func:`~iris.reduction.engine.reduce_request` ca
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, Protocol
 
 from pydantic import PrivateAttr
 
 from ..frozen import FrozenModel
 from ..session import Message
 
-__all__ = ["Action", "FrozenRendering", "ReductionResult", "ReductionState", "ToolResultDecision"]
+__all__ = ["Action", "DecisionSource", "FrozenRendering", "ReductionResult", "ReductionState", "ToolResultDecision"]
 
 Action = Literal["kept", "reduced", "trimmed", "stale", "superseded", "repeat", "externalized"]
 
@@ -108,16 +108,71 @@ class ReductionState(_Frozen):
     """Wrap-up grace requests already granted since todos completed."""
 
 
+class DecisionSource(Protocol):
+    """Where a result's decisions come from when they were not given as a tuple: the engine's
+    view of one request, turned into decisions only when they are read."""
+
+    count: int
+    """How many decisions (one per tool result of the request)."""
+
+    def all(self) -> tuple[ToolResultDecision, ...]: ...
+
+    def of_messages(self, indices: Iterable[int]) -> dict[int, list[ToolResultDecision]]: ...
+
+
 class ReductionResult(_Frozen):
-    """The request messages to send, one decision per tool result, and the updated state."""
+    """The request messages to send, one decision per tool result, and the updated state.
+
+    The decisions are built when first read (:attr:`decisions`): a replay reads only those of the
+    messages that changed since the previous step (:meth:`decisions_of`), so a step does not build
+    one decision per tool result of the whole history."""
 
     messages: tuple[Message, ...]
-    decisions: tuple[ToolResultDecision, ...]
     state: ReductionState
     tokens_before: int
     tokens_after: int
+    _decisions: tuple[ToolResultDecision, ...] | None = PrivateAttr(default=None)
+    _source: DecisionSource | None = PrivateAttr(default=None)
     _since: ReductionState | None = PrivateAttr(default=None)
     _touched: tuple[int, ...] = PrivateAttr(default=())
+
+    @classmethod
+    def of(cls, *, messages: tuple[Message, ...], decisions: tuple[ToolResultDecision, ...] | DecisionSource,
+           state: ReductionState, tokens_before: int, tokens_after: int) -> ReductionResult:
+        """A result with its decisions as a tuple or as a source read when they are wanted."""
+        # the engine's own values: the messages it was given or rebuilt, no validation pass
+        result = cls.model_construct(messages=messages, state=state, tokens_before=tokens_before,
+                                     tokens_after=tokens_after)
+        if isinstance(decisions, tuple):
+            result._decisions = decisions
+        else:
+            result._source = decisions
+        return result
+
+    @property
+    def decisions(self) -> tuple[ToolResultDecision, ...]:
+        """One decision per tool result, in the order of the results in :attr:`messages`."""
+        if self._decisions is None:
+            self._decisions = self._source.all() if self._source is not None else ()
+        return self._decisions
+
+    @property
+    def decision_count(self) -> int:
+        if self._decisions is None and self._source is not None:
+            return self._source.count
+        return len(self.decisions)
+
+    def decisions_of(self, indices: Iterable[int]) -> dict[int, list[ToolResultDecision]]:
+        """The decisions of the results in the messages at ``indices``, by message index (in
+        result order; a message without results has no entry)."""
+        if self._decisions is None and self._source is not None:
+            return self._source.of_messages(indices)
+        wanted = set(indices)
+        out: dict[int, list[ToolResultDecision]] = {}
+        for d in self.decisions:
+            if d.message_index in wanted:
+                out.setdefault(d.message_index, []).append(d)
+        return out
 
     def changed_since(self, state: ReductionState | None) -> tuple[int, ...] | None:
         """Indices of the messages whose text or decisions may differ from the result that returned

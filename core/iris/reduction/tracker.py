@@ -24,19 +24,20 @@ starts a new tracker and that request is decided in full, as the first one is.
 from __future__ import annotations
 
 import heapq
+import weakref
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from operator import is_
 from typing import Any
 
 from ..session import Message, ToolCallBlock, ToolResultBlock
 from .classify import ResultInfo, Verdict
-from .models import FrozenRendering, ReductionState
+from .models import FrozenRendering, ReductionState, ToolResultDecision
 from .render import Rendering
 from .result_memory import ResultMemory, TrackerKey
 from .validity import ReadEvent, Validity, ValidityIndex, ValidityMemory
 
-__all__ = ["Item", "Tracker"]
+__all__ = ["DecisionView", "Item", "Tracker"]
 
 _EVENT_KINDS = ("read", "edit", "write", "delete")
 
@@ -50,6 +51,7 @@ class Item:
         "batch",
         "bi",
         "block",
+        "defer",
         "due",
         "entry",
         "fresh",
@@ -59,6 +61,7 @@ class Item:
         "group_rank",
         "info",
         "mi",
+        "owed",
         "own_batch",
         "protected",
         "reason",
@@ -67,6 +70,7 @@ class Item:
         "repeated",
         "saved",
         "seq",
+        "settled",
         "text",
         "validity",
         "vals",
@@ -98,9 +102,59 @@ class Item:
         """Field values of its latest decision (reused with the new age while it stays clean)."""
         self.reason = ""
         self.age_in_reason = False
+        self.settled = -1
+        """The tracker's request number at which :attr:`vals` were settled."""
+        self.defer: tuple[str, str] | None = None
+        """A result the saving gate kept: its reason before and after the saving figure (the
+        figure is the request's whole saving, so it changes while the result waits)."""
+        self.owed = 0
+        """The tokens a result the saving gate kept would save (its share of the request's)."""
 
     def reset(self) -> None:
         self.verdict, self.rendering, self.frozen, self.text = None, None, None, self.block.text
+        self.defer = None
+
+    def decision(self, view: DecisionView) -> ToolResultDecision:
+        """This result's decision at the request of ``view`` (its settled values with that
+        request's age, and saving figure when the saving gate keeps it)."""
+        if self.settled == view.request:
+            return ToolResultDecision.from_values(self.vals)
+        age = max(view.batches - self.batch, 0)
+        vals = self.vals.copy()  # never changed once a decision owns it: copy, then set the age
+        vals["age"] = age
+        if self.defer is not None:
+            reason = f"{self.defer[0]}{view.saving:,}{self.defer[1]}"
+            vals["reason"] = reason.replace("{age}", str(age)) if self.age_in_reason else reason
+        elif self.age_in_reason:
+            vals["reason"] = self.reason.replace("{age}", str(age))
+        return ToolResultDecision.from_values(vals)
+
+
+class DecisionView:
+    """The decisions of one request, built when read. Valid until the tracker takes the next
+    request: :meth:`Tracker.advance` first turns a view still held by someone into its tuple."""
+
+    __slots__ = ("__weakref__", "_built", "batches", "by_msg", "count", "items", "request", "saving")
+
+    def __init__(self, tracker: Tracker, request: int, saving: int) -> None:
+        self.items, self.by_msg, self.count = tracker.items, tracker.by_msg, len(tracker.items)
+        self.request, self.batches, self.saving = request, tracker.batches, saving
+        self._built: tuple[ToolResultDecision, ...] | None = None
+
+    def all(self) -> tuple[ToolResultDecision, ...]:
+        if self._built is None:
+            self._built = tuple(it.decision(self) for it in self.items[:self.count])
+        return self._built
+
+    def of_messages(self, indices: Iterable[int]) -> dict[int, list[ToolResultDecision]]:
+        if self._built is not None:
+            wanted = set(indices)
+            out: dict[int, list[ToolResultDecision]] = {}
+            for d in self._built:
+                if d.message_index in wanted:
+                    out.setdefault(d.message_index, []).append(d)
+            return out
+        return {mi: [it.decision(self) for it in self.by_msg[mi]] for mi in indices if mi in self.by_msg}
 
 
 class Tracker:
@@ -139,6 +193,20 @@ class Tracker:
         self.saved = 0
         self.out_state: ReductionState | None = None
         self.requests = 0
+        self.pending: dict[int, Item] = {}
+        """Results the saving gate kept, by position, not decided again since (their verdicts
+        hold while they stay clean; only the gate's outcome can change them)."""
+        self.owed = 0
+        """What the pending results would save together."""
+        self.pending_gate: str | None = None
+        """The gate that keeps the pending results."""
+        self._view: weakref.ref[DecisionView] | None = None
+
+    def view(self, saving: int) -> DecisionView:
+        """The decisions of the request just settled (see :class:`DecisionView`)."""
+        view = DecisionView(self, self.requests, saving)
+        self._view = weakref.ref(view)
+        return view
 
     def extends(self, messages: Sequence[Message]) -> bool:
         """True when ``messages`` starts with exactly the message objects seen so far."""
@@ -155,6 +223,10 @@ class Tracker:
                 ) -> tuple[dict[int, Item], frozenset[str], int]:
         """Take in the messages after those seen; (dirty results by position, recalled input keys,
         index of the first new message)."""
+        held = self._view() if self._view is not None else None
+        if held is not None:  # a result of the previous request is still read: fix its decisions
+            held.all()
+        self._view = None
         dirty: dict[int, Item] = {it.seq: it for it in self.carry}
         start, first_item = len(self.msgs), len(self.items)
         new_groups: list[int] = []
@@ -211,8 +283,8 @@ class Tracker:
 
     def _groups(self, new: list[Item], new_groups: list[int], keep: int, dirty: dict[int, Item]) -> None:
         touched = set(new_groups)
-        for g in new_groups:
-            self.open[g].difference_update(self.by_id)
+        for g in new_groups:  # the group's own ids (the results seen so far are many more)
+            self.open[g] = {cid for cid in self.open[g] if cid not in self.by_id}
         for it in new:
             if it.group is not None and it.group in self.open:
                 self.open[it.group].discard(it.block.call_id)
