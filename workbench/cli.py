@@ -10,17 +10,20 @@ naming the file, line and field, with exit code 1 and no traceback.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import importlib.util
 import json
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from iris.errors import WorkbenchError
 
-__all__ = ["COMMAND_MODULES", "build_parser", "main", "streamlit_command"]
+__all__ = ["COMMAND_MODULES", "STDIN", "build_parser", "main", "shown", "stdin_file", "streamlit_command"]
 
 #: Modules that contribute subcommands, each with ``register(subparsers) -> None``.
 COMMAND_MODULES: tuple[str, ...] = ("workbench.cli_lists", "workbench.cli_replay", "workbench.report",
@@ -37,6 +40,50 @@ def streamlit_command(port: int, app: Path = APP_PATH) -> list[str]:
             "--server.fileWatcherType", "none",
             # a local tool: no "Deploy" button in the toolbar
             "--client.toolbarMode", "minimal"]
+
+
+# ------------------------------------------------------------------------------------ standard input
+
+#: How messages name standard input (``-`` for a transcript or ``--config``).
+STDIN = "<stdin>"
+_stdin_copies: list[Path] = []
+_stdin_read: set[int] = set()
+
+
+def stdin_file(suffix: str = "") -> Path:
+    """Standard input as a file (read once per command): the importers and the configuration
+    loader read files (format detection probes the start, gzip is known by its magic bytes), so
+    what is piped in is copied into a private temporary file, removed when the command ends.
+    Messages that name the copy say ``<stdin>`` (:func:`shown`)."""
+    if id(sys.stdin) in _stdin_read:
+        raise WorkbenchError("standard input ('-') can be read only once per command")
+    if sys.stdin is None or sys.stdin.isatty():
+        raise WorkbenchError("'-' reads standard input, but nothing is piped in "
+                             "(e.g. `cat session.jsonl | workbench import -`)")
+    folder = Path(tempfile.mkdtemp(prefix="workbench-stdin-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = folder / f"stdin{suffix}"
+    with path.open("wb") as out:
+        shutil.copyfileobj(sys.stdin.buffer, out)
+    _stdin_read.add(id(sys.stdin))
+    _stdin_copies.append(path)
+    return path
+
+
+def shown(text: str) -> str:
+    """``text`` with the temporary copy of standard input named ``<stdin>``."""
+    for path in _stdin_copies:
+        text = text.replace(str(path.resolve()), STDIN).replace(str(path), STDIN)
+    return text
+
+
+def _stdin_config(args: argparse.Namespace) -> None:
+    """``--config -``: the configuration YAML from standard input (``batch`` takes a list)."""
+    config = getattr(args, "config", None)
+    if config == "-":
+        args.config = str(stdin_file(".yaml"))
+    elif isinstance(config, list) and "-" in config:
+        args.config = [str(stdin_file(".yaml")) if c == "-" else c for c in config]
 
 
 # ------------------------------------------------------------------------------------ run
@@ -68,7 +115,7 @@ def _register_import(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("import", help="import transcripts into the store (files or directories)")
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="session files (.jsonl, .json, .traj, also .gz) or directories, "
-                        "searched recursively")
+                        "searched recursively; '-' reads one transcript from standard input")
     p.add_argument("--lenient", action="store_true", help="skip bad lines and report them")
     p.add_argument("--format", help=f"{', '.join(formats())} (default: detect)")
     p.add_argument("--quiet", action="store_true", help="print only errors")
@@ -78,7 +125,7 @@ def _register_import(sub: argparse._SubParsersAction) -> None:
 def _import(args: argparse.Namespace) -> int:
     from .storage.store import open_store
 
-    files, failures = _expand_paths(args.paths)
+    files, failures = _expand_paths([str(stdin_file()) if p == "-" else p for p in args.paths])
     counts = {"imported": 0, "already stored": 0, "failed": failures}
     with open_store() as store:
         for path in files:
@@ -121,8 +168,9 @@ def _import_one(store, path: str, args: argparse.Namespace) -> str:
     verb = "imported" if outcome.created else "already stored"
     if not args.quiet:
         unplaced = f", {len(outcome.unplaced)} unplaced lines" if outcome.unplaced else ""
-        print(f"{verb}: {printable(path)} -> {printable(outcome.session_id)} ({outcome.format}, "
+        print(f"{verb}: {printable(shown(path))} -> {printable(outcome.session_id)} ({outcome.format}, "
               f"{outcome.message_count} messages, {len(outcome.skipped)} skipped lines{unplaced})")
+    path = shown(path)
     for skip in outcome.skipped:
         print(f"  skipped {path}:{skip.line}: {skip.problem}", file=sys.stderr)
     for line in outcome.unplaced:
@@ -136,11 +184,15 @@ def _import_one(store, path: str, args: argparse.Namespace) -> str:
 
 
 def _register_inspect(sub: argparse._SubParsersAction) -> None:
+    from .importers import formats
+
     p = sub.add_parser("inspect", help="counts of a transcript file, without storing it")
-    p.add_argument("path", metavar="PATH")
+    p.add_argument("path", metavar="PATH",
+                   help="a transcript file (.jsonl, .json, .traj, also .gz); '-' reads standard input")
     p.add_argument("--json", action="store_true", help="print one JSON object (the only output form)")
-    p.add_argument("--lenient", action="store_true")
-    p.add_argument("--format")
+    p.add_argument("--lenient", action="store_true",
+                   help="skip lines that cannot be read and count them (default: stop at the first)")
+    p.add_argument("--format", help=f"{', '.join(formats())} (default: detect)")
     p.set_defaults(handler=_inspect)
 
 
@@ -148,8 +200,12 @@ def _inspect(args: argparse.Namespace) -> int:
     from .importers import load_session
     from .session_counts import inspect_session
 
-    result = load_session(args.path, format=args.format, lenient=args.lenient)
-    print(json.dumps(inspect_session(result), sort_keys=True, ensure_ascii=False))
+    path = stdin_file() if args.path == "-" else args.path
+    result = load_session(path, format=args.format, lenient=args.lenient)
+    counts = inspect_session(result)
+    if args.path == "-":
+        counts["path"] = STDIN
+    print(json.dumps(counts, sort_keys=True, ensure_ascii=False))
     return 0
 
 
@@ -205,9 +261,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     _import_sqlite_utils_without_pandas()
     args = build_parser().parse_args(argv)
     try:
+        _stdin_config(args)
         return args.handler(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`workbench inspect x | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:
         if os.environ.get("WORKBENCH_DEBUG"):
             raise
@@ -218,9 +278,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _describe(exc: BaseException) -> str:
     """Our own errors already name file/line/field; anything else is labelled as unexpected."""
     if isinstance(exc, WorkbenchError):
-        return str(exc)
+        return shown(str(exc))
     return f"unexpected {type(exc).__name__}: {exc} (set WORKBENCH_DEBUG=1 for the traceback)"
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    # `python -m workbench.cli`: run the imported module's main, so that the subcommand modules
+    # (which import workbench.cli) share its state (standard input read once, named <stdin>)
+    from workbench.cli import main as _main
+
+    raise SystemExit(_main())

@@ -41,12 +41,13 @@ class UsageError(WorkbenchError):
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("replay", help="replay a session headless and print (or save) its preparations")
     p.add_argument("target", metavar="PATH_OR_SESSION_ID", nargs="?",
-                   help="a transcript file, or the id of a stored session (see `workbench sessions`)")
+                   help="a transcript file ('-': standard input), or the id of a stored session "
+                        "(see `workbench sessions`)")
     p.add_argument("--defaults", action="store_true",
                    help="make the default replays of every stored session that lacks them")
     p.add_argument("--config", metavar="FILE_OR_PRESET",
-                   help=f"context configuration YAML or a preset name ({', '.join(PRESET_NAMES)}; "
-                        "default: bundled)")
+                   help=f"context configuration YAML ('-': standard input) or a preset name "
+                        f"({', '.join(PRESET_NAMES)}; default: bundled)")
     p.add_argument("--json", metavar="OUT", help="write preparations as JSON lines ('-': stdout)")
     p.add_argument("--name", help="save the replay in the store under this name")
     p.add_argument("--format", help="transcript format of PATH (default: detect)")
@@ -137,6 +138,10 @@ def _replay(args: argparse.Namespace) -> int:
         return _defaults()
     if args.target is None:
         raise UsageError("give PATH_OR_SESSION_ID, or --defaults")
+    if args.target == "-":
+        from .cli import stdin_file
+
+        args.target = str(stdin_file())
 
     config = load_configuration(args.config)
     prompts = load_prompts(args.prompts)
