@@ -21,6 +21,13 @@ document) or the bytes of one line, the way damaged or hostile transcripts diffe
 ``bom``            a UTF-8 byte order mark starts the file (or, in JSON Lines, one line)
 ``huge_float``     a token count (not in a raw provider usage object, kept verbatim) becomes a huge
                    or non-integral float (``1e308``, ``2**53 + 1`` written as a float, ``1e20``, ``12.5``)
+
+The whole-file classes (:data:`FILE_CLASSES`, :func:`mutate_whole`; the campaign runs them, the
+unit fuzz test keeps to :data:`CLASSES`):
+
+``self_append``      the file appended to itself two or three times
+``duplicate_id``     a line (or a document's list element) carrying an id repeated
+``trailing_garbage`` text after the end: garbage, a bracket, ``null``, a second value
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["CLASSES", "mutate_file", "mutate_text"]
+__all__ = ["ALL_CLASSES", "CLASSES", "FILE_CLASSES", "mutate_file", "mutate_text", "mutate_whole"]
 
 CLASSES = ("bad_timestamp", "lone_surrogate", "huge_int", "huge_digits", "wrong_type", "truncate",
            "invalid_utf8", "drop_key", "wrong_top", "huge_string", "deep_nesting", "space_run", "digit_text",
@@ -198,3 +205,53 @@ def mutate_file(rng: random.Random, raw: bytes, kind: str, *, jsonl: bool,
         if body is not None:
             return b"\n".join([*lines[:at], body, *lines[at + 1:]]), at + 1
     return None
+
+
+# ------------------------------------------------------------------ whole-file classes
+
+#: Classes that change the file as a whole rather than one value: the file appended to itself
+#: (two or three times), a record carrying an id (a tool call, a span, a message) once more, and
+#: text after the end (garbage, a bracket, a second value).
+FILE_CLASSES = ("self_append", "duplicate_id", "trailing_garbage")
+ALL_CLASSES = CLASSES + FILE_CLASSES
+GARBAGE = (b"garbage", b"}", b"]", b"\x00", b'{"a": 1}', b"[]", b"null", b",", b"<html>")
+_ID_LINE = re.compile(rb'"(call_id|tool_call_id|tool_use_id|spanId|span_id|id)"\s*:')
+_ID_KEYS = {"call_id", "tool_call_id", "tool_use_id", "tool_calls", "spanId", "span_id", "id"}
+
+
+def mutate_whole(rng: random.Random, raw: bytes, kind: str, *, jsonl: bool,
+                 max_lines: int | None = None) -> tuple[bytes, int | None] | None:
+    """A file of a :data:`FILE_CLASSES` class and the 1-based line where the change starts (the
+    first appended line, the repeated line; None for a document's repeated element)."""
+    body = raw if raw.endswith(b"\n") else raw + b"\n"
+    first_new = body.count(b"\n") + 1
+    if kind == "self_append":
+        return body * rng.choice([2, 3]), first_new
+    if kind == "trailing_garbage":
+        return body + rng.choice(GARBAGE) + rng.choice([b"", b"\n"]), first_new
+    if kind != "duplicate_id":
+        raise ValueError(f"unknown mutation class {kind!r}")
+    if not jsonl:
+        return _repeat_element(rng, json.loads(raw))
+    lines = raw.split(b"\n")
+    usable = [i for i, line in enumerate(lines[:max_lines] if max_lines else lines)
+              if _ID_LINE.search(line)]
+    if not usable:
+        return None
+    at = rng.choice(usable)
+    to = rng.choice([at + 1, len(lines) - (lines[-1] == b"")])
+    return b"\n".join([*lines[:to], lines[at], *lines[to:]]), to + 1
+
+
+def _repeat_element(rng: random.Random, doc: Any) -> tuple[bytes, None] | None:
+    """A document with one list element that carries an id inserted once more after itself."""
+    lists = [(path, i) for path, value in _nodes(doc) if isinstance(value, list)
+             for i, item in enumerate(value) if isinstance(item, dict) and _ID_KEYS & item.keys()]
+    if not lists:
+        return None
+    path, i = rng.choice(lists)
+    node = doc
+    for key in path:
+        node = node[key]
+    node.insert(i + 1, json.loads(json.dumps(node[i])))
+    return json.dumps(doc, indent=2).encode(), None

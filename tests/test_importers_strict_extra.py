@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import copy
 import json
+import random
+import zlib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fuzz_mutations import FILE_CLASSES, mutate_whole
 from iris.errors import SessionFormatError
 
 from workbench.importers import load_session
@@ -187,3 +190,58 @@ def test_a_duplicated_otel_span_is_an_error(tmp_path):
     err = _strict_error(bad)
     assert err.field == "attributes.gen_ai.tool.call.id" and "earlier call too" in err.problem
     assert any("earlier call too" in w.problem for w in load_session(bad, lenient=True).warnings)
+
+
+def test_a_second_result_for_one_call_is_an_error(tmp_path):
+    """R-SES-5: a tool result repeated (two results for one call id) is refused in strict mode
+    at the repeated result's line and field; lenient keeps it with a warning."""
+    doc = json.loads((FIXTURES / "chat_array.json").read_text("utf-8"))
+    result_at = next(i for i, m in enumerate(doc) if m["role"] == "tool")
+    doc.insert(result_at + 1, copy.deepcopy(doc[result_at]))
+    bad = _write(tmp_path, "chat.json", json.dumps(doc, indent=1))
+    err = _strict_error(bad)
+    assert err.field == "tool_call_id" and "a second result for tool call" in err.problem
+    assert any("second result" in w.problem for w in load_session(bad, lenient=True).warnings)
+
+
+def test_a_span_exported_twice_is_an_error(tmp_path):
+    """R-SES-5: the same span id twice in one trace names the later span's spanId; lenient
+    leaves the copy out and lists it."""
+    doc = _otlp()
+    spans = _spans(doc)
+    spans.append(copy.deepcopy(spans[0]))
+    bad = _write(tmp_path, "otel.json", json.dumps(doc))
+    err = _strict_error(bad)
+    assert err.field is not None and err.field.endswith(".spanId") and "appears twice" in err.problem
+    lenient = load_session(bad, lenient=True)
+    assert len(lenient.skipped) == 1
+    assert len(lenient.session.messages) == len(load_session(FIXTURES / "otel_otlp.json").session.messages)
+
+
+@pytest.mark.parametrize("kind", FILE_CLASSES)
+@pytest.mark.parametrize("fixture", ["chat_array.json", "mini_swe.traj.json", "codex_compacted.jsonl",
+                                     "otel_otlp.json", "otel_legacy.jsonl", "swe_agent_1x.traj"])
+def test_whole_file_mutations_are_refused_or_change_nothing(tmp_path, kind, fixture):
+    """R-SES-5: the fuzz campaign's whole-file classes (the file appended to itself, a record with
+    an id repeated, text after the end) are refused by a strict import with a located error, or
+    import exactly what the unmutated file imports."""
+    raw = (FIXTURES / fixture).read_bytes()
+    baseline = _comparable(load_session(FIXTURES / fixture).session)
+    rng = random.Random(zlib.crc32(f"{fixture}/{kind}".encode()))
+    for n in range(4):
+        made = mutate_whole(rng, raw, kind, jsonl=fixture.endswith(".jsonl"), max_lines=400)
+        if made is None:
+            continue
+        path = _write(tmp_path, f"{n}-{fixture}", made[0].decode("utf-8"))
+        try:
+            session = load_session(path).session
+        except SessionFormatError as err:
+            assert err.line is not None or err.field is not None, str(err)
+            continue
+        assert _comparable(session) == baseline, (kind, n)
+
+
+def _comparable(session) -> dict[str, Any]:
+    data = session.model_dump(mode="json")
+    data["header"].pop("session_id", None)
+    return data

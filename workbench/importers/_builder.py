@@ -57,7 +57,8 @@ class MessageList:
         self._groups: dict[str, int] = {}
         self.calls: set[str] = set()
         self._results: list[tuple[str, int]] = []
-        self._repeated: list[tuple[str, int, int]] = []  # (call id, line, message index)
+        self._repeated: list[tuple[str, int, int, str]] = []  # (id, line, message index, kind)
+        self._answered: set[str] = set()
 
     @property
     def messages(self) -> list[_Entry]:
@@ -89,10 +90,13 @@ class MessageList:
         for block in blocks:
             if block.type == "tool_call":
                 if block.id in self.calls and not provided:  # a provided copy repeats by design
-                    self._repeated.append((block.id, line, len(self.entries) - 1))
+                    self._repeated.append((block.id, line, len(self.entries) - 1, "call"))
                 self.calls.add(block.id)
             elif block.type == "tool_result":
                 self._results.append((block.call_id, line))
+                if block.call_id in self._answered and not provided:
+                    self._repeated.append((block.call_id, line, len(self.entries) - 1, "result"))
+                self._answered.add(block.call_id)
 
     def add_assistant(self, key: str, blocks, usage: Usage | None, model: str | None,
                       timestamp: datetime | None, synthetic: bool = False, line: int = 0) -> int:
@@ -132,18 +136,23 @@ class MessageList:
                 else:
                     errors.error(problem, line=line or None)
 
-    def check_repeated_calls(self, errors: LineErrors, field: str) -> None:
-        """Tool calls whose id an earlier call already has (a file appended to itself, a
-        duplicated span or line): a result could not say which call it answers. An error of the
-        call's ``field`` in strict mode; kept and reported as a warning in lenient mode. Copies a
-        recorded compaction provided (``provided``) repeat ids by design and are not counted."""
-        for call_id, line, index in self._repeated:
+    def check_repeated_calls(self, errors: LineErrors, field: str,
+                             result_field: str | None = None) -> None:
+        """Tool calls whose id an earlier call already has, and second results for one call (a
+        file appended to itself, a duplicated span or line): a result could not say which call
+        it answers. An error of ``field`` (``result_field`` for a result) in strict mode; kept and
+        reported as a warning in lenient mode. Copies a recorded compaction provided
+        (``provided``) repeat ids by design and are not counted."""
+        for call_id, line, index, kind in self._repeated:
             problem = (f"tool call id {call_id!r} (message #{index}) is the id of an earlier call "
-                       "too: each call needs its own id to pair with its result")
+                       "too: each call needs its own id to pair with its result" if kind == "call"
+                       else f"a second result for tool call {call_id!r} (message #{index}): each "
+                       "call has one result")
+            where = field if kind == "call" else result_field or field
             if errors.lenient:
-                errors.warn(problem + " (kept)", line=line or None, field=field)
+                errors.warn(problem + " (kept)", line=line or None, field=where)
             else:
-                errors.error(problem, line=line or None, field=field)
+                errors.error(problem, line=line or None, field=where)
 
     def freeze(self) -> list[Message]:
         if self.checked:

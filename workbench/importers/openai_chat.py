@@ -86,7 +86,7 @@ def load_openai_chat(path: str | Path, *, lenient: bool = False,
     if not out.entries:
         raise errors.nothing_imported("message")
     out.check_orphans(errors)
-    out.check_repeated_calls(errors, "tool_calls.id")
+    out.check_repeated_calls(errors, "tool_calls.id", "tool_call_id")
     messages = out.freeze()
     top = errors.scrub(top, None) if escaped else top
     header = _header(_top_fields(top, errors), messages, model, content_hash)

@@ -139,7 +139,23 @@ def _read_spans(path: Path, errors: LineErrors) -> list[Span]:
         except LINE_FAILURES as exc:
             errors.failed(exc, lineno)
     spans.sort(key=lambda s: s.start)  # stable: spans without times keep file order
-    return spans
+    return _once(spans, errors)
+
+
+def _once(spans: list[Span], errors: LineErrors) -> list[Span]:
+    """Each span once: a span id that an earlier span of its trace has (a span exported twice, a
+    file appended to itself) is an error naming the later one (lenient: it is left out)."""
+    seen: set[tuple[str, str]] = set()
+    kept: list[Span] = []
+    for span in spans:
+        key = (span.trace, span.id)
+        if span.id and key in seen:
+            errors.error(f"span {span.id!r} of trace {span.trace!r} appears twice", line=1,
+                         field=f"{span.where}.spanId")
+            continue
+        seen.add(key)
+        kept.append(span)
+    return kept
 
 
 def _is_call(span: Span) -> bool:

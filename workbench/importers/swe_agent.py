@@ -56,7 +56,7 @@ def load_swe_agent(path: str | Path, *, lenient: bool = False,
     if not out.entries:
         raise errors.nothing_imported("message")
     out.check_orphans(errors)
-    out.check_repeated_calls(errors, f"{where}.tool_calls.id")
+    out.check_repeated_calls(errors, f"{where}.tool_calls.id", f"{where}.tool_call_ids")
     _warn_usage(doc, errors)
     messages = out.freeze()
     model = _model(doc)
