@@ -149,7 +149,7 @@ def save_or_discard(source: PromptSource, base: PromptSnapshot, edited: PromptSn
             st.error(f"Not saved: {plain(exc)}")
         else:
             state.put("tpl_base", saved)
-            st.toast(f"Saved {path}")
+            st.toast(f"Saved {plain(path)}")
             st.rerun()
     if discard_col.button("Discard edit", key="tpl_discard", disabled=not preview.diff):
         state.put("tpl_edited", edited.with_template(prompt_id, base.template_source(prompt_id)))

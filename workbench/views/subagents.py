@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from .markup import plain
+
 __all__ = ["SUBAGENT_COLUMNS", "compaction_request_lines", "request_session_notice", "subagent_frame"]
 
 SUBAGENT_COLUMNS = ["Tool call", "Message", "Sub-agent session", "Model calls", "Tool calls",
@@ -50,7 +52,7 @@ def request_session_notice(agent_id: str | None, parent_id: str | None, *, usage
     ``usage_page`` adds what that means for the page's overhead figure."""
     if not agent_id or not agent_id.startswith("acompact-") or not parent_id:
         return None
-    text = (f"This is the agent's recorded compaction request of session {parent_id}: its prompt is "
+    text = (f"This is the agent's recorded compaction request of session {plain(parent_id)}: its prompt is "
             "that session's whole conversation, so its prompt tokens are the compaction's real input "
             "(not unrecorded overhead), and its answer is the recorded summary.")
     if usage_page:

@@ -17,7 +17,7 @@ from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptConfig, PromptSnaps
 from pydantic import BaseModel, ConfigDict
 
 from ..text_diff import unified_diff
-from .markup import one_line, plain
+from .markup import code_span, one_line, plain
 
 if TYPE_CHECKING:  # pandas only for the re-run table
     import pandas as pd
@@ -200,7 +200,7 @@ def _ids(ids: Sequence[str]) -> str:
 
 def source_caption(directory: Path, saved_count: int) -> str:
     """Where the page reads and saves templates, and how many of them are saved there."""
-    return (f"Prompts root: `{directory}` ({saved_count} of {len(PROMPT_IDS)} templates saved "
+    return (f"Prompts root: {code_span(directory)} ({saved_count} of {len(PROMPT_IDS)} templates saved "
             "there; the others use the packaged defaults).")
 
 
