@@ -4,14 +4,17 @@
     workbench batch --config cost-first ~/transcripts --out eval/ --dask --jobs 8
     workbench batch --config cost-first /shared/transcripts --out eval/ --scheduler tcp://head:8786
 
-A failing session is recorded with its error and the batch goes on; the exit code is 0 unless
-the command line or a configuration is bad. The tables are read back with DuckDB
-(``workbench.corpus_runner.read_table``) or any Parquet reader.
+A failing session is recorded with its error and the batch goes on; each failure is printed on
+standard error and the exit code is 1 when any session failed (as for a bad command line or
+configuration), 0 when all replayed. The tables are read back with DuckDB
+(``workbench.corpus_runner.read_table``), pandas, Polars or pyarrow (docs/corpus.md). Needs the
+``[corpus]`` extra (pyarrow, DuckDB).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from .terminal import progress_bar
@@ -47,11 +50,12 @@ def _batch(args: argparse.Namespace) -> int:
                             progress=lambda done, total, label: report(done / total, label))
     print(f"batch: {summary.sessions} sessions × {len(summary.configurations)} configurations "
           f"= {summary.tasks} replays ({summary.executor}), {len(summary.failed)} failed -> {summary.out}")
-    for failure in summary.failed:
-        print(f"  failed {failure['path']} [{failure['configuration']}]: {failure['error']}")
     for line in _fidelity_lines(summary.out):
         print(line)
-    return 0
+    for failure in summary.failed:
+        print(f"  failed {failure['path']} [{failure['configuration']}]: {failure['error']}",
+              file=sys.stderr)
+    return 1 if summary.failed else 0
 
 
 def _fidelity_lines(out: str | Path) -> list[str]:

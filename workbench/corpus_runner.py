@@ -11,13 +11,17 @@ what comes back. Three executors run the same tasks and produce the same tables:
   ``context-workbench[cluster]``.
 
 Workers never open the SQLite store. The driver writes each result as it arrives into
-``OUT/<table>/configuration=<name>/session=<id>/part-0.parquet`` (tables and columns in
+``OUT/<table>/<configuration>/<session>/part-0.parquet`` (tables and columns in
 :data:`workbench.corpus.SCHEMAS`) plus ``OUT/manifest.json``; :func:`read_table` reads a table
-back with DuckDB.
+back with DuckDB. Every file holds its ``configuration`` and ``session`` columns, and the folder
+names are plain (no ``key=value``): a Hive-style folder name would make pandas, pyarrow and Polars
+add the same column again from the path and fail on the duplicate (or guess its type), so each
+reader opens ``OUT/<table>`` as it is.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -27,14 +31,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from iris.errors import WorkbenchError
 from iris.safe_files import write_file
 
+#: The one line a missing ``[corpus]`` extra gives, as ``[app]`` and ``[cluster]`` do for theirs.
+CORPUS_EXTRA = ("corpus evaluation needs pyarrow and DuckDB, which are an optional extra: "
+                "pip install 'context-workbench[corpus]'")
+try:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if importlib.util.find_spec("duckdb") is None:
+        raise ImportError("duckdb")
+except ImportError as exc:
+    raise WorkbenchError(CORPUS_EXTRA) from exc
+
 from .corpus import TABLES, replay_one, to_arrow
 
-__all__ = ["BatchSummary", "expand_paths", "read_table", "run_batch"]
+__all__ = ["CORPUS_EXTRA", "BatchSummary", "expand_paths", "read_table", "run_batch"]
 #: ``(sessions done, sessions in all, label)`` after each finished replay.
 BatchProgress = Callable[[int, int, str], object]
 
@@ -74,9 +88,11 @@ def run_batch(configs: Sequence[Any], paths: Iterable[str | Path], out: str | Pa
     labels = _labels(configs)
     resolved = [resolve_config(c) for c in configs]  # bad configuration: fail before any work
     tasks = [(str(f), cfg, label) for label, cfg in zip(labels, resolved) for f in files]
+    executor = "dask" if (dask or scheduler) else "processes" if jobs > 1 else "serial"
+    if executor == "dask":
+        _dask_client()  # a missing extra fails before the output folder exists
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
-    executor = "dask" if (dask or scheduler) else "processes" if jobs > 1 else "serial"
     summary = BatchSummary(target, labels, len(files), executor=executor)
     runner = {"serial": _serial, "processes": _processes, "dask": _dask}[executor]
     written: set[tuple[str, str]] = set()
@@ -108,9 +124,15 @@ def _labels(configs: Sequence[Any]) -> list[str]:
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
+def _folder(name: str) -> str:
+    """A folder name for a key: safe characters only, and no leading ``.`` or ``_`` (Parquet
+    readers skip such folders as hidden)."""
+    safe = _UNSAFE.sub("_", name)
+    return safe if safe[:1] not in ("", ".", "_") else f"x{safe}"
+
+
 def _part_dir(root: Path, table: str, configuration: str, session: str) -> Path:
-    return (root / table / f"configuration={_UNSAFE.sub('_', configuration)}"
-            / f"session={_UNSAFE.sub('_', session)}")
+    return root / table / _folder(configuration) / _folder(session)
 
 
 def _write(root: Path, tables: dict[str, list], written: set[tuple[str, str]]) -> None:
@@ -191,11 +213,10 @@ def _result_or_error(future: Any, path: str, label: str) -> dict[str, list]:
 
 def _dask(tasks: list[tuple], *, jobs: int, scheduler: str | None, worker_memory_mb: int | None,
           **_: Any) -> Iterator[dict[str, list]]:
-    try:
-        from distributed import Client, LocalCluster
-        from distributed import as_completed as dask_completed
-    except ImportError as exc:
-        raise WorkbenchError("Dask is an optional extra: pip install 'context-workbench[cluster]'") from exc
+    client_class = _dask_client()
+    from distributed import LocalCluster
+    from distributed import as_completed as dask_completed
+
     cluster = None
     if scheduler is None:
         memory = f"{worker_memory_mb}MB" if worker_memory_mb else "auto"
@@ -204,7 +225,7 @@ def _dask(tasks: list[tuple], *, jobs: int, scheduler: str | None, worker_memory
         cluster = LocalCluster(n_workers=max(jobs, 1), threads_per_worker=1, processes=True,
                                dashboard_address=None,  # pyright: ignore[reportArgumentType]
                                memory_limit=memory, host="127.0.0.1", worker_dashboard_address=None)
-    client = Client(cluster if cluster is not None else scheduler)
+    client = client_class(cluster if cluster is not None else scheduler)
     try:
         futures = {client.submit(replay_one, path, cfg, label=label, pure=False): (path, label)
                    for path, cfg, label in tasks}
@@ -214,6 +235,15 @@ def _dask(tasks: list[tuple], *, jobs: int, scheduler: str | None, worker_memory
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _dask_client() -> Any:
+    """Dask's ``Client`` class, or the one-line error of the missing ``[cluster]`` extra."""
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise WorkbenchError("Dask is an optional extra: pip install 'context-workbench[cluster]'") from exc
+    return Client
 
 
 # ------------------------------------------------------------------------------ reading
