@@ -70,14 +70,17 @@ def safe_cuts(history: Sequence[Message]) -> tuple[int, ...]:
                  (i == n or not history[i].tool_results))
 
 
-def anchors_only(history: Sequence[Message], cut: int) -> bool:
+def anchors_only(history: Sequence[Message], cut: int, users: Sequence[int] | None = None) -> bool:
     """True when the head before ``cut`` holds nothing but task anchors (after a leading
     checkpoint): the first real user message (the original request) and the last one (the
     current request). Archiving only those gains nothing and loses the task's own words, so such a
     cut is no new cut point (R-CMP-5: the cut must respect task anchors; R-CMP-8: within the hard
-    input limit the run continues without compacting)."""
+    input limit the run continues without compacting). ``users``: the indices of the real user
+    messages when the caller has them (checking every cut point of a long history must not look
+    at every message again for each)."""
     start = 1 if history and history[0].is_compaction_summary else 0
-    users = [i for i, m in enumerate(history) if is_real_user_message(m)]
+    if users is None:
+        users = [i for i, m in enumerate(history) if is_real_user_message(m)]
     anchors = {users[0], users[-1]} if users else set[int]()
     return all(i in anchors for i in range(start, cut))
 
@@ -103,7 +106,8 @@ def choose_cut(history: Sequence[Message], *, profile: str, input_budget: int, r
     resolved = resolve_profile(profile, history)
     budget = tail_budget(input_budget, recent_target)
     safe = safe_cuts(history)
-    cuts = tuple(c for c in safe if not anchors_only(history, c))
+    users = [i for i, m in enumerate(history) if is_real_user_message(m)]
+    cuts = tuple(c for c in safe if not anchors_only(history, c, users))
     if not cuts:
         return CutPlan(cut_index=None, profile=resolved, tail_budget=budget,
                        reason="no new cut point: the head would hold only the task anchor (the "
@@ -119,7 +123,7 @@ def choose_cut(history: Sequence[Message], *, profile: str, input_budget: int, r
     for i in range(len(history) - 1, -1, -1):
         suffix[i] = suffix[i + 1] + sizes[i]
     allowed = set(cuts)
-    starts = [i for i, m in enumerate(history) if is_real_user_message(m) and i in allowed]
+    starts = [i for i in users if i in allowed]
     for turns in range(min(MAX_TAIL_TURNS, len(starts)), 0, -1):
         start = starts[-turns]
         if suffix[start] <= budget:
