@@ -72,6 +72,10 @@ def test_r_ui_4_rerun_step_records_the_renders_of_that_step(long_session, whole)
 
 
 class _Undeclared:
+    """A summariser whose kind says nothing (the protocol requires the attribute)."""
+
+    kind = ""
+
     def summarise(self, request, *, timeout_seconds):  # pragma: no cover - never called
         raise AssertionError
 

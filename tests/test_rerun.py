@@ -16,7 +16,7 @@ from iris.errors import SummariserError
 from iris.prompts import PromptSnapshot
 from iris.replay import replay
 
-from workbench.services import rerun
+from workbench.services import rerun, summarisers
 from workbench.services.replay import (
     BUDGET_REPLAY_NAME,
     ensure_default_replay,
@@ -120,8 +120,8 @@ def test_r_ui_4_rerun_step_changes_only_the_template(saved, step):
 
 def test_r_prep_7_remote_endpoint_writes_a_new_summary_shown_in_the_diff(saved, endpoint, step):
     _, _, inputs = saved
-    assert rerun.endpoint_status().startswith("configured: http://127.0.0.1:")
-    remote = rerun.make_summariser("remote", inputs.session)
+    assert summarisers.endpoint_status().startswith("configured: http://127.0.0.1:")
+    remote = summarisers.make_summariser("remote", inputs.session)
     cmp = rerun.rerun_step(inputs, _edited(inputs), step, summariser=remote)
     assert "+" in cmp.checkpoint_diff and "Penguins were mentioned as asked." in cmp.checkpoint_diff
     assert "Plain summary." in cmp.original.checkpoint_text
@@ -133,7 +133,7 @@ def test_r_prep_7_remote_endpoint_writes_a_new_summary_shown_in_the_diff(saved, 
 
 def test_r_cmp_8_rejected_edit_reports_the_failed_success_condition(saved, endpoint, step):
     _, _, inputs = saved
-    remote = rerun.make_summariser("remote", inputs.session)
+    remote = summarisers.make_summariser("remote", inputs.session)
     cmp = rerun.rerun_step(inputs, _edited(inputs, "\nBe VERBOSE.\n"), step, summariser=remote)
     assert cmp.original.success and cmp.original.status == "applied"
     assert not cmp.edited.success and cmp.edited.status == "rejected"
@@ -185,13 +185,13 @@ def test_r_prep_7_summariser_choice_and_endpoint_status(saved, monkeypatch):
     _, _, inputs = saved
     for name in OpenAICompatibleSummariser.ENV:
         monkeypatch.delenv(name, raising=False)
-    assert rerun.endpoint_status().startswith("not configured")
-    assert rerun.summariser_options(inputs.session) == ("extractive",)
-    assert isinstance(rerun.make_summariser("extractive", inputs.session), ExtractiveSummariser)
+    assert summarisers.endpoint_status().startswith("not configured")
+    assert summarisers.summariser_options(inputs.session) == ("extractive",)
+    assert isinstance(summarisers.make_summariser("extractive", inputs.session), ExtractiveSummariser)
     with pytest.raises(SummariserError, match="not configured"):
-        rerun.make_summariser("remote", inputs.session)
+        summarisers.make_summariser("remote", inputs.session)
     with pytest.raises(SummariserError, match="unknown summariser 'gpt'"):
-        rerun.make_summariser("gpt", inputs.session)
+        summarisers.make_summariser("gpt", inputs.session)
 
 
 def test_r_ui_4_step_beyond_the_replay_is_reported_not_raised(saved):

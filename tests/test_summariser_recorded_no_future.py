@@ -13,7 +13,7 @@ from iris.replay import replay
 from iris.session import Message, RecordedCompaction, Session, SessionHeader, TextBlock
 
 from workbench.importers import load_session
-from workbench.services.rerun import summariser_options
+from workbench.services.summarisers import summariser_options
 
 
 def _user(text: str, **kw) -> Message:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptSnapshot
 
-from workbench.services.rerun import SUMMARISERS, StepComparison, StepOutcome
+from workbench.services.rerun import StepComparison, StepOutcome
+from workbench.services.summarisers import SUMMARISERS
 from workbench.views.templates import (
     SUMMARISER_LABELS,
     checkpoint_same_caption,

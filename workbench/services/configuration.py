@@ -12,8 +12,7 @@ from ..progress import Progress, no_progress
 from ..run_summary import RunSummary, run_summary
 from ..storage.store import Store
 from .replay import replay_and_save
-from .rerun import endpoint_status
-from .summarisers import stored_summariser, stored_summariser_options
+from .summarisers import endpoint_status, stored_summariser, stored_summariser_options
 from .templates import ReplayTemplates, replay_templates
 
 __all__ = ["ReplaySetup", "replay_setup", "replay_with"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
+from iris.compaction.summarisers import Summariser
 from iris.config import (
     ContextConfig,
     config_hash,
@@ -61,18 +62,17 @@ BUDGET_REPLAY_NAME = "budget 96k"
 RECORDED_REPLAY_NAME = "as recorded"
 """The as-recorded baseline replay saved next to ``default``."""
 BUDGET_96K = 96000
-def summariser_name(summariser: Any) -> str:
+def summariser_name(summariser: Summariser | None) -> str:
     """The summariser's declared ``kind`` as stored with a replay and shown in the UI:
     ``extractive`` (also for None, the engine's default), ``recorded``, ``remote``; ``custom`` for
-    a summariser that declares no kind."""
+    a summariser whose kind is empty."""
     if summariser is None:
         return "extractive"
-    kind = getattr(summariser, "kind", None)
-    return kind if isinstance(kind, str) and kind else "custom"
+    return summariser.kind or "custom"
 
 
 def replay_session(session: Session, *, config: ContextConfig | None = None,
-                   prompts: PromptSnapshot | None = None, summariser: Any = None,
+                   prompts: PromptSnapshot | None = None, summariser: Summariser | None = None,
                    progress: Progress = no_progress,
                    workspace_root: str | Path | None = None,
                    baseline: Baseline = "engine") -> tuple[Replay, EvidenceBundle]:
@@ -148,7 +148,7 @@ def load_configuration(path: str | Path | None) -> ContextConfig:
 
 def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY_NAME,
                     config: ContextConfig | None = None, prompts: PromptSnapshot | None = None,
-                    summariser: Any = None, progress: Progress = no_progress,
+                    summariser: Summariser | None = None, progress: Progress = no_progress,
                     baseline: Baseline = "engine") -> tuple[ReplayInfo, Any]:
     """Replay a stored session and save it under ``name`` (replacing one of that name)."""
     progress(0.0, "reading the session")

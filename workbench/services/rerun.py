@@ -17,11 +17,10 @@ and after, and whether the success condition held (R-CMP-8: ≤ the pressure lin
 from __future__ import annotations
 
 import copy
-import os
 from collections.abc import Mapping
 from typing import Any
 
-from iris.compaction import ExtractiveSummariser, OpenAICompatibleSummariser, RecordedSummariser
+from iris.compaction import ClientStats, MeteredSummariser, Summariser, SummaryRequest, SummaryResult
 from iris.config import ContextConfig, config_hash, default_config, parse_config
 from iris.errors import SummariserError
 from iris.fidelity import LossRecord, applied_loss_record
@@ -43,19 +42,16 @@ from ..run_summary import RunSummary, run_summary
 from ..storage.stored import StoredReplay
 from ..text_diff import unified_diff
 from .replay import bundle_from_replay, summariser_name
+from .summarisers import make_summariser
 
 #: The ids the engine renders during a replay (the summary request, R-CMP-6); every other id
 #: can only be previewed with example variables.
 ENGINE_RENDERED_IDS: tuple[str, ...] = ("compaction", "compaction_input")
 
-__all__ = ["ENGINE_RENDERED_IDS", "SUMMARISERS", "ReplayComparison", "ReplayInputs",
-           "StepComparison", "StepOutcome", "apply_edits", "compaction_steps", "endpoint_status",
-           "make_summariser", "nearest_compaction_step", "original_step", "replay_inputs",
-           "rerun_replay", "rerun_step", "run_step", "saved_inputs", "stored_snapshot",
-           "summariser_options", "text_diff", "with_engine_templates"]
-
-#: Summarisers a re-run can use (R-PREP-7); ``remote`` needs the endpoint environment variables.
-SUMMARISERS = ("extractive", "recorded", "remote")
+__all__ = ["ENGINE_RENDERED_IDS", "ReplayComparison", "ReplayInputs", "StepComparison",
+           "StepOutcome", "apply_edits", "compaction_steps", "nearest_compaction_step",
+           "original_step", "replay_inputs", "rerun_replay", "rerun_step", "run_step",
+           "saved_inputs", "stored_snapshot", "text_diff", "with_engine_templates"]
 
 
 class _Frozen(FrozenModel):
@@ -167,46 +163,40 @@ class _RecordingPrompts:
 class _RecordingSummariser:
     """Passes requests to the real summariser and keeps each step's answer."""
 
-    def __init__(self, inner: Any, prompts: _RecordingPrompts) -> None:
+    def __init__(self, inner: Summariser, prompts: _RecordingPrompts) -> None:
         self.inner, self.prompts = inner, prompts
         self.kind = summariser_name(inner)
-        self.answers: dict[int, Any] = {}
+        self.answers: dict[int, SummaryResult] = {}
 
-    def summarise(self, request: Any, *, timeout_seconds: float) -> Any:
+    def summarise(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
         result = self.inner.summarise(request, timeout_seconds=timeout_seconds)
         self.answers[self.prompts.step] = result
         return result
 
-    def __getattr__(self, name: str) -> Any:
-        """The inner client's ``start_run``, ``stats`` and ``refusal`` (breaker and counters)."""
-        if name in ("start_run", "stats", "refusal"):
-            return getattr(self.inner, name)
-        raise AttributeError(name)
+
+class _RecordingMeteredSummariser(_RecordingSummariser):
+    """The recording wrapper of a summariser that calls a model: the inner client's breaker and
+    counters stay visible to the engine (:class:`~iris.compaction.MeteredSummariser`)."""
+
+    def __init__(self, inner: MeteredSummariser, prompts: _RecordingPrompts) -> None:
+        super().__init__(inner, prompts)
+        self.metered = inner
+
+    @property
+    def stats(self) -> ClientStats:
+        return self.metered.stats
+
+    def start_run(self) -> ClientStats:
+        return self.metered.start_run()
+
+    def refusal(self) -> str | None:
+        return self.metered.refusal()
 
 
-def endpoint_status() -> str:
-    """Whether an OpenAI-compatible summary endpoint is configured in the environment."""
-    base, model, key = (os.environ.get(n, "").strip() for n in OpenAICompatibleSummariser.ENV)
-    if base and model:
-        return f"configured: {base} · model {model}" + (" · API key set" if key else " · no API key")
-    return ("not configured (set WORKBENCH_SUMMARY_BASE_URL and WORKBENCH_SUMMARY_MODEL, and "
-            "WORKBENCH_SUMMARY_API_KEY if the endpoint needs one)")
-
-
-def make_summariser(kind: str, session: Session) -> Any:
-    """A summariser by name; ``remote`` raises SummariserError when the endpoint is not set."""
-    if kind == "extractive":
-        return ExtractiveSummariser()
-    if kind == "recorded":
-        return RecordedSummariser(session)
-    if kind == "remote":
-        from .summarisers import summary_cache_dir
-
-        remote = OpenAICompatibleSummariser.from_env(cache_dir=summary_cache_dir())
-        if remote is None:
-            raise SummariserError(f"the remote summariser is {endpoint_status()}")
-        return remote
-    raise SummariserError(f"unknown summariser {kind!r}; expected one of {', '.join(SUMMARISERS)}")
+def _recording(inner: Summariser, prompts: _RecordingPrompts) -> _RecordingSummariser:
+    if isinstance(inner, MeteredSummariser):
+        return _RecordingMeteredSummariser(inner, prompts)
+    return _RecordingSummariser(inner, prompts)
 
 
 def stored_snapshot(stored: StoredReplay) -> PromptSnapshot:
@@ -262,13 +252,13 @@ def text_diff(original: str, edited: str, name: str) -> str:
     return unified_diff(original, edited, fromfile=f"original/{name}", tofile=f"edited/{name}")
 
 
-def _walk(inputs: ReplayInputs, prompts: _RecordingPrompts, summariser: Any,
+def _walk(inputs: ReplayInputs, prompts: _RecordingPrompts, summariser: Summariser,
           last_step: int | None, progress: StepProgress | None) -> tuple[Replay, _RecordingSummariser]:
     """Replay with the recording stand-ins, stopping after ``last_step`` (None: the whole session).
 
     The recorders learn which step is being prepared from the engine's preparation events: after
     the event of step k, what they see belongs to step k + 1."""
-    recorder = _RecordingSummariser(summariser, prompts)
+    recorder = _recording(summariser, prompts)
 
     def published(event: PreparationEvent) -> None:
         prompts.step = event.step_index + 1
@@ -346,7 +336,7 @@ def _loss(session: Session | None, applied: AppliedCompaction, count: int) -> Lo
 
 
 def run_step(inputs: ReplayInputs, step: int, *, snapshot: PromptSnapshot | None = None,
-             summariser: Any = None, label: str = "original",
+             summariser: Summariser | None = None, label: str = "original",
              progress: StepProgress | None = None) -> StepOutcome:
     """Walk to ``step`` with the replay's snapshot; render that step with ``snapshot`` if given."""
     prompts = _RecordingPrompts(inputs.snapshot, snapshot, step if snapshot is not None else None)
@@ -369,7 +359,7 @@ def _compare(step: int, original: StepOutcome, edited: StepOutcome,
         edited_ids=edited_ids)
 
 
-def rerun_step(inputs: ReplayInputs, edited: PromptSnapshot, step: int, *, summariser: Any = None,
+def rerun_step(inputs: ReplayInputs, edited: PromptSnapshot, step: int, *, summariser: Summariser | None = None,
                progress: StepProgress | None = None) -> StepComparison:
     """The step's compaction with the replay's snapshot and with ``edited``, from one history."""
     summariser = summariser if summariser is not None else make_summariser(
@@ -380,7 +370,7 @@ def rerun_step(inputs: ReplayInputs, edited: PromptSnapshot, step: int, *, summa
     return _compare(step, original, changed, edited.edited_ids(inputs.snapshot))
 
 
-def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summariser: Any = None,
+def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summariser: Summariser | None = None,
                  progress: StepProgress | None = None) -> ReplayComparison:
     """The whole session with the replay's snapshot and with ``edited``; compaction steps paired."""
     summariser = summariser if summariser is not None else make_summariser(
@@ -429,14 +419,3 @@ def _original_step(store: Any, replay_id: str, step: int) -> StepOutcome:
     except SummariserError:  # e.g. a remote replay opened without the endpoint configured
         summariser = make_summariser("extractive", inputs.session)
     return run_step(inputs, step, summariser=summariser)
-
-
-def summariser_options(session: Session) -> tuple[str, ...]:
-    """Summarisers that can run for ``session``: recorded only when it holds recorded summaries,
-    remote only when the endpoint is configured."""
-    options = ["extractive"]
-    if RecordedSummariser(session).available:  # readable summaries only (not encrypted ones)
-        options.append("recorded")
-    if OpenAICompatibleSummariser.from_env() is not None:
-        options.append("remote")
-    return tuple(options)

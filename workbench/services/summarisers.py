@@ -11,22 +11,30 @@ paid for twice (delete the folder to empty it).
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from iris.errors import SummariserError, TemplateError
 
 if TYPE_CHECKING:  # the CLI builds this module's options at start-up: the engine loads on use
-    from iris.compaction import RunUsage
+    from iris.compaction import RunUsage, Summariser, SummariserKind
     from iris.prompts import PromptSnapshot
     from iris.session import Session
 
-__all__ = ["CLI_SUMMARISERS", "ENDPOINT_ENV", "SUMMARISER_LABELS", "add_summariser_options",
-           "load_prompts", "make_summariser", "stored_summariser", "stored_summariser_options",
+    from ..storage.store import Store
+
+__all__ = ["CLI_SUMMARISERS", "ENDPOINT_ENV", "SUMMARISERS", "SUMMARISER_LABELS",
+           "add_summariser_options", "endpoint_status", "load_prompts", "make_summariser",
+           "stored_summariser", "stored_summariser_options", "summariser_options",
            "summary_cache_dir", "summary_usage_line"]
 
-#: ``--summariser`` values; ``offline`` is the extractive summariser (no model, no network).
-CLI_SUMMARISERS = ("offline", "recorded", "remote")
+#: The summarisers a replay or a re-run can use, by the kind each declares
+#: (``iris.compaction.SummariserKind``); ``remote`` needs the endpoint environment variables.
+SUMMARISERS: tuple[SummariserKind, ...] = ("extractive", "recorded", "remote")
+#: ``--summariser`` values: the kinds, with the extractive one named ``offline`` (no model, no
+#: network); :func:`make_summariser` takes either name.
+CLI_SUMMARISERS = tuple("offline" if kind == "extractive" else kind for kind in SUMMARISERS)
 #: The endpoint's environment variables (``OpenAICompatibleSummariser.ENV``).
 ENDPOINT_ENV = ("WORKBENCH_SUMMARY_BASE_URL", "WORKBENCH_SUMMARY_MODEL", "WORKBENCH_SUMMARY_API_KEY")
 
@@ -51,14 +59,25 @@ def summary_cache_dir() -> Path:
     return workbench_home() / "summary-cache"
 
 
+def endpoint_status() -> str:
+    """Whether an OpenAI-compatible summary endpoint is configured in the environment."""
+    base, model, key = (os.environ.get(n, "").strip() for n in ENDPOINT_ENV)
+    if base and model:
+        return f"configured: {base} · model {model}" + (" · API key set" if key else " · no API key")
+    return (f"not configured (set {ENDPOINT_ENV[0]} and {ENDPOINT_ENV[1]}, and {ENDPOINT_ENV[2]} "
+            "if the endpoint needs one)")
+
+
 def make_summariser(kind: str | None, session: Session | None, *,
-                    persist_cache: bool = True) -> Any:
-    """The summariser named ``kind`` (``offline``/``extractive``, ``recorded``, ``remote``);
-    ``None`` for the default (extractive). Raises SummariserError naming what is missing."""
-    from iris.compaction import OpenAICompatibleSummariser, RecordedSummariser
+                    persist_cache: bool = True) -> Summariser:
+    """The summariser named ``kind``: ``extractive`` (also ``offline`` and None, the default),
+    ``recorded`` (the session's own summaries; the session must hold one) or ``remote`` (the
+    endpoint of :data:`ENDPOINT_ENV`; its answers kept in :func:`summary_cache_dir` unless
+    ``persist_cache`` is off). Raises SummariserError naming what is missing."""
+    from iris.compaction import ExtractiveSummariser, OpenAICompatibleSummariser, RecordedSummariser
 
     if kind in (None, "offline", "extractive"):
-        return None
+        return ExtractiveSummariser()
     if kind == "recorded":
         if session is None:
             raise SummariserError("the recorded summariser needs the session")
@@ -70,12 +89,28 @@ def make_summariser(kind: str | None, session: Session | None, *,
         client = OpenAICompatibleSummariser.from_env(
             cache_dir=summary_cache_dir() if persist_cache else None)
         if client is None:
-            raise SummariserError(f"--summariser remote needs {OpenAICompatibleSummariser.ENV[0]} "
-                                  f"and {OpenAICompatibleSummariser.ENV[1]} to be set (and "
-                                  f"{OpenAICompatibleSummariser.ENV[2]} if the endpoint needs a key)")
+            raise SummariserError(f"--summariser remote needs {ENDPOINT_ENV[0]} and {ENDPOINT_ENV[1]} "
+                                  f"to be set (and {ENDPOINT_ENV[2]} if the endpoint needs a key): "
+                                  f"the endpoint is {endpoint_status()}")
         return client
     raise SummariserError(f"unknown summariser {kind!r}; expected one of "
-                          f"{', '.join(CLI_SUMMARISERS)}")
+                          f"{', '.join(dict.fromkeys((*SUMMARISERS, *CLI_SUMMARISERS)))}")
+
+
+def summariser_options(session: Session) -> tuple[SummariserKind, ...]:
+    """Summarisers that can run for ``session``: recorded only when it holds readable recorded
+    summaries (not encrypted ones), remote only when the endpoint is configured."""
+    from iris.compaction import RecordedSummariser
+
+    return _options(recorded=RecordedSummariser(session).available)
+
+
+def _options(*, recorded: bool) -> tuple[SummariserKind, ...]:
+    from iris.compaction import OpenAICompatibleSummariser
+
+    remote = OpenAICompatibleSummariser.from_env() is not None
+    usable = {"extractive": True, "recorded": recorded, "remote": remote}
+    return tuple(k for k in SUMMARISERS if usable[k])
 
 
 def load_prompts(folder: str | Path | None) -> PromptSnapshot | None:
@@ -116,24 +151,17 @@ SUMMARISER_LABELS = {
 }
 
 
-def stored_summariser_options(store: Any, session_id: str) -> tuple[str, ...]:
-    """The summarisers a stored session can be replayed with (the Templates page's rule: recorded
-    only when the session holds recorded summaries, remote only when the endpoint is set)."""
+def stored_summariser_options(store: Store, session_id: str) -> tuple[SummariserKind, ...]:
+    """:func:`summariser_options` of a stored session (whether it holds recorded summaries is
+    kept in the store's cache; the endpoint is asked each time)."""
+    from iris.compaction import RecordedSummariser
+
     recorded = store.cached(session_id, "has recorded summaries",
-                            lambda: _has_recorded(store, session_id))
-    from iris.compaction import OpenAICompatibleSummariser
-
-    remote = OpenAICompatibleSummariser.from_env() is not None
-    return ("extractive", *(("recorded",) if recorded else ()), *(("remote",) if remote else ()))
+                            lambda: RecordedSummariser(store.session(session_id)).available)
+    return _options(recorded=recorded)
 
 
-def _has_recorded(store: Any, session_id: str) -> bool:
-    from .rerun import summariser_options
-
-    return "recorded" in summariser_options(store.session(session_id))
-
-
-def stored_summariser(store: Any, session_id: str, kind: str) -> Any:
+def stored_summariser(store: Store, session_id: str, kind: str) -> Summariser:
     """:func:`make_summariser` for a stored session (the session is read only for ``recorded``)."""
     session = store.session(session_id) if kind == "recorded" else None
     return make_summariser(kind, session)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from ..records import ReplayInfo
 from . import rerun
 from .replay import default_workspace, open_saved, save_replay_result
+from .summarisers import make_summariser
 
 __all__ = ["ReplayTemplates", "RerunPlan", "RerunTarget", "default_workspace", "replay_templates",
            "rerun_plan", "rerun_target", "run_edited", "save_edited_replay", "save_template",
@@ -94,7 +95,7 @@ def run_edited(target: RerunTarget, current: PromptSnapshot, kind: str,
     ``current``'s compaction templates, summarised by ``kind``."""
     inputs = target.inputs
     edited = rerun.with_engine_templates(inputs.snapshot, current)
-    summariser = rerun.make_summariser(kind, inputs.session)
+    summariser = make_summariser(kind, inputs.session)
     if what == "step":
         return rerun.rerun_step(inputs, edited, target.step, progress=progress,
                                 summariser=summariser)

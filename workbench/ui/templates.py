@@ -21,9 +21,8 @@ from workbench.services.rerun import (
     ReplayComparison,
     StepComparison,
     StepOutcome,
-    endpoint_status,
-    summariser_options,
 )
+from workbench.services.summarisers import endpoint_status, summariser_options
 from workbench.services.templates import (
     RerunPlan,
     RerunTarget,

@@ -41,6 +41,7 @@ from .records import (
 )
 from .remote import (
     ClientStats,
+    MeteredSummariser,
     OpenAICompatibleSummariser,
     RetryPolicy,
     SummaryCallFailed,
@@ -87,6 +88,7 @@ __all__ = [
     "CompactionState",
     "CutPlan",
     "ExtractiveSummariser",
+    "MeteredSummariser",
     "ModelCompactionOverride",
     "ModelConfig",
     "NoCutDecision",

@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SummariserError, TemplateError
 from ..session import Message, Usage
@@ -45,6 +45,7 @@ from .records import (
     RejectedDecision,
     Trigger,
 )
+from .remote import MeteredSummariser
 from .request import build_summary_request
 from .summarisers import Summariser, SummaryRequest, SummaryResult, SummaryTimeout
 from .thresholds import Thresholds
@@ -119,9 +120,8 @@ def state_from_history(history: Sequence[Message], state: CompactionState | None
 
 def _refusal(summariser: Summariser) -> str | None:
     """Why ``summariser`` refuses any request right now (a client's open circuit breaker), asked
-    before the summary request is built; None for summarisers without ``refusal()``."""
-    check = getattr(summariser, "refusal", None)
-    return cast("str | None", check()) if callable(check) else None
+    before the summary request is built; None for summarisers that call no model."""
+    return summariser.refusal() if isinstance(summariser, MeteredSummariser) else None
 
 
 def _run_summariser(summariser: Summariser, request: SummaryRequest, timeout: float,

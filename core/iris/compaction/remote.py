@@ -40,7 +40,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -58,8 +58,8 @@ from .summary_cache import DISK_BYTES as CACHE_DISK_BYTES
 from .summary_cache import SummaryCache, request_key
 from .usage import RunUsage, UsageTotals
 
-__all__ = ["ClientStats", "OpenAICompatibleSummariser", "RetryPolicy", "SummaryCache",
-           "SummaryCallFailed", "SummaryTooLarge", "client_delta", "client_run_usage", "request_key", "start_client_run",
+__all__ = ["ClientStats", "MeteredSummariser", "OpenAICompatibleSummariser", "RetryPolicy",
+           "SummaryCache", "SummaryCallFailed", "SummaryTooLarge", "client_delta", "client_run_usage", "request_key", "start_client_run",
            "strip_reasoning", "uses_max_completion_tokens"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -151,6 +151,29 @@ def parse_retry_after(value: str | None) -> float | None:
             return None
         seconds = when.timestamp() - time.time()
     return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+@runtime_checkable
+class MeteredSummariser(Protocol):
+    """A summariser that calls a model: it counts its calls (:class:`ClientStats`), starts each
+    replay with its circuit breaker closed and may refuse a request while the breaker is open.
+    The engine asks for these through this protocol (``isinstance``), never by attribute name."""
+
+    @property
+    def kind(self) -> str: ...
+
+    def summarise(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult: ...
+
+    @property
+    def stats(self) -> ClientStats: ...
+
+    def start_run(self) -> ClientStats:
+        """Close the breaker for a new run; the counters so far (for a per-run delta)."""
+        ...
+
+    def refusal(self) -> str | None:
+        """Why any request is refused right now (the open breaker), else None."""
+        ...
 
 
 @dataclass
@@ -426,16 +449,14 @@ class OpenAICompatibleSummariser:
 
 def start_client_run(summariser: object) -> ClientStats | None:
     """Start a replay with ``summariser``: closes a client's breaker, returns its counters."""
-    start = getattr(summariser, "start_run", None)
-    stats = start() if callable(start) else None
-    return stats if isinstance(stats, ClientStats) else None
+    return summariser.start_run() if isinstance(summariser, MeteredSummariser) else None
 
 
 def client_delta(summariser: object, start: ClientStats | None) -> ClientStats | None:
     """What a client did since ``start`` (None for summarisers that do not count calls)."""
-    now = getattr(summariser, "stats", None)
-    if start is None or not isinstance(now, ClientStats):
+    if start is None or not isinstance(summariser, MeteredSummariser):
         return None
+    now = summariser.stats
     counters = ("calls", "attempts", "retries", "failures", "refused", "cache_hits",
                 "input_tokens", "output_tokens")
     return now.model_copy(update={k: getattr(now, k) - getattr(start, k) for k in counters})
