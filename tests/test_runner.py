@@ -352,6 +352,19 @@ def test_a_hostile_endpoint_cannot_hold_a_step(tmp_path: Path, step: Step) -> No
     assert spent < 5
 
 
+@pytest.mark.parametrize("bad", ["../escape", ".hidden", "a/b", ""])
+def test_a_session_id_that_is_no_folder_name_is_refused(tmp_path: Path, bad: str) -> None:
+    """R-RUN-1: the session id names the session folder; one that could leave it is refused."""
+    config = {"endpoint": {"base_url": "http://127.0.0.1:9/v1", "model": "m"},
+              "sessions_dir": str(tmp_path / "s")}
+    if not bad:  # empty: a generated id is used
+        assert AgentRunner.from_config(config, session_id=bad).session_id.startswith("live-")
+        return
+    with pytest.raises(ConfigError, match="session id"):
+        AgentRunner.from_config(config, session_id=bad)
+    assert not (tmp_path / "escape").exists()
+
+
 @pytest.mark.parametrize(("text", "field", "line"), [
     ("endpoint:\n  base_url: http://x/v1\n  model: m\nmax_steps: 0\n", "max_steps", 4),
     ("endpont:\n  base_url: http://x/v1\n", "endpont", 1),

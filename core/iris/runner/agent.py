@@ -20,6 +20,7 @@ logical ``<session_dir>`` root.
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -63,6 +64,7 @@ from .wire import wire_messages, wire_tools
 
 __all__ = ["AgentRunner", "RunResult"]
 
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}")
 Stop = Literal["answered", "step_limit", "failed", "cancelled"]
 
 
@@ -108,6 +110,10 @@ class AgentRunner:
                  estimator: TokenEstimator | None = None) -> None:
         self.config, self.model, self.source = config, model, context_source
         self.session_id = session_id or f"live-{uuid.uuid4().hex[:12]}"
+        if not _SESSION_ID.fullmatch(self.session_id):
+            raise ConfigError(f"session id {self.session_id!r} must be 1-128 letters, digits, '_', "
+                              "'-' or '.', not starting with '.' (it names the session folder)",
+                              field="session_id")
         engine = config.engine
         config.sessions_dir.mkdir(parents=True, exist_ok=True)
         self.session_dir = ensure_dir(config.sessions_dir / self.session_id, root=config.sessions_dir)
@@ -218,7 +224,8 @@ class AgentRunner:
                     stop = "cancelled" if self.preparations[-1].phase == "cancelled" else "failed"
                     break
                 if not reply.tool_calls:
-                    stop, answer = "answered", reply.text
+                    stop = "answered"
+                    answer = "\n".join(b.text for b in reply.content if isinstance(b, TextBlock))
                     break
                 for call in reply.tool_calls:
                     result = self.toolbox.run(call)
