@@ -190,13 +190,26 @@ class SharedSource:
     def __init__(self) -> None:
         self.scopes: list[tuple[str, int]] = []
         self.lock = threading.Lock()
+        self.in_flight = 0
+        self.most_in_flight = 0
 
     async def collect(self, scope: ContextBuildScope) -> ContextSnapshot:
         import asyncio
 
         with self.lock:
             self.scopes.append((scope.session_id, scope.step_index))
-        await asyncio.sleep(0.005)  # a real source awaits I/O: let the other session interleave
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        # a real source awaits I/O; at step 0 each session waits (up to 5 s) for the other's
+        # call to arrive, so the two sessions are inside collect at the same time
+        for _ in range(500):
+            with self.lock:
+                both = sum(k == 0 for _, k in self.scopes) >= 2
+            if scope.step_index > 0 or both:
+                break
+            await asyncio.sleep(0.01)
+        with self.lock:
+            self.in_flight -= 1
         return ContextSnapshot(contributions=(
             ContextContribution(key="scope", text=f"session={scope.session_id} step={scope.step_index}"),))
 
@@ -221,6 +234,7 @@ def test_two_sessions_share_one_context_source_from_two_threads(tmp_path: Path) 
     assert sorted(results) == ["s0", "s1"]
     assert all(r.stop == "answered" for r in results.values())
     assert sorted(source.scopes) == [(s, k) for s in ("s0", "s1") for k in range(5)]
+    assert source.most_in_flight == 2  # both sessions were inside the one source at once
     for i in range(2):
         bodies = [b for b in srv.bodies if f"Session {i}:" in all_text(b)]
         assert len(bodies) == 5
