@@ -100,7 +100,12 @@ def test_live_run_crosses_the_pressure_line_and_compacts(tmp_path: Path) -> None
     assert after.trigger_basis == "provider"
     answered = result.preparations[first.step_index].provider_prompt_tokens
     assert answered is not None and after.trigger_tokens == answered + 20  # prompt + output of the last answer (Chord)
-    assert (result.session_dir / "history-1.md").is_file()
+    archive = (result.session_dir / "history-1.md").resolve()
+    assert archive.is_file()
+    # the model is told the archive's real path; the record keeps the file name
+    assert f"- {archive} (" in all_text(srv.bodies[first.step_index])
+    checkpoint = live.requests[first.preparation_id].messages
+    assert any("- history-1.md (" in m.text for m in checkpoint)
 
 
 def test_the_workbench_imports_the_live_session(tmp_path: Path) -> None:

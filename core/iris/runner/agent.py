@@ -320,7 +320,7 @@ class AgentRunner:
             return None, f"step {k}: preparation {p.phase}: {why}"
         self._commit(p, state)
         try:
-            reply = self.model.complete(wire_messages(request.messages, self.session_dir),
+            reply = self.model.complete(wire_messages(request.messages, self.session_dir, request.marks),
                                         wire_tools(request.tools), id_prefix=f"call_{k}")
         except ModelCallFailed as exc:
             self._publish(p, request)

@@ -3,7 +3,9 @@
 Records keep the logical root ``<session_dir>`` in recovery addresses (``Full output saved to
 <session_dir>/reduced-artifacts/…``) so they do not depend on the machine. The model, however,
 must be able to read that file back with its own file tool, so every text sent on the wire
-carries the real path instead (:func:`real_paths`): only the wire text changes, never a record.
+carries the real path instead (:func:`real_paths`), and a checkpoint's list of archived history
+files names each ``history-N.md`` by its real path (:func:`real_archives`): only the wire text
+changes, never a record.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from ..preparation.records import MessageMark
 from ..reduction.artifacts import LOGICAL_ROOT, REDUCED_DIR, TOOL_OUTPUTS_DIR
 from ..session import (
     ImageBlock,
@@ -25,7 +28,7 @@ from ..session import (
     Usage,
 )
 
-__all__ = ["real_paths", "reply_message", "reply_usage", "wire_messages", "wire_tools"]
+__all__ = ["real_archives", "real_paths", "reply_message", "reply_usage", "wire_messages", "wire_tools"]
 
 _ADDRESS = re.compile(re.escape(LOGICAL_ROOT) + r"/((?:" + re.escape(REDUCED_DIR) + "|"
                       + re.escape(TOOL_OUTPUTS_DIR) + r")/[A-Za-z0-9_.-]+)")
@@ -38,6 +41,16 @@ def real_paths(text: str, session_dir: Path) -> str:
         return text
     root = session_dir.resolve()
     return _ADDRESS.sub(lambda m: str(root / m.group(1)), text)
+
+
+_ARCHIVE_LINE = re.compile(r"^- (history-\d+\.md) (\(\d+ messages\))$", re.MULTILINE)
+
+
+def real_archives(text: str, session_dir: Path) -> str:
+    """A checkpoint's list of archived history files with each file's real path (the checkpoint
+    names them by file name, ``- history-1.md (15 messages)``, relative to the session folder)."""
+    root = session_dir.resolve()
+    return _ARCHIVE_LINE.sub(lambda m: f"- {root / m.group(1)} {m.group(2)}", text)
 
 
 def _text(blocks: Sequence[object], session_dir: Path) -> str:
@@ -60,10 +73,17 @@ def _assistant(message: Message, session_dir: Path) -> dict[str, Any]:
     return out
 
 
-def wire_messages(messages: Sequence[Message], session_dir: Path) -> list[dict[str, Any]]:
-    """The chat-completions ``messages`` of a prepared request (thinking blocks are not sent)."""
+def wire_messages(messages: Sequence[Message], session_dir: Path,
+                  marks: Sequence[MessageMark] = ()) -> list[dict[str, Any]]:
+    """The chat-completions ``messages`` of a prepared request (thinking blocks are not sent);
+    ``marks`` (aligned with ``messages``) tell which messages are checkpoints, whose archive
+    list gets real paths too."""
     out: list[dict[str, Any]] = []
-    for m in messages:
+    for i, m in enumerate(messages):
+        if i < len(marks) and marks[i].origin == "checkpoint":
+            out.append({"role": "system" if m.role == "system" else "user",
+                        "content": real_archives(_text(m.content, session_dir), session_dir)})
+            continue
         if m.role == "assistant":
             out.append(_assistant(m, session_dir))
             continue
