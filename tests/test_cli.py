@@ -86,7 +86,8 @@ def test_r_ui_9_run_serves_headless_on_localhost_without_stats():
     assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4].endswith("workbench/app.py")
     flags = dict(zip(cmd[5::2], cmd[6::2]))
     assert flags == {"--server.port": "8765", "--server.address": "127.0.0.1", "--server.headless": "true",
-                     "--browser.gatherUsageStats": "false", "--server.fileWatcherType": "none"}
+                     "--browser.gatherUsageStats": "false", "--server.fileWatcherType": "none",
+                     "--client.toolbarMode": "minimal"}
     assert build_parser().parse_args(["run", "--port", "9001"]).port == 9001
 
 

@@ -14,7 +14,8 @@ from iris.errors import WorkbenchError
 # The checker cannot follow the install's mapping of `workbench.pages` to `pages/` (setuptools
 # package-dir, an import hook in an editable install).
 import workbench.pages  # pyright: ignore[reportMissingImports]
-from workbench.state import render_sidebar
+from workbench.state import current_session_id, get_store, render_sidebar
+from workbench.ui.live import follow_live
 from workbench.views.markup import plain
 
 # The pages are installed as `workbench.pages` (from `pages/` in a checkout), so the app works from
@@ -35,6 +36,7 @@ navigation = st.navigation([
 ])
 try:
     render_sidebar()
+    follow_live(get_store(), current_session_id())  # reruns the page while `workbench watch` runs
 except WorkbenchError as exc:  # e.g. a damaged store: say which file, without a traceback
     st.error(plain(exc))
     st.stop()

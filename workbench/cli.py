@@ -27,7 +27,7 @@ __all__ = ["COMMAND_MODULES", "STDIN", "build_parser", "main", "shown", "stdin_f
 
 #: Modules that contribute subcommands, each with ``register(subparsers) -> None``.
 COMMAND_MODULES: tuple[str, ...] = ("workbench.cli_lists", "workbench.cli_replay", "workbench.report",
-                                     "workbench.cli_batch", "workbench.cli_export")
+                                     "workbench.cli_batch", "workbench.cli_export", "workbench.cli_watch")
 
 APP_PATH = Path(__file__).resolve().parent / "app.py"
 

@@ -1,0 +1,273 @@
+"""Following transcripts while their agent writes them (``workbench watch``, R-LIVE-1).
+
+A :class:`Watcher` looks at a Claude Code project folder, a Codex sessions folder or one file. When
+a transcript grows, the complete lines written so far are imported (a last line without its newline
+is waited for: the agent is still writing it) and the stored session of that file is updated in
+place, under the same id (:mod:`workbench.storage.live`); then the session's ``default`` replay is
+made again on the grown session. The replay engine's steps depend only on what was recorded before
+them, so the replayed steps of the shorter session stay as they were and new responses add steps
+at the end; replaying again in a long-running process reuses the token counts it already made
+(about 1.2 s for 217 steps of a real Claude Code session).
+
+File changes wake the watcher through ``watchdog`` (the file-system events of the operating system)
+when it is installed; a poll of every followed file's size and modification time each ``interval``
+seconds catches anything an event missed, and is the only mechanism without ``watchdog``.
+
+While a watcher runs it touches a heartbeat file per followed session under
+``$WORKBENCH_HOME/live``; the app treats a session as live while its heartbeat is recent
+(:func:`is_live`) and then reruns its pages when the session changes (:func:`live_version`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from iris.compaction.thresholds import thresholds
+from iris.errors import WorkbenchError
+from iris.frozen import FrozenModel
+from iris.replay import largest_prompt
+
+from ..importers import load_session
+from ..importers._source import is_gzip, read_bytes
+from ..importers.files import session_files
+from ..storage.live import session_of_source, update_session
+from ..storage.store import Store, workbench_home
+from .presets import load_preset
+from .replay import DEFAULT_REPLAY_NAME, replay_and_save
+
+__all__ = [
+    "AGENT_PROFILES",
+    "LIVE_SECONDS",
+    "AgentLine",
+    "LiveUpdate",
+    "Watcher",
+    "agent_line",
+    "complete_lines",
+    "is_live",
+    "live_version",
+]
+
+#: The agent profile (a preset, docs/profiles.md) whose compaction line a session's format follows.
+AGENT_PROFILES = {"claude_code": ("claude-code", "Claude Code"), "codex": ("codex", "Codex")}
+#: How long after the last heartbeat of ``workbench watch`` a session still counts as live.
+LIVE_SECONDS = 10.0
+
+
+class LiveUpdate(FrozenModel):
+    """What one look at a grown transcript did."""
+
+    path: str
+    session_id: str
+    created: bool
+    """True when the file was stored for the first time."""
+    messages: int
+    responses: int
+    written: int
+    """Message rows written (new ones, and the last one when the agent completed it)."""
+    waiting_bytes: int = 0
+    """Bytes of a last line still being written (not imported yet)."""
+    replay_steps: int | None = None
+    """Steps of the ``default`` replay made again (None: no replay made)."""
+    seconds: float = 0.0
+
+
+class AgentLine(FrozenModel):
+    """How close a session is to its agent's own compaction line."""
+
+    agent: str
+    """The agent's name, e.g. ``Claude Code``."""
+    line: int
+    """The whole request at which the agent compacts (its profile's threshold line)."""
+    tokens: int | None
+    """The agent's own count of its last request: the last response's prompt plus output."""
+    responses: int
+
+
+def complete_lines(path: Path) -> tuple[bytes, int]:
+    """The file's content up to its last newline, and how many bytes come after it (a line being
+    written). A gzip file is read whole: it is not being appended to."""
+    if is_gzip(path):
+        return read_bytes(path), 0
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    return data[:end], len(data) - end
+
+
+class _Follower:
+    """Imports grown transcripts into the store, each from a private copy of its complete lines."""
+
+    def __init__(self, store: Store, *, replay: bool) -> None:
+        self.store, self.replay = store, replay
+        self.folder = Path(tempfile.mkdtemp(prefix="workbench-watch-"))
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def follow(self, path: Path) -> LiveUpdate | None:
+        """Import what ``path`` holds now; None while it holds no complete line."""
+        started = time.perf_counter()
+        data, waiting = complete_lines(path)
+        if not data.strip():
+            return None
+        source = str(path.resolve())
+        copy = self.folder / hashlib.sha256(source.encode()).hexdigest()[:16] / path.name
+        copy.parent.mkdir(exist_ok=True)
+        copy.write_bytes(data)
+        result = load_session(copy)
+        session_id = session_of_source(self.store, source)
+        if session_id is None:
+            session_id, created = self.store.save_session(
+                result.session, format=result.format, content_hash=result.content_hash,
+                source_path=source, unplaced=result.unplaced)
+            written = len(result.session.messages) if created else 0
+        else:
+            created = False
+            written = update_session(self.store, session_id, result.session, format=result.format,
+                                     content_hash=result.content_hash, source_path=source,
+                                     unplaced=result.unplaced)
+        steps = None
+        if self.replay and (created or written or self.store.replays.find(
+                session_id, DEFAULT_REPLAY_NAME) is None):
+            steps = replay_and_save(self.store, session_id)[0].step_count
+        return LiveUpdate(path=str(path), session_id=session_id, created=created,
+                          messages=len(result.session.messages),
+                          responses=len(result.session.index.batches), written=written,
+                          waiting_bytes=waiting, replay_steps=steps,
+                          seconds=time.perf_counter() - started)
+
+
+class Watcher:
+    """Follows ``paths`` (files, or folders searched recursively for transcripts)."""
+
+    def __init__(self, store: Store, paths: Iterable[str | Path], *, replay: bool = True,
+                 interval: float = 1.0) -> None:
+        self.paths = [Path(p).expanduser() for p in paths]
+        missing = [str(p) for p in self.paths if not p.exists()]
+        if missing:
+            raise WorkbenchError(f"{missing[0]}: no such file or folder to watch")
+        self.store, self.interval = store, interval
+        self._follower = _Follower(store, replay=replay)
+        self._seen: dict[Path, tuple[int, int]] = {}
+        self._sessions: dict[Path, str] = {}
+        self.wake = threading.Event()
+        self.mechanism = "polling"
+
+    def files(self) -> list[Path]:
+        """The transcripts followed now (a folder's new files included)."""
+        return [f for p in self.paths for f in (session_files(p) if p.is_dir() else [p])]
+
+    def poll(self, on_error: Callable[[Path, Exception], None] | None = None) -> list[LiveUpdate]:
+        """Import every followed file that changed since the last look."""
+        updates = []
+        for path in self.files():
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            signature = (stat.st_size, stat.st_mtime_ns)
+            if self._seen.get(path) == signature:
+                continue
+            self._seen[path] = signature
+            try:
+                update = self._follower.follow(path)
+            except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
+                if on_error is not None:
+                    on_error(path, exc)
+                continue
+            if update is not None:
+                self._sessions[path] = update.session_id
+                updates.append(update)
+        _beat(self._sessions.items())
+        return updates
+
+    def run(self, on_update: Callable[[LiveUpdate], None], *, stop: threading.Event | None = None,
+            on_error: Callable[[Path, Exception], None] | None = None,
+            until: float | None = None) -> None:
+        """Follow until ``stop`` is set (or ``until`` seconds have passed)."""
+        stop = stop or threading.Event()
+        deadline = None if until is None else time.monotonic() + until
+        observer = self._observe()
+        try:
+            while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
+                for update in self.poll(on_error):
+                    on_update(update)
+                self.wake.wait(self.interval)
+                self.wake.clear()
+        finally:
+            if observer is not None:
+                observer.stop()
+            self._follower.close()
+
+    def _observe(self) -> Any:  # a watchdog Observer when watchdog is installed, else None
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:
+            return None
+        wake = self.wake
+
+        class _Wake(FileSystemEventHandler):
+            def on_any_event(self, event: object) -> None:
+                wake.set()
+
+        observer = Observer()
+        for path in self.paths:
+            folder = path if path.is_dir() else path.parent
+            observer.schedule(_Wake(), str(folder), recursive=path.is_dir())
+        observer.daemon = True
+        observer.start()
+        self.mechanism = "watchdog"
+        return observer
+
+
+# ------------------------------------------------------------------------------- the app's side
+
+
+def _heartbeat(session_id: str) -> Path:
+    return workbench_home() / "live" / hashlib.sha256(session_id.encode()).hexdigest()[:24]
+
+
+def _beat(sessions: Iterable[tuple[Path, str]]) -> None:
+    for path, session_id in sessions:
+        beat = _heartbeat(session_id)
+        beat.parent.mkdir(parents=True, exist_ok=True)
+        beat.write_text(f"{session_id}\n{path}\n", encoding="utf-8")
+
+
+def is_live(session_id: str, within: float = LIVE_SECONDS) -> bool:
+    """True while a ``workbench watch`` follows the session (its heartbeat is recent)."""
+    try:
+        return time.time() - _heartbeat(session_id).stat().st_mtime < within
+    except OSError:
+        return False
+
+
+def live_version(store: Store, session_id: str) -> tuple[str, str]:
+    """What changes when the session grows or its ``default`` replay is made again."""
+    replay = store.replays.find(session_id, DEFAULT_REPLAY_NAME)
+    return store.content_hash(session_id), replay.created_at if replay is not None else ""
+
+
+def agent_line(store: Store, session_id: str) -> AgentLine | None:
+    """The session's last request against its agent's compaction line (the ``claude-code`` or
+    ``codex`` profile's threshold line); None for a format without an agent profile."""
+    summary = store.get_summary(session_id)
+    profile = AGENT_PROFILES.get(summary.format)
+    if profile is None:
+        return None
+    session = store.session(session_id)
+    header = session.header
+    t = thresholds(load_preset(profile[0]), header.limits, header.model,
+                   recorded_prompt=largest_prompt(session))
+    last = next((m.usage for m in reversed(session.messages)
+                 if m.usage is not None and m.usage.is_trusted), None)
+    tokens = None if last is None else last.prompt_tokens + last.output_tokens
+    return AgentLine(agent=profile[1], line=t.threshold_line or t.pressure_line, tokens=tokens,
+                     responses=summary.response_count)

@@ -1,0 +1,56 @@
+"""The live view's part of every page (R-LIVE-1): while ``workbench watch`` follows the selected
+session, a fragment in the sidebar looks at the store every second, reruns the whole app when the
+session grew or its ``default`` replay was made again (keeping the last step in view when it was in
+view), and says how close the session is to its agent's own compaction line.
+
+The follower, the liveness and the line are ``workbench.services.live``; the words
+``workbench.views.live``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench import state
+from workbench.services.live import agent_line, is_live, live_version
+from workbench.services.replay import DEFAULT_REPLAY_NAME
+from workbench.storage.store import Store
+from workbench.views.live import line_caption, line_level
+
+__all__ = ["REFRESH_SECONDS", "follow_live"]
+
+#: How often the fragment looks at the store: a new response shows within two seconds.
+REFRESH_SECONDS = 1.0
+_SEEN = "_wb_live_seen"
+
+
+def follow_live(store: Store, session_id: str | None) -> None:
+    """Follow the selected session while it is live; nothing for any other session."""
+    if session_id is None or not is_live(session_id):
+        return
+    state.put(_SEEN, (session_id, live_version(store, session_id), _last_step(store, session_id)))
+    with st.sidebar:
+        _live_fragment(store, session_id)
+
+
+def _last_step(store: Store, session_id: str) -> int | None:
+    replay = store.replays.find(session_id, DEFAULT_REPLAY_NAME)
+    return replay.step_count - 1 if replay is not None and replay.step_count else None
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def _live_fragment(store: Store, session_id: str) -> None:
+    seen = state.get(_SEEN)
+    if seen is None or seen[0] != session_id or state.current_session_id() != session_id:
+        return
+    if live_version(store, session_id) != seen[1]:
+        last = _last_step(store, session_id)
+        if seen[2] is not None and state.current_step() == seen[2] and last is not None:
+            state.request_step(last)  # the user watched the newest step: keep it in view
+        st.rerun(scope="app")
+    line = agent_line(store, session_id)
+    if line is None:
+        st.caption("Live: following this session")
+        return
+    show = {"over": st.error, "near": st.warning}.get(line_level(line.tokens, line.line), st.info)
+    show(line_caption(line), icon="🔴")
