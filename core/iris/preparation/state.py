@@ -28,7 +28,7 @@ from ..reduction.toolkinds import ToolKindMap
 from ..tokens import REQUEST_OVERHEAD
 from .memory import StepMemory, TokenCache
 from .part import Origin, Part
-from .records import PreparedRequest
+from .records import PreparationFailure, PreparedRequest, StageRecord
 
 __all__ = ["Marks", "Origin", "Part", "PipelineSettings", "PreparationState", "StageFailed",
            "TokenCache", "ToolSpec"]
@@ -210,7 +210,7 @@ class StageFailed(Exception):
     ``failed`` preparation and keeps the previous durable state.
     """
 
-    def __init__(self, record: Any, failure: Any,
+    def __init__(self, record: StageRecord, failure: PreparationFailure,
                  trigger_reading: tuple[int | None, str] | None = None) -> None:
         super().__init__(failure.message)
         self.record = record

@@ -19,10 +19,17 @@ from .facts import ToolFacts
 from .summaries import skill_has_body, skill_summary
 from .validity import Validity
 
-__all__ = ["Category", "ResultInfo", "Verdict", "classify", "describe", "input_key"]
+__all__ = ["Category", "Renderer", "ResultInfo", "SummaryRenderer", "Verdict", "classify", "describe",
+           "input_key"]
 
 Category = Literal["confirmation", "error", "diagnostics", "shell_success", "shell_log", "diff", "read",
                    "search", "json", "skill", "web_fetch", "generic"]
+SummaryRenderer = Literal["stale_read", "repeat", "confirmation", "error", "diagnostics", "diff",
+                          "search", "json", "read_like", "shell_log", "shell_success", "skill",
+                          "generic"]
+"""The summaries and markers :func:`iris.reduction.render.render_base` writes."""
+Renderer = SummaryRenderer | Literal["trim"]
+"""What makes a reduced result's text: a summary, or the trim stage's preview (``trim``)."""
 Action = Literal["kept", "reduced", "trimmed", "stale", "superseded", "repeat", "externalized"]
 _REFETCH_KINDS = ("read", "search", "glob", "web_fetch")
 
@@ -127,7 +134,7 @@ class Verdict:
     reason: str
     """Plain words with the numbers; ``{age}`` stands for the age (filled per request, so a verdict can
     be reused while the age crosses no gate)."""
-    render: str | None = None
+    render: Renderer | None = None
     """Which summary renders the reduced text (None for kept)."""
     why: str | None = None
     """Stale-read note: ``modified``, ``replaced`` or ``superseded``."""
@@ -227,7 +234,7 @@ def _by_category(info: ResultInfo, ctx: Context, cfg: ReductionConfig, age: int,
 
 
 def _shaped(info: ResultInfo, age: int, cfg: ReductionConfig, rule: str, why: str,
-            fallback: str | None) -> Verdict | None:
+            fallback: Literal["shell_log", "shell_success"] | None) -> Verdict | None:
     """The first matching summary shape (search, JSON, read-like, numbered source, build log)."""
     if info.kind in ("search", "glob") or info.search:
         return Verdict("reduced", rule, "search", f"{why} → search summary", render="search")
@@ -246,7 +253,7 @@ def _shaped(info: ResultInfo, age: int, cfg: ReductionConfig, rule: str, why: st
     if info.build_log:
         return Verdict("reduced", rule, "shell_log", f"{why} → log summary", render="shell_log")
     if fallback:
-        return Verdict("reduced", rule, fallback, f"{why} → shell summary", render=fallback)  # type: ignore[arg-type]
+        return Verdict("reduced", rule, fallback, f"{why} → shell summary", render=fallback)
     return None
 
 

@@ -9,6 +9,8 @@ instead). Every copy of a repeated output names the one content-addressed archiv
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from . import summaries as S
 from .artifacts import REDUCED_DIR, ArtifactWriter, logical_path
 from .classify import ResultInfo, Verdict
@@ -52,8 +54,10 @@ def render_base(verdict: Verdict, info: ResultInfo) -> str:
             return S.skill_summary(text) or text
         case "generic":
             return S.generic_summary(tool, text)
+        case "trim" | None:  # the trim stage writes its preview itself; a kept result is not rendered
+            raise ValueError(f"render_base has no summary for render={verdict.render!r}")
         case _:
-            raise ValueError(f"no renderer {verdict.render!r}")
+            assert_never(verdict.render)
 
 
 def archive_exempt(verdict: Verdict, info: ResultInfo) -> bool:

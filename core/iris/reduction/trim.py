@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..context.policy import ContextPolicy
 from ..tokens import TokenEstimator
-from .classify import Verdict
+from .classify import SummaryRenderer, Verdict
 from .render import Rendering, render_base
 
 if TYPE_CHECKING:
@@ -32,8 +32,9 @@ PROTECTING_RULES = frozenset({
     "error_result", "diagnostics_protect", "shell_read_only_age_turns", "min_incremental_saved_tokens",
     "wrap_up_grace",
 })
-_SHAPE_RENDER = {"search": "search", "json": "json", "diff": "diff", "shell_success": "shell_success",
-                 "shell_log": "shell_log", "read": "read_like", "web_fetch": "read_like", "skill": "skill"}
+_SHAPE_RENDER: dict[str, SummaryRenderer] = {
+    "search": "search", "json": "json", "diff": "diff", "shell_success": "shell_success",
+    "shell_log": "shell_log", "read": "read_like", "web_fetch": "read_like", "skill": "skill"}
 
 
 def _trim_text(it: Item, policy: ContextPolicy, est: TokenEstimator) -> tuple[str, str] | None:
