@@ -6,11 +6,14 @@ usage counts the request it really got, so the runner's triggers read real provi
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
 import threading
 import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -477,3 +480,26 @@ def test_a_failing_context_source_fails_the_step_not_the_host(tmp_path: Path) ->
     assert p.phase == "failed" and p.error is not None and p.error.stage == "assembly"
     assert "ticket service is down" in p.error.message
     assert result.error is not None and "ticket service is down" in result.error
+
+
+def _tick(ticks: Iterator[int]) -> datetime:
+    return datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=next(ticks))
+
+
+def test_a_live_run_is_deterministic_with_an_injected_clock_and_id(tmp_path: Path) -> None:
+    """R-RUN-1, R-PREP-6: the same scripted model, tools, clock and session id give byte-identical
+    session and preparation files, wherever the sessions folder is (records name <session_dir>)."""
+    files: list[tuple[bytes, bytes]] = []
+    for folder in ("a", "b"):
+        ticks = iter(range(10_000))
+        clock = functools.partial(_tick, ticks)
+
+        with ChatServer(PerSession(calls=12)) as srv:
+            config = {"endpoint": {"base_url": srv.url, "model": "m"}, "engine": ENGINE,
+                      "sessions_dir": str(tmp_path / folder)}
+            result = AgentRunner.from_config(config, tools=[bash_tool()], clock=clock,
+                                             session_id="same").run("Run it twelve times.")
+        assert result.compactions >= 1
+        files.append((result.session_path.read_bytes(),
+                      (result.session_dir / PREPARATIONS_FILE).read_bytes()))
+    assert files[0] == files[1]

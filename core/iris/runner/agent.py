@@ -23,7 +23,6 @@ import os
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +34,7 @@ from ..compaction.thresholds import thresholds as resolve_thresholds
 from ..compaction.usage import RunUsage, UsageTracker, context_bytes
 from ..context import ContextBuildScope, ContextSource
 from ..errors import ConfigError
+from ..frozen import FrozenModel
 from ..preparation.memory import StepMemory
 from ..preparation.pipeline import STAGES, Stage, StepMeta, prepare
 from ..preparation.publisher import EvidenceSink, PreparationEvent, Publisher
@@ -68,25 +68,30 @@ _SESSION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}")
 Stop = Literal["answered", "step_limit", "failed", "cancelled"]
 
 
-@dataclass(frozen=True)
-class RunResult:
+class RunResult(FrozenModel):
     """What one ``run`` did."""
 
     session_id: str
     run_id: str
+    """``<session id>:run-<n>``: the n-th user turn of the session, from 0."""
     stop: Stop
     """``answered``: the model answered without a tool call; ``step_limit``: ``max_steps`` model
     calls were made; ``failed``: a preparation failed or the model call failed (see ``error``);
     ``cancelled``: the host's ``cancel`` callable said so during a preparation."""
     answer: str | None
+    """The text of the final answer (``answered`` only)."""
     error: str | None
+    """Why the run failed, naming the step (``failed`` only)."""
     preparations: tuple[ContextPreparation, ...]
     """This run's preparations, one per step."""
     session_path: Path
+    """The native session file (``session.jsonl``), written up to the end of this run."""
     session_dir: Path
+    """The session folder: archives, reduced artifacts, tool outputs, preparations."""
 
     @property
     def compactions(self) -> int:
+        """Compactions applied in this run."""
         return sum(p.compaction_applied for p in self.preparations)
 
 
@@ -107,38 +112,30 @@ class AgentRunner:
                  session_id: str | None = None, sink: EvidenceSink | None = None,
                  on_event: Callable[[PreparationEvent], object] | None = None,
                  cancel: Callable[[], bool] | None = None,
-                 estimator: TokenEstimator | None = None) -> None:
+                 estimator: TokenEstimator | None = None,
+                 clock: Callable[[], datetime] | None = None) -> None:
         self.config, self.model, self.source = config, model, context_source
-        self.session_id = session_id or f"live-{uuid.uuid4().hex[:12]}"
-        if not _SESSION_ID.fullmatch(self.session_id):
-            raise ConfigError(f"session id {self.session_id!r} must be 1-128 letters, digits, '_', "
-                              "'-' or '.', not starting with '.' (it names the session folder)",
-                              field="session_id")
-        engine = config.engine
-        config.sessions_dir.mkdir(parents=True, exist_ok=True)
-        self.session_dir = ensure_dir(config.sessions_dir / self.session_id, root=config.sessions_dir)
+        self.clock = clock or (lambda: datetime.now(UTC))
+        """The timestamps of the session file (injectable for deterministic tests)."""
         model_name = getattr(getattr(model, "endpoint", None), "model", None)
-        header = SessionHeader(session_id=self.session_id, title=config.title, model=model_name,
-                               limits=config.limits, created_at=datetime.now(UTC),
-                               workspace_root=str(config.workspace_root) if config.workspace_root else None)
-        self.record = SessionRecord(self.session_dir, header)
+        self.record = self._open(session_id or f"live-{uuid.uuid4().hex[:12]}", model_name)
+        self.session_id, self.session_dir = self.record.header.session_id, self.record.folder
         estimator = estimator or default_estimator()
         self.cache = TokenCache(estimator)
-        self.thresholds = resolve_thresholds(engine, config.limits, model_name)
+        engine = config.engine
         prompts = prompts if prompts is not None else configured_snapshot(engine, config.workspace_root)
-        t = self.thresholds
+        self.thresholds = t = resolve_thresholds(engine, config.limits, model_name)
         self.settings = PipelineSettings(
             config=engine, thresholds=t, memory=StepMemory(tokens=self.cache), prompts=prompts,
             summariser=summariser or ExtractiveSummariser(), session_dir=self.session_dir,
-            tool_kinds=ToolKindMap.for_source_format(header.source_format),
+            tool_kinds=ToolKindMap.for_source_format(self.record.header.source_format),
             input_budget=t.input_budget, pressure_line=t.pressure_line, reminder_line=t.reminder_line,
             cancel=cancel)
         self.summary_start = start_client_run(self.settings.summariser)  # a client's counters
         self.snapshot_id = config_snapshot_id(engine, prompts)
         self.context: tuple[Part, ...] = context_parts(config.context, self.cache)
-        offered = with_runner_tools([tool.schema for tool in tools], engine)
         self.tools = tuple(ToolSpec(str(s["name"]), dict(s), estimator.tool_schema_tokens(s))
-                           for s in offered)
+                           for s in with_runner_tools([tool.schema for tool in tools], engine))
         self.toolbox = ToolBox(tools, session_id=self.session_id, session_dir=self.session_dir,
                                transcript=lambda: self.record.messages,
                                workspace_root=config.workspace_root)
@@ -151,6 +148,21 @@ class AgentRunner:
         self.preparations: list[ContextPreparation] = []
         self.requests: dict[str, PreparedRequest] = {}
         self.step_index = 0
+
+    def _open(self, session_id: str, model_name: str | None) -> SessionRecord:
+        """The session's folder (created) and record; a session id that is no safe folder name is
+        refused before anything is written."""
+        if not _SESSION_ID.fullmatch(session_id):
+            raise ConfigError(f"session id {session_id!r} must be 1-128 letters, digits, '_', "
+                              "'-' or '.', not starting with '.' (it names the session folder)",
+                              field="session_id")
+        root = self.config.sessions_dir
+        root.mkdir(parents=True, exist_ok=True)
+        workspace = self.config.workspace_root
+        header = SessionHeader(session_id=session_id, title=self.config.title, model=model_name,
+                               limits=self.config.limits, created_at=self.clock(),
+                               workspace_root=str(workspace) if workspace else None)
+        return SessionRecord(ensure_dir(root / session_id, root=root), header)
 
     # ------------------------------------------------------------------ construction
 
@@ -212,7 +224,7 @@ class AgentRunner:
     def run(self, user_input: str) -> RunResult:
         """One run: the user's message, then model calls and tool calls until an answer."""
         self.record.add_message(Message(role="user", content=(TextBlock(text=user_input),),
-                                        timestamp=datetime.now(UTC)))
+                                        timestamp=self.clock()))
         first = len(self.preparations)
         stop: Stop = "step_limit"
         answer: str | None = None
@@ -230,7 +242,7 @@ class AgentRunner:
                 for call in reply.tool_calls:
                     result = self.toolbox.run(call)
                     self.record.add_message(Message(role="tool", content=(result,),
-                                                    timestamp=datetime.now(UTC)))
+                                                    timestamp=self.clock()))
         finally:
             self.record.flush()
         return RunResult(session_id=self.session_id, run_id=self._run_id(), stop=stop,
@@ -325,7 +337,7 @@ class AgentRunner:
         except ModelCallFailed as exc:
             self._publish(p, request)
             return None, f"step {k}: model call failed: {exc}"
-        message = reply.message.model_copy(update={"timestamp": datetime.now(UTC)})
+        message = reply.message.model_copy(update={"timestamp": self.clock()})
         usage = message.usage
         if usage is not None and usage.is_trusted:
             p = p.model_copy(update={"response_message_index": len(self.record.messages),
