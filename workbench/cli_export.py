@@ -1,9 +1,11 @@
-"""``workbench export TARGET --otlp OUT``: a replay's preparations as OpenTelemetry GenAI spans.
+"""``workbench export TARGET --otlp OUT | --otlp-endpoint URL``: a replay's preparations as
+OpenTelemetry GenAI spans.
 
-``TARGET`` is a saved replay id (``workbench replays``), or a transcript file or stored session id,
-which is then replayed under ``--config`` (a YAML file or a preset name; default: bundled) first.
-The OTLP JSON file loads into tracing tools that read OTLP and imports back as format ``otel``
-(:mod:`workbench.otlp_export`).
+``TARGET`` is a saved replay id (``workbench replays``), or a transcript file (``-``: standard
+input) or stored session id, which is then replayed under ``--config`` (a YAML file or a preset
+name; default: bundled) first. ``--otlp`` writes OTLP JSON (it imports back as format ``otel``);
+``--otlp-endpoint`` sends OTLP protobuf over HTTP to a tracing tool (Phoenix, Langfuse, a
+Collector); both may be given. See :mod:`workbench.otlp_export`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from iris.errors import WorkbenchError
 
-from .otlp_export import otlp_document, write_otlp
+from .otlp_export import otlp_spans, push_otlp, spans_document, write_otlp
 
 __all__ = ["export_saved_replay", "register"]
 
@@ -25,53 +27,92 @@ class UsageError(WorkbenchError):
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="export a replay's preparations (OpenTelemetry GenAI spans)")
     p.add_argument("target", metavar="TARGET",
-                   help="a saved replay id (see `workbench replays`), a transcript file, or a "
-                        "stored session id (replayed under --config)")
+                   help="a saved replay id (see `workbench replays`), a transcript file ('-': standard "
+                        "input), or a stored session id (replayed under --config)")
     p.add_argument("--otlp", metavar="OUT", help="write OTLP JSON to this file")
+    p.add_argument("--otlp-endpoint", metavar="URL",
+                   help="send OTLP protobuf over HTTP to this receiver (a base URL such as "
+                        "http://localhost:6006, or the full .../v1/traces URL)")
+    p.add_argument("--otlp-header", metavar="KEY=VALUE", action="append", default=[],
+                   help="an HTTP header for --otlp-endpoint, e.g. 'Authorization=Basic …' "
+                        "(repeatable; default: OTEL_EXPORTER_OTLP_HEADERS)")
+    p.add_argument("--shift-to-now", action="store_true",
+                   help="move the spans so that the session ends now (tracing tools open on the "
+                        "last hours); default: the transcript's own times")
     p.add_argument("--config", metavar="FILE",
                    help="for a transcript or session: configuration YAML or preset name")
     p.add_argument("--format", help="transcript format of a TARGET file (default: detect)")
     p.set_defaults(handler=_export)
 
 
-def export_saved_replay(store, replay_id: str, out: str | Path) -> tuple[Path, int]:
+def export_saved_replay(store, replay_id: str, out: str | Path, *,
+                        shift_to_now: bool = False) -> tuple[Path, int]:
     """Write a saved replay as OTLP JSON; returns the path and the number of model-call spans."""
+    spans = _saved_spans(store, replay_id, shift_to_now)
+    return write_otlp(out, spans_document(spans)), len(spans) - 1
+
+
+def _saved_spans(store, replay_id: str, shift_to_now: bool) -> list:
     from .services.replay import open_saved
 
     saved = open_saved(store, replay_id)
     session = store.session(saved.info.session_id)
     preps = [saved.preparation(step.step_index) for step in saved.steps]
-    doc = otlp_document(session, preps, lambda p: saved.request(p.final_request_ref)
-                        if p.final_request_ref else None, replay_name=saved.info.name)
-    return write_otlp(out, doc), len(preps)
+    return otlp_spans(session, preps, lambda p: saved.request(p.final_request_ref)
+                      if p.final_request_ref else None, replay_name=saved.info.name,
+                      shift_to_now=shift_to_now)
 
 
 def _export(args: argparse.Namespace) -> int:
     from .storage.store import open_store
 
-    if not args.otlp:
-        raise UsageError("say what to write: --otlp OUT")
+    if not args.otlp and not args.otlp_endpoint:
+        raise UsageError("say where the spans go: --otlp OUT (OTLP JSON file) or --otlp-endpoint URL")
+    headers = _headers(args.otlp_header)
     with open_store() as store:
-        if store.replays.exists(args.target):
-            path, count = export_saved_replay(store, args.target, args.otlp)
+        if args.target != "-" and store.replays.exists(args.target):
+            spans = _saved_spans(store, args.target, args.shift_to_now)
         else:
-            path, count = _replay_and_export(store, args)
-    print(f"wrote {count} model-call spans to {path} (OTLP JSON)")
+            spans = _replay_spans(store, args)
+    count = len(spans) - 1
+    if args.otlp:
+        path = write_otlp(args.otlp, spans_document(spans))
+        print(f"wrote {count} model-call spans to {path} (OTLP JSON)")
+    if args.otlp_endpoint:
+        url = push_otlp(spans, args.otlp_endpoint, headers=headers)
+        print(f"sent {count} model-call spans to {url} (OTLP protobuf)")
     return 0
 
 
-def _replay_and_export(store, args: argparse.Namespace) -> tuple[Path, int]:
+def _headers(pairs: list[str]) -> dict[str, str] | None:
+    headers = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--otlp-header {pair!r}: expected KEY=VALUE")
+        headers[key.strip()] = value.strip()
+    return headers or None
+
+
+def _replay_spans(store, args: argparse.Namespace) -> list:
     from iris.errors import StorageError
 
     from .importers import load_session
     from .notebook import replay
 
-    if Path(args.target).is_file():
-        session = load_session(args.target, format=args.format).session
+    if args.target == "-" or Path(args.target).is_file():
+        session = load_session(_source(args.target), format=args.format).session
     elif any(s.id == args.target for s in store.list_sessions()):
         session = store.session(args.target)
     else:
         raise StorageError(f"{args.target!r} is neither a saved replay id, a transcript file nor a "
                            "stored session id (see `workbench replays` and `workbench sessions`)")
     result = replay(session, args.config)
-    return result.export_otlp(args.otlp), len(result.preparations)
+    return otlp_spans(result.session, result.preparations, result.result.request,
+                      replay_name=result.label, shift_to_now=args.shift_to_now)
+
+
+def _source(target: str) -> str | Path:
+    from .cli import stdin_file
+
+    return stdin_file() if target == "-" else target

@@ -1,12 +1,15 @@
-"""A replay's preparations as OpenTelemetry GenAI spans, in an OTLP JSON file.
+"""A replay's preparations as OpenTelemetry GenAI spans, built with the OpenTelemetry SDK.
 
-One trace per replay: a root ``invoke_agent`` span and, per preparation, a ``chat`` span that
-follows the GenAI semantic conventions, so any tracing tool that reads OTLP shows the replay like
-the agent's own traces:
+One trace per replay: a root ``invoke_agent`` span and, per preparation, a ``chat`` span (kind
+CLIENT) that follows the GenAI semantic conventions, so a tracing tool that reads OTLP (Arize
+Phoenix, Langfuse, Jaeger, the Collector) shows the replay like the agent's own traces:
 
+- ``gen_ai.operation.name`` ``chat``, ``gen_ai.provider.name`` (and the older ``gen_ai.system``),
+  ``gen_ai.request.model`` / ``gen_ai.response.model``, ``gen_ai.response.finish_reasons``;
 - ``gen_ai.input.messages``: the prepared request (what the engine would send), as
-  ``[{role, parts}]`` with ``text``, ``reasoning``, ``tool_call`` and ``tool_call_response`` parts;
-- ``gen_ai.output.messages``: the recorded response of that step;
+  ``[{role, parts}]`` with ``text``, ``reasoning``, ``tool_call``, ``tool_call_response`` and ``uri``
+  parts; ``gen_ai.output.messages``: the recorded response of that step, ``[{role: "assistant",
+  parts, finish_reason}]`` (``tool_call`` when it calls a tool, otherwise ``stop``);
 - ``gen_ai.usage.input_tokens``: the prepared request's estimated size as a whole request
   (calibrated local estimate + unrecorded overhead, the basis the provider counts on; the request
   was never sent, so no provider counted it), the raw local estimate is
@@ -15,61 +18,186 @@ the agent's own traces:
   prompt size of the original request is ``context_workbench.recorded.input_tokens``;
 - ``context_workbench.*``: step, phase, budget, pressure line, compaction, stages, record ids.
 
-A failed preparation's span has an error status and no input messages. Times are the recorded
-responses' timestamps where the transcript has them, otherwise consecutive milliseconds from the
-export time. The file can be imported back (``workbench import``, format ``otel``).
+A failed preparation's span has an error status and no input messages. A chat span lasts from its
+request time (the timestamp of the last message before the response) to its response time, as the
+transcript recorded them; steps without timestamps get consecutive milliseconds from the export
+time. ``shift_to_now`` moves the whole trace so that it ends now (tracing tools open on the last
+hours). Trace and span ids derive from the session, run and step, so exporting twice gives the
+same ids. The spans go out as OTLP protobuf over HTTP (:func:`push_otlp`) or as one OTLP JSON line
+(:func:`write_otlp`), which imports back (``workbench import``, format ``otel``).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-from iris.errors import StorageError
+from google.protobuf import json_format
+from iris.errors import StorageError, WorkbenchError
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.safe_files import write_file
 from iris.session import Message, Session
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.id_generator import IdGenerator
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON
+from opentelemetry.trace import SpanKind, Status, StatusCode
 
-__all__ = ["SCOPE", "export_otlp", "message_parts", "otlp_document", "write_otlp"]
+__all__ = ["SCOPE", "export_otlp", "message_parts", "otlp_document", "otlp_spans", "output_message",
+           "provider_name", "push_otlp", "spans_document", "write_otlp"]
 
 SCOPE = "context_workbench.replay"
 _MS = 1_000_000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+RequestOf = Callable[[ContextPreparation], PreparedRequest | None]
 
 
-def otlp_document(session: Session, preparations: Sequence[ContextPreparation],
-                  request_of: Callable[[ContextPreparation], PreparedRequest | None], *,
-                  replay_name: str = "replay", now_ns: int | None = None) -> dict[str, Any]:
-    """The OTLP JSON ``TracesData`` of one replay (see the module docstring)."""
+@dataclass(frozen=True)
+class _Step:
+    prep: ContextPreparation
+    request: PreparedRequest | None
+    response: Message | None
+    start: int
+    end: int
+
+
+class _FixedIds(IdGenerator):
+    """Hands out the ids the exporter chose (the SDK asks for one per span it starts)."""
+
+    def __init__(self, trace_id: int) -> None:
+        self.trace_id = trace_id
+        self.span_id = 0
+
+    def generate_span_id(self) -> int:
+        return self.span_id
+
+    def generate_trace_id(self) -> int:
+        return self.trace_id
+
+
+def otlp_spans(session: Session, preparations: Sequence[ContextPreparation], request_of: RequestOf, *,
+               replay_name: str = "replay", now_ns: int | None = None,
+               shift_to_now: bool = False) -> list[ReadableSpan]:
+    """The replay's finished SDK spans, the root first (see the module docstring)."""
+    now = now_ns if now_ns is not None else time.time_ns()
+    steps = _steps(session, preparations, request_of, now)
+    if shift_to_now and steps:
+        offset = now - max(s.end for s in steps)
+        steps = [_Step(s.prep, s.request, s.response, s.start + offset, s.end + offset) for s in steps]
     first = preparations[0] if preparations else None
-    trace = _hex(f"{session.header.session_id}|{first.run_id if first else ''}|{replay_name}", 32)
-    root_id = _hex(f"{trace}|root", 16)
-    base = now_ns if now_ns is not None else time.time_ns()
-    spans = []
-    for n, prep in enumerate(preparations):
-        start = _start(session, prep, base + n * _MS)
-        spans.append(_chat_span(session, prep, request_of(prep), trace, root_id, start))
-    starts = [int(s["startTimeUnixNano"]) for s in spans] or [base]
-    root = {"traceId": trace, "spanId": root_id, "name": f"invoke_agent {replay_name}", "kind": 1,
-            "startTimeUnixNano": str(min(starts)), "endTimeUnixNano": str(max(starts) + _MS),
-            "attributes": _attrs({"gen_ai.operation.name": "invoke_agent",
-                                  "gen_ai.agent.name": replay_name,
-                                  "gen_ai.conversation.id": session.header.session_id,
-                                  "context_workbench.session_title": session.header.title,
-                                  "context_workbench.steps": len(preparations)}),
-            "status": {}}
-    return {"resourceSpans": [{
-        "resource": {"attributes": _attrs({"service.name": "context-workbench"})},
-        "scopeSpans": [{"scope": {"name": SCOPE}, "spans": [root, *spans]}]}]}
+    seed = f"{session.header.session_id}|{first.run_id if first else ''}|{replay_name}"
+    ids = _FixedIds(_id(seed, 16))
+    sink = InMemorySpanExporter()
+    provider = TracerProvider(
+        resource=Resource({"service.name": "context-workbench"}), id_generator=ids, sampler=ALWAYS_ON,
+        span_limits=SpanLimits(max_span_attribute_length=SpanLimits.UNSET), shutdown_on_exit=False)
+    provider.add_span_processor(SimpleSpanProcessor(sink))
+    tracer = provider.get_tracer(SCOPE)
+    ids.span_id = _id(f"{seed}|root", 8)
+    root = tracer.start_span(
+        f"invoke_agent {replay_name}", kind=SpanKind.INTERNAL,
+        start_time=min((s.start for s in steps), default=now),
+        attributes=_clean({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": replay_name,
+                           "gen_ai.conversation.id": session.header.session_id,
+                           "context_workbench.session_title": session.header.title,
+                           "context_workbench.steps": len(preparations)}))
+    parent = trace.set_span_in_context(root)
+    for step in steps:
+        ids.span_id = _id(f"{seed}|{step.prep.preparation_id}|{step.prep.step_index}", 8)
+        _chat_span(tracer, parent, session, step)
+    root.end(end_time=max((s.end for s in steps), default=now + _MS))
+    provider.shutdown()
+    *chats, last = sink.get_finished_spans()
+    return [last, *chats]
 
 
-def export_otlp(replay: Any, path: str | Path) -> Path:
+def otlp_document(session: Session, preparations: Sequence[ContextPreparation], request_of: RequestOf,
+                  *, replay_name: str = "replay", now_ns: int | None = None,
+                  shift_to_now: bool = False) -> dict[str, Any]:
+    """The OTLP JSON ``TracesData`` of one replay."""
+    return spans_document(otlp_spans(session, preparations, request_of, replay_name=replay_name,
+                                     now_ns=now_ns, shift_to_now=shift_to_now))
+
+
+def spans_document(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
+    """SDK spans in the OTLP JSON encoding: the exporter's own protobuf message, written with the
+    protocol's JSON rules (hex trace and span ids, integer enums, 64-bit integers as strings)."""
+    document = json_format.MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+    for resource in document.get("resourceSpans", []):
+        for scope in resource.get("scopeSpans", []):
+            for span in scope.get("spans", []):
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        span[key] = base64.b64decode(span[key]).hex()
+    return document
+
+
+def export_otlp(replay: Any, path: str | Path, *, shift_to_now: bool = False) -> Path:
     """Write a notebook replay (:class:`workbench.notebook.NotebookReplay`) as OTLP JSON."""
     return write_otlp(path, otlp_document(replay.session, replay.preparations, replay.result.request,
-                                          replay_name=replay.label))
+                                          replay_name=replay.label, shift_to_now=shift_to_now))
+
+
+def push_otlp(spans: Sequence[ReadableSpan], endpoint: str, *, headers: dict[str, str] | None = None,
+              timeout: float = 10.0) -> str:
+    """Send the spans as OTLP protobuf over HTTP with the SDK's exporter; returns the URL used.
+
+    ``endpoint`` is a base URL (``http://localhost:6006``) or the traces URL itself (ending in
+    ``/v1/traces``), as ``OTEL_EXPORTER_OTLP_ENDPOINT`` and ``..._TRACES_ENDPOINT`` are. Without
+    ``headers`` the exporter reads ``OTEL_EXPORTER_OTLP_HEADERS``. A refusal or an unreachable
+    receiver raises :class:`WorkbenchError` with the exporter's reason (transient errors are
+    retried within ``timeout`` seconds)."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    url = endpoint if endpoint.rstrip("/").endswith("/v1/traces") else endpoint.rstrip("/") + "/v1/traces"
+    exporter = OTLPSpanExporter(endpoint=url, headers=headers, timeout=timeout)
+    with _ExporterLog() as log:
+        try:
+            result = exporter.export(spans)
+        except Exception as exc:  # noqa: BLE001 - older exporters let a connection error through
+            result = None
+            log.messages.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            exporter.shutdown()
+    if result is not SpanExportResult.SUCCESS:
+        reason = log.messages[-1] if log.messages else "the exporter gave no reason"
+        raise WorkbenchError(f"{url}: the OTLP receiver did not take the spans ({reason})")
+    return url
+
+
+class _ExporterLog(logging.Handler):
+    """Collects what the OpenTelemetry exporter logs while it sends, instead of printing it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+        self._logger = logging.getLogger("opentelemetry")
+        self._propagate = self._logger.propagate
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(" ".join(record.getMessage().split()))
+
+    def __enter__(self) -> Self:
+        self._logger.addHandler(self)
+        self._logger.propagate = False
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._logger.removeHandler(self)
+        self._logger.propagate = self._propagate
 
 
 def write_otlp(path: str | Path, document: dict[str, Any]) -> Path:
@@ -83,6 +211,36 @@ def write_otlp(path: str | Path, document: dict[str, Any]) -> Path:
     return path
 
 
+def _steps(session: Session, preparations: Sequence[ContextPreparation], request_of: RequestOf,
+           now: int) -> list[_Step]:
+    steps = []
+    for n, prep in enumerate(preparations):
+        response = _response(session, prep)
+        start, end = _times(session, prep.response_message_index, now + n * _MS)
+        steps.append(_Step(prep, request_of(prep), response, start, end))
+    return steps
+
+
+def _times(session: Session, index: int, fallback: int) -> tuple[int, int]:
+    """Request time to response time: the response's timestamp, and the latest timestamp before it
+    (the last message the request carried); one millisecond when either is missing."""
+    if not 0 <= index < len(session.messages) or session.messages[index].timestamp is None:
+        return fallback, fallback + _MS
+    stamp = session.messages[index].timestamp
+    assert stamp is not None
+    end = _ns(stamp)
+    before = next((m.timestamp for m in reversed(session.messages[:index]) if m.timestamp is not None),
+                  None)
+    start = _ns(before) if before is not None else end - _MS
+    return (start, end) if start < end else (end - _MS, end)
+
+
+def _ns(stamp: datetime) -> int:
+    """Nanoseconds since the epoch, exactly (a naive time is taken as UTC)."""
+    aware = stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
+    return (aware - _EPOCH) // timedelta(microseconds=1) * 1000
+
+
 def _whole(prep: ContextPreparation) -> int:
     """The prepared request on the whole-request basis every page states (the raw local estimate
     for records without it)."""
@@ -90,18 +248,21 @@ def _whole(prep: ContextPreparation) -> int:
     return prep.final_input_tokens if whole is None else whole
 
 
-def _chat_span(session: Session, prep: ContextPreparation, request: PreparedRequest | None,
-               trace: str, parent: str, start: int) -> dict[str, Any]:
-    response = _response(session, prep)
+def _chat_span(tracer: trace.Tracer, parent: Any, session: Session, step: _Step) -> None:
+    prep, request, response = step.prep, step.request, step.response
     model = (response.model if response else None) or session.header.model
     usage = response.usage if response else None
-    attrs: dict[str, Any] = {
+    output = output_message(response) if response else None
+    attrs = {
         "gen_ai.operation.name": "chat", "gen_ai.conversation.id": prep.session_id,
-        "gen_ai.request.model": model, "gen_ai.response.model": response.model if response else None,
+        "gen_ai.provider.name": provider_name(session, model), "gen_ai.system": provider_name(session, model),
+        "gen_ai.request.model": model or "unknown", "gen_ai.response.model": response.model if response else None,
+        "gen_ai.response.id": response.id if response else None,
+        "gen_ai.response.finish_reasons": [output["finish_reason"]] if output else None,
         "gen_ai.usage.input_tokens": _whole(prep) if request is not None else None,
         "gen_ai.usage.output_tokens": usage.output_tokens if usage else None,
-        "gen_ai.input.messages": _messages_json(request.messages) if request is not None else None,
-        "gen_ai.output.messages": _messages_json((response,)) if response else None,
+        "gen_ai.input.messages": _json([message_parts(m) for m in request.messages]) if request else None,
+        "gen_ai.output.messages": _json([output]) if output else None,
         "context_workbench.step_index": prep.step_index, "context_workbench.phase": prep.phase,
         "context_workbench.preparation_id": prep.preparation_id,
         "context_workbench.final_request_ref": prep.final_request_ref,
@@ -110,29 +271,30 @@ def _chat_span(session: Session, prep: ContextPreparation, request: PreparedRequ
         "context_workbench.compaction_applied": prep.compaction_applied,
         "context_workbench.stages": [s.name for s in prep.stages],
         "context_workbench.recorded.input_tokens": usage.prompt_tokens if usage else None,
-        "context_workbench.local.input_tokens": (prep.final_input_tokens if request is not None
-                                                 else None),
+        "context_workbench.local.input_tokens": prep.final_input_tokens if request is not None else None,
         "context_workbench.recorded.usage_kind": prep.provider_usage_kind,
     }
-    status: dict[str, Any] = {}
+    span = tracer.start_span(f"chat {model or 'model'}", context=parent, kind=SpanKind.CLIENT,
+                             start_time=step.start, attributes=_clean(attrs))
     if prep.error is not None:
-        status = {"code": 2, "message": f"{prep.error.stage or 'preparation'}: {prep.error.message}"}
-    return {"traceId": trace, "spanId": _hex(f"{trace}|{prep.preparation_id}|{prep.step_index}", 16),
-            "parentSpanId": parent, "name": f"chat {model or 'model'}", "kind": 3,
-            "startTimeUnixNano": str(start), "endTimeUnixNano": str(start + _MS),
-            "attributes": _attrs(attrs), "status": status}
+        span.set_status(Status(StatusCode.ERROR, f"{prep.error.stage or 'preparation'}: {prep.error.message}"))
+    span.end(end_time=step.end)
+
+
+def provider_name(session: Session, model: str | None) -> str:
+    """``gen_ai.provider.name``: from the model's name, else from the transcript's format."""
+    name = (model or "").lower()
+    for prefix, provider in (("claude", "anthropic"), ("gpt", "openai"), ("o1", "openai"),
+                             ("o3", "openai"), ("o4", "openai"), ("codex", "openai"),
+                             ("gemini", "gcp.gemini"), ("mistral", "mistral_ai"), ("deepseek", "deepseek")):
+        if name.startswith(prefix) or f"/{prefix}" in name:
+            return provider
+    return {"claude_code": "anthropic", "codex": "openai"}.get(session.header.source_format, "_OTHER")
 
 
 def _response(session: Session, prep: ContextPreparation) -> Message | None:
     i = prep.response_message_index
     return session.messages[i] if 0 <= i < len(session.messages) else None
-
-
-def _start(session: Session, prep: ContextPreparation, fallback: int) -> int:
-    response = _response(session, prep)
-    if response is not None and response.timestamp is not None:
-        return int(response.timestamp.timestamp() * 1e9)
-    return fallback
 
 
 def message_parts(message: Message) -> dict[str, Any]:
@@ -148,30 +310,26 @@ def message_parts(message: Message) -> dict[str, Any]:
         elif b.type == "tool_result":
             parts.append({"type": "tool_call_response", "id": b.call_id, "response": b.text})
         elif b.type == "image":
-            parts.append({"type": "uri", "modality": "image", "uri": b.model_ref or b.original_ref or b.name})
+            parts.append({"type": "uri", "modality": "image",
+                          "uri": b.model_ref or b.original_ref or b.name or "image"})
     return {"role": message.role, "parts": parts}
 
 
-def _messages_json(messages: Sequence[Message]) -> str:
-    return json.dumps([message_parts(m) for m in messages], ensure_ascii=False)
+def output_message(message: Message) -> dict[str, Any]:
+    """A response as the conventions' output message: ``{role, parts, finish_reason}`` (the
+    transcript records no stop reason; a response that calls a tool stopped for it)."""
+    reason = "tool_call" if message.tool_calls else "stop"
+    return {**message_parts(message), "finish_reason": reason}
 
 
-def _attrs(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """OTLP key/value attributes (None values left out; 64-bit integers as strings)."""
-    return [{"key": k, "value": _any_value(v)} for k, v in values.items() if v is not None]
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
-def _any_value(value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list | tuple):
-        return {"arrayValue": {"values": [_any_value(v) for v in value]}}
-    return {"stringValue": str(value)}
+def _clean(values: dict[str, Any]) -> dict[str, Any]:
+    """Attributes without the absent ones (OpenTelemetry has no null attribute value)."""
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in values.items() if v is not None}
 
 
-def _hex(seed: str, width: int) -> str:
-    return hashlib.sha256(seed.encode()).hexdigest()[:width]
+def _id(seed: str, size: int) -> int:
+    return int.from_bytes(hashlib.sha256(seed.encode()).digest()[:size], "big") or 1
