@@ -42,6 +42,9 @@ ATTACKS = {
     "captured output": ("{% set y %}{% for i in range(99999) %}{{ 'x' * 100000 }}{% endfor %}"
                         "{% endset %}{{ y | length }}"),
     "infinite recursion": "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}",
+    "heavy steps": ("{% set ns = namespace(s='x' * 1000000) %}{% for i in range(100000) %}"
+                    "{% set ns.t = ns.s + ns.s %}{% endfor %}"),
+    "quadratic sum": "{{ ([['x'] * 1000] * 16000) | sum(start=[]) | length }}",
 }
 
 FAST = RenderLimits(seconds=1.0, output_chars=16_000_000)
@@ -75,6 +78,11 @@ def test_r_bound_1_time_and_size_errors_say_which_limit(monkeypatch):
         _render(ATTACKS["nested ranges"])
     with pytest.raises(TemplateError, match=r"more than 1,000 characters"):
         _render("{% for i in range(2000) %}x{% endfor %}")
+
+
+def test_r_bound_1_sum_of_numbers_still_works():
+    """R-BOUND-1: only a list or string start of |sum is refused; numbers add as before."""
+    assert _render("{{ [1, 2.5, 3] | sum }}|{{ [{'n': 2}, {'n': 3}] | sum(attribute='n') }}") == "6.5|5"
 
 
 def test_r_bound_1_memory_error_in_a_value_becomes_a_template_error():

@@ -45,6 +45,8 @@ class RenderLimitExceeded(Exception):
 
 #: Checks between two readings of the clock: a check costs a counter, a reading a system call.
 _CLOCK_EVERY = 64
+#: A value at least this large took long enough to build that the clock is read at once.
+_LARGE = 65_536
 
 
 class _Budget:
@@ -79,14 +81,15 @@ def active_limits() -> RenderLimits:
     return budget.limits if budget is not None else RenderLimits()
 
 
-def tick() -> None:
-    """Raise when the render in progress has passed its deadline (the clock is read at every
-    64th check; each check stands for one small step of the template)."""
+def tick(*, now: bool = False) -> None:
+    """Raise when the render in progress has passed its deadline. The clock is read at every
+    64th check (each stands for one small step of the template), or at once with ``now`` (after
+    a step that built a large value)."""
     budget = _CURRENT.get()
     if budget is None:
         return
     budget.ticks -= 1
-    if budget.ticks > 0:
+    if budget.ticks > 0 and not now:
         return
     budget.ticks = _CLOCK_EVERY
     if time.monotonic() > budget.deadline:
@@ -137,10 +140,14 @@ def value_size(value: object, limit: int) -> int:
 def check_value(value: Any) -> Any:
     """``value`` if the render is still in time and ``value`` within the size limit."""
     tick()
+    size = 0
     if isinstance(value, str):
-        check_size(len(value))
+        size = len(value)
     elif _children(value) is not None:
-        check_size(value_size(value, active_limits().output_chars))
+        size = value_size(value, active_limits().output_chars)
+    check_size(size)
+    if size > _LARGE:
+        tick(now=True)
     return value
 
 

@@ -118,6 +118,10 @@ def check_filter(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> N
         check_widths((*args, *kwargs.values()))
         return
     text = args[0] if args else ""
+    if name == "sum" and not isinstance(_arg(args, kwargs, 2, "start", 0), (int, float)):
+        # adding lists or strings one by one copies the growing total each time (quadratic)
+        raise SecurityError("sum with a list or string start is refused (it is quadratic); "
+                            "join strings with |join, or loop over the lists")
     if name == "format" and isinstance(text, str):
         check_printf(text, kwargs or tuple(args[1:]))
     elif not isinstance(text, str):
