@@ -31,12 +31,15 @@ from ..session import (
 __all__ = ["real_archives", "real_paths", "reply_message", "reply_usage", "wire_messages", "wire_tools"]
 
 _ADDRESS = re.compile(re.escape(LOGICAL_ROOT) + r"/((?:" + re.escape(REDUCED_DIR) + "|"
-                      + re.escape(TOOL_OUTPUTS_DIR) + r")/[A-Za-z0-9_.-]+)")
+                      + re.escape(TOOL_OUTPUTS_DIR) + r")/[a-z0-9_-][a-z0-9_.-]{0,39}-[0-9a-f]{12}\.txt)")
+"""An artifact address as the engine writes it (``safe_tool_name`` + 12 hex of sha256): nothing
+else, so no text can make the wire name a file outside the two folders."""
 
 
 def real_paths(text: str, session_dir: Path) -> str:
     """``text`` with every recovery address under the logical root rewritten to the real file
-    in ``session_dir`` (artifact names are sanitised: they never leave their folder)."""
+    in ``session_dir`` (only names of the engine's artifact shape, which never leave their
+    folder)."""
     if LOGICAL_ROOT not in text:
         return text
     root = session_dir.resolve()
