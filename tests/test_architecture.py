@@ -79,3 +79,29 @@ def test_one_text_diff_for_templates_and_reruns():
         "--- saved/compaction.j2", "+++ edited/compaction.j2"]
     assert text_diff("a\nb\n", "a\nc\n", "x").splitlines()[-2:] == ["-b", "+c"]
     assert text_diff("same\n", "same\n", "x") == template_diff("same\n", "same\n", "compaction") == ""
+
+
+def test_r_cfg_every_section_words_an_unknown_field_the_same(tmp_path):
+    """R-CFG: an unknown key reads "unknown field" with its file, line and field path in every
+    section of a configuration, ``reduction`` included, and in a runner configuration."""
+    import pytest
+    from iris.config import SECTIONS, parse_config
+    from iris.errors import ConfigError
+    from iris.runner.config import parse_runner_config
+
+    for section in SECTIONS:
+        if section == "model":
+            text = "model:\n  name: m\n  bogus: 1\n"
+        elif section == "catalogue":
+            continue  # entries are keyed by model name: see below
+        else:
+            text = f"{section}:\n  bogus: 1\n"
+        with pytest.raises(ConfigError) as caught:
+            parse_config(text, source="c.yaml")
+        assert caught.value.problem == "unknown field", (section, str(caught.value))
+        assert caught.value.line == text.splitlines().index("  bogus: 1") + 1
+        assert str(caught.value).startswith(f"c.yaml:{caught.value.line} [{section}.bogus]")
+    with pytest.raises(ConfigError, match=r"\[catalogue\.m\.bogus\]: unknown field"):
+        parse_config("catalogue:\n  m:\n    context: 1000\n    bogus: 1\n", source="c.yaml")
+    with pytest.raises(ConfigError, match="unknown field"):
+        parse_runner_config("bogus: 1\n", base_dir=tmp_path)

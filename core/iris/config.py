@@ -33,7 +33,7 @@ from .errors import ConfigError
 from .hashing import content_hash
 from .prompts.config import PromptConfig
 from .reduction.config import ReductionConfig, parse_reduction
-from .yaml_errors import read_yaml
+from .yaml_errors import node_line, read_yaml
 
 __all__ = [
     "ContextConfig",
@@ -69,21 +69,6 @@ class ContextConfig(BaseModel):
     """Chord-style fallbacks applied while loading, each naming the field path."""
 
 
-def _node_line(root: yaml.Node | None, path: tuple[str, ...]) -> int | None:
-    """1-based line of the YAML node at ``path`` (or of its deepest existing ancestor)."""
-    node, line = root, (root.start_mark.line + 1) if root is not None else None
-    for key in path:
-        if not isinstance(node, yaml.MappingNode):
-            break
-        for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == key:
-                node, line = v, k.start_mark.line + 1
-                break
-        else:
-            break
-    return line
-
-
 def _fields(value: object, field: str) -> dict[str, Any]:
     """A YAML mapping of fields (values checked by the section's model), else a ConfigError."""
     if not isinstance(value, Mapping):
@@ -100,11 +85,7 @@ def _validate(model: type[_Model], value: Mapping[str, Any], field: str) -> _Mod
     try:
         return model.model_validate(value)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
-        msg = msg.removeprefix("Value error, ")
-        raise ConfigError(msg, field=f"{field}.{loc}" if loc else field) from None
+        raise ConfigError.from_validation(exc, field) from None
 
 
 def _build(data: Mapping[str, Any]) -> ContextConfig:
@@ -157,7 +138,7 @@ def parse_config(data: str | Mapping[str, Any], *, source: str = "<config>") -> 
     except ConfigError as exc:
         path = tuple((exc.field or "").split(".")) if exc.field else ()
         raise ConfigError(exc.problem, path=source, field=exc.field,
-                          line=_node_line(root, path) if root is not None else None) from None
+                          line=node_line(root, path)) from None
 
 
 def load_config(path: str | Path) -> ContextConfig:

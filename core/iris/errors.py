@@ -7,6 +7,11 @@ show it without a traceback.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 __all__ = [
     "ConfigError",
     "ContextAccessError",
@@ -68,6 +73,16 @@ class ConfigError(IrisError):
         self.line = line
         where = _locate(path, line, field)
         super().__init__(f"{where}: {problem}" if where else problem)
+
+    @classmethod
+    def from_validation(cls, exc: ValidationError, field: str | None = None) -> ConfigError:
+        """The first problem of a section's validation error, worded like every configuration
+        error (``unknown field`` for a key the section does not have), at ``field`` + its path."""
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        problem = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        where = ".".join(p for p in (field, loc) if p)
+        return cls(problem.removeprefix("Value error, "), field=where or None)
 
 
 class TemplateError(IrisError):

@@ -12,13 +12,14 @@ as is an alias inside its own anchor (a cyclic document).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 import yaml
 
 from .errors import ConfigError
 
-__all__ = ["MAX_YAML_NODES", "read_yaml", "yaml_error"]
+__all__ = ["MAX_YAML_NODES", "node_line", "read_yaml", "yaml_error"]
 
 MAX_YAML_NODES = 100_000
 """Largest document, in nodes with every alias expanded (a configuration has a few hundred)."""
@@ -104,3 +105,30 @@ def read_yaml(text: str, path: str | None) -> tuple[object, yaml.Node | None]:
     except yaml.YAMLError as exc:
         raise yaml_error(exc, path) from None
     return data, node
+
+
+def node_line(root: yaml.Node | None, path: Sequence[object]) -> int | None:
+    """The 1-based line an error at ``path`` (mapping keys and sequence indices, as a validation
+    error locates a field) points to: the line of the entry's key, or of the sequence item; when
+    the path leaves the document, the line of its deepest existing ancestor. The one mapping from
+    a field path to a line (configurations, runner configurations, context.yaml)."""
+    if root is None:
+        return None
+    node, line = root, root.start_mark.line + 1
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            pairs = cast("list[tuple[yaml.Node, yaml.Node]]", node.value)
+            hit = next(((k, v) for k, v in pairs
+                        if isinstance(k, yaml.ScalarNode) and k.value == part), None)
+            if hit is None:
+                break
+            node, line = hit[1], hit[0].start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            items = cast("list[yaml.Node]", node.value)
+            if not 0 <= part < len(items):
+                break
+            node = items[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line

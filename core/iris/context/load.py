@@ -16,7 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..errors import ConfigError
-from ..yaml_errors import read_yaml
+from ..yaml_errors import node_line, read_yaml
 from .model import POSITIONS, ContextBuildInput
 
 __all__ = ["ContextValidationError", "field_path", "load_context_build_input", "parse_context_build_input"]
@@ -42,22 +42,6 @@ def field_path(loc: tuple[str | int, ...]) -> str:
     return out
 
 
-def _line_of(node: yaml.Node | None, loc: tuple[object, ...]) -> int | None:
-    """1-based line of the YAML node at ``loc`` (or of its nearest existing parent)."""
-    line = None if node is None else node.start_mark.line + 1
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-        else:
-            node = None
-        if node is None:
-            break
-        line = node.start_mark.line + 1
-    return line
-
-
 def _section(data: Mapping[object, object], position: str) -> dict[str, Any] | None:
     """The YAML mapping of one position (its fields are checked by the model), else None."""
     section = data.get(position)
@@ -81,7 +65,7 @@ def _missing_templates(data: Mapping[object, object], node: yaml.Node | None,
         if isinstance(template, str) and not Path(template).is_file():
             issues.append(ConfigError(f"template file not found: {template}", path=path,
                                       field=f"{position}.template",
-                                      line=_line_of(node, (position, "template"))))
+                                      line=node_line(node, (position, "template"))))
     return issues
 
 
@@ -93,7 +77,7 @@ def parse_context_build_input(text: str, *, base_dir: str | os.PathLike[str],
         raise ConfigError("the top level must be a mapping with a 'system' section", path=path, line=1)
     data = cast("dict[object, object]", parsed)  # keys are checked against POSITIONS below
     issues = [ConfigError(f"unknown top-level key {key!r}; allowed: {', '.join(POSITIONS)}",
-                          path=path, field=str(key), line=_line_of(node, (key,)))
+                          path=path, field=str(key), line=node_line(node, (key,)))
               for key in data if key not in POSITIONS]
     _resolve_templates(data, Path(base_dir))
     issues += _missing_templates(data, node, path)
@@ -107,7 +91,7 @@ def parse_context_build_input(text: str, *, base_dir: str | os.PathLike[str],
             if err["type"] == "string_type" and isinstance(err.get("input"), bool):
                 problem += " (YAML reads yes/no/on/off/true/false as booleans: quote the value)"
             issues.append(ConfigError(problem, path=path, field=field_path(loc) or None,
-                                      line=_line_of(node, loc)))
+                                      line=node_line(node, loc)))
         result = None
     if issues:
         raise ContextValidationError(sorted(issues, key=lambda issue: issue.line or 0))

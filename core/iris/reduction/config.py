@@ -87,6 +87,4 @@ def parse_reduction(value: Any, *, field: str = "reduction") -> ReductionConfig:
     try:
         return ReductionConfig.model_validate(value)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(err["msg"], field=f"{field}.{loc}" if loc else field) from None
+        raise ConfigError.from_validation(exc, field) from None

@@ -32,7 +32,7 @@ from ..config import ContextConfig, default_config, load_config, parse_config
 from ..context import ContextBuildInput, load_context_build_input
 from ..errors import ConfigError
 from ..session import ModelLimits
-from ..yaml_errors import read_yaml
+from ..yaml_errors import node_line, read_yaml
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "EndpointConfig", "RunnerConfig", "load_runner_config",
            "parse_runner_config"]
@@ -97,21 +97,6 @@ _FIELDS = ("endpoint", "max_steps", "sessions_dir", "workspace_root", "context",
            "limits", "summariser", "title")
 
 
-def _line_of(root: yaml.Node | None, path: tuple[str, ...]) -> int | None:
-    """1-based line of the YAML node at ``path`` (or of its deepest existing ancestor)."""
-    node, line = root, (root.start_mark.line + 1) if root is not None else None
-    for key in path:
-        if not isinstance(node, yaml.MappingNode):
-            break
-        for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == key:
-                node, line = v, k.start_mark.line + 1
-                break
-        else:
-            break
-    return line
-
-
 def _path(value: object, base: Path, field: str) -> Path:
     if not isinstance(value, str) or not value:
         raise ConfigError(f"must be a path (text), got {value!r}", field=field)
@@ -149,10 +134,7 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> RunnerConfig:
     try:
         return RunnerConfig.model_validate(values)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
-        raise ConfigError(msg.removeprefix("Value error, "), field=loc or None) from None
+        raise ConfigError.from_validation(exc) from None
 
 
 def parse_runner_config(data: str | Mapping[str, Any], *, base_dir: str | Path = ".",
@@ -175,7 +157,7 @@ def parse_runner_config(data: str | Mapping[str, Any], *, base_dir: str | Path =
             raise
         keys = tuple((exc.field or "").replace("[", ".").split(".")) if exc.field else ()
         raise ConfigError(exc.problem, path=source, field=exc.field,
-                          line=_line_of(root, keys) if root is not None else None) from None
+                          line=node_line(root, keys)) from None
 
 
 def load_runner_config(path: str | Path) -> RunnerConfig:
