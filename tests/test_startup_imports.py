@@ -15,16 +15,16 @@ _PROBE = """
 import json, sys
 from workbench.cli import main
 code = main(["replay", sys.argv[1]])
-heavy = sorted(m for m in ("pandas", "numpy", "httpx", "tenacity", "pyarrow", "asyncio")
-               if m in sys.modules)
+heavy = sorted(m for m in ("pandas", "numpy", "httpx", "tenacity", "pyarrow", "asyncio",
+                          "opentelemetry.sdk", "google.protobuf") if m in sys.modules)
 print(json.dumps({"code": code, "heavy": heavy}))
 """
 
 
 def test_replay_command_imports_no_pandas_numpy_or_http_client(tmp_path):
     """A replay of a transcript file with the offline summariser runs without importing pandas,
-    numpy, pyarrow (sqlite_utils would pull them in), httpx/tenacity (remote summariser only) or
-    asyncio (context sources only)."""
+    numpy, pyarrow (sqlite_utils would pull them in), httpx/tenacity (remote summariser only),
+    asyncio (context sources only) or the OpenTelemetry SDK and protobuf (``export`` only)."""
     env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home"), "IRIS_CACHE_DIR": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-c", _PROBE, str(ROOT / "sample_sessions" / "bugfix.jsonl")],
                           env=env, capture_output=True, text=True, timeout=300, check=False)

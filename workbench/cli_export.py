@@ -15,8 +15,6 @@ from pathlib import Path
 
 from iris.errors import WorkbenchError
 
-from .otlp_export import otlp_spans, push_otlp, spans_document, write_otlp
-
 __all__ = ["export_saved_replay", "register"]
 
 
@@ -48,11 +46,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def export_saved_replay(store, replay_id: str, out: str | Path, *,
                         shift_to_now: bool = False) -> tuple[Path, int]:
     """Write a saved replay as OTLP JSON; returns the path and the number of model-call spans."""
+    from .otlp_export import spans_document, write_otlp
+
     spans = _saved_spans(store, replay_id, shift_to_now)
     return write_otlp(out, spans_document(spans)), len(spans) - 1
 
 
 def _saved_spans(store, replay_id: str, shift_to_now: bool) -> list:
+    from .otlp_export import otlp_spans
     from .services.replay import open_saved
 
     saved = open_saved(store, replay_id)
@@ -64,6 +65,8 @@ def _saved_spans(store, replay_id: str, shift_to_now: bool) -> list:
 
 
 def _export(args: argparse.Namespace) -> int:
+    # the OpenTelemetry SDK and protobuf load only for this command (every command builds the parser)
+    from .otlp_export import push_otlp, spans_document, write_otlp
     from .storage.store import open_store
 
     if not args.otlp and not args.otlp_endpoint:
@@ -99,6 +102,7 @@ def _replay_spans(store, args: argparse.Namespace) -> list:
 
     from .importers import load_session
     from .notebook import replay
+    from .otlp_export import otlp_spans
 
     if args.target == "-" or Path(args.target).is_file():
         session = load_session(_source(args.target), format=args.format).session
