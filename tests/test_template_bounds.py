@@ -139,3 +139,18 @@ def test_r_bound_1_includes_are_refused_when_compiled(tag):
     with pytest.raises(TemplateError, match=r"not supported") as err:
         compile_template(f"first line\n{tag}", "context.j2")
     assert err.value.template == "context.j2" and err.value.line == 2
+
+
+def test_r_bound_1_include_in_a_context_yaml_template_names_the_file_and_line(tmp_path: Path):
+    """R-BOUND-1: a context.yaml whose section template uses {% include %} fails, when the context
+    is built, with a TemplateError naming the template file and line and saying includes are not
+    supported (it used to be "TypeError: no loader for this environment specified")."""
+    from iris.context.load import load_context_build_input
+
+    (tmp_path / "system.j2").write_text("Notes:\n{% include 'other.j2' %}\n", "utf-8")
+    (tmp_path / "context.yaml").write_text(
+        "system:\n  template: system.j2\n  slots:\n    - {name: a, content: x}\n", "utf-8")
+    built = load_context_build_input(tmp_path / "context.yaml")
+    with pytest.raises(TemplateError, match=r"include %\} is not supported") as err:
+        ContextBuilder().build(built)
+    assert err.value.template == str(tmp_path / "system.j2") and err.value.line == 2
