@@ -503,3 +503,31 @@ def test_a_live_run_is_deterministic_with_an_injected_clock_and_id(tmp_path: Pat
         files.append((result.session_path.read_bytes(),
                       (result.session_dir / PREPARATIONS_FILE).read_bytes()))
     assert files[0] == files[1]
+
+
+class RunInput:
+    """A source that shows the run's input and run id (from the scope) as its contribution."""
+
+    async def collect(self, scope: ContextBuildScope) -> ContextSnapshot:
+        return ContextSnapshot(contributions=(ContextContribution(
+            key="run", text=f"{scope.run_id} input={scope.run_input}"),))
+
+
+def test_a_second_turn_is_a_new_run_of_the_same_session(tmp_path: Path) -> None:
+    """R-RUN-1, R-DYN-1: ``run`` again continues the session: a new run id, the source's scope
+    carries the new user input, step indices go on, and the file holds both turns."""
+    def model(body: dict[str, Any]) -> Any:  # one tool call per turn, then the answer
+        return "answer" if body["messages"][-1]["role"] == "tool" else [("bash", {"command": "run 1"})]
+
+    with ChatServer(model) as srv:
+        live = runner(tmp_path, srv.url, context_source=RunInput(), session_id="turns")
+        first = live.run("First question.")
+        second = live.run("Second question.")
+    assert (first.run_id, second.run_id) == ("turns:run-0", "turns:run-1")
+    assert [p.step_index for p in second.preparations] == [2, 3]
+    assert "turns:run-1 input=Second question." in all_text(srv.bodies[2])
+    assert all(p.run_id == "turns:run-1" for p in second.preparations)
+    session = load_session(second.session_path).session
+    assert [m.text for m in session.messages if m.role == "user"] == [
+        "First question.", "Second question."]
+    assert len(session.index.batches) == 4
