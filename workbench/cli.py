@@ -23,11 +23,19 @@ from pathlib import Path
 
 from iris.errors import WorkbenchError
 
-__all__ = ["COMMAND_MODULES", "STDIN", "build_parser", "main", "shown", "stdin_file", "streamlit_command"]
+__all__ = ["COMMANDS", "COMMAND_MODULES", "STDIN", "build_parser", "main", "shown", "stdin_file", "streamlit_command"]
 
 #: Modules that contribute subcommands, each with ``register(subparsers) -> None``.
 COMMAND_MODULES: tuple[str, ...] = ("workbench.cli_lists", "workbench.cli_replay", "workbench.report",
                                      "workbench.cli_batch", "workbench.cli_export", "workbench.cli_watch")
+
+#: The module that registers each subcommand of :data:`COMMAND_MODULES`: a command line that names
+#: one of them imports only that module (``workbench sessions`` needs no replay engine); help, an
+#: unknown name or a command missing here register every module.
+COMMANDS: dict[str, str] = {"sessions": "workbench.cli_lists", "replays": "workbench.cli_lists",
+                            "replay": "workbench.cli_replay", "report": "workbench.report",
+                            "batch": "workbench.cli_batch", "export": "workbench.cli_export",
+                            "watch": "workbench.cli_watch"}
 
 APP_PATH = Path(__file__).resolve().parent / "app.py"
 
@@ -214,15 +222,26 @@ def _inspect(args: argparse.Namespace) -> int:
 _BUILTIN = (_register_run, _register_import, _register_inspect)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or (``command`` given) of the built-in ones and ``command``
+    (its module alone imported: the others bring in the engine, the exporters and their
+    libraries, most of a short command's start-up)."""
     parser = argparse.ArgumentParser(prog="workbench", description="Context Workbench")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for register in _BUILTIN:
         register(sub)
-    for module in COMMAND_MODULES:
+    builtin = command in ("run", "import", "inspect")
+    only = COMMANDS.get(command or "")
+    for module in () if builtin else (only,) if only else COMMAND_MODULES:
         importlib.import_module(module).register(sub)
     return parser
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand a command line names (its first argument that is not an option; the
+    top-level options take no value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def _version() -> str:
@@ -259,7 +278,8 @@ def _import_sqlite_utils_without_pandas() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _import_sqlite_utils_without_pandas()
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_command(argv)).parse_args(argv)
     try:
         _stdin_config(args)
         return args.handler(args)

@@ -7,11 +7,17 @@ and tools, trim old bodies, compaction, final selection. Each is a pure function
 record to an :class:`EvidenceSink` and a ``context.preparation`` event to the :class:`Broker`.
 What the stages reuse from step to step is in the :class:`StepMemory` of ``settings.memory``,
 owned by the replay runner.
+
+The records are imported with the package; the pipeline, its stages, the publisher and the step
+memory when first named (``from iris.preparation import prepare``): a reader of stored records
+(the store, a listing) does not load the reduction and compaction engines.
 """
 
-from .memory import StepMemory
-from .pipeline import STAGES, PreparationOutcome, StepMeta, prepare
-from .publisher import Broker, EvidenceSink, ListSink, PreparationEvent, Publisher
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
 from .records import (
     RECORD_SCHEMA_VERSION,
     STAGE_NAMES,
@@ -42,7 +48,28 @@ from .records import (
     content_hash,
     request_ref,
 )
-from .state import Part, PipelineSettings, PreparationState, StageFailed, TokenCache, ToolSpec
+
+if TYPE_CHECKING:
+    from .memory import StepMemory
+    from .pipeline import STAGES, PreparationOutcome, StepMeta, prepare
+    from .publisher import Broker, EvidenceSink, ListSink, PreparationEvent, Publisher
+    from .state import Part, PipelineSettings, PreparationState, StageFailed, TokenCache, ToolSpec
+
+_LAZY = {"StepMemory": "memory", "STAGES": "pipeline", "PreparationOutcome": "pipeline",
+         "StepMeta": "pipeline", "prepare": "pipeline", "Broker": "publisher",
+         "EvidenceSink": "publisher", "ListSink": "publisher", "PreparationEvent": "publisher",
+         "Publisher": "publisher", "Part": "state", "PipelineSettings": "state",
+         "PreparationState": "state", "StageFailed": "state", "TokenCache": "state",
+         "ToolSpec": "state"}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "RECORD_SCHEMA_VERSION",

@@ -1,0 +1,70 @@
+"""A command line imports the module of the subcommand it names, not every subcommand's module.
+
+Building the parser of every subcommand imports the replay engine, the exporters and their
+libraries: most of the start-up of a short command such as ``workbench sessions``. The map
+``workbench.cli.COMMANDS`` names each subcommand's module; these tests check the map against what
+the modules really register and that a named command loads nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import subprocess
+import sys
+
+from workbench.cli import COMMAND_MODULES, COMMANDS, build_parser
+
+
+def _registered(module: str) -> set[str]:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    importlib.import_module(module).register(sub)
+    return set(sub.choices)
+
+
+def test_r_ui_9_each_mapped_command_is_registered_by_its_module():
+    """R-UI-9: every subcommand in ``COMMANDS`` is registered by the module it names, and that
+    module is one of ``COMMAND_MODULES``; a parser built for one command parses it."""
+    for command, module in COMMANDS.items():
+        assert module in COMMAND_MODULES
+        assert command in _registered(module), (command, module)
+    args = build_parser("sessions").parse_args(["sessions"])
+    assert args.command == "sessions" and callable(args.handler)
+
+
+def test_r_ui_9_help_and_unknown_names_register_every_command():
+    """R-UI-9: without a command (``--help``) or with a name the map does not know, every module
+    registers its commands, so the full list is shown and a new command still runs."""
+    everything = _commands(build_parser(None))
+    assert set(COMMANDS) | {"run", "import", "inspect"} <= everything
+    assert everything == _commands(build_parser("no-such-command"))
+
+
+def _commands(parser: argparse.ArgumentParser) -> set[str]:
+    """The subcommand names a parser knows (argparse keeps them on its subparsers action)."""
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]  # pyright: ignore[reportPrivateUsage]
+    return set(actions[0].choices)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+
+
+def test_r_ui_9_a_short_command_does_not_import_the_engine_or_exporters(tmp_path):
+    """R-UI-9: ``workbench sessions`` (in a new process) lists the store without importing the
+    replay engine or the exporters; ``workbench replay`` imports the engine but not the
+    exporters."""
+    probe = ("import sys, json; from workbench.cli import main; code = main(sys.argv[1:]); "
+             "print(json.dumps({'code': code, 'loaded': [m for m in ('iris.replay', "
+             "'workbench.cli_export', 'workbench.cli_replay', 'workbench.otlp_export') "
+             "if m in sys.modules]}))")
+    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path)}
+
+    def run(*argv: str) -> dict[str, object]:
+        out = subprocess.run([sys.executable, "-c", probe, *argv], env=env, capture_output=True,
+                             text=True, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    assert run("sessions") == {"code": 0, "loaded": []}
+    replay = run("replay", "--defaults")
+    assert replay["code"] == 0 and "iris.replay" in replay["loaded"]  # type: ignore[operator]
+    assert "workbench.cli_export" not in replay["loaded"]  # type: ignore[operator]
