@@ -1,5 +1,6 @@
 """Messages page (R-SES-1, R-SES-2): what exactly was said in one session — roles, tool calls
-with their results, errors, provider usage per response and the local estimate per message.
+with their results, errors, provider usage per response and the local estimate per message; search and filters over them
+(``workbench.ui.search``).
 
 The session is read by ``workbench.services.messages``; the words by ``workbench.views.messages``;
 the widgets are ``workbench.ui.messages``.
@@ -13,6 +14,7 @@ from workbench import state
 from workbench.page_guards import error_boundary
 from workbench.services.messages import open_session
 from workbench.ui import messages as ui
+from workbench.ui.search import show_search
 from workbench.views.messages import PAGE_SIZE, conversation
 
 st.title("Messages")
@@ -28,6 +30,9 @@ with error_boundary("open this session"), st.spinner("Loading session…"):
     opened = open_session(state.get_store(), session_id)
 
 ui.show_header(opened)
+with error_boundary("search this session", stop=False):
+    show_search(state.get_store(), session_id, opened.session, replay_id=state.current_replay_id(),
+                step=state.current_step())
 ui.show_table(opened)
 page, linked = ui.page_picker(session_id, len(opened.session.messages))
 start = (page - 1) * PAGE_SIZE

@@ -46,6 +46,7 @@ from .views.compare import (
 )
 from .views.compare import compactions_table as compared_compactions
 from .views.failures import failures_table
+from .views.search import SearchQuery, block_frame, message_states, search
 from .views.step_through import decision_table, request_messages, stage_table, step_header
 from .views.usage import summary_usage_table, usage_figure, usage_table
 
@@ -214,6 +215,21 @@ class NotebookReplay:
 
     def _request_at(self, step: int) -> PreparedRequest | None:
         return self.result.request(self.preparations[step])
+
+    def search(self, text: str = "", *, role: Sequence[str] = (), tool: Sequence[str] = (),
+               errors: bool = False, state: Sequence[str] = (), step: int = -1) -> pd.DataFrame:
+        """The session's content blocks that match: ``text`` (case-insensitive, in the text, the
+        tool's name, arguments and file paths), ``role``, ``tool``, ``errors`` only, and ``state``
+        (what step ``step``'s request did with the message: sent whole, reduced, left out, not sent
+        yet). Columns: message, step (the step that first sent it), role, kind, tool, paths, error,
+        state, match (a snippet), link (to the message on the Messages page)."""
+        prep = self.step(step).preparation
+        states = message_states(self.result.request(prep), prep.response_message_index,
+                                len(self.session.messages))
+        query = SearchQuery(text=text, roles=tuple(role), tools=tuple(tool), errors_only=errors,
+                            states=tuple(state))
+        return search(block_frame(self.session), query, states=states,
+                      session_id=self.session.header.session_id)
 
     def step(self, n: int) -> StepView:
         """The preparation of step ``n`` (0-based; negative counts from the end)."""
