@@ -266,6 +266,8 @@ def test_replay_facts_are_typed_and_tolerate_parts_written_by_older_code(store):
     old = ReplayFacts.from_json('{"thresholds": {"input_budget": 1}, "baseline": "recorded", '
                                 '"run_usage": {"main": {"calls": 3}}}')
     assert old.thresholds is None and old.baseline == "recorded" and old.run_usage.main.calls == 3
+    said = "stored replay facts: 'thresholds' no longer validates and reads as its default"
+    assert old.warnings == (said,)  # said, not silently reset
 
 
 def test_an_open_replay_is_cached_until_it_is_saved_again_by_any_process(store, tmp_path):

@@ -7,6 +7,7 @@ compactions, the agent's recorded compactions, calibration, configuration warnin
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -18,6 +19,8 @@ from iris.preparation.baseline import RecordedCompactionMark
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.session import Usage
 from pydantic import ConfigDict, ValidationError
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "FACTS_VERSION",
@@ -97,19 +100,28 @@ class ReplayFacts(_Frozen):
     @classmethod
     def from_json(cls, text: str) -> ReplayFacts:
         """Parse a stored row; a part that no longer validates (a field renamed since it was
-        written) reads as its default instead of failing the whole replay."""
+        written) reads as its default instead of failing the whole replay, and says so: a
+        logged warning and a line in :attr:`warnings` name each field read as its default."""
         try:
             return cls.model_validate_json(text)
         except ValidationError:
             data = json.loads(text) if text else {}
             kept: dict[str, Any] = {}
+            reset: list[str] = []
             for name in cls.model_fields:
                 if name in data:
                     try:
                         cls.model_validate({name: data[name]})
                     except ValidationError:
+                        reset.append(name)
                         continue
                     kept[name] = data[name]
+            notes = [f"stored replay facts: {name!r} no longer validates and reads as its default"
+                     for name in reset]
+            for note in notes:
+                _log.warning(note)
+            if notes:
+                kept["warnings"] = (*kept.get("warnings", ()), *notes)
             return cls.model_validate(kept)
 
 

@@ -2,9 +2,11 @@
 the URL query (``?session=…&replay=…&step=…``) so a link reopens the same view, and the sidebar that
 is the same on every page (UX.md "Layout").
 
-The sidebar is drawn by :func:`render_sidebar` from ``app.py`` before the page runs. It shows the
-session picker now; the replay issue adds its picker and the step selector at the marked place
-(:func:`sidebar_replay_picker` and :func:`sidebar_step_selector` are already generic).
+The sidebar is drawn by :func:`render_sidebar` from ``app.py`` before the page runs: the session
+picker, then the session's replay picker (a session opened for the first time gets its ``default``
+replay there, with a progress bar), the step selector with ◀ ▶ (Shift+Left / Shift+Right), the
+jumps to the previous and next compaction (Shift+Up / Shift+Down), and the notices of links whose
+parameters named nothing that exists.
 """
 
 from __future__ import annotations
