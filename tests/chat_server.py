@@ -56,8 +56,10 @@ def all_text(body: dict[str, Any]) -> str:
 class ChatServer:
     """``with ChatServer(script) as srv: srv.url, srv.bodies``."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, usage: bool = True) -> None:
         self.script = script
+        self.usage = usage
+        """False: answers carry no ``usage`` (a provider that reports none)."""
         self.bodies: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         owner = self
@@ -83,7 +85,10 @@ class ChatServer:
             self.bodies.append(body)
             turn = len(self.bodies)
         try:
-            payload = json.dumps(chat_answer(body, self.script(body), turn)).encode()
+            data = chat_answer(body, self.script(body), turn)
+            if not self.usage:
+                del data["usage"]
+            payload = json.dumps(data).encode()
             status = 200
         except Exception as exc:  # noqa: BLE001 -- a script error is an HTTP 500 the test sees
             payload, status = json.dumps({"error": repr(exc)}).encode(), 500

@@ -111,6 +111,17 @@ def test_live_run_crosses_the_pressure_line_and_compacts(tmp_path: Path) -> None
     assert any("- history-1.md (" in m.text for m in checkpoint)
 
 
+def test_without_provider_usage_nothing_triggers(tmp_path: Path) -> None:
+    """R-RUN-1, R-TOK-4: an endpoint that reports no usage gives the trigger no trusted sample, so
+    the live run never compacts on its own estimate (unless trigger_without_usage is set)."""
+    with ChatServer(PerSession(calls=12), usage=False) as srv:
+        result = runner(tmp_path, srv.url).run("Run the job twelve times and report.")
+    assert result.stop == "answered" and result.compactions == 0
+    assert {p.trigger_basis for p in result.preparations} == {"none"}
+    assert max(p.final_input_tokens for p in result.preparations) > result.preparations[0].pressure_line
+    assert {p.provider_usage_kind for p in result.preparations} == {"missing"}
+
+
 def test_the_workbench_imports_the_live_session(tmp_path: Path) -> None:
     """R-RUN-1: the session file is the native format; the workbench imports it like any
     transcript (messages, usage, the runner's compactions) and a replay of it with the same

@@ -41,7 +41,7 @@ from ..preparation.publisher import EvidenceSink, PreparationEvent, Publisher
 from ..preparation.records import ContextPreparation, PreparedRequest, StageName, StageRecord
 from ..preparation.runner_tools import with_runner_tools
 from ..preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
-from ..preparation.walk import Collector, Walk, context_parts, contribution_parts
+from ..preparation.walk import Collector, Walk, context_parts, contribution_parts, provider_reading
 from ..prompts import PromptTemplates, configured_snapshot
 from ..reduction.toolkinds import ToolKindMap
 from ..replay import config_snapshot_id, rejected_summary_usage
@@ -339,15 +339,13 @@ class AgentRunner:
             return None, f"step {k}: model call failed: {exc}"
         message = reply.message.model_copy(update={"timestamp": self.clock()})
         usage = message.usage
-        if usage is not None and usage.is_trusted:
-            p = p.model_copy(update={"response_message_index": len(self.record.messages),
-                                     "provider_prompt_tokens": usage.prompt_tokens,
-                                     "provider_usage_kind": "trusted"}).with_id()
-        else:
-            p = p.model_copy(update={"response_message_index": len(self.record.messages)}).with_id()
-        self._publish(p, request)
         self.tracker = self.tracker.observe_response(
             usage, context_bytes=context_bytes(request.messages), model=message.model)
+        tokens, kind = provider_reading(self.tracker, usage)  # as a replay states it
+        p = p.model_copy(update={"response_message_index": len(self.record.messages),
+                                 "provider_prompt_tokens": tokens, "provider_usage_kind": kind,
+                                 "provider_usage_note": usage.usage_note if usage else None}).with_id()
+        self._publish(p, request)
         if usage is not None and usage.is_trusted:
             self.calibration = self.calibration.observe(k, p.final_input_tokens, usage.prompt_tokens)
         self.record.add_message(message)
