@@ -97,3 +97,17 @@ def test_r_bound_1_tiny_message_replay_records_equal_without_step_memory():
     first = fast.preparations[10]
     request = fast.request(first)
     assert request is not None and request.ref == slow.requests[first.preparation_id].ref
+
+
+def test_r_bound_1_a_replay_that_is_not_saved_keeps_no_request(tmp_path):
+    """R-BOUND-1: ``workbench replay FILE`` without ``--name`` keeps no final request (each holds
+    the whole window, so all of them grow with steps × window); its records are those of a replay
+    that keeps them, and with ``--name`` the requests are kept for the store."""
+    from workbench.services.replay import replay_session
+
+    session = tiny_session(300)
+    kept, kept_bundle = replay_session(session, workspace_root=tmp_path)
+    light, light_bundle = replay_session(session, workspace_root=tmp_path, keep_bodies=False)
+    assert light.requests == {} and light_bundle.requests == {}
+    assert len(kept.requests) == len(kept.preparations) == 99 and kept_bundle.requests
+    assert light.preparations == kept.preparations

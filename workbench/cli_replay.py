@@ -151,9 +151,10 @@ def _replay(args: argparse.Namespace) -> int:
         summariser = make_summariser(args.summariser, session)
         started = time.perf_counter()
         with progress_bar("replay") as progress:
+            # only a replay saved with --name needs the final requests and archive texts
             result, bundle = replay_session(session, config=config, prompts=prompts,
                                             summariser=summariser, progress=progress,
-                                            baseline=args.baseline)
+                                            baseline=args.baseline, keep_bodies=bool(args.name))
         elapsed = time.perf_counter() - started
         if args.name or not Path(args.target).is_file():  # a stored session: keep its estimate,
             store.session_tokens(session_id, session.messages)  # counted by the replay just now

@@ -75,11 +75,14 @@ def replay_session(session: Session, *, config: ContextConfig | None = None,
                    prompts: PromptSnapshot | None = None, summariser: Summariser | None = None,
                    progress: Progress = no_progress,
                    workspace_root: str | Path | None = None,
-                   baseline: Baseline = "engine") -> tuple[Replay, EvidenceBundle]:
+                   baseline: Baseline = "engine",
+                   keep_bodies: bool = True) -> tuple[Replay, EvidenceBundle]:
     """Run the engine's replay and shape its result for the store: ``(replay, bundle)``.
 
     Without ``prompts`` the templates come from ``config.prompts.root`` under ``workspace_root``
-    (default: the workbench workspace, as on the Templates page)."""
+    (default: the workbench workspace, as on the Templates page). ``keep_bodies=False``: no final
+    request or archive text is kept (a replay that is not saved; each step's request holds the
+    whole window, so keeping them all grows with steps × window)."""
     config = config or default_config()
     prompts = prompts or workspace_templates(config, workspace_root)
 
@@ -88,7 +91,7 @@ def replay_session(session: Session, *, config: ContextConfig | None = None,
 
     result = run_replay(session, config, prompts=prompts, summariser=summariser,
                         observers=ReplayObservers(progress=steps_done),
-                        options=ReplayOptions(baseline=baseline))
+                        options=ReplayOptions(baseline=baseline, keep_bodies=keep_bodies))
     progress(0.9, "shaping the records")
     return result, bundle_from_replay(result, config=config, prompts=prompts,
                                       summariser=summariser_name(summariser))
