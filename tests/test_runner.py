@@ -79,7 +79,7 @@ def runner(tmp_path: Path, url: str, **options: Any) -> AgentRunner:
     return AgentRunner.from_config(config, tools=options.pop("tools", [bash_tool()]), **options)
 
 
-def test_live_run_crosses_the_pressure_line_and_compacts(tmp_path: Path) -> None:
+def test_r_run_1_live_run_crosses_the_pressure_line_and_compacts(tmp_path: Path) -> None:
     """R-RUN-1: a live tool loop through the preparation pipeline crosses the pressure line and
     compacts; every step is recorded with the provider's usage, and the smaller request after the
     compaction is what the model really received."""
@@ -111,7 +111,7 @@ def test_live_run_crosses_the_pressure_line_and_compacts(tmp_path: Path) -> None
     assert any("- history-1.md (" in m.text for m in checkpoint)
 
 
-def test_without_provider_usage_nothing_triggers(tmp_path: Path) -> None:
+def test_r_run_1_without_provider_usage_nothing_triggers(tmp_path: Path) -> None:
     """R-RUN-1, R-TOK-4: an endpoint that reports no usage gives the trigger no trusted sample, so
     the live run never compacts on its own estimate (unless trigger_without_usage is set)."""
     with ChatServer(PerSession(calls=12), usage=False) as srv:
@@ -122,7 +122,7 @@ def test_without_provider_usage_nothing_triggers(tmp_path: Path) -> None:
     assert {p.provider_usage_kind for p in result.preparations} == {"missing"}
 
 
-def test_the_workbench_imports_the_live_session(tmp_path: Path) -> None:
+def test_r_run_1_the_workbench_imports_the_live_session(tmp_path: Path) -> None:
     """R-RUN-1: the session file is the native format; the workbench imports it like any
     transcript (messages, usage, the runner's compactions) and a replay of it with the same
     configuration prepares the same requests, stage by stage, up to the first compaction."""
@@ -162,7 +162,7 @@ def _decided(p: ContextPreparation) -> list[tuple[str, str, list[dict[str, Any]]
 _SAVED = re.compile(r"Full output saved to (\S+?\.txt)")
 
 
-def test_the_model_reads_a_reduced_output_back_from_its_real_path(tmp_path: Path) -> None:
+def test_r_run_1_the_model_reads_a_reduced_output_back_from_its_real_path(tmp_path: Path) -> None:
     """R-RUN-1 (recovery addresses): a reduced tool output's summary reaches the model with the
     real file path; the model's read_file call with that path gets the original bytes back.
     Records keep the logical ``<session_dir>`` root; no request on the wire carries it."""
@@ -233,7 +233,7 @@ class SharedSource:
             ContextContribution(key="scope", text=f"session={scope.session_id} step={scope.step_index}"),))
 
 
-def test_two_sessions_share_one_context_source_from_two_threads(tmp_path: Path) -> None:
+def test_r_run_1_two_sessions_share_one_context_source_from_two_threads(tmp_path: Path) -> None:
     """R-RUN-1, R-DYN-1: two runners in two threads bind the same source; each step gets the
     snapshot of its own session and step, and each session file records only its own."""
     source = SharedSource()
@@ -265,7 +265,7 @@ def test_two_sessions_share_one_context_source_from_two_threads(tmp_path: Path) 
         assert all(s.contributions[0].text.startswith(f"session=s{i} ") for s in session.context_snapshots)
 
 
-def test_runner_from_a_config_file(tmp_path: Path) -> None:
+def test_r_run_1_runner_from_a_config_file(tmp_path: Path) -> None:
     """R-RUN-1: ``from_config_file`` reads endpoint, engine and static context relative to the
     file; the static system context is the first message the model gets."""
     (tmp_path / "context.yaml").write_text(
@@ -286,7 +286,7 @@ def test_runner_from_a_config_file(tmp_path: Path) -> None:
     assert names == ["bash", "context_read", "context_search"]
 
 
-def test_the_step_limit_stops_a_run(tmp_path: Path) -> None:
+def test_r_run_1_the_step_limit_stops_a_run(tmp_path: Path) -> None:
     """R-RUN-1: a model that never stops calling tools is stopped after ``max_steps`` calls."""
     with ChatServer(PerSession(calls=100)) as srv:
         config = {"endpoint": {"base_url": srv.url, "model": "m"}, "max_steps": 3,
@@ -296,7 +296,7 @@ def test_the_step_limit_stops_a_run(tmp_path: Path) -> None:
     assert len(srv.bodies) == len(result.preparations) == 3
 
 
-def test_a_failed_model_call_ends_the_run_and_keeps_the_session(tmp_path: Path) -> None:
+def test_r_run_1_a_failed_model_call_ends_the_run_and_keeps_the_session(tmp_path: Path) -> None:
     """R-RUN-1: an endpoint error ends the run with the error named; what happened is on disk."""
     def broken(body: dict[str, Any]) -> Any:
         raise RuntimeError("model down")
@@ -311,7 +311,7 @@ def test_a_failed_model_call_ends_the_run_and_keeps_the_session(tmp_path: Path) 
     assert len(result.preparations) == 1
 
 
-def test_the_endpoints_model_can_write_the_checkpoints(tmp_path: Path) -> None:
+def test_r_run_1_the_endpoints_model_can_write_the_checkpoints(tmp_path: Path) -> None:
     """R-RUN-1, R-TOK-6: with ``summariser: endpoint`` the live compaction's summary comes from the
     same endpoint through the summary client; its usage is counted apart from the main calls."""
     steps = PerSession(calls=12)
@@ -333,7 +333,7 @@ def test_the_endpoints_model_can_write_the_checkpoints(tmp_path: Path) -> None:
     assert "Concrete content for" in checkpoint
 
 
-def test_sink_events_and_cancel(tmp_path: Path) -> None:
+def test_r_run_1_sink_events_and_cancel(tmp_path: Path) -> None:
     """R-RUN-1, R-PREP-5: the sink gets every preparation with its request, subscribers one
     ``context.preparation`` event per step; the host's cancel ends the run with a cancelled
     preparation and no model call for that step."""
@@ -351,7 +351,7 @@ def test_sink_events_and_cancel(tmp_path: Path) -> None:
     assert result.preparations[0].final_request_ref == result.preparations[0].preparation_id
 
 
-def test_a_transient_endpoint_error_is_tried_again(tmp_path: Path) -> None:
+def test_r_run_1_a_transient_endpoint_error_is_tried_again(tmp_path: Path) -> None:
     """R-RUN-1, R-BOUND-1: an HTTP 500 is retried within the call's deadline and the run goes on;
     the step is prepared once and recorded once."""
     failed: list[int] = []
@@ -370,7 +370,7 @@ def test_a_transient_endpoint_error_is_tried_again(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("step", [Step(trickle=0.2), Step(huge=40_000_000)], ids=["trickle", "huge"])
-def test_a_hostile_endpoint_cannot_hold_a_step(tmp_path: Path, step: Step) -> None:
+def test_r_run_1_a_hostile_endpoint_cannot_hold_a_step(tmp_path: Path, step: Step) -> None:
     """R-RUN-1, R-BOUND-1: an endpoint that trickles its answer a byte at a time fails the call at
     the deadline, and an answer past ``max_answer_bytes`` is refused unread; the run ends failed."""
     with ScriptedServer([step]) as srv:
@@ -386,7 +386,7 @@ def test_a_hostile_endpoint_cannot_hold_a_step(tmp_path: Path, step: Step) -> No
 
 
 @pytest.mark.parametrize("bad", ["../escape", ".hidden", "a/b", ""])
-def test_a_session_id_that_is_no_folder_name_is_refused(tmp_path: Path, bad: str) -> None:
+def test_r_run_1_a_session_id_that_is_no_folder_name_is_refused(tmp_path: Path, bad: str) -> None:
     """R-RUN-1: the session id names the session folder; one that could leave it is refused."""
     config = {"endpoint": {"base_url": "http://127.0.0.1:9/v1", "model": "m"},
               "sessions_dir": str(tmp_path / "s")}
@@ -404,7 +404,7 @@ def test_a_session_id_that_is_no_folder_name_is_refused(tmp_path: Path, bad: str
     ("endpoint:\n  base_url: http://x/v1\n  model: m\nengine:\n  compaction:\n    keep_recent_ratio: 2\n",
      "engine.compaction.keep_recent_ratio", 6),
 ])
-def test_a_bad_runner_file_names_file_line_and_field(tmp_path: Path, text: str, field: str,
+def test_r_run_1_a_bad_runner_file_names_file_line_and_field(tmp_path: Path, text: str, field: str,
                                                      line: int) -> None:
     """R-RUN-1: a bad runner file is a ConfigError naming the file, the line and the field."""
     path = tmp_path / "runner.yaml"
@@ -416,7 +416,7 @@ def test_a_bad_runner_file_names_file_line_and_field(tmp_path: Path, text: str, 
     assert caught.value.line == line
 
 
-def test_template_renderer_and_msg_are_the_builders_own() -> None:
+def test_r_run_1_template_renderer_and_msg_are_the_builders_own() -> None:
     """R-RUN-1 (seed names): ContextBuilder.build returns Msg messages; TemplateRenderer renders
     plain text (a template that writes XML escapes values itself)."""
     built = ContextBuilder().build(parse_context_build_input(
@@ -427,7 +427,7 @@ def test_template_renderer_and_msg_are_the_builders_own() -> None:
     assert renderer.render("{{ x }}|{{ x | e }}", {"x": "<tag>"}) == "<tag>|&lt;tag&gt;"
 
 
-def test_the_readme_runner_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_r_run_1_the_readme_runner_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """R-RUN-1: the README's ten-line runner example runs as written against a local endpoint
     (its read_file tool really reads the file the scripted model asks for)."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
@@ -452,7 +452,7 @@ def test_the_readme_runner_example_runs(tmp_path: Path, monkeypatch: pytest.Monk
     assert load_session(result.session_path).session.messages[-1].text == "a missing fixture"
 
 
-def test_the_workbench_opens_a_live_session_like_any_transcript(tmp_path: Path) -> None:
+def test_r_run_1_the_workbench_opens_a_live_session_like_any_transcript(tmp_path: Path) -> None:
     """R-RUN-1: a live session imported into the store replays and opens on the Compaction page
     (AppTest) with the replay's compaction, like any imported transcript."""
     from streamlit.testing.v1 import AppTest
@@ -481,7 +481,7 @@ class BrokenSource:
         raise OSError("the ticket service is down")
 
 
-def test_a_failing_context_source_fails_the_step_not_the_host(tmp_path: Path) -> None:
+def test_r_run_1_a_failing_context_source_fails_the_step_not_the_host(tmp_path: Path) -> None:
     """R-RUN-1, R-PREP-3: a source that raises fails that step's assembly (recorded, with the
     error); the run ends failed without calling the model and run() does not raise."""
     with ChatServer(PerSession(calls=1)) as srv:
@@ -497,7 +497,7 @@ def _tick(ticks: Iterator[int]) -> datetime:
     return datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=next(ticks))
 
 
-def test_a_live_run_is_deterministic_with_an_injected_clock_and_id(tmp_path: Path) -> None:
+def test_r_run_1_a_live_run_is_deterministic_with_an_injected_clock_and_id(tmp_path: Path) -> None:
     """R-RUN-1, R-PREP-6: the same scripted model, tools, clock and session id give byte-identical
     session and preparation files, wherever the sessions folder is (records name <session_dir>)."""
     files: list[tuple[bytes, bytes]] = []
@@ -524,7 +524,7 @@ class RunInput:
             key="run", text=f"{scope.run_id} input={scope.run_input}"),))
 
 
-def test_a_second_turn_is_a_new_run_of_the_same_session(tmp_path: Path) -> None:
+def test_r_run_1_a_second_turn_is_a_new_run_of_the_same_session(tmp_path: Path) -> None:
     """R-RUN-1, R-DYN-1: ``run`` again continues the session: a new run id, the source's scope
     carries the new user input, step indices go on, and the file holds both turns."""
     def model(body: dict[str, Any]) -> Any:  # one tool call per turn, then the answer

@@ -85,7 +85,7 @@ def reenacted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Session, RunRes
     return session, result, srv.bodies
 
 
-def test_a_real_session_runs_live_and_compacts(
+def test_r_run_1_a_real_session_runs_live_and_compacts(
         reenacted: tuple[Session, RunResult, list[dict[str, Any]]]) -> None:
     """R-RUN-1 on a real transcript: the recorded 140-step tool loop runs live to its recorded
     answer at a 96k budget; the runner compacts once the provider's count nears the line, and no
@@ -100,7 +100,7 @@ def test_a_real_session_runs_live_and_compacts(
     assert recorded > 96000  # without the engine this run did not fit the budget
 
 
-def test_a_real_session_names_real_recovery_files(
+def test_r_run_1_a_real_session_names_real_recovery_files(
         reenacted: tuple[Session, RunResult, list[dict[str, Any]]]) -> None:
     """R-RUN-1 on a real transcript: every reduced output the model is told about is a real file
     in the session folder holding the original output; no request carries ``<session_dir>``."""
@@ -116,7 +116,7 @@ def test_a_real_session_names_real_recovery_files(
     assert all(p.read_text(encoding="utf-8") in committed for p in paths)
 
 
-def test_the_workbench_imports_the_real_live_session(
+def test_r_run_1_the_workbench_imports_the_real_live_session(
         reenacted: tuple[Session, RunResult, list[dict[str, Any]]]) -> None:
     """R-RUN-1 on a real transcript: the live session file imports as a native session with every
     answer's usage and the runner's compaction."""

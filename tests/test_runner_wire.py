@@ -10,7 +10,7 @@ from iris.runner.wire import real_paths, reply_message, reply_usage, wire_messag
 from iris.session import Message, TextBlock, ToolCallBlock, ToolResultBlock
 
 
-def test_real_paths_rewrites_only_engine_artifact_addresses(tmp_path: Path) -> None:
+def test_r_run_1_real_paths_rewrites_only_engine_artifact_addresses(tmp_path: Path) -> None:
     """R-RUN-1: an address the engine wrote becomes the real file; anything else that mentions
     the logical root (a traversal, another folder, plain text) is sent as it is."""
     address = logical_path(REDUCED_DIR, "Bash", "the output")
@@ -23,7 +23,7 @@ def test_real_paths_rewrites_only_engine_artifact_addresses(tmp_path: Path) -> N
     assert "<session_dir>/secrets/key.txt" in out
 
 
-def test_wire_messages_shape_and_checkpoint_archives(tmp_path: Path) -> None:
+def test_r_run_1_wire_messages_shape_and_checkpoint_archives(tmp_path: Path) -> None:
     """R-RUN-1: tool results become ``tool`` messages, calls ``tool_calls`` with JSON arguments,
     and a checkpoint's archive list names the real archive files."""
     checkpoint = Message(role="user", content=(TextBlock(
@@ -42,7 +42,7 @@ def test_wire_messages_shape_and_checkpoint_archives(tmp_path: Path) -> None:
     assert wire[2] == {"role": "tool", "tool_call_id": "c1", "content": "print(1)"}
 
 
-def test_reply_reads_calls_reasoning_and_usage() -> None:
+def test_r_run_1_reply_reads_calls_reasoning_and_usage() -> None:
     """R-RUN-1, R-TOK-3: an answer's text, reasoning and tool calls become one assistant message;
     its usage is OpenAI-style (cached reads inside the prompt), bad arguments are kept raw."""
     answer = {"id": "x", "model": "served", "choices": [{"message": {
