@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from iris.frozen import FrozenModel
 from iris.session import Session
-from pydantic import BaseModel, ConfigDict
 
 __all__ = ["NOT_MEANINGFUL_SHARE", "PLACEHOLDER", "Redaction", "redaction_of"]
 
@@ -26,10 +26,8 @@ PLACEHOLDER = re.compile(r"\[REDACTED_[A-Z0-9_]+ len=(\d+) sha=[0-9a-fA-F]+\]")
 NOT_MEANINGFUL_SHARE = 0.10
 
 
-class Redaction(BaseModel):
+class Redaction(FrozenModel):
     """How much of a session's text is hidden behind placeholders."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     placeholders: int
     messages: int

@@ -19,17 +19,16 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from .frozen import FrozenModel
 from .yaml_errors import read_yaml
 
 __all__ = ["CatalogueEntry", "builtin_catalogue", "lookup"]
 
 
-class CatalogueEntry(BaseModel):
+class CatalogueEntry(FrozenModel):
     """One model's published limits."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = ""
     """The catalogue name that matched (filled by :func:`lookup`)."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from .catalogue import CatalogueEntry
 from .compaction.calibration import EstimateConfig
@@ -30,6 +30,7 @@ from .compaction.config import (
 )
 from .context.policy import ContextPolicy
 from .errors import ConfigError
+from .frozen import FrozenModel
 from .hashing import content_hash
 from .prompts.config import PromptConfig
 from .reduction.config import ReductionConfig, parse_reduction
@@ -50,10 +51,8 @@ SECTIONS = ("context_policy", "compaction", "reduction", "prompts", "model", "ca
             "estimate")
 
 
-class ContextConfig(BaseModel):
+class ContextConfig(FrozenModel):
     """Everything that decides how a context is prepared, except the prompt template sources."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     context_policy: ContextPolicy = Field(default_factory=ContextPolicy)
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)

@@ -11,8 +11,8 @@ import stat
 from pathlib import Path
 
 from iris.errors import SessionFormatError
+from iris.frozen import FrozenModel
 from iris.session import Session
-from pydantic import BaseModel, ConfigDict
 
 from ._common import UnplacedLine, sha256_file
 from ._fast import paused_gc
@@ -26,19 +26,17 @@ FORMATS = ("native", "claude_code", "codex", "openai_chat", "swe_agent", "otel")
 """The built-in formats; :func:`formats` adds the plugins (entry points)."""
 
 
-class SkippedLine(BaseModel):
+class SkippedLine(FrozenModel):
     """One line a lenient import left out, and why."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     line: int
     """1-based line number in the source file (0 when the problem is not tied to one line)."""
     problem: str
 
 
-class ImportResult(BaseModel):
+class ImportResult(FrozenModel):
     """A session imported from a file, with how it was read."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     session: Session
     format: str
     path: str

@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 from iris.compaction.thresholds import Thresholds
+from iris.frozen import FrozenModel
 from iris.preparation.records import (
     CompactionApplied,
     CompactionCandidate,
@@ -27,7 +28,6 @@ from iris.preparation.records import (
     PreparedRequest,
 )
 from iris.session import Message
-from pydantic import BaseModel, ConfigDict
 
 from ..figures import compaction_figures
 from ..records import CompactionFacts
@@ -49,10 +49,8 @@ COMPACTION_KINDS = ("compaction-plan", "compaction-candidate", "compaction-rejec
                     "compaction-applied")
 
 
-class CompactionBand(BaseModel):
+class CompactionBand(FrozenModel):
     """One compaction's message timeline: session message indices and their fates."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     n: int
     step_index: int

@@ -32,7 +32,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from ..frozen import FrozenModel
 
 __all__ = ["MIN_SAMPLE_TOKENS", "UNRECORDED_DROP", "Calibration", "EstimateConfig", "TriggerBasis"]
 
@@ -49,10 +51,8 @@ unrecorded overhead (``calibrated_local``), nothing (``disabled``: threshold 0; 
 reading yet)."""
 
 
-class EstimateConfig(BaseModel):
+class EstimateConfig(FrozenModel):
     """``estimate:`` section: how whole-request figures are calibrated."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     unrecorded_overhead: int | Literal["auto"] = "auto"
     """``auto`` measures it from the session; a number fixes it (0 disables it)."""
@@ -67,10 +67,8 @@ class EstimateConfig(BaseModel):
         return value
 
 
-class Calibration(BaseModel):
+class Calibration(FrozenModel):
     """The calibration known before a request: built only from earlier responses."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     overhead: int = 0
     """Unrecorded overhead carried in every whole-request figure of a replay."""

@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from ..frozen import FrozenModel
 from ..session import Message, index_session
 from ..tokens import TokenEstimator
 from .carried import is_real_user_message
@@ -29,10 +28,8 @@ __all__ = ["MAX_TAIL_TURNS", "CutPlan", "anchors_only", "choose_cut", "resolve_p
 MAX_TAIL_TURNS = 6
 
 
-class CutPlan(BaseModel):
+class CutPlan(FrozenModel):
     """Where to cut, and what each side holds."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     cut_index: int | None
     """None when no useful safe cut exists."""

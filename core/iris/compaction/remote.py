@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from ..frozen import FrozenModel
 
 # httpx and tenacity are imported where a call is made: replays without a remote summariser (the
 # command line's default) do not pay for them at start-up.
@@ -105,10 +105,8 @@ class RetryPolicy:
     """Consecutive failed summary calls that open the breaker for the rest of the run."""
 
 
-class ClientStats(BaseModel):
+class ClientStats(FrozenModel):
     """What a client did since it was made (or since :meth:`start_run`)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     calls: int = 0
     """Summary calls sent to the endpoint (cache hits and refused requests excluded)."""

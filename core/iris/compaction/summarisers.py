@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
-
 from ..errors import SummariserError
+from ..frozen import FrozenModel
 from ..session import Message, Session, Usage
 from .checkpoint import REQUIRED_SECTIONS, SummaryInvalid, validate_summary
 from .config import CheckpointForm
@@ -38,10 +37,8 @@ class SummaryTimeout(SummariserError):
     """The summariser did not answer within ``timeout_seconds``."""
 
 
-class SummaryRequest(BaseModel):
+class SummaryRequest(FrozenModel):
     """Everything a summariser may use: the rendered prompt and the structured head."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     system_prompt: str
     """The rendered ``compaction`` template."""
@@ -63,8 +60,7 @@ class SummaryRequest(BaseModel):
     may be used as written (:attr:`SummaryResult.verbatim`)."""
 
 
-class SummaryResult(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class SummaryResult(FrozenModel):
 
     text: str
     usage: Usage | None = None

@@ -13,8 +13,7 @@ import math
 from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from ..frozen import FrozenModel
 from ..session import ModelLimits
 from .config import CHORD_DEFAULTS
 
@@ -29,10 +28,8 @@ DEFAULT_MAX_OUTPUT = 64000
 BudgetSource = Literal["config", "model_config", "session", "catalogue", "default"]
 
 
-class Thresholds(BaseModel):
+class Thresholds(FrozenModel):
     """Resolved budget and lines for one model window."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     input_budget: int
     """Whole input allowance (after the output reservation)."""

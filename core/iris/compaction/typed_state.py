@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from ..frozen import FrozenModel
 
 __all__ = ["MAX_CLAIMS", "MAX_ITEMS", "Claim", "TypedCheckpointState", "merge_typed_state"]
 
@@ -21,8 +21,7 @@ MAX_CLAIMS = 24
 ClaimKind = Literal["observed", "derived", "assumed", "proposed"]
 
 
-class Claim(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class Claim(FrozenModel):
 
     key: str
     kind: ClaimKind
@@ -30,8 +29,7 @@ class Claim(BaseModel):
     evidence: tuple[str, ...] = ()
 
 
-class TypedCheckpointState(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class TypedCheckpointState(FrozenModel):
 
     active_objective: str
     next_step: str

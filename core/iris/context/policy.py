@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
+from pydantic import Field, StrictBool, StrictInt, model_validator
+
+from ..frozen import FrozenModel
 
 __all__ = ["ContextPolicy"]
 
 
-class ContextPolicy(BaseModel):
+class ContextPolicy(FrozenModel):
     """Context organisation policy. Disabling read-back does not disable organisation or summary.
 
     Fields are strict: booleans are ``true``/``false`` only (no ``"yes"``, ``"off"``, ``1``) and
     integers whole numbers only (no ``"2"``, no ``true``), like the slot fields."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     enabled: StrictBool = True
     """Provide ``context_read``/``context_search`` and allow old-body trimming."""

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from ..frozen import FrozenModel
 
 __all__ = ["PositionalModel"]
 
 
-class PositionalModel(BaseModel):
+class PositionalModel(FrozenModel):
     """A frozen model that also accepts its fields positionally, in declaration order."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args:

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
-
+from ..frozen import FrozenModel
 from ..session import Session
 from . import assembly, final
 from .pipeline import Stage
@@ -27,10 +26,8 @@ __all__ = ["BASELINE_NOTE", "BASELINE_STAGES", "RecordedCompactionMark", "record
 BASELINE_NOTE = "not entered: as-recorded baseline (no engine reduction or compaction)"
 
 
-class RecordedCompactionMark(BaseModel):
+class RecordedCompactionMark(FrozenModel):
     """A compaction the recorded agent made, placed on the replay's steps."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     step: int
     """First step whose request the agent sent from the compacted context."""

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
-
+from ..frozen import FrozenModel
 from .records import ContextPreparation, Phase, PreparedRequest
 
 __all__ = ["Broker", "EvidenceSink", "ListSink", "PreparationEvent", "Publisher"]
@@ -27,10 +26,8 @@ class EvidenceSink(Protocol):
              ) -> str | None: ...
 
 
-class PreparationEvent(BaseModel):
+class PreparationEvent(FrozenModel):
     """The broker event: identity and final metering only, never the snapshot itself."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     event: Literal["context.preparation"] = "context.preparation"
     preparation_id: str

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from ..frozen import FrozenModel
 
 __all__ = ["PromptConfig"]
 
 
-class PromptConfig(BaseModel):
+class PromptConfig(FrozenModel):
     """Where the project's prompt templates live, relative to the workspace root."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     root: str = ".iris/prompts"

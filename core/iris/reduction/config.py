@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import field_validator
 
 from ..errors import ConfigError
+from ..frozen import FrozenModel
 
 __all__ = ["REDUCTION_DEFAULTS", "ReductionConfig", "parse_reduction"]
 
@@ -32,10 +33,8 @@ REDUCTION_DEFAULTS: dict[str, int] = {
 }
 
 
-class ReductionConfig(BaseModel):
+class ReductionConfig(FrozenModel):
     """Per-request reduction thresholds. Ages count main-model request batches."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     enabled: bool = True
     confirm_age_turns: int = 2

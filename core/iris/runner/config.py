@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..config import ContextConfig, default_config, load_config, parse_config
 from ..context import ContextBuildInput, load_context_build_input
 from ..errors import ConfigError
+from ..frozen import FrozenModel
 from ..session import ModelLimits
 from ..yaml_errors import node_line, read_yaml
 
@@ -41,10 +42,8 @@ DEFAULT_MAX_ANSWER_BYTES = 16 * 1024 * 1024
 """Largest model answer read (16 MiB): a chat answer with tool calls is far smaller."""
 
 
-class EndpointConfig(BaseModel):
+class EndpointConfig(FrozenModel):
     """An OpenAI-compatible chat-completions endpoint (``<base_url>/chat/completions``)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     base_url: str = Field(min_length=1)
     model: str = Field(min_length=1)
