@@ -21,6 +21,7 @@ from iris.errors import SessionFormatError
 from workbench.importers import load_session
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "importers"
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:
@@ -245,3 +246,22 @@ def _comparable(session) -> dict[str, Any]:
     data = session.model_dump(mode="json")
     data["header"].pop("session_id", None)
     return data
+
+
+def test_a_native_message_repeated_is_an_error(tmp_path):
+    """R-SES-5: in the native format a line repeated (a tool call's id or a result's call id a
+    second time) names the repeated line and the block's field; lenient skips and lists it."""
+    lines = (SAMPLES / "bugfix.jsonl").read_text("utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if '"tool_call"' in line)
+    bad = _write(tmp_path, "bugfix.jsonl", "\n".join([*lines, lines[at]]) + "\n")
+    err = _strict_error(bad, "native")
+    assert err.line == len(lines) + 1 and err.field is not None and err.field.endswith(".id")
+    assert [s.line for s in load_session(bad, format="native", lenient=True).skipped] == [len(lines) + 1]
+
+
+def test_a_codex_rollout_appended_to_itself_is_an_error(tmp_path):
+    """R-SES-5: the rollout's session_meta once more (the file appended to itself) is refused at
+    that line, also for a rollout without tool calls."""
+    text = (FIXTURES / "codex_legacy_compacted.jsonl").read_text("utf-8")
+    err = _strict_error(_write(tmp_path, "rollout.jsonl", text + text))
+    assert err.line == text.count("\n") + 1 and err.field == "payload"

@@ -100,6 +100,9 @@ class _Rollout:
             self.errors.warn(f"unknown line type {kind!r} ignored", line=lineno)
 
     def session_meta(self, payload: dict[str, Any], lineno: int) -> None:
+        if payload and payload == self.meta:  # the same session start twice: the file repeated
+            raise SessionFormatError("the rollout's session_meta once more (the file appended to "
+                                     "itself?)", field="payload")
         self.started = parse_time(payload.get("timestamp"), "payload.timestamp")
         opt_str(payload.get("id"), "payload.id")
         self.meta = payload

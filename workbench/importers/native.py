@@ -25,6 +25,8 @@ from iris.session import (
     SessionHeader,
     StepSnapshot,
     SubagentCall,
+    ToolCallBlock,
+    ToolResultBlock,
 )
 from pydantic import Field, TypeAdapter, ValidationError
 
@@ -113,6 +115,7 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
     compactions: list[RecordedCompaction] = []
     snapshots: list[StepSnapshot] = []
     subagents: list[SubagentCall] = []
+    ids: set[tuple[str, str]] = set()
     for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -159,7 +162,9 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
             elif header is None:
                 raise SessionFormatError("the first line must be the header event", path=path, line=lineno)
             elif isinstance(event, MessageEvent):
-                messages.append(Message.model_validate(event.model_dump(exclude={"type"})))
+                message = Message.model_validate(event.model_dump(exclude={"type"}))
+                _ids_once(message, ids, path, lineno)
+                messages.append(message)
             elif isinstance(event, ModelSwitchEvent):
                 switches.append(ModelSwitch.model_validate(event.model_dump(exclude={"type"})))
             elif isinstance(event, CompactionEvent):
@@ -178,6 +183,26 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
     return Session(header=header, messages=tuple(messages), model_switches=tuple(switches),
                    compactions=tuple(compactions), context_snapshots=tuple(snapshots),
                    subagents=tuple(subagents))
+
+
+def _ids_once(message: Message, seen: set[tuple[str, str]], path: str | Path | None,
+              lineno: int) -> None:
+    """A tool call's id and a result's call id once each (a line repeated, the file appended to
+    itself): a result could not say which call it answers. A compaction-provided copy repeats
+    them by design."""
+    if message.compaction_provided:
+        return
+    for n, block in enumerate(message.content):
+        if isinstance(block, ToolCallBlock):
+            key, field, what = ("call", block.id), f"content.{n}.id", "the id of an earlier call"
+        elif isinstance(block, ToolResultBlock):
+            key, field, what = ("result", block.call_id), f"content.{n}.call_id", "answered earlier"
+        else:
+            continue
+        if key in seen:
+            raise SessionFormatError(f"tool call {key[1]!r} is {what} too: each call has its own "
+                                     "id and one result", path=path, line=lineno, field=field)
+        seen.add(key)
 
 
 def _check_numbers(value: Any, path: str | Path | None, lineno: int, field: str = "") -> None:
