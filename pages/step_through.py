@@ -13,6 +13,7 @@ from workbench.page_guards import error_boundary, require_step
 from workbench.services.fidelity import step_losses
 from workbench.services.step_through import open_step, step_timeline
 from workbench.ui import step_through as ui
+from workbench.ui.breakdown import show_breakdown
 from workbench.ui.fidelity import show_compaction_loss
 from workbench.ui.messages import unplaced_warning
 from workbench.views import step_page as view
@@ -30,6 +31,7 @@ prep, request, replay = opened.prep, opened.request, opened.replay
 ui.timeline_map(lambda: step_timeline(store, session_id, replay, view.timeline_spec), step)
 ui.show_header(view.header_text(prep, len(replay), replay.thresholds))
 unplaced_warning(store.get_summary(session_id).unplaced_count)
+show_breakdown(store, session_id, opened, step)
 ui.show_stages(stage_table(prep))
 ui.show_why(view.stage_whys(prep, session_id))
 for lost in step_losses(store, session_id, replay, step):

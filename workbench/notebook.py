@@ -24,6 +24,7 @@ from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.prompts import PromptSnapshot
 from iris.replay import Replay
 from iris.session import Session
+from iris.tokens import default_estimator
 
 from .fidelity import fidelity_rows, lost_rows, replay_losses
 from .figures import estimate_error, replay_calibration_ratio
@@ -36,6 +37,7 @@ from .rich_html import comparison_html, replay_html, step_html
 from .services.imports import SAMPLES_DIR
 from .services.presets import PRESET_NAMES, config_label, resolve_config
 from .services.replay import replay_session
+from .views.breakdown import breakdown_figure, breakdown_frame, call_names, step_breakdown
 from .views.compaction import attempts_table, compactions_table, replay_bands, timeline_figure
 from .views.compare import (
     RunSummary,
@@ -54,7 +56,7 @@ __all__ = ["FIGURES", "Comparison", "NotebookReplay", "StepView", "compare", "co
            "load_session", "preset_names", "replay", "resolve_config", "sample_path"]
 
 #: Figure kinds :meth:`NotebookReplay.figure` draws.
-FIGURES: tuple[str, ...] = ("usage", "timeline")
+FIGURES: tuple[str, ...] = ("usage", "timeline", "breakdown")
 
 
 def sample_path(name: str = "long_session") -> Path:
@@ -97,6 +99,15 @@ class StepView:
         if self.request is None:
             return ()
         return request_messages(self.request, self._session.messages)
+
+    def breakdown(self) -> pd.DataFrame:
+        """What this step's request is made of, like Claude Code's ``/context``: ``part, tokens,
+        share`` — the unrecorded overhead (system prompt and tools), engine tools and framing,
+        context and notices, the checkpoint, user text, assistant text, tool calls, tool results by
+        tool, reduced/externalised outputs. ``tokens`` sums to the step's whole request (the
+        header's figure)."""
+        return step_breakdown(self.preparation, self.request, default_estimator(),
+                              call_names(self._session.messages))
 
     def messages(self) -> pd.DataFrame:
         """The final request message by message: position, role, origin, label, marks (a list),
@@ -196,14 +207,17 @@ class NotebookReplay:
                                     replay_id=self.label), "failures")
 
     def figure(self, kind: str = "usage") -> NotebookFigure:
-        """``usage`` (tokens per step with the pressure lines) or ``timeline`` (compaction bands),
-        titled with this replay's label."""
+        """``usage`` (tokens per step with the pressure lines), ``timeline`` (compaction bands) or
+        ``breakdown`` (each step's request by part, stacked), titled with this replay's label."""
         if kind == "usage":
             fig = usage_figure(self._steps,
                                recorded=recorded_marks(self.session.compactions, self.preparations))
             return notebook_figure(fig, f"Tokens per step · {self.label}")
         if kind in ("timeline", "compaction"):
             return notebook_figure(timeline_figure(self.bands()), f"Compaction timeline · {self.label}")
+        if kind == "breakdown":
+            return notebook_figure(breakdown_figure(self.breakdown()),
+                                   f"What each request is made of · {self.label}")
         raise ValueError(f"unknown figure {kind!r}; choose one of {', '.join(FIGURES)}")
 
     def bands(self) -> tuple:
@@ -215,6 +229,13 @@ class NotebookReplay:
 
     def _request_at(self, step: int) -> PreparedRequest | None:
         return self.result.request(self.preparations[step])
+
+    def breakdown(self) -> pd.DataFrame:
+        """Every step's request by part (``step, part, tokens``; the parts of a step sum to its
+        whole request, :meth:`StepView.breakdown`); tool results of all but the six largest tools
+        are summed as "tool results: other"."""
+        return breakdown_frame(((p, self.result.request(p)) for p in self.preparations),
+                               default_estimator(), call_names(self.session.messages))
 
     def search(self, text: str = "", *, role: Sequence[str] = (), tool: Sequence[str] = (),
                errors: bool = False, state: Sequence[str] = (), step: int = -1) -> pd.DataFrame:

@@ -4,7 +4,7 @@ timeline, drawn once per saved replay and kept in the store's cache."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from iris.frozen import FrozenModel
@@ -18,7 +18,7 @@ from ..storage.stored import StoredReplay
 from .replay import open_saved, session_messages
 from .truth import TruthStep, recorded_compactions, truth_steps
 
-__all__ = ["OpenedStep", "open_step", "step_timeline"]
+__all__ = ["OpenedStep", "open_step", "over_steps", "step_timeline"]
 
 T = TypeVar("T")
 
@@ -56,3 +56,17 @@ def step_timeline(store: Store, session_id: str, replay: StoredReplay,
         steps = truth_steps(replay)
         return draw(steps, recorded_marks(recorded_compactions(store, session_id, replay), steps))
     return store.replays.cached(replay.id, "step timeline", make)
+
+
+def over_steps(store: Store, session_id: str, replay: StoredReplay, name: str,
+               make: Callable[[Iterator[tuple[ContextPreparation, PreparedRequest | None]],
+                               tuple[Message, ...]], T]) -> T:
+    """``make(steps, messages)`` over every step of the saved replay (each preparation with its
+    final request, read as ``make`` iterates) and the session's messages, kept in the store's cache
+    under ``name`` until the replay is saved again (e.g. the context breakdown of every step)."""
+    def steps() -> Iterator[tuple[ContextPreparation, PreparedRequest | None]]:
+        for k in range(len(replay)):
+            prep = replay.preparation(k)
+            yield prep, replay.request(prep.final_request_ref) if prep.final_request_ref else None
+    return store.replays.cached(replay.id, name,
+                                lambda: make(steps(), session_messages(store, session_id)))
