@@ -125,10 +125,17 @@ def ui_rows(u: dict) -> list[str]:
 
 def target_rows(results: dict[str, Any]) -> list[str]:
     """Rows of the corpus-evaluation cases, in the order of the issue's targets."""
-    from report_targets import corpus_rows, memory_rows, startup_rows, store_import_rows, ui_real_rows
+    from report_targets import (
+        bound_rows,
+        corpus_rows,
+        memory_rows,
+        startup_rows,
+        store_import_rows,
+        ui_real_rows,
+    )
 
     makers = (("startup", startup_rows), ("memory", memory_rows), ("store_import", store_import_rows),
-              ("corpus", corpus_rows), ("ui_real", ui_real_rows))
+              ("corpus", corpus_rows), ("ui_real", ui_real_rows), ("bound", bound_rows))
     return [row for name, make in makers if name in results for row in make(results[name])]
 
 
@@ -149,6 +156,7 @@ def render(results: dict[str, Any], meta: dict[str, Any]) -> str:
              "processes on the machine; CPU times and the ratios against baselines measured in the same run "
              "do not depend on it as much. See `docs/performance.md` for what each figure means.")
     lines = ["# Benchmark results", "", intro, ""]
+    lines += [*meta.get("later", ()), ""] if meta.get("later") else []
     if r:
         lines += [(f"Replay input: synthetic session (seed 7), {r['responses']:,} assistant responses, "
                    f"{r['session_messages']:,} messages, {r['tool_output_tokens']:,} tokens of tool output, "
