@@ -119,7 +119,11 @@ def otlp_spans(session: Session, preparations: Sequence[ContextPreparation], req
         _chat_span(tracer, parent, session, step)
     root.end(end_time=max((s.end for s in steps), default=now + _MS))
     provider.shutdown()
-    *chats, last = sink.get_finished_spans()
+    finished = sink.get_finished_spans()
+    if not finished:  # the SDK hands out a no-op tracer when it is switched off
+        raise WorkbenchError("no spans were made: the OpenTelemetry SDK is switched off "
+                             "(OTEL_SDK_DISABLED is set); unset it to export")
+    *chats, last = finished
     return [last, *chats]
 
 
