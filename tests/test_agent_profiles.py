@@ -141,17 +141,18 @@ def test_r_twin_3_new_knobs_leave_existing_configurations_unchanged_and_are_vali
 
 
 def test_r_twin_3_claude_code_compacts_where_its_line_is_crossed():
-    """R-TWIN-3: response 8 reports 181,080 + 10 output ≥ 167,000 (response 7: 161,070 is
-    below): the profile compacts at step 9, where the agent did; the default 0.8 line (160,000)
-    one step earlier."""
-    session = _growing(11, compact_at=9)
+    """R-TWIN-3: Claude Code counts the last response and its estimate of the messages since
+    (JSON bytes / 4): response 6 reports 141,070 + 10 output, and the step-7 user message adds
+    about 30,000 (≥ 167,000; at step 6: 121,070 + 30,000 is below): the profile compacts at step
+    7, where the agent did; the default 0.8 line (160,000), on the provider's count alone, later."""
+    session = _growing(11, compact_at=7)
     profile = replay(session, load_preset("claude-code"))
     default = replay(session, parse_config({"context_policy": {"enabled": False},
                                             "reduction": False}))
-    assert [c.step_index for c in profile.checkpoints] == [9]
+    assert [c.step_index for c in profile.checkpoints] == [7]
     assert [c.step_index for c in default.checkpoints][:1] == [8]
     summary = replay_summary(session, profile)
-    assert [(c["step"], c["trigger"]) for c in summary["compactions"]] == [(9, "auto")]
+    assert [(c["step"], c["trigger"]) for c in summary["compactions"]] == [(7, "auto")]
     applied = profile.checkpoints[0]
     assert applied.first_kept_message is None  # no raw tail: the summary alone
     assert not applied.checkpoint_text.startswith("[Context Summary]")

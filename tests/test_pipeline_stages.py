@@ -285,7 +285,10 @@ def test_r_tok_3_after_a_recorded_compaction_the_local_estimate_triggers():
     plain = replay(session(*base, user("next"), last), cfg).preparations[1]
     assert stage_of(plain, "compaction").status == "skipped"
     assert "105 < threshold line" in stage_of(plain, "compaction").note  # provider: 100 + 5 output
-    after = replay(session(*base, summary, user("next"), last), cfg).preparations[1]
+    # the reading of the response before the compaction still measured the replayed history;
+    # the one after it (tiny) measured the agent's compacted context, not the replay's
+    after = replay(session(*base, summary, user("next"), last, user("more"), last),
+                   cfg).preparations[2]
     assert stage_of(after, "compaction").status != "skipped"
     assert "basis: calibrated_local" in stage_of(after, "compaction").note
     assert after.trigger_basis == "calibrated_local" and after.trigger_tokens is not None

@@ -341,6 +341,10 @@ class _Runner:
 
     def _step(self, k: int, at: int, walk: Walk, tracker: UsageTracker
               ) -> tuple[PreparationOutcome, UsageTracker]:
+        # the previous response's usage measured a compacted context only when the recorded
+        # compaction came before that response's request; one recorded between that response and
+        # this request leaves the replayed history the one the provider counted
+        measured_compacted = walk.recorded_compaction
         walk.advance(self.session, at)
         response = self.session.messages[at]
         model = response.model or (response.usage.model if response.usage else None) or walk.model
@@ -358,7 +362,8 @@ class _Runner:
             durable=walk.durable, durable_tokens=walk.durable_tokens, tools=self.tools,
             called_tools=frozenset(walk.called), reduction_state=carry.reduction_state,
             seen=carry.seen, usage_reading=tracker.reading,
-            diverged=carry.diverged or walk.recorded_compaction,
+            diverged=carry.diverged or (walk.recorded_compaction if walk.baseline
+                                        else measured_compacted),
             compaction_state=carry.compaction_state, window=carry.window,
             todos_completed=walk.todos_completed, calibration=self.calibration,
             recorded_manual=self.manual_steps.get(k))

@@ -74,6 +74,10 @@ class ThinkingBlock(_Frozen):
     type: Literal["thinking"] = "thinking"
     text: str
     signature: str | None = None
+    encrypted_chars: int | None = None
+    """Characters of the provider's encrypted reasoning that go back with this block (Codex
+    ``encrypted_content``; for a redacted rollout the length its placeholder states). Codex counts
+    it when it decides to compact (docs/profiles.md); None: none recorded."""
 
 
 class ToolCallBlock(_Frozen):

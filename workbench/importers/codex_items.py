@@ -7,6 +7,7 @@ import can leave exactly that line out.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from iris.errors import SessionFormatError
@@ -29,6 +30,9 @@ __all__ = ["as_items", "codex_usage", "convert_item"]
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
              "<INSTRUCTIONS>", "<turn_aborted>", "<user_shell_command>")
 _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
+#: A redacted rollout's stand-in for hidden text, with the hidden text's length (the shape
+#: workbench.redaction reads; importers sit below it and cannot import it).
+_REDACTED = re.compile(r"\[REDACTED_[A-Z0-9_]+ len=(\d+) sha=[0-9a-fA-F]+\]")
 #: Items that carry no model context the workbench can show.
 _IGNORED = {"ghost_snapshot", "other"}
 
@@ -44,7 +48,10 @@ def convert_item(payload: dict[str, Any]) -> Converted:
         return _message(payload)
     if kind == "reasoning":
         text = _reasoning_text(payload)
-        return ("assistant", [ThinkingBlock(text=text)], False) if text else (None, [], False)
+        encrypted = _encrypted_chars(payload.get("encrypted_content"))
+        if not text and encrypted is None:
+            return None, [], False
+        return "assistant", [ThinkingBlock(text=text, encrypted_chars=encrypted)], False
     if kind in ("function_call", "custom_tool_call", "local_shell_call"):
         return "assistant", [_call(payload, kind)], False
     if kind in ("function_call_output", "custom_tool_call_output"):
@@ -102,6 +109,16 @@ def _reasoning_text(payload: dict[str, Any]) -> str:
         if parts:
             break
     return "\n".join(parts)
+
+
+def _encrypted_chars(content: Any) -> int | None:
+    """Length of a reasoning item's ``encrypted_content`` (sent back to the model with the
+    reasoning, and counted by Codex's compaction trigger); a redacted rollout's placeholder
+    states the original length."""
+    if not isinstance(content, str) or not content:
+        return None
+    redacted = _REDACTED.fullmatch(content.strip())
+    return int(redacted.group(1)) if redacted else len(content)
 
 
 def _call(payload: dict[str, Any], kind: str) -> ToolCallBlock:

@@ -114,6 +114,15 @@ class CompactionConfig(BaseModel):
     """Files re-attached after a compaction, as Claude Code does: the most recently read files
     (up to ``files``, each up to ``tokens_per_file``, at most ``total_tokens`` in all), from what
     the recorded reads showed; None: none."""
+    count_new_messages: bool = Field(default=False, exclude_if=lambda v: v is False)
+    """True: while the trigger compares the provider's count of the last response, it adds the
+    replay's estimate of the messages recorded since (tool results, a new user message), as
+    Claude Code (its ``preTokens``) and Codex (``get_total_token_usage``) both do."""
+    count_earlier_reasoning: bool = Field(default=False, exclude_if=lambda v: v is False)
+    """True: the trigger adds Codex's estimate of the encrypted reasoning of earlier turns (every
+    reasoning block before the last user message, ``(chars × 3/4 − 650) / 4`` tokens each), as
+    codex-rs ``ContextManager::get_total_token_usage`` does: the provider's count leaves that
+    reasoning out, Codex adds it before comparing with its auto-compact limit."""
 
     trigger_without_usage: bool = Field(default=False, exclude_if=lambda v: v is False)
     """True: while the session has no trusted provider usage sample (no response has reported a

@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import assert_never
 
+from ..compaction.codex_count import earlier_reasoning_tokens
 from ..compaction.engine import CompactionEnvironment, CompactionRequest, compact
 from ..compaction.records import (
     AppliedDecision,
@@ -53,17 +54,48 @@ from .records import (
 )
 from .state import Part, PipelineSettings, PreparationState, StageFailed
 
-__all__ = ["apply", "request_reduced", "trigger"]
+__all__ = ["agent_additions", "apply", "request_reduced", "trigger"]
 
 
-def trigger(state: PreparationState, settings: PipelineSettings
-            ) -> tuple[bool, str, str, int | None]:
+def agent_additions(state: PreparationState, settings: PipelineSettings) -> tuple[int, int]:
+    """What the agent profiles add to the value the trigger compares, as the agents count:
+    ``compaction.count_earlier_reasoning``: Codex's estimate of the earlier turns' encrypted
+    reasoning in the durable history (:mod:`iris.compaction.codex_count`);
+    ``compaction.count_new_messages``: the messages after the last response (tool results, a new
+    user message), estimated as the agents estimate them on top of the last response's count:
+    the bytes of each content block serialised as JSON / 4, rounded up (Claude Code's rough
+    estimate of the messages since its last usage, Codex's estimate of the items since the last
+    model output). (0, 0) when both are off."""
+    comp = settings.config.compaction
+    reasoning = (earlier_reasoning_tokens([p.message for p in state.durable])
+                 if comp.count_earlier_reasoning else 0)
+    if not comp.count_new_messages:
+        return reasoning, 0
+    history = state.history
+    last = next((i for i in range(len(history) - 1, -1, -1)
+                 if history[i].message.role == "assistant"), -1)
+    new_bytes = sum(len(block.model_dump_json().encode()) for p in history[last + 1:]
+                    for block in p.message.content)
+    return reasoning, -(-new_bytes // 4)
+
+
+def _added_words(reasoning: int, after: int) -> str:
+    parts = [f"{reasoning:,} earlier turns' encrypted reasoning" if reasoning else "",
+             f"{after:,} of messages after the last response" if after else ""]
+    return " + ".join(p for p in parts if p)
+
+
+def trigger(state: PreparationState, settings: PipelineSettings,
+            added: tuple[int, int] | None = None) -> tuple[bool, str, str, int | None]:
     """(start?, basis, reason, value compared) for automatic compaction at this step.
 
     Every value is a whole request: the provider's count, or the calibrated local estimate plus
     the unrecorded overhead (``calibrated_local``), never the bare local estimate. With no trusted
     usage sample yet nothing triggers (basis ``none``, no value) unless
-    ``compaction.trigger_without_usage`` allows the calibrated local estimate."""
+    ``compaction.trigger_without_usage`` allows the calibrated local estimate. ``added``: what
+    :func:`agent_additions` adds (computed when None); the calibrated estimate already holds the
+    messages after the last response, so only the reasoning is added to it."""
+    reasoning, after = agent_additions(state, settings) if added is None else added
     t = settings.thresholds
     if not t.auto_enabled or t.threshold_line is None:
         return False, "disabled", "automatic compaction is disabled (threshold 0)", None
@@ -79,18 +111,26 @@ def trigger(state: PreparationState, settings: PipelineSettings
                if unsampled else "the replayed history differs from the recorded one after a "
                "compaction" if state.diverged else "the provider counted the recorded request, "
                "and the replay's earlier stages reduced this one")
-        value = state.whole(state.input_tokens)
-        what = _whole_words(state, value)
+        value = state.whole(state.input_tokens) + reasoning
+        what = _whole_words(state, value - reasoning)
+        if reasoning:
+            what = f"{what} + {_added_words(reasoning, 0)} = {value:,}"
         sign = "≥" if value >= t.threshold_line else "<"
         return (value >= t.threshold_line, "calibrated_local",
                 f"{what} {sign} threshold line {t.threshold_line:,} ({why})", value)
     from ..compaction.usage import should_trigger
 
+    if reasoning or after:
+        reading = reading.model_copy(update={"tokens": reading.tokens + reasoning + after})
     decision = should_trigger(reading, t, local_estimate=state.input_tokens)
+    reason = decision.reason
+    if reasoning or after:
+        reason = f"{reason}; provider count {decision.tokens - reasoning - after:,} + " \
+                 f"{_added_words(reasoning, after)}, as the agent counts"
     if decision.basis in ("provider", "estimate", "below"):
         basis = "provider" if reading.kind == "observed" else "provider_estimate"
-        return decision.trigger, basis, decision.reason, decision.tokens
-    return decision.trigger, "none", decision.reason, None
+        return decision.trigger, basis, reason, decision.tokens
+    return decision.trigger, "none", reason, None
 
 
 def request_reduced(state: PreparationState) -> bool:
@@ -313,12 +353,14 @@ def _notice(state: PreparationState, settings: PipelineSettings,
 
 def apply(state: PreparationState, settings: PipelineSettings
           ) -> tuple[PreparationState, StageRecord]:
-    start, basis, reason, value = trigger(state, settings)
+    added = agent_additions(state, settings)
+    start, basis, reason, value = trigger(state, settings, added)
     if state.recorded_manual:  # a user action the agent's transcript records: applied here
         start, reason = True, f"{state.recorded_manual}; {reason}"
     state = replace(state, trigger_reading=(value, basis))
     # R-CMP-11/12: the same reading decides notices and the grace (nothing when disabled)
-    pressure = notices.pressure(state, settings, basis) if basis != "disabled" else None
+    pressure = (notices.pressure(state, settings, basis, added=added)
+                if basis != "disabled" else None)
     step = pressure[0] if pressure is not None else None
     before = state.input_tokens
     if not start or (step is not None and not step.compact and not state.recorded_manual):

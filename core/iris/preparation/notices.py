@@ -30,23 +30,30 @@ __all__ = ["deliver", "pressure", "withdraw"]
 NOTICE_KEY = "pressure-notice"
 
 
-def _reading(state: PreparationState, basis: str) -> UsageReading:
+def _reading(state: PreparationState, basis: str, added: tuple[int, int]) -> UsageReading:
     """The reading behind the stage's trigger: the provider's, or the local estimate as one
-    (basis ``none`` without any reading: 0, which reaches no line, R-TOK-4)."""
+    (basis ``none`` without any reading: 0, which reaches no line, R-TOK-4), with what the
+    stage's trigger adds to it (``compaction.count_earlier_reasoning``: the earlier reasoning,
+    and for the provider's count the messages after the last response)."""
+    reasoning, after = added
     if basis != "calibrated_local" and state.usage_reading is not None:
-        return state.usage_reading
+        reading = state.usage_reading
+        if reasoning or after:
+            reading = reading.model_copy(update={"tokens": reading.tokens + reasoning + after})
+        return reading
     if basis == "none":
         return UsageReading(tokens=0, kind="none", approximate=False, can_trigger=False)
-    return UsageReading(tokens=state.whole(state.input_tokens), kind="estimated", approximate=True,
-                        can_trigger=True, source="byte_estimate")
+    return UsageReading(tokens=state.whole(state.input_tokens) + reasoning, kind="estimated",
+                        approximate=True, can_trigger=True, source="byte_estimate")
 
 
-def pressure(state: PreparationState, settings: PipelineSettings, basis: str
-             ) -> tuple[TriggerStep, str]:
+def pressure(state: PreparationState, settings: PipelineSettings, basis: str,
+             added: tuple[int, int] = (0, 0)) -> tuple[TriggerStep, str]:
     """decide_trigger for this step with the carried window (a fresh one when None), and what
     the reading is: ``provider`` usage, a frozen ``estimate`` or the replay's ``local`` one."""
-    reading = _reading(state, basis)
-    source = "calibrated_local" if reading is not state.usage_reading else (
+    reading = _reading(state, basis, added)
+    provider = basis != "calibrated_local" and state.usage_reading is not None
+    source = "calibrated_local" if not provider else (
         "provider" if reading.kind == "observed" else "provider_estimate")
     step = decide_trigger(reading, settings.thresholds, window=state.window or PressureWindow(),
                           model_driven=bool(settings.config.compaction.model_driven),
