@@ -129,13 +129,15 @@ def target_rows(results: dict[str, Any]) -> list[str]:
         bound_rows,
         corpus_rows,
         memory_rows,
+        report_html_rows,
         startup_rows,
         store_import_rows,
         ui_real_rows,
     )
 
     makers = (("startup", startup_rows), ("memory", memory_rows), ("store_import", store_import_rows),
-              ("corpus", corpus_rows), ("ui_real", ui_real_rows), ("bound", bound_rows))
+              ("corpus", corpus_rows), ("ui_real", ui_real_rows), ("bound", bound_rows),
+              ("report_html", report_html_rows))
     return [row for name, make in makers if name in results for row in make(results[name])]
 
 
