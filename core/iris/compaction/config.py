@@ -41,7 +41,7 @@ class RestoreReads(BaseModel):
     files: int = Field(default=5, ge=1)
     """How many of the most recently read files (distinct paths, newest first)."""
     tokens_per_file: int = Field(default=5000, ge=1)
-    """Each file's text is cut to this many tokens."""
+    """A file over this many tokens comes back as a short reference instead of its text."""
     total_tokens: int = Field(default=50000, ge=1)
     """Files stop being added once this many tokens are restored."""
 

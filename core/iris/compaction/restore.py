@@ -1,8 +1,9 @@
 """Files re-attached after a compaction (``compaction.restore_recent_reads``).
 
 Claude Code does not send the summary alone after it compacts: it re-reads the files the
-conversation read most recently (up to 5 files, each cut to 5,000 tokens, 50,000 tokens in all;
-files whose read is still in the kept messages are skipped) and attaches them after the summary.
+conversation read most recently (up to 5 files, 50,000 tokens in all; files whose read is still
+in the kept messages are skipped) and attaches them after the summary; a file over 5,000 tokens
+comes back as a short reference, not its text (Claude Code's ``compact_file_reference``).
 The transcript does not record these attachments, so a replay rebuilds them from what the recorded
 reads showed: per file, every numbered line any read of it displayed (a later read of a line wins),
 else the latest read's text. Lines an edit changed after the last read are not re-read: the replay
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from itertools import accumulate
 
 from ..reduction.facts import numbered_lines
 from ..reduction.toolkinds import ToolKindMap
@@ -56,16 +56,17 @@ def _file_text(texts: Sequence[str]) -> str:
     return "\n".join(f"{n:>6}→{lines[n]}" for n in sorted(lines))
 
 
-def _cut(text: str, limit: int, estimator: TokenEstimator) -> tuple[str, int]:
-    """``text`` cut at a line boundary to at most ``limit`` tokens, and its token count."""
+def _within(text: str, path: str, limit: int, estimator: TokenEstimator) -> tuple[str, int]:
+    """``text`` when it fits in ``limit`` tokens, else a note naming the file: Claude Code
+    attaches a file over its per-file limit as a reference (``compact_file_reference``), not
+    cut; the token count of what is attached."""
     tokens = estimator.count(text)
     if tokens <= limit:
         return text, tokens
-    lines = text.splitlines()
-    sums = list(accumulate(n + 1 for n in estimator.count_many(lines)))
-    keep = next((i for i, total in enumerate(sums) if total > limit), len(lines))
-    cut = "\n".join(lines[:keep]) + f"\n[… cut to {limit:,} tokens]"
-    return cut, estimator.count(cut)
+    note = (f"[{path} was read before the conversation was summarised; at {tokens:,} tokens it "
+            f"is over the {limit:,}-token limit for a restored file, so only this reference "
+            "comes back: read it again if needed]")
+    return note, estimator.count(note)
 
 
 def restored_reads(history: Sequence[Message], tail: Sequence[Message], rule: RestoreReads, *,
@@ -84,7 +85,7 @@ def restored_reads(history: Sequence[Message], tail: Sequence[Message], rule: Re
             break
         if path in in_tail:
             continue
-        text, tokens = _cut(_file_text(by_path[path]), rule.tokens_per_file, estimator)
+        text, tokens = _within(_file_text(by_path[path]), path, rule.tokens_per_file, estimator)
         if spent + tokens > rule.total_tokens:
             break
         spent += tokens

@@ -25,7 +25,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import assert_never
 
-from ..compaction.codex_count import earlier_reasoning_tokens
 from ..compaction.engine import CompactionEnvironment, CompactionRequest, compact
 from ..compaction.records import (
     AppliedDecision,
@@ -40,6 +39,7 @@ from ..compaction.records import CompactionDecision as EngineDecision
 from ..compaction.thresholds import Thresholds
 from ..compaction.triggers import TriggerStep
 from . import notices
+from .agent_count import agent_additions
 from .final import current_input_index
 from .records import (
     CompactionApplied,
@@ -55,28 +55,6 @@ from .records import (
 from .state import Part, PipelineSettings, PreparationState, StageFailed
 
 __all__ = ["agent_additions", "apply", "request_reduced", "trigger"]
-
-
-def agent_additions(state: PreparationState, settings: PipelineSettings) -> tuple[int, int]:
-    """What the agent profiles add to the value the trigger compares, as the agents count:
-    ``compaction.count_earlier_reasoning``: Codex's estimate of the earlier turns' encrypted
-    reasoning in the durable history (:mod:`iris.compaction.codex_count`);
-    ``compaction.count_new_messages``: the messages after the last response (tool results, a new
-    user message), estimated as the agents estimate them on top of the last response's count:
-    the bytes of each content block serialised as JSON / 4, rounded up (Claude Code's rough
-    estimate of the messages since its last usage, Codex's estimate of the items since the last
-    model output). (0, 0) when both are off."""
-    comp = settings.config.compaction
-    reasoning = (earlier_reasoning_tokens([p.message for p in state.durable])
-                 if comp.count_earlier_reasoning else 0)
-    if not comp.count_new_messages:
-        return reasoning, 0
-    history = state.history
-    last = next((i for i in range(len(history) - 1, -1, -1)
-                 if history[i].message.role == "assistant"), -1)
-    new_bytes = sum(len(block.model_dump_json().encode()) for p in history[last + 1:]
-                    for block in p.message.content)
-    return reasoning, -(-new_bytes // 4)
 
 
 def _added_words(reasoning: int, after: int) -> str:

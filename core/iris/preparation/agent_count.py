@@ -1,0 +1,35 @@
+"""What the agent profiles add to the count the compaction trigger compares (docs/profiles.md).
+
+Claude Code and Codex both decide on the last response's count plus a rough estimate of what was
+recorded since; Codex also adds its estimate of the earlier turns' encrypted reasoning
+(:mod:`iris.compaction.codex_count`).
+"""
+
+from __future__ import annotations
+
+from ..compaction.codex_count import earlier_reasoning_tokens
+from .state import PipelineSettings, PreparationState
+
+__all__ = ["agent_additions"]
+
+
+def agent_additions(state: PreparationState, settings: PipelineSettings) -> tuple[int, int]:
+    """What the agent profiles add to the value the trigger compares, as the agents count:
+    ``compaction.count_earlier_reasoning``: Codex's estimate of the earlier turns' encrypted
+    reasoning in the durable history (:mod:`iris.compaction.codex_count`);
+    ``compaction.count_new_messages``: the messages after the last response (tool results, a new
+    user message), estimated as the agents estimate them on top of the last response's count:
+    the bytes of each content block serialised as JSON / 4, rounded up (Claude Code's rough
+    estimate of the messages since its last usage, Codex's estimate of the items since the last
+    model output). (0, 0) when both are off."""
+    comp = settings.config.compaction
+    reasoning = (earlier_reasoning_tokens([p.message for p in state.durable])
+                 if comp.count_earlier_reasoning else 0)
+    if not comp.count_new_messages:
+        return reasoning, 0
+    history = state.history
+    last = next((i for i in range(len(history) - 1, -1, -1)
+                 if history[i].message.role == "assistant"), -1)
+    new_bytes = sum(len(block.model_dump_json().encode()) for p in history[last + 1:]
+                    for block in p.message.content)
+    return reasoning, -(-new_bytes // 4)
