@@ -15,7 +15,7 @@ from iris.errors import WorkbenchError
 # package-dir, an import hook in an editable install).
 import workbench.pages  # pyright: ignore[reportMissingImports]
 from workbench.state import current_session_id, get_store, render_sidebar
-from workbench.ui.live import follow_live
+from workbench.ui.live import follow_live, live_mark
 from workbench.views.markup import plain
 
 # The pages are installed as `workbench.pages` (from `pages/` in a checkout), so the app works from
@@ -35,8 +35,9 @@ navigation = st.navigation([
     for i, (name, title) in enumerate(p for p in PAGES if (PAGES_DIR / p[0]).is_file())
 ])
 try:
+    shown = live_mark(get_store(), current_session_id())  # before the sidebar reads the store
     render_sidebar()
-    follow_live(get_store(), current_session_id())  # reruns the page while `workbench watch` runs
+    follow_live(get_store(), current_session_id(), shown)  # reruns while `workbench watch` runs
 except WorkbenchError as exc:  # e.g. a damaged store: say which file, without a traceback
     st.error(plain(exc))
     st.stop()

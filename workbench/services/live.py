@@ -2,9 +2,10 @@
 
 A :class:`Watcher` looks at a Claude Code project folder, a Codex sessions folder or one file. When
 a transcript grows, the complete lines written so far are imported (a last line without its newline
-is waited for: the agent is still writing it) and the stored session of that file is updated in
-place, under the same id (:mod:`workbench.storage.live`); then the session's ``default`` replay is
-made again on the grown session. The replay engine's steps depend only on what was recorded before
+is waited for: the agent is still writing it), the session's ``default`` replay is made on the grown
+session, and then the stored session of that file is updated in place, under the same id
+(:mod:`workbench.storage.live`), and the replay saved right after it, so the two change in the store
+moments apart. The replay engine's steps depend only on what was recorded before
 them, so the replayed steps of the shorter session stay as they were and new responses add steps
 at the end; replaying again in a long-running process reuses the token counts it already made
 (about 1.2 s for 217 steps of a real Claude Code session).
@@ -40,13 +41,14 @@ from ..importers.files import session_files
 from ..storage.live import session_of_source, update_session
 from ..storage.store import Store, workbench_home
 from .presets import load_preset
-from .replay import DEFAULT_REPLAY_NAME, replay_and_save
+from .replay import DEFAULT_REPLAY_NAME, replay_session
 
 __all__ = [
     "AGENT_PROFILES",
     "LIVE_SECONDS",
     "AgentLine",
     "LiveUpdate",
+    "LiveVersion",
     "Watcher",
     "agent_line",
     "complete_lines",
@@ -122,6 +124,12 @@ class _Follower:
         copy.write_bytes(data)
         result = load_session(copy)
         session_id = session_of_source(self.store, source)
+        stale = session_id is None or self.store.content_hash(session_id) != result.content_hash
+        if session_id is not None and self.store.replays.find(session_id, DEFAULT_REPLAY_NAME) is None:
+            stale = True
+        # The replay is made before anything is stored, so the session and its replay change in
+        # the store moments apart: the app never draws a grown session with its old replay for long.
+        bundle = replay_session(result.session)[1] if self.replay and stale else None
         if session_id is None:
             session_id, created = self.store.save_session(
                 result.session, format=result.format, content_hash=result.content_hash,
@@ -133,9 +141,10 @@ class _Follower:
                                      content_hash=result.content_hash, source_path=source,
                                      unplaced=result.unplaced)
         steps = None
-        if self.replay and (created or written or self.store.replays.find(
-                session_id, DEFAULT_REPLAY_NAME) is None):
-            steps = replay_and_save(self.store, session_id)[0].step_count
+        if bundle is not None:
+            steps = self.store.replays.save(bundle, session_id=session_id,
+                                            name=DEFAULT_REPLAY_NAME).step_count
+            self.store.session_tokens(session_id, result.session.messages)
         return LiveUpdate(path=str(path), session_id=session_id, created=created,
                           messages=len(result.session.messages),
                           responses=len(result.session.index.batches), written=written,
@@ -165,7 +174,7 @@ class Watcher:
 
     def poll(self, on_error: Callable[[Path, Exception], None] | None = None) -> list[LiveUpdate]:
         """Import every followed file that changed since the last look."""
-        updates = []
+        updates: list[LiveUpdate] = []
         for path in self.files():
             try:
                 stat = path.stat()
@@ -249,10 +258,28 @@ def is_live(session_id: str, within: float = LIVE_SECONDS) -> bool:
         return False
 
 
-def live_version(store: Store, session_id: str) -> tuple[str, str]:
-    """What changes when the session grows or its ``default`` replay is made again."""
+class LiveVersion(FrozenModel):
+    """What changes when a live session grows or its ``default`` replay is made again."""
+
+    content_hash: str
+    replay_saved_at: str
+    replay_steps: int
+    responses: int
+
+    @property
+    def settled(self) -> bool:
+        """True when the ``default`` replay covers every response of the stored session."""
+        return self.replay_steps == self.responses
+
+
+def live_version(store: Store, session_id: str) -> LiveVersion:
+    """The stored session's content hash and response count, and its ``default`` replay's save
+    time and step count."""
     replay = store.replays.find(session_id, DEFAULT_REPLAY_NAME)
-    return store.content_hash(session_id), replay.created_at if replay is not None else ""
+    return LiveVersion(content_hash=store.content_hash(session_id),
+                       replay_saved_at=replay.created_at if replay is not None else "",
+                       replay_steps=replay.step_count if replay is not None else 0,
+                       responses=store.get_summary(session_id).response_count)
 
 
 def agent_line(store: Store, session_id: str) -> AgentLine | None:
