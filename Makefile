@@ -8,7 +8,7 @@ PORT ?= 8501
 
 export STREAMLIT_BROWSER_GATHER_USAGE_STATS := false
 
-.PHONY: run test test-fast bench setup setup-dev browser clean samples schema golden screenshots
+.PHONY: run test test-fast test-lowest bench setup setup-dev browser clean samples schema golden screenshots
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ test: setup-dev browser
 # The quick loop while editing (under a minute): no browser, no servers, processes or kernels.
 test-fast: setup-dev
 	$(PY) -m pytest -q -p no:cacheprovider -n 2 -m "not slow and not browser"
+
+# Every dependency at the lowest version pyproject.toml allows, in a fresh venv (installs from the
+# package registry), running a smoke subset: the lower bounds are versions the code runs on.
+test-lowest: setup-dev
+	$(PY) scripts/lowest_deps.py
 
 bench: setup-dev
 	$(PY) bench/run.py

@@ -117,7 +117,8 @@ def test_r_ui_1_import_bundled_samples_lists_them_and_selects_one():
     assert sorted(table["ID"]) == ["bugfix-tally-march", "long-harbor-retries", "unanswered-coverage"]
     assert set(table.columns) >= {"Title", "Format", "Messages", "Responses", "Tokens (est.)", "Imported at"}
     assert at.sidebar.selectbox(key="wb_session").value == "bugfix-tally-march"
-    assert at.query_params["session"] == "bugfix-tally-march"  # mirrored into the URL
+    # mirrored into the URL (AppTest before Streamlit 1.65 reads a value back as a one-item list)
+    assert at.query_params["session"] in ("bugfix-tally-march", ["bugfix-tally-march"])
     at.button(key="wb_import_samples").click().run()  # again: nothing duplicated
     assert len(at.dataframe[0].value) == 3
     assert all("Already stored" in t for t in texts(at.success))
