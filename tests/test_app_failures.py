@@ -19,7 +19,9 @@ PAGE = "../pages/failures.py"
 
 
 class BrokenSummariser:
-    """A summariser that always fails, as an unreachable model would."""
+    """A summariser that always fails, as an unreachable model would (no kind: saved as custom)."""
+
+    kind = ""
 
     def summarise(self, request, *, timeout_seconds):
         raise SummariserError("model endpoint refused the connection")

@@ -175,7 +175,7 @@ def test_r_ui_1_m003_converts_replays_saved_under_the_previous_schema(tmp_path):
     _write_m002_replay(db, original)
     db.close()
     with Store(path) as s:
-        assert "m003_compact_evidence" in {m.name for m in MIGRATIONS.applied(s.db)}
+        assert "m003_compact_evidence" in {m.name for m in MIGRATIONS.applied(Database(s.db.conn))}
         replay = s.replays.open(replay_id_for("s1", "old"))
         for prep in original.preparations:
             assert replay.preparation(prep.step_index) == prep

@@ -78,11 +78,14 @@ def context_view(text: str, *, base_dir: str | os.PathLike[str], source: str,
     return ContextView(source=source, messages=measured)
 
 
-def context_view_from_path(path: str | os.PathLike[str], **kwargs) -> ContextView:
+def context_view_from_path(path: str | os.PathLike[str], *, system_addendum: str = "",
+                           estimator: TokenEstimator | None = None) -> ContextView:
+    """:func:`context_view` of a context.yaml file; a file that cannot be read is one problem."""
     file = Path(path).expanduser()
     try:
         text = file.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return ContextView(source=str(file), problems=(
             ContextProblem(field=None, line=None, problem=f"cannot read file: {exc}", source=str(file)),))
-    return context_view(text, base_dir=file.resolve().parent, source=str(file), **kwargs)
+    return context_view(text, base_dir=file.resolve().parent, source=str(file),
+                        system_addendum=system_addendum, estimator=estimator)

@@ -124,7 +124,7 @@ def import_paths(store: Store, paths: Iterable[str | Path], *, lenient: bool = F
     """Import each file (a directory: every session file below it); never raises.
     ``progress(file_index, n_files, fraction, label)``, the index into :func:`session_paths`."""
     paths = session_paths(paths)
-    reports = []
+    reports: list[ImportReport] = []
     for i, path in enumerate(paths):
         def step(fraction: float, label: str, i: int = i) -> None:
             if progress is not None:

@@ -23,6 +23,7 @@ from iris.config import (
     parse_config,
 )
 from iris.errors import StorageError
+from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.prompts import PromptSnapshot, configured_snapshot
 from iris.replay import Replay, ReplayObservers, ReplayOptions
 from iris.replay import replay as run_replay
@@ -119,7 +120,8 @@ def bundle_from_replay(result: Replay, *, config: ContextConfig, prompts: Prompt
 
     The store is the evidence layer: each final request is filed under its content hash, which
     becomes the preparation's ``final_request_ref`` (None in the engine's record, R-PREP-1)."""
-    preparations, requests = [], {}
+    preparations: list[ContextPreparation] = []
+    requests: dict[str, PreparedRequest] = {}
     for p in result.preparations:
         request = result.request(p)
         if request is not None:
@@ -185,7 +187,9 @@ def ensure_default_replay(store: Store, session_id: str,
     existing = store.replays.find(session_id, DEFAULT_REPLAY_NAME)
     if existing is not None:
         return existing
-    third = lambda lo: (lambda f, label: progress(lo + f / 3, label))
+    def third(lo: float) -> Progress:
+        return lambda f, label: progress(lo + f / 3, label)
+
     info, result = replay_and_save(store, session_id, progress=third(0.0))
     if store.replays.find(session_id, RECORDED_REPLAY_NAME) is None:
         replay_and_save(store, session_id, name=RECORDED_REPLAY_NAME, baseline="recorded",
@@ -201,7 +205,7 @@ def ensure_default_replay(store: Store, session_id: str,
 def ensure_default_replays(store: Store, progress: Progress = no_progress) -> tuple[ReplayInfo, ...]:
     """:func:`ensure_default_replay` for every stored session (``workbench replay --defaults``)."""
     sessions = store.list_sessions()
-    out = []
+    out: list[ReplayInfo] = []
     for i, summary in enumerate(sessions):
         def part(fraction: float, label: str, i: int = i, sid: str = summary.id) -> None:
             progress((i + fraction) / len(sessions), f"{sid}: {label}")

@@ -375,7 +375,7 @@ def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summariser: Su
     """The whole session with the replay's snapshot and with ``edited``; compaction steps paired."""
     summariser = summariser if summariser is not None else make_summariser(
         "extractive", inputs.session)
-    runs = []
+    runs: list[tuple[Replay, _RecordingPrompts, _RecordingSummariser, PromptSnapshot]] = []
     for snapshot in (inputs.snapshot, edited):
         prompts = _RecordingPrompts(snapshot)
         result, recorder = _walk(inputs, prompts, summariser, None, progress)

@@ -4,15 +4,44 @@ immediate write transaction, and the canonical JSON text rows keep."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol, cast
 
 from iris.errors import StorageError
 from iris.hashing import canonical_json
 from sqlite_utils import Database
 
-__all__ = ["canonical", "guard", "query", "write_transaction"]
+__all__ = ["SQLDatabase", "canonical", "guard", "query", "typed", "write_transaction"]
+
+
+class SQLDatabase(Protocol):
+    """The part of sqlite-utils' ``Database`` the store uses, with the types its rows and
+    parameters really have (the library annotates them as bare ``Sequence`` and ``dict``, which
+    strict type checking cannot read). :func:`typed` gives a ``Database`` this type."""
+
+    @property
+    def conn(self) -> sqlite3.Connection: ...
+
+    def query(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None,
+              ) -> Iterator[dict[str, Any]]: ...
+
+    def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] | None = None,
+                ) -> sqlite3.Cursor: ...
+
+    def table(self, table_name: str, **kwargs: Any) -> Any: ...
+
+    def atomic(self) -> AbstractContextManager[Any]: ...
+
+    def enable_wal(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def typed(db: Database) -> SQLDatabase:
+    """``db`` as the :class:`SQLDatabase` it is (the one place the library's loose types are
+    narrowed)."""
+    return cast("SQLDatabase", db)
 
 
 def canonical(value: Any) -> str:
@@ -20,7 +49,7 @@ def canonical(value: Any) -> str:
     return canonical_json(value)
 
 
-def _store_file(db: Database) -> str:
+def _store_file(db: SQLDatabase) -> str:
     """The file of ``db``'s main database ("" for one in memory or when SQLite cannot say)."""
     try:
         rows = db.execute("PRAGMA database_list").fetchall()
@@ -30,12 +59,12 @@ def _store_file(db: Database) -> str:
 
 
 def _prefix(where: object) -> str:
-    place = _store_file(where) if isinstance(where, Database) else where
+    place = _store_file(typed(where)) if isinstance(where, Database) else where
     return f"{place}: " if place else ""
 
 
 @contextmanager
-def guard(action: str, where: object = "") -> Iterator[None]:
+def guard(action: str, where: object = "") -> Generator[None]:
     """Turn SQLite errors (and values SQLite cannot hold) into a StorageError naming the action
     and the store file (``where``: its path, or the Database, asked for its file on error)."""
     try:
@@ -58,14 +87,14 @@ def guard(action: str, where: object = "") -> Iterator[None]:
                            "imports refuse such values (docs/robustness.md)") from None
 
 
-def query(db: Database, action: str, sql: str, args: Sequence[Any] = ()) -> list[dict[str, Any]]:
+def query(db: SQLDatabase, action: str, sql: str, args: Sequence[Any] = ()) -> list[dict[str, Any]]:
     """Every row of ``sql`` as dicts, SQLite errors as a StorageError naming ``action``."""
     with guard(action, db):
         return list(db.query(sql, list(args)))
 
 
 @contextmanager
-def write_transaction(db: Database) -> Iterator[None]:
+def write_transaction(db: SQLDatabase) -> Generator[None]:
     """One write transaction that takes the write lock at BEGIN (waiting up to the busy timeout):
     a deferred one that reads first cannot be upgraded once another process has committed (WAL),
     which made one of two concurrent imports (or replay saves) fail with "database is locked".

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["StoreCache"]
 
@@ -40,8 +40,13 @@ class StoreCache:
     def forget(self, owner: Hashable) -> None:
         """Drop every value whose key starts with ``owner`` (a replay deleted or saved again)."""
         with self._lock:
-            for key in [k for k in self._values if isinstance(k, tuple) and k[:1] == (owner,)]:
+            for key in [k for k in self._values if _owned_by(k, owner)]:
                 del self._values[key]
 
     def __len__(self) -> int:
         return len(self._values)
+
+
+def _owned_by(key: Hashable, owner: Hashable) -> bool:
+    """``key`` is a tuple whose first item is ``owner``."""
+    return isinstance(key, tuple) and cast("tuple[object, ...]", key)[:1] == (owner,)

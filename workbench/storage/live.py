@@ -16,7 +16,7 @@ from pathlib import Path
 from iris.session import Session
 
 from ..importers import SkippedLine
-from ._sql import canonical, write_transaction
+from ._sql import canonical, guard, write_transaction
 from .store import Store
 
 __all__ = ["session_of_source", "update_session"]
@@ -24,7 +24,7 @@ __all__ = ["session_of_source", "update_session"]
 
 def session_of_source(store: Store, source_path: str | Path) -> str | None:
     """The id of the session last stored from ``source_path`` (a resolved path), or None."""
-    with store._storage_errors("looking up a source file"):
+    with guard("looking up a source file", store.path):
         rows = list(store.db.query(
             "SELECT id FROM sessions WHERE source_path = ? ORDER BY imported_at DESC, id LIMIT 1",
             [str(source_path)]))
@@ -38,8 +38,8 @@ def update_session(store: Store, session_id: str, session: Session, *, format: s
     returns how many message rows were written (0 when the content is the one stored)."""
     if store.content_hash(session_id) == content_hash:
         return 0
-    with store._storage_errors(f"updating session {session_id!r}"):
-        row = dict(store._session_row(session, format, content_hash, source_path, unplaced))
+    with guard(f"updating session {session_id!r}", store.path):
+        row = dict(store.session_row(session, format, content_hash, source_path, unplaced))
         row.pop("id")
         row.pop("estimated_tokens")  # counted again by whatever next tokenises the session
         texts = [canonical(m.model_dump(mode="json", exclude_none=True)) for m in session.messages]

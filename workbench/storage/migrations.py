@@ -13,6 +13,8 @@ import zlib
 
 from sqlite_utils import Database, Migrations
 
+from ._sql import typed
+
 __all__ = ["MIGRATIONS", "STEP_FIGURE_COLUMNS", "apply_migrations", "migration_names", "pack",
            "record_without_decisions", "unpack"]
 
@@ -115,7 +117,7 @@ def m002_evidence(db: Database) -> None:
     resend almost the same messages.
     """
     for statement in _M002_TABLES:
-        db.execute(statement)
+        typed(db).execute(statement)
 
 
 #: Top-level fields of a preparation record that get their own column in m003, so the usage
@@ -169,9 +171,9 @@ def record_without_decisions(record: str) -> str:
 def _m003_rows(db: Database) -> None:
     db.conn.create_function("wb_pack", 1, pack, deterministic=True)
     db.conn.create_function("wb_strip", 1, record_without_decisions, deterministic=True)
-    db.execute("INSERT OR IGNORE INTO request_bodies (hash, body) "
+    typed(db).execute("INSERT OR IGNORE INTO request_bodies (hash, body) "
                "SELECT hash, wb_pack(json) FROM request_messages")
-    db.execute("INSERT INTO request_messages_m003 (replay_id, id, hash) "
+    typed(db).execute("INSERT INTO request_messages_m003 (replay_id, id, hash) "
                "SELECT replay_id, id, hash FROM request_messages")
     figures = ", ".join(name for name, _ in STEP_FIGURE_COLUMNS)
     extracted = ", ".join(f"json_extract(json, '$.{name}')" for name, _ in STEP_FIGURE_COLUMNS)
@@ -179,9 +181,9 @@ def _m003_rows(db: Database) -> None:
                "final_input_tokens, provider_prompt_tokens, provider_usage_kind, input_budget, "
                "pressure_line, reminder_line, compaction_applied, message_count, error_stage, "
                "error_kind, error_message, final_request_ref")
-    db.execute(f"INSERT INTO preparations_m003 ({scalars}, {figures}, record) "
+    typed(db).execute(f"INSERT INTO preparations_m003 ({scalars}, {figures}, record) "
                f"SELECT {scalars}, {extracted}, wb_pack(wb_strip(json)) FROM preparations")
-    db.execute("INSERT INTO archives_m003 (replay_id, n, step_index, path, text, checkpoint_text) "
+    typed(db).execute("INSERT INTO archives_m003 (replay_id, n, step_index, path, text, checkpoint_text) "
                "SELECT replay_id, n, step_index, path, wb_pack(text), checkpoint_text FROM archives")
 
 
@@ -192,13 +194,13 @@ def m003_compact_evidence(db: Database) -> None:
     already holds, with the whole-request figures the views chart as columns; archive texts
     compressed. Existing replays are converted in place."""
     for statement in _M003_TABLES:
-        db.execute(statement)
+        typed(db).execute(statement)
     _m003_rows(db)
     for table in ("request_messages", "preparations", "archives"):
-        db.execute(f"DROP TABLE {table}")
-        db.execute(f"ALTER TABLE {table}_m003 RENAME TO {table}")
-    db.execute("CREATE INDEX preparations_by_id ON preparations (preparation_id)")
-    db.execute("CREATE INDEX request_messages_by_hash ON request_messages (hash)")
+        typed(db).execute(f"DROP TABLE {table}")
+        typed(db).execute(f"ALTER TABLE {table}_m003 RENAME TO {table}")
+    typed(db).execute("CREATE INDEX preparations_by_id ON preparations (preparation_id)")
+    typed(db).execute("CREATE INDEX request_messages_by_hash ON request_messages (hash)")
 
 
 @MIGRATIONS()
@@ -208,10 +210,10 @@ def m004_session_lineage(db: Database) -> None:
     why) so the session list and header show them; ``parent_id``, the session a sub-agent's (or
     a recorded compaction request's) transcript belongs to. Sessions stored before keep 0, [] and
     NULL: they were imported without these counts."""
-    db.execute("ALTER TABLE sessions ADD COLUMN unplaced_count INTEGER NOT NULL DEFAULT 0")
-    db.execute("ALTER TABLE sessions ADD COLUMN unplaced_json TEXT NOT NULL DEFAULT '[]'")
-    db.execute("ALTER TABLE sessions ADD COLUMN parent_id TEXT")
-    db.execute("CREATE INDEX sessions_by_parent ON sessions (parent_id)")
+    typed(db).execute("ALTER TABLE sessions ADD COLUMN unplaced_count INTEGER NOT NULL DEFAULT 0")
+    typed(db).execute("ALTER TABLE sessions ADD COLUMN unplaced_json TEXT NOT NULL DEFAULT '[]'")
+    typed(db).execute("ALTER TABLE sessions ADD COLUMN parent_id TEXT")
+    typed(db).execute("CREATE INDEX sessions_by_parent ON sessions (parent_id)")
 
 
 def apply_migrations(db: Database) -> None:

@@ -18,10 +18,9 @@ from typing import Any, TypeVar
 
 from iris.errors import StorageError
 from iris.preparation.records import ContextPreparation, Decision
-from sqlite_utils import Database
 
 from ..records import ArchiveRecord, EvidenceBundle, ReplayFacts, ReplayInfo, StepRow
-from ._sql import guard, query, write_transaction
+from ._sql import SQLDatabase, guard, query, write_transaction
 from .cache import StoreCache
 from .stored import StoredReplay, decisions_of_kind, read_record
 from .writer import ReplayWriter, forget_unused_bodies
@@ -54,7 +53,7 @@ def _now() -> datetime:
 class ReplayRepository:
     """Saved replays of one store (``store.replays``)."""
 
-    def __init__(self, db: Database, cache: StoreCache | None = None) -> None:
+    def __init__(self, db: SQLDatabase, cache: StoreCache | None = None) -> None:
         self._db = db
         self._cache = cache if cache is not None else StoreCache()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +35,7 @@ from iris.tokens import TokenEstimator, default_estimator
 from sqlite_utils import Database
 
 from ..importers import SkippedLine, load_session
-from ._sql import canonical, guard, write_transaction
+from ._sql import canonical, guard, typed, write_transaction
 from .cache import StoreCache
 from .migrations import apply_migrations
 from .replays import ReplayRepository
@@ -59,6 +59,10 @@ DEFAULT_HOME = Path("~/.local/share/context-workbench")
 
 #: ``progress(fraction, label)``: fraction in [0, 1] of the current import.
 Progress = Callable[[float, str], None]
+
+
+def _no_progress(fraction: float, label: str) -> None:
+    """A progress callback that shows nothing."""
 
 
 def workbench_home() -> Path:
@@ -147,10 +151,11 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # Streamlit reruns scripts on worker threads: one connection may cross threads.
             conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-            self.db = Database(conn)
+            database = Database(conn)
+            self.db = typed(database)
             with _opening_lock(self.path):  # two processes opening a new store at once
                 self.db.enable_wal()
-                apply_migrations(self.db)
+                apply_migrations(database)
             self.db.execute("PRAGMA foreign_keys=ON;")
         except (sqlite3.DatabaseError, OSError) as exc:
             raise StorageError(_open_error(self.path, exc)) from None
@@ -184,7 +189,7 @@ class Store:
                     progress: Progress | None = None) -> ImportOutcome:
         """Import one transcript. Raises SessionFormatError (bad file) or StorageError; either way
         nothing is written."""
-        report = progress or (lambda fraction, label: None)
+        report: Progress = progress or _no_progress
         report(0.0, f"reading {Path(path).name}")
         result = load_session(path, format=format, lenient=lenient)
         report(0.4, f"storing {len(result.session.messages)} messages")
@@ -206,8 +211,8 @@ class Store:
         if existing is not None:
             return existing, False
         with self._storage_errors("storing a session"):  # its id is looked up in SQLite too
-            row = self._session_row(session, format, content_hash, source_path, unplaced)
-        report = progress or (lambda fraction, label: None)
+            row = self.session_row(session, format, content_hash, source_path, unplaced)
+        report: Progress = progress or _no_progress
         report(0.8, "writing")
         wanted = session.header.session_id or content_hash[-12:]
         try:
@@ -359,8 +364,9 @@ class Store:
             return wanted
         return f"{wanted}-{content_hash.split(':')[-1][:8]}"
 
-    def _session_row(self, session: Session, format: str, content_hash: str,
-                     source_path: str | None, unplaced: Sequence[SkippedLine] = ()) -> _SessionRow:
+    def session_row(self, session: Session, format: str, content_hash: str,
+                    source_path: str | None, unplaced: Sequence[SkippedLine] = ()) -> _SessionRow:
+        """The ``sessions`` row of ``session`` (what an import writes; a live update too)."""
         header = session.header
         messages = session.messages
         responses, calls = _counts(messages)
@@ -403,7 +409,7 @@ def _counts(messages: Sequence[Message]) -> tuple[int, int]:
 
 
 @contextmanager
-def _opening_lock(db_path: Path) -> Iterator[None]:
+def _opening_lock(db_path: Path) -> Generator[None]:
     """Serialise switching to WAL and migrating between processes (SQLite answers a concurrent
     journal-mode switch with "database is locked" at once, and two processes would both apply the
     same pending migration). An advisory lock on ``<db>.lock``; no lock where fcntl is missing."""

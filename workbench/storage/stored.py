@@ -16,10 +16,9 @@ from iris.errors import StorageError
 from iris.preparation.records import ContextPreparation, Decision, MessageMark, PreparedRequest
 from iris.session import Message
 from pydantic import TypeAdapter
-from sqlite_utils import Database
 
 from ..records import ArchiveRecord, CompactionFacts, ReplayFacts, ReplayInfo, StepRow
-from ._sql import query
+from ._sql import SQLDatabase, query
 from .migrations import STEP_FIGURE_COLUMNS, unpack
 
 __all__ = ["StoredReplay", "decisions_of_kind", "read_record"]
@@ -29,7 +28,7 @@ _INFO_FIELDS = ", ".join([*(f for f in ReplayInfo.model_fields if f != "facts"),
 _STEP_FIELDS = ", ".join(StepRow.model_fields)
 
 
-def decisions_of_kind(db: Database, replay_id: str, kinds: Sequence[str], *,
+def decisions_of_kind(db: SQLDatabase, replay_id: str, kinds: Sequence[str], *,
                       before_step: int | None = None, message_indexes: Sequence[int] | None = None
                       ) -> tuple[tuple[int, str, Decision], ...]:
     """``(step, stage, decision)`` for every decision of the given kinds, in step order (only
@@ -47,7 +46,7 @@ def decisions_of_kind(db: Database, replay_id: str, kinds: Sequence[str], *,
     return tuple((r["step_index"], r["stage"], _DECISION.validate_json(r["json"])) for r in rows)
 
 
-def read_record(db: Database, replay_id: str, step_index: int, record: bytes
+def read_record(db: SQLDatabase, replay_id: str, step_index: int, record: bytes
                 ) -> ContextPreparation:
     """A stored preparation: its compressed record with its decisions put back in place."""
     data = json.loads(unpack(record))
@@ -71,7 +70,7 @@ def _mark(row: list[Any] | dict[str, Any]) -> MessageMark:
 class StoredReplay:
     """A reopened replay: scalars for every step now, full records one step at a time."""
 
-    def __init__(self, db: Database, replay_id: str) -> None:
+    def __init__(self, db: SQLDatabase, replay_id: str) -> None:
         self._db = db
         rows = query(db, f"reading replay {replay_id!r}",
                      f"SELECT {_INFO_FIELDS} FROM replays WHERE id = ?", [replay_id])
@@ -150,7 +149,7 @@ class StoredReplay:
     def archives(self) -> tuple[ArchiveRecord, ...]:
         rows = query(self._db, "reading archives", "SELECT n, step_index, path, text, "
                      "checkpoint_text FROM archives WHERE replay_id = ? ORDER BY n", [self.id])
-        return tuple(ArchiveRecord(**{**r, "text": unpack(r["text"])}) for r in rows)
+        return tuple(ArchiveRecord.model_validate({**r, "text": unpack(r["text"])}) for r in rows)
 
     def decisions_of_kind(self, *kinds: str, before_step: int | None = None,
                           message_indexes: Sequence[int] | None = None

@@ -19,10 +19,9 @@ from typing import Any
 
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from pydantic import BaseModel
-from sqlite_utils import Database
 
 from ..records import ArchiveRecord, EvidenceBundle, ReplayFacts, ReplayInfo
-from ._sql import canonical
+from ._sql import SQLDatabase, canonical
 from .migrations import STEP_FIGURE_COLUMNS, pack
 
 __all__ = ["ReplayWriter"]
@@ -38,7 +37,7 @@ def _final_request(prep: Any) -> int:
 class ReplayWriter:
     """Writes one replay; rows are buffered and written by :meth:`flush` (and :meth:`finish`)."""
 
-    def __init__(self, db: Database, replay_id: str, *, session_id: str, name: str,
+    def __init__(self, db: SQLDatabase, replay_id: str, *, session_id: str, name: str,
                  summariser: str, created: str) -> None:
         self.db, self.replay_id, self.summariser = db, replay_id, summariser
         self._session_id, self._name, self._created = session_id, name, created
@@ -208,7 +207,7 @@ def _step_row(replay_id: str, prep: ContextPreparation) -> dict[str, Any]:
     }
 
 
-def forget_unused_bodies(db: Database) -> None:
+def forget_unused_bodies(db: SQLDatabase) -> None:
     """Remove request bodies that no replay's requests point at any more."""
     db.execute("DELETE FROM request_bodies WHERE NOT EXISTS (SELECT 1 FROM request_messages m "
                "WHERE m.hash = request_bodies.hash)")
