@@ -9,7 +9,6 @@ The JSON Schema of every event is generated from the models into ``docs/session.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -65,8 +64,19 @@ NativeEvent = Annotated[
     Field(discriminator="type"),
 ]
 _EVENT = TypeAdapter(NativeEvent)
-#: 16 digits in a row: maybe a number beyond MAX_COUNT (checked then, not on every line).
-_LONG_NUMBER = re.compile(r"[0-9]{16}")
+#: The integers of 16 digits or more the decoder met on the current line: maybe beyond
+#: MAX_COUNT (checked then, not on every line). Noted as the decoder reads them, which costs far
+#: less than searching each line's text for a run of digits.
+_LONG_INTS: list[str] = []
+
+
+def _read_int(text: str) -> int:
+    if len(text) > 15 and len(text.lstrip("-")) > 15:
+        _LONG_INTS.append(text)
+    return int(text)
+
+
+_DECODER = json.JSONDecoder(parse_int=_read_int)
 
 
 def event_schema() -> dict[str, Any]:
@@ -127,8 +137,10 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
                 except UnicodeDecodeError as exc:
                     raise SessionFormatError(f"not UTF-8 text (byte {exc.start + 1} of the line)",
                                              path=path, line=lineno) from None
+            _LONG_INTS.clear()
             try:
-                data = json.loads(raw)
+                # json.loads only for its words about a byte order mark
+                data = json.loads(raw) if raw.startswith("\ufeff") else _DECODER.decode(raw)
             except json.JSONDecodeError as exc:
                 raise SessionFormatError(f"not valid JSON ({json_error_words(exc, line=lineno)})",
                                          path=path, line=lineno) from None
@@ -140,7 +152,7 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
                                          path=path, line=lineno) from None
             if has_surrogate_escape(raw):
                 data = scrub_surrogates(data, [])
-            if _LONG_NUMBER.search(raw):  # every number of the format is a count or an index
+            if _LONG_INTS:  # every number of the format is a count or an index
                 _check_numbers(data, path, lineno)
             if not isinstance(data, dict):
                 raise SessionFormatError(f"expected a JSON object, got {type(data).__name__}",
@@ -162,7 +174,7 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
             elif header is None:
                 raise SessionFormatError("the first line must be the header event", path=path, line=lineno)
             elif isinstance(event, MessageEvent):
-                message = Message.model_validate(event.model_dump(exclude={"type"}))
+                message = _message(event)
                 _ids_once(message, ids, path, lineno)
                 messages.append(message)
             elif isinstance(event, ModelSwitchEvent):
@@ -183,6 +195,13 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
     return Session(header=header, messages=tuple(messages), model_switches=tuple(switches),
                    compactions=tuple(compactions), context_snapshots=tuple(snapshots),
                    subagents=tuple(subagents))
+
+
+def _message(event: MessageEvent) -> Message:
+    """The event as the engine's Message: its values were validated as the event (a Message
+    with a ``type``, the same validators), so they are not dumped and validated again."""
+    fields = {name: getattr(event, name) for name in Message.model_fields}
+    return Message.model_construct(event.model_fields_set - {"type"}, **fields)
 
 
 def _ids_once(message: Message, seen: set[tuple[str, str]], path: str | Path | None,
