@@ -191,3 +191,22 @@ def test_r_live_1_watch_refuses_a_missing_path(tmp_path: Path):
 
     with open_store() as store, pytest.raises(WorkbenchError, match="no such file or folder"):
         Watcher(store, [tmp_path / "missing"])
+
+
+def test_r_live_1_a_codex_sessions_folder_is_followed_with_codex_line(real_sessions: Path, tmp_path: Path):
+    """R-LIVE-1: a Codex sessions folder (rollouts below dated folders) is followed; its line is
+    Codex's own: 90 % of the 272,000 window the rollout records (docs/profiles.md)."""
+    rollout = next((real_sessions / "codex_rollout").glob("rollout-*.jsonl"))
+    day = tmp_path / "sessions" / "2026" / "02" / "23"
+    day.mkdir(parents=True)
+    lines = _lines(rollout)
+    (day / rollout.name).write_bytes(b"".join(lines[: len(lines) // 2]))
+    with open_store() as store:
+        watcher = Watcher(store, [tmp_path / "sessions"], replay=False)
+        (first,) = watcher.poll()
+        _write(day / rollout.name, b"".join(lines[len(lines) // 2:]))
+        (second,) = watcher.poll()
+        assert second.session_id == first.session_id and second.responses > first.responses
+        line = agent_line(store, second.session_id)
+    assert line is not None and line.agent == "Codex" and line.line == 244_800
+    assert line.tokens is not None and 0 < line.tokens < line.line
