@@ -39,6 +39,7 @@ from iris.session import Session, Usage
 from pydantic import ConfigDict
 
 from ..run_summary import RunSummary, run_summary
+from ..storage.store import Store
 from ..storage.stored import StoredReplay
 from ..text_diff import unified_diff
 from .replay import bundle_from_replay, summariser_name
@@ -205,7 +206,7 @@ def stored_snapshot(stored: StoredReplay) -> PromptSnapshot:
     return PromptSnapshot(sources) if sources is not None else PromptSnapshot.defaults()
 
 
-def replay_inputs(store: Any, stored: StoredReplay) -> ReplayInputs:
+def replay_inputs(store: Store, stored: StoredReplay) -> ReplayInputs:
     """Session, configuration and snapshot of a saved replay, ready to be walked again."""
     text = stored.configuration_yaml()
     config = parse_config(text, source=f"replay {stored.info.name!r}") if text else default_config()
@@ -400,19 +401,19 @@ def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summariser: Su
         session_id=inputs.session_id)
 
 
-def saved_inputs(store: Any, replay_id: str) -> ReplayInputs:
+def saved_inputs(store: Store, replay_id: str) -> ReplayInputs:
     """:func:`replay_inputs` of a saved replay, cached until it is saved again."""
     return store.replays.cached(replay_id, "inputs",
                                 lambda: replay_inputs(store, store.replays.open(replay_id)))
 
 
-def original_step(store: Any, replay_id: str, step: int) -> StepOutcome:
+def original_step(store: Store, replay_id: str, step: int) -> StepOutcome:
     """The step as the saved replay made it, with the variables the engine rendered (cached)."""
     return store.replays.cached(replay_id, ("original step", step),
                                 lambda: _original_step(store, replay_id, step))
 
 
-def _original_step(store: Any, replay_id: str, step: int) -> StepOutcome:
+def _original_step(store: Store, replay_id: str, step: int) -> StepOutcome:
     inputs = saved_inputs(store, replay_id)
     try:
         summariser = make_summariser(inputs.summariser, inputs.session)

@@ -14,6 +14,7 @@ from iris.prompts import PromptConfig, PromptSnapshot, PromptSource, configured_
 from pydantic import BaseModel, ConfigDict
 
 from ..records import ReplayInfo
+from ..storage.store import Store
 from . import rerun
 from .replay import default_workspace, open_saved, save_replay_result
 from .summarisers import make_summariser
@@ -61,7 +62,7 @@ class RerunTarget(BaseModel):
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    store: Any
+    store: Store
     replay_id: str
     replay_name: str
     session_id: str
@@ -70,7 +71,7 @@ class RerunTarget(BaseModel):
     inputs: rerun.ReplayInputs
 
 
-def rerun_target(store: Any, replay_id: str | None, session_id: str | None,
+def rerun_target(store: Store, replay_id: str | None, session_id: str | None,
                  selected_step: int | None) -> RerunTarget | str:
     """The compaction step nearest ``selected_step`` of the replay, or why there is none."""
     if session_id is None or replay_id is None:
@@ -134,7 +135,7 @@ def rerun_plan(target: RerunTarget, current: PromptSnapshot, kind: str) -> Rerun
                      key=(target.replay_id, target.step, edited.snapshot_id, kind))
 
 
-def save_edited_replay(store: Any, result: rerun.ReplayComparison, name: str,
+def save_edited_replay(store: Store, result: rerun.ReplayComparison, name: str,
                        session_id: str | None) -> ReplayInfo:
     """Save the edited side of a whole re-run as replay ``name`` under ``session_id`` (the
     sidebar's session); refused with ``StorageError`` when the re-run was computed for another."""
