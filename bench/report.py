@@ -5,33 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-MB = 1024 * 1024
-
-
-def _s(v: float) -> str:
-    return f"{v * 1000:,.1f} ms" if v < 1 else f"{v:,.2f} s"
-
-
-def _mb(v: float) -> str:
-    return f"{v / MB:,.1f} MB"
-
-
-def _row(name: str, st: dict, fmt, base: str = "—", ratio: str = "—", target: str = "—", ok: bool | None = None) -> str:
-    mark = "—" if ok is None else ("✅ met" if ok else "❌ missed")
-    return (f"| {name} | {fmt(st['median'])} | {fmt(st['min'])} | {fmt(st['max'])} | {base} | {ratio} | "
-            f"{target} | {mark} |")
-
-
-def _one(v: float) -> dict:
-    return {"median": v, "min": v, "max": v}
-
+from report_format import _mb, _one, _row, _s, _text_row
+from report_targets import (
+    bound_rows,
+    corpus_rows,
+    memory_rows,
+    report_html_rows,
+    startup_rows,
+    store_import_rows,
+    ui_real_rows,
+)
 
 HEADER = ("| Measurement | median | min | max | baseline (same run) | ratio | target | |\n"
           "|---|---:|---:|---:|---:|---:|---|---|")
-
-
-def _text_row(name: str, median: str, ratio: str, target: str, ok: bool) -> str:
-    return f"| {name} | {median} | — | — | — | {ratio} | {target} | {'✅ met' if ok else '❌ missed'} |"
 
 
 def replay_rows(r: dict) -> list[str]:
@@ -125,16 +111,6 @@ def ui_rows(u: dict) -> list[str]:
 
 def target_rows(results: dict[str, Any]) -> list[str]:
     """Rows of the corpus-evaluation cases, in the order of the issue's targets."""
-    from report_targets import (
-        bound_rows,
-        corpus_rows,
-        memory_rows,
-        report_html_rows,
-        startup_rows,
-        store_import_rows,
-        ui_real_rows,
-    )
-
     makers = (("startup", startup_rows), ("memory", memory_rows), ("store_import", store_import_rows),
               ("corpus", corpus_rows), ("ui_real", ui_real_rows), ("bound", bound_rows),
               ("report_html", report_html_rows))

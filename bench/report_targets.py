@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from report import _mb, _one, _row, _s, _text_row
+from report_format import _mb, _one, _row, _s, _text_row
 
 
 def startup_rows(s: dict) -> list[str]:
