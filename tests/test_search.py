@@ -56,6 +56,8 @@ def test_r_ui_1_search_finds_tools_paths_and_errors_in_a_real_session(real_sessi
                    if getattr(b, "type", "") == "tool_result" and getattr(b, "is_error", False))
     assert len(errors) == recorded > 0 and set(errors["kind"]) == {"tool_result"}
     assert search_counts(errors)["error"] == {"errors": recorded}
+    assert search_counts(errors)["state"] == {}  # no replay step given: no state counted
+    assert "—" not in counts_caption(errors) and f"{recorded:,} errors" in counts_caption(errors)
     only_user = search(blocks, SearchQuery(text="error", roles=("user",)), session_id="s")
     assert set(only_user["role"]) <= {"user"}
     assert all("error" in m.lower() for m in only_user["match"])

@@ -143,7 +143,8 @@ def _link(session_id: str, replay_id: str | None, message: int, step: Any) -> st
 
 def search_counts(found: pd.DataFrame) -> dict[str, dict[str, int]]:
     """How many found blocks per role, kind, tool (blocks of a tool), state, and errors."""
-    counts = {column: {str(k): int(v) for k, v in found[column].value_counts().items() if k}
+    counts = {column: {str(k): int(v) for k, v in found[column].value_counts().items()
+                       if k and k != "—"}  # no tool; no replay step to state
               for column in ("role", "kind", "tool", "state")}
     counts["error"] = {"errors": sum(bool(e) for e in found["error"])}
     return counts
