@@ -70,9 +70,13 @@ def _saved_lines(cost: Mapping[str, Any]) -> list[str]:
     if cost.get("saved_usd") is None:
         return []
     parts = cost.get("savings") or {}
-    pct = f"{cost['saved_pct']}".replace("-", "−")
-    saved = (f"Saved {_usd(cost['saved_usd'])} ({pct} %) against the recorded "
-             f"bill of the same {cost['steps_compared']} steps ({_usd(cost['recorded_usd'])}): "
+    # A negative saving is said as what the replay costs more: "Saved −$1.27" reads as a typo.
+    more = cost["saved_usd"] < 0
+    pct = cost.get("saved_pct")
+    pct = f"{abs(pct)}" if more and pct is not None else f"{pct}"
+    head = (f"Costs {_usd(-cost['saved_usd'])} more (+{pct} %) than the recorded" if more
+            else f"Saved {_usd(cost['saved_usd'])} ({pct} %) against the recorded")
+    saved = (f"{head} bill of the same {cost['steps_compared']} steps ({_usd(cost['recorded_usd'])}): "
              f"the smaller requests save {_usd(parts.get('smaller_requests_usd'))}, the replay's "
              f"cache misses cost {_usd(parts.get('cache_misses_usd'))}, its summaries "
              f"{_usd(parts.get('summaries_usd'))}.")

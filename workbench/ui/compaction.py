@@ -9,6 +9,7 @@ import streamlit as st
 
 from workbench.records import ArchiveRecord
 from workbench.services.compaction import OpenedCompaction
+from workbench.ui.tables import dashed_table
 from workbench.views.compaction import (
     ARCHIVE_PREVIEW,
     CompactionBand,
@@ -17,10 +18,27 @@ from workbench.views.compaction import (
     compaction_budget_caption,
     compactions_table,
     timeline_figure,
+    with_step_links,
 )
 from workbench.views.recorded import compaction_answer, compaction_answer_text, replay_compaction_steps
 
 __all__ = ["show_answer", "show_archives", "show_decisions"]
+
+_TOKENS = st.column_config.NumberColumn
+_OPEN = st.column_config.LinkColumn("open", display_text="step ›")
+_APPLIED = {
+    "n": st.column_config.NumberColumn("#"),
+    "cut_index": st.column_config.NumberColumn("cut at message"),
+    "tokens_before": _TOKENS("whole request before", format="localized"),
+    "tokens_after": _TOKENS("after", format="localized"),
+    "trigger_value": _TOKENS("trigger value", format="localized"),
+    "trigger_basis": st.column_config.TextColumn("trigger basis"),
+    "history_tokens_before": _TOKENS("history before (detail)", format="localized"),
+    "history_tokens_after": _TOKENS("history after (detail)", format="localized"),
+    "checkpoint_tokens": _TOKENS("checkpoint tokens", format="localized"),
+    "link": _OPEN,
+}
+_ATTEMPTS = {"what": st.column_config.TextColumn("what", width="large"), "link": _OPEN}
 
 
 def show_answer(opened: OpenedCompaction) -> None:
@@ -46,12 +64,19 @@ def show_decisions(opened: OpenedCompaction, bands: Sequence[CompactionBand]) ->
                         key="cmp_timeline")
     else:
         st.info("Compaction was planned but never applied: see the attempts below.")
+    info = opened.replay.info
     st.markdown("#### Applied compactions")
-    st.dataframe(compactions_table(opened.decisions, opened.steps), hide_index=True, key="cmp_applied")
+    st.caption("Whole request before → after as sent at that step (the figures of the Step-through "
+               "header and the Usage page); the history columns are the detail the engine "
+               "compacted (the untrimmed durable history).")
+    applied = with_step_links(compactions_table(opened.decisions, opened.steps), info.session_id,
+                              info.id)
+    dashed_table(applied, key="cmp_applied", config=_APPLIED)
     st.markdown("#### Every attempt")
     st.caption("Plans and summary candidates, rejected attempts with their reason, and the "
                "committed one (R-CMP-8).")
-    st.dataframe(attempts_table(opened.decisions), hide_index=True, key="cmp_attempts")
+    attempts = with_step_links(attempts_table(opened.decisions), info.session_id, info.id)
+    dashed_table(attempts, key="cmp_attempts", config=_ATTEMPTS)
 
 
 def show_archives(archives: Sequence[ArchiveRecord]) -> None:

@@ -21,6 +21,7 @@ from workbench.services.configuration import ReplaySetup
 from workbench.services.presets import PRESET_NAMES, preset_text
 from workbench.services.summarisers import SUMMARISER_LABELS
 from workbench.ui.fidelity import show_run_losses
+from workbench.ui.tables import dashed_table
 from workbench.views.compare import (
     answer_runs,
     compactions_table,
@@ -115,6 +116,28 @@ def replay_name(check: ConfigCheck) -> str | None:
     return name.strip() if pressed else None
 
 
+def _tokens(label: str) -> Any:
+    return st.column_config.NumberColumn(label, format="localized")
+
+
+# The comparison tables' data columns as a reader says them, numbers with thousands separators.
+_COLUMNS: dict[str, Any] = {
+    "failed_steps": st.column_config.NumberColumn("failed steps"),
+    "tokens_sent": _tokens("tokens sent (all steps)"),
+    "cut_points": st.column_config.TextColumn("cut points (step @ message)"),
+    "reduction_saved": _tokens("saved by reduction"), "fold_saved": _tokens("saved by folding"),
+    "summary_calls": st.column_config.NumberColumn("summary calls"),
+    "summary_input_tokens": _tokens("summary input tokens"),
+    "summary_output_tokens": _tokens("summary output tokens"),
+    "input_budget": _tokens("input budget"), "budget_source": st.column_config.TextColumn(
+        "budget source"), "pressure_line": _tokens("pressure line"),
+    "tokens_before": _tokens("whole request before"), "tokens_after": _tokens("after"),
+    "cut_index": st.column_config.NumberColumn("cut at message"),
+    "first_kept_message": st.column_config.NumberColumn("first kept message"),
+    "archived_messages": st.column_config.NumberColumn("archived messages"),
+}
+
+
 def compare_pickers(choices: Mapping[str, str]) -> tuple[str, str]:
     """Configuration A and B (``preset:default`` and ``preset:cost-first`` at first)."""
     st.subheader("Compare two configurations on this session")
@@ -141,13 +164,13 @@ def show_comparison(compared: Comparison) -> None:
     runs = list(compared.runs)
     st.plotly_chart(compare_figure(runs, recorded=compared.marks), key="cfg_compare_chart")
     st.markdown("#### Totals")
-    st.dataframe(display_frame(totals_table(runs)), hide_index=True, key="cfg_totals")
+    dashed_table(display_frame(totals_table(runs)), key="cfg_totals", config=_COLUMNS)
     st.markdown("#### Compactions and cut points")
     cuts = compactions_table(runs)
     if cuts.empty:
         st.caption("Neither configuration compacted this session.")
     else:
-        st.dataframe(cuts, hide_index=True, key="cfg_cuts")
+        dashed_table(cuts, key="cfg_cuts", config=_COLUMNS)
     st.markdown("#### Where each configuration and the agent compacted")
     st.dataframe(compaction_answer(answer_runs(runs), compared.marks), hide_index=True,
                  key="cfg_answer")

@@ -19,6 +19,7 @@ from workbench.views import messages as view
 from workbench.views import query
 from workbench.views import sessions as sessions_view
 from workbench.views import subagents as subagents_view
+from workbench.views.display import dashed
 from workbench.views.markup import one_line
 
 __all__ = ["page_picker", "request_notice", "show_conversation", "show_header", "show_subagents",
@@ -52,7 +53,7 @@ def show_subagents(opened: OpenedSession) -> None:
         st.caption(f"Sub-agent {view.code_span(header.agent_id)} of session {view.code_span(header.parent_id)}.")
     if opened.subagents:
         st.markdown(f"**Sub-agents** ({len(opened.subagents)}): the tool calls that ran one, and what each did")
-        st.dataframe(subagents_view.subagent_frame(opened.subagents), hide_index=True)
+        st.dataframe(dashed(subagents_view.subagent_frame(opened.subagents)), hide_index=True)
     for line in subagents_view.compaction_request_lines(opened.compaction_requests):
         st.text(line)
 

@@ -42,7 +42,8 @@ _STEP_COLUMNS = {"local_estimate": NUMBER("local estimate (raw)", format="locali
                  "trigger_tokens": NUMBER("trigger value", format="localized"),
                  "trigger_basis": "trigger basis"}
 _SUMMARY_COLUMNS = {c: NUMBER(c.replace("_", " "), format="localized")
-                    for c in ("calls", "prompt_tokens", "input_tokens", "output_tokens")}
+                    for c in ("calls", "prompt_tokens", "input_tokens", "output_tokens",
+                              "attempts", "failures", "refused", "cache_hits")}
 
 
 def show_figures(opened: OpenedUsage) -> None:

@@ -32,13 +32,14 @@ from iris.session import Message
 from ..figures import compaction_figures
 from ..records import CompactionFacts
 from .colors import FATE_COLOURS, PHASE_COLOURS, SERIES_COLOURS
+from .failures import step_link
 from .markup import plain
 from .recorded import budget_label
 from .step_through import describe
 
 __all__ = ["ARCHIVE_PREVIEW", "FATES", "CompactionBand", "archive_preview", "attempts_table",
            "compaction_band", "compaction_budget_caption", "compactions_table", "replay_bands",
-           "retained_texts", "timeline_figure"]
+           "retained_texts", "timeline_figure", "with_step_links"]
 
 FATES: tuple[str, ...] = ("archived", "summarised", "retained verbatim", "kept raw")
 _ARCHIVED_MARKS = {"reduced", "trimmed", "folded"}
@@ -187,6 +188,15 @@ def attempts_table(decisions: Sequence[tuple[int, str, Decision]]) -> pd.DataFra
             for step, _, d in decisions if type(d) in outcome]
     frame = pd.DataFrame(rows, columns=["step", "outcome", "attempt", "what", "reason"])
     return frame.astype({"attempt": "Int64"})
+
+
+def with_step_links(frame: pd.DataFrame, session_id: str, replay_id: str) -> pd.DataFrame:
+    """``frame`` (a table with a ``step`` column) with a ``link`` column opening each row's step on
+    the Step-through page, so a compaction in a table is one click from its Why panel."""
+    shown = frame.copy()
+    shown["link"] = pd.Series([step_link(session_id, replay_id, int(s)) for s in shown["step"]],
+                              index=shown.index, dtype="str")
+    return shown
 
 
 def replay_bands(compactions: Sequence[CompactionFacts], *,

@@ -143,7 +143,9 @@ def compaction_answer(runs: Sequence[Mapping[str, Any]],
     for run in runs:
         items = list(run.get("compactions") or ())
         rows.append({
-            "who": f"replay {run['label']}",
+            # A compared saved replay is labelled "replay <name>" already: never "replay replay".
+            "who": (label if (label := str(run["label"])).startswith("replay ")
+                    else f"replay {label}"),
             "compacted at steps": _steps_text([int(c["step"]) for c in items]),
             "tokens before → after": "; ".join(pair(c.get("tokens_before"), c.get("tokens_after"))
                                                for c in items) or "—",

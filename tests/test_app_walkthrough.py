@@ -1,0 +1,82 @@
+"""What a user trips over in the pages' tables and sentences: column names in snake_case, "None"
+cells, a compaction with no link to its step, "replay replay …", "Saved −$1.27"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from streamlit.testing.v1 import AppTest
+
+from workbench.cost_words import cost_lines
+from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
+from workbench.storage.store import open_store
+from workbench.views.recorded import compaction_answer
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "workbench" / "app.py")
+
+
+def _columns(element: Any) -> dict[str, Any]:
+    return json.loads(element.proto.columns)
+
+
+def test_r_ui_3_compaction_tables_say_their_columns_and_link_each_step():
+    """R-UI-3: the applied compactions and every attempt name their columns in words, show an
+    empty attempt number as a dash (no number format over the Styler's "—"), and link each row
+    to its step on Step-through."""
+    with open_store() as store:
+        session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
+        info, _ = replay_and_save(store, session_id, name=BUDGET_REPLAY_NAME,
+                                  config=budget_96k_config())
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    at.switch_page("../pages/compaction.py").run()
+    assert not at.exception, at.exception
+    applied = next(d for d in at.dataframe if "cut_index" in d.value.columns)
+    config = _columns(applied)
+    assert config["tokens_before"]["label"] == "whole request before"
+    assert config["cut_index"]["label"] == "cut at message"
+    assert config["link"]["type_config"]["type"] == "link"
+    step = int(applied.value["step"].iloc[0])
+    link = applied.value["link"].iloc[0]
+    assert link.startswith("step-through?") and f"replay={info.id}" in link
+    assert link.endswith(f"step={step}")
+    attempts = next(d for d in at.dataframe if "outcome" in d.value.columns)
+    assert attempts.value["attempt"].isna().any()  # plans and the applied record have none
+    assert "type_config" not in _columns(attempts).get("attempt", {})
+    assert all(v.startswith("step-through?") for v in attempts.value["link"])
+
+
+def test_r_ui_6_compared_saved_replay_is_not_called_replay_twice():
+    """R-UI-6: a saved replay in the comparison is labelled "replay <name>" already; the
+    where-each-compacted table says it once, and a preset still reads "replay <preset>"."""
+    runs = [{"label": "replay claude-code", "compactions": [{"step": 71}]},
+            {"label": "default", "compactions": []}]
+    who = list(compaction_answer(runs, [])["who"])
+    assert who[:2] == ["replay claude-code", "replay default"]
+
+
+def _cost(saved: float, pct: float) -> dict[str, Any]:
+    return {"price_known": True, "requests_usd": 11.53, "summaries_usd": 1.2409,
+            "replay_usd": 12.77, "saved_usd": saved, "saved_pct": pct, "steps_compared": 143,
+            "recorded_usd": 11.50, "savings": {"smaller_requests_usd": 0.0827,
+                                               "cache_misses_usd": 0.1153, "summaries_usd": 1.2409}}
+
+
+def test_r_tok_6_a_replay_that_costs_more_says_so_without_a_negative_saving():
+    """R-TOK-6: a replay dearer than the recorded bill reads "Costs $1.2735 more (+11.1 %)",
+    never "Saved −$1.2735 (−11.1 %)"; a cheaper one still reads "Saved"."""
+    words = " ".join(cost_lines(_cost(-1.2735, -11.1)))
+    assert "Costs $1.2735 more (+11.1 %) than the recorded bill of the same 143 steps" in words
+    assert "Saved" not in words and "−$1.2735" not in words
+    assert "Saved $0.5000 (4.3 %) against the recorded bill" in " ".join(cost_lines(_cost(0.5, 4.3)))
+
+
+def test_r_tok_6_summary_usage_columns_are_words():
+    """R-TOK-6: the Usage page's summary usage table labels every column in words (no
+    ``cache_hits``)."""
+    from workbench.ui.usage import _SUMMARY_COLUMNS  # pyright: ignore[reportPrivateUsage]
+
+    assert _SUMMARY_COLUMNS["cache_hits"]["label"] == "cache hits"
+    assert all("_" not in str(c["label"]) for c in _SUMMARY_COLUMNS.values())
