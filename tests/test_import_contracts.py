@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LINT = Path(sys.executable).with_name("lint-imports")
 
-pytestmark = pytest.mark.slow
+
 
 
 def _copy_tree(target: Path) -> Path:
@@ -45,6 +45,7 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _copy_tree(tmp_path_factory.mktemp("pristine"))
 
 
+@pytest.mark.slow
 def test_contracts_hold_on_the_copy(pristine: Path):
     """Architecture (docs/architecture.md): the copy the other tests change is linted from itself and keeps every contract."""
     result = _lint(pristine)
@@ -52,6 +53,7 @@ def test_contracts_hold_on_the_copy(pristine: Path):
     assert "0 broken" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("module", "line", "contract"), [
     ("workbench/views/colors.py", "import streamlit",
      "Only workbench.ui and the app's Streamlit glue import Streamlit"),
@@ -76,6 +78,7 @@ def test_an_injected_import_breaks_its_contract(tmp_path: Path, module: str, lin
     assert f"{contract} BROKEN" in result.stdout, result.stdout
 
 
+@pytest.mark.slow
 def test_a_new_module_must_be_placed_on_a_floor(tmp_path: Path):
     """Architecture (docs/architecture.md): a new module directly in workbench/ fails lint-imports until the layers contract
     places it (the contract is exhaustive)."""
@@ -84,3 +87,14 @@ def test_a_new_module_must_be_placed_on_a_floor(tmp_path: Path):
     result = _lint(tree)
     assert result.returncode != 0
     assert "workbench.brand_new" in result.stdout
+
+
+def test_no_two_modules_import_each_other():
+    """Architecture (docs/architecture.md): no two modules of the engine or the workbench import
+    each other (a type both need lives in a module below both)."""
+    import grimp
+
+    graph = grimp.build_graph("iris", "workbench")
+    circles = sorted((a, b) for a in graph.modules for b in graph.find_modules_directly_imported_by(a)
+                     if a < b and a in graph.find_modules_directly_imported_by(b))
+    assert circles == []
