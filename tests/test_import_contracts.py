@@ -17,8 +17,6 @@ ROOT = Path(__file__).resolve().parents[1]
 LINT = Path(sys.executable).with_name("lint-imports")
 
 
-
-
 def _copy_tree(target: Path) -> Path:
     """The packages the contracts cover and the configuration, without caches."""
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
