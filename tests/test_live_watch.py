@@ -210,3 +210,19 @@ def test_r_live_1_a_codex_sessions_folder_is_followed_with_codex_line(real_sessi
         line = agent_line(store, second.session_id)
     assert line is not None and line.agent == "Codex" and line.line == 244_800
     assert line.tokens is not None and 0 < line.tokens < line.line
+
+
+def test_r_live_1_a_broken_complete_line_is_an_error_naming_the_watched_file(transcript: Path,
+                                                                              tmp_path: Path):
+    """R-LIVE-1: a complete line that is not JSON is an error (the watch goes on), named by the
+    watched file and its line, never by the watcher's private copy; nothing is stored."""
+    lines = _lines(transcript)
+    live = tmp_path / f"{SESSION}.jsonl"
+    live.write_bytes(b"".join(lines[:50]) + b'{"broken": \n' + b"".join(lines[50:80]))
+    errors: list[tuple[Path, Exception]] = []
+    with open_store() as store:
+        assert Watcher(store, [live], replay=False).poll(lambda p, e: errors.append((p, e))) == []
+        assert store.list_sessions() == []
+    ((path, error),) = errors
+    assert path == live and str(error).startswith(f"{live}:51: ")
+    assert "workbench-watch-" not in str(error)

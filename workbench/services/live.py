@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from iris.compaction.thresholds import thresholds
-from iris.errors import WorkbenchError
+from iris.errors import SessionFormatError, WorkbenchError
 from iris.frozen import FrozenModel
 from iris.replay import largest_prompt
 
@@ -122,7 +122,10 @@ class _Follower:
         copy = self.folder / hashlib.sha256(source.encode()).hexdigest()[:16] / path.name
         copy.parent.mkdir(exist_ok=True)
         copy.write_bytes(data)
-        result = load_session(copy)
+        try:
+            result = load_session(copy)
+        except SessionFormatError as exc:  # named by the watched file, not the private copy
+            raise SessionFormatError(exc.problem, path=path, line=exc.line, field=exc.field) from None
         session_id = session_of_source(self.store, source)
         stale = session_id is None or self.store.content_hash(session_id) != result.content_hash
         if session_id is not None and self.store.replays.find(session_id, DEFAULT_REPLAY_NAME) is None:
