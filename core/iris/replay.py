@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from .collector_pause import StepFreezer, replay_collections
 from .compaction.calibration import Calibration
@@ -34,6 +34,7 @@ from .compaction.thresholds import thresholds as resolve_thresholds
 from .compaction.usage import RunUsage, UsageTracker
 from .config import ContextConfig, config_hash, default_config
 from .context import ContextBuildInput, ContextBuildScope, ContextSource, RecordedContextSource
+from .frozen import FrozenModel
 from .preparation.baseline import BASELINE_STAGES, RecordedCompactionMark, recorded_marks
 from .preparation.memory import StepMemory
 from .preparation.pipeline import STAGES, PreparationOutcome, Stage, StepMeta, prepare
@@ -67,10 +68,8 @@ __all__ = ["AppliedCompaction", "RecordedCompactionMark", "Replay", "ReplayEnvir
            "ReplayOptions", "StepProgress", "replay"]
 
 
-class AppliedCompaction(BaseModel):
+class AppliedCompaction(FrozenModel):
     """One compaction the replay committed: where it cut and what it wrote."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     step_index: int
     preparation_id: str
@@ -86,10 +85,8 @@ class AppliedCompaction(BaseModel):
     summary_usage: Usage | None = None
 
 
-class Replay(BaseModel):
+class Replay(FrozenModel):
     """Everything one replay produced; ``model_dump(mode="json")`` is deterministic."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     session_id: str
     configuration_snapshot_id: str

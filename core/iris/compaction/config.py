@@ -14,8 +14,9 @@ import math
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from ..frozen import FrozenModel
 from ..session import ModelLimits
 
 __all__ = [
@@ -33,10 +34,8 @@ Profile = Literal["auto", "continuation", "archival"]
 CheckpointForm = Literal["structured", "summary", "summary_with_user_messages"]
 
 
-class RestoreReads(BaseModel):
+class RestoreReads(FrozenModel):
     """``compaction.restore_recent_reads``: which read files come back after a compaction."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     files: int = Field(default=5, ge=1)
     """How many of the most recently read files (distinct paths, newest first)."""
@@ -57,11 +56,9 @@ CHORD_DEFAULTS: dict[str, Any] = {
 }
 
 
-class CompactionConfig(BaseModel):
+class CompactionConfig(FrozenModel):
     """Durable compaction settings. Derived lines (pressure, recent target, summary max) are not
     configurable: see :func:`iris.compaction.thresholds`."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     input_budget_tokens: int | None = None
     """Whole input allowance after the output reservation. Unset: derived from model limits, else
@@ -165,10 +162,8 @@ class CompactionConfig(BaseModel):
         return float(value)
 
 
-class ModelCompactionOverride(BaseModel):
+class ModelCompactionOverride(FrozenModel):
     """Per-model `threshold`/`reminder`; None inherits the global value."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     threshold: float | None = None
     """0 disables automatic compaction (and the reminder) for this model only."""
@@ -176,10 +171,8 @@ class ModelCompactionOverride(BaseModel):
     """-1 disables only this model's reminder; 0 derives it from the effective threshold."""
 
 
-class ModelConfig(BaseModel):
+class ModelConfig(FrozenModel):
     """The model in use: its limits and compaction overrides (R-CMP-2, R-CMP-3)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str | None = None
     limit: ModelLimits | None = None

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from ..frozen import FrozenModel
 from ..hashing import canonical_json, text_hash
 from .typed_state import Claim, ClaimKind
 
@@ -141,9 +142,7 @@ def args_fingerprint(args: CompactContextArgs, work_marker: int) -> str:
     return text_hash(f"{canonical_json(args)}|{work_marker}")
 
 
-class GateResult(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class GateResult(FrozenModel):
     passed: bool
     gate: str | None = None
     reason: str = ""
