@@ -10,6 +10,7 @@ from report_targets import (
     bound_rows,
     corpus_rows,
     memory_rows,
+    outside_rows,
     report_html_rows,
     startup_rows,
     store_import_rows,
@@ -113,7 +114,7 @@ def target_rows(results: dict[str, Any]) -> list[str]:
     """Rows of the corpus-evaluation cases, in the order of the issue's targets."""
     makers = (("startup", startup_rows), ("memory", memory_rows), ("store_import", store_import_rows),
               ("corpus", corpus_rows), ("ui_real", ui_real_rows), ("bound", bound_rows),
-              ("report_html", report_html_rows))
+              ("report_html", report_html_rows), ("outside", outside_rows))
     return [row for name, make in makers if name in results for row in make(results[name])]
 
 

@@ -106,6 +106,25 @@ def report_html_rows(r: dict) -> list[str]:
     ]
 
 
+def outside_rows(o: dict) -> list[str]:
+    """Store size with the app's default replays; native import against json.loads."""
+    rows = []
+    for st in o["stores"]:
+        ratio = st["store_bytes"] / st["transcript_bytes"]
+        top = ", ".join(f"{name} {_mb(size)}" for name, size in list(st["tables"].items())[:5])
+        rows.append(_text_row(f"Store size: real session ({st['path'][:13]}…) + its {st['replays']} default "
+                              f"replays ({st['steps']:,} steps)", _mb(st["store_bytes"]),
+                              f"{ratio:.2f}× the transcript ({_mb(st['transcript_bytes'])}); {top}",
+                              "≤ 2×", ratio <= 2))
+    n = o["native"]
+    name = f"Import of a {_mb(n['file_bytes'])} native session ({n['responses']:,} responses), CPU"
+    for key, what in (("load", "`load_native`"), ("store", "`Store.import_file`")):
+        ratio = n[key] / n["json"]
+        rows.append(_text_row(f"{name}: {what}", _s(n[key]), f"{ratio:.2f}× json.loads ({_s(n['json'])})",
+                              "≤ 3×", ratio <= 3))
+    return rows
+
+
 def bound_rows(b: dict) -> list[str]:
     """Replay of tiny-message sessions of growing size against their import (R-BOUND-1)."""
     sizes = b["sizes"]

@@ -5,7 +5,7 @@ Options (environment): ``BENCH_RESPONSES`` (2000), ``BENCH_REPEATS`` (2), ``BENC
 ``BENCH_CORPUS_SESSIONS`` (200), ``BENCH_CORPUS_RESPONSES`` (10), ``BENCH_REAL`` (a real Claude Code
 session under ``../shared/real-sessions``), ``BENCH_BOUND_SIZES`` (``5000,20000,100000``: the
 message counts of the ``bound`` case), ``BENCH_CASES`` (``replay,import,tokens,startup,memory,
-store_import,corpus,ui_real,bound,report_html``; ``ui`` is the older step-through case on the synthetic replay).
+store_import,corpus,ui_real,bound,report_html,outside``; ``ui`` is the older step-through case on the synthetic replay).
 Raw figures are kept in ``bench/results.json`` next to the report.
 """
 
@@ -28,7 +28,9 @@ from report import render
 
 #: A real Claude Code session of ``../shared/real-sessions`` (143 responses).
 REAL = HERE.parents[1] / "shared" / "real-sessions" / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"
-DEFAULT_CASES = "replay,import,tokens,startup,memory,store_import,corpus,ui_real,bound,report_html"
+DEFAULT_CASES = "replay,import,tokens,startup,memory,store_import,corpus,ui_real,bound,report_html,outside"
+#: The real Codex rollout whose store with the default replays the ``outside`` case measures.
+CODEX = REAL.parents[1] / "codex_rollout" / "rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl"
 
 
 def _case(name: str, script: str, args: list[str], tmp: Path) -> dict:
@@ -68,6 +70,7 @@ def main() -> int:
                                                   "responses": int(env.get("BENCH_CORPUS_RESPONSES", 10))})]),
             "ui_real": ("ui_real.py", [real]),
             "report_html": ("report_open.py", [json.dumps({"real": real})]),
+            "outside": ("outside.py", [json.dumps({"real": [str(CODEX), real]})]),
             "bound": ("bound.py", [json.dumps({"sizes": [int(n) for n in env.get(
                 "BENCH_BOUND_SIZES", "5000,20000,100000").split(",")]})]),
         }
