@@ -144,3 +144,16 @@ def test_the_shipped_notebook_runs_in_a_kernel_of_the_installed_package(installe
     cells = [c for c in json.loads(NOTEBOOK.read_text())["cells"] if c["cell_type"] == "code"]
     assert errors == 0
     assert shown >= len(cells) - 2
+
+
+def test_r_ui_9_wheel_carries_the_report_plotly_bundle(installed):
+    """R-UI-9: the plotly.js bundle the HTML report inlines, and its licence, are in the wheel
+    (an installed `workbench report` reads it from the package)."""
+    import zipfile
+
+    names = set(zipfile.ZipFile(installed["wheel"]).namelist())
+    assert {"workbench/assets/plotly-basic.min.js", "workbench/assets/plotly-basic.LICENSE",
+            "workbench/assets/NOTICE.md"} <= names
+    code = "from workbench.report import plotly_bundle; print(len(plotly_bundle()))"
+    out = _run([str(installed["python"]), "-c", code], cwd=installed["base"], env=installed["env"])
+    assert int(out) > 1_000_000
