@@ -43,7 +43,7 @@ def test_r_ui_3_compaction_tables_say_their_columns_and_link_each_step():
     assert link.startswith("step-through?") and f"replay={info.id}" in link
     assert link.endswith(f"step={step}")
     attempts = next(d for d in at.dataframe if "outcome" in d.value.columns)
-    assert attempts.value["attempt"].isna().any()  # plans and the applied record have none
+    assert bool(attempts.value["attempt"].isna().any())  # plans and the applied record have none
     assert "type_config" not in _columns(attempts).get("attempt", {})
     assert all(v.startswith("step-through?") for v in attempts.value["link"])
 
@@ -78,5 +78,27 @@ def test_r_tok_6_summary_usage_columns_are_words():
     ``cache_hits``)."""
     from workbench.ui.usage import _SUMMARY_COLUMNS  # pyright: ignore[reportPrivateUsage]
 
-    assert _SUMMARY_COLUMNS["cache_hits"]["label"] == "cache hits"
-    assert all("_" not in str(c["label"]) for c in _SUMMARY_COLUMNS.values())
+    assert _SUMMARY_COLUMNS["cache_hits"].get("label") == "cache hits"
+    assert all("_" not in str(c.get("label")) for c in _SUMMARY_COLUMNS.values())
+
+
+def test_r_ses_1_blank_text_block_is_said_not_drawn_as_an_empty_box():
+    """R-SES-1: Claude Code's whitespace-only text blocks (kept by the lossless import) read as
+    words on the Messages page; real text gets no note."""
+    from workbench.views.messages import blank_note
+
+    assert blank_note("\n\n") == "whitespace-only text block (2 characters)"
+    assert blank_note("") == "empty text block"
+    assert blank_note(" ok ") is None
+
+
+def test_r_ses_2_search_counts_are_singular_for_one():
+    """R-SES-2: one hit reads "1 block in 1 message", not "1 blocks in 1 messages"."""
+    import pandas as pd
+
+    from workbench.views.search import counts_caption
+
+    one = pd.DataFrame({"message": [160], "role": ["user"], "kind": ["text"], "tool": [""],
+                        "state": ["left out"],
+                        "error": [False]})
+    assert counts_caption(one).startswith("1 block in 1 message ·")

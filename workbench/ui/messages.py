@@ -112,7 +112,11 @@ def _lazy_code(label: str, text: str, language: str | None, keys: Iterator[str])
 
 
 def _show_text(block: view.BlockView, keys: Iterator[str]) -> None:
-    """Transcript text as code (never markdown or HTML); long text collapsed."""
+    """Transcript text as code (never markdown or HTML); long text collapsed; a blank block
+    said in words."""
+    if (blank := view.blank_note(block.text)) is not None:
+        st.caption(blank)
+        return
     if not block.long:
         st.code(block.text, language=None, wrap_lines=True)
         return

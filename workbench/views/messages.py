@@ -27,7 +27,8 @@ from iris.tokens import TokenEstimator
 from . import markup
 from .query import parse_index
 
-__all__ = ["PAGE_SIZE", "BlockView", "MessageView", "UsageView", "code_span", "conversation", "header_metrics",
+__all__ = ["PAGE_SIZE", "BlockView", "MessageView", "UsageView", "blank_note", "code_span", "conversation",
+           "header_metrics",
            "human_size", "linked_message", "message_flags", "message_frame", "page_count", "usage_caption"]
 
 #: Outputs longer than this many characters (or lines) are collapsed by default.
@@ -87,6 +88,16 @@ class MessageView(_Frozen):
     synthetic: bool = False
     compaction_provided: bool = False
     """Put in place by a recorded compaction (a kept copy, not a model response)."""
+
+
+def blank_note(text: str) -> str | None:
+    """What a text block holding only whitespace is (Claude Code records ``"\\n\\n"`` text
+    blocks, kept by the lossless import): an empty box would look like text failed to load."""
+    if text.strip():
+        return None
+    if not text:
+        return "empty text block"
+    return f"whitespace-only text block ({len(text)} character{'s' if len(text) != 1 else ''})"
 
 
 def human_size(text: str) -> str:

@@ -155,10 +155,13 @@ def counts_caption(found: pd.DataFrame) -> str:
     if found.empty:
         return "Nothing found."
     counts = search_counts(found)
-    parts = [f"{len(found):,} blocks in {found['message'].nunique():,} messages"]
+    blocks, messages = len(found), len(set(found["message"]))
+    parts = [(f"{blocks:,} block{'s' if blocks != 1 else ''} in {messages:,} "
+              f"message{'s' if messages != 1 else ''}")]
     for column in ("role", "tool", "state"):
         if counts[column]:
             parts.append(", ".join(f"{k} {v:,}" for k, v in counts[column].items()))
     if counts["error"]["errors"]:
-        parts.append(f"{counts['error']['errors']:,} errors")
+        errors = counts["error"]["errors"]
+        parts.append(f"{errors:,} error{'s' if errors != 1 else ''}")
     return " · ".join(parts)
