@@ -97,18 +97,20 @@ def test_r_twin_3_codex_importer_keeps_the_encrypted_reasoning_length(tmp_path: 
 
 
 def test_r_twin_3_codex_profile_compacts_where_codex_counted_the_line_crossed(tmp_path: Path):
-    """R-TWIN-3: at step 7 the last response reports 210,000 + 100 (below 244,800) and the 7
-    earlier turns' reasoning adds 51,366: the codex profile compacts at step 7, where the agent
-    did, on the provider's count (its request is still the one the provider measured); without
-    the reasoning count it would compact only at step 11, never here (prompts drop after 7)."""
+    """R-TWIN-3: step 7 starts a turn; Codex checks before it records the turn's user message,
+    so the last user message is turn 6's: the last response reports 210,000 + 100 (below
+    244,800) and the reasoning of turns 0-5 adds 44,028 (at step 6: 200,100 + 36,690 is below):
+    the codex profile compacts at step 7, where the agent did, on the provider's count (its
+    request is still the one the provider measured); without the reasoning count it does not
+    compact there (prompts drop after 7)."""
     session = load_session(_rollout(tmp_path / "rollout-x.jsonl")).session
     result = replay(session, load_preset("codex"))
     assert [c.step_index for c in result.checkpoints] == [COMPACT_AT]
     prep = result.preparations[COMPACT_AT]
     assert prep.trigger_basis == "provider"
     stage = prep.stage("compaction")
-    assert stage is not None and "51,366 earlier turns' encrypted reasoning" in stage.note
-    assert prep.trigger_tokens is not None and prep.trigger_tokens >= 210100 + 51366
+    assert stage is not None and "44,028 earlier turns' encrypted reasoning" in stage.note
+    assert prep.trigger_tokens is not None and prep.trigger_tokens >= 210100 + 44028
     before = result.preparations[COMPACT_AT - 1]
     assert before.trigger_tokens is not None and before.trigger_tokens < 244800
     summary = replay_summary(session, result)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..compaction.codex_count import earlier_reasoning_tokens
 from .state import PipelineSettings, PreparationState
+from .walk import is_user_input
 
 __all__ = ["agent_additions"]
 
@@ -21,15 +22,23 @@ def agent_additions(state: PreparationState, settings: PipelineSettings) -> tupl
     user message), estimated as the agents estimate them on top of the last response's count:
     the bytes of each content block serialised as JSON / 4, rounded up (Claude Code's rough
     estimate of the messages since its last usage, Codex's estimate of the items since the last
-    model output). (0, 0) when both are off."""
+    model output). (0, 0) when both are off.
+
+    Codex checks before a turn's input is recorded (its pre-turn compaction runs before the
+    context updates and the new user message), so with ``count_earlier_reasoning`` a step that
+    starts a new user turn is counted on the history before that turn's messages."""
     comp = settings.config.compaction
-    reasoning = (earlier_reasoning_tokens([p.message for p in state.durable])
-                 if comp.count_earlier_reasoning else 0)
+    if not (comp.count_earlier_reasoning or comp.count_new_messages):
+        return 0, 0
+    messages = [p.message for p in state.durable]
+    last = next((i for i in range(len(messages) - 1, -1, -1)
+                 if messages[i].role == "assistant"), -1)
+    new = messages[last + 1:]
+    if comp.count_earlier_reasoning and any(is_user_input(m) for m in new):
+        new = new[:next(i for i, m in enumerate(new) if m.role == "user")]
+    counted = [*messages[:last + 1], *new]
+    reasoning = earlier_reasoning_tokens(counted) if comp.count_earlier_reasoning else 0
     if not comp.count_new_messages:
         return reasoning, 0
-    history = state.history
-    last = next((i for i in range(len(history) - 1, -1, -1)
-                 if history[i].message.role == "assistant"), -1)
-    new_bytes = sum(len(block.model_dump_json().encode()) for p in history[last + 1:]
-                    for block in p.message.content)
+    new_bytes = sum(len(block.model_dump_json().encode()) for m in new for block in m.content)
     return reasoning, -(-new_bytes // 4)
