@@ -20,7 +20,7 @@ __all__ = ["OpenedSession", "open_session"]
 class OpenedSession(FrozenModel):
     """One stored session as the Messages page shows it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # frozen, extra="forbid" from FrozenModel
 
     title: str
     session: Session

@@ -56,7 +56,7 @@ __all__ = ["ENGINE_RENDERED_IDS", "ReplayComparison", "ReplayInputs", "StepCompa
 
 
 class _Frozen(FrozenModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # frozen, extra="forbid" from FrozenModel
 
 
 class ReplayInputs(_Frozen):

@@ -26,7 +26,7 @@ T = TypeVar("T")
 class OpenedStep(FrozenModel):
     """One step of a saved replay as the Step-through page shows it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # frozen, extra="forbid" from FrozenModel
 
     replay: StoredReplay
     prep: ContextPreparation

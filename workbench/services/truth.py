@@ -124,7 +124,7 @@ class ReplayTruth(FrozenModel):
     """A saved replay with its truth rows, the agent's recorded compactions placed on them and
     the replay's run for the real-vs-replay compaction answer (the Usage and Compaction pages)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # frozen, extra="forbid" from FrozenModel
 
     replay: StoredReplay
     steps: tuple[TruthStep, ...]

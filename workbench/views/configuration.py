@@ -30,7 +30,7 @@ __all__ = ["FORM_FIELDS", "ConfigCheck", "FieldKind", "FormField", "apply_form",
 
 
 class _Frozen(FrozenModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # frozen, extra="forbid" from FrozenModel
 
 
 FieldKind = Literal["int", "optional_int", "float", "bool"]

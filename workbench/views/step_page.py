@@ -130,7 +130,7 @@ class StageWhy(FrozenModel):
     its decisions as markdown sentences (``lines``) or, when there are many, a table whose
     ``open`` column links each to its message."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # frozen, extra="forbid" from FrozenModel
 
     stage: str
     label: str

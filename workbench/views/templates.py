@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iris.errors import TemplateError
+from iris.frozen import FrozenModel
 from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptConfig, PromptSnapshot
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from ..text_diff import unified_diff
 from .markup import code_span, one_line, plain
@@ -102,10 +103,10 @@ def template_diff(original: str, edited: str, prompt_id: str) -> str:
                         tofile=f"edited/{prompt_id}.j2")
 
 
-class TemplatePreview(BaseModel):
+class TemplatePreview(FrozenModel):
     """What the Templates page shows for one id."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # frozen, extra="forbid" from FrozenModel
 
     prompt_id: str
     snapshot: PromptSnapshot

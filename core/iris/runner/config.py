@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from ..config import ContextConfig, default_config, load_config, parse_config
 from ..context import ContextBuildInput, load_context_build_input
@@ -70,10 +70,10 @@ class EndpointConfig(FrozenModel):
         return value
 
 
-class RunnerConfig(BaseModel):
+class RunnerConfig(FrozenModel):
     """What one :class:`~iris.runner.AgentRunner` runs with (paths already resolved)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # frozen, extra="forbid" from FrozenModel
 
     endpoint: EndpointConfig | None = None
     """None: the host passes its own model client to ``from_config(..., model=...)``."""
