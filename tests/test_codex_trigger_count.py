@@ -123,3 +123,47 @@ def _codex_without_reasoning() -> ContextConfig:
     config = load_preset("codex")
     compaction = config.compaction.model_copy(update={"count_earlier_reasoning": False})
     return config.model_copy(update={"compaction": compaction})
+
+
+def _turn(k: int, prompt: int, total: int) -> list[str]:
+    return [_line("event_msg", {"type": "task_started", "model_context_window": WINDOW}),
+            _line("response_item", _user(f"task {k}")),
+            _line("event_msg", {"type": "user_message", "message": f"task {k}"}),
+            _line("response_item", {"type": "message", "role": "assistant",
+                                     "content": [{"type": "output_text",
+                                                  "text": f"done {k}" + " gamma" * 9000}]}),
+            _line("event_msg", {"type": "token_count", "info": {
+                "total_token_usage": _usage(total, 0), "last_token_usage": _usage(prompt, 10),
+                "model_context_window": WINDOW}}),
+            _line("event_msg", {"type": "task_complete"})]
+
+
+def _compacted(kept: int) -> list[str]:
+    history = [_user(f"task {j}") for j in range(kept)] + [_user("SUMMARY")]
+    return [_line("compacted", {"message": "", "replacement_history": history}),
+            _line("event_msg", {"type": "context_compacted"})]
+
+
+def test_r_twin_3_a_codex_task_that_only_compacted_is_a_manual_compaction(tmp_path: Path):
+    """R-TWIN-3: a /compact typed in Codex runs as a task of its own (task_started, compacted,
+    task_complete: no user message, no model call) and imports as ``manual``; a compaction at
+    the start of a turn that then records its user message and calls the model is ``auto``.
+    The codex profile applies the manual one at its step, far below the line."""
+    lines = [_line("session_meta", {"id": "cx-manual", "cli_version": "0.104.0"}),
+             _line("turn_context", {"model": "gpt-5.3-codex", "cwd": "/w"})]
+    lines += _turn(0, 20000, 20010) + _turn(1, 29000, 49020)
+    lines += [_line("event_msg", {"type": "task_started", "model_context_window": WINDOW}),
+              *_compacted(2), _line("event_msg", {"type": "task_complete"})]
+    lines += _turn(2, 5000, 55030)
+    pre_turn = _turn(3, 6000, 61040)
+    lines += [pre_turn[0], *_compacted(3), *pre_turn[1:]]
+    path = tmp_path / "rollout-manual.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    session = load_session(path).session
+    assert [c.trigger for c in session.compactions] == ["manual", "auto"]
+    result = replay(session, load_preset("codex"))
+    assert [c.step_index for c in result.checkpoints][:1] == [2]
+    summary = replay_summary(session, result)
+    assert [(c["step"], c["trigger"]) for c in summary["recorded_compactions"]] == [
+        (2, "manual"), (3, "auto")]
+    assert summary["compactions"][0]["trigger"] == "manual"

@@ -77,6 +77,10 @@ class _Rollout:
         self.typed: set[int] = set()
         self.cwd: str | None = None
         self.started = None
+        # compactions of the current task and whether it did anything else (a typed message, a
+        # model call): a task that only compacted is the user's /compact
+        self.task_compactions: list[int] | None = None
+        self.task_worked = False
 
     # -- lines ------------------------------------------------------------------------------
 
@@ -131,8 +135,12 @@ class _Rollout:
             self.token_count(payload.get("info"))
         elif kind == "task_started":
             self.window(payload.get("model_context_window"), "payload.model_context_window")
+            self.task_compactions, self.task_worked = [], False
+        elif kind in ("task_complete", "turn_aborted"):
+            self.end_task()
         elif kind == "user_message":
             self.saw_user_event = True
+            self.task_worked = True
             if self.unconfirmed_user is not None:
                 self.typed.add(self.unconfirmed_user)
                 self.unconfirmed_user = None
@@ -157,6 +165,7 @@ class _Rollout:
         if usage.input_tokens == 0 and usage.output_tokens == 0:
             return  # all-zero usage around a compaction is noise
         self.last_prompt = usage.prompt_tokens
+        self.task_worked = True
         if self.awaiting is not None and self.out.entries[self.awaiting].usage is None:
             self.out.entries[self.awaiting].usage = usage
         self.awaiting = None
@@ -213,9 +222,21 @@ class _Rollout:
             self.open = self.awaiting = None
             self.legacy_history(summary or "", lineno, when)
             source = "codex:compacted"
+        if self.task_compactions is not None:
+            self.task_compactions.append(len(self.compactions))
         self.compactions.append(RecordedCompaction(at_message=at, trigger="auto",
                                                    pre_tokens=self.last_prompt, summary=summary,
                                                    source=source))
+
+    def end_task(self) -> None:
+        """A task that compacted and did nothing else (no typed message, no model call) was a
+        manual ``/compact``: codex-rs runs it as a task of its own (``Op::Compact`` spawns a
+        ``CompactTask``), while an automatic compaction runs inside a turn, before its user
+        message is recorded (pre-turn) or between its model calls (mid-turn)."""
+        if self.task_compactions and not self.task_worked:
+            for i in self.task_compactions:
+                self.compactions[i] = self.compactions[i].model_copy(update={"trigger": "manual"})
+        self.task_compactions, self.task_worked = None, False
 
     def legacy_history(self, summary: str, lineno: int, when) -> None:
         """Local compaction (no replacement history): initial context + user turns + summary.
