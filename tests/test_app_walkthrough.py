@@ -102,3 +102,21 @@ def test_r_ses_2_search_counts_are_singular_for_one():
                         "state": ["left out"],
                         "error": [False]})
     assert counts_caption(one).startswith("1 block in 1 message ·")
+
+
+def test_r_ui_2_header_says_when_no_overhead_was_measured_yet():
+    """R-UI-2: at a step before any response measured the unrecorded overhead (step 0 of a real
+    Claude Code session: 43 tokens against the provider's 25,897), the header says why its figure
+    is so small instead of a bare "+ 0 unrecorded overhead"; a measured overhead names its step."""
+    from workbench.views.step_through import StepHeader
+
+    common: dict[str, Any] = {"step_index": 0, "phase": "ready", "phase_colour": "#000",
+                              "final_input_tokens": 43,
+                              "input_budget": 200_000, "percent_of_budget": 0.0,
+                              "pressure": "green", "pressure_colour": "#000",
+                              "provider_label": "25,897", "whole_request_tokens": 43}
+    first = StepHeader(**common).whole_request_words
+    assert "+ 0 unrecorded overhead (none measured yet" in first and "system prompt" in first
+    later = StepHeader(**{**common, "whole_request_tokens": 25_889,
+                          "unrecorded_overhead_tokens": 25_846, "overhead_measured_at": 0})
+    assert later.whole_request_words.endswith("+ 25,846 unrecorded overhead (measured at step 0)")

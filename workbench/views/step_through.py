@@ -117,7 +117,10 @@ class StepHeader(_Frozen):
         if self.whole_request_tokens is None:
             return ""
         measured = (f" (measured at step {self.overhead_measured_at})"
-                    if self.overhead_measured_at is not None else "")
+                    if self.overhead_measured_at is not None else
+                    " (none measured yet: a response's provider count measures it, so this figure "
+                    "leaves out what the transcript does not record, such as the system prompt "
+                    "and tools)" if not self.unrecorded_overhead_tokens else "")
         return (f"Whole request {self.whole_request_tokens:,} = raw local estimate "
                 f"{self.final_input_tokens:,} × calibration {self.calibration_ratio:.3f} (the "
                 "ratio known before this step) + "
