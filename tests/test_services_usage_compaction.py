@@ -8,6 +8,7 @@ from pathlib import Path
 
 from truth_helpers import RECORDED_STEP, store_long_with_recorded_compaction
 
+from workbench.replay_summary import ErrorMeaning
 from workbench.services.compaction import open_compaction
 from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
 from workbench.services.usage import open_usage
@@ -26,7 +27,7 @@ def test_r_ui_5_open_usage_reads_steps_recorded_marks_run_and_error_meaning(tmp_
         assert len(opened.steps) == info.step_count and opened.replay.id == info.id
         assert [m.step for m in opened.marks] == [RECORDED_STEP]
         assert [r["label"] for r in opened.runs] == ["default"]
-        assert opened.meaning == {"meaningful": True, "text_redacted": None, "note": ""}
+        assert opened.meaning == ErrorMeaning(meaningful=True, text_redacted=None, note="")
         metrics = usage_metrics(opened.steps)
         assert [m.label for m in metrics] == ["Estimate error, median", "Estimate error, p90",
                                               "Unrecorded overhead", "Calibration ratio"]

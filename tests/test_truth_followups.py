@@ -215,7 +215,8 @@ def test_real_codex_rollout_error_is_marked_not_meaningful():
     from workbench.replay_summary import error_meaning
 
     meaning = error_meaning(wb.load_session(files[0]))
-    assert meaning["meaningful"] is False and meaning["text_redacted"]["share_pct"] > 90
+    assert meaning.meaningful is False
+    assert meaning.text_redacted is not None and meaning.text_redacted["share_pct"] > 90
 
 
 def test_cli_md_documents_every_summary_json_key(tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from iris.frozen import FrozenModel
 from iris.preparation.records import CompactionPlan, ContextPreparation
 from iris.replay import Replay
 from iris.session import Session
@@ -19,8 +20,19 @@ from .fidelity import with_fidelity
 from .redaction import redaction_of
 from .replay_reader import applied_compactions
 
-__all__ = ["applied_compactions", "error_meaning", "estimate_error", "replay_summary",
+__all__ = ["ErrorMeaning", "applied_compactions", "error_meaning", "estimate_error", "replay_summary",
            "replay_trigger"]
+
+
+class ErrorMeaning(FrozenModel):
+    """Whether a session's estimate error means anything: not when a notable share of its text is
+    redaction placeholders (docs/compaction.md). Written into ``--summary-json`` as three keys."""
+
+    meaningful: bool = True
+    text_redacted: dict[str, Any] | None = None
+    """The redaction's extent (``placeholders``, ``messages``, ``hidden_chars``, ``visible_chars``,
+    ``share_pct``); None when the session's text is not redacted."""
+    note: str = ""
 
 
 def estimate_error(preparations: Sequence[ContextPreparation], replay: Replay | None = None
@@ -62,7 +74,8 @@ def replay_summary(session: Session, replay: Replay) -> dict[str, Any]:
         "recorded_compactions": [{"step": m.step, "tokens_before": m.tokens_before,
                                   "tokens_after": m.tokens_after, "trigger": m.trigger}
                                  for m in replay.recorded_compactions],
-        "estimate_error": estimate_error(replay.preparations, replay) | error_meaning(session),
+        "estimate_error": (estimate_error(replay.preparations, replay)
+                           | error_meaning(session).model_dump()),
         "cost": _cost(session, replay),
     }, session, replay)
 
@@ -77,11 +90,10 @@ def replay_trigger(replay: Replay, step: int) -> str:
     return plan.trigger if plan is not None else "auto"
 
 
-def error_meaning(session: Session) -> dict[str, Any]:
-    """``{"meaningful", "text_redacted", "note"}`` for the estimate error of ``session``: not
-    meaningful when a notable share of its text is redaction placeholders (docs/compaction.md)."""
+def error_meaning(session: Session) -> ErrorMeaning:
+    """Whether the estimate error of ``session`` means anything (see :class:`ErrorMeaning`)."""
     redaction = redaction_of(session)
     if redaction is None:
-        return {"meaningful": True, "text_redacted": None, "note": ""}
-    return {"meaningful": redaction.meaningful, "text_redacted": redaction.as_json(),
-            "note": redaction.note()}
+        return ErrorMeaning()
+    return ErrorMeaning(meaningful=redaction.meaningful, text_redacted=redaction.as_json(),
+                        note=redaction.note())

@@ -119,7 +119,7 @@ def _truth(r: NotebookReplay) -> str:
     error = estimate_error(r.preparations, [m.step for m in marks])
     error["calibration_ratio"] = r.calibration_ratio()
     meaning = error_meaning(r.session)
-    note = f"<p><strong>{escape(meaning['note'])}</strong></p>" if meaning["note"] else ""
+    note = f"<p><strong>{escape(meaning.note)}</strong></p>" if meaning.note else ""
     return _section("Where the replay and the agent compacted",
                     f"<p><strong>{escape(answer)}</strong></p>",
                     table_html(compaction_answer(runs, marks)),

@@ -4,9 +4,7 @@ text is mostly redaction placeholders)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..replay_summary import error_meaning
+from ..replay_summary import ErrorMeaning, error_meaning
 from ..storage.store import Store
 from .truth import ReplayTruth, replay_truth
 
@@ -16,8 +14,8 @@ __all__ = ["OpenedUsage", "open_usage"]
 class OpenedUsage(ReplayTruth):
     """A saved replay as the Usage page shows it."""
 
-    meaning: dict[str, Any]
-    """``{"meaningful", "text_redacted", "note"}`` of :func:`workbench.replay_summary.error_meaning`."""
+    meaning: ErrorMeaning
+    """Whether the session's estimate error means anything (redacted text)."""
     compaction_request: bool = False
     """The session is an agent's recorded compaction call (``SessionHeader.is_compaction_request``)."""
 

@@ -62,8 +62,8 @@ def show_figures(opened: OpenedUsage) -> None:
                           strict=True):
         col.metric(metric.label, metric.value, border=True, help=metric.help)
     meaning = opened.meaning
-    if meaning["text_redacted"] is not None:
-        (st.caption if meaning["meaningful"] else st.warning)(plain(meaning["note"]))
+    if meaning.text_redacted is not None:
+        (st.caption if meaning.meaningful else st.warning)(plain(meaning.note))
     st.caption(usage_budget_caption(replay.thresholds, steps[-1].pressure_line))
 
 
