@@ -120,3 +120,30 @@ def test_r_ui_2_header_says_when_no_overhead_was_measured_yet():
     later = StepHeader(**{**common, "whole_request_tokens": 25_889,
                           "unrecorded_overhead_tokens": 25_846, "overhead_measured_at": 0})
     assert later.whole_request_words.endswith("+ 25,846 unrecorded overhead (measured at step 0)")
+
+
+def test_r_ui_2_why_panel_states_one_after_figure_per_basis():
+    """R-UI-2: the Why panel's commit line states the whole request as sent and the untrimmed
+    history's detail once each; the engine's reason (which calls the history figure a "whole
+    request") is not appended after them, so a compaction has one "whole request" after figure."""
+    from iris.preparation.records import CompactionApplied
+
+    from workbench.services.step_through import open_step
+    from workbench.views.step_page import stage_whys
+
+    with open_store() as store:
+        session_id = store.import_file(ROOT / "sample_sessions" / "long_session.jsonl").session_id
+        info, _ = replay_and_save(store, session_id, name=BUDGET_REPLAY_NAME,
+                                  config=budget_96k_config())
+        from workbench.services.replay import open_saved
+
+        step = next(s.step_index for s in open_saved(store, info.id).steps if s.compaction_applied)
+        prep = open_step(store, session_id, info.id, step).prep
+    applied = next(d for s in prep.stages for d in s.decisions if isinstance(d, CompactionApplied))
+    assert applied.sent_tokens_after is not None
+    lines = {w.stage: w.lines for w in stage_whys(prep, session_id)}["compaction"] or ""
+    commit = next(line for line in lines.splitlines() if "compaction-applied" in line)
+    assert f"whole request as sent {applied.sent_tokens_before:,} → {applied.sent_tokens_after:,}" \
+        in commit.replace("\\", "")
+    assert commit.count("whole request") == 1 and "counted on the untrimmed" not in commit
+    assert f"head archived to {applied.archive_path}" in commit.replace("\\", "")

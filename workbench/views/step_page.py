@@ -29,6 +29,7 @@ from .step_through import (
     decision_table,
     step_header,
     step_timeline_figure,
+    why_reason,
 )
 from .usage import StepLike
 
@@ -150,9 +151,10 @@ def stage_whys(prep: ContextPreparation, session_id: str, *, few: int = FEW
         if stage.decisions:
             rows = decision_table(prep, stage=stage.name)
             if len(stage.decisions) <= few:
+                reasons = [why_reason(d) for d in stage.decisions]  # the order of the rows
                 lines = "\n".join(
                     f"- **{plain(kind)}**: {plain(what)} — {plain(reason)}{_link(session_id, at)}"
-                    for kind, what, reason, at in zip(rows["kind"], rows["what"], rows["reason"],
+                    for kind, what, reason, at in zip(rows["kind"], rows["what"], reasons,
                                                       rows["message"], strict=True))
             else:
                 rows["open"] = [message_url(session_id, m) for m in rows["message"]]

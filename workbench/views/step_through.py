@@ -49,7 +49,7 @@ from .usage import StepLike
 __all__ = ["STAGE_EXPLANATIONS", "RequestMessage", "StepHeader", "decision_table", "describe",
            "focus_messages", "message_overview", "page_of", "plain", "pressure_of",
            "request_messages", "request_table", "stage_table", "step_header",
-           "step_timeline_figure"]
+           "step_timeline_figure", "why_reason"]
 
 #: One paragraph per stage, for teaching (the "why" panel).
 STAGE_EXPLANATIONS: dict[str, str] = {
@@ -268,6 +268,16 @@ def describe(d: Decision) -> str:
         return (f"{d.message_count} messages, {len(d.tool_names)} tools, "
                 f"{len(d.contribution_keys)} contributions, {d.input_tokens:,} tokens")
     assert_never(d)
+
+
+def why_reason(d: Decision) -> str:
+    """The reason the Why panel shows after :func:`describe`. A commit with the sent figures
+    already states both before → after pairs there; its engine reason repeats them and calls the
+    untrimmed history's figure a "whole request", so the panel would show two different "after"
+    figures for one compaction: only what the reason adds (the archive) is kept."""
+    if isinstance(d, CompactionApplied) and d.sent_tokens_before is not None:
+        return f"committed: head archived to {d.archive_path or '—'}"
+    return d.reason
 
 
 def decision_table(prep: ContextPreparation, *, stage: str | None = None) -> pd.DataFrame:
