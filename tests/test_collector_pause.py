@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from iris.collector_pause import replay_collections
-from iris.replay import ReplayEnvironment, ReplayObservers, replay
+from iris.replay import ReplayEnvironment, ReplayObservers, ReplayOptions, replay
 from iris.tokens import TokenEstimator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -58,3 +58,18 @@ def test_disabled_or_collector_off_freezes_nothing():
             assert gc.get_freeze_count() == 0
     finally:
         gc.enable()
+
+
+def test_pause_collector_false_leaves_the_collector_alone():
+    """R-PREP-6: ``ReplayOptions(pause_collector=False)`` freezes nothing during the replay (the
+    progress callback sees an empty permanent generation) and gives the same records as the
+    default, which does freeze."""
+    seen: list[int] = []
+    off = replay(demo_session(),
+                 observers=ReplayObservers(progress=lambda *_: seen.append(gc.get_freeze_count())),
+                 environment=ReplayEnvironment(estimator=TokenEstimator()),
+                 options=ReplayOptions(pause_collector=False))
+    assert seen and max(seen) == 0
+    assert ReplayOptions().pause_collector is True
+    on = replay(demo_session(), environment=ReplayEnvironment(estimator=TokenEstimator()))
+    assert off.model_dump_json() == on.model_dump_json()

@@ -160,7 +160,7 @@ def replay(session: Session, config: ContextConfig | None = None, *,
         if own_dir:  # the folder is removed at the end and nothing reads artifacts from it
             runner.artifacts = DeferredArtifactWriter(work_dir)
             runner.settings = replace(runner.settings, artifacts=runner.artifacts)
-        with replay_collections() as runner.freezer:
+        with replay_collections(options.pause_collector) as runner.freezer:
             return runner.run(options.stop_after)
     finally:
         if own_dir:

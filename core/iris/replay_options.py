@@ -8,7 +8,8 @@ default and comes in three small frozen groups:
 * :class:`ReplayEnvironment`: what the run reads besides the session (context source and static
   context, tool schemas, token estimator, workspace root) and the working directory it writes to.
 * :class:`ReplayOptions`: how it runs (engine or as-recorded baseline, stop after a step,
-  incremental step memory, whether the result keeps request and archive bodies).
+  incremental step memory, whether the result keeps request and archive bodies, whether the
+  garbage collector's passes skip the replay's long-lived objects).
 """
 
 from __future__ import annotations
@@ -80,6 +81,12 @@ class ReplayOptions:
     keep_bodies: bool = True
     """False: the result keeps neither the final requests nor the archive texts; each request goes
     only to the sink and the archives only to the session directory."""
+    pause_collector: bool = True
+    """True: while the replay runs, what each step leaves alive is moved into the collector's
+    permanent generation (:mod:`iris.collector_pause`), so young-generation passes skip it; the
+    objects return to the normal generations when the outermost replay ends. This touches
+    process-wide collector state, shared with other threads: False leaves the collector alone
+    (the records are the same, long replays are slower)."""
 
     def __post_init__(self) -> None:
         if self.baseline not in ("engine", "recorded"):
