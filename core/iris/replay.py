@@ -17,10 +17,9 @@ host-side writer maps that root to the directory, so where the replay ran change
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -33,12 +32,12 @@ from .compaction.thresholds import Thresholds
 from .compaction.thresholds import thresholds as resolve_thresholds
 from .compaction.usage import RunUsage, UsageTracker
 from .config import ContextConfig, config_hash, default_config
-from .context import ContextBuildInput, ContextBuildScope, ContextSource, RecordedContextSource
+from .context import ContextBuildScope, RecordedContextSource
 from .frozen import FrozenModel
 from .preparation.baseline import BASELINE_STAGES, RecordedCompactionMark, recorded_marks
 from .preparation.memory import StepMemory
 from .preparation.pipeline import STAGES, PreparationOutcome, Stage, StepMeta, prepare
-from .preparation.publisher import EvidenceSink, PreparationEvent, Publisher
+from .preparation.publisher import Publisher
 from .preparation.records import (
     CompactionRejected,
     ContextPreparation,
@@ -61,7 +60,7 @@ from .reduction.artifacts import DeferredArtifactWriter
 from .reduction.toolkinds import ToolKindMap
 from .replay_options import ReplayEnvironment, ReplayObservers, ReplayOptions, StepProgress
 from .session import ModelLimits, Session, Usage
-from .tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
+from .tokens import REQUEST_OVERHEAD, default_estimator
 from .work_dir import claim_work_dir
 
 __all__ = ["AppliedCompaction", "RecordedCompactionMark", "Replay", "ReplayEnvironment", "ReplayObservers",
@@ -148,20 +147,14 @@ def replay(session: Session, config: ContextConfig | None = None, *,
     own_dir = env.session_dir is None
     work_dir = Path(env.session_dir) if env.session_dir is not None else claim_work_dir()
     try:
-        runner = _Runner(_RunInputs(
-            session=session, config=config, prompts=prompts, summariser=summariser,
-            context_source=env.context_source, context_input=env.context_input,
-            work_dir=work_dir, sink=observers.sink, on_event=observers.on_event,
-            progress=observers.progress, cancel=observers.cancel, tools=env.tools,
-            estimator=env.estimator or default_estimator(), baseline=options.baseline))
-        if not options.incremental:
-            runner.settings = replace(runner.settings, incremental=False)
-        runner.keep_bodies = options.keep_bodies
-        if own_dir:  # the folder is removed at the end and nothing reads artifacts from it
-            runner.artifacts = DeferredArtifactWriter(work_dir)
-            runner.settings = replace(runner.settings, artifacts=runner.artifacts)
-        with replay_collections(options.pause_collector) as runner.freezer:
-            return runner.run(options.stop_after)
+        with replay_collections(options.pause_collector) as freezer:
+            runner = _Runner(_RunInputs(
+                session=session, config=config, prompts=prompts, summariser=summariser,
+                observers=observers, environment=env, options=options, work_dir=work_dir,
+                # the folder is removed at the end and nothing reads artifacts from it
+                artifacts=DeferredArtifactWriter(work_dir) if own_dir else None,
+                freezer=freezer))
+            return runner.run()
     finally:
         if own_dir:
             shutil.rmtree(work_dir, ignore_errors=True)
@@ -213,66 +206,66 @@ class _RunInputs:
     config: ContextConfig
     prompts: PromptTemplates
     summariser: Summariser
-    context_source: ContextSource | None
-    context_input: ContextBuildInput | None
+    observers: ReplayObservers
+    environment: ReplayEnvironment
+    options: ReplayOptions
     work_dir: Path
-    sink: EvidenceSink | None
-    on_event: Callable[[PreparationEvent], object] | None
-    progress: StepProgress | None
-    cancel: Callable[[], bool] | None
-    tools: Sequence[Mapping[str, Any]]
-    estimator: TokenEstimator
-    baseline: Literal["engine", "recorded"] = "engine"
+    artifacts: DeferredArtifactWriter | None
+    """A writer that only holds each step's artifacts (the work folder is private), or None."""
+    freezer: StepFreezer
 
 
 class _Runner:
     def __init__(self, inputs: _RunInputs) -> None:
-        session, config, prompts, summariser = (inputs.session, inputs.config, inputs.prompts,
-                                                inputs.summariser)
-        context_source, tools, estimator, baseline = (inputs.context_source, inputs.tools,
-                                                      inputs.estimator, inputs.baseline)
-        work_dir, cancel, on_event = inputs.work_dir, inputs.cancel, inputs.on_event
-        self.session, self.progress = session, inputs.progress
-        self.baseline: Literal["engine", "recorded"] = baseline
+        session, config, options = inputs.session, inputs.config, inputs.options
+        estimator = inputs.environment.estimator or default_estimator()
+        self.session, self.progress = session, inputs.observers.progress
+        self.baseline: Literal["engine", "recorded"] = options.baseline
+        self.stop_after, self.keep_bodies = options.stop_after, options.keep_bodies
+        self.artifacts, self.freezer = inputs.artifacts, inputs.freezer
         self.calibration = Calibration.start(getattr(config, "estimate", None))
         self.cache = TokenCache(estimator)
         self.memory = StepMemory(tokens=self.cache)
         """The stages' step memory, kept from step to step (see ``_step_settings``)."""
         self.recorded_prompt = largest_prompt(session)
-        t = resolve_thresholds(config, session.header.limits, session.header.model,
-                               recorded_prompt=self.recorded_prompt)
-        self.thresholds = t
-        self.manual_steps = (manual_steps(session) if baseline == "engine"
+        self.thresholds = resolve_thresholds(config, session.header.limits, session.header.model,
+                                             recorded_prompt=self.recorded_prompt)
+        self.manual_steps = (manual_steps(session) if options.baseline == "engine"
                              and config.compaction.apply_recorded_manual else {})
-        self.settings = PipelineSettings(
-            config=config, thresholds=t, memory=self.memory, prompts=prompts, summariser=summariser,
-            session_dir=work_dir, tool_kinds=ToolKindMap.for_source_format(session.header.source_format),
-            input_budget=t.input_budget, pressure_line=t.pressure_line,
-            reminder_line=t.reminder_line, cancel=cancel)
-        self.summary_client_start = start_client_run(summariser)  # a counting client's breaker
+        self.settings = self._settings(inputs)
+        self.summary_client_start = start_client_run(inputs.summariser)  # a counting client's breaker
         self._by_limits: dict[tuple[ModelLimits | None, str | None], PipelineSettings] = {}
-        self.snapshot_id = config_snapshot_id(config, prompts)
-        self.source = context_source
+        self.snapshot_id = config_snapshot_id(config, inputs.prompts)
+        self.source = inputs.environment.context_source
         if self.source is None and session.context_snapshots:
             self.source = RecordedContextSource(session)
         self.context: tuple[Part, ...] = ()
         self.context_error: Exception | None = None
         try:  # static: rendered once; a failure fails every step's assembly (R-BUILD-2 errors)
-            self.context = context_parts(inputs.context_input, self.cache)
+            self.context = context_parts(inputs.environment.context_input, self.cache)
         except Exception as exc:  # noqa: BLE001 -- recorded per step, never raised out of replay
             self.context_error = exc
-        offered = tools if baseline == "recorded" else with_runner_tools(tools, config)
+        tools = inputs.environment.tools
+        offered = tools if options.baseline == "recorded" else with_runner_tools(tools, config)
         self.tools = tuple(ToolSpec(str(s["name"]), dict(s), estimator.tool_schema_tokens(s))
                            for s in offered)
-        self.publisher = Publisher(inputs.sink)
-        if on_event is not None:
-            self.publisher.broker.subscribe(on_event)
+        self.publisher = Publisher(inputs.observers.sink)
+        if inputs.observers.on_event is not None:
+            self.publisher.broker.subscribe(inputs.observers.on_event)
         self.collector = Collector() if self.source is not None else None
-        self.freezer = StepFreezer(enabled=False)  # replay() sets the active one
-        self.keep_bodies = True
-        self.artifacts: DeferredArtifactWriter | None = None
 
-    def run(self, stop_after: int | None = None) -> Replay:
+    def _settings(self, inputs: _RunInputs) -> PipelineSettings:
+        """The settings of the session's own model window, complete from the option objects."""
+        t, session = self.thresholds, inputs.session
+        return PipelineSettings(
+            config=inputs.config, thresholds=t, memory=self.memory, prompts=inputs.prompts,
+            summariser=inputs.summariser, session_dir=inputs.work_dir,
+            tool_kinds=ToolKindMap.for_source_format(session.header.source_format),
+            input_budget=t.input_budget, pressure_line=t.pressure_line,
+            reminder_line=t.reminder_line, cancel=inputs.observers.cancel,
+            artifacts=inputs.artifacts, incremental=inputs.options.incremental)
+
+    def run(self) -> Replay:
         walk = Walk(self.cache, self.session, baseline=self.baseline == "recorded")
         tracker = UsageTracker(model=self.session.header.model)
         preparations: list[ContextPreparation] = []
@@ -280,8 +273,8 @@ class _Runner:
         checkpoints: list[AppliedCompaction] = []
         archives: dict[str, str] = {}
         batches, cancelled = self.session.index.batches, False
-        if stop_after is not None:
-            batches = batches[:stop_after + 1]
+        if self.stop_after is not None:
+            batches = batches[:self.stop_after + 1]
         try:
             for k, batch in enumerate(batches):
                 outcome, tracker = self._step(k, batch.assistant_message, walk, tracker)
