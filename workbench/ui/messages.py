@@ -15,11 +15,11 @@ import streamlit as st
 
 from workbench import state
 from workbench.services.messages import OpenedSession
+from workbench.ui.tables import dashed_table
 from workbench.views import messages as view
 from workbench.views import query
 from workbench.views import sessions as sessions_view
 from workbench.views import subagents as subagents_view
-from workbench.views.display import dashed
 from workbench.views.markup import one_line
 
 __all__ = ["page_picker", "request_notice", "show_conversation", "show_header", "show_subagents",
@@ -53,7 +53,8 @@ def show_subagents(opened: OpenedSession) -> None:
         st.caption(f"Sub-agent {view.code_span(header.agent_id)} of session {view.code_span(header.parent_id)}.")
     if opened.subagents:
         st.markdown(f"**Sub-agents** ({len(opened.subagents)}): the tool calls that ran one, and what each did")
-        st.dataframe(dashed(subagents_view.subagent_frame(opened.subagents)), hide_index=True)
+        dashed_table(subagents_view.subagent_frame(opened.subagents), key="wb_msg_subagents",
+                     config={})
     for line in subagents_view.compaction_request_lines(opened.compaction_requests):
         st.text(line)
 

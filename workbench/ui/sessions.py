@@ -18,8 +18,8 @@ from workbench.importers import formats
 from workbench.page_guards import progress_bar
 from workbench.services import imports
 from workbench.storage.store import SessionSummary, Store
+from workbench.ui.tables import dashed_table
 from workbench.views import sessions as view
-from workbench.views.display import dashed
 from workbench.views.markup import one_line, plain
 
 __all__ = ["import_forms", "run_imports", "show_deletion", "show_reports", "show_sessions"]
@@ -52,8 +52,10 @@ def show_sessions(store: Store, summaries: Sequence[SessionSummary], samples: li
                      disabled=not samples):
             run_imports(store, [str(p) for p in samples], False, None)
         return
-    st.dataframe(dashed(view.sessions_frame(summaries)), hide_index=True, key="wb_sessions_table",
-                 column_config={"Tokens (est.)": st.column_config.NumberColumn(format="localized")})
+    # A long first prompt as title pushed every other column off the table's right edge.
+    dashed_table(view.sessions_frame(summaries), key="wb_sessions_table",
+                 config={"Tokens (est.)": st.column_config.NumberColumn(format="localized"),
+                         "Title": st.column_config.TextColumn(width="medium")})
     for summary in summaries:
         if summary.unplaced_count:
             with st.expander(f"“{one_line(summary.title)}”: {summary.unplaced_count} unplaced line(s)"):

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from workbench.views.display import dashed
+from workbench.views.display import MISSING, dashed
 
 __all__ = ["dashed_table"]
 
@@ -16,12 +16,25 @@ __all__ = ["dashed_table"]
 def dashed_table(frame: pd.DataFrame, *, key: str, config: Mapping[str, Any]) -> None:
     """``frame`` in ``st.dataframe`` with :func:`~workbench.views.display.dashed` empty cells.
 
-    A number column's own format would draw "None" over the Styler's ``—``, so a column with an
-    empty cell keeps only its label (the Styler writes its numbers with thousands separators)."""
-    holes = {c for c in frame.columns if bool(frame[c].isna().any())}
-    columns = {name: (st.column_config.Column(_label(cfg, name)) if name in holes else cfg)
-               for name, cfg in config.items()}
-    st.dataframe(dashed(frame), hide_index=True, key=key, column_config=columns)
+    A column with an empty cell is shown as text, so its number format (a column configuration
+    would read "—" as no number and draw "None") is applied here, and only its label is kept."""
+    holes = [c for c in frame.columns if bool(frame[c].isna().any())]
+    shown = frame.copy() if holes else frame
+    columns = dict(config)
+    for name in holes:
+        fmt = _format(config.get(name))
+        if fmt is not None:
+            shown[name] = pd.Series([MISSING if pd.isna(v) else fmt % v for v in frame[name]],
+                                    index=frame.index, dtype="object")
+        if name in config:
+            columns[name] = st.column_config.Column(_label(config[name], name))
+    st.dataframe(dashed(shown), hide_index=True, key=key, column_config=columns)
+
+
+def _format(cfg: Any) -> str | None:
+    """A printf number format of a column configuration ("localized" is dashed's own form)."""
+    fmt = ((cfg.get("type_config") or {}).get("format") if isinstance(cfg, Mapping) else None)
+    return fmt if isinstance(fmt, str) and fmt.startswith("%") else None
 
 
 def _label(cfg: Any, name: str) -> str:

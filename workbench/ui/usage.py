@@ -15,7 +15,8 @@ from workbench import state
 from workbench.page_guards import error_boundary, progress_bar
 from workbench.services.usage import OpenedUsage
 from workbench.storage.store import Store
-from workbench.views.display import dashed, display_frame
+from workbench.ui.tables import dashed_table
+from workbench.views.display import display_frame
 from workbench.views.markup import plain
 from workbench.views.recorded import compaction_answer, compaction_answer_text, replay_compaction_steps
 from workbench.views.usage import (
@@ -73,8 +74,7 @@ def show_charts(opened: OpenedUsage) -> None:
     st.markdown("#### Where the replay and the agent compacted")
     st.dataframe(compaction_answer(opened.runs, opened.marks), hide_index=True, key="usage_answer")
     st.markdown("#### Per step")
-    st.dataframe(dashed(display_frame(usage_table(opened.steps))), hide_index=True, key="usage_table",
-                 column_config=_STEP_COLUMNS)
+    dashed_table(display_frame(usage_table(opened.steps)), key="usage_table", config=_STEP_COLUMNS)
     st.markdown("#### Summary (compaction) usage, apart from the main model")
     st.dataframe(summary_usage_table(opened.replay.facts.run_usage), hide_index=True,
                  key="usage_summary", column_config=_SUMMARY_COLUMNS)

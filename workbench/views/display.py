@@ -14,7 +14,6 @@ from typing import Any, cast
 
 import pandas as pd
 from pandas.api.types import is_number
-from pandas.io.formats.style import Styler
 
 #: What a table cell shows for a value that is not there (the command line's word for it too).
 MISSING = "—"
@@ -74,13 +73,16 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def dashed(frame: pd.DataFrame) -> pd.DataFrame | Styler:
-    """``frame`` for ``st.dataframe`` with :data:`MISSING` in its empty cells (Streamlit writes
-    "None" there otherwise): the columns with an empty cell are formatted by a Styler (whole
-    numbers with thousands separators), the others keep their column configuration."""
+def dashed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` for ``st.dataframe`` with :data:`MISSING` in its empty cells: each column with an
+    empty cell becomes text (whole numbers with thousands separators). The browser's table draws
+    its own grey "None" over an empty cell whatever a Styler says, so the cell must hold the dash;
+    a number format in the column's configuration must then be dropped (``ui.tables``)."""
     holes = [c for c in frame.columns if bool(frame[c].isna().any())]
     if not holes:
         return frame
-    styler = frame.style
-    styler.format(_cell, subset=holes)  # formats in place (it returns the same Styler)
-    return styler
+    shown = frame.copy()
+    for column in holes:
+        shown[column] = pd.Series([_cell(v) for v in frame[column]], index=frame.index,
+                                  dtype="object")
+    return shown
