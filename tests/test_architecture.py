@@ -105,3 +105,17 @@ def test_r_cfg_every_section_words_an_unknown_field_the_same(tmp_path):
         parse_config("catalogue:\n  m:\n    context: 1000\n    bogus: 1\n", source="c.yaml")
     with pytest.raises(ConfigError, match="unknown field"):
         parse_runner_config("bogus: 1\n", base_dir=tmp_path)
+
+
+def test_one_list_of_summariser_kinds():
+    """R-PREP-7: the summarisers the workbench offers are exactly the kinds the engine declares,
+    and the command line's choices are the same list with the extractive one named offline."""
+    from typing import get_args
+
+    from iris.compaction import SummariserKind
+
+    from workbench.services.summarisers import CLI_SUMMARISERS, SUMMARISER_LABELS, SUMMARISERS
+
+    assert SUMMARISERS == get_args(SummariserKind)
+    assert set(SUMMARISER_LABELS) == set(SUMMARISERS)
+    assert CLI_SUMMARISERS == ("offline", "recorded", "remote")
