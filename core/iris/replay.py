@@ -35,6 +35,7 @@ from .config import ContextConfig, config_hash, default_config
 from .context import ContextBuildScope, RecordedContextSource
 from .frozen import FrozenModel
 from .preparation.baseline import BASELINE_STAGES, RecordedCompactionMark, recorded_marks
+from .preparation.carry import StepCarry
 from .preparation.memory import StepMemory
 from .preparation.pipeline import STAGES, PreparationOutcome, Stage, StepMeta, prepare
 from .preparation.publisher import Publisher
@@ -253,6 +254,10 @@ class _Runner:
         if inputs.observers.on_event is not None:
             self.publisher.broker.subscribe(inputs.observers.on_event)
         self.collector = Collector() if self.source is not None else None
+        self.carry = StepCarry()
+        """What the last step handed to the next (durable history and carried decisions)."""
+        self.calibrated_cuts = 0
+        """Recorded compactions the walk had passed when the calibration last observed usage."""
 
     def _settings(self, inputs: _RunInputs) -> PipelineSettings:
         """The settings of the session's own model window, complete from the option objects."""
@@ -277,12 +282,12 @@ class _Runner:
             batches = batches[:self.stop_after + 1]
         try:
             for k, batch in enumerate(batches):
-                outcome, tracker = self._step(k, batch.assistant_message, walk, tracker)
+                outcome, tracker, before = self._step(k, batch.assistant_message, walk, tracker)
                 p = outcome.preparation
                 if outcome.request is not None and self.keep_bodies:
                     requests[p.preparation_id] = outcome.request
                 if p.compaction_applied and outcome.state.compaction is not None:
-                    applied = self._applied(k, p, walk.previous, outcome.state.compaction)
+                    applied = self._applied(k, p, before, outcome.state.compaction)
                     checkpoints.append(applied)
                     if self.keep_bodies:
                         archives[applied.archive_name] = outcome.state.compaction.archive_text
@@ -330,31 +335,33 @@ class _Runner:
         return f"{self.session.header.session_id}:run-{max(walk.runs - 1, 0)}"
 
     def _step(self, k: int, at: int, walk: Walk, tracker: UsageTracker
-              ) -> tuple[PreparationOutcome, UsageTracker]:
+              ) -> tuple[PreparationOutcome, UsageTracker, tuple[Part, ...]]:
+        """Prepare step ``k``: the outcome, the tracker after its response and the durable
+        history the step started from."""
         # the previous response's usage measured a compacted context only when the recorded
         # compaction came before that response's request; one recorded between that response and
         # this request leaves the replayed history the one the provider counted
         measured_compacted = walk.recorded_compaction
-        walk.advance(self.session, at)
+        carry = self.carry = walk.advance(self.session, at, self.carry)
         response = self.session.messages[at]
         model = response.model or (response.usage.model if response.usage else None) or walk.model
-        carry = walk.carry
+        window = carry.window
         if model and tracker.model and model != tracker.model:
             tracker = tracker.observe_switch(model)
-            # a model switch opens a new pressure window and withdraws the old notices (R-CMP-11)
-            kept = tuple(p for p in walk.durable if p.origin != "notice")
-            walk.durable, walk.durable_tokens = kept, sum(p.tokens for p in kept)
-            carry = replace(carry, window=None)
+            # a model switch opens a new pressure window (for this step: a step that is not ready
+            # keeps the carried one) and withdraws the old notices (R-CMP-11)
+            carry = self.carry = carry.without_notices()
+            window = None
         contributions, error = self._contributions(k, walk)
         error = self.context_error or error
         state = PreparationState(
             step_index=k, context=self.context, contributions=contributions,
-            durable=walk.durable, durable_tokens=walk.durable_tokens, tools=self.tools,
+            durable=carry.durable, durable_tokens=carry.durable_tokens, tools=self.tools,
             called_tools=frozenset(walk.called), reduction_state=carry.reduction_state,
             seen=carry.seen, usage_reading=tracker.reading,
             diverged=carry.diverged or (walk.recorded_compaction if walk.baseline
                                         else measured_compacted),
-            compaction_state=carry.compaction_state, window=carry.window,
+            compaction_state=carry.compaction_state, window=window,
             todos_completed=walk.todos_completed, calibration=self.calibration,
             recorded_manual=self.manual_steps.get(k))
         recorded = walk.recorded_tokens + REQUEST_OVERHEAD
@@ -372,10 +379,8 @@ class _Runner:
             stages = (("assembly", _failing(error)), *stages[1:])
         outcome = prepare(state, self._step_settings(walk), meta, stages=stages)
         self._calibrate(k, recorded, response.usage, walk)
-        walk.previous = walk.durable
         if outcome.preparation.phase == "ready":
-            walk.durable, walk.durable_tokens = outcome.state.durable, outcome.state.durable_tokens
-            walk.carry = outcome.state
+            self.carry = outcome.carry
             compaction = outcome.state.compaction
             if compaction is not None:
                 tracker = tracker.observe_compaction(outcome.preparation.final_input_tokens,
@@ -385,15 +390,15 @@ class _Runner:
         else:  # a rejected summary call that reported usage is billed all the same (R-TOK-6)
             for usage in rejected_summary_usage(outcome.preparation):
                 answered = answered.observe_rejected_summary(usage)
-        return outcome, answered
+        return outcome, answered, carry.durable
 
     def _calibrate(self, k: int, recorded: int, usage: Usage | None, walk: Walk) -> None:
         """The response of step ``k`` arrived: update the calibration (used from step k+1)."""
         if usage is None or not usage.is_trusted:
             return
-        self.calibration = self.calibration.observe(k, recorded, usage.prompt_tokens,
-                                                    new_window=walk.new_window)
-        walk.new_window = False
+        self.calibration = self.calibration.observe(
+            k, recorded, usage.prompt_tokens, new_window=walk.cuts_passed > self.calibrated_cuts)
+        self.calibrated_cuts = walk.cuts_passed
 
     def _step_settings(self, walk: Walk) -> PipelineSettings:
         """This step's settings; without ``incremental`` a fresh step memory (token counts kept)."""

@@ -16,6 +16,7 @@ from typing import TypedDict, get_args
 
 from ..compaction.calibration import Calibration
 from . import assembly, compaction, drop, final, fold, trim
+from .carry import StepCarry
 from .records import (
     STAGE_NAMES,
     ContextPreparation,
@@ -68,6 +69,11 @@ class PreparationOutcome:
     """The final request (None unless ready)."""
     state: PreparationState
     """The state after the pipeline; for a failed or cancelled step, the state it started from."""
+
+    @property
+    def carry(self) -> StepCarry:
+        """What this step hands to the next one when it is ready (see :mod:`iris.preparation.carry`)."""
+        return StepCarry.after(self.state)
 
 
 def _not_entered(name: StageName, tokens: int, why: str) -> StageRecord:

@@ -1,8 +1,9 @@
-"""Walking a recorded session for the replay: the replay's own durable state between steps.
+"""Walking a recorded session for the replay: a cursor over the recorded messages.
 
-:class:`Walk` appends recorded messages to the durable history as the replay reaches them (each
-message becomes a counted :class:`Part` once), tracks runs, model switches and recorded
-compactions; :class:`Collector` drives an async context source. (The replay's work folder is
+:class:`Walk` turns each recorded message into a counted :class:`Part` once as the replay reaches
+it and hands the new parts to the step's :class:`~iris.preparation.carry.StepCarry` (the durable
+history lives there, not here); it tracks runs, model switches and recorded compactions;
+:class:`Collector` drives an async context source. (The replay's work folder is
 :func:`iris.work_dir.claim_work_dir`.)
 """
 
@@ -17,8 +18,9 @@ from ..context import ContextBuilder, ContextBuildInput, ContextContribution, es
 from ..reduction.todos import todos_all_completed
 from ..reduction.toolkinds import ToolKindMap
 from ..session import Message, Session, TextBlock, Usage
+from .carry import StepCarry
 from .records import UsageKind
-from .state import Part, PreparationState, TokenCache
+from .state import Part, TokenCache
 
 _T = TypeVar("_T")
 
@@ -33,7 +35,9 @@ def is_user_input(message: Message) -> bool:
 
 
 class Walk:
-    """The replay's own durable state between steps (mutable here, frozen inside each step)."""
+    """A cursor over the recorded session: what the messages reached so far say (position, runs,
+    model and limits in use, recorded compactions passed, tools called, todo state). The durable
+    history it appends to is the caller's :class:`StepCarry`; nothing outside writes here."""
 
     def __init__(self, cache: TokenCache, session: Session, *, baseline: bool = False) -> None:
         self.cache = cache
@@ -45,8 +49,8 @@ class Walk:
         self.recorded_tokens = 0
         """Local estimate of the history as the recorded agent sent it (recorded compactions
         applied, no engine reduction): what the calibration compares with the provider."""
-        self.new_window = False
-        """A recorded compaction was passed and no response with usage has come since."""
+        self.cuts_passed = 0
+        """Recorded compactions passed so far (each opens a new provider window)."""
         self.left_out: list[int] = []
         """Session indices of recorded-compaction output left out of the replayed history."""
         self.switches = {sw.at_message: sw for sw in session.model_switches}
@@ -56,15 +60,11 @@ class Walk:
         self.recorded_compaction = False
         """True once the walk passed a compaction the recorded agent made: from then on the
         provider measured a compacted context, not the replay's history."""
-        self.durable: tuple[Part, ...] = ()
-        self.durable_tokens = 0
         self.called: set[str] = set()
         self.position = 0
         self.bytes = 0
         self.runs = 0
         self.run_input = ""
-        self.carry = PreparationState(step_index=0)
-        self.previous: tuple[Part, ...] = ()
         self.kinds = ToolKindMap.for_source_format(session.header.source_format)
         self.todos_done_at: int | None = None
         """Index of the latest todo call when it finished every item (None: open or none)."""
@@ -84,9 +84,11 @@ class Walk:
         if any(self.kinds.kind(c.name) == "todo" for c in m.tool_calls):
             self.todos_done_at = i if todos_all_completed((m,), self.kinds) else None
 
-    def advance(self, session: Session, upto: int) -> None:
-        """Append the recorded messages ``[position, upto)`` to the durable history."""
+    def advance(self, session: Session, upto: int, carry: StepCarry) -> StepCarry:
+        """``carry`` with the recorded messages ``[position, upto)`` appended to its durable
+        history (for the baseline, a recorded compaction replaces what came before it)."""
         new: list[Part] = []
+        reset = False
         for i in range(self.position, upto):
             m = session.messages[i]
             if i in self.switches:
@@ -95,9 +97,10 @@ class Walk:
             if m.is_compaction_summary or i in self.recorded_cuts:
                 self.recorded_compaction = True
             if i in self.recorded_cuts:
-                self.recorded_tokens, self.new_window = 0, True
+                self.recorded_tokens = 0
+                self.cuts_passed += 1
                 if self.baseline:
-                    new, self.durable, self.durable_tokens = [], (), 0
+                    new, reset = [], True
             part = Part(m, self.cache.message(m), "history", i)
             self.recorded_tokens += part.tokens
             if not self.baseline and (m.is_compaction_summary
@@ -105,15 +108,14 @@ class Walk:
                 self.left_out.append(i)
                 continue
             new.append(part)
-            self.durable_tokens += part.tokens
             self.called.update(c.name for c in m.tool_calls)
             self._todos(i, m)
             if is_user_input(m):
                 self.runs += 1
                 self.run_input = m.text
         self.bytes += context_bytes(session.messages[self.position:upto])
-        self.durable = self.durable + tuple(new)
         self.position = upto
+        return carry.with_messages(tuple(new), reset=reset)
 
 
 def context_parts(context_input: ContextBuildInput | None, cache: TokenCache) -> tuple[Part, ...]:

@@ -2,7 +2,8 @@
 
 One runner is one session. ``run(user_input)`` appends the user's message and loops: prepare the
 request with :func:`iris.preparation.prepare` over the same six stages as a replay (the same
-:class:`~iris.preparation.walk.Walk` of the durable history, the same usage tracker and
+:class:`~iris.preparation.walk.Walk` over the session, a
+:class:`~iris.preparation.carry.StepCarry` from step to step, the same usage tracker and
 calibration, so triggers read the provider's usage exactly as in a replay) → send it to the model
 → run the tool calls it asked for → again, until the model answers without a tool call or
 ``max_steps`` model calls were made. Every :class:`ContextPreparation` is recorded (kept on the
@@ -35,6 +36,7 @@ from ..compaction.usage import RunUsage, UsageTracker, context_bytes
 from ..context import ContextBuildScope, ContextSource
 from ..errors import ConfigError
 from ..frozen import FrozenModel
+from ..preparation.carry import StepCarry
 from ..preparation.memory import StepMemory
 from ..preparation.pipeline import STAGES, Stage, StepMeta, prepare
 from ..preparation.publisher import EvidenceSink, PreparationEvent, Publisher
@@ -143,6 +145,7 @@ class AgentRunner:
         if on_event is not None:
             self.publisher.broker.subscribe(on_event)
         self.walk = Walk(self.cache, self._session())
+        self.carry = StepCarry()
         self.tracker = UsageTracker(model=model_name)
         self.calibration = Calibration.start(engine.estimate)
         self.preparations: list[ContextPreparation] = []
@@ -272,8 +275,7 @@ class AgentRunner:
 
     def _prepare(self, k: int) -> tuple[ContextPreparation, PreparedRequest | None, PreparationState]:
         walk = self.walk
-        walk.advance(self._session(), len(self.record.messages))
-        carry = walk.carry
+        carry = self.carry = walk.advance(self._session(), len(self.record.messages), self.carry)
         stages: tuple[tuple[StageName, Stage], ...] = STAGES
         try:
             contributions = self._contributions(k)
@@ -282,7 +284,7 @@ class AgentRunner:
             contributions, stages = (), (failing, *STAGES[1:])
         state = PreparationState(
             step_index=k, context=self.context, contributions=contributions,
-            durable=walk.durable, durable_tokens=walk.durable_tokens, tools=self.tools,
+            durable=carry.durable, durable_tokens=carry.durable_tokens, tools=self.tools,
             called_tools=frozenset(walk.called), reduction_state=carry.reduction_state,
             seen=carry.seen, usage_reading=self.tracker.reading, diverged=False,
             compaction_state=carry.compaction_state, window=carry.window,
@@ -295,9 +297,8 @@ class AgentRunner:
 
     def _commit(self, p: ContextPreparation, state: PreparationState) -> None:
         """Carry a ready step's state forward; record an applied compaction in the session."""
-        walk = self.walk
-        before = walk.durable
-        walk.durable, walk.durable_tokens, walk.carry = state.durable, state.durable_tokens, state
+        before = self.carry.durable
+        self.carry = StepCarry.after(state)
         compaction = state.compaction
         if compaction is None or compaction.cut_index is None:
             return
@@ -307,7 +308,8 @@ class AgentRunner:
         self.record.add_compaction(RecordedCompaction(
             at_message=len(self.record.messages), trigger="auto", pre_tokens=p.trigger_tokens,
             summary=head[0].text if head else None, source="iris:runner"), head, tail)
-        walk.advance(self._session(), len(self.record.messages))  # left out: not durable again
+        # left out: not durable again
+        self.carry = self.walk.advance(self._session(), len(self.record.messages), self.carry)
 
     def _publish(self, p: ContextPreparation, request: PreparedRequest | None) -> ContextPreparation:
         ref = self.publisher.publish(p, request)
