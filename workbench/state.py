@@ -49,6 +49,7 @@ __all__ = [
 
 SESSION_KEY = "wb_session"
 REPLAY_KEY = "wb_replay"
+_REPLAY_LABEL_KEY = "_wb_replay_label"
 STEP_KEY = "wb_step"
 _REQUEST_KEY = "_wb_session_request"
 _LOADED_KEY = "_wb_query_loaded"
@@ -255,6 +256,13 @@ def sidebar_replay_picker(options: Mapping[str, str]) -> str | None:
                                          options.get(st.session_state[REPLAY_KEY])))
     if not options:
         return None
+    # The browser keeps the chosen option's label as the widget's value: when the label changes
+    # (the replay was saved again with more steps, e.g. while `workbench watch` follows the
+    # session), setting the choice again makes Streamlit send the new label.
+    label = options.get(st.session_state[REPLAY_KEY])
+    if st.session_state.get(_REPLAY_LABEL_KEY, label) != label:
+        st.session_state[REPLAY_KEY] = st.session_state[REPLAY_KEY]
+    st.session_state[_REPLAY_LABEL_KEY] = label
     return st.sidebar.selectbox("Replay", list(options), key=REPLAY_KEY,
                                 format_func=lambda rid: options.get(rid, rid))
 

@@ -4,6 +4,7 @@ shows a new response by itself, without a click, about a second after the store 
 from __future__ import annotations
 
 import gzip
+import re
 import time
 from pathlib import Path
 
@@ -50,4 +51,7 @@ def test_r_live_1_an_open_page_shows_the_new_response_count_by_itself(page: Page
     # the replay grew with the session, and a viewer on the newest step is on the newest step again
     last = second.responses - 1
     expect(page.get_by_role("heading", name=f"Step {last} of {last} ")).to_be_visible(timeout=10_000)
+    # the replay picker names the grown replay (the browser had kept the old label)
+    expect(sidebar.get_by_role("combobox", name="Replay")).to_have_value(
+        re.compile(f"^default · {second.responses} steps"), timeout=10_000)
     store.close()

@@ -177,6 +177,7 @@ class Watcher:
 
     def poll(self, on_error: Callable[[Path, Exception], None] | None = None) -> list[LiveUpdate]:
         """Import every followed file that changed since the last look."""
+        _beat(self._sessions.items())  # alive while it imports and replays, not only after
         updates: list[LiveUpdate] = []
         for path in self.files():
             try:
