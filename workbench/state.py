@@ -49,7 +49,7 @@ __all__ = [
 
 SESSION_KEY = "wb_session"
 REPLAY_KEY = "wb_replay"
-_REPLAY_LABEL_KEY = "_wb_replay_label"
+_LABELS_KEY = "_wb_picker_labels"
 STEP_KEY = "wb_step"
 _REQUEST_KEY = "_wb_session_request"
 _LOADED_KEY = "_wb_query_loaded"
@@ -243,7 +243,18 @@ def sidebar_session_picker(store: Store) -> str | None:
     def title(sid: str) -> str:
         return titles.get(sid, sid)
 
+    _resend_if_relabelled(SESSION_KEY, titles)
     return st.sidebar.selectbox("Session", list(titles), key=SESSION_KEY, format_func=title)
+
+
+def _resend_if_relabelled(key: str, labels: Mapping[str, str]) -> None:
+    """The browser keeps a picker's chosen label as its value: when the chosen option's label
+    changed (a session grew, a replay was saved again with more steps, e.g. while `workbench
+    watch` follows the session), setting the choice again makes Streamlit send the new label."""
+    label = labels.get(st.session_state[key])
+    if st.session_state.get(_LABELS_KEY, {}).get(key, label) != label:
+        st.session_state[key] = st.session_state[key]
+    st.session_state[_LABELS_KEY] = {**st.session_state.get(_LABELS_KEY, {}), key: label}
 
 
 def sidebar_replay_picker(options: Mapping[str, str]) -> str | None:
@@ -256,13 +267,7 @@ def sidebar_replay_picker(options: Mapping[str, str]) -> str | None:
                                          options.get(st.session_state[REPLAY_KEY])))
     if not options:
         return None
-    # The browser keeps the chosen option's label as the widget's value: when the label changes
-    # (the replay was saved again with more steps, e.g. while `workbench watch` follows the
-    # session), setting the choice again makes Streamlit send the new label.
-    label = options.get(st.session_state[REPLAY_KEY])
-    if st.session_state.get(_REPLAY_LABEL_KEY, label) != label:
-        st.session_state[REPLAY_KEY] = st.session_state[REPLAY_KEY]
-    st.session_state[_REPLAY_LABEL_KEY] = label
+    _resend_if_relabelled(REPLAY_KEY, options)
     return st.sidebar.selectbox("Replay", list(options), key=REPLAY_KEY,
                                 format_func=lambda rid: options.get(rid, rid))
 

@@ -54,4 +54,6 @@ def test_r_live_1_an_open_page_shows_the_new_response_count_by_itself(page: Page
     # the replay picker names the grown replay (the browser had kept the old label)
     expect(sidebar.get_by_role("combobox", name="Replay")).to_have_value(
         re.compile(f"^default · {second.responses} steps"), timeout=10_000)
+    expect(sidebar.get_by_role("combobox", name="Session")).to_have_value(
+        re.compile(f" · {second.messages} msgs$"), timeout=10_000)
     store.close()
