@@ -266,8 +266,7 @@ class _Runner:
             config=inputs.config, thresholds=t, memory=self.memory, prompts=inputs.prompts,
             summariser=inputs.summariser, session_dir=inputs.work_dir,
             tool_kinds=ToolKindMap.for_source_format(session.header.source_format),
-            input_budget=t.input_budget, pressure_line=t.pressure_line,
-            reminder_line=t.reminder_line, cancel=inputs.observers.cancel,
+            cancel=inputs.observers.cancel,
             artifacts=inputs.artifacts, incremental=inputs.options.incremental)
 
     def run(self) -> Replay:
@@ -416,9 +415,7 @@ class _Runner:
         if cached is None:
             t = resolve_thresholds(self.settings.config, limits, model,
                                    recorded_prompt=self.recorded_prompt)
-            cached = self._by_limits[(limits, model)] = replace(
-                self.settings, thresholds=t, input_budget=t.input_budget,
-                pressure_line=t.pressure_line, reminder_line=t.reminder_line)
+            cached = self._by_limits[(limits, model)] = replace(self.settings, thresholds=t)
         return cached
 
     def _applied(self, k: int, p: ContextPreparation, before: tuple[Part, ...],

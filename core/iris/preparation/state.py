@@ -113,9 +113,6 @@ class PipelineSettings:
     summariser: Summariser | None = None
     session_dir: Path | None = None
     tool_kinds: ToolKindMap | None = None
-    input_budget: int = 96000
-    pressure_line: int = 76800
-    reminder_line: int | None = None
     cancel: Callable[[], bool] | None = None
     artifacts: ArtifactWriter | None = None
     """Where reduction artifacts go; None: written under ``session_dir`` as they are made."""
@@ -128,6 +125,21 @@ class PipelineSettings:
     def cache(self) -> TokenCache:
         """The message token counts of :attr:`memory`."""
         return self.memory.tokens
+
+    @property
+    def input_budget(self) -> int:
+        """The hard input limit of :attr:`thresholds` (one source for every stage)."""
+        return self.thresholds.input_budget
+
+    @property
+    def pressure_line(self) -> int:
+        """The compaction pressure line of :attr:`thresholds`."""
+        return self.thresholds.pressure_line
+
+    @property
+    def reminder_line(self) -> int | None:
+        """The reminder line of :attr:`thresholds` (None: no reminder)."""
+        return self.thresholds.reminder_line
 
 
 @dataclass(frozen=True)
