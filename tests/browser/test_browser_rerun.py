@@ -44,7 +44,8 @@ def test_r_ui_4_edit_template_rerun_step_shows_side_by_side_diff(page: Page, str
     table = page.get_by_test_id("stTable")
     expect(table).to_be_visible()
     expect(table.get_by_text("success (≤ line and smaller)")).to_be_visible()
-    expect(table.get_by_text("✓ after", exact=False)).to_have_count(2)
+    expect(table.get_by_text("✓ untrimmed durable history after", exact=False)).to_have_count(2)
     expect(table.get_by_text("applied", exact=True)).to_have_count(2)
+    assert "\\" not in table.inner_text()  # escaping never shows a backslash
     expect(page.get_by_text("The checkpoint text is identical")).to_be_visible()
     assert not (home / "workspace" / ".iris").exists()  # re-running saved nothing
