@@ -51,7 +51,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("facts", pa.int64()), ("kept", pa.int64()), ("needed_later", pa.int64()),
         ("needed_later_kept", pa.int64()), ("recall_needed_later", pa.float64())]),
     "sessions": pa.schema(_KEYS + [
-        ("path", pa.string()), ("model", pa.string()), ("steps", pa.int64()),
+        ("path", pa.string()), ("parent_id", pa.string()), ("model", pa.string()), ("steps", pa.int64()),
         ("failed_preparations", pa.int64()), ("tokens_sent", pa.int64()),
         ("tokens_recorded", pa.int64()), ("tokens_saved", pa.int64()),
         ("compactions", pa.int64()), ("recorded_compactions", pa.int64()),
@@ -148,7 +148,8 @@ def _session_row(keys: dict[str, str], path: str, session: Any, result: Any, ste
     compared = [r for r in steps if r["recorded_request_tokens"] is not None]
     usage = result.run_usage.compaction
     t = result.thresholds
-    return {**keys, "path": path, "model": session.header.model, "steps": len(steps),
+    return {**keys, "path": path, "parent_id": session.header.parent_id, "model": session.header.model,
+            "steps": len(steps),
             "failed_preparations": sum(1 for r in steps if r["phase"] != "ready"),
             "tokens_sent": sum(sent(r) for r in steps),
             "tokens_recorded": sum(r["recorded_request_tokens"] for r in compared),
