@@ -29,10 +29,11 @@ __all__ = ["page_picker", "request_notice", "show_conversation", "show_header", 
 def show_header(opened: OpenedSession) -> None:
     """The session's title and its six figures."""
     st.subheader(one_line(opened.title))
-    for col, (label, value) in zip(st.columns(6), view.header_metrics(opened.session,
-                                                                      opened.estimated_tokens),
-                                   strict=True):
-        col.metric(label, value)
+    # Two rows of three: in one row of six, "Max prompt (provider)" was cut to "Max prompt (provi…".
+    metrics = view.header_metrics(opened.session, opened.estimated_tokens)
+    for row in (metrics[:3], metrics[3:]):
+        for col, (label, value) in zip(st.columns(3), row, strict=True):
+            col.metric(label, value)
     unplaced_warning(len(opened.unplaced))
     show_subagents(opened)
 
