@@ -150,3 +150,17 @@ def test_r_ui_2_why_panel_states_one_after_figure_per_basis():
         in commit.replace("\\", "")
     assert commit.count("whole request") == 1 and "counted on the untrimmed" not in commit
     assert f"head archived to {applied.archive_path}" in commit.replace("\\", "")
+
+
+def test_r_ui_2_stage_table_puts_the_long_note_last():
+    """R-UI-2: the stage table's raw local estimates (which its caption calls the last two
+    columns of detail) come before the long note, which is the table's last column."""
+    with open_store() as store:
+        store.import_file(ROOT / "sample_sessions" / "bugfix.jsonl")
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    at.switch_page("../pages/step_through.py").run()
+    assert not at.exception, at.exception
+    table = next(d for d in at.dataframe if "local_before_tokens" in d.value.columns)
+    order = list(table.proto.column_order)
+    assert order[-1] == "note"
+    assert order.index("local_after_tokens") < order.index("note")

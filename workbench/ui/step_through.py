@@ -55,9 +55,13 @@ def show_stages(stages: pd.DataFrame) -> None:
                "this step's calibration ratio + the unrecorded overhead), the basis of the "
                "header and the lines; not costs that add up. The raw local estimates are the "
                "last two columns (detail).")
+    shown = display_frame(stages)
+    # The long note last: before it, it pushed the raw local estimates the caption points at off
+    # the table's right edge.
+    order = [c for c in shown.columns if c != "note"] + (["note"] if "note" in shown.columns else [])
     st.dataframe(
-        display_frame(stages).style.map(view.status_style, subset=["status"]),
-        hide_index=True, key="st_stage_table",
+        shown.style.map(view.status_style, subset=["status"]),
+        hide_index=True, key="st_stage_table", column_order=order,
         column_config={"before_tokens": _NUMBER("before", format="localized"),
                        "after_tokens": _NUMBER("after", format="localized"),
                        "change": _NUMBER("change", format="localized"),
