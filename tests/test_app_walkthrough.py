@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from workbench.cost_words import cost_lines
@@ -46,7 +47,7 @@ def test_r_ui_3_compaction_tables_say_their_columns_and_link_each_step():
     # Plans and the applied record have no attempt number: the cell holds the dash itself (the
     # browser's grid draws "None" over an empty cell whatever a Styler says).
     shown = list(attempts.value["attempt"])
-    assert "—" in shown and not any(v is None or v != v for v in shown)
+    assert "—" in shown and not any(v is None or pd.isna(v) for v in shown)
     assert "type_config" not in _columns(attempts).get("attempt", {})
     assert all(v.startswith("step-through?") for v in attempts.value["link"])
 
@@ -97,7 +98,6 @@ def test_r_ses_1_blank_text_block_is_said_not_drawn_as_an_empty_box():
 
 def test_r_ses_2_search_counts_are_singular_for_one():
     """R-SES-2: one hit reads "1 block in 1 message", not "1 blocks in 1 messages"."""
-    import pandas as pd
 
     from workbench.views.search import counts_caption
 
