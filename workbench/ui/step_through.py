@@ -54,7 +54,7 @@ def show_stages(stages: pd.DataFrame) -> None:
     st.caption("Before → after are whole requests at each stage boundary (raw local estimate × "
                "this step's calibration ratio + the unrecorded overhead), the basis of the "
                "header and the lines; not costs that add up. The raw local estimates are the "
-               "last two columns (detail).")
+               "two detail columns; each stage's note comes last.")
     shown = display_frame(stages)
     # The long note last: before it, it pushed the raw local estimates the caption points at off
     # the table's right edge.
