@@ -262,9 +262,9 @@ def test_r_twin_6_the_agents_compaction_call_is_part_of_the_bill():
     """R-TWIN-6: the agent's own compaction request (Claude Code ``agent-acompact-*`` beside the
     transcript) is billed with the responses: its usage priced like theirs."""
     session = load_session(FIX.parent / "claude_project" / "sess-proj.jsonl").session
-    (compaction,) = [c for c in session.compactions if c.request_usage is not None]
+    (call,) = [c.request_usage for c in session.compactions if c.request_usage is not None]
     bill = recorded_bill(session)
-    request = billed(compaction.request_usage, "claude-opus-4-6", None).usd
+    request = billed(call, "claude-opus-4-6", None).usd
     alone = recorded_bill(session.model_copy(update={"compactions": ()}))
     assert bill["compaction_requests"] == 1 and alone["compaction_requests"] == 0
     assert request is not None and bill["usd"] == pytest.approx(alone["usd"] + float(request),
@@ -284,7 +284,8 @@ def test_r_twin_6_the_agents_own_summary_costs_what_the_agent_paid_for_it(real_s
     """R-TWIN-6: the claude-code profile with the recorded summariser reuses the agent's summary
     at the agent's compaction; when the transcript records that summary call (as an
     ``agent-acompact`` request beside it does), the replay is charged what the agent paid for it,
-    not an uncached estimate of the request."""
+    not an uncached estimate of the request; when it does not, neither the recorded bill nor the
+    replay holds a price for that call (like with like)."""
     from iris.compaction.summarisers import RecordedSummariser
 
     from workbench.services.presets import resolve_config
@@ -301,5 +302,10 @@ def test_r_twin_6_the_agents_own_summary_costs_what_the_agent_paid_for_it(real_s
     paid = billed(call, "claude-opus-4-6", None).usd
     assert paid is not None and with_call["summaries_estimated"] is False
     assert with_call["summaries_usd"] == pytest.approx(float(paid), abs=1e-6)
-    assert without["summaries_estimated"] is True
-    assert without["summaries_usd"] > with_call["summaries_usd"]  # uncached estimate is dearer
+    assert without["summaries_estimated"] is False and without["summaries_usd"] == 0
+    # The bill holds the agent's call exactly when the replay is charged it, and the saving
+    # leaves that shared call out on both sides.
+    assert with_call["recorded_billed_usd"] - without["recorded_billed_usd"] == pytest.approx(
+        float(paid), abs=1e-5)
+    assert with_call["saved_usd"] == pytest.approx(without["saved_usd"], abs=1e-5)
+    assert with_call["savings"]["summaries_usd"] == 0

@@ -16,6 +16,9 @@ Basis, so that replay and recording compare like with like:
 - **Summaries.** A compaction whose summary call reported usage is priced from it; otherwise the
   summary request and the checkpoint are counted with the local estimator and priced as if the
   session's model wrote them (``summaries_estimated``), since a real deployment would pay a model.
+  A checkpoint that is the agent's own summary is priced at that call's recorded usage, or at
+  nothing when the transcript does not record the call (the recorded bill does not hold it either);
+  the saving leaves it out on both sides, since the agent paid for the same call.
 - **Saved** = recorded as billed − (replayed requests + summaries), over the steps priced on both
   sides; ``savings`` splits it into what the smaller requests save, what the replay's cache
   misses cost and what its summaries cost.
@@ -97,6 +100,11 @@ class CostSummary:
     measured: bool
     usage: Usage | None = None
     """The measured usage (priced as billed: cache reads and writes, a recorded cost)."""
+    agents_own: bool = False
+    """The checkpoint is the agent's own summary: the agent paid for the same call, so the saving
+    (recorded steps against replayed ones) leaves it out on both sides. Its price is in
+    ``summaries_usd`` when the transcript records the call, nothing otherwise (the recorded bill
+    does not hold an unrecorded call either)."""
 
 
 def recorded_cost_rates(session: Session) -> dict[str, Decimal]:
@@ -171,15 +179,21 @@ class _Sums:
                                             output_tokens=u.output_tokens, when=step.when) or 0
 
 
-def _summary_cost(summaries: Iterable[CostSummary], rates: Mapping[str, Decimal]) -> Decimal:
-    total = Decimal(0)
+def _summary_cost(summaries: Iterable[CostSummary], rates: Mapping[str, Decimal]) -> tuple[Decimal, Decimal]:
+    """``(all summaries, those the saving compares)``: the agent's own summaries are left out of
+    the second (the agent paid for them too)."""
+    total = compared = Decimal(0)
     for s in summaries:
         if s.usage is not None:
-            total += billed(s.usage, s.model, None).usd or 0
+            value = billed(s.usage, s.model, None).usd or Decimal(0)
+        elif s.input_tokens or s.output_tokens:
+            value = (price(s.model, input_tokens=s.input_tokens, output_tokens=s.output_tokens)
+                     or Decimal(0)) * rates.get(s.model or "", Decimal(1))
         else:
-            value = price(s.model, input_tokens=s.input_tokens, output_tokens=s.output_tokens)
-            total += (value or 0) * rates.get(s.model or "", Decimal(1))
-    return total
+            value = Decimal(0)
+        total += value
+        compared += Decimal(0) if s.agents_own else value
+    return total, compared
 
 
 def _pct(part: Decimal, whole: Decimal) -> float | None:
@@ -223,9 +237,9 @@ def tally(steps: Sequence[CostStep], summaries: Iterable[CostSummary] = (), *,
         cost["note"] = f"no price known for {unknown or 'no model recorded'}"
     if not sums.priced:
         return cost
-    summary_cost = _summary_cost(summaries, rates)
-    cost.update(requests_usd=money(sums.requests), summaries_usd=money(summary_cost),
-                replay_usd=money(sums.requests + summary_cost),
+    all_summaries, summary_cost = _summary_cost(summaries, rates)
+    cost.update(requests_usd=money(sums.requests), summaries_usd=money(all_summaries),
+                replay_usd=money(sums.requests + all_summaries),
                 replay_cache={"read_tokens": sums.read, "written_tokens": sums.written,
                               "read_tokens_if_kept": sums.read_if_kept})
     if bill is None:
@@ -281,30 +295,35 @@ def _steps(session: Session, preparations: Iterable[Any],
     return [replace(s, cache=next(splits)) if r is not None else s for s, r in base]
 
 
-def _agent_summary_call(session: Session, checkpoint_text: str) -> Usage | None:
-    """The usage of the agent's own summary call when the checkpoint is that call's summary (a
-    replay that reuses the agent's summary at the agent's compaction pays what the agent paid
-    for it), None otherwise or when the transcript does not record the call."""
+def _agent_summary_call(session: Session, checkpoint_text: str) -> tuple[bool, Usage | None]:
+    """Whether the checkpoint is one of the agent's own summaries, and the usage of that summary
+    call when the transcript records it (a replay that reuses the agent's summary at the agent's
+    compaction pays what the agent paid for it; None when the call is not recorded)."""
     for c in session.compactions:
         usage: Usage | None = getattr(c, "request_usage", None)
         at = c.at_message
         text = c.summary or (session.messages[at].text if 0 <= at < len(session.messages)
                              and session.messages[at].is_compaction_summary else "")
-        if usage is not None and usage.is_trusted and text.strip() and (
-                text.strip()[:200] in checkpoint_text):
-            return usage
-    return None
+        if text.strip() and text.strip()[:200] in checkpoint_text:
+            return True, usage if usage is not None and usage.is_trusted else None
+    return False, None
 
 
 def _summary(session: Session, step_index: int | None, model: str | None, usage: Usage | None,
              checkpoint_text: str, request_tokens: Callable[[], int],
              estimator: TokenEstimator) -> CostSummary:
     """One committed compaction's summary call: its reported usage, else the agent's own call
-    when the checkpoint is the agent's summary, else local counts of its request and output."""
+    when the checkpoint is the agent's summary (nothing when that call is not recorded: the bill
+    does not hold it either), else local counts of its request and output."""
     model = model or session.header.model
     index = -1 if step_index is None else step_index
     if usage is None or not usage.is_trusted:
-        usage = _agent_summary_call(session, checkpoint_text)
+        agents, usage = _agent_summary_call(session, checkpoint_text)
+        if agents:
+            if usage is None:
+                return CostSummary(index, model, 0, 0, True, agents_own=True)
+            return CostSummary(index, usage.model or model, usage.prompt_tokens, usage.output_tokens,
+                               True, usage, agents_own=True)
     if usage is not None:
         return CostSummary(index, usage.model or model, usage.prompt_tokens, usage.output_tokens,
                            True, usage)
