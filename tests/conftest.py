@@ -59,6 +59,11 @@ SLOW_MODULES = frozenset({
     "test_app_usage", "test_batch", "test_faults", "test_fuzz_importers", "test_importers_bad_input",
     "test_install_wheel", "test_notebook_export", "test_notebook_example", "test_reduction_incremental",
     "test_replay_incremental", "test_summariser_choice", "test_summarisers", "test_summary_client",
+    "test_app_templates_broken", "test_app_walkthrough", "test_fidelity_surfaces",
+    "test_importers_openai_chat_linear", "test_input_edges", "test_live_watch",
+    "test_one_figure_per_fact", "test_properties", "test_replay_keep_bodies",
+    "test_replay_message_bound", "test_runner", "test_runner_real", "test_summary_bounds",
+    "test_template_bounds", "test_url_params",
 })
 
 
