@@ -142,3 +142,15 @@ def test_r_ui_9_replay_takes_a_preset_name_like_report_and_notebook(capsys):
     assert code == 0 and f"budget {budget:,} from config" in stdout
     code, _, stderr = _run(capsys, str(ROOT / "sample_sessions" / "long_session.jsonl"), "--config", "nosuch")
     assert code == 1 and "presets: default, cost-first, quality-first" in stderr
+
+
+def test_replay_defaults_line_counts_in_words():
+    """R-UI-9: the `--defaults` line says "1 step" / "1 compaction applied", never "1 compactions"."""
+    from types import SimpleNamespace
+
+    from workbench.cli_replay import _defaults_line  # pyright: ignore[reportPrivateUsage]
+
+    line = _defaults_line("s", [SimpleNamespace(name="default", step_count=1, compactions_applied=1),
+                                SimpleNamespace(name="as recorded", step_count=68, compactions_applied=0)])
+    assert line == ("s: replays ready: 'default' (1 step, 1 compaction applied), "
+                    "'as recorded' (68 steps, 0 compactions applied)")

@@ -123,8 +123,11 @@ def _defaults_line(session_id: str, replays: Sequence[Any]) -> str:
     from .services.replay import BUDGET_REPLAY_NAME, DEFAULT_REPLAY_NAME, RECORDED_REPLAY_NAME
 
     by_name = {r.name: r for r in replays}
-    parts = [f"{name!r} ({by_name[name].step_count} steps, {by_name[name].compactions_applied} "
-             "compactions applied)"
+    def counted(n: int, word: str) -> str:
+        return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+    parts = [f"{name!r} ({counted(by_name[name].step_count, 'step')}, "
+             f"{counted(by_name[name].compactions_applied, 'compaction')} applied)"
              for name in (DEFAULT_REPLAY_NAME, RECORDED_REPLAY_NAME, BUDGET_REPLAY_NAME)
              if name in by_name]
     return f"{session_id}: replays ready: " + ", ".join(parts)
