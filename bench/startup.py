@@ -53,7 +53,7 @@ try:
     _import_sqlite_utils_without_pandas()
 except ImportError:  # a version of the workbench before the lazy import
     pass
-import workbench.cli_replay, workbench.importers
+import workbench.cli.replay, workbench.importers
 imported = time.perf_counter()
 from iris.vocabulary import cl100k_encoding
 cl100k_encoding()

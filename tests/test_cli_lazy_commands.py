@@ -55,7 +55,7 @@ def test_r_ui_9_a_short_command_does_not_import_the_engine_or_exporters(tmp_path
     exporters."""
     probe = ("import sys, json; from workbench.cli import main; code = main(sys.argv[1:]); "
              "print(json.dumps({'code': code, 'loaded': [m for m in ('iris.replay', "
-             "'workbench.cli_export', 'workbench.cli_replay', 'workbench.otlp_export') "
+             "'workbench.cli.export', 'workbench.cli.replay', 'workbench.otlp_export') "
              "if m in sys.modules]}))")
     env = {**os.environ, "WORKBENCH_HOME": str(tmp_path)}
 
@@ -67,4 +67,4 @@ def test_r_ui_9_a_short_command_does_not_import_the_engine_or_exporters(tmp_path
     assert run("sessions") == {"code": 0, "loaded": []}
     replay = run("replay", "--defaults")
     assert replay["code"] == 0 and "iris.replay" in replay["loaded"]  # type: ignore[operator]
-    assert "workbench.cli_export" not in replay["loaded"]  # type: ignore[operator]
+    assert "workbench.cli.export" not in replay["loaded"]  # type: ignore[operator]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.cli_lists import REPLAY_COLUMNS, SESSION_COLUMNS
+from workbench.cli.lists import REPLAY_COLUMNS, SESSION_COLUMNS
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
 BUGFIX = str(SAMPLES / "bugfix.jsonl")

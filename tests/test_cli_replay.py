@@ -148,7 +148,7 @@ def test_replay_defaults_line_counts_in_words():
     """R-UI-9: the `--defaults` line says "1 step" / "1 compaction applied", never "1 compactions"."""
     from types import SimpleNamespace
 
-    from workbench.cli_replay import _defaults_line  # pyright: ignore[reportPrivateUsage]
+    from workbench.cli.replay import _defaults_line  # pyright: ignore[reportPrivateUsage]
 
     line = _defaults_line("s", [SimpleNamespace(name="default", step_count=1, compactions_applied=1),
                                 SimpleNamespace(name="as recorded", step_count=68, compactions_applied=0)])

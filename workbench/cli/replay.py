@@ -27,9 +27,9 @@ from iris.errors import StorageError, WorkbenchError
 from iris.replay import Replay
 from iris.safe_files import write_file
 
-from .services.presets import PRESET_NAMES
-from .services.summarisers import add_summariser_options, load_prompts, make_summariser, summary_usage_line
-from .terminal import progress_bar
+from ..services.presets import PRESET_NAMES
+from ..services.summarisers import add_summariser_options, load_prompts, make_summariser, summary_usage_line
+from ..terminal import progress_bar
 
 __all__ = ["UsageError", "register", "summary_lines"]
 
@@ -66,7 +66,7 @@ def summary_lines(result: Replay, seconds: float, *, compaction_request: bool = 
     whole-request basis of :mod:`workbench.figures`), the final request, the estimate error.
     ``compaction_request``: the session is an agent's recorded compaction call (its unheld prompt
     is named as the compaction's input)."""
-    from .figures import applied_compactions, error_words, estimate_error
+    from ..figures import applied_compactions, error_words, estimate_error
 
     preps = result.preparations
     phases = [p.phase for p in preps]
@@ -106,8 +106,8 @@ def _overhead_line(result: Replay, compaction_request: bool) -> str:
 
 
 def _defaults() -> int:
-    from .services.replay import ensure_default_replays
-    from .storage.store import open_store
+    from ..services.replay import ensure_default_replays
+    from ..storage.store import open_store
 
     with open_store() as store:
         with progress_bar("default replays") as progress:
@@ -120,7 +120,7 @@ def _defaults() -> int:
 def _defaults_line(session_id: str, replays: Sequence[Any]) -> str:
     """One line per session naming each of its default replays (``default``, ``as recorded`` and,
     when made, ``budget 96k``) with its steps and compactions."""
-    from .services.replay import BUDGET_REPLAY_NAME, DEFAULT_REPLAY_NAME, RECORDED_REPLAY_NAME
+    from ..services.replay import BUDGET_REPLAY_NAME, DEFAULT_REPLAY_NAME, RECORDED_REPLAY_NAME
 
     by_name = {r.name: r for r in replays}
     def counted(n: int, word: str) -> str:
@@ -134,15 +134,15 @@ def _defaults_line(session_id: str, replays: Sequence[Any]) -> str:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from .services.replay import load_configuration, replay_session, save_replay_result
-    from .storage.store import open_store
+    from ..services.replay import load_configuration, replay_session, save_replay_result
+    from ..storage.store import open_store
 
     if args.defaults:
         return _defaults()
     if args.target is None:
         raise UsageError("give PATH_OR_SESSION_ID, or --defaults")
     if args.target == "-":
-        from .cli import stdin_file
+        from . import stdin_file
 
         args.target = str(stdin_file())
 
@@ -182,7 +182,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _resolve(store, args: argparse.Namespace):
     """``(session_id, session)``: a file is loaded (and imported with ``--name``); else a stored id."""
-    from .services.imports import path_or_stored_id
+    from ..services.imports import path_or_stored_id
 
     path = Path(args.target)
     if path.is_file() and args.name:
@@ -192,7 +192,7 @@ def _resolve(store, args: argparse.Namespace):
 
 
 def _write_summary(target: str, session, result: Replay) -> None:
-    from .replay_summary import replay_summary
+    from ..replay_summary import replay_summary
 
     text = json.dumps(replay_summary(session, result), indent=2, ensure_ascii=False) + "\n"
     if target == "-":

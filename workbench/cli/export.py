@@ -46,15 +46,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def export_saved_replay(store, replay_id: str, out: str | Path, *,
                         shift_to_now: bool = False) -> tuple[Path, int]:
     """Write a saved replay as OTLP JSON; returns the path and the number of model-call spans."""
-    from .otlp_export import spans_document, write_otlp
+    from ..otlp_export import spans_document, write_otlp
 
     spans = _saved_spans(store, replay_id, shift_to_now)
     return write_otlp(out, spans_document(spans)), len(spans) - 1
 
 
 def _saved_spans(store, replay_id: str, shift_to_now: bool) -> list:
-    from .otlp_export import otlp_spans
-    from .services.replay import open_saved
+    from ..otlp_export import otlp_spans
+    from ..services.replay import open_saved
 
     saved = open_saved(store, replay_id)
     session = store.session(saved.info.session_id)
@@ -66,8 +66,8 @@ def _saved_spans(store, replay_id: str, shift_to_now: bool) -> list:
 
 def _export(args: argparse.Namespace) -> int:
     # the OpenTelemetry SDK and protobuf load only for this command (every command builds the parser)
-    from .otlp_export import push_otlp, spans_document, write_otlp
-    from .storage.store import open_store
+    from ..otlp_export import push_otlp, spans_document, write_otlp
+    from ..storage.store import open_store
 
     if not args.otlp and not args.otlp_endpoint:
         raise UsageError("say where the spans go: --otlp OUT (OTLP JSON file) or --otlp-endpoint URL")
@@ -100,9 +100,9 @@ def _headers(pairs: list[str]) -> dict[str, str] | None:
 def _replay_spans(store, args: argparse.Namespace) -> list:
     from iris.errors import StorageError
 
-    from .importers import load_session
-    from .notebook import replay
-    from .otlp_export import otlp_spans
+    from ..importers import load_session
+    from ..notebook import replay
+    from ..otlp_export import otlp_spans
 
     if args.target == "-" or Path(args.target).is_file():
         session = load_session(_source(args.target), format=args.format).session
@@ -117,6 +117,6 @@ def _replay_spans(store, args: argparse.Namespace) -> list:
 
 
 def _source(target: str) -> str | Path:
-    from .cli import stdin_file
+    from . import stdin_file
 
     return stdin_file() if target == "-" else target

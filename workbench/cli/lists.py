@@ -11,7 +11,7 @@ from typing import Any
 
 from iris.errors import StorageError
 
-from .terminal import add_format_options, write_rows
+from ..terminal import add_format_options, write_rows
 
 __all__ = ["REPLAY_COLUMNS", "SESSION_COLUMNS", "register", "replay_rows", "session_rows"]
 
@@ -53,7 +53,7 @@ def replay_rows(store: Any, session_id: str | None = None) -> list[dict[str, Any
 
 
 def _sessions(args: argparse.Namespace) -> int:
-    from .storage.store import open_store
+    from ..storage.store import open_store
 
     with open_store() as store:
         rows = session_rows(store)
@@ -67,7 +67,7 @@ def _sessions(args: argparse.Namespace) -> int:
 
 
 def _replays(args: argparse.Namespace) -> int:
-    from .storage.store import open_store
+    from ..storage.store import open_store
 
     with open_store() as store:
         if args.session:
@@ -82,7 +82,7 @@ def _replays(args: argparse.Namespace) -> int:
 
 
 def _delete_replay(args: argparse.Namespace) -> int:
-    from .storage.store import open_store
+    from ..storage.store import open_store
 
     with open_store() as store:
         if not store.replays.delete(args.replay_id):

@@ -26,18 +26,18 @@ from iris.errors import WorkbenchError
 __all__ = ["COMMANDS", "COMMAND_MODULES", "STDIN", "build_parser", "main", "shown", "stdin_file", "streamlit_command"]
 
 #: Modules that contribute subcommands, each with ``register(subparsers) -> None``.
-COMMAND_MODULES: tuple[str, ...] = ("workbench.cli_lists", "workbench.cli_replay", "workbench.report",
-                                     "workbench.cli_batch", "workbench.cli_export", "workbench.cli_watch")
+COMMAND_MODULES: tuple[str, ...] = ("workbench.cli.lists", "workbench.cli.replay", "workbench.report",
+                                     "workbench.cli.batch", "workbench.cli.export", "workbench.cli.watch")
 
 #: The module that registers each subcommand of :data:`COMMAND_MODULES`: a command line that names
 #: one of them imports only that module (``workbench sessions`` needs no replay engine); help, an
 #: unknown name or a command missing here register every module.
-COMMANDS: dict[str, str] = {"sessions": "workbench.cli_lists", "replays": "workbench.cli_lists",
-                            "replay": "workbench.cli_replay", "report": "workbench.report",
-                            "batch": "workbench.cli_batch", "export": "workbench.cli_export",
-                            "watch": "workbench.cli_watch"}
+COMMANDS: dict[str, str] = {"sessions": "workbench.cli.lists", "replays": "workbench.cli.lists",
+                            "replay": "workbench.cli.replay", "report": "workbench.report",
+                            "batch": "workbench.cli.batch", "export": "workbench.cli.export",
+                            "watch": "workbench.cli.watch"}
 
-APP_PATH = Path(__file__).resolve().parent / "app.py"
+APP_PATH = Path(__file__).resolve().parents[1] / "app.py"
 
 
 def streamlit_command(port: int, app: Path = APP_PATH) -> list[str]:
@@ -118,7 +118,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _register_import(sub: argparse._SubParsersAction) -> None:
-    from .importers import formats
+    from ..importers import formats
 
     p = sub.add_parser("import", help="import transcripts into the store (files or directories)")
     p.add_argument("paths", nargs="+", metavar="PATH",
@@ -131,7 +131,7 @@ def _register_import(sub: argparse._SubParsersAction) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from .storage.store import open_store
+    from ..storage.store import open_store
 
     files, failures = _expand_paths([str(stdin_file()) if p == "-" else p for p in args.paths])
     counts = {"imported": 0, "already stored": 0, "failed": failures}
@@ -145,7 +145,7 @@ def _import(args: argparse.Namespace) -> int:
 
 def _expand_paths(paths: Sequence[str]) -> tuple[list[str], int]:
     """The files to import (directories searched recursively) and how many arguments failed."""
-    from .importers.files import session_files
+    from ..importers.files import session_files
 
     files: list[str] = []
     failures = 0
@@ -164,7 +164,7 @@ def _expand_paths(paths: Sequence[str]) -> tuple[list[str], int]:
 
 def _import_one(store, path: str, args: argparse.Namespace) -> str:
     """Import one file and print its outcome; returns the summary bucket it falls in."""
-    from .terminal import printable, progress_bar
+    from ..terminal import printable, progress_bar
 
     try:
         with progress_bar(Path(path).name, quiet=args.quiet) as progress:
@@ -192,7 +192,7 @@ def _import_one(store, path: str, args: argparse.Namespace) -> str:
 
 
 def _register_inspect(sub: argparse._SubParsersAction) -> None:
-    from .importers import formats
+    from ..importers import formats
 
     p = sub.add_parser("inspect", help="counts of a transcript file, without storing it")
     p.add_argument("path", metavar="PATH",
@@ -205,8 +205,8 @@ def _register_inspect(sub: argparse._SubParsersAction) -> None:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from .importers import load_session
-    from .session_counts import inspect_session
+    from ..importers import load_session
+    from ..session_counts import inspect_session
 
     path = stdin_file() if args.path == "-" else args.path
     result = load_session(path, format=args.format, lenient=args.lenient)
@@ -300,11 +300,3 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, WorkbenchError):
         return shown(str(exc))
     return f"unexpected {type(exc).__name__}: {exc} (set WORKBENCH_DEBUG=1 for the traceback)"
-
-
-if __name__ == "__main__":
-    # `python -m workbench.cli`: run the imported module's main, so that the subcommand modules
-    # (which import workbench.cli) share its state (standard input read once, named <stdin>)
-    from workbench.cli import main as _main
-
-    raise SystemExit(_main())
