@@ -34,7 +34,7 @@ from .frozen import FrozenModel
 from .hashing import content_hash
 from .prompts.config import PromptConfig
 from .reduction.config import ReductionConfig, parse_reduction
-from .yaml_errors import node_line, read_yaml
+from .yaml_errors import read_yaml, relocated
 
 __all__ = [
     "ContextConfig",
@@ -135,9 +135,7 @@ def parse_config(data: str | Mapping[str, Any], *, source: str = "<config>") -> 
     try:
         return _build(cast("Mapping[str, Any]", parsed))  # a YAML mapping: _build checks the keys
     except ConfigError as exc:
-        path = tuple((exc.field or "").split(".")) if exc.field else ()
-        raise ConfigError(exc.problem, path=source, field=exc.field,
-                          line=node_line(root, path)) from None
+        raise relocated(exc, source, root) from None
 
 
 def load_config(path: str | Path) -> ContextConfig:

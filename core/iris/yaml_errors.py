@@ -19,7 +19,7 @@ import yaml
 
 from .errors import ConfigError
 
-__all__ = ["MAX_YAML_NODES", "node_line", "read_yaml", "yaml_error"]
+__all__ = ["MAX_YAML_NODES", "node_line", "read_yaml", "relocated", "yaml_error"]
 
 MAX_YAML_NODES = 100_000
 """Largest document, in nodes with every alias expanded (a configuration has a few hundred)."""
@@ -132,3 +132,10 @@ def node_line(root: yaml.Node | None, path: Sequence[object]) -> int | None:
         else:
             break
     return line
+
+
+def relocated(exc: ConfigError, source: str, root: yaml.Node | None) -> ConfigError:
+    """``exc`` (raised while building a configuration from a parsed document) restated against
+    the document's file ``source`` with the line its field path points to."""
+    keys = tuple((exc.field or "").replace("[", ".").split(".")) if exc.field else ()
+    return ConfigError(exc.problem, path=source, field=exc.field, line=node_line(root, keys))

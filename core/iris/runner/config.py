@@ -33,7 +33,7 @@ from ..context import ContextBuildInput, load_context_build_input
 from ..errors import ConfigError
 from ..frozen import FrozenModel
 from ..session import ModelLimits
-from ..yaml_errors import node_line, read_yaml
+from ..yaml_errors import read_yaml, relocated
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "EndpointConfig", "RunnerConfig", "load_runner_config",
            "parse_runner_config"]
@@ -154,9 +154,7 @@ def parse_runner_config(data: str | Mapping[str, Any], *, base_dir: str | Path =
     except ConfigError as exc:
         if exc.path is not None and exc.path != source:  # a file it names (engine, context)
             raise
-        keys = tuple((exc.field or "").replace("[", ".").split(".")) if exc.field else ()
-        raise ConfigError(exc.problem, path=source, field=exc.field,
-                          line=node_line(root, keys)) from None
+        raise relocated(exc, source, root) from None
 
 
 def load_runner_config(path: str | Path) -> RunnerConfig:
