@@ -54,7 +54,13 @@ test-fast: setup-dev
 test-lowest: setup-dev
 	$(PY) scripts/lowest_deps.py
 
-bench: setup-dev
+# The bench extra (a peer tool measured against ours) is installed by `make bench` only.
+BENCH_STAMP := $(VENV)/.installed-bench
+$(BENCH_STAMP): pyproject.toml | $(DEV_STAMP)
+	$(PY) -m pip install -q -e '.[bench]'
+	touch $@
+
+bench: setup-dev $(BENCH_STAMP)
 	$(PY) bench/run.py
 
 samples: setup

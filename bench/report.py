@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from report_floor import floor_inprocess_rows, floor_process_rows, peer_rows, scaling_rows
 from report_format import _mb, _one, _row, _s, _text_row
 from report_targets import (
     bound_rows,
@@ -114,8 +115,26 @@ def target_rows(results: dict[str, Any]) -> list[str]:
     """Rows of the corpus-evaluation cases, in the order of the issue's targets."""
     makers = (("startup", startup_rows), ("memory", memory_rows), ("store_import", store_import_rows),
               ("corpus", corpus_rows), ("ui_real", ui_real_rows), ("bound", bound_rows),
-              ("report_html", report_html_rows), ("outside", outside_rows))
+              ("report_html", report_html_rows), ("outside", outside_rows),
+              ("floor_process", floor_process_rows), ("floor_inprocess", floor_inprocess_rows),
+              ("memory", scaling_rows), ("peer", peer_rows))
     return [row for name, make in makers if name in results for row in make(results[name])]
+
+
+def _dates_differ(meta: dict[str, Any]) -> bool:
+    return len({c["date"] for c in meta.get("cases", {}).values()}) > 1
+
+
+def _case_dates(meta: dict[str, Any]) -> list[str]:
+    """When each case was measured, if not all in this run (a run of some cases keeps the others'
+    earlier figures)."""
+    cases = meta.get("cases", {})
+    if not _dates_differ(meta):
+        return []
+    lines = ["When each case's rows were measured (a run of some cases keeps the others' earlier figures):", ""]
+    lines += [f"- `{name}`: {c['date']}" + (f" ({c['load']})" if c.get("load") else "")
+              for name, c in cases.items()]
+    return [*lines, ""]
 
 
 def render(results: dict[str, Any], meta: dict[str, Any]) -> str:
@@ -130,11 +149,15 @@ def render(results: dict[str, Any], meta: dict[str, Any]) -> str:
         rows += ui_rows(results["ui"])
     rows += target_rows(results)
     r = results.get("replay", {})
-    intro = (f"Written by `make bench` on {meta['date']} in {meta['duration']:.0f} s; {meta['load_before']} "
+    ran = meta.get("ran")
+    how = (f"`bench/run.py {' '.join(ran)}`" if ran and _dates_differ(meta) else "`make bench`")
+    how += f" on {meta['date']} in {meta['duration']:.0f} s"
+    intro = (f"Written by {how}; {meta['load_before']} "
              f"at the start, {meta['load_after']} at the end. Wall times include any load from other "
              "processes on the machine; CPU times and the ratios against baselines measured in the same run "
              "do not depend on it as much. See `docs/performance.md` for what each figure means.")
     lines = ["# Benchmark results", "", intro, ""]
+    lines += _case_dates(meta)
     lines += [*meta.get("later", ()), ""] if meta.get("later") else []
     if r:
         lines += [(f"Replay input: synthetic session (seed 7), {r['responses']:,} assistant responses, "

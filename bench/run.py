@@ -3,9 +3,14 @@
 Options (environment): ``BENCH_RESPONSES`` (2000), ``BENCH_REPEATS`` (2), ``BENCH_NAIVE_STEPS``
 (200), ``BENCH_IMPORT_MB`` (50), ``BENCH_STORE_IMPORT_MB`` (20), ``BENCH_MEMORY_RESPONSES`` (10000),
 ``BENCH_CORPUS_SESSIONS`` (200), ``BENCH_CORPUS_RESPONSES`` (10), ``BENCH_REAL`` (a real Claude Code
-session under ``../shared/real-sessions``), ``BENCH_BOUND_SIZES`` (``5000,20000,100000``: the
-message counts of the ``bound`` case), ``BENCH_CASES`` (``replay,import,tokens,startup,memory,
-store_import,corpus,ui_real,bound,report_html,outside``; ``ui`` is the older step-through case on the synthetic replay).
+session under ``../shared/real-sessions``), ``BENCH_CODEX`` (a real Codex rollout there),
+``BENCH_BOUND_SIZES`` (``5000,20000,100000``: the message counts of the ``bound`` case),
+``BENCH_FLOOR_REPEATS`` (5: runs of each side of the floor cases), ``BENCH_CASES`` (all of
+:data:`DEFAULT_CASES`; ``ui`` is the older step-through case on the synthetic replay).
+
+Cases can also be named as arguments (``python bench/run.py floor_process peer``). A run of some
+cases keeps the other cases' figures from ``bench/results.json``, each with the date and load of
+the run that measured it, and writes the report from the whole set.
 Raw figures are kept in ``bench/results.json`` next to the report.
 """
 
@@ -28,8 +33,9 @@ from report import render
 
 #: A real Claude Code session of ``../shared/real-sessions`` (143 responses).
 REAL = HERE.parents[1] / "shared" / "real-sessions" / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"
-DEFAULT_CASES = "replay,import,tokens,startup,memory,store_import,corpus,ui_real,bound,report_html,outside"
-#: The real Codex rollout whose store with the default replays the ``outside`` case measures.
+DEFAULT_CASES = ("replay,import,tokens,startup,memory,store_import,corpus,ui_real,bound,report_html,outside,"
+                 "floor_process,floor_inprocess,peer")
+#: The real Codex rollout of the ``outside`` and floor cases.
 CODEX = REAL.parents[1] / "codex_rollout" / "rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl"
 
 
@@ -45,12 +51,41 @@ def _case(name: str, script: str, args: list[str], tmp: Path) -> dict:
     return json.loads(out.read_text(encoding="utf-8"))
 
 
-def main() -> int:
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _merge(results: dict, meta: dict, ran: list[str]) -> tuple[dict, dict]:
+    """This run's cases plus the earlier figures of the default cases it did not run, each
+    earlier one with the date and load of its own run (``meta["cases"]``)."""
+    path = HERE / "results.json"
+    if set(DEFAULT_CASES.split(",")) <= set(ran) or not path.is_file():
+        return results, meta
+    previous = json.loads(path.read_text(encoding="utf-8"))
+    old_meta = previous.pop("meta", {})
+    old_cases = old_meta.get("cases", {})
+    merged_meta = {**meta, "later": old_meta.get("later", [])}
+    merged, dates = {}, {}
+    for name in [*DEFAULT_CASES.split(","), *results]:
+        if name in results:
+            merged[name], dates[name] = results[name], meta["cases"].get(name, {"date": meta["date"]})
+        elif name in previous:
+            merged[name] = previous[name]
+            dates[name] = old_cases.get(name, {"date": old_meta.get("date", "?"), "load": old_meta.get("load_before", "")})
+    merged_meta["cases"] = dates
+    merged_meta["errors"] = [*meta["errors"], *(e for e in old_meta.get("errors", []) if e.split(":")[0] not in ran)]
+    return merged, merged_meta
+
+
+def main(argv: list[str] | None = None) -> int:
     env = os.environ
-    cases = env.get("BENCH_CASES", DEFAULT_CASES).split(",")
+    named = sys.argv[1:] if argv is None else argv
+    cases = named or env.get("BENCH_CASES", DEFAULT_CASES).split(",")
     responses = int(env.get("BENCH_RESPONSES", 2000))
     real = env.get("BENCH_REAL", str(REAL))
-    meta = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "load_before": load_note(), "errors": []}
+    codex = env.get("BENCH_CODEX", str(CODEX))
+    floor_repeats = int(env.get("BENCH_FLOOR_REPEATS", 5))
+    meta = {"date": _stamp(), "load_before": load_note(), "errors": [], "cases": {}, "ran": cases}
     started = time.perf_counter()
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp_name:
@@ -70,11 +105,20 @@ def main() -> int:
                                                   "responses": int(env.get("BENCH_CORPUS_RESPONSES", 10))})]),
             "ui_real": ("ui_real.py", [real]),
             "report_html": ("report_open.py", [json.dumps({"real": real})]),
-            "outside": ("outside.py", [json.dumps({"real": [str(CODEX), real]})]),
+            "outside": ("outside.py", [json.dumps({"real": [codex, real]})]),
+            "floor_process": ("floor_cases.py", [json.dumps({"paths": {"claude_code": real, "codex": codex},
+                                                              "repeats": floor_repeats})]),
+            "floor_inprocess": ("floor_cases.py", [json.dumps({"paths": {"claude_code": real, "codex": codex},
+                                                                "repeats": floor_repeats})]),
+            "peer": ("floor_cases.py", [json.dumps({"path": real, "repeats": 3})]),
             "bound": ("bound.py", [json.dumps({"sizes": [int(n) for n in env.get(
                 "BENCH_BOUND_SIZES", "5000,20000,100000").split(",")]})]),
         }
         for name in cases:
+            if name not in jobs and name != "ui":
+                meta["errors"].append(f"{name}: no such case (the cases: {DEFAULT_CASES},ui)")
+                continue
+            load, date = load_note(), _stamp()
             try:
                 if name == "ui":
                     store = results.get("replay", {}).get("store")
@@ -87,8 +131,12 @@ def main() -> int:
                     results[name] = _case(name, script, args, tmp)
             except Exception as exc:  # noqa: BLE001 (one failed case is reported, the others still run)
                 meta["errors"].append(f"{name}: {exc}")
+            else:
+                meta["cases"][name] = {"date": date, "load": f"{load}; at its end {load_note()}"}
     meta["load_after"] = load_note()
     meta["duration"] = time.perf_counter() - started
+    ran = list(cases)
+    results, meta = _merge(results, meta, ran)
     (HERE / "results.json").write_text(json.dumps({"meta": meta, **results}, indent=1), encoding="utf-8")
     (HERE / "RESULTS.md").write_text(render(results, meta), encoding="utf-8")
     print((HERE / "RESULTS.md").read_text(encoding="utf-8"))

@@ -5,7 +5,8 @@
   against a naive process that loads the same transcript and re-encodes the whole text before
   every assistant response (also a new process).
 * ``memory``: peak RSS of an in-process replay of a long synthetic session against the memory the
-  loaded session itself keeps.
+  loaded session itself keeps; then the total replay CPU of 501, 2,001 and that session's 10,001
+  responses, the fitted exponent, and the per-step CPU median at the session's start and end.
 * ``store_import``: ``Store.import_file`` of a Claude Code transcript into a fresh store against
   ``json.loads`` of its lines; then the store size against the transcript once a real session and
   its default replay are saved.
@@ -86,26 +87,66 @@ def case_startup(path: str, repeats: int, naive_repeats: int) -> dict:
             "python": _stats(bare), "cli_import": _stats(imports)}
 
 
-def case_memory(responses: int) -> dict:
+def case_memory(responses: int, scaling: list[int]) -> dict:
     """Peak RSS above the loaded session during one in-process replay, and the per-step figures
-    of that replay (median, p99)."""
+    of that replay (median, p99); then the total cost against the session's length (see
+    :func:`scaling_figures`)."""
     from iris.replay import ReplayEnvironment, ReplayObservers, replay
     from iris.tokens import TokenEstimator
     from synth import synth_session
 
     session, size = retained_size(lambda: synth_session(responses))
     stamps: list[float] = []
+    cpu_stamps: list[float] = []
+
+    def progress(done: int, total: int) -> None:
+        stamps.append(time.perf_counter())
+        cpu_stamps.append(time.process_time())
     reset_peak()
     base = rss_bytes()
-    observers = ReplayObservers(progress=lambda done, total: stamps.append(time.perf_counter()))
-    start = time.perf_counter()
+    observers = ReplayObservers(progress=progress)
+    start, cpu_start = time.perf_counter(), time.process_time()
     wall, cpu, result = timed(lambda: replay(session, observers=observers,
                                              environment=ReplayEnvironment(estimator=TokenEstimator())))
+    peak = peak_rss_bytes() - base
     steps = [(b - a) * 1000 for a, b in zip([start, *stamps], stamps)]
-    return {"responses": len(session.index.batches), "session_bytes": size,
-            "peak_extra": peak_rss_bytes() - base, "wall": wall, "cpu": cpu,
-            "step_ms_median": percentile(steps, 50), "step_ms_p99": percentile(steps, 99),
-            "compactions": len(result.checkpoints)}
+    cpu_steps = [(b - a) * 1000 for a, b in zip([cpu_start, *cpu_stamps], cpu_stamps)]
+    out = {"responses": len(session.index.batches), "session_bytes": size,
+           "peak_extra": peak, "wall": wall, "cpu": cpu,
+           "step_ms_median": percentile(steps, 50), "step_ms_p99": percentile(steps, 99),
+           "compactions": len(result.checkpoints)}
+    del result
+    out["scaling"] = scaling_figures(cpu, cpu_steps, scaling)
+    return out
+
+
+def scaling_figures(cpu: float, cpu_steps: list[float], shorter: list[int]) -> dict:
+    """Total replay CPU of sessions of ``shorter`` responses (the same generator and seed, each
+    replayed in this process after the long one) and of the long one; the exponent ``k`` of
+    ``total ∝ steps^k`` fitted by least squares on the logarithms; the per-step CPU median of the
+    long session's first and last ``window`` steps (flat per-step cost: the same)."""
+    import math
+
+    from iris.replay import ReplayEnvironment, replay
+    from iris.tokens import TokenEstimator
+    from synth import synth_session
+
+    totals = []
+    for n in shorter:
+        short = synth_session(n)
+        steps = len(short.index.batches)
+        totals.append({"steps": steps, "cpu": timed(lambda short=short: replay(
+            short, environment=ReplayEnvironment(estimator=TokenEstimator())))[1]})
+        del short
+    totals.append({"steps": len(cpu_steps), "cpu": cpu})
+    xs = [math.log(t["steps"]) for t in totals]
+    ys = [math.log(t["cpu"]) for t in totals]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    exponent = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    window = min(500, len(cpu_steps) // 4)
+    return {"totals": totals, "exponent": exponent, "window": window,
+            "start_ms": percentile(cpu_steps[:window], 50), "end_ms": percentile(cpu_steps[-window:], 50),
+            "start_p95_ms": percentile(cpu_steps[:window], 95), "end_p95_ms": percentile(cpu_steps[-window:], 95)}
 
 
 def _store_import_once(path: Path, tmp: Path, i: int) -> tuple[float, float]:
@@ -201,7 +242,7 @@ def main(argv: list[str]) -> int:
     if case == "startup":
         data = case_startup(opts["real"], opts.get("repeats", 3), opts.get("naive_repeats", 1))
     elif case == "memory":
-        data = case_memory(opts.get("responses", 10000))
+        data = case_memory(opts.get("responses", 10000), opts.get("scaling", [500, 2000]))
     elif case == "store_import":
         data = case_store_import(opts.get("megabytes", 20), opts.get("repeats", 3), opts["real"])
     elif case == "corpus":
