@@ -30,6 +30,7 @@ from .artifacts import INLINE_BUDGET_BYTES, ArtifactWriter, as_writer, externali
 from .classify import Context, Verdict, classify, describe
 from .config import ReductionConfig
 from .facts import extract_facts
+from .layered import with_added
 from .memory import InfoKey, KindsKey, ReductionMemory, ResultMemory, TrackerKey
 from .models import FrozenRendering, ReductionResult, ReductionState
 from .render import Rendering, commit, render_verdict
@@ -279,7 +280,7 @@ def _settle(it: Item, state: ReductionState, est: TokenEstimator, hint: bool, re
             read_back = it.ref if hint else art
             if hint and v.render not in ("repeat", "confirmation"):
                 text += f'\n[Read back with context_read(ref="{it.ref}")]'
-            frozen[it.info.call_id] = FrozenRendering(
+            frozen[it.info.call_id] = FrozenRendering.model_construct(  # the engine's own values
                 ref=it.ref, digest=it.info.digest, text=text, action=v.action, rule=v.rule,
                 category=v.category, reason=v.reason.replace("{age}", str(it.age)), artifact_path=art,
                 read_back=read_back, since_request=request_no)
@@ -325,7 +326,9 @@ def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], fir
             recalled: frozenset[str],
             session_dir: ArtifactWriter | None, grace_used: int, saving: int) -> ReductionResult:
     request_no = state.requests + 1
-    frozen, externalized = dict(state.frozen), dict(state.externalized)
+    # the maps gain a few entries per request: shared, not copied (the state is never changed)
+    frozen: dict[str, FrozenRendering] = {}
+    externalized: dict[str, str] = {}
     new_reduced: set[str] = set()
     for it in work:
         saved = it.saved
@@ -337,10 +340,13 @@ def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], fir
     for m in messages[first_new:]:
         tracker.before += memory.message_token_count(est, m)
     before = REQUEST_OVERHEAD + tracker.before
-    new_state = ReductionState(
-        frozen=frozen, externalized=externalized,
+    all_frozen = with_added(state.frozen, frozen)
+    # the engine's own values, already of the fields' types: no validation pass
+    new_state = ReductionState.model_construct(
+        frozen=all_frozen, externalized=with_added(state.externalized, externalized),
         reduced_inputs=state.reduced_inputs | new_reduced if new_reduced else state.reduced_inputs,
-        recalled_inputs=recalled, requests=request_no, has_prefix=bool(frozen), grace_used=grace_used)
+        recalled_inputs=recalled, requests=request_no, has_prefix=bool(all_frozen),
+        grace_used=grace_used)
     # one decision per result, built when read: the re-decided ones as settled, the others with
     # this request's age (and saving figure while the saving gate keeps them)
     result = ReductionResult.of(messages=tuple(tracker.out), decisions=tracker.view(saving),
