@@ -29,7 +29,7 @@ from iris.session import (
 )
 from pydantic import Field, TypeAdapter, ValidationError
 
-from ._common import MAX_COUNT, has_surrogate_escape, json_error_words, scrub_surrogates
+from ._common import MAX_COUNT, fast_object, has_surrogate_escape, json_error_words, scrub_surrogates
 from ._source import open_bytes
 
 __all__ = ["NativeEvent", "dump_session", "dumps_session", "event_schema", "load_native", "parse_native_lines"]
@@ -130,30 +130,11 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
         if not raw.strip():
             continue
         try:
-            if isinstance(raw, bytes):
-                # Bytes lines (from load_native) are decoded one by one so junk names its line.
-                try:
-                    raw = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise SessionFormatError(f"not UTF-8 text (byte {exc.start + 1} of the line)",
-                                             path=path, line=lineno) from None
-            _LONG_INTS.clear()
-            try:
-                # json.loads only for its words about a byte order mark
-                data = json.loads(raw) if raw.startswith("\ufeff") else _DECODER.decode(raw)
-            except json.JSONDecodeError as exc:
-                raise SessionFormatError(f"not valid JSON ({json_error_words(exc, line=lineno)})",
-                                         path=path, line=lineno) from None
-            except RecursionError:  # hostile nesting names its line
-                raise SessionFormatError("JSON nested too deeply to read", path=path,
-                                         line=lineno) from None
-            except ValueError:  # the decoder refuses integer literals of more than 4,300 digits
-                raise SessionFormatError("not valid JSON (a number with too many digits to read)",
-                                         path=path, line=lineno) from None
-            if has_surrogate_escape(raw):
-                data = scrub_surrogates(data, [])
-            if _LONG_INTS:  # every number of the format is a count or an index
-                _check_numbers(data, path, lineno)
+            # orjson where its value is json.loads's; a run of 16 digits takes the exact path,
+            # which notes long integers (_LONG_INTS) to check them against MAX_COUNT
+            data = fast_object(raw, 16) if isinstance(raw, bytes) else None
+            if data is None:
+                data = _exact_line(raw, path, lineno)
             if not isinstance(data, dict):
                 raise SessionFormatError(f"expected a JSON object, got {type(data).__name__}",
                                          path=path, line=lineno)
@@ -195,6 +176,36 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
     return Session(header=header, messages=tuple(messages), model_switches=tuple(switches),
                    compactions=tuple(compactions), context_snapshots=tuple(snapshots),
                    subagents=tuple(subagents))
+
+
+def _exact_line(raw: str | bytes, path: str | Path | None, lineno: int) -> Any:
+    """One line decoded by the standard library (errors named by line), its lone surrogates
+    repaired and its long integers checked."""
+    if isinstance(raw, bytes):
+        # Bytes lines (from load_native) are decoded one by one so junk names its line.
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SessionFormatError(f"not UTF-8 text (byte {exc.start + 1} of the line)",
+                                     path=path, line=lineno) from None
+    _LONG_INTS.clear()
+    try:
+        # json.loads only for its words about a byte order mark
+        data = json.loads(raw) if raw.startswith("\ufeff") else _DECODER.decode(raw)
+    except json.JSONDecodeError as exc:
+        raise SessionFormatError(f"not valid JSON ({json_error_words(exc, line=lineno)})",
+                                 path=path, line=lineno) from None
+    except RecursionError:  # hostile nesting names its line
+        raise SessionFormatError("JSON nested too deeply to read", path=path,
+                                 line=lineno) from None
+    except ValueError:  # the decoder refuses integer literals of more than 4,300 digits
+        raise SessionFormatError("not valid JSON (a number with too many digits to read)",
+                                 path=path, line=lineno) from None
+    if has_surrogate_escape(raw):
+        data = scrub_surrogates(data, [])
+    if _LONG_INTS:  # every number of the format is a count or an index
+        _check_numbers(data, path, lineno)
+    return data
 
 
 def _message(event: MessageEvent) -> Message:

@@ -16,7 +16,7 @@ from pathlib import Path
 from iris.session import Session
 
 from ..importers import SkippedLine
-from ._sql import canonical, guard, write_transaction
+from ._sql import canonical_dump, guard, write_transaction
 from .store import Store
 
 __all__ = ["session_of_source", "update_session"]
@@ -42,7 +42,7 @@ def update_session(store: Store, session_id: str, session: Session, *, format: s
         row = dict(store.session_row(session, format, content_hash, source_path, unplaced))
         row.pop("id")
         row.pop("estimated_tokens")  # counted again by whatever next tokenises the session
-        texts = [canonical(m.model_dump(mode="json", exclude_none=True)) for m in session.messages]
+        texts = [canonical_dump(m) for m in session.messages]
         with write_transaction(store.db):
             stored = {r["idx"]: r["json"] for r in store.db.query(
                 "SELECT idx, json FROM messages WHERE session_id = ?", [session_id])}

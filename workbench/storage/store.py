@@ -35,7 +35,7 @@ from iris.tokens import TokenEstimator, default_estimator
 from sqlite_utils import Database
 
 from ..importers import SkippedLine, load_session
-from ._sql import canonical, guard, typed, write_transaction
+from ._sql import canonical, canonical_dump, guard, typed, write_transaction
 from .cache import StoreCache
 from .migrations import apply_migrations
 from .replays import ReplayRepository
@@ -226,7 +226,7 @@ class Store:
                 self.db.table("sessions").insert(dict(row))
                 self.db.conn.executemany(  # plain executemany: sqlite-utils' per-value checks cost more
                     "INSERT INTO messages (session_id, idx, role, json) VALUES (?, ?, ?, ?)",
-                    ((row["id"], i, m.role, canonical(m.model_dump(mode="json", exclude_none=True)))
+                    ((row["id"], i, m.role, canonical_dump(m))
                      for i, m in enumerate(session.messages)))
         except StorageError:
             # another process stored the same content meanwhile (unique content hash): that is
