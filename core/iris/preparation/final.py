@@ -46,7 +46,7 @@ def apply(state: PreparationState, settings: PipelineSettings
         marks=tuple(views.marks), dropped=state.dropped)
     # hashed when first read, from per-message pieces cached across steps (identical to
     # request_ref's full form)
-    request.with_pieces(views.hashes, views.mark_texts)
+    request.with_pieces(*settings.memory.request_pieces(views))
     keys = tuple(p.key or "" for p in state.contributions)
     tools = tuple(t.name for t in state.tools)
     whole = state.whole(before)

@@ -29,7 +29,7 @@ from ..tokens import TokenEstimator
 from .part import Origin, Part, PartView
 from .records import MarkKind, MessageMark, canonical_json
 
-__all__ = ["FoldIndex", "FoldMemory", "MarkMemory", "PartView", "Rewrite", "StepMemory",
+__all__ = ["FoldIndex", "FoldMemory", "MarkMemory", "MarkTexts", "PartHashes", "PartView", "Rewrite", "StepMemory",
            "TokenCache", "TrimMemory", "TrimRun", "ViewMemory", "shared_prefix", "starts_with"]
 
 MarkKey = tuple[str, int | None, str | None, tuple[MarkKind, ...]]
@@ -63,32 +63,69 @@ class TokenCache:
 
 @dataclass(eq=False)
 class MarkMemory:
-    """One ``MessageMark`` and its canonical JSON per distinct value (most repeat every step)."""
+    """One ``MessageMark`` per distinct value (most repeat every step) and, once a request's hash
+    is read, its canonical JSON."""
 
-    by_value: dict[MarkKey, tuple[MessageMark, str]] = field(
-        default_factory=dict[MarkKey, tuple[MessageMark, str]])
+    by_value: dict[MarkKey, MessageMark] = field(default_factory=dict[MarkKey, MessageMark])
+    texts: dict[MarkKey, str] = field(default_factory=dict[MarkKey, str])
 
     def get(self, origin: Origin, history_index: int | None, key: str | None,
-            marks: tuple[MarkKind, ...]) -> tuple[MessageMark, str]:
+            marks: tuple[MarkKind, ...]) -> MessageMark:
         value = (origin, history_index, key, marks)
-        hit = self.by_value.get(value)
-        if hit is None:
-            mark = MessageMark(origin=origin, history_index=history_index, key=key, marks=marks)
-            hit = self.by_value[value] = (mark, canonical_json(mark.model_dump(mode="json")))
-        return hit
+        mark = self.by_value.get(value)
+        if mark is None:
+            mark = self.by_value[value] = MessageMark(origin=origin, history_index=history_index,
+                                                      key=key, marks=marks)
+        return mark
+
+    def text(self, part: Part) -> str:
+        """The canonical JSON of ``part``'s mark."""
+        value = (part.origin, part.history_index, part.key, part.marks)
+        text = self.texts.get(value)
+        if text is None:
+            mark = self.get(*value)
+            text = self.texts[value] = canonical_json(mark.model_dump(mode="json"))
+        return text
+
+
+class PartHashes:
+    """The content hashes of a request's messages, read as a slice when its hash is first
+    computed (a replay that never reads a request's hash never hashes its messages)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[Part]) -> None:
+        self.parts = parts
+
+    def __getitem__(self, at: slice) -> list[str]:
+        return [p.digest for p in self.parts[at]]
+
+
+class MarkTexts:
+    """The canonical JSON of a request's marks, read like :class:`PartHashes`."""
+
+    __slots__ = ("marks", "parts")
+
+    def __init__(self, parts: list[Part], marks: MarkMemory) -> None:
+        self.parts, self.marks = parts, marks
+
+    def __getitem__(self, at: slice) -> list[str]:
+        text = self.marks.text
+        return [text(p) for p in self.parts[at]]
 
 
 @dataclass(eq=False)
 class ViewMemory:
     """The latest final request's parts and their views, one list per piece of a view (shown
-    message, mark, content hash, mark JSON): the next request reuses the views of the parts it
-    starts with (a part's view depends on nothing but the part)."""
+    message, mark) plus the parts in request order: the next request reuses the views of the
+    parts it starts with (a part's view depends on nothing but the part)."""
 
     parts: tuple[Part, ...] = ()
     shown: list[Message] = field(default_factory=list[Message])
     marks: list[MessageMark] = field(default_factory=list[MessageMark])
-    hashes: list[str] = field(default_factory=list[str])
-    mark_texts: list[str] = field(default_factory=list[str])
+    placed: list[Part] = field(default_factory=list[Part])
+    """The parts, as a list that grows in place while requests only grow (a request made from
+    it reads only its own leading entries)."""
 
 
 @dataclass(eq=False)
@@ -195,18 +232,24 @@ class StepMemory:
         old = self.views
         k = shared_prefix(old.parts, parts)
         marks = self.marks
-        new = [part.view(marks) for part in parts[k:]]
-        pieces = tuple(zip(*new)) if new else ((), (), (), ())
+        added = parts[k:]
         if k == len(old.parts):  # the request only grew: the lists grow in place (a request
             views = old          # made from them reads only its own leading entries)
             views.parts = parts
         else:
-            views = ViewMemory(parts, old.shown[:k], old.marks[:k], old.hashes[:k],
-                               old.mark_texts[:k])
-        for have, add in zip((views.shown, views.marks, views.hashes, views.mark_texts), pieces):
-            have.extend(add)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            views = ViewMemory(parts, old.shown[:k], old.marks[:k], old.placed[:k])
+        if added:
+            shown, shown_marks = zip(*[part.view(marks) for part in added])
+            views.shown.extend(shown)
+            views.marks.extend(shown_marks)
+            views.placed.extend(added)
         self.views = views
         return views
+
+    def request_pieces(self, views: ViewMemory) -> tuple[PartHashes, MarkTexts]:
+        """What :meth:`PreparedRequest.with_pieces` reads the request's hash from, computed when
+        the hash is first read (each part's hash and each mark's JSON once)."""
+        return PartHashes(views.placed), MarkTexts(views.placed, self.marks)
 
 
 def shared_prefix(old: Sequence[Part], new: Sequence[Part]) -> int:

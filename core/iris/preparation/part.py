@@ -17,16 +17,16 @@ __all__ = ["MarkSource", "Origin", "Part", "PartView"]
 
 Origin = Literal["context", "contribution", "history", "checkpoint", "notice"]
 
-PartView = tuple[Message, MessageMark, str, str]
-"""One message of a final request: the message as shown, its mark, the shown message's content
-hash and the mark's canonical JSON."""
+PartView = tuple[Message, MessageMark]
+"""One message of a final request: the message as shown and its mark (the message's content hash
+and the mark's JSON are computed only when the request's hash is read)."""
 
 
 class MarkSource(Protocol):
-    """Where a part's mark and its JSON come from (the step memory's ``MarkMemory`` shares them)."""
+    """Where a part's mark comes from (the step memory's ``MarkMemory`` shares equal marks)."""
 
     def get(self, origin: Origin, history_index: int | None, key: str | None,
-            marks: tuple[MarkKind, ...]) -> tuple[MessageMark, str]: ...
+            marks: tuple[MarkKind, ...]) -> MessageMark: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +61,11 @@ class Part:
         return digest
 
     def view(self, marks: MarkSource) -> PartView:
-        """How this part appears in a final request, computed once per part: the message, its
-        mark (shared through ``marks``), the message's content hash and the mark's JSON."""
+        """How this part appears in a final request, computed once per part: the message and its
+        mark (shared through ``marks``)."""
         view = self._view
         if view is None:
-            mark, text = marks.get(self.origin, self.history_index, self.key, self.marks)
-            view = (self.message, mark, self.digest, text)
+            view = (self.message, marks.get(self.origin, self.history_index, self.key, self.marks))
             object.__setattr__(self, "_view", view)
         return view
 

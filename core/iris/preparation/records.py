@@ -10,7 +10,7 @@ prefix (``sha256:…``), so two replays of the same inputs produce byte-identica
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field, PrivateAttr
 
@@ -274,6 +274,12 @@ class MessageMark(_Frozen):
     marks: tuple[MarkKind, ...] = ()
 
 
+class Pieces(Protocol):
+    """A sequence of strings read only as a leading slice (a list, or pieces computed when read)."""
+
+    def __getitem__(self, at: slice, /) -> Sequence[str]: ...
+
+
 class PreparedRequest(_Frozen):
     """The request as it would be sent, with per-message marks; ``ref`` is its content hash."""
 
@@ -285,7 +291,7 @@ class PreparedRequest(_Frozen):
     """Keys of contributions and names of tools that were dropped (not in ``messages``/``tools``)."""
 
     _ref: str | None = PrivateAttr(default=None)
-    _pieces: tuple[Sequence[str], Sequence[str], int] | None = PrivateAttr(default=None)
+    _pieces: tuple[Pieces, Pieces, int] | None = PrivateAttr(default=None)
 
     @property
     def ref(self) -> str:
@@ -300,12 +306,11 @@ class PreparedRequest(_Frozen):
             self._pieces = None
         return self._ref
 
-    def with_pieces(self, message_hashes: Sequence[str], mark_texts: Sequence[str]
-                    ) -> PreparedRequest:
+    def with_pieces(self, message_hashes: Pieces, mark_texts: Pieces) -> PreparedRequest:
         """This request, with each message's content hash and each mark's canonical JSON (what
         :func:`request_ref_of` hashes) kept until :attr:`ref` is first read. The sequences may
         grow afterwards (a replay appends the next step's pieces): only the first as many as
-        the request has messages are read."""
+        the request has messages are read (a replay's are computed only then)."""
         if self._ref is None:
             self._pieces = (message_hashes, mark_texts, len(self.messages))
         return self
