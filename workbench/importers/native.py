@@ -208,11 +208,22 @@ def _exact_line(raw: str | bytes, path: str | Path | None, lineno: int) -> Any:
     return data
 
 
+_MESSAGE_FIELDS = tuple(Message.model_fields)
+_new, _set = object.__new__, object.__setattr__
+
+
 def _message(event: MessageEvent) -> Message:
     """The event as the engine's Message: its values were validated as the event (a Message
-    with a ``type``, the same validators), so they are not dumped and validated again."""
-    fields = {name: getattr(event, name) for name in Message.model_fields}
-    return Message.model_construct(event.model_fields_set - {"type"}, **fields)
+    with a ``type``, the same validators), so they are not dumped and validated again. Built as
+    ``Message.model_construct`` builds it (every field given, no private attributes), without
+    its per-call work."""
+    values = event.__dict__
+    message = _new(Message)
+    _set(message, "__dict__", {name: values[name] for name in _MESSAGE_FIELDS})
+    _set(message, "__pydantic_fields_set__", event.model_fields_set - {"type"})
+    _set(message, "__pydantic_extra__", None)
+    _set(message, "__pydantic_private__", None)
+    return message
 
 
 def _ids_once(message: Message, seen: set[tuple[str, str]], path: str | Path | None,

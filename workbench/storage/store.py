@@ -35,6 +35,7 @@ from iris.tokens import TokenEstimator, default_estimator
 from sqlite_utils import Database
 
 from ..importers import SkippedLine, load_session
+from ..importers._fast import paused_gc
 from ._sql import canonical, canonical_dump, guard, typed, write_transaction
 from .cache import StoreCache
 from .migrations import apply_migrations
@@ -189,7 +190,13 @@ class Store:
                     progress: Progress | None = None) -> ImportOutcome:
         """Import one transcript. Raises SessionFormatError (bad file) or StorageError; either way
         nothing is written."""
-        report: Progress = progress or _no_progress
+        # No cyclic collection until the session is stored and freed: resumed while the session
+        # was alive, the collector's first pass would scan every record of it (a tenth of a big
+        # import) to find no garbage.
+        with paused_gc():
+            return self._import_file(Path(path), format, lenient, progress or _no_progress)
+
+    def _import_file(self, path: Path, format: str | None, lenient: bool, report: Progress) -> ImportOutcome:
         report(0.0, f"reading {Path(path).name}")
         result = load_session(path, format=format, lenient=lenient)
         report(0.4, f"storing {len(result.session.messages)} messages")
