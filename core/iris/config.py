@@ -148,10 +148,18 @@ def load_config(path: str | Path) -> ContextConfig:
     return parse_config(text, source=str(p))
 
 
+_default: tuple[str, ContextConfig] | None = None
+"""The bundled file's text and its configuration, parsed once (every replay without a
+configuration asks for it; parsing the YAML took longer than replaying a short session's step)."""
+
+
 def default_config() -> ContextConfig:
     """The bundled default configuration (``iris/defaults/config.yaml``)."""
+    global _default
     text = resources.files("iris").joinpath("defaults/config.yaml").read_text(encoding="utf-8")
-    return parse_config(text, source="iris/defaults/config.yaml")
+    if _default is None or _default[0] != text:
+        _default = (text, parse_config(text, source="iris/defaults/config.yaml"))
+    return _default[1]
 
 
 def _plain(config: ContextConfig) -> dict[str, Any]:

@@ -54,6 +54,10 @@ class Broker:
     def __init__(self) -> None:
         self._subscribers: list[Subscriber] = []
 
+    @property
+    def subscribed(self) -> bool:
+        return bool(self._subscribers)
+
     def subscribe(self, subscriber: Subscriber) -> None:
         self._subscribers.append(subscriber)
 
@@ -95,6 +99,7 @@ class Publisher:
                 ref = self.sink.save(preparation, request)
             except Exception as exc:  # noqa: BLE001 -- R-PREP-5: a failing sink never changes execution
                 self.failures.append(f"step {step}: sink: {type(exc).__name__}: {exc}")
-        self.broker.publish(PreparationEvent.of(preparation),
-                            lambda msg: self.failures.append(f"step {step}: {msg}"))
+        if self.broker.subscribed:  # the event is made only for someone
+            self.broker.publish(PreparationEvent.of(preparation),
+                                lambda msg: self.failures.append(f"step {step}: {msg}"))
         return ref

@@ -280,7 +280,7 @@ def _settle(it: Item, state: ReductionState, est: TokenEstimator, hint: bool, re
             read_back = it.ref if hint else art
             if hint and v.render not in ("repeat", "confirmation"):
                 text += f'\n[Read back with context_read(ref="{it.ref}")]'
-            frozen[it.info.call_id] = FrozenRendering.model_construct(  # the engine's own values
+            frozen[it.info.call_id] = FrozenRendering(
                 ref=it.ref, digest=it.info.digest, text=text, action=v.action, rule=v.rule,
                 category=v.category, reason=v.reason.replace("{age}", str(it.age)), artifact_path=art,
                 read_back=read_back, since_request=request_no)
@@ -341,7 +341,8 @@ def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], fir
         tracker.before += memory.message_token_count(est, m)
     before = REQUEST_OVERHEAD + tracker.before
     all_frozen = with_added(state.frozen, frozen)
-    # the engine's own values, already of the fields' types: no validation pass
+    # the engine's own values, already of the fields' types: no validation pass (it would copy
+    # the whole layered map into a dict)
     new_state = ReductionState.model_construct(
         frozen=all_frozen, externalized=with_added(state.externalized, externalized),
         reduced_inputs=state.reduced_inputs | new_reduced if new_reduced else state.reduced_inputs,
