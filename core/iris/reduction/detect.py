@@ -150,16 +150,23 @@ def is_json_document(text: str) -> bool:
 
 def is_ndjson(text: str) -> bool:
     """JSON lines: several lines, the first lines each a ``{…}`` object."""
-    lines: list[str] = []
-    for ln in text.strip().splitlines():
-        ln = ln.strip()
-        if ln:
-            lines.append(ln)
-            if len(lines) == 8:
-                break
+    lines = _first_filled(text.strip(), 8)
     if len(lines) < 2:
         return False
     return all(ln.startswith("{") and ln.endswith("}") for ln in lines)
+
+
+def _first_filled(text: str, n: int) -> list[str]:
+    """The first ``n`` non-blank lines of ``text``, stripped, without splitting all of a long text
+    (a line cut by the end of a prefix is left for the next, longer prefix)."""
+    k = 4096
+    while True:
+        whole = k >= len(text)
+        lines = text.splitlines() if whole else text[:k].splitlines()[:-1]
+        filled = [s for s in (ln.strip() for ln in lines) if s][:n]
+        if whole or len(filled) == n:
+            return filled
+        k *= 4
 
 
 def is_skill(text: str) -> bool:

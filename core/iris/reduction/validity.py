@@ -20,6 +20,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from .facts import WHOLE_FILE_END, FileChange, ToolFacts, numbered_lines
@@ -45,6 +46,7 @@ class ReadEvent:
     text: str
 
 
+@lru_cache(maxsize=4096)  # the same few paths are compared again at every new event on their file
 def _segments(path: str) -> tuple[bool, tuple[str, ...]]:
     norm = posixpath.normpath(path.replace("\\", "/"))
     return norm.startswith("/"), tuple(s for s in norm.split("/") if s and s != ".")
