@@ -41,6 +41,7 @@ from iris.session import (
 from . import codex_items as ci
 from ._builder import MessageList
 from ._common import (
+    LINE_FAILURES,
     LineErrors,
     as_dict,
     as_int,
@@ -288,8 +289,10 @@ def load_codex(path: str | Path, *, lenient: bool = False,
     errors = LineErrors(path, lenient, skipped, warnings)
     rollout = _Rollout(errors)
     for lineno, data in iter_json_lines(path, errors):
-        with errors.line(lineno):
+        try:
             rollout.line(lineno, data)
+        except LINE_FAILURES as exc:  # what ``errors.line`` does, without a context per line
+            errors.failed(exc, lineno)
     if not rollout.out.entries:
         raise errors.nothing_imported("message")
     return rollout.session(content_hash)

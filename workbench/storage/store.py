@@ -230,7 +230,10 @@ class Store:
                 if existing is not None:
                     return existing, False
                 row["id"] = self._free_id(wanted, content_hash)
-                self.db.table("sessions").insert(dict(row))
+                # plain SQL: sqlite-utils' insert reads the table's schema first (a third of a
+                # small import's writing)
+                self.db.execute(f"INSERT INTO sessions ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                                list(row.values()))
                 self.db.conn.executemany(  # plain executemany: sqlite-utils' per-value checks cost more
                     "INSERT INTO messages (session_id, idx, role, json) VALUES (?, ?, ?, ?)",
                     ((row["id"], i, m.role, canonical_dump(m))
