@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import zlib
+from typing import Any
 
 from sqlite_utils import Database, Migrations
 
-from ._sql import typed
+from ._chunks import Chunk, dumps, prefix_key, store_bodies
+from ._sql import SQLDatabase, typed
 
-__all__ = ["MIGRATIONS", "STEP_FIGURE_COLUMNS", "apply_migrations", "migration_names", "pack",
+__all__ = ["MIGRATIONS", "RECORD_FIELDS_IN_STEPS", "STEP_COLUMNS", "STEP_FIGURE_COLUMNS",
+           "STEP_ROW_FIELDS", "apply_migrations", "migration_names", "pack",
            "record_without_decisions", "unpack"]
 
 #: The one migration set of the workbench store.
@@ -151,6 +154,20 @@ _M003_TABLES = (
 )
 
 
+#: The scalar columns of a step (``workbench.records.StepRow``), in the order m002 declared them.
+STEP_ROW_FIELDS = (
+    "step_index", "preparation_id", "phase", "response_message_index", "final_input_tokens",
+    "provider_prompt_tokens", "provider_usage_kind", "input_budget", "pressure_line",
+    "reminder_line", "compaction_applied", "message_count", "error_stage", "error_kind",
+    "error_message", "final_request_ref")
+
+#: The values of a chunk's ``steps`` line, in order: a step's scalar columns, then its figures.
+STEP_COLUMNS = (*STEP_ROW_FIELDS, *(name for name, _ in STEP_FIGURE_COLUMNS))
+
+#: Fields of a preparation record its ``records`` line leaves out (its ``steps`` line has them).
+RECORD_FIELDS_IN_STEPS = ("preparation_id", "final_request_ref")
+
+
 def pack(text: str) -> bytes:
     """The compressed form of a stored text (records, request bodies, archives)."""
     return zlib.compress(text.encode(), 6)
@@ -214,6 +231,121 @@ def m004_session_lineage(db: Database) -> None:
     typed(db).execute("ALTER TABLE sessions ADD COLUMN unplaced_json TEXT NOT NULL DEFAULT '[]'")
     typed(db).execute("ALTER TABLE sessions ADD COLUMN parent_id TEXT")
     typed(db).execute("CREATE INDEX sessions_by_parent ON sessions (parent_id)")
+
+
+_REPLAY_COLUMNS = (
+    "id, name, session_id, configuration_hash, template_snapshot_id, configuration_snapshot_id, "
+    "summariser, created_at, step_count, ready_count, failed_count, cancelled_count, "
+    "compactions_applied, final_tokens, record_schema_version, extras_json")
+
+_M005_TABLES = (
+    """CREATE TABLE replays_m005 (
+        n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        configuration_hash TEXT REFERENCES configurations(hash),
+        template_snapshot_id TEXT REFERENCES template_snapshots(id),
+        configuration_snapshot_id TEXT NOT NULL, summariser TEXT NOT NULL, created_at TEXT NOT NULL,
+        step_count INTEGER NOT NULL, ready_count INTEGER NOT NULL, failed_count INTEGER NOT NULL,
+        cancelled_count INTEGER NOT NULL, compactions_applied INTEGER NOT NULL,
+        final_tokens INTEGER NOT NULL, record_schema_version INTEGER NOT NULL,
+        extras_json TEXT NOT NULL, UNIQUE (session_id, name))""",
+    """CREATE TABLE step_chunks (
+        replay_n INTEGER NOT NULL REFERENCES replays(n) ON DELETE CASCADE, c INTEGER NOT NULL,
+        steps BLOB NOT NULL, marks BLOB NOT NULL, records BLOB NOT NULL, requests BLOB NOT NULL,
+        PRIMARY KEY (replay_n, c))""",
+    """CREATE TABLE preparation_ids (
+        key INTEGER NOT NULL, replay_n INTEGER NOT NULL REFERENCES replays(n) ON DELETE CASCADE,
+        step_index INTEGER NOT NULL, c INTEGER NOT NULL, line INTEGER NOT NULL,
+        PRIMARY KEY (key, replay_n, step_index)) WITHOUT ROWID""",
+    """CREATE TABLE request_bodies_m005 (n INTEGER PRIMARY KEY, hash BLOB NOT NULL,
+        body BLOB NOT NULL)""",
+    """CREATE TABLE request_parts (
+        replay_n INTEGER NOT NULL REFERENCES replays(n) ON DELETE CASCADE, id INTEGER NOT NULL,
+        body_n INTEGER NOT NULL, PRIMARY KEY (replay_n, id)) WITHOUT ROWID""",
+)
+
+
+def _m005_replay(db: SQLDatabase, n: int, replay_id: str) -> None:
+    """One replay's m003 rows as chunks (the writer of m005, fed from the old tables)."""
+    figures = [name for name, _ in STEP_FIGURE_COLUMNS]
+    steps = list(db.query(
+        f"SELECT {', '.join(STEP_ROW_FIELDS)}, {', '.join(figures)}, record FROM preparations "
+        "WHERE replay_id = ? ORDER BY step_index", [replay_id]))
+    stages: dict[int, list[list[Any]]] = {}
+    for r in db.query("SELECT step_index, name, before_input_tokens, after_input_tokens FROM "
+                      "stages WHERE replay_id = ? ORDER BY step_index, position", [replay_id]):
+        stages.setdefault(r["step_index"], []).append(
+            [r["name"], r["before_input_tokens"], r["after_input_tokens"]])
+    decisions: dict[int, list[tuple[str, int, str, int | None, str]]] = {}
+    for r in db.query("SELECT step_index, stage, position, kind, message_index, json FROM "
+                      "decisions WHERE replay_id = ? ORDER BY step_index, stage, position",
+                      [replay_id]):
+        decisions.setdefault(r["step_index"], []).append(
+            (r["stage"], r["position"], r["kind"], r["message_index"], r["json"]))
+    requests = {r["ref"]: json.loads(zlib.decompress(r["skeleton"])) for r in db.query(
+        "SELECT ref, skeleton FROM requests WHERE replay_id = ? ORDER BY ref", [replay_id])}
+    chunks: list[Chunk] = []
+    chunk = Chunk(0)
+    ids: list[tuple[int, int, int, int, int]] = []
+    for row in steps:
+        step = row["step_index"]
+        data = json.loads(unpack(row.pop("record")))
+        by_stage: dict[str, list[Any]] = {}
+        for stage, _, _, _, text in decisions.get(step, ()):
+            by_stage.setdefault(stage, []).append(json.loads(text))
+        for stage in data["stages"]:
+            stage["decisions"] = by_stage.get(stage["name"], [])
+        for field in RECORD_FIELDS_IN_STEPS:
+            del data[field]
+        marks = [[stage, position, kind, index]
+                 for stage, position, kind, index, _ in decisions.get(step, ())]
+        chunk.add_step(dumps([row[c] for c in STEP_COLUMNS]),
+                       dumps([step, marks, stages.get(step, [])]), dumps(data))
+        ids.append((prefix_key(row["preparation_id"]), n, step, chunk.number, chunk.steps - 1))
+        ref = row["final_request_ref"]
+        if ref in requests:
+            chunk.add_request(ref, requests.pop(ref))
+        if chunk.full:
+            chunks.append(chunk)
+            chunk = Chunk(chunk.number + 1)
+    for ref, skeleton in requests.items():  # requests no step points at
+        chunk.add_request(ref, skeleton)
+    chunks += [] if chunk.empty else [chunk]
+    db.conn.executemany("INSERT INTO step_chunks (replay_n, c, steps, marks, records, requests) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        [(n, c.number, *c.row(final=True).values()) for c in chunks])
+    db.conn.executemany("INSERT INTO preparation_ids (key, replay_n, step_index, c, line) "
+                        "VALUES (?, ?, ?, ?, ?)", ids)
+    parts = db.execute("SELECT m.id, b.hash, b.body FROM request_messages m JOIN request_bodies "
+                       "b ON b.hash = m.hash WHERE m.replay_id = ? ORDER BY m.id",
+                       [replay_id]).fetchall()
+    numbers = store_bodies(db.conn, {bytes.fromhex(h): body for _, h, body in parts},
+                           lambda body: body, "request_bodies_m005")
+    db.conn.executemany("INSERT INTO request_parts (replay_n, id, body_n) VALUES (?, ?, ?)",
+                        [(n, i, numbers[bytes.fromhex(h)]) for i, h, _ in parts])
+
+
+@MIGRATIONS()
+def m005_step_chunks(db: Database) -> None:
+    """A store about the size of its transcripts: each replay's steps kept in chunks of
+    consecutive steps (compressed streams of their scalar columns, decision marks, whole records
+    and final requests' skeletons, see ``_chunks``) instead of a row per step, stage, decision
+    and request; replays get an integer key their rows use; request bodies are numbered by
+    their digest and a replay's parts point at those numbers. Existing replays are converted
+    in place and read back the same values."""
+    sql = typed(db)
+    for statement in _M005_TABLES:
+        sql.execute(statement)
+    sql.execute(f"INSERT INTO replays_m005 ({_REPLAY_COLUMNS}) SELECT {_REPLAY_COLUMNS} "
+                "FROM replays ORDER BY created_at, id")
+    for n, replay_id in sql.execute("SELECT n, id FROM replays_m005 ORDER BY n").fetchall():
+        _m005_replay(sql, n, replay_id)
+    for table in ("preparations", "stages", "decisions", "requests", "request_messages",
+                  "request_bodies", "replays"):
+        sql.execute(f"DROP TABLE {table}")
+    for table in ("replays", "request_bodies"):
+        sql.execute(f"ALTER TABLE {table}_m005 RENAME TO {table}")
+    sql.execute("CREATE INDEX request_parts_by_body ON request_parts (body_n)")
 
 
 def apply_migrations(db: Database) -> None:

@@ -22,7 +22,7 @@ from iris.preparation.records import ContextPreparation, Decision
 from ..records import ArchiveRecord, EvidenceBundle, ReplayFacts, ReplayInfo, StepRow
 from ._sql import SQLDatabase, guard, query, write_transaction
 from .cache import StoreCache
-from .stored import StoredReplay, decisions_of_kind, read_record
+from .stored import StoredReplay, decisions_of_kind, preparation_by_id
 from .writer import ReplayWriter, forget_unused_bodies
 
 __all__ = [
@@ -137,12 +137,10 @@ class ReplayRepository:
 
     def preparation_by_id(self, preparation_id: str) -> ContextPreparation:
         """A stored preparation by its id (R-PREP-5)."""
-        rows = query(self._db, "reading a preparation", "SELECT replay_id, step_index, record FROM "
-                     "preparations WHERE preparation_id = ? LIMIT 1", [preparation_id])
-        if not rows:
+        found = preparation_by_id(self._db, preparation_id)
+        if found is None:
             raise StorageError(f"no stored preparation {preparation_id!r}")
-        row = rows[0]
-        return read_record(self._db, row["replay_id"], row["step_index"], row["record"])
+        return found
 
     def decisions_of_kind(self, replay_id: str, kinds: Sequence[str]
                           ) -> tuple[tuple[int, str, Decision], ...]:

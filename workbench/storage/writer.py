@@ -2,18 +2,19 @@
 request), its archives and, at the end, its counts and facts. The caller owns the transaction:
 the repository runs a whole replay in one, the evidence sink one per step.
 
-Final requests are stored as a zlib-compressed skeleton of ids into de-duplicated message rows:
-consecutive steps resend almost the same messages, and storing each request whole would grow with
-the square of the session. The message bodies themselves are compressed and kept once per store
-(``request_bodies``, by content hash), so replays of one session share them. A preparation's
-record is kept compressed and without its decisions (the decisions table holds them).
+Steps are kept in chunks of consecutive steps (:mod:`._chunks`): one row of compressed streams
+per :data:`~._chunks.CHUNK_STEPS` steps, so what repeats between steps is compressed against the
+step before it. A final request is stored as a skeleton of ids into the replay's parts (the
+message list written as its change from the previous request): consecutive steps resend almost
+the same messages, and storing each request whole would grow with the square of the session.
+The message bodies themselves are compressed and kept once per store (``request_bodies``, by
+content hash), so replays of one session share them.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import zlib
+import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -21,11 +22,13 @@ from iris.preparation.records import ContextPreparation, PreparedRequest
 from pydantic import BaseModel
 
 from ..records import ArchiveRecord, EvidenceBundle, ReplayFacts, ReplayInfo
+from ._chunks import Chunk, as_column, dumps, prefix_key, store_bodies
 from ._sql import SQLDatabase, canonical
-from .migrations import STEP_FIGURE_COLUMNS, pack
+from .migrations import RECORD_FIELDS_IN_STEPS, STEP_COLUMNS, STEP_FIGURE_COLUMNS, pack
 
 __all__ = ["ReplayWriter"]
 
+_IN_STEPS: set[str] = set(RECORD_FIELDS_IN_STEPS)
 
 
 def _final_request(prep: Any) -> int:
@@ -33,6 +36,7 @@ def _final_request(prep: Any) -> int:
     estimate for a step without one)."""
     whole = prep.whole_request_tokens
     return prep.final_input_tokens if whole is None else whole
+
 
 class ReplayWriter:
     """Writes one replay; rows are buffered and written by :meth:`flush` (and :meth:`finish`)."""
@@ -43,11 +47,15 @@ class ReplayWriter:
         self._session_id, self._name, self._created = session_id, name, created
         self._bundle = EvidenceBundle(preparations=(), summariser=summariser)
         self._steps: list[ContextPreparation] = []
-        self._rows: dict[str, list[dict[str, Any]]] = {}
-        self._ids: dict[str, int] = {}
-        self._memo: dict[int, tuple[object, int]] = {}  # id(obj) → (obj, row): objects are shared
+        self._n = 0  # the replay's integer key, set by begin
+        self._chunk = Chunk(0)
+        self._indexes: set[int] = set()
+        self._rows: dict[str, list[tuple[Any, ...]]] = {}
+        self._ids: dict[bytes, int] = {}
+        self._memo: dict[int, tuple[object, int]] = {}  # id(obj) → (obj, part): objects are shared
         self._refs: set[str] = set()
-        self._bodies: dict[str, str] = {}  # content hash → body text, not yet written
+        self._bodies: dict[bytes, str] = {}  # digest → body text of parts not yet written
+        self._parts: list[tuple[int, bytes]] = []  # (part id, digest) not yet written
 
     def begin(self, bundle: EvidenceBundle) -> None:
         """Replace any replay of this name (cascades remove its rows) and write the replay row and
@@ -64,29 +72,33 @@ class ReplayWriter:
                             "created_at) VALUES (?, ?, ?)",
                             [bundle.template_snapshot_id, canonical(dict(bundle.template_sources)),
                              self._created])
-        self._insert("replays", [self._info_row()])
+        row = self._info_row()
+        cursor = self.db.execute(f"INSERT INTO replays ({', '.join(row)}) VALUES "
+                                 f"({', '.join('?' * len(row))})", list(row.values()))
+        self._n = int(cursor.lastrowid or 0)
 
     def add_step(self, prep: ContextPreparation, request: PreparedRequest | None) -> None:
+        if prep.step_index in self._indexes:  # what the per-step key refused before chunks
+            raise sqlite3.IntegrityError("UNIQUE constraint failed: preparations.replay_id, "
+                                         "preparations.step_index")
+        self._indexes.add(prep.step_index)
         self._steps.append(prep)
-        self._buffer("preparations", _step_row(self.replay_id, prep))
-        for position, stage in enumerate(prep.stages):
-            self._buffer("stages", {
-                "replay_id": self.replay_id, "step_index": prep.step_index, "position": position,
-                "name": stage.name, "status": stage.status,
-                "before_input_tokens": stage.before_input_tokens,
-                "after_input_tokens": stage.after_input_tokens,
-                "decision_count": len(stage.decisions), "note": stage.note})
-            for i, decision in enumerate(stage.decisions):
-                self._buffer("decisions", {
-                    "replay_id": self.replay_id, "step_index": prep.step_index,
-                    "stage": stage.name, "position": i, "kind": decision.kind,
-                    "message_index": decision.message_index, "ref": decision.ref,
-                    "reason": decision.reason, "json": decision.model_dump_json()})
+        chunk = self._chunk
+        stages = [[s.name, s.before_input_tokens, s.after_input_tokens] for s in prep.stages]
+        marks = [[s.name, i, d.kind, d.message_index]
+                 for s in prep.stages for i, d in enumerate(s.decisions)]
+        row = _step_row(prep)
+        chunk.add_step(dumps([row[c] for c in STEP_COLUMNS]),
+                       dumps([prep.step_index, marks, stages]),
+                       prep.model_dump_json(exclude=_IN_STEPS))
+        self._buffer("preparation_ids", (prefix_key(prep.preparation_id), self._n,
+                                         prep.step_index, chunk.number, chunk.steps - 1))
         ref = prep.final_request_ref
         if request is not None and ref:
             self._add_request(ref, request)
-        if len(self._rows.get("decisions", ())) > 2000:
-            self.flush()
+        if chunk.full:
+            self._write_chunk(final=True)
+            self._chunk = Chunk(chunk.number + 1)
 
     def add_requests(self, requests: Mapping[str, PreparedRequest]) -> None:
         """Requests no step pointed at (kept so they read back by their reference)."""
@@ -95,30 +107,24 @@ class ReplayWriter:
 
     def add_archives(self, archives: Iterable[ArchiveRecord]) -> None:
         for a in archives:
-            self._buffer("archives", {"replay_id": self.replay_id, **a.model_dump(),
-                                      "text": pack(a.text)})
+            self._buffer("archives", (self.replay_id, a.n, a.step_index, a.path, pack(a.text),
+                                      a.checkpoint_text))
 
-    def flush(self) -> None:
-        if self._bodies:  # compressed only when the store does not hold them yet
-            wanted = list(self._bodies)
-            held = {r[0] for r in self.db.execute(
-                "SELECT hash FROM request_bodies WHERE hash IN (SELECT value FROM json_each(?))",
-                [json.dumps(wanted)]).fetchall()}
-            for digest in wanted:
-                if digest not in held:
-                    self._buffer("request_bodies", {"hash": digest,
-                                                    "body": pack(self._bodies[digest])})
-            self._bodies = {}
-        for table in ("preparations", "stages", "decisions", "request_bodies", "request_messages",
-                      "requests", "archives"):
+    def flush(self, *, final: bool = False) -> None:
+        """Write what is buffered, and the chunk still filling (finished when ``final``: no
+        step follows)."""
+        if not self._chunk.empty:
+            self._write_chunk(final=final)
+        self._write_parts()
+        for table, sql in _INSERTS.items():
             rows = self._rows.pop(table, None)
             if rows:
-                self._insert(table, rows)
+                self.db.conn.executemany(sql, rows)
 
     def finish(self, facts: ReplayFacts | None = None) -> ReplayInfo:
         """Flush and write the replay's counts (and ``facts``, when given); request bodies no
         replay uses any more (those of a replay this one replaced) are removed."""
-        self.flush()
+        self.flush(final=True)
         forget_unused_bodies(self.db)
         if facts is not None:
             self._bundle = self._bundle.model_copy(update={"facts": facts})
@@ -129,15 +135,25 @@ class ReplayWriter:
 
     # ------------------------------------------------------------------------------ helpers
 
-    def _buffer(self, table: str, row: dict[str, Any]) -> None:
+    def _buffer(self, table: str, row: tuple[Any, ...]) -> None:
         self._rows.setdefault(table, []).append(row)
 
-    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
-        columns = list(rows[0])
-        verb = "INSERT OR IGNORE" if table in ("requests", "request_bodies") else "INSERT"
-        self.db.conn.executemany(
-            f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-            [[r[c] for c in columns] for r in rows])
+    def _write_chunk(self, *, final: bool) -> None:
+        chunk = self._chunk
+        self.db.execute("INSERT OR REPLACE INTO step_chunks (replay_n, c, steps, marks, records, "
+                        "requests) VALUES (?, ?, ?, ?, ?, ?)",
+                        [self._n, chunk.number, *chunk.row(final=final).values()])
+        if final:
+            self._write_parts()  # bodies do not pile up in memory over a long replay
+
+    def _write_parts(self) -> None:
+        if not self._parts:
+            return
+        numbers = store_bodies(self.db.conn, self._bodies, pack)
+        self.db.conn.executemany("INSERT INTO request_parts (replay_n, id, body_n) VALUES "
+                                 "(?, ?, ?)", [(self._n, part, numbers[digest])
+                                               for part, digest in self._parts])
+        self._bodies, self._parts = {}, []
 
     def _info_row(self) -> dict[str, Any]:
         bundle, preps = self._bundle, self._steps
@@ -157,20 +173,19 @@ class ReplayWriter:
             "extras_json": bundle.facts.model_dump_json(),
         }
 
-    def _blob_id(self, obj: Any) -> int:
+    def _part(self, obj: Any) -> int:
         hit = self._memo.get(id(obj))
         if hit is not None and hit[0] is obj:
             return hit[1]
         body = obj.model_dump_json() if isinstance(obj, BaseModel) else canonical(obj)
-        digest = hashlib.sha256(body.encode()).hexdigest()
-        row = self._ids.get(digest)
-        if row is None:
-            row = self._ids[digest] = len(self._ids)
+        digest = hashlib.sha256(body.encode()).digest()
+        part = self._ids.get(digest)
+        if part is None:
+            part = self._ids[digest] = len(self._ids)
             self._bodies[digest] = body
-            self._buffer("request_messages", {"replay_id": self.replay_id, "id": row,
-                                              "hash": digest})
-        self._memo[id(obj)] = (obj, row)
-        return row
+            self._parts.append((part, digest))
+        self._memo[id(obj)] = (obj, part)
+        return part
 
     def _add_request(self, ref: str, request: PreparedRequest) -> None:
         if ref in self._refs:
@@ -178,21 +193,27 @@ class ReplayWriter:
         self._refs.add(ref)
         # Marks as plain lists (origin, history index, key, marks): a model dump per message and
         # step was most of the saving time of a long replay.
-        skeleton = {"m": [self._blob_id(m) for m in request.messages],
-                    "t": [self._blob_id(t) for t in request.tools],
-                    "k": [[k.origin, k.history_index, k.key, list(k.marks)] for k in request.marks],
-                    "d": list(request.dropped)}
-        text = json.dumps(skeleton, separators=(",", ":"), ensure_ascii=False)
-        self._buffer("requests", {"replay_id": self.replay_id, "ref": ref,
-                                  "skeleton": zlib.compress(text.encode(), 6)})
+        self._chunk.add_request(ref, {
+            "m": [self._part(m) for m in request.messages],
+            "t": [self._part(t) for t in request.tools],
+            "k": [[k.origin, k.history_index, k.key, list(k.marks)] for k in request.marks],
+            "d": list(request.dropped)})
 
 
-def _step_row(replay_id: str, prep: ContextPreparation) -> dict[str, Any]:
+_INSERTS = {
+    "preparation_ids": "INSERT INTO preparation_ids (key, replay_n, step_index, c, line) "
+                       "VALUES (?, ?, ?, ?, ?)",
+    "archives": "INSERT INTO archives (replay_id, n, step_index, path, text, checkpoint_text) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+}
+
+
+def _step_row(prep: ContextPreparation) -> dict[str, Any]:
+    """A step's scalar columns and whole-request figures, as their columns held them."""
     error = prep.error
     return {
-        "replay_id": replay_id, "step_index": prep.step_index,
-        "preparation_id": prep.preparation_id, "phase": prep.phase,
-        "response_message_index": prep.response_message_index,
+        "step_index": prep.step_index, "preparation_id": prep.preparation_id,
+        "phase": prep.phase, "response_message_index": prep.response_message_index,
         "final_input_tokens": prep.final_input_tokens,
         "provider_prompt_tokens": prep.provider_prompt_tokens,
         "provider_usage_kind": prep.provider_usage_kind, "input_budget": prep.input_budget,
@@ -201,13 +222,11 @@ def _step_row(replay_id: str, prep: ContextPreparation) -> dict[str, Any]:
         "error_stage": error.stage if error else None, "error_kind": error.kind if error else None,
         "error_message": error.message if error else None,
         "final_request_ref": prep.final_request_ref,
-        **{name: getattr(prep, name) for name, _ in STEP_FIGURE_COLUMNS},
-        "record": pack(prep.model_copy(update={"stages": tuple(
-            s.model_copy(update={"decisions": ()}) for s in prep.stages)}).model_dump_json()),
+        **{name: as_column(kind, getattr(prep, name)) for name, kind in STEP_FIGURE_COLUMNS},
     }
 
 
 def forget_unused_bodies(db: SQLDatabase) -> None:
     """Remove request bodies that no replay's requests point at any more."""
-    db.execute("DELETE FROM request_bodies WHERE NOT EXISTS (SELECT 1 FROM request_messages m "
-               "WHERE m.hash = request_bodies.hash)")
+    db.execute("DELETE FROM request_bodies WHERE NOT EXISTS (SELECT 1 FROM request_parts p "
+               "WHERE p.body_n = request_bodies.n)")
