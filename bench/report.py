@@ -121,15 +121,11 @@ def target_rows(results: dict[str, Any]) -> list[str]:
     return [row for name, make in makers if name in results for row in make(results[name])]
 
 
-def _dates_differ(meta: dict[str, Any]) -> bool:
-    return len({c["date"] for c in meta.get("cases", {}).values()}) > 1
-
-
 def _case_dates(meta: dict[str, Any]) -> list[str]:
     """When each case was measured, if not all in this run (a run of some cases keeps the others'
     earlier figures)."""
     cases = meta.get("cases", {})
-    if not _dates_differ(meta):
+    if not meta.get("kept"):
         return []
     lines = ["When each case's rows were measured (a run of some cases keeps the others' earlier figures):", ""]
     lines += [f"- `{name}`: {c['date']}" + (f" ({c['load']})" if c.get("load") else "")
@@ -150,7 +146,7 @@ def render(results: dict[str, Any], meta: dict[str, Any]) -> str:
     rows += target_rows(results)
     r = results.get("replay", {})
     ran = meta.get("ran")
-    how = (f"`bench/run.py {' '.join(ran)}`" if ran and _dates_differ(meta) else "`make bench`")
+    how = f"`bench/run.py {' '.join(ran)}`" if ran and meta.get("kept") else "`make bench`"
     how += f" on {meta['date']} in {meta['duration']:.0f} s"
     intro = (f"Written by {how}; {meta['load_before']} "
              f"at the start, {meta['load_after']} at the end. Wall times include any load from other "

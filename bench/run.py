@@ -8,9 +8,10 @@ session under ``../shared/real-sessions``), ``BENCH_CODEX`` (a real Codex rollou
 ``BENCH_FLOOR_REPEATS`` (5: runs of each side of the floor cases), ``BENCH_CASES`` (all of
 :data:`DEFAULT_CASES`; ``ui`` is the older step-through case on the synthetic replay).
 
-Cases can also be named as arguments (``python bench/run.py floor_process peer``). A run of some
-cases keeps the other cases' figures from ``bench/results.json``, each with the date and load of
-the run that measured it, and writes the report from the whole set.
+Cases can also be named as arguments (``python bench/run.py floor_process peer``). A run that does
+not measure every case (some named, or one failed) keeps the other cases' figures from
+``bench/results.json``, each with the date and load of the run that measured it, and writes the
+report from the whole set.
 Raw figures are kept in ``bench/results.json`` next to the report.
 """
 
@@ -55,26 +56,31 @@ def _stamp() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _merge(results: dict, meta: dict, ran: list[str]) -> tuple[dict, dict]:
-    """This run's cases plus the earlier figures of the default cases it did not run, each
-    earlier one with the date and load of its own run (``meta["cases"]``)."""
+#: The cases the hand-written notes of ``meta["later"]`` are about (measured apart from a full run).
+LATER_NOTES_ABOUT = ("bound", "report_html", "outside")
+
+
+def _merge(results: dict, meta: dict) -> tuple[dict, dict]:
+    """This run's cases plus the earlier figures of every default case it did not measure (not
+    named, or failed), each earlier one with the date and load of its own run (``meta["cases"]``)."""
     path = HERE / "results.json"
-    if set(DEFAULT_CASES.split(",")) <= set(ran) or not path.is_file():
-        return results, meta
-    previous = json.loads(path.read_text(encoding="utf-8"))
+    previous = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     old_meta = previous.pop("meta", {})
+    kept = [name for name in DEFAULT_CASES.split(",") if name not in results and name in previous]
+    if not kept:
+        return results, meta
     old_cases = old_meta.get("cases", {})
-    merged_meta = {**meta, "later": old_meta.get("later", [])}
     merged, dates = {}, {}
     for name in [*DEFAULT_CASES.split(","), *results]:
         if name in results:
             merged[name], dates[name] = results[name], meta["cases"].get(name, {"date": meta["date"]})
-        elif name in previous:
+        elif name in kept:
             merged[name] = previous[name]
             dates[name] = old_cases.get(name, {"date": old_meta.get("date", "?"), "load": old_meta.get("load_before", "")})
-    merged_meta["cases"] = dates
-    merged_meta["errors"] = [*meta["errors"], *(e for e in old_meta.get("errors", []) if e.split(":")[0] not in ran)]
-    return merged, merged_meta
+    later = old_meta.get("later", []) if set(kept) & set(LATER_NOTES_ABOUT) else []
+    ran = set(meta.get("ran", ()))
+    errors = [*meta["errors"], *(e for e in old_meta.get("errors", []) if e.split(":")[0] not in ran)]
+    return merged, {**meta, "cases": dates, "later": later, "errors": errors, "kept": kept}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,8 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 meta["cases"][name] = {"date": date, "load": f"{load}; at its end {load_note()}"}
     meta["load_after"] = load_note()
     meta["duration"] = time.perf_counter() - started
-    ran = list(cases)
-    results, meta = _merge(results, meta, ran)
+    results, meta = _merge(results, meta)
     (HERE / "results.json").write_text(json.dumps({"meta": meta, **results}, indent=1), encoding="utf-8")
     (HERE / "RESULTS.md").write_text(render(results, meta), encoding="utf-8")
     print((HERE / "RESULTS.md").read_text(encoding="utf-8"))
