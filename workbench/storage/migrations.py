@@ -265,52 +265,55 @@ _M005_TABLES = (
 )
 
 
-def _m005_replay(db: SQLDatabase, n: int, replay_id: str) -> None:
-    """One replay's m003 rows as chunks (the writer of m005, fed from the old tables)."""
+def _m005_by_step(db: SQLDatabase, sql: str, replay_id: str) -> dict[int, list[dict[str, Any]]]:
+    """Rows of one replay's old stage or decision table, by step, in the query's order."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for r in db.query(sql, [replay_id]):
+        out.setdefault(r.pop("step_index"), []).append(r)
+    return out
+
+
+def _m005_chunks(db: SQLDatabase, n: int, replay_id: str
+                 ) -> tuple[list[Chunk], list[tuple[int, int, int, int, int]]]:
+    """One replay's m003 step, stage, decision and request rows as chunks (the lines the m005
+    writer makes), and its preparation-id index rows."""
     figures = [name for name, _ in STEP_FIGURE_COLUMNS]
-    steps = list(db.query(
-        f"SELECT {', '.join(STEP_ROW_FIELDS)}, {', '.join(figures)}, record FROM preparations "
-        "WHERE replay_id = ? ORDER BY step_index", [replay_id]))
-    stages: dict[int, list[list[Any]]] = {}
-    for r in db.query("SELECT step_index, name, before_input_tokens, after_input_tokens FROM "
-                      "stages WHERE replay_id = ? ORDER BY step_index, position", [replay_id]):
-        stages.setdefault(r["step_index"], []).append(
-            [r["name"], r["before_input_tokens"], r["after_input_tokens"]])
-    decisions: dict[int, list[tuple[str, int, str, int | None, str]]] = {}
-    for r in db.query("SELECT step_index, stage, position, kind, message_index, json FROM "
-                      "decisions WHERE replay_id = ? ORDER BY step_index, stage, position",
-                      [replay_id]):
-        decisions.setdefault(r["step_index"], []).append(
-            (r["stage"], r["position"], r["kind"], r["message_index"], r["json"]))
+    stages = _m005_by_step(db, "SELECT step_index, name, before_input_tokens, after_input_tokens "
+                           "FROM stages WHERE replay_id = ? ORDER BY step_index, position",
+                           replay_id)
+    decisions = _m005_by_step(db, "SELECT step_index, stage, position, kind, message_index, json "
+                              "FROM decisions WHERE replay_id = ? ORDER BY step_index, stage, "
+                              "position", replay_id)
     requests = {r["ref"]: json.loads(zlib.decompress(r["skeleton"])) for r in db.query(
         "SELECT ref, skeleton FROM requests WHERE replay_id = ? ORDER BY ref", [replay_id])}
-    chunks: list[Chunk] = []
-    chunk = Chunk(0)
+    chunks, chunk = list[Chunk](), Chunk(0)
     ids: list[tuple[int, int, int, int, int]] = []
-    for row in steps:
-        step = row["step_index"]
-        data = json.loads(unpack(row.pop("record")))
-        by_stage: dict[str, list[Any]] = {}
-        for stage, _, _, _, text in decisions.get(step, ()):
-            by_stage.setdefault(stage, []).append(json.loads(text))
+    for row in db.query(f"SELECT {', '.join(STEP_ROW_FIELDS)}, {', '.join(figures)}, record "
+                        "FROM preparations WHERE replay_id = ? ORDER BY step_index", [replay_id]):
+        step, data = row["step_index"], json.loads(unpack(row.pop("record")))
+        made = decisions.get(step, [])
         for stage in data["stages"]:
-            stage["decisions"] = by_stage.get(stage["name"], [])
+            stage["decisions"] = [json.loads(d["json"]) for d in made if d["stage"] == stage["name"]]
         for field in RECORD_FIELDS_IN_STEPS:
             del data[field]
-        marks = [[stage, position, kind, index]
-                 for stage, position, kind, index, _ in decisions.get(step, ())]
-        chunk.add_step(dumps([row[c] for c in STEP_COLUMNS]),
-                       dumps([step, marks, stages.get(step, [])]), dumps(data))
+        marks = [[d["stage"], d["position"], d["kind"], d["message_index"]] for d in made]
+        tokens = [[s["name"], s["before_input_tokens"], s["after_input_tokens"]]
+                  for s in stages.get(step, [])]
+        chunk.add_step(dumps([row[c] for c in STEP_COLUMNS]), dumps([step, marks, tokens]),
+                       dumps(data))
         ids.append((prefix_key(row["preparation_id"]), n, step, chunk.number, chunk.steps - 1))
-        ref = row["final_request_ref"]
-        if ref in requests:
-            chunk.add_request(ref, requests.pop(ref))
+        if row["final_request_ref"] in requests:
+            chunk.add_request(row["final_request_ref"], requests.pop(row["final_request_ref"]))
         if chunk.full:
-            chunks.append(chunk)
-            chunk = Chunk(chunk.number + 1)
+            chunks, chunk = [*chunks, chunk], Chunk(chunk.number + 1)
     for ref, skeleton in requests.items():  # requests no step points at
         chunk.add_request(ref, skeleton)
-    chunks += [] if chunk.empty else [chunk]
+    return [*chunks, *([] if chunk.empty else [chunk])], ids
+
+
+def _m005_replay(db: SQLDatabase, n: int, replay_id: str) -> None:
+    """One replay's m003 rows written as m005 chunks, index rows and numbered request parts."""
+    chunks, ids = _m005_chunks(db, n, replay_id)
     db.conn.executemany("INSERT INTO step_chunks (replay_n, c, steps, marks, records, requests) "
                         "VALUES (?, ?, ?, ?, ?, ?)",
                         [(n, c.number, *c.row(final=True).values()) for c in chunks])

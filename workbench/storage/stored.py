@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from iris.compaction.thresholds import Thresholds
@@ -66,35 +66,54 @@ def _decision(record: dict[str, Any], stage: str, position: int) -> Decision:
     return _DECISION.validate_python(found["decisions"][position])
 
 
+#: One decision's mark: (step, stage, position, kind, message index, chunk, line in the chunk).
+_Mark = tuple[int, str, int, str, int | None, int, int]
+
+
+def _marks(db: SQLDatabase, replay_n: int) -> list[_Mark]:
+    """Every decision's mark of a replay, by step, stage name, then position."""
+    found: list[_Mark] = []
+    for c, marks_lines in _streams(db, replay_n, "marks"):
+        for line, text in enumerate(marks_lines):
+            step, marks, _ = json.loads(text)
+            found += [(step, stage, position, kind, index, c, line)
+                      for stage, position, kind, index in marks]
+    found.sort(key=lambda x: x[:3])
+    return found
+
+
+def _decisions(marks: Sequence[_Mark], record_line: Callable[[int, int], str],
+               kinds: Sequence[str], before_step: int | None,
+               message_indexes: Sequence[int] | None) -> tuple[tuple[int, str, Decision], ...]:
+    """The decisions the marks of the given kinds (before a step, about some messages) point
+    at; only the records of steps with a match are parsed."""
+    wanted, about = set(kinds), None if message_indexes is None else set(message_indexes)
+    parsed: dict[tuple[int, int], dict[str, Any]] = {}
+    out: list[tuple[int, str, Decision]] = []
+    for step, stage, position, kind, index, c, line in marks:
+        if kind not in wanted or (about is not None and index not in about) or (
+                before_step is not None and step >= before_step):
+            continue
+        if (c, line) not in parsed:
+            parsed[c, line] = json.loads(record_line(c, line))
+        out.append((step, stage, _decision(parsed[c, line], stage, position)))
+    return tuple(out)
+
+
 def decisions_of_kind(db: SQLDatabase, replay_id: str, kinds: Sequence[str], *,
                       before_step: int | None = None, message_indexes: Sequence[int] | None = None
                       ) -> tuple[tuple[int, str, Decision], ...]:
     """``(step, stage, decision)`` for every decision of the given kinds, in step order (only
-    those before ``before_step`` and about ``message_indexes`` when given). The decisions' marks
-    are read first; only the records of steps with a match are parsed."""
+    those before ``before_step`` and about ``message_indexes`` when given)."""
     replay_n = _replay_key(db, replay_id)
     if replay_n is None:
         return ()
-    wanted, about = set(kinds), None if message_indexes is None else set(message_indexes)
-    found: list[tuple[int, str, int, int, int]] = []  # step, stage, position, chunk, line
-    for c, marks_lines in _streams(db, replay_n, "marks"):
-        for line, text in enumerate(marks_lines):
-            step, marks, _ = json.loads(text)
-            if before_step is not None and step >= before_step:
-                continue
-            found += [(step, stage, position, c, line) for stage, position, kind, index in marks
-                      if kind in wanted and (about is None or index in about)]
-    found.sort(key=lambda x: x[:3])
-    records: dict[int, list[str]] = {}
-    parsed: dict[tuple[int, int], dict[str, Any]] = {}
-    out: list[tuple[int, str, Decision]] = []
-    for step, stage, position, c, line in found:
-        if (c, line) not in parsed:
-            if c not in records:
-                records[c] = _chunk(db, replay_n, c, "records")
-            parsed[c, line] = json.loads(records[c][line])
-        out.append((step, stage, _decision(parsed[c, line], stage, position)))
-    return tuple(out)
+    @functools.cache
+    def records(c: int) -> list[str]:
+        return _chunk(db, replay_n, c, "records")
+
+    return _decisions(_marks(db, replay_n), lambda c, line: records(c)[line], kinds,
+                      before_step, message_indexes)
 
 
 def preparation_by_id(db: SQLDatabase, preparation_id: str) -> ContextPreparation | None:
@@ -146,6 +165,7 @@ class StoredReplay:
         self.request = functools.lru_cache(maxsize=16)(self._request)
         self._lines = functools.lru_cache(maxsize=8)(self._chunk_lines)
         self._figures: dict[tuple[str, ...], dict[int, dict[str, Any]]] = {}
+        self._marks: list[_Mark] | None = None
 
     @property
     def id(self) -> str:
@@ -168,6 +188,15 @@ class StoredReplay:
 
     def _chunk_lines(self, c: int, stream: str) -> list[str]:
         return _chunk(self._db, self._n, c, stream)
+
+    def _record_line(self, c: int, line: int) -> str:
+        """Line ``line`` of chunk ``c``'s records (read again when a replay streamed into the
+        store has grown since the chunk was cached)."""
+        found = self._lines(c, "records")
+        if line >= len(found):
+            self._lines.cache_clear()
+            found = self._lines(c, "records")
+        return found[line]
 
     def _preparation(self, step_index: int) -> ContextPreparation:
         where = self._where.get(step_index)
@@ -224,8 +253,9 @@ class StoredReplay:
     def decisions_of_kind(self, *kinds: str, before_step: int | None = None,
                           message_indexes: Sequence[int] | None = None
                           ) -> tuple[tuple[int, str, Decision], ...]:
-        return decisions_of_kind(self._db, self.id, kinds, before_step=before_step,
-                                 message_indexes=message_indexes)
+        if self._marks is None:  # read once: the Reduction and Step-through pages ask per step
+            self._marks = _marks(self._db, self._n)
+        return _decisions(self._marks, self._record_line, kinds, before_step, message_indexes)
 
     def step_figures(self, fields: Sequence[str]) -> dict[int, dict[str, Any]]:
         """Whole-request figures of every step by step index (read with the steps; no record
