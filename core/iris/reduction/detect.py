@@ -159,12 +159,17 @@ def is_ndjson(text: str) -> bool:
 def _first_filled(text: str, n: int) -> list[str]:
     """The first ``n`` non-blank lines of ``text``, stripped, without splitting all of a long text
     (a line cut by the end of a prefix is left for the next, longer prefix)."""
-    k = 4096
+    k = 1024
     while True:
         whole = k >= len(text)
-        lines = text.splitlines() if whole else text[:k].splitlines()[:-1]
-        filled = [s for s in (ln.strip() for ln in lines) if s][:n]
-        if whole or len(filled) == n:
+        filled: list[str] = []
+        for line in text.splitlines() if whole else text[:k].splitlines()[:-1]:
+            line = line.strip()
+            if line:
+                filled.append(line)
+                if len(filled) == n:
+                    return filled
+        if whole:
             return filled
         k *= 4
 
