@@ -8,8 +8,6 @@ part counts, so the whole-request estimate costs nothing new.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from .records import KeptRequired, StageRecord
 from .state import PipelineSettings, PreparationState
 
@@ -29,8 +27,7 @@ def apply(state: PreparationState, settings: PipelineSettings
             decisions.append(KeptRequired(
                 key=part.key or "", tokens=part.tokens,
                 reason="required dynamic contribution: never takes part in selection (R-DYN-4)"))
-    new = replace(state, history=state.durable,
-                  history_tokens=state.durable_tokens)
+    new = state.evolve(history=state.durable, history_tokens=state.durable_tokens)
     optional = sum(1 for p in state.contributions if not p.required)
     note = (f"{len(state.context)} context message(s), {len(state.contributions)} contribution(s) "
             f"({optional} optional), {len(state.durable)} history message(s), "

@@ -335,7 +335,7 @@ def apply(state: PreparationState, settings: PipelineSettings
     start, basis, reason, value = trigger(state, settings, added)
     if state.recorded_manual:  # a user action the agent's transcript records: applied here
         start, reason = True, f"{state.recorded_manual}; {reason}"
-    state = replace(state, trigger_reading=(value, basis))
+    state = state.evolve(trigger_reading=(value, basis))
     # R-CMP-11/12: the same reading decides notices and the grace (nothing when disabled)
     pressure = (notices.pressure(state, settings, basis, added=added)
                 if basis != "disabled" else None)

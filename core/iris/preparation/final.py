@@ -9,8 +9,6 @@ summarised parts marked; dropped contributions and tools are listed by key/name.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from .records import FinalSelection, PreparedRequest, StageRecord
 from .state import Part, PipelineSettings, PreparationState
 
@@ -59,6 +57,6 @@ def apply(state: PreparationState, settings: PipelineSettings
                 f"{size}" + (f", over the input budget {settings.input_budget:,}"
                                         if over else f" within the input budget "
                                                      f"{settings.input_budget:,}")))
-    new = replace(state, request=request)
+    new = state.evolve(request=request)
     return new, StageRecord(name="final_selection", status="entered", before_input_tokens=before,
                             after_input_tokens=before, decisions=(decision,))

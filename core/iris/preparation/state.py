@@ -10,7 +10,7 @@ text already seen. Stages return new states (``dataclasses.replace``); nothing i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -210,9 +210,38 @@ class PreparationState:
     @property
     def input_tokens(self) -> int:
         """Whole-request estimate from cached counts (R-TOK-2): no encoder call."""
-        return (REQUEST_OVERHEAD + sum(p.tokens for p in self.context)
-                + sum(p.tokens for p in self.contributions) + self.history_tokens
-                + sum(t.tokens for t in self.tools))
+        return (REQUEST_OVERHEAD + _fixed_tokens(self.context, self.tools)
+                + sum(p.tokens for p in self.contributions) + self.history_tokens)
+
+    def evolve(self, **changes: Any) -> PreparationState:
+        """``dataclasses.replace(self, **changes)`` without re-running the generated ``__init__``
+        field by field (the stages call it several times per step; the state has no
+        ``__post_init__``)."""
+        unknown = changes.keys() - _STATE_FIELDS
+        if unknown:
+            raise TypeError(f"PreparationState has no field(s) {sorted(unknown)}")
+        new = object.__new__(PreparationState)
+        values = new.__dict__
+        values.update(self.__dict__)
+        values.update(changes)
+        return new
+
+
+_STATE_FIELDS = frozenset(f.name for f in fields(PreparationState))
+
+_fixed: tuple[tuple[Part, ...], tuple[ToolSpec, ...], int] | None = None
+"""The latest static context and tool list and their tokens (the same tuples at every step of a
+replay, asked for several times per step; held, so their identity cannot be reused)."""
+
+
+def _fixed_tokens(context: tuple[Part, ...], tools: tuple[ToolSpec, ...]) -> int:
+    global _fixed
+    hit = _fixed  # one read: another thread may swap it meanwhile
+    if hit is not None and hit[0] is context and hit[1] is tools:
+        return hit[2]
+    total = sum(p.tokens for p in context) + sum(t.tokens for t in tools)
+    _fixed = (context, tools, total)
+    return total
 
 
 class StageFailed(Exception):

@@ -14,7 +14,6 @@ result, only those are looked at again; the rest of the previous output is reuse
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
 from ..errors import PreparationError
 from ..reduction import ReductionMemory, ReductionResult, ToolResultDecision, reduce_request
@@ -112,9 +111,9 @@ def apply(state: PreparationState, settings: PipelineSettings
         raise PreparationError(f"reduction returned {len(result.messages)} messages for "
                                f"{len(messages)}", stage="trim_old_bodies", step=state.step_index)
     run = _Run(state, result, settings)
-    new_state = replace(state, history=tuple(run.history),
-                        history_tokens=state.history_tokens + run.delta,
-                        reduction_state=result.state, seen=run.seen)
+    new_state = state.evolve(history=tuple(run.history),
+                             history_tokens=state.history_tokens + run.delta,
+                             reduction_state=result.state, seen=run.seen)
     note = (f"{run.changed} message(s) shortened in this request; {len(run.decisions)} new "
             f"decision(s), {run.carried} carried over unchanged from earlier steps")
     return new_state, StageRecord(name="trim_old_bodies", status="entered",
