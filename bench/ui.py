@@ -1,6 +1,6 @@
 """UI benchmark: the step-through page of the 2,000-step replay in a real browser.
 
-Starts the real app (``workbench/app.py`` via ``streamlit run``) on a store prepared by the replay
+Starts the real app (``workbench/ui/app.py`` via ``streamlit run``) on a store prepared by the replay
 case, opens it in Debian's chromium through playwright, and measures
 
 * first render: from navigation to the step-through page until its script run has finished
@@ -93,10 +93,10 @@ def server_side(home: Path, session_id: str, replay_id: str, steps: int, clicks:
     os.environ["WORKBENCH_HOME"] = str(home)
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(ROOT / "workbench" / "app.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=300)
     at.query_params.update({"session": session_id, "replay": replay_id, "step": str(steps * 3 // 4)})
     at.run()
-    at.switch_page("../pages/step_through.py")
+    at.switch_page("pages/step_through.py")
     start = time.perf_counter()
     at.run()
     first = time.perf_counter() - start

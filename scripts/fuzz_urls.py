@@ -66,11 +66,11 @@ def _case(params: dict[str, str], page: str, timeout: float) -> tuple[list[str],
     """Run the app with ``params`` and switch to ``page``: (exceptions shown, notices shown)."""
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(ROOT / "workbench" / "app.py"), default_timeout=timeout)
+    at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=timeout)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()
-    at.switch_page(f"../pages/{page}.py").run()
+    at.switch_page(f"pages/{page}.py").run()
     notices = [w for w in at.warning if w.proto.icon == "🔗"]
     return [str(e.value)[:200] for e in at.exception], len(notices)
 

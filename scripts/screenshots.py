@@ -4,7 +4,7 @@
     .venv/bin/python scripts/screenshots.py --only usage --theme dark
 
 The script imports the bundled samples into a throw-away WORKBENCH_HOME, makes their replays
-(``default`` and, for the long session, ``budget 96k`` which compacts), serves ``workbench/app.py``
+(``default`` and, for the long session, ``budget 96k`` which compacts), serves ``workbench/ui/app.py``
 with Streamlit (once per theme: light, then dark), opens each view by its URL query
 (``?session=…&replay=…&step=…``, as a user's link would) and saves the viewport at 1280x900.
 PNGs are reduced to a 256-colour palette (UI screenshots have few colours) to keep the repository

@@ -25,7 +25,7 @@ from iris.session import (
 )
 from iris.tokens import default_estimator
 
-from workbench.replay_summary import replay_summary
+from workbench.analysis.replay_summary import replay_summary
 from workbench.services.presets import load_preset, preset_text
 
 WORDS = 20000  # tokens of each user message: " alpha" is one cl100k token

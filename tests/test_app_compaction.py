@@ -11,8 +11,8 @@ from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, rep
 from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "workbench" / "app.py")
-PAGE = "../pages/compaction.py"
+APP = str(ROOT / "workbench" / "ui" / "app.py")
+PAGE = "pages/compaction.py"
 
 
 def opened(sample: str) -> AppTest:

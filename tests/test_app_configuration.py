@@ -21,8 +21,8 @@ from workbench.services.presets import preset_text
 from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "workbench" / "app.py")
-PAGE = "../pages/configuration.py"
+APP = str(ROOT / "workbench" / "ui" / "app.py")
+PAGE = "pages/configuration.py"
 
 
 def _open(sample: str | None) -> AppTest:

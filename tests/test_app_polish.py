@@ -16,7 +16,7 @@ from workbench.storage.store import open_store
 from workbench.views.display import MISSING, dashed
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "workbench" / "app.py")
+APP = str(ROOT / "workbench" / "ui" / "app.py")
 SAMPLES = ROOT / "sample_sessions"
 
 

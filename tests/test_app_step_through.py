@@ -12,8 +12,8 @@ from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, rep
 from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "workbench" / "app.py")
-PAGE = "../pages/step_through.py"
+APP = str(ROOT / "workbench" / "ui" / "app.py")
+PAGE = "pages/step_through.py"
 
 
 def opened(*samples: str, step: int | None = None) -> AppTest:

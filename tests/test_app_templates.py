@@ -8,7 +8,7 @@ from pathlib import Path
 from iris.prompts import PromptSnapshot
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "templates.py")
+PAGE = str(Path(__file__).resolve().parents[1] / "workbench" / "ui" / "pages" / "templates.py")
 
 
 def page(workspace: Path) -> AppTest:
@@ -80,16 +80,16 @@ def test_r_ui_4_discard_restores_saved_template(tmp_path):
 
 
 def test_r_ui_4_pages_run_inside_the_app_shell():
-    """Both pages work under workbench/app.py's navigation (when the shell exists)."""
+    """Both pages work under workbench/ui/app.py's navigation (when the shell exists)."""
     import pytest
 
-    app = Path(__file__).resolve().parents[1] / "workbench" / "app.py"
+    app = Path(__file__).resolve().parents[1] / "workbench" / "ui" / "app.py"
     if not app.exists():
-        pytest.skip("workbench/app.py not present")
+        pytest.skip("workbench/ui/app.py not present")
     at = AppTest.from_file(str(app), default_timeout=30).run()
-    at.switch_page("../pages/templates.py").run()
+    at.switch_page("pages/templates.py").run()
     assert not at.exception and any("saved snapshot" in s.value for s in at.success)
-    at.switch_page("../pages/context.py").run()
+    at.switch_page("pages/context.py").run()
     assert not at.exception and at.subheader[0].value == "system · system"
 
 

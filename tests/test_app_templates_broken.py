@@ -13,13 +13,13 @@ from store_helpers import copy_store
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 
-from workbench.page_guards import finish_first
 from workbench.services.replay import BUDGET_REPLAY_NAME
 from workbench.storage.store import open_store
+from workbench.ui.guards import finish_first
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "workbench" / "app.py")
-PAGE = "../pages/templates.py"
+APP = str(ROOT / "workbench" / "ui" / "app.py")
+PAGE = "pages/templates.py"
 EDIT = "\nALWAYS MENTION PENGUINS.\n"
 BROKEN = "\n{% if %}\n"
 

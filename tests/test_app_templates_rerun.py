@@ -16,8 +16,8 @@ from workbench.services.rerun import compaction_steps
 from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "workbench" / "app.py")
-PAGE = "../pages/templates.py"
+APP = str(ROOT / "workbench" / "ui" / "app.py")
+PAGE = "pages/templates.py"
 EDIT = "\nALWAYS MENTION PENGUINS.\n"
 
 

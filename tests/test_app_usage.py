@@ -14,8 +14,8 @@ from workbench.views.recorded import RECORDED
 from workbench.views.usage import REPLAYED
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "workbench" / "app.py")
-PAGE = "../pages/usage.py"
+APP = str(ROOT / "workbench" / "ui" / "app.py")
+PAGE = "pages/usage.py"
 
 
 def test_r_ui_5_empty_store_tells_the_user_what_to_do():

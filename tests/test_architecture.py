@@ -23,11 +23,11 @@ def test_root_exception_has_an_engine_name_and_keeps_the_old_one():
 
 
 def test_no_module_of_the_app_folder_shadows_the_standard_library():
-    """``streamlit run workbench/app.py`` puts ``workbench/`` first on ``sys.path``: no module there
+    """``streamlit run workbench/ui/app.py`` puts ``workbench/`` first on ``sys.path``: no module there
     may carry a standard-library name (app.py does not rewrite ``sys.path``)."""
     names = {p.stem for p in (ROOT / "workbench").glob("*.py")}
     assert not names & set(sys.stdlib_module_names)
-    assert "sys.path" not in (ROOT / "workbench" / "app.py").read_text("utf-8")
+    assert "sys.path" not in (ROOT / "workbench" / "ui" / "app.py").read_text("utf-8")
 
 
 def test_summarisers_declare_their_kind():

@@ -13,7 +13,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.corpus import SCHEMAS, TABLES, replay_one, to_arrow
-from workbench.corpus_runner import expand_paths, read_table, run_batch
+from workbench.corpus.runner import expand_paths, read_table, run_batch
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
 
@@ -139,7 +139,7 @@ def test_corpus_views_keep_types_when_empty(serial):
 def test_corpus_page_loads_a_batch(serial):
     from streamlit.testing.v1 import AppTest
 
-    page = Path(__file__).resolve().parents[1] / "pages" / "corpus.py"
+    page = Path(__file__).resolve().parents[1] / "workbench" / "ui" / "pages" / "corpus.py"
     at = AppTest.from_file(str(page), default_timeout=60).run()
     assert "No batch loaded" in at.info[0].value
     at.text_input(key="corpus_dir").input(str(serial)).run()

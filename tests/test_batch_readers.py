@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from workbench.corpus import SCHEMAS, TABLES
-from workbench.corpus_runner import read_table, run_batch
+from workbench.corpus.runner import read_table, run_batch
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
 

@@ -29,7 +29,7 @@ from workbench.views.breakdown import (
 from workbench.views.step_page import header_text
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "workbench" / "app.py")
+APP = str(ROOT / "workbench" / "ui" / "app.py")
 LONG = ROOT / "sample_sessions" / "long_session.jsonl"
 REAL = ROOT.parent / "shared" / "real-sessions" / "claude_code" / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl.gz"
 
@@ -96,7 +96,7 @@ def test_r_ui_2_step_through_shows_the_breakdown_and_the_chart_over_steps():
     at.query_params["step"] = "40"
     at.run()
     at.session_state["st_breakdown_open"] = True
-    at.switch_page("../pages/step_through.py").run()
+    at.switch_page("pages/step_through.py").run()
     assert not at.exception, at.exception
     table = next(d.value for d in at.dataframe if list(d.value.columns) == ["part", "tokens", "share"])
     assert table["part"].iloc[0] == OVERHEAD

@@ -83,7 +83,7 @@ def test_r_ui_9_inspect_json_prints_one_object(capsys):
 
 def test_r_ui_9_run_serves_headless_on_localhost_without_stats():
     cmd = streamlit_command(8765)
-    assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4].endswith("workbench/app.py")
+    assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4].endswith("workbench/ui/app.py")
     flags = dict(zip(cmd[5::2], cmd[6::2]))
     assert flags == {"--server.port": "8765", "--server.address": "127.0.0.1", "--server.headless": "true",
                      "--browser.gatherUsageStats": "false", "--server.fileWatcherType": "none",

@@ -55,7 +55,7 @@ def test_r_ui_9_a_short_command_does_not_import_the_engine_or_exporters(tmp_path
     exporters."""
     probe = ("import sys, json; from workbench.cli import main; code = main(sys.argv[1:]); "
              "print(json.dumps({'code': code, 'loaded': [m for m in ('iris.replay', "
-             "'workbench.cli.export', 'workbench.cli.replay', 'workbench.otlp_export') "
+             "'workbench.cli.export', 'workbench.cli.replay', 'workbench.views.otlp_export') "
              "if m in sys.modules]}))")
     env = {**os.environ, "WORKBENCH_HOME": str(tmp_path)}
 

@@ -75,7 +75,7 @@ def test_r_ui_9_progress_bar_draws_on_a_terminal_only(tmp_path):
     import os
     import select
 
-    from workbench.terminal import progress_bar
+    from workbench.views.terminal import progress_bar
 
     leader, follower = os.openpty()
     with open(follower, "w", encoding="utf-8", closefd=True) as tty:

@@ -15,8 +15,8 @@ from iris.config import ContextConfig
 from iris.replay import replay
 from iris.session import Message, TextBlock, ThinkingBlock
 
+from workbench.analysis.replay_summary import replay_summary
 from workbench.importers import load_session
-from workbench.replay_summary import replay_summary
 from workbench.services.presets import load_preset
 
 WINDOW = 258400

@@ -97,7 +97,7 @@ def test_r_real_1_codex_rollout_at_96k_keeps_a_tail_sized_in_whole_requests():
     whole-request tokens it exceeded the converted budget, every cut kept nearly the whole
     history and 19 steps in a row failed. Now no step fails and every compaction's request after
     it is under the pressure line, on the same basis the header states."""
-    from workbench.figures import applied_compactions
+    from workbench.analysis.figures import applied_compactions
     from workbench.importers import load_session
 
     session = load_session(next(CODEX.glob("*.jsonl"))).session

@@ -174,8 +174,8 @@ def test_r_fid_2_summary_json_has_fidelity_on_replay_and_recorded_compactions(tm
     from iris.config import parse_config
     from iris.replay import replay
 
+    from workbench.analysis.replay_summary import replay_summary
     from workbench.cli import main
-    from workbench.replay_summary import replay_summary
 
     sample = Path(__file__).resolve().parents[1] / "sample_sessions" / "long_session.jsonl"
     config, out = tmp_path / "tight.yaml", tmp_path / "s.json"

@@ -15,7 +15,7 @@ from iris.preparation.records import CompactionCandidate
 from iris.replay import replay
 from iris.session import Message, ToolCallBlock, ToolResultBlock
 
-from workbench.fidelity import replay_losses
+from workbench.analysis.fidelity import replay_losses
 from workbench.services.presets import resolve_config
 
 

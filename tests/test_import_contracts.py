@@ -20,7 +20,7 @@ LINT = Path(sys.executable).with_name("lint-imports")
 def _copy_tree(target: Path) -> Path:
     """The packages the contracts cover and the configuration, without caches."""
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for part in ("workbench", "pages", "core/iris"):
+    for part in ("workbench", "core/iris"):
         shutil.copytree(ROOT / part, target / part, ignore=skip)
     shutil.copy(ROOT / "pyproject.toml", target / "pyproject.toml")
     return target
@@ -54,15 +54,21 @@ def test_contracts_hold_on_the_copy(pristine: Path):
 @pytest.mark.slow
 @pytest.mark.parametrize(("module", "line", "contract"), [
     ("workbench/views/colors.py", "import streamlit",
-     "Only workbench.ui and the app's Streamlit glue import Streamlit"),
+     "Only workbench.ui imports Streamlit"),
     ("workbench/records.py", "import streamlit.components.v1",
-     "Only workbench.ui and the app's Streamlit glue import Streamlit"),
-    ("workbench/corpus.py", "import sqlite3", "Only the storage package talks to SQLite"),
-    ("pages/usage.py", "import sqlite_utils", "Only the storage package talks to SQLite"),
+     "Only workbench.ui imports Streamlit"),
+    ("workbench/corpus/__init__.py", "import sqlite3", "Only the storage package talks to SQLite"),
+    ("workbench/ui/pages/usage.py", "import sqlite_utils", "Only the storage package talks to SQLite"),
     ("workbench/views/colors.py", "import workbench.ui.usage",
-     "Workbench layers: faces, services, views, records, storage, importers"),
+     "Workbench layers: faces, services, views, analysis, pricing, storage, records"),
     ("workbench/storage/cache.py", "import workbench.services.replay",
-     "Workbench layers: faces, services, views, records, storage, importers"),
+     "Workbench layers: faces, services, views, analysis, pricing, storage, records"),
+    ("workbench/corpus/runner.py", "import workbench.notebook",
+     "Workbench layers: faces, services, views, analysis, pricing, storage, records"),
+    ("workbench/ui/state.py", "import workbench.ui.usage",
+     "App layers: pages, entry point, page parts, session state"),
+    ("workbench/ui/usage.py", "import workbench.ui.pages.usage",
+     "App layers: pages, entry point, page parts, session state"),
 ])
 def test_an_injected_import_breaks_its_contract(tmp_path: Path, module: str, line: str,
                                                        contract: str):
@@ -85,6 +91,17 @@ def test_a_new_module_must_be_placed_on_a_floor(tmp_path: Path):
     result = _lint(tree)
     assert result.returncode != 0
     assert "workbench.brand_new" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_new_app_module_must_be_placed_on_an_app_floor(tmp_path: Path):
+    """Architecture (docs/architecture.md): a new module in workbench/ui fails lint-imports until the
+    app's layers contract places it (that contract is exhaustive too)."""
+    tree = _copy_tree(tmp_path)
+    (tree / "workbench" / "ui" / "brand_new.py").write_text('"""A module no contract names yet."""\n', "utf-8")
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "workbench.ui.brand_new" in result.stdout
 
 
 def test_no_two_modules_import_each_other():

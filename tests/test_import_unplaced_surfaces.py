@@ -14,7 +14,7 @@ from workbench.cli import main
 from workbench.storage.store import open_store
 from workbench.views import sessions as sviews
 
-APP = str(Path(__file__).resolve().parents[1] / "workbench" / "app.py")
+APP = str(Path(__file__).resolve().parents[1] / "workbench" / "ui" / "app.py")
 
 
 def _loop_file(tmp_path: Path) -> Path:
@@ -71,9 +71,9 @@ def test_r_twin_1_sessions_page_and_session_header_show_unplaced_lines(tmp_path)
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["session"] = sid
     at.run()
-    at.switch_page("../pages/sessions.py").run()
+    at.switch_page("pages/sessions.py").run()
     assert not at.exception
     assert any("2 unplaced line(s)" in e.label for e in at.expander)
-    at.switch_page("../pages/messages.py").run()
+    at.switch_page("pages/messages.py").run()
     assert not at.exception
     assert any("2 line(s) of this transcript could not be placed" in w.value for w in at.warning)

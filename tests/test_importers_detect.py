@@ -11,9 +11,9 @@ from iris.errors import SessionFormatError
 from iris.session import Message, Session, SessionHeader, TextBlock
 from pydantic import ValidationError
 
+from workbench.analysis.session_counts import inspect_session
 from workbench.importers import FORMATS, ImportResult, detect_format, load_session
 from workbench.importers.native import dump_session
-from workbench.session_counts import inspect_session
 
 FIX = Path(__file__).parent / "fixtures" / "importers"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from iris.session import Message, Usage
 
+from workbench.analysis.session_counts import inspect_session
 from workbench.importers import detect_format, load_session
-from workbench.session_counts import inspect_session
 
 CC_FILE = "claude_code/spotter_subagent_session.jsonl"
 CX_FILE = "codex_rollout/rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl"

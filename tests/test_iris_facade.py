@@ -54,18 +54,18 @@ def test_py_typed_is_shipped():
 
 
 def test_every_package_folder_is_in_the_wheel():
-    """Each folder with an ``__init__.py`` under the installed roots is listed in
-    ``[tool.setuptools] packages``, so a wheel (pipx, a CI install) holds every module."""
-    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
-    listed = set(setuptools["packages"])
-    for package, folder in setuptools["package-dir"].items():
-        for init in (ROOT / folder).rglob("__init__.py"):
-            if "__pycache__" in init.parts:
-                continue
-            parts = init.parent.relative_to(ROOT / folder).parts
-            name = ".".join((package, *parts))
-            if any(name.startswith(f"{other}.") or name == other
-                   for other in setuptools["package-dir"] if other != package and
-                   other.startswith(f"{package}.")):
-                continue  # a folder mapped under another name (pages, sample_sessions)
-            assert name in listed, f"{init.parent} is not listed as package {name!r}"
+    """setuptools finds the packages (``[tool.setuptools.packages.find]``): every folder with an
+    ``__init__.py`` under the engine and the workbench, the app's pages and the linked samples
+    among them, is a package of the wheel (pipx, a CI install), and nothing outside them is."""
+    from setuptools import find_namespace_packages
+
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["packages"]["find"]
+    found = {name for where in find["where"]
+             for name in find_namespace_packages(where=str(ROOT / where), include=find["include"])}
+    for root, prefix in ((ROOT / "core" / "iris", "iris"), (ROOT / "workbench", "workbench")):
+        for init in root.rglob("__init__.py"):
+            if "__pycache__" not in init.parts:
+                name = ".".join((prefix, *init.parent.relative_to(root).parts))
+                assert name in found, f"{init.parent} is not found as package {name!r}"
+    assert {"workbench.ui.pages", "workbench.sample_sessions", "workbench.presets", "iris.data"} <= found
+    assert not any(name.split(".")[0] not in {"iris", "workbench"} for name in found)

@@ -22,7 +22,7 @@ from workbench.storage.store import open_store
 from workbench.views.live import line_caption, line_level
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "workbench" / "app.py")
+APP = str(ROOT / "workbench" / "ui" / "app.py")
 SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 
 # Appends LINES of SOURCE to TARGET one at a time; every line numbered in SPLIT is written in two

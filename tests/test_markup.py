@@ -71,10 +71,10 @@ def _hostile_store(home: Path) -> str:
 def test_messages_page_title_is_escaped(workbench_home):
     """R-UI-2: the Messages page's heading is the escaped title, never markdown of it."""
     session_id = _hostile_store(workbench_home)
-    at = AppTest.from_file(str(ROOT / "workbench" / "app.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=60)
     at.query_params["session"] = session_id
     at.run()
-    at.switch_page("../pages/messages.py").run()
+    at.switch_page("pages/messages.py").run()
     assert not at.exception
     heading = [h.value for h in at.subheader]
     assert plain(HOSTILE[0]) in heading[0]
@@ -87,7 +87,7 @@ def test_import_error_is_escaped(workbench_home, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type":"header","session_id":"bad","title":"t"}\n{"type":"message","role":"user",'
                    '"content":[{"type":"![e](http://127.0.0.1:9/y)"}]}\n')
-    at = AppTest.from_file(str(ROOT / "workbench" / "app.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=60).run()
     at.text_area(key="wb_import_path").input(str(bad)).run()
     at.button(key="wb_import_path_button").click().run()
     errors = [e.value for e in at.error if "Import failed" in e.value]

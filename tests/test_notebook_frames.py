@@ -9,7 +9,7 @@ import pytest
 from iris.session import Message, Session, SessionHeader, TextBlock
 
 import workbench as wb
-from workbench.notebook_frames import SCHEMAS
+from workbench.notebook.frames import SCHEMAS
 from workbench.report import build_report
 from workbench.storage.store import open_store
 from workbench.views.display import display_frame
@@ -122,7 +122,7 @@ def test_r_ui_8_reprs_are_short(long):
 
 
 def test_r_ui_8_every_figure_has_a_title_and_html_with_its_data(long, default):
-    from workbench import notebook_frames
+    from workbench.notebook import frames as notebook_frames
 
     notebook_frames._sent["plotlyjs"] = False
     figures = [long.figure("usage"), long.figure("timeline"),

@@ -217,7 +217,7 @@ def test_r_ui_9_export_reads_a_transcript_on_standard_input(receiver, tmp_path):
 def test_r_real_1_real_claude_code_session_spans_last_as_the_model_calls_did(tmp_path):
     """On a real Claude Code session every chat span passes the GenAI schema and lasts from its
     request to its response (seconds, as the recorded times say), none the 1 ms placeholder."""
-    from workbench.otlp_export import otlp_spans, spans_document
+    from workbench.views.otlp_export import otlp_spans, spans_document
 
     session = load_session(REAL / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl.gz").session
     result = replay(session, "default")
@@ -239,7 +239,7 @@ def test_r_ui_9_a_switched_off_sdk_is_a_clear_error(monkeypatch):
     writing an empty trace."""
     from iris.errors import WorkbenchError
 
-    from workbench.otlp_export import otlp_spans
+    from workbench.views.otlp_export import otlp_spans
 
     result = replay(load_session(sample_path("bugfix")).session, "default")
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 def _boundary_page() -> None:
     import streamlit as st
 
-    from workbench.page_guards import error_boundary
+    from workbench.ui.guards import error_boundary
 
     with error_boundary("read the thing", stop=False):
         raise ValueError("the file is damaged at line 3")
@@ -22,7 +22,7 @@ def _boundary_page() -> None:
 def _stop_page() -> None:
     import streamlit as st
 
-    from workbench.page_guards import error_boundary
+    from workbench.ui.guards import error_boundary
 
     with error_boundary("not an error"):
         st.write("inside")
@@ -33,7 +33,7 @@ def _stop_page() -> None:
 def _state_page() -> None:
     import streamlit as st
 
-    from workbench import state
+    from workbench.ui import state
 
     state.put("n", state.get("n", 0) + 1)
     if state.get("n") == 2:
@@ -60,7 +60,7 @@ def test_error_boundary_lets_streamlit_stop_through():
 def _step_page() -> None:
     import streamlit as st
 
-    from workbench.page_guards import require_step
+    from workbench.ui.guards import require_step
 
     _, session_id, replay_id, step = require_step()
     st.write(f"{session_id} {replay_id} {step}")
@@ -69,7 +69,7 @@ def _step_page() -> None:
 def _progress_page() -> None:
     import streamlit as st
 
-    from workbench.page_guards import error_boundary, progress_bar
+    from workbench.ui.guards import error_boundary, progress_bar
 
     with progress_bar("starting") as report, error_boundary("count", stop=False):
         report(-0.5, "below")  # out-of-range fractions are clamped, never an exception
@@ -105,16 +105,16 @@ def test_state_get_put_forget_keep_values_across_runs():
 
 
 def test_pages_reach_the_session_state_and_show_errors_only_through_the_shared_modules():
-    """workbench/state.py is the only module that touches ``st.session_state``; no page writes
-    its own traceback expander (page_guards.error_boundary does)."""
+    """workbench/ui/state.py is the only module that touches ``st.session_state``; no page writes
+    its own traceback expander (workbench.ui.guards.error_boundary does)."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    sources = {p: p.read_text("utf-8") for p in [*(root / "pages").glob("*.py"),
+    sources = {p: p.read_text("utf-8") for p in [*(root / "workbench" / "ui" / "pages").glob("*.py"),
                                                  *(root / "workbench").rglob("*.py")]}
     touching = sorted(str(p.relative_to(root)) for p, text in sources.items()
                       if "session_state" in text and p.name != "state.py")
     assert touching == []
     own_boundaries = sorted(str(p.relative_to(root)) for p, text in sources.items()
-                            if "traceback.format_exc()" in text and p.name != "page_guards.py")
+                            if "traceback.format_exc()" in text and p.name != "guards.py")
     assert own_boundaries == []

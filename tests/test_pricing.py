@@ -15,7 +15,8 @@ from iris.session import Message, Session, SessionHeader, TextBlock, Usage
 from record_access import all_present
 
 from workbench.importers import load_session
-from workbench.pricing import CostStep, CostSummary, cost_lines, price, replay_cost, stored_replay_cost, tally
+from workbench.pricing import CostStep, CostSummary, cost_lines, price, replay_cost, tally
+from workbench.services.costs import stored_replay_cost
 from workbench.services.replay import open_saved, replay_and_save
 from workbench.storage.store import open_store
 
@@ -120,11 +121,11 @@ def test_usage_page_shows_the_cost_of_the_selected_replay(workbench_home, long_s
     from store_helpers import copy_store
     from streamlit.testing.v1 import AppTest
 
-    from workbench.pricing import saved_cost_lines
+    from workbench.services.costs import saved_cost_lines
 
     copy_store(long_store, workbench_home)
-    at = AppTest.from_file(str(ROOT / "workbench" / "app.py"), default_timeout=120).run()
-    at.switch_page("../pages/usage.py").run()
+    at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=120).run()
+    at.switch_page("pages/usage.py").run()
     assert not at.exception, at.exception
     captions = [c.value.replace("\\", "") for c in at.caption]  # markdown escapes dropped
     assert any(c.startswith("Replay as billed: requests $") for c in captions)

@@ -15,11 +15,11 @@ from iris.errors import SessionFormatError
 from iris.replay import ReplayObservers, ReplayOptions, replay
 from iris.session import Usage
 
-from workbench.billing import billed, cache_writes, recorded_bill
-from workbench.cache_pricing import CacheRequest, Prefix, cache_splits
+from workbench.analysis.replay_summary import replay_summary
 from workbench.importers import load_session
 from workbench.pricing import cost_lines, prefix_sink, price, replay_cost
-from workbench.replay_summary import replay_summary
+from workbench.pricing.billing import billed, cache_writes, recorded_bill
+from workbench.pricing.cache import CacheRequest, Prefix, cache_splits
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "importers"
@@ -242,7 +242,7 @@ def test_r_twin_6_batch_rows_state_the_same_cost_and_the_price_date(real_session
 def test_r_twin_6_a_saved_replay_is_priced_like_the_live_one(real_sessions):
     """R-TWIN-6: a replay saved in a real SQLite store finds the shared prefixes from its stored
     part ids and prices exactly like the live replay (cache split, bill, saving)."""
-    from workbench.pricing import stored_replay_cost
+    from workbench.services.costs import stored_replay_cost
     from workbench.services.replay import open_saved, replay_and_save
     from workbench.storage.store import open_store
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import genai_prices
 
-from workbench import price_data
-from workbench.price_data import list_price, resolve
+from workbench.pricing import prices as price_data
+from workbench.pricing.prices import list_price, resolve
 
 OPUS = "claude-opus-4-6"
 

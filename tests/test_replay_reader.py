@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.replay_reader import MemoryReplay, ReplayReader, as_reader
+from workbench.analysis.replay_reader import MemoryReplay, ReplayReader, as_reader
 from workbench.services.replay import budget_96k_config, replay_session
 from workbench.storage.store import Store
 from workbench.views.compare import run_summary

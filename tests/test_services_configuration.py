@@ -11,7 +11,7 @@ from iris.config import config_hash
 from iris.prompts import PromptSnapshot
 from truth_helpers import RECORDED_STEP, store_long_with_recorded_compaction
 
-from workbench.run_summary import RunSummary
+from workbench.analysis.run_summary import RunSummary
 from workbench.services.compare import compare_choices, compare_pair
 from workbench.services.configuration import replay_setup, replay_with
 from workbench.services.presets import load_preset

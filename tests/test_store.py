@@ -210,7 +210,7 @@ def test_r_ui_1_progress_reports_reach_one(store):
 
 
 def test_r_tok_2_stored_estimate_equals_inspect(store):
-    from workbench.session_counts import inspect_session
+    from workbench.analysis.session_counts import inspect_session
 
     outcome = store.import_file(SAMPLES / "bugfix.jsonl")
     expected = inspect_session(load_session(SAMPLES / "bugfix.jsonl"))["estimated_tokens"]
@@ -223,8 +223,8 @@ def test_r_tok_2_import_does_not_tokenise_and_the_replay_stores_the_estimate(tmp
     first replay counts every message and stores the estimate from those counts, equal to inspect's."""
     from iris.tokens import TokenEstimator
 
+    from workbench.analysis.session_counts import inspect_session
     from workbench.services.replay import replay_and_save
-    from workbench.session_counts import inspect_session
 
     estimator = TokenEstimator()
     with Store(tmp_path / "workbench.db", estimator=estimator) as st:

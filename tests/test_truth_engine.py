@@ -28,8 +28,8 @@ from iris.session import (
 from iris.tokens import TokenEstimator
 from record_access import all_present, request_of, stage_of
 
+from workbench.analysis.replay_summary import estimate_error
 from workbench.cli import main
-from workbench.replay_summary import estimate_error
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "real-sessions" / "claude_code"
 OVERHEAD, RATIO = 20000, 1.25

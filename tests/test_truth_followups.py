@@ -169,7 +169,7 @@ def _redacted_transcript(path: Path, *, redacted: bool) -> Path:
 
 
 def test_redaction_placeholders_are_counted_from_their_len_figures(tmp_path):
-    from workbench.redaction import redaction_of
+    from workbench.analysis.redaction import redaction_of
 
     red = redaction_of(wb.load_session(_redacted_transcript(tmp_path / "r.jsonl", redacted=True)))
     assert red is not None and red.placeholders == 3 and red.messages == 3
@@ -201,8 +201,8 @@ def test_usage_page_warns_about_a_redacted_session(tmp_path):
     with open_store() as store:
         store.import_file(_redacted_transcript(tmp_path / "r.jsonl", redacted=True))
     root = Path(__file__).resolve().parents[1]
-    at = AppTest.from_file(str(root / "workbench" / "app.py"), default_timeout=90).run()
-    at.switch_page("../pages/usage.py").run()
+    at = AppTest.from_file(str(root / "workbench" / "ui" / "app.py"), default_timeout=90).run()
+    at.switch_page("pages/usage.py").run()
     assert not at.exception, at.exception
     assert any("not meaningful" in w.value for w in at.warning)
 
@@ -212,7 +212,7 @@ def test_real_codex_rollout_error_is_marked_not_meaningful():
     files = sorted(CODEX.glob("*.jsonl")) if CODEX.is_dir() else []
     if not files:
         pytest.skip("../shared/real-sessions is absent")
-    from workbench.replay_summary import error_meaning
+    from workbench.analysis.replay_summary import error_meaning
 
     meaning = error_meaning(wb.load_session(files[0]))
     assert meaning.meaningful is False

@@ -31,7 +31,7 @@ def test_r_ui_4_a_replay_that_cannot_be_walked_is_a_reason_not_a_crash():
 def _progress_page() -> None:
     import streamlit as st
 
-    from workbench.page_guards import progress_bar
+    from workbench.ui.guards import progress_bar
     from workbench.ui.templates import step_progress
 
     done = st.number_input("done", value=0, key="done")

@@ -10,8 +10,8 @@ from iris.config import config_hash, parse_config
 from iris.prompts import PromptSnapshot
 from iris.replay import replay
 
+from workbench.analysis.run_summary import run_summary
 from workbench.importers import load_session
-from workbench.run_summary import run_summary
 from workbench.services.presets import preset_text
 from workbench.views.configuration import (
     FORM_FIELDS,

@@ -152,7 +152,7 @@ def test_notebook_html_names_the_budget_source_and_the_trigger():
     compared."""
     from types import SimpleNamespace
 
-    from workbench.rich_html import replay_html, step_html
+    from workbench.views.rich_html import replay_html, step_html
     from workbench.views.step_through import stage_table
 
     thresholds = SimpleNamespace(input_budget=200_000, budget_source="catalogue",

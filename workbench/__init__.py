@@ -45,9 +45,9 @@ _HOMES = {
     "replay": "workbench.notebook", "resolve_config": "workbench.notebook",
     "sample_path": "workbench.notebook", "build_report": "workbench.report",
     "write_report": "workbench.report", "Store": "workbench.storage.store", "open_store": "workbench.storage.store",
-    "CorpusResult": "workbench.notebook_corpus", "batch": "workbench.notebook_corpus",
-    "load_batch": "workbench.notebook_corpus", "export_otlp": "workbench.otlp_export",
-    "messages": "workbench.notebook_tables", "sessions": "workbench.notebook_tables",
+    "CorpusResult": "workbench.notebook.corpus", "batch": "workbench.notebook.corpus",
+    "load_batch": "workbench.notebook.corpus", "export_otlp": "workbench.views.otlp_export",
+    "messages": "workbench.notebook.tables", "sessions": "workbench.notebook.tables",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
@@ -62,11 +62,11 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         resolve_config,
         sample_path,
     )
-    from .notebook_corpus import CorpusResult, batch, load_batch
-    from .notebook_tables import messages, sessions
-    from .otlp_export import export_otlp
+    from .notebook.corpus import CorpusResult, batch, load_batch
+    from .notebook.tables import messages, sessions
     from .report import build_report, write_report
     from .storage.store import Store, open_store
+    from .views.otlp_export import export_otlp
 
 
 def __getattr__(name: str) -> Any:

@@ -56,7 +56,7 @@ class ArchiveRecord(_Frozen):
 class CompactionFacts(_Frozen):
     """One compaction the replay applied: where it cut, what it archived, the summary call's usage
     and the whole-request figures before and after the commit (``tokens_*``: this request as
-    sent; ``history_*``: the untrimmed durable history, a detail; see :mod:`workbench.figures`).
+    sent; ``history_*``: the untrimmed durable history, a detail; see :mod:`workbench.analysis.figures`).
     Replays saved before the detail existed kept the durable history under ``tokens_*``."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")

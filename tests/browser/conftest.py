@@ -1,4 +1,4 @@
-"""A real Streamlit server for browser tests: ``start_streamlit(home)`` starts ``workbench/app.py`` on
+"""A real Streamlit server for browser tests: ``start_streamlit(home)`` starts ``workbench/ui/app.py`` on
 a free 127.0.0.1 port with its own WORKBENCH_HOME, waits for ``/_stcore/health`` and returns the base
 URL; every server started is terminated (by its PID) when the test session ends. ``streamlit_server``
 is one shared server with an empty store; tests that need their own store call the factory.

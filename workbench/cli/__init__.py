@@ -37,7 +37,7 @@ COMMANDS: dict[str, str] = {"sessions": "workbench.cli.lists", "replays": "workb
                             "batch": "workbench.cli.batch", "export": "workbench.cli.export",
                             "watch": "workbench.cli.watch"}
 
-APP_PATH = Path(__file__).resolve().parents[1] / "app.py"
+APP_PATH = Path(__file__).resolve().parents[1] / "ui" / "app.py"
 
 
 def streamlit_command(port: int, app: Path = APP_PATH) -> list[str]:
@@ -164,7 +164,7 @@ def _expand_paths(paths: Sequence[str]) -> tuple[list[str], int]:
 
 def _import_one(store, path: str, args: argparse.Namespace) -> str:
     """Import one file and print its outcome; returns the summary bucket it falls in."""
-    from ..terminal import printable, progress_bar
+    from ..views.terminal import printable, progress_bar
 
     try:
         with progress_bar(Path(path).name, quiet=args.quiet) as progress:
@@ -205,8 +205,8 @@ def _register_inspect(sub: argparse._SubParsersAction) -> None:
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    from ..analysis.session_counts import inspect_session
     from ..importers import load_session
-    from ..session_counts import inspect_session
 
     path = stdin_file() if args.path == "-" else args.path
     result = load_session(path, format=args.format, lenient=args.lenient)

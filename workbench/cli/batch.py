@@ -7,7 +7,7 @@
 A failing session is recorded with its error and the batch goes on; each failure is printed on
 standard error and the exit code is 1 when any session failed (as for a bad command line or
 configuration), 0 when all replayed. The tables are read back with DuckDB
-(``workbench.corpus_runner.read_table``), pandas, Polars or pyarrow (docs/corpus.md). Needs the
+(``workbench.corpus.runner.read_table``), pandas, Polars or pyarrow (docs/corpus.md). Needs the
 ``[corpus]`` extra (pyarrow, DuckDB).
 """
 
@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..terminal import progress_bar
+from ..views.terminal import progress_bar
 
 __all__ = ["register"]
 
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from ..corpus_runner import run_batch
+    from ..corpus.runner import run_batch
 
     configs = args.config or ["default"]
     with progress_bar("batch") as report:
@@ -61,8 +61,8 @@ def _batch(args: argparse.Namespace) -> int:
 def _fidelity_lines(out: str | Path) -> list[str]:
     """What compaction lost, per configuration: the mean recall of needed-later facts over its
     compactions and the agent's own (docs/fidelity.md; per compaction in the ``fidelity`` table)."""
-    from ..corpus_runner import read_table
-    from ..fidelity import recall_means
+    from ..analysis.fidelity import recall_means
+    from ..corpus.runner import read_table
 
     def pct(value: float | None) -> str:
         return "—" if value is None else f"{value:.0%}"

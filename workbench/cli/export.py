@@ -5,7 +5,7 @@ OpenTelemetry GenAI spans.
 input) or stored session id, which is then replayed under ``--config`` (a YAML file or a preset
 name; default: bundled) first. ``--otlp`` writes OTLP JSON (it imports back as format ``otel``);
 ``--otlp-endpoint`` sends OTLP protobuf over HTTP to a tracing tool (Phoenix, Langfuse, a
-Collector); both may be given. See :mod:`workbench.otlp_export`.
+Collector); both may be given. See :mod:`workbench.views.otlp_export`.
 """
 
 from __future__ import annotations
@@ -46,15 +46,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def export_saved_replay(store, replay_id: str, out: str | Path, *,
                         shift_to_now: bool = False) -> tuple[Path, int]:
     """Write a saved replay as OTLP JSON; returns the path and the number of model-call spans."""
-    from ..otlp_export import spans_document, write_otlp
+    from ..views.otlp_export import spans_document, write_otlp
 
     spans = _saved_spans(store, replay_id, shift_to_now)
     return write_otlp(out, spans_document(spans)), len(spans) - 1
 
 
 def _saved_spans(store, replay_id: str, shift_to_now: bool) -> list:
-    from ..otlp_export import otlp_spans
     from ..services.replay import open_saved
+    from ..views.otlp_export import otlp_spans
 
     saved = open_saved(store, replay_id)
     session = store.session(saved.info.session_id)
@@ -66,8 +66,8 @@ def _saved_spans(store, replay_id: str, shift_to_now: bool) -> list:
 
 def _export(args: argparse.Namespace) -> int:
     # the OpenTelemetry SDK and protobuf load only for this command (every command builds the parser)
-    from ..otlp_export import push_otlp, spans_document, write_otlp
     from ..storage.store import open_store
+    from ..views.otlp_export import push_otlp, spans_document, write_otlp
 
     if not args.otlp and not args.otlp_endpoint:
         raise UsageError("say where the spans go: --otlp OUT (OTLP JSON file) or --otlp-endpoint URL")
@@ -102,7 +102,7 @@ def _replay_spans(store, args: argparse.Namespace) -> list:
 
     from ..importers import load_session
     from ..notebook import replay
-    from ..otlp_export import otlp_spans
+    from ..views.otlp_export import otlp_spans
 
     if args.target == "-" or Path(args.target).is_file():
         session = load_session(_source(args.target), format=args.format).session

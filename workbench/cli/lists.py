@@ -11,7 +11,7 @@ from typing import Any
 
 from iris.errors import StorageError
 
-from ..terminal import add_format_options, write_rows
+from ..views.terminal import add_format_options, write_rows
 
 __all__ = ["REPLAY_COLUMNS", "SESSION_COLUMNS", "register", "replay_rows", "session_rows"]
 

@@ -29,7 +29,7 @@ from iris.safe_files import write_file
 
 from ..services.presets import PRESET_NAMES
 from ..services.summarisers import add_summariser_options, load_prompts, make_summariser, summary_usage_line
-from ..terminal import progress_bar
+from ..views.terminal import progress_bar
 
 __all__ = ["UsageError", "register", "summary_lines"]
 
@@ -63,10 +63,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def summary_lines(result: Replay, seconds: float, *, compaction_request: bool = False) -> list[str]:
     """The printed summary: steps, phases, compactions applied (tokens before → after on the
-    whole-request basis of :mod:`workbench.figures`), the final request, the estimate error.
+    whole-request basis of :mod:`workbench.analysis.figures`), the final request, the estimate error.
     ``compaction_request``: the session is an agent's recorded compaction call (its unheld prompt
     is named as the compaction's input)."""
-    from ..figures import applied_compactions, error_words, estimate_error
+    from ..analysis.figures import applied_compactions, error_words, estimate_error
 
     preps = result.preparations
     phases = [p.phase for p in preps]
@@ -192,7 +192,7 @@ def _resolve(store, args: argparse.Namespace):
 
 
 def _write_summary(target: str, session, result: Replay) -> None:
-    from ..replay_summary import replay_summary
+    from ..analysis.replay_summary import replay_summary
 
     text = json.dumps(replay_summary(session, result), indent=2, ensure_ascii=False) + "\n"
     if target == "-":

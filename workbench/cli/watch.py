@@ -35,8 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _watch(args: argparse.Namespace) -> int:
     from ..services.live import LiveUpdate, Watcher
     from ..storage.store import open_store
-    from ..terminal import printable
     from ..views.live import update_line
+    from ..views.terminal import printable
 
     def show(update: LiveUpdate) -> None:
         print(printable(update_line(update)), flush=True)

@@ -31,7 +31,7 @@ _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instru
              "<INSTRUCTIONS>", "<turn_aborted>", "<user_shell_command>")
 _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
 #: A redacted rollout's stand-in for hidden text, with the hidden text's length (the shape
-#: workbench.redaction reads; importers sit below it and cannot import it).
+#: workbench.analysis.redaction reads; importers sit below it and cannot import it).
 _REDACTED = re.compile(r"\[REDACTED_[A-Z0-9_]+ len=(\d+) sha=[0-9a-fA-F]+\]")
 #: Items that carry no model context the workbench can show.
 _IGNORED = {"ghost_snapshot", "other"}

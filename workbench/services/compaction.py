@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from iris.preparation.records import Decision, PreparedRequest
 from iris.session import Message
 
-from ..fidelity import ReplayLosses
+from ..analysis.fidelity import ReplayLosses
 from ..records import ArchiveRecord
 from ..storage.store import Store
 from .fidelity import saved_losses

@@ -1,5 +1,5 @@
 """The Configuration page's A/B comparison: each side is the editor's configuration, a preset or a
-saved replay of the session, reduced to a :class:`~workbench.run_summary.RunSummary` (saved
+saved replay of the session, reduced to a :class:`~workbench.analysis.run_summary.RunSummary` (saved
 replays are read back; configurations are replayed, once per session, configuration, template
 snapshot and label while the caller keeps ``cache``) (R-UI-6)."""
 
@@ -13,9 +13,9 @@ from iris.fidelity import LossRecord
 from iris.frozen import FrozenModel
 from iris.prompts import PromptSnapshot
 
-from ..fidelity import replay_losses
+from ..analysis.fidelity import replay_losses
+from ..analysis.run_summary import RunSummary, run_summary
 from ..records import RecordedMark
-from ..run_summary import RunSummary, run_summary
 from ..storage.store import Store
 from .fidelity import saved_losses
 from .presets import PRESET_NAMES, preset_text

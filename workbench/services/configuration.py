@@ -1,6 +1,6 @@
 """What the Configuration page's "Replay with this configuration" does (R-UI-6): the templates,
 summary endpoint and summarisers a replay of the session can use, and the replay itself, saved
-under a name and reduced to a :class:`~workbench.run_summary.RunSummary` for the page to show."""
+under a name and reduced to a :class:`~workbench.analysis.run_summary.RunSummary` for the page to show."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from iris.config import ContextConfig
 from iris.frozen import FrozenModel
 from iris.prompts import PromptSnapshot
 
+from ..analysis.run_summary import RunSummary, run_summary
 from ..progress import Progress, no_progress
-from ..run_summary import RunSummary, run_summary
 from ..storage.store import Store
 from .replay import replay_and_save
 from .summarisers import endpoint_status, stored_summariser, stored_summariser_options

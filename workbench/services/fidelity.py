@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from iris.fidelity import LossRecord
 
-from ..fidelity import ReplayLosses, replay_losses
+from ..analysis.fidelity import ReplayLosses, replay_losses
 from ..storage.store import Store
 from ..storage.stored import StoredReplay
 from .truth import recorded_compactions

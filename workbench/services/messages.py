@@ -10,8 +10,8 @@ from iris.session import Session
 from iris.tokens import TokenEstimator, default_estimator
 from pydantic import ConfigDict
 
+from ..analysis.session_counts import compaction_requests, subagent_figures
 from ..importers import SkippedLine
-from ..session_counts import compaction_requests, subagent_figures
 from ..storage.store import SessionSummary, Store
 
 __all__ = ["OpenedSession", "open_session"]
@@ -36,7 +36,7 @@ class OpenedSession(FrozenModel):
     """Its stored sub-agents (sessions whose parent it is)."""
     subagents: tuple[dict[str, Any], ...] = ()
     """Each tool call that ran a sub-agent with the sub-agent's figures
-    (``workbench.session_counts.subagent_figures``)."""
+    (``workbench.analysis.session_counts.subagent_figures``)."""
     compaction_requests: tuple[dict[str, Any], ...] = ()
     """The recorded compactions whose summary call is recorded (``session_counts.compaction_requests``)."""
 

@@ -31,9 +31,9 @@ from iris.replay_options import Baseline
 from iris.session import Message, Session
 from iris.yaml_errors import read_yaml
 
+from ..analysis.replay_reader import replay_facts
 from ..progress import Progress, no_progress
 from ..records import ArchiveRecord, EvidenceBundle, ReplayInfo
-from ..replay_reader import replay_facts
 from ..storage.store import Store, workbench_home
 from ..storage.stored import StoredReplay
 

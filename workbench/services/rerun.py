@@ -38,10 +38,10 @@ from iris.replay import replay as run_replay
 from iris.session import Session, Usage
 from pydantic import ConfigDict
 
-from ..run_summary import RunSummary, run_summary
+from ..analysis.run_summary import RunSummary, run_summary
+from ..analysis.text_diff import unified_diff
 from ..storage.store import Store
 from ..storage.stored import StoredReplay
-from ..text_diff import unified_diff
 from .replay import bundle_from_replay, summariser_name
 from .summarisers import make_summariser
 
@@ -90,7 +90,7 @@ class StepOutcome(_Frozen):
     checkpoint_text: str = ""
     """The committed checkpoint ("" unless the compaction was applied)."""
     tokens_before: int = 0
-    """This request as sent at the step, whole request (:mod:`workbench.figures`): before the
+    """This request as sent at the step, whole request (:mod:`workbench.analysis.figures`): before the
     commit when the compaction was applied."""
     tokens_after: int | None = None
     """This request as sent after the commit (None when nothing was committed)."""
@@ -274,7 +274,7 @@ def _verdict(stage: Any, line: int, sent: int) -> dict[str, Any]:
     """The figures and R-CMP-8 verdict of this compaction stage, as the engine judged it.
 
     ``tokens_*`` are this request as sent (``sent``: the step's whole request when nothing was
-    committed), the one basis of :mod:`workbench.figures`; the engine judges the untrimmed
+    committed), the one basis of :mod:`workbench.analysis.figures`; the engine judges the untrimmed
     durable history (``history_tokens_*``), which the verdict names. Nothing is re-judged here.
     """
     applied = next((d for d in stage.decisions if isinstance(d, CompactionApplied)), None)

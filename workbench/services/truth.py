@@ -18,11 +18,11 @@ from iris.preparation.records import CompactionApplied
 from iris.session import index_session
 from pydantic import ConfigDict
 
-from ..figures import compaction_figures
+from ..analysis.figures import compaction_figures
 from ..records import RecordedMark, StepRow, recorded_marks
-from ..services.replay import open_saved, session_messages
 from ..storage.store import Store
 from ..storage.stored import StoredReplay
+from .replay import open_saved, session_messages
 
 __all__ = ["TRUTH_FIELDS", "ReplayTruth", "TruthStep", "answer_runs", "recorded_compactions",
            "replay_compactions", "replay_truth", "session_marks", "truth_steps"]
@@ -66,7 +66,7 @@ def truth_steps(replay: StoredReplay) -> tuple[TruthStep, ...]:
 
 def replay_compactions(replay: StoredReplay,
                        steps: tuple[TruthStep, ...] | None = None) -> list[dict[str, Any]]:
-    """The replay's own compactions on the one basis of :mod:`workbench.figures` (this request
+    """The replay's own compactions on the one basis of :mod:`workbench.analysis.figures` (this request
     as sent before and after, the trigger value and basis, the untrimmed durable history as a
     detail): the saved figures; for replays saved before the detail existed, from the commit
     decisions and the step rows."""

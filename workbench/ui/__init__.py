@@ -1,6 +1,6 @@
 """Streamlit parts of the pages: small render functions a page composes (one module per page).
 
-Like ``workbench.state`` and ``workbench.page_guards`` these import Streamlit; the words, tables
+Like ``workbench.ui.state`` and ``workbench.ui.guards`` these import Streamlit; the words, tables
 and figures they show come from ``workbench.views`` and the work from ``workbench.services``.
 Views and services never import this package (import-linter contracts in pyproject.toml).
 """

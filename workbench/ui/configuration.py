@@ -2,7 +2,7 @@
 form kept in sync with it, the summariser choice, the replay form, the A/B pickers and the
 comparison's chart and tables.
 
-Session state goes through ``workbench.state``: ``cfg_yaml`` (the editor's text, the source of
+Session state goes through ``workbench.ui.state``: ``cfg_yaml`` (the editor's text, the source of
 truth), ``cfg_preset``, the form's ``cfg_f_<field>`` widgets and ``cfg_runs`` (the comparison's
 replays, kept while the browser session lasts).
 """
@@ -14,12 +14,12 @@ from typing import Any
 
 import streamlit as st
 
-from workbench import state
-from workbench.run_summary import RunSummary
+from workbench.analysis.run_summary import RunSummary
 from workbench.services.compare import Comparison
 from workbench.services.configuration import ReplaySetup
 from workbench.services.presets import PRESET_NAMES, preset_text
 from workbench.services.summarisers import SUMMARISER_LABELS
+from workbench.ui import state
 from workbench.ui.fidelity import show_run_losses
 from workbench.ui.tables import dashed_table
 from workbench.views.compare import (

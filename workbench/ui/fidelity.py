@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import streamlit as st
 from iris.fidelity import LossRecord
 
-from workbench.run_summary import RunSummary
+from workbench.analysis.run_summary import RunSummary
 from workbench.views.fidelity import (
     compaction_label,
     fidelity_sentence,

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench import state
 from workbench.services.live import LiveVersion, agent_line, is_live, live_version
 from workbench.services.replay import DEFAULT_REPLAY_NAME
 from workbench.storage.store import Store
+from workbench.ui import state
 from workbench.views.live import line_caption, line_level
 
 __all__ = ["REFRESH_SECONDS", "follow_live", "live_mark"]

@@ -3,7 +3,7 @@ page picker (a ``?message=N`` link opens the page holding message N) and the con
 message a box whose transcript text is shown as code, never as markdown or HTML.
 
 The words and figures come from ``workbench.views.messages``; the page number moves through
-``workbench.state``.
+``workbench.ui.state``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Iterator, Sequence
 
 import streamlit as st
 
-from workbench import state
 from workbench.services.messages import OpenedSession
+from workbench.ui import state
 from workbench.ui.tables import dashed_table
 from workbench.views import messages as view
 from workbench.views import query

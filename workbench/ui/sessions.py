@@ -3,7 +3,7 @@ state), each import's report, the three ways to import and the confirmed delete.
 
 Imports are ``workbench.services.imports``; the tables and lines come from
 ``workbench.views.sessions``; the import reports and the pending delete move through
-``workbench.state``.
+``workbench.ui.state``.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from workbench import state
 from workbench.importers import formats
-from workbench.page_guards import progress_bar
 from workbench.services import imports
 from workbench.storage.store import SessionSummary, Store
+from workbench.ui import state
+from workbench.ui.guards import progress_bar
 from workbench.ui.tables import dashed_table
 from workbench.views import sessions as view
 from workbench.views.markup import one_line, plain

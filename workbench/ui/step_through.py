@@ -2,7 +2,7 @@
 the stage table, the "why" panel, the final request's overview and its messages as boxes.
 
 The words, tables and figures come from ``workbench.views.step_page`` and
-``workbench.views.step_through``; the selected step moves through ``workbench.state``.
+``workbench.views.step_through``; the selected step moves through ``workbench.ui.state``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from workbench import state
+from workbench.ui import state
 from workbench.views import step_page as view
 from workbench.views.display import display_frame
 from workbench.views.step_through import RequestMessage, message_overview, page_of

@@ -1,7 +1,7 @@
 """The Templates page's parts (R-UI-4, R-PRM-3): the workspace and the editor, the live preview
 with Save and Discard, and the re-run comparison of the original and the edited snapshot.
 
-Session state goes through ``workbench.state``: ``tpl_base`` (the saved snapshot), ``tpl_edited``
+Session state goes through ``workbench.ui.state``: ``tpl_base`` (the saved snapshot), ``tpl_edited``
 (the snapshot holding edits), ``tpl_loaded_for`` (the workspace and root they were read from) and
 the editor's ``tpl_src_<id>`` widgets.
 """
@@ -15,7 +15,6 @@ import streamlit as st
 from iris.errors import TemplateError, WorkbenchError
 from iris.prompts import PROMPT_IDS, PromptSnapshot, PromptSource
 
-from workbench import state
 from workbench.services.rerun import (
     ENGINE_RENDERED_IDS,
     ReplayComparison,
@@ -33,6 +32,7 @@ from workbench.services.templates import (
     save_template,
 )
 from workbench.services.truth import session_marks
+from workbench.ui import state
 from workbench.ui.fidelity import show_loss_pair
 from workbench.views.compare import compare_figure, totals_table
 from workbench.views.display import display_frame

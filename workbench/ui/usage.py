@@ -1,7 +1,7 @@
 """The Usage page's parts (R-UI-5, R-TOK-6): the real-vs-replay answer, the estimate-error figures,
 the chart and tables, the cost lines and the HTML report button.
 
-Session state goes through ``workbench.state``: ``_wb_report`` (the last report built, with its
+Session state goes through ``workbench.ui.state``: ``_wb_report`` (the last report built, with its
 replay id).
 """
 
@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from workbench import state
-from workbench.page_guards import error_boundary, progress_bar
 from workbench.services.usage import OpenedUsage
 from workbench.storage.store import Store
+from workbench.ui import state
+from workbench.ui.guards import error_boundary, progress_bar
 from workbench.ui.tables import dashed_table
 from workbench.views.display import display_frame
 from workbench.views.markup import plain

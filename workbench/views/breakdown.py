@@ -5,7 +5,7 @@ tool results by tool, and what the step sent reduced (trimmed, folded or externa
 
 **Basis.** The parts add up to the step's whole request exactly as the Step-through header states it
 (``whole_request_tokens``: the raw local estimate × the step's calibration ratio + the unrecorded
-overhead, :mod:`workbench.figures`): the overhead is its own part, and the raw local counts of the
+overhead, :mod:`workbench.analysis.figures`): the overhead is its own part, and the raw local counts of the
 other parts are scaled to the rest with the largest-remainder rule, so rounding never makes the
 parts disagree with the header. Pure functions of records; the page and the notebook draw them.
 """

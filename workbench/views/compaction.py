@@ -29,7 +29,7 @@ from iris.preparation.records import (
 )
 from iris.session import Message
 
-from ..figures import compaction_figures
+from ..analysis.figures import compaction_figures
 from ..records import CompactionFacts
 from .colors import FATE_COLOURS, PHASE_COLOURS, SERIES_COLOURS
 from .failures import step_link
@@ -164,7 +164,7 @@ COMPACTION_COLUMNS = ["n", "step", "cut_index", "tokens_before", "tokens_after",
 def compactions_table(decisions: Sequence[tuple[int, str, Decision]],
                       steps: Iterable[Any] = ()) -> pd.DataFrame:
     """One row per applied compaction (``n`` counts from 1 in step order) on the one basis of
-    :mod:`workbench.figures`: ``tokens_before → tokens_after`` is this request as sent (whole
+    :mod:`workbench.analysis.figures`: ``tokens_before → tokens_after`` is this request as sent (whole
     request), with the trigger value and basis of the step (from ``steps``, its records or truth
     rows); ``history_tokens_*`` is the labelled detail (the untrimmed durable history the engine
     compacted)."""

@@ -1,7 +1,7 @@
 """A/B comparison of replays of one session (R-UI-6, UX.md "A/B comparison").
 
 Two (or more) replays of the same session under different configurations or template snapshots
-are reduced to a :class:`~workbench.run_summary.RunSummary` each (re-exported here): per-step
+are reduced to a :class:`~workbench.analysis.run_summary.RunSummary` each (re-exported here): per-step
 whole-request tokens, the tokens the reduction and fold stages saved, every applied compaction
 with its cut point, and the summary (compaction) usage. The summaries come from an in-memory
 :class:`iris.replay.Replay` or from a replay reopened from the store, so the Configuration page,
@@ -17,8 +17,8 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..analysis.run_summary import CompactionPoint, RunSummary, StepPoint, run_summary
 from ..records import RecordedMark
-from ..run_summary import CompactionPoint, RunSummary, StepPoint, run_summary
 from .colors import SERIES_COLOURS, STATUS_COLOURS
 from .recorded import (
     add_recorded_marks,
@@ -75,7 +75,7 @@ COMPACTION_COLUMNS = ["configuration", "n", "step", "tokens_before", "tokens_aft
 
 def compactions_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
     """Every applied compaction of every run: tokens before → after (this request as sent, whole
-    request, :mod:`workbench.figures`) and its cut point."""
+    request, :mod:`workbench.analysis.figures`) and its cut point."""
     rows = [{"configuration": run.label, **c.model_dump(exclude={"step"}), "step": c.step}
             for run in runs for c in run.compactions]
     frame = pd.DataFrame(rows, columns=COMPACTION_COLUMNS)
@@ -150,7 +150,7 @@ def compare_figure(runs: Sequence[RunSummary], *,
 
 def answer_runs(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
     """The compared runs as rows of :func:`workbench.views.recorded.compaction_answer`: each
-    compaction on the one basis of :mod:`workbench.figures` (this request as sent before and
+    compaction on the one basis of :mod:`workbench.analysis.figures` (this request as sent before and
     after the commit, the trigger value and its basis)."""
     return [{"label": run.label, "input_budget": run.input_budget,
              "budget_source": run.budget_source, "budget_detail": run.budget_detail,

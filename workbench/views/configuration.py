@@ -20,7 +20,7 @@ from iris.frozen import FrozenModel
 from iris.yaml_errors import read_yaml
 from pydantic import ConfigDict
 
-from ..run_summary import RunSummary
+from ..analysis.run_summary import RunSummary
 from .markup import code_span, one_line, plain
 from .recorded import budget_label
 

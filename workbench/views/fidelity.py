@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 from iris.fidelity import FACT_KINDS, Fact, FactFate, LossRecord
 
-from ..fidelity import recall_means
+from ..analysis.fidelity import recall_means
 from .failures import step_link
 
 __all__ = [

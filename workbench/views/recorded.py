@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..figures import applied_compactions
+from ..analysis.figures import applied_compactions
 from ..records import RecordedMark
 from .colors import SERIES_COLOURS
 from .markup import code_span
@@ -67,7 +67,7 @@ def replay_compaction_steps(steps: Iterable[Any]) -> tuple[int, ...]:
 
 def step_compactions(steps: Iterable[Any]) -> list[dict[str, Any]]:
     """The replay's own compactions from its step records, on the one basis of
-    :mod:`workbench.figures` (this request as sent before and after, whole; the untrimmed durable
+    :mod:`workbench.analysis.figures` (this request as sent before and after, whole; the untrimmed durable
     history as a detail when the records carry their decisions)."""
     return applied_compactions(steps)
 

@@ -22,7 +22,7 @@ from iris.reduction import ToolKindMap
 from iris.reduction.toolkinds import FORMATS
 from iris.session import Session
 
-from ..replay_reader import ReplayReader
+from ..analysis.replay_reader import ReplayReader
 from .step_through import describe
 
 __all__ = ["COLUMNS", "REDUCTION_STAGES", "TOOL_DECISION_KINDS", "decisions_in_effect",

@@ -178,7 +178,7 @@ def step_header(prep: ContextPreparation) -> StepHeader:
 
 def stage_table(prep: ContextPreparation) -> pd.DataFrame:
     """One row per stage: status, before → after on the whole-request basis of
-    :mod:`workbench.figures` (the stage's raw local estimate × the step's calibration ratio + the
+    :mod:`workbench.analysis.figures` (the stage's raw local estimate × the step's calibration ratio + the
     unrecorded overhead, as the header and the compaction commit state it), decision counts
     (``decision_kinds`` is a ``{kind: count}`` dict; :func:`workbench.views.display.kinds_text`
     words it), the note, and the raw local estimates as a labelled detail

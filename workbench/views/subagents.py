@@ -1,5 +1,5 @@
 """What a session shows of its sub-agents and of the agent's recorded compaction requests
-(R-TWIN-2), as plain data from the figures of ``workbench.session_counts``."""
+(R-TWIN-2), as plain data from the figures of ``workbench.analysis.session_counts``."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from iris.frozen import FrozenModel
 from iris.prompts import PROMPT_IDS, PROMPT_VARIABLES, PromptConfig, PromptSnapshot
 from pydantic import ConfigDict
 
-from ..text_diff import unified_diff
+from ..analysis.text_diff import unified_diff
 from .markup import code_span, one_line, plain
 
 if TYPE_CHECKING:  # pandas only for the re-run table

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from iris.compaction.thresholds import Thresholds
 from iris.compaction.usage import RunUsage
 
-from .. import figures
+from ..analysis import figures
 from ..records import RecordedMark
 from .colors import SERIES_COLOURS
 from .markup import plain
@@ -126,7 +126,7 @@ def summary_usage_table(run_usage: RunUsage | None) -> pd.DataFrame:
 
 def estimate_error(steps: Sequence[StepLike], recorded: Sequence[RecordedMark] = ()
                    ) -> dict[str, Any]:
-    """The estimate error as :func:`workbench.figures.estimate_error` defines it (the agent's
+    """The estimate error as :func:`workbench.analysis.figures.estimate_error` defines it (the agent's
     recorded compactions ``recorded`` re-measure the overhead: their steps are left out)."""
     return figures.estimate_error(steps, [m.step for m in recorded])
 

@@ -1,0 +1,369 @@
+"""Money: what the recorded session was billed, what a replay of it would be billed, and what the
+replay saves, priced with the maintained ``genai-prices`` library (its bundled price data, so it
+works offline; nothing is fetched at run time). docs/pricing.md explains every figure.
+
+Basis, so that replay and recording compare like with like:
+
+- **Recorded.** Every response as billed (:mod:`workbench.pricing.billing`): the cost the transcript
+  records for it, else its list price with its cache reads and its 5-minute and 1-hour cache
+  writes, per model, at the time it was recorded.
+- **Replayed requests.** Each step is priced with the model that answered it in the recording,
+  at that time, on the whole-request basis (calibrated local estimate plus unrecorded overhead;
+  the raw local estimate where a replay has no such figure), through the prompt-cache model of
+  :mod:`workbench.pricing.cache` (unchanged prefix read, the rest written). Both sides count the
+  recorded response's output tokens. A model whose responses record their cost is priced at the
+  rate those costs imply: recorded cost ÷ list price of the same usage (``recorded_cost_rates``).
+- **Summaries.** A compaction whose summary call reported usage is priced from it; otherwise the
+  summary request and the checkpoint are counted with the local estimator and priced as if the
+  session's model wrote them (``summaries_estimated``), since a real deployment would pay a model.
+  A checkpoint that is the agent's own summary is priced at that call's recorded usage, or at
+  nothing when the transcript does not record the call (the recorded bill does not hold it either);
+  the saving leaves it out on both sides, since the agent paid for the same call.
+- **Saved** = recorded as billed − (replayed requests + summaries), over the steps priced on both
+  sides; ``savings`` splits it into what the smaller requests save, what the replay's cache
+  misses cost and what its summaries cost.
+
+A model the library does not know is "no price known": its steps are counted in
+``steps_unpriced`` and named in ``unpriced_models``; when nothing could be priced every money
+figure is None and ``note`` says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from iris.session import Session, Usage
+from iris.tokens import TokenEstimator, default_estimator
+
+from .billing import (
+    Ttl,
+    billed,
+    list_billed,
+    money,
+    recorded_bill,
+    recorded_cost,
+    response_model,
+    responses,
+    write_ttl,
+)
+from .cache import CacheRequest, CacheSplit, Prefix, cache_splits
+from .prefixes import live_prefixes, prefix_sink, step_models, stored_prefixes
+from .prices import list_price, prices_as_of, resolve, source
+
+__all__ = ["CostStep", "CostSummary", "cost_lines", "prefix_sink", "price", "recorded_cost_rates",
+           "replay_cost", "step_models", "stored_replay_cost", "tally"]
+
+BASIS = ("as billed: the recorded responses at their recorded cost, else at the list price with "
+         "their cache reads and 5-minute/1-hour cache writes; the replayed requests on the "
+         "whole-request basis (calibrated estimate + unrecorded overhead) through a prompt-cache "
+         "model (unchanged prefix read, the rest written); output tokens as recorded")
+
+
+def price(model: str | None, *, input_tokens: int, output_tokens: int = 0,
+          cache_read_tokens: int = 0, cache_write_tokens: int = 0,
+          cache_write_1h_tokens: int = 0, when: datetime | None = None) -> Decimal | None:
+    """USD list price of one call (``input_tokens`` includes the cached ones; cache writes at
+    the 5-minute and 1-hour rates), None if unknown."""
+    return list_price(model, input_tokens=input_tokens, output_tokens=output_tokens,
+                      cache_read_tokens=cache_read_tokens, cache_write_5m_tokens=cache_write_tokens,
+                      cache_write_1h_tokens=cache_write_1h_tokens, when=when)
+
+
+@dataclass(frozen=True)
+class CostStep:
+    """One step: the replayed request's whole-request tokens and how it meets the prompt cache
+    (None: priced as uncached input), and the recorded response's usage."""
+
+    step_index: int
+    model: str | None
+    replay_input_tokens: int | None
+    recorded: Usage | None
+    when: datetime | None = None
+    cache: CacheSplit | None = None
+    ttl: Ttl | None = "5m"
+    """The TTL the replayed request writes at; None: the recording used no prompt cache, so
+    what the replay does not read is plain input."""
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    """One compaction summary call: measured usage, or local estimates of its text."""
+
+    step_index: int
+    model: str | None
+    input_tokens: int
+    output_tokens: int
+    measured: bool
+    usage: Usage | None = None
+    """The measured usage (priced as billed: cache reads and writes, a recorded cost)."""
+    agents_own: bool = False
+    """The checkpoint is the agent's own summary: the agent paid for the same call, so the saving
+    (recorded steps against replayed ones) leaves it out on both sides. Its price is in
+    ``summaries_usd`` when the transcript records the call, nothing otherwise (the recorded bill
+    does not hold an unrecorded call either)."""
+
+
+def recorded_cost_rates(session: Session) -> dict[str, Decimal]:
+    """Per model whose responses record their cost: recorded cost ÷ list price of the same usage
+    (what the agent really paid per list-price dollar). Models without recorded costs or without
+    a list price are left out (rate 1)."""
+    paid: dict[str, list[Decimal]] = {}
+    for model, usage, when in responses(session):
+        cost = recorded_cost(usage)
+        listed = list_billed(usage, model, when) if cost is not None else None
+        if model and cost is not None and listed:
+            sums = paid.setdefault(model, [Decimal(0), Decimal(0)])
+            sums[0] += Decimal(repr(cost))
+            sums[1] += listed
+    return {m: cost / listed for m, (cost, listed) in paid.items() if listed}
+
+
+def _replayed(step: CostStep, read: int | None, rate: Decimal) -> Decimal | None:
+    """The replayed request priced with ``read`` cache-read tokens (None: uncached input)."""
+    assert step.replay_input_tokens is not None
+    out = step.recorded.output_tokens if step.recorded else 0
+    written = 0 if read is None or step.ttl is None else step.replay_input_tokens - read
+    five, hour = (written, 0) if step.ttl == "5m" else (0, written)
+    value = list_price(step.model, input_tokens=step.replay_input_tokens, output_tokens=out,
+                       cache_read_tokens=read or 0, cache_write_5m_tokens=five,
+                       cache_write_1h_tokens=hour, when=step.when)
+    return None if value is None else value * rate
+
+
+@dataclass
+class _Sums:
+    """Running totals of :func:`tally`."""
+
+    requests: Decimal = Decimal(0)
+    uncached: Decimal = Decimal(0)
+    same: Decimal = Decimal(0)
+    """The replayed requests (cache model) of the steps also priced as recorded."""
+    same_if_kept: Decimal = Decimal(0)
+    """The same, had no rewrite invalidated the cache."""
+    same_uncached: Decimal = Decimal(0)
+    recorded: Decimal = Decimal(0)
+    recorded_uncached: Decimal = Decimal(0)
+    read: int = 0
+    written: int = 0
+    read_if_kept: int = 0
+    priced: int = 0
+    compared: int = 0
+    unpriced: set[str] = field(default_factory=set)
+
+    def add(self, step: CostStep, rate: Decimal) -> None:
+        if step.replay_input_tokens is None or resolve(step.model) is None:
+            self.unpriced.add(step.model or "unknown model")
+            return
+        split = step.cache
+        mine = _replayed(step, split.read if split else None, rate) or Decimal(0)
+        if_kept = _replayed(step, split.read_if_kept if split else None, rate) or Decimal(0)
+        bare = _replayed(step, None, Decimal(1)) or Decimal(0)
+        self.priced += 1
+        self.requests += mine
+        self.uncached += bare
+        if split:
+            self.read, self.written = self.read + split.read, self.written + split.written
+            self.read_if_kept += split.read_if_kept
+        u = step.recorded
+        if u is not None and u.is_trusted:
+            bill = billed(u, step.model, step.when)
+            self.compared += 1
+            self.same, self.same_if_kept, self.same_uncached = (
+                self.same + mine, self.same_if_kept + if_kept, self.same_uncached + bare)
+            self.recorded += bill.usd or 0
+            self.recorded_uncached += price(step.model, input_tokens=u.prompt_tokens,
+                                            output_tokens=u.output_tokens, when=step.when) or 0
+
+
+def _summary_cost(summaries: Iterable[CostSummary], rates: Mapping[str, Decimal]) -> tuple[Decimal, Decimal]:
+    """``(all summaries, those the saving compares)``: the agent's own summaries are left out of
+    the second (the agent paid for them too)."""
+    total = compared = Decimal(0)
+    for s in summaries:
+        if s.usage is not None:
+            value = billed(s.usage, s.model, None).usd or Decimal(0)
+        elif s.input_tokens or s.output_tokens:
+            value = (price(s.model, input_tokens=s.input_tokens, output_tokens=s.output_tokens)
+                     or Decimal(0)) * rates.get(s.model or "", Decimal(1))
+        else:
+            value = Decimal(0)
+        total += value
+        compared += Decimal(0) if s.agents_own else value
+    return total, compared
+
+
+def _pct(part: Decimal, whole: Decimal) -> float | None:
+    return round(float(part / whole * 100), 1) if whole else None
+
+
+def _empty(steps: Sequence[CostStep], sums: _Sums, bill: Mapping[str, Any] | None,
+           rates: Mapping[str, Decimal]) -> dict[str, Any]:
+    models = sorted({st.model for st in steps if st.model and st.model not in sums.unpriced})
+    found = {m: resolve(m) for m in models}
+    return {
+        "currency": "USD", "price_known": sums.priced > 0, "source": source(),
+        "prices_as_of": prices_as_of(), "basis": BASIS,
+        "models": {m: f.name if f else None for m, f in found.items()},
+        "unpriced_models": sorted(sums.unpriced), "steps_priced": sums.priced,
+        "steps_unpriced": len(steps) - sums.priced, "steps_compared": sums.compared,
+        "requests_usd": None, "summaries_usd": None, "summaries_estimated": False,
+        "replay_usd": None, "recorded_usd": None,
+        "recorded_billed_usd": bill.get("usd") if bill else None, "saved_usd": None,
+        "saved_pct": None, "savings": None, "replay_cache": None, "uncached": None,
+        "recorded_bill": dict(bill) if bill else None,
+        "recorded_cost_rates": {m: round(float(r), 4) for m, r in sorted(rates.items())},
+        "note": ""}
+
+
+def tally(steps: Sequence[CostStep], summaries: Iterable[CostSummary] = (), *,
+          bill: Mapping[str, Any] | None = None,
+          rates: Mapping[str, Decimal] | None = None) -> dict[str, Any]:
+    """The cost object (see the module docstring for the basis) of priced steps and summaries.
+    ``bill`` is :func:`workbench.pricing.billing.recorded_bill` of the whole session (without it the
+    recorded bill is that of the compared steps); ``rates`` are :func:`recorded_cost_rates`."""
+    rates = dict(rates or {})
+    sums = _Sums()
+    for step in steps:
+        sums.add(step, rates.get(step.model or "", Decimal(1)))
+    summaries = list(summaries)
+    cost = _empty(steps, sums, bill, rates)
+    cost["summaries_estimated"] = any(not s.measured for s in summaries)
+    unknown = ", ".join(repr(m) for m in sorted(sums.unpriced))
+    if unknown or not sums.priced:
+        cost["note"] = f"no price known for {unknown or 'no model recorded'}"
+    if not sums.priced:
+        return cost
+    all_summaries, summary_cost = _summary_cost(summaries, rates)
+    cost.update(requests_usd=money(sums.requests), summaries_usd=money(all_summaries),
+                replay_usd=money(sums.requests + all_summaries),
+                replay_cache={"read_tokens": sums.read, "written_tokens": sums.written,
+                              "read_tokens_if_kept": sums.read_if_kept})
+    if bill is None:
+        cost["recorded_billed_usd"] = money(sums.recorded) if sums.compared else None
+    if sums.compared:
+        saved = sums.recorded - sums.same - summary_cost
+        cost.update(
+            recorded_usd=money(sums.recorded), saved_usd=money(saved),
+            saved_pct=_pct(saved, sums.recorded),
+            savings={"smaller_requests_usd": money(sums.recorded - sums.same_if_kept),
+                     "cache_misses_usd": money(sums.same - sums.same_if_kept),
+                     "summaries_usd": money(summary_cost)},
+            uncached={"recorded_usd": money(sums.recorded_uncached),
+                      "requests_usd": money(sums.same_uncached),
+                      "saved_usd": money(sums.recorded_uncached - sums.same_uncached - summary_cost)})
+    return cost
+
+
+# --------------------------------------------------------------------------------------------
+# Replays
+
+
+def _whole(step: Any) -> int | None:
+    if getattr(step, "phase", "ready") != "ready":
+        return None
+    whole = getattr(step, "whole_request_tokens", None)
+    return whole if whole is not None else step.final_input_tokens
+
+
+def _steps(session: Session, preparations: Iterable[Any],
+           prefixes: Mapping[int, Prefix] | None) -> list[CostStep]:
+    """Priced steps with their cache splits; ``prefixes`` by step index (None or missing: the
+    request's body was not kept)."""
+    base: list[tuple[CostStep, CacheRequest | None]] = []
+    model = session.header.model
+    cached = any(u.cache_read_tokens or u.cache_write_tokens for _, u, _ in responses(session))
+    ttl: Ttl | None = "5m" if cached else None
+    for p in preparations:
+        at = p.response_message_index
+        msg = session.messages[at] if 0 <= at < len(session.messages) else None
+        usage = msg.usage if msg else None
+        model = response_model(msg, model) if msg else model
+        ttl = write_ttl(usage) or ttl
+        step = CostStep(p.step_index, model, _whole(p), usage, msg.timestamp if msg else None,
+                        ttl=ttl)
+        request = None if step.replay_input_tokens is None else CacheRequest(
+            model=model, whole=step.replay_input_tokens,
+            prefix=(prefixes or {}).get(p.step_index), compaction=bool(p.compaction_applied),
+            system_tokens=getattr(p, "unrecorded_overhead_tokens", None) or 0,
+            recorded_read=usage.cache_read_tokens if usage and usage.is_trusted else None)
+        base.append((step, request))
+    splits = iter(cache_splits([r for _, r in base if r is not None]))
+    return [replace(s, cache=next(splits)) if r is not None else s for s, r in base]
+
+
+def _agent_summary_call(session: Session, checkpoint_text: str) -> tuple[bool, Usage | None]:
+    """Whether the checkpoint is one of the agent's own summaries, and the usage of that summary
+    call when the transcript records it (a replay that reuses the agent's summary at the agent's
+    compaction pays what the agent paid for it; None when the call is not recorded)."""
+    for c in session.compactions:
+        usage: Usage | None = getattr(c, "request_usage", None)
+        at = c.at_message
+        text = c.summary or (session.messages[at].text if 0 <= at < len(session.messages)
+                             and session.messages[at].is_compaction_summary else "")
+        if text.strip() and text.strip()[:200] in checkpoint_text:
+            return True, usage if usage is not None and usage.is_trusted else None
+    return False, None
+
+
+def _summary(session: Session, step_index: int | None, model: str | None, usage: Usage | None,
+             checkpoint_text: str, request_tokens: Callable[[], int],
+             estimator: TokenEstimator) -> CostSummary:
+    """One committed compaction's summary call: its reported usage, else the agent's own call
+    when the checkpoint is the agent's summary (nothing when that call is not recorded: the bill
+    does not hold it either), else local counts of its request and output."""
+    model = model or session.header.model
+    index = -1 if step_index is None else step_index
+    if usage is None or not usage.is_trusted:
+        agents, usage = _agent_summary_call(session, checkpoint_text)
+        if agents:
+            if usage is None:
+                return CostSummary(index, model, 0, 0, True, agents_own=True)
+            return CostSummary(index, usage.model or model, usage.prompt_tokens, usage.output_tokens,
+                               True, usage, agents_own=True)
+    if usage is not None:
+        return CostSummary(index, usage.model or model, usage.prompt_tokens, usage.output_tokens,
+                           True, usage)
+    return CostSummary(index, model, request_tokens(), estimator.count(checkpoint_text), False)
+
+
+def replay_cost(session: Session, replay: Any, *, estimator: TokenEstimator | None = None,
+                prefixes: Mapping[int, Prefix] | None = None) -> dict[str, Any]:
+    """The cost object of an ``iris.replay.Replay`` of ``session`` (``--summary-json``'s
+    ``cost``). ``prefixes`` are those a :class:`~workbench.pricing.cache.PrefixSink` collected
+    during a replay that kept no request bodies."""
+    counter = estimator or default_estimator()
+    if replay.requests:
+        prefixes = live_prefixes(session, replay, counter)
+    steps = _steps(session, replay.preparations, prefixes)
+    models = {s.step_index: s.model for s in steps}
+    summaries = [_summary(session, c.step_index, models.get(c.step_index), c.summary_usage,
+                          c.checkpoint_text, lambda c=c: counter.count(c.summary_request_text),
+                          counter) for c in replay.checkpoints]
+    return tally(steps, summaries, bill=recorded_bill(session), rates=recorded_cost_rates(session))
+
+
+def stored_replay_cost(session: Session, stored: Any, rows: Sequence[Any], *,
+                       estimator: TokenEstimator | None = None) -> dict[str, Any]:
+    """The cost object of a saved replay (``services.replay.open_saved``) whose step rows with
+    their whole-request figures are ``rows`` (``services.truth.truth_steps``): the summary request
+    is estimated from the archived head, which is what the summariser read."""
+    counter = estimator or default_estimator()
+    steps = _steps(session, rows, stored_prefixes(session, stored, rows, counter))
+    models = {s.step_index: s.model for s in steps}
+    usage = {c.step_index: c.summary_usage for c in stored.facts.compactions}
+    summaries = [_summary(session, a.step_index, models.get(a.step_index) if a.step_index is not
+                          None else None, usage.get(a.step_index), a.checkpoint_text,
+                          lambda a=a: counter.count(a.text), counter)
+                 for a in stored.archives()]
+    return tally(steps, summaries, bill=recorded_bill(session), rates=recorded_cost_rates(session))
+
+
+def cost_lines(cost: Mapping[str, Any]) -> list[str]:
+    """Plain-language lines for the UI and reports (:mod:`workbench.pricing.words`)."""
+    from .words import cost_lines as words
+
+    return words(cost)

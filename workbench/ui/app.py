@@ -1,0 +1,40 @@
+"""Streamlit entry point: builds the navigation over ``pages/`` and the shared sidebar, nothing else.
+
+Pages are listed in a fixed order and included only when their file exists. Run with
+``workbench run`` (or ``make run``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+from iris.errors import WorkbenchError
+
+from workbench.ui.live import follow_live, live_mark
+from workbench.ui.state import current_session_id, get_store, render_sidebar
+from workbench.views.markup import plain
+
+# The pages are the package beside this file, in a checkout and in a wheel alike.
+PAGES_DIR = Path(__file__).resolve().parent / "pages"
+PAGES = (
+    ("sessions.py", "Sessions"), ("messages.py", "Messages"), ("step_through.py", "Step-through"),
+    ("compaction.py", "Compaction"), ("reduction.py", "Reduction"), ("usage.py", "Usage"),
+    ("templates.py", "Templates"), ("configuration.py", "Configuration"), ("failures.py", "Failures"),
+    ("context.py", "Context"), ("corpus.py", "Corpus"),
+)
+
+st.set_page_config(page_title="Context Workbench", layout="wide")
+navigation = st.navigation([
+    st.Page(PAGES_DIR / name, title=title, url_path=name.removesuffix(".py").replace("_", "-"),
+            default=(i == 0))
+    for i, (name, title) in enumerate(p for p in PAGES if (PAGES_DIR / p[0]).is_file())
+])
+try:
+    shown = live_mark(get_store(), current_session_id())  # before the sidebar reads the store
+    render_sidebar()
+    follow_live(get_store(), current_session_id(), shown)  # reruns while `workbench watch` runs
+except WorkbenchError as exc:  # e.g. a damaged store: say which file, without a traceback
+    st.error(plain(exc))
+    st.stop()
+navigation.run()
