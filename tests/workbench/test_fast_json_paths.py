@@ -22,7 +22,8 @@ from iris.session import Message, TextBlock, ToolCallBlock, Usage
 
 from workbench.importers import load_session
 from workbench.importers._common import fast_object
-from workbench.storage._sql import canonical, canonical_dump
+from workbench.storage._fast_json import canonical_dump, may_hold_float
+from workbench.storage._sql import canonical
 from workbench.storage.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,3 +167,39 @@ def test_r_ses_5_big_integers_and_bad_lines_keep_their_import(tmp_path):
     with pytest.raises(SessionFormatError) as err:
         load_session(path)
     assert err.value.line == 3 and Path(str(err.value.path)) == path
+
+
+def _floats_in(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_floats_in(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_floats_in(v) for v in value)
+    return False
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_TEXT, _JSON, max_size=5), st.one_of(st.none(), _FLOATS))
+def test_r_ses_4_a_message_said_float_free_dumps_no_float(arguments, cost):
+    """R-SES-4: the text search is skipped only for messages whose dump holds no float (the
+    check reads the record's float-capable fields: tool arguments, raw usage, cost)."""
+    usage = Usage(input_tokens=3, raw={"deep": [arguments]}, cost_usd=cost)
+    message = Message(role="assistant", usage=usage, content=(
+        TextBlock(text="1e-05 null 0.00001"), ToolCallBlock(id="c1", name="Run", arguments=arguments)))
+    try:
+        dumped = message.model_dump(mode="json", exclude_none=True)
+    except ValueError:  # a lone surrogate: nothing is written
+        return
+    assert may_hold_float(message) or not _floats_in(dumped)
+    assert may_hold_float(message) == (cost is not None or _floats_in(arguments))
+
+
+@pytest.mark.parametrize("path", _real_files(), ids=lambda p: p.name[:24])
+def test_r_ses_4_real_messages_said_float_free_dump_no_float(path):
+    """R-SES-4: on the real sessions and samples, no message the check calls float-free has a
+    float in its dump, and most messages are float-free (the search is skipped for them)."""
+    messages = load_session(path).session.messages
+    free = [m for m in messages if not may_hold_float(m)]
+    assert not any(_floats_in(m.model_dump(mode="json", exclude_none=True)) for m in free)
+    assert len(free) > len(messages) / 2

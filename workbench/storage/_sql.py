@@ -3,19 +3,16 @@ immediate write transaction, and the canonical JSON text rows keep."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol, cast
 
-import orjson
 from iris.errors import StorageError
 from iris.hashing import canonical_json
-from pydantic import BaseModel
 from sqlite_utils import Database
 
-__all__ = ["SQLDatabase", "canonical", "canonical_dump", "guard", "query", "typed", "write_transaction"]
+__all__ = ["SQLDatabase", "canonical", "guard", "query", "typed", "write_transaction"]
 
 
 class SQLDatabase(Protocol):
@@ -50,47 +47,6 @@ def typed(db: Database) -> SQLDatabase:
 def canonical(value: Any) -> str:
     """The JSON text the store keeps: :func:`iris.hashing.canonical_json`."""
     return canonical_json(value)
-
-
-#: orjson with sorted keys writes the text of :func:`canonical` for plain JSON values at a tenth of
-#: the cost, except for floats below 1e-4: ``0.00001`` and ``1.5e-6`` where Python writes ``1e-05``
-#: and ``1.5e-06`` (:data:`_SHORT_EXPONENT` and ``0.0000`` find both), and NaN and infinities,
-#: which it writes as null (so a ``null`` sends the value to ``json.dumps``; pydantic's JSON mode
-#: turns some of them into None, not all). It refuses integers beyond 64 bits, lone surrogates,
-#: deep nesting and (with these options) anything but the plain types, which ``json.dumps`` treats
-#: its own way.
-_ORJSON = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
-           | orjson.OPT_PASSTHROUGH_SUBCLASS)
-_SHORT_EXPONENT = re.compile(rb"e-[1-9](?![0-9])")  # one regex with ``|0\.0000`` is 3x slower
-#: Values whose text orjson must write as Python does for the fast writer to be used at all (an
-#: orjson before 3.11.7 wrote ``1e16`` for Python's ``1e+16``).
-_PROBES = (1e16, -1.5e300, 1e22, 1.2345678901234568e17, 1e-10, 2.5e-300, 1e-4, 0.1, 1e15, -0.0, 2**64 - 1,
-           -(2**63), "é\u2028\x7f\x00\x1f\"\\😀", {"b": [True, None], "a": {"é": 1, "B": 2.5}})
-
-
-def _orjson_writes_canonical() -> bool:
-    try:
-        return all(orjson.dumps(v, option=_ORJSON).decode() == canonical_json(v) for v in _PROBES)
-    except TypeError:
-        return False
-
-
-_FAST_WRITER = _orjson_writes_canonical()
-
-
-def canonical_dump(model: BaseModel) -> str:
-    """``canonical(model.model_dump(mode="json", exclude_none=True))``, the stored form of a
-    message: written by orjson when its text is provably the same, else by :func:`canonical`."""
-    value = model.model_dump(mode="json", exclude_none=True)
-    if not _FAST_WRITER:
-        return canonical_json(value)
-    try:
-        text = orjson.dumps(value, option=_ORJSON)
-    except TypeError:  # orjson.JSONEncodeError: a value only json.dumps writes (or refuses itself)
-        return canonical_json(value)
-    if b"null" in text or b"0.0000" in text or _SHORT_EXPONENT.search(text) is not None:
-        return canonical_json(value)
-    return text.decode()
 
 
 def _store_file(db: SQLDatabase) -> str:

@@ -16,7 +16,8 @@ from pathlib import Path
 from iris.session import Session
 
 from ..importers import SkippedLine
-from ._sql import canonical_dump, guard, write_transaction
+from ._fast_json import canonical_dump
+from ._sql import guard, write_transaction
 from .store import Store
 
 __all__ = ["session_of_source", "update_session"]

@@ -36,7 +36,8 @@ from sqlite_utils import Database
 
 from ..importers import SkippedLine, load_session
 from ..importers._fast import paused_gc
-from ._sql import canonical, canonical_dump, guard, typed, write_transaction
+from ._fast_json import canonical_dump
+from ._sql import canonical, guard, typed, write_transaction
 from .cache import StoreCache
 from .migrations import apply_migrations
 from .replays import ReplayRepository
