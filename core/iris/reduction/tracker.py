@@ -362,12 +362,17 @@ class Tracker:
                 dirty[it.seq] = it
         return frozenset(recalled)
 
-    def schedule(self, it: Item, gates: tuple[int, ...]) -> None:
-        """Remember the batch at which the result's age reaches its next gate."""
+    def schedule(self, it: Item, gates: tuple[int, ...],
+                 changes_at: Callable[[Item, int], bool] | None = None) -> None:
+        """Remember the batch at which the result's age reaches its next gate (with
+        ``changes_at``, the next gate at which it says the result's verdict changes)."""
         if it.frozen is not None:
             return
         age = self.batches - it.batch
         at = bisect_right(gates, age)
+        if changes_at is not None:
+            while at < len(gates) and not changes_at(it, gates[at]):
+                at += 1
         due = it.batch + gates[at] if at < len(gates) else None
         if due is not None and due != it.due:
             heapq.heappush(self.heap, (due, it.seq, it))
