@@ -16,8 +16,10 @@ from workbench.storage.migrations import MIGRATIONS, migration_names
 from workbench.storage.replays import replay_id_for
 from workbench.storage.store import Store
 
-EVIDENCE_TABLES = ("configurations", "template_snapshots", "replays", "preparations", "stages",
-                   "decisions", "request_messages", "requests", "archives")
+EVIDENCE_TABLES = ("configurations", "template_snapshots", "replays", "step_chunks",
+                   "preparation_ids", "request_parts", "request_bodies", "archives")
+#: Tables whose rows belong to one replay (by its integer key), and the archives (by its id).
+REPLAY_ROWS = ("step_chunks", "preparation_ids", "request_parts")
 
 
 @pytest.fixture
@@ -91,9 +93,11 @@ def test_named_replays_list_replace_and_delete(store):
     assert first.id == replay_id_for("s1", "default") != other.id
     assert store.replays.delete(first.id) is True
     assert store.replays.delete(first.id) is False
-    for table in EVIDENCE_TABLES[3:]:
-        assert store.db.execute(f"SELECT count(*) FROM {table} WHERE replay_id = ?",
-                                [first.id]).fetchone()[0] == 0
+    for table in REPLAY_ROWS:  # every row left belongs to the replay still stored
+        assert store.db.execute(f"SELECT count(*) FROM {table} WHERE replay_n NOT IN "
+                                "(SELECT n FROM replays)").fetchone()[0] == 0, table
+    assert store.db.execute("SELECT count(*) FROM archives WHERE replay_id = ?",
+                            [first.id]).fetchone()[0] == 0
     assert [r.name for r in store.replays.list()] == ["tight budget"]
 
 
@@ -102,7 +106,7 @@ def test_deleting_a_session_deletes_its_replays(store):
     store.replays.save(bundle(), session_id="s1", name="default")
     assert store.delete_session("s1") is True
     assert store.replays.list() == ()
-    for table in ("preparations", "request_messages", "request_bodies", "archives"):
+    for table in (*REPLAY_ROWS, "request_bodies", "archives"):
         assert store.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0, table
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 STORE_TABLES = ("sessions", "messages", "replays", "preparations", "stages", "decisions",
                 "requests", "request_messages", "request_bodies", "archives", "configurations",
-                "template_snapshots")
+                "template_snapshots", "step_chunks", "preparation_ids", "request_parts")
 SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE)\b.*\b(FROM|INTO|SET)\s+(" +
                  "|".join(STORE_TABLES) + r")\b", re.IGNORECASE | re.DOTALL)
 
