@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from functools import partial
 
 import iris.replay as replay_module
 from iris.preparation.state import PipelineSettings, TokenCache
@@ -55,7 +54,11 @@ def naive_mode() -> Iterator[None]:
         return outcome
 
     # every step from scratch: same decisions carried, no cached scan/facts/verdicts/renderings
-    replay_module.PipelineSettings = partial(PipelineSettings, incremental=False)
+    # (the runner passes ``incremental`` itself, from its options: a default would be overridden)
+    def from_scratch(*args, **kw) -> PipelineSettings:
+        return PipelineSettings(*args, **{**kw, "incremental": False})
+
+    replay_module.PipelineSettings = from_scratch
     replay_module.prepare = prepare_and_recount
     replay_module.TokenCache = NaiveTokenCache
     try:
