@@ -3,7 +3,7 @@
 pip has no "lowest" resolution, so this writes a constraints file pinning every direct dependency
 (``[project] dependencies`` and the extras named with ``--extras``) to its lower bound, installs the
 project with it (editable) from the package registry, and runs the given tests with the venv's
-Python. The package list of the wheel is checked by tests/test_iris_facade.py.
+Python. The package list of the wheel is checked by tests/workbench/test_iris_facade.py.
 
     python scripts/lowest_deps.py                  # the default smoke subset
     python scripts/lowest_deps.py --keep /tmp/low  # keep the venv to look around
@@ -31,12 +31,12 @@ ROOT = Path(__file__).resolve().parents[1]
 #: and summary JSON (genai-prices), the notebook frames (pandas, pyarrow, duckdb, plotly), the
 #: remote summariser (httpx, httpcore, tenacity) and one Streamlit page (streamlit).
 SMOKE = (
-    "tests/test_pipeline_golden.py",
-    "tests/test_truth_engine.py",
-    "tests/test_cli_lists.py",
-    "tests/test_notebook_frames.py",
-    "tests/test_summary_client.py",
-    "tests/test_app_sessions.py",
+    "tests/iris/test_pipeline_golden.py",
+    "tests/workbench/test_truth_engine.py",
+    "tests/workbench/test_cli_lists.py",
+    "tests/workbench/test_notebook_frames.py",
+    "tests/workbench/test_summary_client.py",
+    "tests/workbench/test_app_sessions.py",
 )
 
 #: Installed besides the project to run the tests (not constrained: they are not the project's

@@ -1,4 +1,4 @@
-"""Mutations of real-format transcripts, shared by ``tests/test_fuzz_importers.py`` and
+"""Mutations of real-format transcripts, shared by ``tests/workbench/test_fuzz_importers.py`` and
 ``scripts/fuzz_campaign.py``.
 
 Every mutation class changes one JSON value (one line of a JSON Lines file, or one node of a JSON

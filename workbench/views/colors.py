@@ -3,7 +3,7 @@
 Streamlit users switch between light and dark themes, and plotly charts keep their trace colours
 in both. Every colour here is chosen to keep a contrast of at least 3:1 (the WCAG figure for
 graphics) against both the light background (#FFFFFF) and Streamlit's dark one (#0E1117), which
-``tests/test_views_colors.py`` checks. Each mapping is keyed by the spec's own words (phases,
+``tests/workbench/test_views_colors.py`` checks. Each mapping is keyed by the spec's own words (phases,
 stage statuses, compaction fates, request marks), so a view never invents a synonym.
 """
 

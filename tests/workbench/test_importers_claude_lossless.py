@@ -1,0 +1,132 @@
+"""Claude Code import keeps every model response: missing parents, rewinds, branches, unplaced
+lines (R-TWIN-1; FORMATS.md §1). Transcripts are built here, line by line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from claude_builders import asst, boundary, call, line, result, user, with_loop, write
+from iris.errors import SessionFormatError
+
+from workbench.importers import load_session
+
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "real-sessions" / "claude_code"
+
+
+def _history_with_rewind() -> list[dict]:
+    """Two responses, a rewind (u3/a3 abandoned, u4 re-sent from a2) and a parallel call whose
+    two results fork off the assistant lines holding the calls."""
+    return [
+        line("progress", "p0", None, data={"type": "hook_progress"}),
+        user("u1", "p0", "Migrate the schema"),
+        asst("a1", "u1", "msg_1", call("toolu_1")),
+        asst("a1b", "a1", "msg_1", call("toolu_2")),
+        result("r1", "a1", "toolu_1"),
+        result("r2", "a1b", "toolu_2"),
+        asst("a2", "r2", "msg_2", "Both tables listed."),
+        user("u3", "a2", "drop them (abandoned)"),
+        asst("a3", "u3", "msg_dead", "Dropping."),
+        user("u4", "a2", "keep them, add an index"),
+        asst("a4", "u4", "msg_4", "Index added."),
+    ]
+
+
+def _afterboundary(logical: str | None) -> list[dict]:
+    return [
+        boundary("b1", logical),
+        user("s1", "b1", "This session is being continued from a previous conversation. Summary: …",
+              isCompactSummary=True, isVisibleInTranscriptOnly=True),
+        user("u5", "s1", "Now the migration test"),
+        asst("a5", "u5", "msg_5", "Test written.", read=30000),
+    ]
+
+
+def test_r_twin_1_boundary_with_absent_logical_parent_keeps_the_history(tmp_path):
+    """R-TWIN-1: a compact boundary whose logicalParentUuid is not in the file continues at the
+    preceding line: the four responses before it stay, the compaction sits after them, and the
+    import says which line was re-chained."""
+    path = write(tmp_path / "s.jsonl", _history_with_rewind() + _afterboundary("gone-uuid"))
+    result = load_session(path)  # strict: nothing is left out, so no error
+    session = result.session
+    responses = [m.id for m in session.messages if m.role == "assistant"]
+    assert responses == ["msg_1", "msg_2", "msg_4", "msg_5"]
+    assert session.messages[0].text == "Migrate the schema"
+    (comp,) = session.compactions
+    assert session.messages[comp.at_message].is_compaction_summary
+    assert comp.at_message == 7 and comp.pre_tokens == 170251
+    assert result.unplaced == ()
+    moved = [w for w in result.warnings if "gone-uuid" in w.problem]
+    assert len(moved) == 1 and moved[0].line == 12
+    assert "continued at the preceding line 11" in moved[0].problem
+
+
+def test_r_twin_1_rewind_branch_is_reported_not_silently_dropped(tmp_path):
+    """R-TWIN-1: the rewind still picks the branch that leads to the last line; the abandoned
+    branch (1 response) is named in a warning with the line it forks from."""
+    path = write(tmp_path / "s.jsonl", _history_with_rewind() + _afterboundary("gone-uuid"))
+    result = load_session(path)
+    texts = [m.text for m in result.session.messages]
+    assert "drop them (abandoned)" not in texts and "keep them, add an index" in texts
+    branch = [w for w in result.warnings if "abandoned by a rewind" in w.problem]
+    assert len(branch) == 1
+    assert branch[0].problem.startswith("2 line(s) (1 response(s))") and "at line 7" in branch[0].problem
+    assert branch[0].line == 8
+
+
+def test_r_twin_1_missing_parent_mid_conversation_continues_at_previousline(tmp_path):
+    """R-TWIN-1: a user line whose parentUuid is absent does not start the conversation over."""
+    rows = [user("u1", None, "First request"), asst("a1", "u1", "msg_1", "First answer"),
+            user("u2", "not-here", "Second request"), asst("a2", "u2", "msg_2", "Second answer")]
+    result = load_session(write(tmp_path / "s.jsonl", rows))
+    assert [m.id for m in result.session.messages if m.role == "assistant"] == ["msg_1", "msg_2"]
+    assert any("'not-here'" in w.problem and w.line == 3 for w in result.warnings)
+
+
+def test_r_twin_1_boundary_without_logical_parent_continues_at_previousline(tmp_path):
+    """R-TWIN-1: a boundary with neither parentUuid nor logicalParentUuid is no new root."""
+    rows = [user("u1", None, "First request"), asst("a1", "u1", "msg_1", "First answer"),
+            *_afterboundary(None)]
+    result = load_session(write(tmp_path / "s.jsonl", rows))
+    assert [m.id for m in result.session.messages if m.role == "assistant"] == ["msg_1", "msg_5"]
+
+
+def test_r_twin_1_strict_import_refuses_to_leave_a_response_out(tmp_path):
+    """R-TWIN-1: a response that cannot be placed (a parentUuid loop) is a strict error naming
+    the file, the line and the field; nothing is stored."""
+    path = write(tmp_path / "loop.jsonl", with_loop())
+    with pytest.raises(SessionFormatError) as err:
+        load_session(path)
+    assert err.value.line == 3 and err.value.field == "parentUuid"
+    assert str(path) in str(err.value) and "1 model response(s) cannot be placed" in str(err.value)
+
+
+def test_r_twin_1_lenient_import_lists_the_unplaced_lines_with_why(tmp_path):
+    """R-TWIN-1: lenient mode imports the placed lines and lists each unplaced one with its reason."""
+    result = load_session(write(tmp_path / "loop.jsonl", with_loop()), lenient=True)
+    assert [m.id for m in result.session.messages if m.role == "assistant"] == ["msg_1", "msg_2"]
+    assert [u.line for u in result.unplaced] == [3, 4]
+    assert all("loops" in u.problem for u in result.unplaced)
+    assert not any("loops" in w.problem for w in result.warnings)  # counted once, apart
+
+
+def _responses_in_file(path: Path) -> set[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    return {r["message"]["id"] for r in rows if r.get("type") == "assistant" and not r.get("isSidechain")
+            and isinstance(r.get("message"), dict) and r["message"].get("id")}
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="real transcripts in ../shared are not available")
+@pytest.mark.parametrize("name", sorted(p.name for p in REAL.glob("*.jsonl*")) if REAL.is_dir() else [])
+def test_r_twin_1_real_transcripts_import_every_response(name):
+    """R-TWIN-1: on the real Claude Code transcripts every distinct message.id of the main chain
+    is an assistant message of the imported session, and no line is unplaced."""
+    path = REAL / name
+    result = load_session(path)
+    imported = {m.id for m in result.session.messages if m.role == "assistant"}
+    assert _responses_in_file(path) <= imported
+    assert result.unplaced == ()

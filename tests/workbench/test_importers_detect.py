@@ -1,0 +1,99 @@
+"""Format detection, the ``load_session`` entry point and ``inspect_session`` (R-SES-4, R-SES-5)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from iris.errors import SessionFormatError
+from iris.session import Message, Session, SessionHeader, TextBlock
+from pydantic import ValidationError
+
+from workbench.analysis.session_counts import inspect_session
+from workbench.importers import FORMATS, ImportResult, detect_format, load_session
+from workbench.importers.native import dump_session
+
+FIX = Path(__file__).parents[1] / "fixtures" / "importers"
+
+
+@pytest.mark.parametrize("name,fmt", [
+    ("claude_parallel.jsonl", "claude_code"), ("claude_compact.jsonl", "claude_code"),
+    ("codex_basic.jsonl", "codex"), ("codex_compacted.jsonl", "codex"),
+    ("chat_array.json", "openai_chat"), ("mini_swe.traj.json", "openai_chat")])
+def test_r_ses_4_detects_each_fixture(name, fmt):
+    assert detect_format(FIX / name) == fmt
+    assert load_session(FIX / name).format == fmt
+
+
+def test_r_ses_4_detects_native(tmp_path):
+    session = Session(header=SessionHeader(session_id="n1", title="native"),
+                      messages=(Message(role="user", content=(TextBlock(text="hi"),)),))
+    path = dump_session(session, tmp_path / "s.jsonl")
+    result = load_session(path)
+    assert result.format == "native" and result.session == session
+
+
+def test_r_ses_4_detects_past_broken_first_lines(tmp_path):
+    """A truncated first line does not hide the format (the next lines decide)."""
+    lines = (FIX / "codex_basic.jsonl").read_text().splitlines()
+    path = tmp_path / "r.jsonl"
+    path.write_text(lines[0][:30] + "\n" + "\n".join(lines[1:]) + "\n")
+    assert detect_format(path) == "codex"
+
+
+def test_r_ses_4_detects_single_line_messages_object(tmp_path):
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "x"}]}))
+    assert detect_format(path) == "openai_chat"
+
+
+@pytest.mark.parametrize("content", [b'{"foo": 1}\n{"bar": 2}\n', b"hello world\n", b"42\n"])
+def test_r_ses_4_unknown_format_is_a_clear_error(tmp_path, content):
+    path = tmp_path / "mystery.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(SessionFormatError) as info:
+        load_session(path)
+    assert info.value.path == str(path) and "unknown session format" in info.value.problem
+
+
+def test_r_ses_4_unknown_format_name_and_missing_file(tmp_path):
+    with pytest.raises(SessionFormatError, match="unknown format 'yaml'"):
+        load_session(FIX / "chat_array.json", format="yaml")
+    with pytest.raises(SessionFormatError, match="no such file"):
+        load_session(tmp_path / "nope.jsonl")
+    assert FORMATS == ("native", "claude_code", "codex", "openai_chat", "swe_agent", "otel")
+
+
+def test_r_ses_5_import_result_is_frozen_with_content_hash():
+    path = FIX / "codex_basic.jsonl"
+    result = load_session(path)
+    assert isinstance(result, ImportResult)
+    assert result.content_hash == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    assert result.path == str(path) and result.skipped == ()
+    with pytest.raises(ValidationError):
+        result.format = "x"  # frozen
+
+
+def test_r_ses_4_inspect_reports_every_count():
+    """The keys `workbench inspect --json` reports, with the codex_basic fixture's numbers."""
+    report = inspect_session(load_session(FIX / "codex_basic.jsonl"))
+    assert {k: report[k] for k in ("format", "messages", "responses", "tool_calls", "tool_results",
+                                   "unanswered_calls", "compactions", "responses_with_usage",
+                                   "max_prompt_tokens", "skipped_lines", "title", "session_id")} == {
+        "format": "codex", "messages": 10, "responses": 3, "tool_calls": 4, "tool_results": 3,
+        "unanswered_calls": 1, "compactions": 0, "responses_with_usage": 3,
+        "max_prompt_tokens": 13000, "skipped_lines": 0,
+        "title": "Add a --verbose flag to the CLI", "session_id": "cx-fixture"}
+    assert report["estimated_tokens"] > 0
+    json.dumps(report)  # JSON-serialisable for `workbench inspect --json`
+
+
+def test_r_ses_4_inspect_counts_compactions_and_skips(tmp_path):
+    report = inspect_session(load_session(FIX / "claude_compact.jsonl"))
+    assert (report["compactions"], report["unanswered_calls"], report["max_prompt_tokens"]) == (1, 1, 166053)
+    lines = (FIX / "claude_rewind.jsonl").read_text().splitlines()
+    path = tmp_path / "x.jsonl"
+    path.write_text("\n".join(lines + ["{broken"]) + "\n")
+    assert inspect_session(load_session(path, lenient=True))["skipped_lines"] == 1
