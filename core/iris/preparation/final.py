@@ -9,6 +9,7 @@ summarised parts marked; dropped contributions and tools are listed by key/name.
 
 from __future__ import annotations
 
+from ..frozen import constructed
 from .records import FinalSelection, PreparedRequest, StageRecord
 from .state import Part, PipelineSettings, PreparationState
 
@@ -39,9 +40,9 @@ def apply(state: PreparationState, settings: PipelineSettings
     parts = compose(state)
     views = settings.memory.request_views(parts)
     # built from values the stages made (messages, marks, schemas): no validation pass over them
-    request = PreparedRequest.model_construct(
-        messages=tuple(views.shown), tools=tuple(t.schema for t in state.tools),
-        marks=tuple(views.marks), dropped=state.dropped)
+    request = constructed(PreparedRequest, {
+        "messages": tuple(views.shown), "tools": tuple(t.schema for t in state.tools),
+        "marks": tuple(views.marks), "dropped": state.dropped})
     # hashed when first read, from per-message pieces cached across steps (identical to
     # request_ref's full form)
     request.with_pieces(*settings.memory.request_pieces(views))

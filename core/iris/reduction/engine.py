@@ -24,6 +24,7 @@ from functools import partial
 from pathlib import Path
 
 from ..context.policy import ContextPolicy
+from ..frozen import constructed
 from ..session import Message, ToolCallBlock, ToolResultBlock
 from ..tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
 from .artifacts import INLINE_BUDGET_BYTES, ArtifactWriter, as_writer, externalize_large_result
@@ -377,11 +378,11 @@ def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], fir
     all_frozen = with_added(state.frozen, frozen)
     # the engine's own values, already of the fields' types: no validation pass (it would copy
     # the whole layered map into a dict)
-    new_state = ReductionState.model_construct(
-        frozen=all_frozen, externalized=with_added(state.externalized, externalized),
-        reduced_inputs=state.reduced_inputs | new_reduced if new_reduced else state.reduced_inputs,
-        recalled_inputs=recalled, requests=request_no, has_prefix=bool(all_frozen),
-        grace_used=grace_used)
+    new_state = constructed(ReductionState, {
+        "frozen": all_frozen, "externalized": with_added(state.externalized, externalized),
+        "reduced_inputs": state.reduced_inputs | new_reduced if new_reduced else state.reduced_inputs,
+        "recalled_inputs": recalled, "requests": request_no, "has_prefix": bool(all_frozen),
+        "grace_used": grace_used})
     # one decision per result, built when read: the re-decided ones as settled, the others with
     # this request's age (and saving figure while the saving gate keeps them)
     result = ReductionResult.of(messages=tuple(tracker.out), decisions=tracker.view(saving),

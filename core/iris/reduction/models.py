@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import PrivateAttr
 
-from ..frozen import FrozenModel
+from ..frozen import FrozenModel, constructed
 from ..session import Message
 
 __all__ = ["Action", "DecisionSource", "FrozenRendering", "ReductionResult", "ReductionState", "ToolResultDecision"]
@@ -141,12 +141,11 @@ class ReductionResult(_Frozen):
            state: ReductionState, tokens_before: int, tokens_after: int) -> ReductionResult:
         """A result with its decisions as a tuple or as a source read when they are wanted."""
         # the engine's own values: the messages it was given or rebuilt, no validation pass
-        result = cls.model_construct(messages=messages, state=state, tokens_before=tokens_before,
-                                     tokens_after=tokens_after)
-        if isinstance(decisions, tuple):
-            result._decisions = decisions
-        else:
-            result._source = decisions
+        result = constructed(cls, {"messages": messages, "state": state,
+                                   "tokens_before": tokens_before, "tokens_after": tokens_after})
+        private = result.__pydantic_private__
+        assert private is not None
+        private["_decisions" if isinstance(decisions, tuple) else "_source"] = decisions
         return result
 
     @property
