@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+from datetime import UTC, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from iris.errors import SessionFormatError
 from iris.session import Message, TextBlock, ToolCallBlock, Usage
 
 from workbench.importers import load_session
-from workbench.importers._common import fast_object
+from workbench.importers._common import fast_object, parse_time
 from workbench.storage._fast_json import canonical_dump, may_hold_float
 from workbench.storage._sql import canonical
 from workbench.storage.store import Store
@@ -203,3 +204,29 @@ def test_r_ses_4_real_messages_said_float_free_dump_no_float(path):
     free = [m for m in messages if not may_hold_float(m)]
     assert not any(_floats_in(m.model_dump(mode="json", exclude_none=True)) for m in free)
     assert len(free) > len(messages) / 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.datetimes(), st.sampled_from(["Z", "+00:00", "-05:00", ""]))
+def test_r_ses_4_utc_times_read_as_before(moment, zone):
+    """R-SES-4: a ``…Z`` time (read on a shortcut) gives the same aware datetime as the same time
+    written with ``+00:00``; other offsets and naive times are unchanged."""
+    text = moment.isoformat() + zone
+    try:
+        parsed = parse_time(text)
+    except SessionFormatError:  # -05:00 near the end of year 9999 is out of range in UTC
+        assert zone == "-05:00"
+        return
+    assert parsed is not None
+    if zone in ("Z", "+00:00", ""):
+        assert parsed == moment.replace(tzinfo=UTC) and parsed.utcoffset() == timedelta(0)
+    if zone == "Z":
+        assert parsed.tzinfo is UTC and parsed == parse_time(moment.isoformat() + "+00:00")
+
+
+@pytest.mark.parametrize("text", ["Z", " Z", "2026-13-01T10:00:00Z", "10:00Z", "2026-01-01T25:00:00Z"])
+def test_r_ses_5_bad_utc_times_still_name_the_field(text):
+    """R-SES-5: a ``…Z`` string that is no time is still the field's error."""
+    with pytest.raises(SessionFormatError) as err:
+        parse_time(text, "payload.timestamp")
+    assert err.value.field == "payload.timestamp"

@@ -301,6 +301,14 @@ def parse_time(value: Any, field: str = "timestamp") -> datetime | None:
     (a time must also be expressible in UTC, so ``9999-12-31T23:59-01:00`` is out of range)."""
     if value is None:
         return None
+    if type(value) is str and value[-1:] == "Z":  # the common UTC time: in range whatever its year
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            pass  # the checks below name the problem
+        else:
+            if parsed.tzinfo is UTC:
+                return parsed
     if isinstance(value, str) and not value.strip():  # a writer that meant "no time" writes null
         raise SessionFormatError("an empty timestamp (a time, or null for none)", field=field)
     if isinstance(value, str) and ":" not in value:  # an ISO time has a colon; a number never does

@@ -22,7 +22,7 @@ import re
 import types
 import typing
 from datetime import date, datetime, time
-from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import orjson
 from iris.hashing import canonical_json
@@ -102,7 +102,7 @@ def _plan(cls: type[BaseModel]) -> tuple[str, ...] | None:
 
 def may_hold_float(value: Any) -> bool:
     """False when ``value`` (a record or decoded JSON) provably holds no float, else True."""
-    kind = cast("type[Any]", type(value))  # pyright: ignore[reportUnknownArgumentType]
+    kind: Any = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind in _NO_FLOAT:
         return False
     plan = _PLANS.get(kind, _UNSEEN)
@@ -120,7 +120,7 @@ def may_hold_float(value: Any) -> bool:
 
 
 def _may_hold_float_json(value: Any) -> bool:
-    kind = cast("type[Any]", type(value))  # pyright: ignore[reportUnknownArgumentType]
+    kind: Any = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind is dict:
         value = value.values()
     elif kind is not list and kind is not tuple:
