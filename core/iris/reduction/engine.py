@@ -154,11 +154,10 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
         plan_trims(work, policy, est)
     _externalize(work, writer)
     gates = _gates(config)
-    changes_at = None
-    if config.enabled and len(tracker.items) >= config.min_tool_results_prune:
-        changes_at = partial(_changes_at, tracker=tracker, cfg=config, cfg_key=cfg_key)
+    rules = (_Rules(tracker, config, cfg_key)
+             if config.enabled and len(tracker.items) >= config.min_tool_results_prune else None)
     for it in work:
-        tracker.schedule(it, gates, changes_at)
+        tracker.schedule(it, gates, rules.verdict_at if rules is not None and rules.age_free(it) else None)
     return _finish(messages, tracker, work, first_new, state, est, memory, hint, recalled, writer,
                    grace_used=(state.grace_used + 1 if grace else state.grace_used) if todos_completed else 0,
                    saving=saving)
@@ -182,35 +181,35 @@ def _redecide(it: Item, *, tracker: Tracker, cfg: ReductionConfig, state: Reduct
     _decide(it, ctx, cfg, state, writer, cfg_key, hint)
 
 
-def _rules_verdict(it: Item, age: int, tracker: Tracker, cfg: ReductionConfig, cfg_key: str
-                   ) -> Verdict:
-    """The rules' verdict for ``it`` at ``age`` with its other facts as they are now (the same
-    cache :func:`_decide` fills)."""
-    tool_results = len(tracker.items)
-    key = (min(age, _age_cap(cfg)), it.validity, it.repeated, it.protected,
-           min(tool_results, cfg.min_tool_results_prune), cfg_key)
-    entry = it.entry
-    verdict = entry.verdicts.get(key)
-    if verdict is None:
-        ctx = Context(age=age, validity=it.validity, repeated=it.repeated, recalled=it.protected,
-                      tool_results=tool_results)
-        verdict = entry.verdicts[key] = classify(it.info, ctx, cfg)
-    return verdict
+class _Rules:
+    """The rules' verdicts of this request's results at other ages, for scheduling: the rules
+    compare the age only with the gates, and the group rank, validity, repeats, recall and the
+    saving gate make a result dirty by themselves, so a result kept (or externalised) now whose
+    rules' verdict at a later gate equals the one at its age now would be decided the same there:
+    only its age moves, which its decision derives (the same cache :func:`_decide` fills)."""
 
+    def __init__(self, tracker: Tracker, cfg: ReductionConfig, cfg_key: str) -> None:
+        self.tracker, self.cfg, self.cfg_key = tracker, cfg, cfg_key
+        self.cap = _age_cap(cfg)
+        self.results = len(tracker.items)
+        self.results_key = min(self.results, cfg.min_tool_results_prune)
 
-def _changes_at(it: Item, gate: int, *, tracker: Tracker, cfg: ReductionConfig, cfg_key: str) -> bool:
-    """Whether deciding ``it`` again when its age reaches ``gate`` could change anything. The
-    rules compare the age only with the gates, and the group rank, validity, repeats, recall and
-    the saving gate make a result dirty by themselves, so a result kept (or externalised) now
-    whose rules' verdict at ``gate`` equals the one at its age now would be decided the same:
-    only its age moves, which its decision derives. Anything else is decided at every gate."""
-    v = it.verdict
-    if (v is None or v.action not in ("kept", "externalized") or it.defer is not None
-            or it.seq in tracker.pending):
-        return True
-    age = max(tracker.batches - it.batch, 0)
-    now = _rules_verdict(it, age, tracker, cfg, cfg_key)
-    return _rules_verdict(it, gate, tracker, cfg, cfg_key) != now
+    def age_free(self, it: Item) -> bool:
+        """``it`` may skip the gates at which its rules' verdict stays the same."""
+        v = it.verdict
+        return (v is not None and v.action in ("kept", "externalized") and it.defer is None
+                and it.seq not in self.tracker.pending)
+
+    def verdict_at(self, it: Item, age: int) -> Verdict:
+        key = (min(age, self.cap), it.validity, it.repeated, it.protected, self.results_key,
+               self.cfg_key)
+        entry = it.entry
+        verdict = entry.verdicts.get(key)
+        if verdict is None:
+            ctx = Context(age=age, validity=it.validity, repeated=it.repeated, recalled=it.protected,
+                          tool_results=self.results)
+            verdict = entry.verdicts[key] = classify(it.info, ctx, self.cfg)
+        return verdict
 
 
 def _age_cap(cfg: ReductionConfig) -> int:

@@ -363,15 +363,17 @@ class Tracker:
         return frozenset(recalled)
 
     def schedule(self, it: Item, gates: tuple[int, ...],
-                 changes_at: Callable[[Item, int], bool] | None = None) -> None:
+                 verdict_at: Callable[[Item, int], object] | None = None) -> None:
         """Remember the batch at which the result's age reaches its next gate (with
-        ``changes_at``, the next gate at which it says the result's verdict changes)."""
+        ``verdict_at``, the rules' verdict at an age: the next gate at which it differs from the
+        verdict at the result's age now)."""
         if it.frozen is not None:
             return
         age = self.batches - it.batch
         at = bisect_right(gates, age)
-        if changes_at is not None:
-            while at < len(gates) and not changes_at(it, gates[at]):
+        if verdict_at is not None and at < len(gates):
+            now = verdict_at(it, max(age, 0))
+            while at < len(gates) and verdict_at(it, gates[at]) == now:
                 at += 1
         due = it.batch + gates[at] if at < len(gates) else None
         if due is not None and due != it.due:
