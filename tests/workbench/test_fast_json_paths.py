@@ -230,3 +230,28 @@ def test_r_ses_5_bad_utc_times_still_name_the_field(text):
     with pytest.raises(SessionFormatError) as err:
         parse_time(text, "payload.timestamp")
     assert err.value.field == "payload.timestamp"
+
+
+def _codex_files() -> list[Path]:
+    files = sorted((ROOT / "tests" / "fixtures" / "importers").glob("codex_*.jsonl"))
+    if REAL.is_dir():
+        files += sorted((REAL / "codex_rollout").glob("*.jsonl"))
+    return files
+
+
+@pytest.mark.parametrize("path", _codex_files(), ids=lambda p: p.name[:24])
+def test_r_ses_4_codex_records_built_unvalidated_equal_validated(path):
+    """R-SES-4: a Codex rollout imports to the same session whether its blocks and usage are
+    built directly (values checked by the importer) or through the validating constructors:
+    values, fields set, field order (repr) and dump."""
+    from workbench.importers._fast import validating
+
+    fast = load_session(path, format="codex", lenient=True)
+    with validating():
+        slow = load_session(path, format="codex", lenient=True)
+    assert fast.session == slow.session and repr(fast.session) == repr(slow.session)
+    assert fast.session.model_dump(mode="json") == slow.session.model_dump(mode="json")
+    assert (fast.skipped, fast.warnings) == (slow.skipped, slow.warnings)
+    for a, b in zip(fast.session.messages, slow.session.messages, strict=True):
+        for x, y in zip((a, a.usage, *a.content), (b, b.usage, *b.content), strict=True):
+            assert type(x) is type(y) and getattr(x, "model_fields_set", None) == getattr(y, "model_fields_set", None)

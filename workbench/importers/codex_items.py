@@ -23,6 +23,7 @@ from iris.session import (
 )
 
 from ._common import as_dict, as_int, as_list, as_str, parse_arguments
+from ._fast import maker
 
 __all__ = ["as_items", "codex_usage", "convert_item"]
 
@@ -40,6 +41,16 @@ _IGNORED = {"ghost_snapshot", "other"}
 Converted = tuple[Role, list[ContentBlock], bool] | tuple[None, list[ContentBlock] | None, bool]
 
 
+# Values are checked here (as_str, as_int, parse_arguments), so the records are built without
+# validating them again (see _fast).
+_text = maker(TextBlock, "text")
+_thinking = maker(ThinkingBlock, "text", "encrypted_chars")
+_image = maker(ImageBlock, "name", "original_ref")
+_call_block = maker(ToolCallBlock, "id", "name", "arguments")
+_result = maker(ToolResultBlock, "call_id", "text", "is_error")
+_usage = maker(Usage, "input_tokens", "output_tokens", "cache_read_tokens", "cache_read_in_input", "model", "raw")
+
+
 def convert_item(payload: dict[str, Any]) -> Converted:
     """``(role, blocks, synthetic)`` for one item; role None means "add nothing" (blocks None:
     an unknown item type, worth a warning)."""
@@ -51,7 +62,7 @@ def convert_item(payload: dict[str, Any]) -> Converted:
         encrypted = _encrypted_chars(payload.get("encrypted_content"))
         if not text and encrypted is None:
             return None, [], False
-        return "assistant", [ThinkingBlock(text=text, encrypted_chars=encrypted)], False
+        return "assistant", [_thinking(text, encrypted)], False
     if kind in ("function_call", "custom_tool_call", "local_shell_call"):
         return "assistant", [_call(payload, kind)], False
     if kind in ("function_call_output", "custom_tool_call_output"):
@@ -60,10 +71,10 @@ def convert_item(payload: dict[str, Any]) -> Converted:
         action = payload.get("action")
         if not isinstance(action, dict):
             action = {}
-        return "assistant", [TextBlock(text=f"[web search] {action.get('query', '')}".rstrip())], False
+        return "assistant", [_text(f"[web search] {action.get('query', '')}".rstrip())], False
     if kind == "compaction":
         size = len(payload.get("encrypted_content") or "")
-        return "user", [TextBlock(text=f"[compaction summary: encrypted, {size} chars]")], True
+        return "user", [_text(f"[compaction summary: encrypted, {size} chars]")], True
     if kind in _IGNORED:
         return None, [], False
     return None, None, False
@@ -79,12 +90,12 @@ def _message(payload: dict[str, Any]) -> Converted:
         part = as_dict(part, f"payload.content[{i}]")
         kind = part.get("type")
         if kind in ("input_text", "output_text", "text"):
-            blocks.append(TextBlock(text=as_str(part.get("text"), f"payload.content[{i}].text")))
+            blocks.append(_text(as_str(part.get("text"), f"payload.content[{i}].text")))
         elif kind == "input_image":
             url = part.get("image_url")
             ref = url if isinstance(url, str) and not url.startswith("data:") else (
                 f"inline data URL, {len(url)} chars" if isinstance(url, str) else None)
-            blocks.append(ImageBlock(name=f"image-{i}", original_ref=ref))
+            blocks.append(_image(f"image-{i}", ref))
         else:
             raise SessionFormatError(f"unknown content part type {kind!r}",
                                      field=f"payload.content[{i}].type")
@@ -125,13 +136,11 @@ def _call(payload: dict[str, Any], kind: str) -> ToolCallBlock:
     call_id = as_str(payload.get("call_id") or payload.get("id"), "payload.call_id")
     if kind == "custom_tool_call":
         # Free-form tools (apply_patch) take raw text, kept whole under "input".
-        return ToolCallBlock(id=call_id, name=as_str(payload.get("name"), "payload.name"),
-                             arguments={"input": payload.get("input", "")})
+        return _call_block(call_id, as_str(payload.get("name"), "payload.name"), {"input": payload.get("input", "")})
     if kind == "local_shell_call":
-        return ToolCallBlock(id=call_id, name="local_shell",
-                             arguments=parse_arguments(payload.get("action")))
-    return ToolCallBlock(id=call_id, name=as_str(payload.get("name"), "payload.name"),
-                         arguments=parse_arguments(payload.get("arguments")))
+        return _call_block(call_id, "local_shell", parse_arguments(payload.get("action")))
+    return _call_block(call_id, as_str(payload.get("name"), "payload.name"),
+                       parse_arguments(payload.get("arguments")))
 
 
 def _output(payload: dict[str, Any]) -> ToolResultBlock:
@@ -144,18 +153,17 @@ def _output(payload: dict[str, Any]) -> ToolResultBlock:
         output = output.get("content", json.dumps(output, ensure_ascii=False, sort_keys=True))
     if isinstance(output, list):
         output = "\n".join(p.get("text", "") for p in output if isinstance(p, dict))
-    return ToolResultBlock(call_id=call_id, text=as_str(output, "payload.output", optional=True),
-                           is_error=is_error)
+    return _result(call_id, as_str(output, "payload.output", optional=True), is_error)
 
 
 def codex_usage(last: dict[str, Any], model: str | None) -> Usage:
     """``last_token_usage`` of one model call. ``input_tokens`` includes the cached tokens
     (OpenAI convention), so ``cache_read_in_input`` is True."""
     field = "payload.info.last_token_usage"
-    return Usage(input_tokens=as_int(last.get("input_tokens"), f"{field}.input_tokens"),
-                 output_tokens=as_int(last.get("output_tokens"), f"{field}.output_tokens"),
-                 cache_read_tokens=as_int(last.get("cached_input_tokens"), f"{field}.cached_input_tokens"),
-                 cache_read_in_input=True, model=model, raw=last)
+    return _usage(as_int(last.get("input_tokens"), f"{field}.input_tokens"),
+                  as_int(last.get("output_tokens"), f"{field}.output_tokens"),
+                  as_int(last.get("cached_input_tokens"), f"{field}.cached_input_tokens"),
+                  True, model, last)
 
 
 def as_items(history: Any) -> list[dict[str, Any]]:

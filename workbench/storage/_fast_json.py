@@ -59,8 +59,9 @@ def canonical_dump(model: BaseModel) -> str:
         text = orjson.dumps(value, option=_ORJSON)
     except TypeError:  # orjson.JSONEncodeError: a value only json.dumps writes (or refuses itself)
         return canonical_json(value)
-    if may_hold_float(model) and (b"null" in text or b"0.0000" in text
-                                  or _SHORT_EXPONENT.search(text) is not None):
+    if not may_hold_float(model):
+        return text.decode()
+    if b"null" in text or b"0.0000" in text or _SHORT_EXPONENT.search(text) is not None:
         return canonical_json(value)
     return text.decode()
 
@@ -113,8 +114,9 @@ def may_hold_float(value: Any) -> bool:
     if plan is None:
         return True
     fields = value.__dict__
-    for name in plan:  # loops, not any(): this runs for every stored message
-        if may_hold_float(fields[name]):
+    for name in plan:  # loops, not any(), and plain values judged inline: this runs per message
+        item = fields[name]
+        if type(item) not in _NO_FLOAT and may_hold_float(item):
             return True
     return False
 
@@ -126,6 +128,9 @@ def _may_hold_float_json(value: Any) -> bool:
     elif kind is not list and kind is not tuple:
         return kind not in _NO_FLOAT  # a float, or anything not known to be float-free
     for item in value:
-        if may_hold_float(item):
+        kind = type(item)  # pyright: ignore[reportUnknownVariableType]
+        if kind in _NO_FLOAT:
+            continue
+        if kind is float or may_hold_float(item):
             return True
     return False
