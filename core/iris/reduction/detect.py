@@ -126,14 +126,26 @@ def search_hits(text: str, limit: int | None = None) -> list[tuple[str, int, str
 
 
 def is_search_content(text: str) -> bool:
-    """At least 2 of the first 24 lines parse as ``path:line:text``."""
-    return len(search_hits(text, limit=24)) >= 2
+    """At least 2 of the first 24 lines parse as ``path:line:text`` (:func:`search_hits`)."""
+    hits = 0
+    for line in head_lines(text, 24)[0]:
+        m = _SEARCH_LINE.match(line)
+        if m and any(c in m.group("path") for c in "/\\."):
+            hits += 1
+            if hits == 2:  # enough: the rest of the lines change nothing
+                return True
+    return False
 
 
 def is_numbered_source(text: str) -> bool:
     """At least 4 of the first 16 lines start with digits and whitespace (or Claude's arrow)."""
-    head = head_lines(text, 16)[0]
-    return sum(1 for ln in head if _NUMBERED.match(ln) or _NUMBERED_ARROW.match(ln)) >= 4
+    hits = 0
+    for ln in head_lines(text, 16)[0]:
+        if _NUMBERED.match(ln) or _NUMBERED_ARROW.match(ln):
+            hits += 1
+            if hits == 4:
+                return True
+    return False
 
 
 def is_json_document(text: str) -> bool:
