@@ -6,11 +6,14 @@ entry per step.
 A chunk holds :data:`CHUNK_STEPS` steps. Each of its four streams is zlib-compressed
 newline-separated JSON, one line per step (per stored request for ``requests``):
 
-* ``steps``: the step's scalar columns (:class:`~workbench.records.StepRow`), its whole-request
-  figures and each stage's ``[name, before, after]`` tokens (read for every step at once);
-* ``marks``: ``[stage, position, kind, message_index]`` of each decision (what decision queries
-  filter on before any record is parsed);
-* ``records``: the whole preparation record, decisions included;
+* ``steps``: the values of the step's scalar columns (:class:`~workbench.records.StepRow`) and
+  whole-request figures, in the order of ``migrations.STEP_COLUMNS`` (read for every step when a
+  replay opens);
+* ``marks``: ``[step, [[stage, position, kind, message_index], ...], [[stage, before, after],
+  ...]]``: each decision's mark (what decision queries filter on before any record is parsed)
+  and each stage's tokens (what stage savings read);
+* ``records``: the whole preparation record, decisions included, without the fields its
+  ``steps`` line holds (``migrations.RECORD_FIELDS_IN_STEPS``);
 * ``requests``: ``[ref, skeleton]`` of each final request first stored in the chunk, its part
   lists and marks written as the change from the request before it in the chunk.
 
