@@ -30,6 +30,7 @@ from iris.session import (
 from pydantic import Field, TypeAdapter, ValidationError
 
 from ._common import MAX_COUNT, fast_object, has_surrogate_escape, json_error_words, scrub_surrogates
+from ._fast import paused_gc
 from ._source import open_bytes
 
 __all__ = ["NativeEvent", "dump_session", "dumps_session", "event_schema", "load_native", "parse_native_lines"]
@@ -262,5 +263,5 @@ def _check_numbers(value: Any, path: str | Path | None, lineno: int, field: str 
 def load_native(path: str | Path, *, lenient: bool = False,
                 skipped: list[SessionFormatError] | None = None) -> Session:
     path = Path(path)
-    with open_bytes(path) as fh:
+    with open_bytes(path) as fh, paused_gc():  # as load_session does: the records are kept
         return parse_native_lines(fh, path=path, lenient=lenient, skipped=skipped)
