@@ -223,6 +223,7 @@ class _Runner:
         self.session, self.progress = session, inputs.observers.progress
         self.baseline: Literal["engine", "recorded"] = options.baseline
         self.stop_after, self.keep_bodies = options.stop_after, options.keep_bodies
+        self.keep_records, self.on_compaction = options.keep_records, inputs.observers.on_compaction
         self.artifacts, self.freezer = inputs.artifacts, inputs.freezer
         self.calibration = Calibration.start(getattr(config, "estimate", None))
         self.cache = TokenCache(estimator)
@@ -290,10 +291,12 @@ class _Runner:
                     checkpoints.append(applied)
                     if self.keep_bodies:
                         archives[applied.archive_name] = outcome.state.compaction.archive_text
+                    self._archived(applied, outcome.state.compaction.archive_text)
                 ref = self.publisher.publish(p, outcome.request)
                 if isinstance(ref, str) and ref and outcome.request is not None:
                     p = p.model_copy(update={"final_request_ref": ref})  # the sink's reference
-                preparations.append(p)
+                if self.keep_records:
+                    preparations.append(p)
                 if self.artifacts is not None:
                     self.artifacts.discard()
                 self.freezer.step_done()
@@ -315,6 +318,17 @@ class _Runner:
                       recorded_compactions=recorded_marks(
                           self.session, walk.left_out, baseline=self.baseline == "recorded"),
                       messages_counted=self.cache.counted)
+
+    def _archived(self, applied: AppliedCompaction, text: str) -> None:
+        """Hand a committed compaction and its archive text to the observer; like a sink's, its
+        failure is noted and never changes the replay."""
+        if self.on_compaction is None:
+            return
+        try:
+            self.on_compaction(applied, text)
+        except Exception as exc:  # noqa: BLE001 -- an observer's failure never changes execution
+            self.publisher.failures.append(
+                f"step {applied.step_index}: on_compaction: {type(exc).__name__}: {exc}")
 
     def _contributions(self, k: int, walk: Walk) -> tuple[tuple[Part, ...], Exception | None]:
         if self.source is None or self.collector is None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from .context import ContextBuildInput, ContextSource
     from .preparation.publisher import EvidenceSink, PreparationEvent
+    from .replay import AppliedCompaction
     from .tokens import TokenEstimator
 
 __all__ = ["Baseline", "ReplayEnvironment", "ReplayObservers", "ReplayOptions", "StepProgress"]
@@ -45,6 +46,9 @@ class ReplayObservers:
     """Called with ``(steps done, steps in all)`` after each step."""
     cancel: Callable[[], bool] | None = None
     """Asked between stages; True ends the replay with a ``cancelled`` step."""
+    on_compaction: Callable[[AppliedCompaction, str], object] | None = None
+    """Called with each compaction the replay commits and its archive text, before the step is
+    published (a host that streams the replay keeps the archive without the result holding it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +85,9 @@ class ReplayOptions:
     keep_bodies: bool = True
     """False: the result keeps neither the final requests nor the archive texts; each request goes
     only to the sink and the archives only to the session directory."""
+    keep_records: bool = True
+    """False: the result's ``preparations`` is empty; each preparation goes only to the sink, so
+    a replay streamed into a store holds one step at a time (the records are the same)."""
     pause_collector: bool = True
     """True: while the replay runs, what each step leaves alive is moved into the collector's
     permanent generation (:mod:`iris.collector_pause`), so young-generation passes skip it; the

@@ -37,7 +37,8 @@ def test_r_ses_5_replay_of_unconvertible_numbers_in_tool_content(tmp_path):
     with Store(tmp_path / "store.db") as store:
         outcome = store.import_file(_hostile_reads(tmp_path), format="claude_code")
         info, result = replay_and_save(store, outcome.session_id)
-    assert info.step_count == 3 and len(result.requests) == 3
+        requests = store.replays.open(info.id).request_parts()
+    assert info.step_count == len(result.preparations) == 3 and len(requests) == 3
 
 
 def test_r_ses_5_checkpoint_headings_parse_in_linear_time():

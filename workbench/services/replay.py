@@ -11,8 +11,9 @@ replay id and save time, so switching pages never parses the store again.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from iris.compaction.summarisers import Summariser
 from iris.config import (
@@ -25,13 +26,15 @@ from iris.config import (
 from iris.errors import StorageError
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.prompts import PromptSnapshot, configured_snapshot
-from iris.replay import Replay, ReplayObservers, ReplayOptions
+from iris.replay import AppliedCompaction, Replay, ReplayObservers, ReplayOptions, config_snapshot_id
 from iris.replay import replay as run_replay
 from iris.replay_options import Baseline
 from iris.session import Message, Session
 from iris.yaml_errors import read_yaml
 
 from ..analysis.replay_reader import replay_facts
+from ..pricing.cache import Prefix
+from ..pricing.prefixes import prefix_sink
 from ..progress import Progress, no_progress
 from ..records import ArchiveRecord, EvidenceBundle, ReplayInfo
 from ..storage.store import Store, workbench_home
@@ -41,6 +44,8 @@ __all__ = [
     "BUDGET_REPLAY_NAME",
     "DEFAULT_REPLAY_NAME",
     "RECORDED_REPLAY_NAME",
+    "StepFigures",
+    "StreamedReplay",
     "budget_96k_config",
     "bundle_from_replay",
     "check_replay_owner",
@@ -54,6 +59,7 @@ __all__ = [
     "replay_session",
     "save_replay_result",
     "session_messages",
+    "stream_replay",
     "summariser_name",
     "workspace_templates",
 ]
@@ -133,14 +139,150 @@ def bundle_from_replay(result: Replay, *, config: ContextConfig, prompts: Prompt
         ArchiveRecord(n=n, step_index=c.step_index, path=c.archive_name,
                       text=result.archives.get(c.archive_name, ""), checkpoint_text=c.checkpoint_text)
         for n, c in enumerate(result.checkpoints, start=1))
+    return _header(config, prompts, summariser, result.configuration_snapshot_id).model_copy(
+        update={"preparations": tuple(preparations), "requests": requests, "archives": archives,
+                "facts": replay_facts(result, warnings=config.warnings)})
+
+
+def _header(config: ContextConfig, prompts: PromptSnapshot, summariser: str,
+            snapshot_id: str) -> EvidenceBundle:
+    """What a saved replay keeps besides its steps: configuration, templates, summariser."""
     return EvidenceBundle(
-        preparations=tuple(preparations), requests=requests, archives=archives,
-        configuration_snapshot_id=result.configuration_snapshot_id,
+        preparations=(), configuration_snapshot_id=snapshot_id,
         configuration_hash=config_hash(config),
         configuration_json=config.model_dump(mode="json", exclude={"warnings"}),
         configuration_yaml=config_to_yaml(config), template_snapshot_id=prompts.snapshot_id,
-        template_sources=dict(prompts.sources), summariser=summariser,
-        facts=replay_facts(result, warnings=config.warnings))
+        template_sources=dict(prompts.sources), summariser=summariser)
+
+
+_HEAVY = ("stages", "final_tools", "final_contribution_keys", "protected_sources")
+_FIGURES = tuple(n for n in ContextPreparation.model_fields if n not in _HEAVY)
+
+
+class StageFigures(NamedTuple):
+    """One stage of a :class:`StepFigures`: its tokens, not its decisions."""
+
+    name: str
+    status: str
+    before_input_tokens: int
+    after_input_tokens: int
+    decisions: tuple[Any, ...] = ()
+
+
+class StepFigures:
+    """What a streamed replay keeps of a step that applied no compaction: every scalar field of
+    its record (``step_index``, ``phase``, the token figures, calibration, usage…) and each
+    stage's tokens; read by attribute as the record is (summaries, figures, run summaries and
+    cost read them so). A few hundred bytes, where the record with its decisions is tens of
+    kilobytes."""
+
+    __slots__ = (*_FIGURES, "stages")
+
+    def __init__(self, preparation: ContextPreparation) -> None:
+        for name in _FIGURES:
+            setattr(self, name, getattr(preparation, name))
+        self.stages = tuple(StageFigures(s.name, s.status, s.before_input_tokens,
+                                         s.after_input_tokens) for s in preparation.stages)
+
+    def stage(self, name: str) -> StageFigures | None:
+        return next((s for s in self.stages if s.name == name), None)
+
+
+def _figures_of(preparation: ContextPreparation) -> Any:
+    """What a streamed replay keeps of a step: its :class:`StepFigures`, or the whole record
+    when it applied a compaction (its decisions say how; there are few such steps)."""
+    return preparation if preparation.compaction_applied else StepFigures(preparation)
+
+
+@dataclass
+class _StepTee:
+    """The evidence sink of a streamed replay: each step goes to the store's sink (when saving)
+    and to the prefix sink (when pricing), and only its figures stay (whole records with
+    ``keep``). A store failure is kept and raised once the replay ends (the engine's publisher
+    would otherwise note it and go on)."""
+
+    store: Any = None
+    prefixes: Any = None
+    keep: bool = False
+    steps: list[Any] = field(default_factory=list)
+    error: Exception | None = None
+    archives: int = 0
+
+    def save(self, preparation: ContextPreparation, request: PreparedRequest | None) -> str | None:
+        ref = None
+        if self.store is not None and self.error is None:
+            try:
+                ref = self.store.save(preparation, request)
+            except Exception as exc:  # noqa: BLE001 -- raised after the replay, see the class doc
+                self.error = exc
+        if self.prefixes is not None:
+            self.prefixes.save(preparation, request)
+        self.steps.append(preparation if self.keep else _figures_of(preparation))
+        return ref
+
+    def archive(self, applied: AppliedCompaction, text: str) -> None:
+        self.archives += 1
+        if self.store is not None and self.error is None:
+            self.store.archive(ArchiveRecord(n=self.archives, step_index=applied.step_index,
+                                             path=applied.archive_name, text=text,
+                                             checkpoint_text=applied.checkpoint_text))
+
+
+@dataclass(frozen=True)
+class StreamedReplay:
+    """A replay streamed into the store (or through it with nothing saved): ``result`` is the
+    engine's result with each preparation as :func:`stream_replay` kept it and no request or
+    archive body; ``prefixes`` each ready step's cache prefix (when asked for), what
+    ``replay_cost`` reads from request bodies; ``info`` the saved replay (None: not saved)."""
+
+    result: Replay
+    info: ReplayInfo | None = None
+    prefixes: dict[int, Prefix] | None = None
+
+
+def stream_replay(session: Session, *, store: Store | None = None, session_id: str = "",
+                  name: str = DEFAULT_REPLAY_NAME, config: ContextConfig | None = None,
+                  prompts: PromptSnapshot | None = None, summariser: Summariser | None = None,
+                  progress: Progress = no_progress, baseline: Baseline = "engine",
+                  keep_records: bool = False, prefixes: bool = False) -> StreamedReplay:
+    """Replay ``session`` and write each step into ``store`` under ``name`` as it is made (None:
+    nothing saved), holding one step at a time: the saved replay reads back as a whole replay
+    saved in one piece did. The result's ``preparations`` are each step's :class:`StepFigures`
+    (a step that applied a compaction keeps its record): every figure the summary, run summary,
+    facts and cost state, read by attribute; ``keep_records``: the records, whole, as the engine
+    made them (``--json``). ``prefixes``: also each step's cache prefix, for pricing the replay
+    as one that kept its request bodies is priced."""
+    config = config or default_config()
+    prompts = prompts or workspace_templates(config)
+    name_of = summariser_name(summariser)
+    tee = _StepTee(prefixes=prefix_sink(session) if prefixes else None, keep=keep_records)
+
+    def steps_done(done: int, total: int) -> None:
+        progress(0.05 + 0.85 * done / max(total, 1), f"step {done:,} of {total:,}")
+
+    def run() -> Replay:
+        result = run_replay(session, config, prompts=prompts, summariser=summariser,
+                            observers=ReplayObservers(progress=steps_done, sink=tee,
+                                                      on_compaction=tee.archive),
+                            options=ReplayOptions(baseline=baseline, keep_bodies=False,
+                                                  keep_records=False))
+        if tee.error is not None:
+            raise tee.error
+        if result.observation_failures:  # the sink and archive hook are this function's own
+            raise StorageError(f"the replay could not be kept: {result.observation_failures[0]}")
+        return result.model_copy(update={"preparations": tuple(tee.steps)})
+
+    if store is None:
+        result, info = run(), None
+    else:
+        header = _header(config, prompts, name_of, config_snapshot_id(config, prompts))
+        with store.replays.streamed(header, session_id=session_id, name=name) as sink:
+            tee.store = sink
+            result = run()
+            progress(0.95, "saving")
+            info = sink.finish(replay_facts(result, warnings=config.warnings))
+    return StreamedReplay(result=result, info=info,
+                          prefixes=tee.prefixes.prefixes if tee.prefixes is not None else None)
 
 
 def load_configuration(path: str | Path | None) -> ContextConfig:
@@ -155,16 +297,18 @@ def replay_and_save(store: Store, session_id: str, *, name: str = DEFAULT_REPLAY
                     config: ContextConfig | None = None, prompts: PromptSnapshot | None = None,
                     summariser: Summariser | None = None, progress: Progress = no_progress,
                     baseline: Baseline = "engine") -> tuple[ReplayInfo, Any]:
-    """Replay a stored session and save it under ``name`` (replacing one of that name)."""
+    """Replay a stored session and save it under ``name`` (replacing one of that name), each
+    step written as it is made (:func:`stream_replay`): the result keeps each step's figures
+    (:class:`StepFigures`), not its decisions, request or archive bodies (the saved replay has
+    those)."""
     progress(0.0, "reading the session")
     session = store.session(session_id)
-    result, bundle = replay_session(session, config=config, prompts=prompts,
-                                    summariser=summariser, progress=progress, baseline=baseline)
-    progress(0.95, "saving")
-    info = store.replays.save(bundle, session_id=session_id, name=name)
+    streamed = stream_replay(session, store=store, session_id=session_id, name=name,
+                             config=config, prompts=prompts, summariser=summariser,
+                             progress=progress, baseline=baseline)
     store.session_tokens(session_id, session.messages)  # the replay has just counted every message
     progress(1.0, "ready")
-    return info, result
+    return cast("ReplayInfo", streamed.info), streamed.result
 
 
 def budget_96k_config() -> ContextConfig:

@@ -12,7 +12,8 @@ scalar columns and parses each step's full record when that step is looked at.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Generator, Hashable, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -84,6 +85,22 @@ class ReplayRepository:
         return StoreSink(ReplayWriter(self._db, replay_id, session_id=session_id, name=name,
                                       summariser=summariser, created=_stamp(clock)))
 
+    @contextmanager
+    def streamed(self, header: EvidenceBundle, *, session_id: str, name: str,
+                 clock: Callable[[], datetime] = _now) -> Generator[StoreSink]:
+        """Save (or replace) the replay ``name`` step by step as the engine publishes it, in one
+        transaction like :meth:`save`: nothing of it is visible, and the replay it replaces
+        stays, until the block ends without an error. ``header`` gives the configuration,
+        templates and summariser (its preparations are not read); the block ends with
+        ``sink.finish(facts)``. Steps are written a chunk at a time, so the process holds one
+        chunk of steps, not the replay; the store's write lock is held while the block runs."""
+        replay_id = replay_id_for(session_id, name)
+        with guard("saving a replay", self._db), write_transaction(self._db):
+            writer = ReplayWriter(self._db, replay_id, session_id=session_id, name=name,
+                                  summariser=header.summariser, created=_stamp(clock))
+            yield StoreSink(writer, header=header, each_step=False)
+        self._cache.forget(replay_id)
+
     def delete(self, replay_id: str) -> bool:
         """Delete a replay and (through the schema's cascades) every row below it, then the request
         bodies no other replay shares; False when it did not exist."""
@@ -150,13 +167,15 @@ class ReplayRepository:
 
 class StoreSink:
     """An ``EvidenceSink`` writing into one named replay (replacing it), one transaction per step,
-    so a crash keeps every step already published."""
+    so a crash keeps every step already published (``each_step``; otherwise the caller's one
+    transaction, :meth:`ReplayRepository.streamed`, and each chunk written once it is full)."""
 
-    def __init__(self, writer: ReplayWriter) -> None:
-        self._writer = writer
+    def __init__(self, writer: ReplayWriter, *, header: EvidenceBundle | None = None,
+                 each_step: bool = True) -> None:
+        self._writer, self._each_step = writer, each_step
         self.replay_id = writer.replay_id
         with guard("saving a replay", writer.db), write_transaction(writer.db):
-            writer.begin(EvidenceBundle(preparations=(), summariser=writer.summariser))
+            writer.begin(header or EvidenceBundle(preparations=(), summariser=writer.summariser))
 
     def save(self, preparation: ContextPreparation, request: Any) -> str | None:
         """Write one step; returns the evidence reference of its final request (its content hash,
@@ -164,10 +183,17 @@ class StoreSink:
         preparation's ``final_request_ref``."""
         ref = request.ref if request is not None else None
         preparation = preparation.model_copy(update={"final_request_ref": ref})
+        if not self._each_step:
+            self._writer.add_step(preparation, request)
+            return ref
         with guard("saving a replay step", self._writer.db), write_transaction(self._writer.db):
             self._writer.add_step(preparation, request)
             self._writer.flush()
         return ref
+
+    def archive(self, record: ArchiveRecord) -> None:
+        """Keep one compaction's archive (written with the chunk of steps it belongs to)."""
+        self._writer.add_archives((record,))
 
     def finish(self, facts: ReplayFacts | None = None) -> ReplayInfo:
         """Write the replay's counts (steps, phases, compactions, final tokens) and its facts."""

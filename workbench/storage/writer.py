@@ -46,13 +46,19 @@ class ReplayWriter:
         self.db, self.replay_id, self.summariser = db, replay_id, summariser
         self._session_id, self._name, self._created = session_id, name, created
         self._bundle = EvidenceBundle(preparations=(), summariser=summariser)
-        self._steps: list[ContextPreparation] = []
+        # the counts the replay row states, kept as the steps pass (a streamed replay holds no
+        # step once its chunk is written)
+        self._phases = {"ready": 0, "failed": 0, "cancelled": 0}
+        self._count = self._compactions = self._final_tokens = 0
+        self._first: tuple[str, int] | None = None  # its configuration snapshot, schema version
         self._n = 0  # the replay's integer key, set by begin
         self._chunk = Chunk(0)
         self._indexes: set[int] = set()
         self._rows: dict[str, list[tuple[Any, ...]]] = {}
         self._ids: dict[bytes, int] = {}
-        self._memo: dict[int, tuple[object, int]] = {}  # id(obj) → (obj, part): objects are shared
+        # id(obj) → (obj, part) of the previous request's messages and tools: consecutive
+        # requests share most objects, and a longer memory would keep every request alive
+        self._memo: dict[int, tuple[object, int]] = {}
         self._refs: set[str] = set()
         self._bodies: dict[bytes, str] = {}  # digest → body text of parts not yet written
         self._parts: list[tuple[int, bytes]] = []  # (part id, digest) not yet written
@@ -82,7 +88,12 @@ class ReplayWriter:
             raise sqlite3.IntegrityError("UNIQUE constraint failed: preparations.replay_id, "
                                          "preparations.step_index")
         self._indexes.add(prep.step_index)
-        self._steps.append(prep)
+        self._count += 1
+        self._phases[prep.phase] = self._phases.get(prep.phase, 0) + 1
+        self._compactions += bool(prep.compaction_applied)
+        self._final_tokens = _final_request(prep)
+        if self._first is None:
+            self._first = (prep.configuration_snapshot_id, prep.schema_version)
         chunk = self._chunk
         stages = [[s.name, s.before_input_tokens, s.after_input_tokens] for s in prep.stages]
         marks = [[s.name, i, d.kind, d.message_index]
@@ -116,10 +127,7 @@ class ReplayWriter:
         if not self._chunk.empty:
             self._write_chunk(final=final)
         self._write_parts()
-        for table, sql in _INSERTS.items():
-            rows = self._rows.pop(table, None)
-            if rows:
-                self.db.conn.executemany(sql, rows)
+        self._write_rows()
 
     def finish(self, facts: ReplayFacts | None = None) -> ReplayInfo:
         """Flush and write the replay's counts (and ``facts``, when given); request bodies no
@@ -143,8 +151,15 @@ class ReplayWriter:
         self.db.execute("INSERT OR REPLACE INTO step_chunks (replay_n, c, steps, marks, records, "
                         "requests) VALUES (?, ?, ?, ?, ?, ?)",
                         [self._n, chunk.number, *chunk.row(final=final).values()])
-        if final:
-            self._write_parts()  # bodies do not pile up in memory over a long replay
+        if final:  # bodies, ids and archives do not pile up in memory over a long replay
+            self._write_parts()
+            self._write_rows()
+
+    def _write_rows(self) -> None:
+        for table, sql in _INSERTS.items():
+            rows = self._rows.pop(table, None)
+            if rows:
+                self.db.conn.executemany(sql, rows)
 
     def _write_parts(self) -> None:
         if not self._parts:
@@ -156,26 +171,25 @@ class ReplayWriter:
         self._bodies, self._parts = {}, []
 
     def _info_row(self) -> dict[str, Any]:
-        bundle, preps = self._bundle, self._steps
-        phases = [p.phase for p in preps]
+        bundle, first, phases = self._bundle, self._first, self._phases
         return {
             "id": self.replay_id, "name": self._name, "session_id": self._session_id,
             "configuration_hash": bundle.configuration_hash,
             "template_snapshot_id": bundle.template_snapshot_id,
             "configuration_snapshot_id": bundle.configuration_snapshot_id or (
-                preps[0].configuration_snapshot_id if preps else ""),
-            "summariser": self.summariser, "created_at": self._created, "step_count": len(preps),
-            "ready_count": phases.count("ready"), "failed_count": phases.count("failed"),
-            "cancelled_count": phases.count("cancelled"),
-            "compactions_applied": sum(1 for p in preps if p.compaction_applied),
-            "final_tokens": _final_request(preps[-1]) if preps else 0,
-            "record_schema_version": preps[0].schema_version if preps else 1,
+                first[0] if first else ""),
+            "summariser": self.summariser, "created_at": self._created, "step_count": self._count,
+            "ready_count": phases["ready"], "failed_count": phases["failed"],
+            "cancelled_count": phases["cancelled"], "compactions_applied": self._compactions,
+            "final_tokens": self._final_tokens,
+            "record_schema_version": first[1] if first else 1,
             "extras_json": bundle.facts.model_dump_json(),
         }
 
-    def _part(self, obj: Any) -> int:
-        hit = self._memo.get(id(obj))
+    def _part(self, obj: Any, memo: dict[int, tuple[object, int]]) -> int:
+        hit = memo.get(id(obj)) or self._memo.get(id(obj))
         if hit is not None and hit[0] is obj:
+            memo[id(obj)] = hit
             return hit[1]
         body = obj.model_dump_json() if isinstance(obj, BaseModel) else canonical(obj)
         digest = hashlib.sha256(body.encode()).digest()
@@ -184,7 +198,7 @@ class ReplayWriter:
             part = self._ids[digest] = len(self._ids)
             self._bodies[digest] = body
             self._parts.append((part, digest))
-        self._memo[id(obj)] = (obj, part)
+        memo[id(obj)] = (obj, part)
         return part
 
     def _add_request(self, ref: str, request: PreparedRequest) -> None:
@@ -193,11 +207,13 @@ class ReplayWriter:
         self._refs.add(ref)
         # Marks as plain lists (origin, history index, key, marks): a model dump per message and
         # step was most of the saving time of a long replay.
+        memo: dict[int, tuple[object, int]] = {}
         self._chunk.add_request(ref, {
-            "m": [self._part(m) for m in request.messages],
-            "t": [self._part(t) for t in request.tools],
+            "m": [self._part(m, memo) for m in request.messages],
+            "t": [self._part(t, memo) for t in request.tools],
             "k": [[k.origin, k.history_index, k.key, list(k.marks)] for k in request.marks],
             "d": list(request.dropped)})
+        self._memo = memo
 
 
 _INSERTS = {
