@@ -112,8 +112,11 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
     tracker = _tracker(messages, state, memory, key, kinds, kinds_key)
     seen_items = len(tracker.items)
     dirty, recalled, first_new = tracker.advance(messages, state, policy.preserve_recent_tool_groups)
+    gates = _gates(config)
     if seen_items < config.min_tool_results_prune:  # the generic rule's activation may change
         dirty = {it.seq: it for it in tracker.items}
+    elif config.enabled and tracker.timed:
+        _skip_unchanged(tracker, dirty, _Rules(tracker, config, cfg_key), gates)
     decide = partial(_redecide, tracker=tracker, cfg=config, state=state, writer=writer,
                      cfg_key=cfg_key, hint=hint)
     work = [dirty[k] for k in sorted(dirty)]
@@ -153,11 +156,8 @@ def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, poli
     if hint:
         plan_trims(work, policy, est)
     _externalize(work, writer)
-    gates = _gates(config)
-    rules = (_Rules(tracker, config, cfg_key)
-             if config.enabled and len(tracker.items) >= config.min_tool_results_prune else None)
     for it in work:
-        tracker.schedule(it, gates, rules.verdict_at if rules is not None and rules.age_free(it) else None)
+        tracker.schedule(it, gates)
     return _finish(messages, tracker, work, first_new, state, est, memory, hint, recalled, writer,
                    grace_used=(state.grace_used + 1 if grace else state.grace_used) if todos_completed else 0,
                    saving=saving)
@@ -181,12 +181,24 @@ def _redecide(it: Item, *, tracker: Tracker, cfg: ReductionConfig, state: Reduct
     _decide(it, ctx, cfg, state, writer, cfg_key, hint)
 
 
+def _skip_unchanged(tracker: Tracker, dirty: dict[int, Item], rules: _Rules,
+                    gates: tuple[int, ...]) -> None:
+    """Leave out of ``dirty`` the results whose age reached a gate and nothing else happened to,
+    when the rules decide the same at the new age as at their latest decision: the rules compare
+    the age only with the gates, and the group rank, validity, repeats, recall and the saving
+    gate make a result dirty by themselves, so a result kept (or externalised) whose rules'
+    verdict did not change would be decided the same: only its age moves, which its decision
+    derives. Such a result waits for its next gate."""
+    for it in tracker.timed:
+        if (it.rules is not None and rules.age_free(it)
+                and rules.verdict_at(it, max(tracker.batches - it.batch, 0)) == it.rules):
+            del dirty[it.seq]
+            tracker.schedule(it, gates)
+
+
 class _Rules:
-    """The rules' verdicts of this request's results at other ages, for scheduling: the rules
-    compare the age only with the gates, and the group rank, validity, repeats, recall and the
-    saving gate make a result dirty by themselves, so a result kept (or externalised) now whose
-    rules' verdict at a later gate equals the one at its age now would be decided the same there:
-    only its age moves, which its decision derives (the same cache :func:`_decide` fills)."""
+    """The rules' verdicts of this request's results at other ages (the same cache
+    :func:`_decide` fills)."""
 
     def __init__(self, tracker: Tracker, cfg: ReductionConfig, cfg_key: str) -> None:
         self.tracker, self.cfg, self.cfg_key = tracker, cfg, cfg_key
@@ -239,7 +251,7 @@ def _decide(it: Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
     verdict = entry.verdicts.get(key)
     if verdict is None:
         verdict = entry.verdicts[key] = classify(it.info, ctx, cfg)
-    it.verdict = verdict
+    it.verdict = it.rules = verdict
     if verdict.action != "kept":
         existing = it.block.artifact_path or state.externalized.get(it.info.call_id)
         rkey = (verdict.render, verdict.why, session_dir is not None, existing)

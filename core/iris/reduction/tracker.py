@@ -68,6 +68,7 @@ class Item:
         "ref",
         "rendering",
         "repeated",
+        "rules",
         "saved",
         "seq",
         "settled",
@@ -86,6 +87,8 @@ class Item:
         self.group: int | None = None
         self.age = 0
         self.verdict: Verdict | None = None
+        self.rules: Verdict | None = None
+        """The rules' verdict of its latest decision (None: frozen, or reduction disabled)."""
         self.rendering: Rendering | None = None
         self.frozen: FrozenRendering | None = None
         self.group_closed = False
@@ -112,6 +115,7 @@ class Item:
 
     def reset(self) -> None:
         self.verdict, self.rendering, self.frozen, self.text = None, None, None, self.block.text
+        self.rules = None
         self.defer = None
 
     def decision(self, view: DecisionView) -> ToolResultDecision:
@@ -201,6 +205,8 @@ class Tracker:
         self.pending_gate: str | None = None
         """The gate that keeps the pending results."""
         self._view: weakref.ref[DecisionView] | None = None
+        self.timed: list[Item] = []
+        """Results the latest :meth:`advance` made dirty only because their age reached a gate."""
 
     def view(self, saving: int) -> DecisionView:
         """The decisions of the request just settled (see :class:`DecisionView`)."""
@@ -259,10 +265,13 @@ class Tracker:
         self._repeats(new, dirty)
         self._validity(new, dirty)
         recalled = self._recall(new, state, dirty)
+        self.timed = []
         while self.heap and self.heap[0][0] <= self.batches:
             due, seq, it = heapq.heappop(self.heap)
             if it.due == due:
                 it.due = None
+                if seq not in dirty:
+                    self.timed.append(it)
                 dirty[seq] = it
         return dirty, recalled, start
 
@@ -362,19 +371,12 @@ class Tracker:
                 dirty[it.seq] = it
         return frozenset(recalled)
 
-    def schedule(self, it: Item, gates: tuple[int, ...],
-                 verdict_at: Callable[[Item, int], object] | None = None) -> None:
-        """Remember the batch at which the result's age reaches its next gate (with
-        ``verdict_at``, the rules' verdict at an age: the next gate at which it differs from the
-        verdict at the result's age now)."""
+    def schedule(self, it: Item, gates: tuple[int, ...]) -> None:
+        """Remember the batch at which the result's age reaches its next gate."""
         if it.frozen is not None:
             return
         age = self.batches - it.batch
         at = bisect_right(gates, age)
-        if verdict_at is not None and at < len(gates):
-            now = verdict_at(it, max(age, 0))
-            while at < len(gates) and verdict_at(it, gates[at]) == now:
-                at += 1
         due = it.batch + gates[at] if at < len(gates) else None
         if due is not None and due != it.due:
             heapq.heappush(self.heap, (due, it.seq, it))
