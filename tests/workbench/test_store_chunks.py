@@ -311,3 +311,23 @@ def test_r_prep_5_request_bodies_with_the_same_first_bytes_keep_apart(tmp_path):
         rows = dict(conn.execute("SELECT hash, body FROM request_bodies").fetchall())
         assert {h: zlib.decompress(b).decode() for h, b in rows.items()} == {first: "one",
                                                                              second: "two"}
+
+
+def test_r_prep_5_a_replay_opened_while_it_streams_reads_steps_written_after_it(tmp_path):
+    """R-PREP-5: a replay opened while the sink still writes into its chunk (the live view) reads
+    the decisions of steps written after it cached that chunk's records, as a query of the
+    decisions table did."""
+    with Store(tmp_path / "wb.db") as store:
+        session_id = store.import_file(SAMPLE).session_id
+        bundle = _three_replays(store, session_id)[DEFAULT_REPLAY_NAME]
+        preps, requests = bundle.preparations, bundle.requests
+        sink = store.replays.sink(session_id=session_id, name="streamed")
+        sink.save(preps[0], requests.get(preps[0].final_request_ref or ""))
+        with Store(tmp_path / "wb.db") as reader:
+            opened = reader.replays.open(sink.replay_id)
+            assert opened.preparation(preps[0].step_index) == preps[0]  # chunk 0 cached: 1 step
+            for prep in preps[1:4]:
+                sink.save(prep, requests.get(prep.final_request_ref or ""))
+            kinds = {d.kind for p in preps[:4] for s in p.stages for d in s.decisions}
+            assert list(opened.decisions_of_kind(*kinds)) == _decisions(preps[:4], kinds)
+            assert {step for step, _, _ in opened.decisions_of_kind(*kinds)} > {0}
