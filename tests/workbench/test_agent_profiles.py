@@ -152,7 +152,7 @@ def test_r_twin_3_claude_code_compacts_where_its_line_is_crossed():
     assert [c.step_index for c in profile.checkpoints] == [7]
     assert [c.step_index for c in default.checkpoints][:1] == [8]
     summary = replay_summary(session, profile)
-    assert [(c["step"], c["trigger"]) for c in summary["compactions"]] == [(7, "auto")]
+    assert [(c.step, c.trigger) for c in summary.compactions] == [(7, "auto")]
     applied = profile.checkpoints[0]
     assert applied.first_kept_message is None  # no raw tail: the summary alone
     assert not applied.checkpoint_text.startswith("[Context Summary]")
@@ -168,9 +168,8 @@ def test_r_twin_3_a_recorded_manual_compaction_is_applied_at_its_step():
     stage = prep.stage("compaction")
     assert stage is not None and "asked for a compaction here (manual" in stage.note
     summary = replay_summary(session, profile)
-    assert summary["compactions"][0]["trigger"] == "manual"
-    assert summary["recorded_compactions"] == [
-        {**summary["recorded_compactions"][0], "step": 4, "trigger": "manual"}]
+    assert summary.compactions[0].trigger == "manual"
+    assert [(c.step, c.trigger) for c in summary.recorded_compactions] == [(4, "manual")]
     plain = replay(session, parse_config({"context_policy": {"enabled": False},
                                           "reduction": False}))
     assert [c.step_index for c in plain.checkpoints] == []

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from workbench.pricing.records import ReplayCost, Savings
 from workbench.pricing.words import cost_lines
 from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
 from workbench.storage.store import open_store
@@ -61,11 +62,12 @@ def test_r_ui_6_compared_saved_replay_is_not_called_replay_twice():
     assert who[:2] == ["replay claude-code", "replay default"]
 
 
-def _cost(saved: float, pct: float) -> dict[str, Any]:
-    return {"price_known": True, "requests_usd": 11.53, "summaries_usd": 1.2409,
-            "replay_usd": 12.77, "saved_usd": saved, "saved_pct": pct, "steps_compared": 143,
-            "recorded_usd": 11.50, "savings": {"smaller_requests_usd": 0.0827,
-                                               "cache_misses_usd": 0.1153, "summaries_usd": 1.2409}}
+def _cost(saved: float, pct: float) -> ReplayCost:
+    return ReplayCost(price_known=True, requests_usd=11.53, summaries_usd=1.2409,
+                      replay_usd=12.77, saved_usd=saved, saved_pct=pct, steps_compared=143,
+                      recorded_usd=11.50, savings=Savings(smaller_requests_usd=0.0827,
+                                                          cache_misses_usd=0.1153,
+                                                          summaries_usd=1.2409))
 
 
 def test_r_tok_6_a_replay_that_costs_more_says_so_without_a_negative_saving():

@@ -114,7 +114,7 @@ def test_r_twin_3_codex_profile_compacts_where_codex_counted_the_line_crossed(tm
     before = result.preparations[COMPACT_AT - 1]
     assert before.trigger_tokens is not None and before.trigger_tokens < 244800
     summary = replay_summary(session, result)
-    assert [c["step"] for c in summary["recorded_compactions"]] == [COMPACT_AT]
+    assert [c.step for c in summary.recorded_compactions] == [COMPACT_AT]
     plain = replay(session, _codex_without_reasoning())
     assert plain.checkpoints == () or plain.checkpoints[0].step_index != COMPACT_AT
 
@@ -164,6 +164,6 @@ def test_r_twin_3_a_codex_task_that_only_compacted_is_a_manual_compaction(tmp_pa
     result = replay(session, load_preset("codex"))
     assert [c.step_index for c in result.checkpoints][:1] == [2]
     summary = replay_summary(session, result)
-    assert [(c["step"], c["trigger"]) for c in summary["recorded_compactions"]] == [
+    assert [(c.step, c.trigger) for c in summary.recorded_compactions] == [
         (2, "manual"), (3, "auto")]
-    assert summary["compactions"][0]["trigger"] == "manual"
+    assert summary.compactions[0].trigger == "manual"

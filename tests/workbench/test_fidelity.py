@@ -190,8 +190,9 @@ def test_r_fid_2_summary_json_has_fidelity_on_replay_and_recorded_compactions(tm
         assert sum(k["facts"] for k in fid["kinds"].values()) > 0
     session = _session(SUMMARY)
     summary = replay_summary(session, replay(session, parse_config({})))
-    (recorded,) = summary["recorded_compactions"]
-    assert recorded["fidelity"]["kinds"]["commands"] == {
+    (recorded,) = summary.recorded_compactions
+    assert recorded.fidelity is not None
+    assert recorded.fidelity.kinds["commands"].model_dump() == {
         "facts": 1, "kept": 0, "needed_later": 1, "needed_later_kept": 0}
 
 

@@ -17,7 +17,7 @@ from record_access import all_present
 from workbench.importers import load_session
 from workbench.pricing import CostStep, CostSummary, cost_lines, price, replay_cost, tally
 from workbench.services.costs import stored_replay_cost
-from workbench.services.replay import open_saved, replay_and_save
+from workbench.services.replay import open_saved, replay_and_save, replay_session
 from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,21 +49,21 @@ def test_tally_saved_is_recorded_minus_replay_and_summaries():
     steps = [CostStep(0, OPUS, 40_000, Usage(input_tokens=100_000, output_tokens=1_000)),
              CostStep(1, OPUS, 50_000, Usage(input_tokens=120_000, output_tokens=1_000))]
     cost = tally(steps, [CostSummary(1, OPUS, 20_000, 2_000, measured=False)])
-    assert cost["price_known"] and cost["steps_priced"] == 2 == cost["steps_compared"]
-    assert cost["requests_usd"] == pytest.approx(0.45 + 0.05)      # 90k in, 2k out
-    assert cost["summaries_usd"] == pytest.approx(0.10 + 0.05)     # 20k in, 2k out
-    assert cost["recorded_usd"] == pytest.approx(1.10 + 0.05)      # 220k in, 2k out
-    assert cost["saved_usd"] == pytest.approx(1.15 - 0.50 - 0.15)
-    assert cost["summaries_estimated"] is True
-    assert cost["models"] == {OPUS: "Anthropic Claude Opus 4.6"}
+    assert cost.price_known and cost.steps_priced == 2 == cost.steps_compared
+    assert cost.requests_usd == pytest.approx(0.45 + 0.05)      # 90k in, 2k out
+    assert cost.summaries_usd == pytest.approx(0.10 + 0.05)     # 20k in, 2k out
+    assert cost.recorded_usd == pytest.approx(1.10 + 0.05)      # 220k in, 2k out
+    assert cost.saved_usd == pytest.approx(1.15 - 0.50 - 0.15)
+    assert cost.summaries_estimated is True
+    assert cost.models == {OPUS: "Anthropic Claude Opus 4.6"}
     assert "Saved $0.5000" in " ".join(cost_lines(cost))
 
 
 def test_no_price_known_for_an_unknown_model():
     steps = [CostStep(0, "my-local-model", 1_000, Usage(input_tokens=2_000, output_tokens=10))]
     cost = tally(steps)
-    assert cost["price_known"] is False and cost["note"] == "no price known for 'my-local-model'"
-    assert cost["requests_usd"] is None and cost["saved_usd"] is None
+    assert cost.price_known is False and cost.note == "no price known for 'my-local-model'"
+    assert cost.requests_usd is None and cost.saved_usd is None
     assert cost_lines(cost)[0] == "Cost: no price known for 'my-local-model'."
 
 
@@ -81,27 +81,27 @@ def test_replay_cost_prices_every_step_of_a_replay():
     session = _tiny_session(OPUS)
     result = replay(session)
     cost = replay_cost(session, result)
-    assert cost["steps_priced"] == 3 == len(result.preparations)
+    assert cost.steps_priced == 3 == len(result.preparations)
     tokens = [p.whole_request_tokens if p.whole_request_tokens is not None else p.final_input_tokens
               for p in result.preparations]
     expected = sum(all_present(price(OPUS, input_tokens=t, output_tokens=100) for t in tokens))
-    assert cost["requests_usd"] == pytest.approx(float(expected))
+    assert cost.requests_usd == pytest.approx(float(expected))
     recorded = price(OPUS, input_tokens=30_000, output_tokens=300)
-    assert recorded is not None and cost["recorded_usd"] == pytest.approx(float(recorded))
+    assert recorded is not None and cost.recorded_usd == pytest.approx(float(recorded))
     other = replay_cost(_tiny_session("my-local-model"), replay(_tiny_session("my-local-model")))
-    assert other["note"] == "no price known for 'my-local-model'"
+    assert other.note == "no price known for 'my-local-model'"
 
 
 def test_stored_replay_cost_matches_the_live_replay_for_requests():
     """A replay saved in a real SQLite store prices its requests like the live one."""
     with open_store() as store:
         sid = store.import_file(ROOT / "sample_sessions" / "bugfix.jsonl").session_id
-        info, live = replay_and_save(store, sid)
+        info, _ = replay_and_save(store, sid)
         session = store.session(sid)
         stored = stored_replay_cost(session, open_saved(store, info.id))
-    expected = replay_cost(session, live)
-    assert stored["price_known"] and stored["requests_usd"] == expected["requests_usd"]
-    assert stored["recorded_usd"] == expected["recorded_usd"]
+    expected = replay_cost(session, replay_session(session)[0])  # request bodies kept
+    assert stored.price_known and stored.requests_usd == expected.requests_usd
+    assert stored.recorded_usd == expected.recorded_usd
 
 
 def test_real_claude_session_cost_and_savings(real_sessions):
@@ -109,11 +109,13 @@ def test_real_claude_session_cost_and_savings(real_sessions):
     session = load_session(path).session
     result = replay(session)
     cost = replay_cost(session, result)
-    assert cost["steps_priced"] == len(result.preparations) and not cost["unpriced_models"]
-    assert cost["recorded_billed_usd"] < cost["uncached"]["recorded_usd"]  # cache reads were cheaper
-    assert cost["saved_usd"] == pytest.approx(
-        cost["recorded_usd"] - cost["requests_usd"] - cost["summaries_usd"], abs=1e-5)
-    json.dumps(cost)  # JSON-ready for --summary-json
+    assert cost.steps_priced == len(result.preparations) and not cost.unpriced_models
+    billed, recorded, requests, summaries = all_present(
+        (cost.recorded_billed_usd, cost.recorded_usd, cost.requests_usd, cost.summaries_usd))
+    assert cost.uncached is not None
+    assert billed < all_present([cost.uncached.recorded_usd])[0]  # cache reads were cheaper
+    assert cost.saved_usd == pytest.approx(recorded - requests - summaries, abs=1e-5)
+    json.dumps(cost.model_dump())  # JSON-ready for --summary-json
 
 
 def test_usage_page_shows_the_cost_of_the_selected_replay(workbench_home, long_store):

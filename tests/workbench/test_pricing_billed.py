@@ -14,6 +14,7 @@ import pytest
 from iris.errors import SessionFormatError
 from iris.replay import ReplayObservers, ReplayOptions, replay
 from iris.session import Usage
+from record_access import all_present
 
 from workbench.analysis.replay_summary import replay_summary
 from workbench.importers import load_session
@@ -69,8 +70,8 @@ def test_r_twin_6_recorded_bill_matches_a_hand_computation(real_sessions, name):
     path = real_sessions / "claude_code" / name
     bill = recorded_bill(load_session(path).session)
     hand = _hand_bill(path)
-    assert bill["usd"] == pytest.approx(hand, rel=0.02)
-    assert bill["from_list_price"] == bill["responses"] and not bill["unpriced_models"]
+    assert bill.usd == pytest.approx(hand, rel=0.02)
+    assert bill.from_list_price == bill.responses and not bill.unpriced_models
 
 
 def test_r_twin_6_summary_json_states_the_bill_as_billed(real_sessions):
@@ -78,23 +79,27 @@ def test_r_twin_6_summary_json_states_the_bill_as_billed(real_sessions):
     to the replay's cache-aware cost and the savings breakdown."""
     path = real_sessions / "claude_code" / CLAUDE_FILES[0]
     session = load_session(path).session
-    cost = replay_summary(session, replay(session))["cost"]
-    assert cost["recorded_billed_usd"] == pytest.approx(_hand_bill(path), rel=0.02)
-    models = cost["recorded_bill"]["models"]["claude-opus-4-6"]
-    assert models["cache_write_1h_tokens"] > 0 and models["cache_write_5m_tokens"] == 0
+    cost = replay_summary(session, replay(session)).cost
+    assert cost.recorded_billed_usd == pytest.approx(_hand_bill(path), rel=0.02)
+    assert cost.recorded_bill is not None
+    models = cost.recorded_bill.models["claude-opus-4-6"]
+    assert models.cache_write_1h_tokens > 0 and models.cache_write_5m_tokens == 0
     words = cost_lines(cost)
     assert any(line.startswith("By model: claude-opus-4-6") and "at the 1-hour rate" in line
                for line in words)
     assert any(line.startswith(("Saved ", "Costs ")) and "cache misses cost" in line for line in words)
-    parts = cost["savings"]
-    assert cost["saved_usd"] == pytest.approx(
-        parts["smaller_requests_usd"] - parts["cache_misses_usd"] - parts["summaries_usd"],
-        abs=1e-5)
-    assert cost["saved_usd"] == pytest.approx(
-        cost["recorded_usd"] - cost["requests_usd"] - cost["summaries_usd"], abs=1e-5)
-    assert cost["replay_cache"]["read_tokens"] > 0 and cost["uncached"]["recorded_usd"] > 5 * (
-        cost["recorded_billed_usd"])  # the cache made the real bill several times cheaper
-    json.dumps(cost)
+    parts, cache, bare = cost.savings, cost.replay_cache, cost.uncached
+    assert parts is not None and cache is not None and bare is not None
+    smaller, misses, summaries = all_present(
+        (parts.smaller_requests_usd, parts.cache_misses_usd, parts.summaries_usd))
+    assert cost.saved_usd == pytest.approx(smaller - misses - summaries, abs=1e-5)
+    recorded, requests, summaries, billed_usd, bare_usd = all_present(
+        (cost.recorded_usd, cost.requests_usd, cost.summaries_usd, cost.recorded_billed_usd,
+         bare.recorded_usd))
+    assert cost.saved_usd == pytest.approx(recorded - requests - summaries, abs=1e-5)
+    # the cache made the real bill several times cheaper
+    assert cache.read_tokens > 0 and bare_usd > 5 * billed_usd
+    json.dumps(cost.model_dump())
 
 
 def test_r_twin_6_the_recorded_cost_beats_the_list_price(real_sessions):
@@ -105,12 +110,12 @@ def test_r_twin_6_the_recorded_cost_beats_the_list_price(real_sessions):
     doc = json.loads(path.read_text())
     session = load_session(path).session
     bill = recorded_bill(session)
-    assert bill["usd"] == pytest.approx(doc["info"]["model_stats"]["instance_cost"], abs=1e-6)
-    assert bill["from_recorded_cost"] == bill["responses"] == 16
+    assert bill.usd == pytest.approx(doc["info"]["model_stats"]["instance_cost"], abs=1e-6)
+    assert bill.from_recorded_cost == bill.responses == 16
     cost = replay_cost(session, replay(session))
-    rate = cost["recorded_cost_rates"]["deepseek-reasoner"]
+    rate = cost.recorded_cost_rates["deepseek-reasoner"]
     assert 0 < rate < 1  # the list price is higher than what was paid
-    assert cost["recorded_billed_usd"] == pytest.approx(bill["usd"], abs=1e-6)
+    assert cost.recorded_billed_usd == pytest.approx(bill.usd, abs=1e-6)
     assert "at the cost the transcript records" in " ".join(cost_lines(cost))
 
 
@@ -121,7 +126,7 @@ def test_r_twin_6_an_as_recorded_replay_costs_what_the_agent_was_billed(real_ses
     for name in CLAUDE_FILES[:2]:
         session = load_session(real_sessions / "claude_code" / name).session
         cost = replay_cost(session, replay(session, options=ReplayOptions(baseline="recorded")))
-        assert cost["requests_usd"] == pytest.approx(cost["recorded_billed_usd"], rel=0.03)
+        assert cost.requests_usd == pytest.approx(cost.recorded_billed_usd, rel=0.03)
 
 
 def test_r_twin_6_one_hour_writes_are_priced_at_the_one_hour_rate():
@@ -154,10 +159,10 @@ def test_r_twin_6_every_price_line_names_the_data_and_its_date():
     """R-TWIN-6: the cost object and its words name the price data and how recent it is."""
     session = load_session(ROOT / "sample_sessions" / "bugfix.jsonl").session
     cost = replay_cost(session, replay(session))
-    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", cost["prices_as_of"])
-    assert cost["source"].startswith("genai-prices ")
-    assert cost_lines(cost)[-1].startswith(f"Prices: {cost['source']}")
-    assert f"newest price change {cost['prices_as_of']}" in cost_lines(cost)[-1]
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", cost.prices_as_of or "")
+    assert cost.source.startswith("genai-prices ")
+    assert cost_lines(cost)[-1].startswith(f"Prices: {cost.source}")
+    assert f"newest price change {cost.prices_as_of}" in cost_lines(cost)[-1]
     unknown = replay_cost(session.model_copy(update={"header": session.header.model_copy(
         update={"model": "my-local-model"})}), replay(session))
     assert any("newest price change" in line for line in cost_lines(unknown))
@@ -196,7 +201,7 @@ def test_r_twin_6_a_replay_without_bodies_is_priced_alike(real_sessions):
     assert not lean.requests
     cost = replay_cost(session, lean, prefixes=sink.prefixes)
     for key in ("requests_usd", "replay_usd", "saved_usd", "replay_cache", "savings"):
-        assert cost[key] == full[key], key
+        assert getattr(cost, key) == getattr(full, key), key
 
 
 def test_r_twin_6_importers_keep_the_recorded_cost(tmp_path):
@@ -235,7 +240,7 @@ def test_r_twin_6_batch_rows_state_the_same_cost_and_the_price_date(real_session
     cost = replay_cost(session, replay(session))
     assert row["error"] is None
     for key in ("replay_usd", "saved_usd", "recorded_billed_usd", "prices_as_of"):
-        assert row[key] == cost[key], key
+        assert row[key] == getattr(cost, key), key
     assert to_arrow("sessions", [row]).num_rows == 1
 
 
@@ -243,19 +248,20 @@ def test_r_twin_6_a_saved_replay_is_priced_like_the_live_one(real_sessions):
     """R-TWIN-6: a replay saved in a real SQLite store finds the shared prefixes from its stored
     part ids and prices exactly like the live replay (cache split, bill, saving)."""
     from workbench.services.costs import stored_replay_cost
-    from workbench.services.replay import open_saved, replay_and_save
+    from workbench.services.replay import open_saved, replay_and_save, replay_session
     from workbench.storage.store import open_store
 
     with open_store() as store:
         sid = store.import_file(real_sessions / "claude_code" / CLAUDE_FILES[2]).session_id
-        info, live = replay_and_save(store, sid)
+        info, _ = replay_and_save(store, sid)
         session = store.session(sid)
         stored = stored_replay_cost(session, open_saved(store, info.id))
-    expected = replay_cost(session, live)
-    assert stored["replay_cache"]["read_tokens"] > 0
-    assert stored["savings"]["cache_misses_usd"] > 0  # the default reduction rewrote old outputs
+    expected = replay_cost(session, replay_session(session)[0])  # request bodies kept
+    assert stored.replay_cache is not None and stored.replay_cache.read_tokens > 0
+    assert stored.savings is not None  # the default reduction rewrote old outputs:
+    assert (stored.savings.cache_misses_usd or 0) > 0
     for key in ("requests_usd", "recorded_billed_usd", "saved_usd", "replay_cache", "savings"):
-        assert stored[key] == expected[key], key
+        assert getattr(stored, key) == getattr(expected, key), key
 
 
 def test_r_twin_6_the_agents_compaction_call_is_part_of_the_bill():
@@ -266,9 +272,9 @@ def test_r_twin_6_the_agents_compaction_call_is_part_of_the_bill():
     bill = recorded_bill(session)
     request = billed(call, "claude-opus-4-6", None).usd
     alone = recorded_bill(session.model_copy(update={"compactions": ()}))
-    assert bill["compaction_requests"] == 1 and alone["compaction_requests"] == 0
-    assert request is not None and bill["usd"] == pytest.approx(alone["usd"] + float(request),
-                                                                abs=1e-6)
+    assert bill.compaction_requests == 1 and alone.compaction_requests == 0
+    assert request is not None and alone.usd is not None
+    assert bill.usd == pytest.approx(alone.usd + float(request), abs=1e-6)
 
 
 def test_r_twin_6_a_recorded_cost_of_zero_is_not_a_price():
@@ -300,12 +306,13 @@ def test_r_twin_6_the_agents_own_summary_costs_what_the_agent_paid_for_it(real_s
     without = replay_cost(session, replay(session, profile,
                                           summariser=RecordedSummariser(session)))
     paid = billed(call, "claude-opus-4-6", None).usd
-    assert paid is not None and with_call["summaries_estimated"] is False
-    assert with_call["summaries_usd"] == pytest.approx(float(paid), abs=1e-6)
-    assert without["summaries_estimated"] is False and without["summaries_usd"] == 0
+    assert paid is not None and with_call.summaries_estimated is False
+    assert with_call.summaries_usd == pytest.approx(float(paid), abs=1e-6)
+    assert without.summaries_estimated is False and without.summaries_usd == 0
     # The bill holds the agent's call exactly when the replay is charged it, and the saving
     # leaves that shared call out on both sides.
-    assert with_call["recorded_billed_usd"] - without["recorded_billed_usd"] == pytest.approx(
-        float(paid), abs=1e-5)
-    assert with_call["saved_usd"] == pytest.approx(without["saved_usd"], abs=1e-5)
-    assert with_call["savings"]["summaries_usd"] == 0
+    billed_with, billed_without = all_present((with_call.recorded_billed_usd,
+                                               without.recorded_billed_usd))
+    assert billed_with - billed_without == pytest.approx(float(paid), abs=1e-5)
+    assert with_call.saved_usd == pytest.approx(without.saved_usd, abs=1e-5)
+    assert with_call.savings is not None and with_call.savings.summaries_usd == 0

@@ -23,8 +23,7 @@ from iris.session import Session
 
 from ..records import ArchiveRecord, CompactionFacts
 
-__all__ = ["ReplayLosses", "fidelity_rows", "lost_rows", "recall_means", "replay_losses",
-           "with_fidelity"]
+__all__ = ["ReplayLosses", "fidelity_rows", "lost_rows", "recall_means", "replay_losses"]
 
 
 class _StoredLike(Protocol):
@@ -99,20 +98,6 @@ def lost_rows(record: LossRecord) -> list[dict[str, Any]]:
 
 def _ratio(kept: int, needed: int) -> float | None:
     return kept / needed if needed else None
-
-
-
-
-def with_fidelity(summary: dict[str, Any], session: Session, replay: Replay) -> dict[str, Any]:
-    """``summary`` (the ``--summary-json`` object) with a ``fidelity`` object on each entry of
-    ``compactions`` and ``recorded_compactions``, matched by step (docs/fidelity.md)."""
-    losses = replay_losses(session, replay)
-    for key, records in (("compactions", losses.replay), ("recorded_compactions", losses.recorded)):
-        by_step = {r.step: r for r in records}
-        for entry in summary.get(key, []):
-            record = by_step.get(entry.get("step"))
-            entry["fidelity"] = record.as_json() if record is not None else None
-    return summary
 
 
 def recall_means(frame: Any) -> list[dict[str, Any]]:

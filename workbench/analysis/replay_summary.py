@@ -7,21 +7,26 @@ summary states the same numbers as the pages, the report, the notebook and the b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
+from iris.compaction.thresholds import BudgetSource
+from iris.fidelity import KindRecall, LossRecord
 from iris.frozen import FrozenModel
 from iris.preparation.records import CompactionPlan, ContextPreparation
 from iris.replay import Replay
 from iris.session import Session
 
+from ..pricing import ReplayCost, replay_cost
 from . import figures
-from .fidelity import with_fidelity
+from .fidelity import replay_losses
 from .redaction import redaction_of
 from .replay_reader import applied_compactions
 
-__all__ = ["ErrorMeaning", "applied_compactions", "error_meaning", "estimate_error", "replay_summary",
-           "replay_trigger"]
+__all__ = ["CompactionSummary", "ErrorMeaning", "EstimateErrorSummary", "LossSummary",
+           "RecordedCompactionSummary", "ReplaySummary", "applied_compactions", "error_meaning",
+           "estimate_error", "replay_summary", "replay_trigger"]
 
 
 class ErrorMeaning(FrozenModel):
@@ -44,40 +49,121 @@ def estimate_error(preparations: Sequence[ContextPreparation], replay: Replay | 
     return figures.estimate_error(preparations, recorded)
 
 
-def _cost(session: Session, replay: Replay) -> dict[str, Any]:
-    try:
-        from ..pricing import replay_cost
-    except ImportError:  # pricing not installed: the placeholder the interface allows
-        return {"note": "no price known"}
-    return replay_cost(session, replay)
+class LossSummary(FrozenModel):
+    """What one compaction lost, as ``--summary-json`` writes it (:meth:`iris.fidelity.LossRecord.as_json`,
+    docs/fidelity.md)."""
+
+    kinds: dict[str, KindRecall]
+    needed_later: int
+    needed_later_kept: int
+    recall_needed_later: float | None
 
 
-def replay_summary(session: Session, replay: Replay) -> dict[str, Any]:
-    """The ``--summary-json`` object (keys as docs/cli.md lists them)."""
+class CompactionSummary(FrozenModel):
+    """One compaction the replay applied, on the one basis of :mod:`workbench.analysis.figures`."""
+
+    step: int
+    tokens_before: int | None
+    tokens_after: int | None
+    trigger_value: int | None
+    trigger_basis: str | None
+    history_tokens_before: int | None
+    history_tokens_after: int | None
+    trigger: str
+    """``manual`` (a recorded ``/compact`` applied at its step) or ``auto``."""
+    fidelity: LossSummary | None = None
+
+
+class RecordedCompactionSummary(FrozenModel):
+    """One of the agent's recorded compactions."""
+
+    step: int
+    tokens_before: int | None
+    tokens_after: int | None
+    trigger: str
+    fidelity: LossSummary | None = None
+
+
+class EstimateErrorSummary(FrozenModel):
+    """The estimate error (:func:`workbench.analysis.figures.estimate_error`) and whether it means
+    anything for the session (:class:`ErrorMeaning`)."""
+
+    median_abs_pct: float | None
+    p90_abs_pct: float | None
+    responses: int
+    basis: str
+    meaningful: bool
+    text_redacted: dict[str, Any] | None
+    note: str
+
+
+class ReplaySummary(FrozenModel):
+    """The one-object summary of a replay: ``workbench replay --summary-json`` writes
+    ``model_dump()`` (keys in field order, as docs/cli.md lists them)."""
+
+    session_id: str
+    model: str | None
+    steps: int
+    input_budget: int
+    input_budget_source: BudgetSource
+    input_budget_detail: str
+    pressure_line: int
+    baseline: Literal["engine", "recorded"]
+    unrecorded_overhead_tokens: int
+    overhead_measured_at: int | None
+    calibration_ratio: float
+    compactions: tuple[CompactionSummary, ...]
+    recorded_compactions: tuple[RecordedCompactionSummary, ...]
+    estimate_error: EstimateErrorSummary
+    cost: ReplayCost
+
+    def json_text(self) -> str:
+        """The text ``--summary-json`` writes: indented JSON, non-ASCII kept, one final newline."""
+        return json.dumps(self.model_dump(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _loss(record: LossRecord | None) -> LossSummary | None:
+    return None if record is None else LossSummary.model_validate(record.as_json())
+
+
+def replay_summary(session: Session, replay: Replay, *,
+                   prefixes: Mapping[int, Any] | None = None) -> ReplaySummary:
+    """The ``--summary-json`` object (keys as docs/cli.md lists them), with what each compaction
+    lost matched by step (docs/fidelity.md). ``prefixes``: each step's cache prefix, collected
+    while a replay that kept no request bodies ran (:func:`workbench.pricing.replay_cost`)."""
     t = replay.thresholds
-    compactions = [c | {"trigger": replay_trigger(replay, c["step"])}
-                   for c in applied_compactions(replay)]
-    return with_fidelity({
-        "session_id": replay.session_id,
-        "model": session.header.model,
-        "steps": len(replay.preparations),
-        "input_budget": t.input_budget,
-        "input_budget_source": t.budget_source,
-        "input_budget_detail": t.budget_detail,
-        "pressure_line": t.pressure_line,
-        "baseline": replay.baseline,
-        "unrecorded_overhead_tokens": replay.calibration.overhead,
-        "overhead_measured_at": replay.calibration.overhead_step,
-        "calibration_ratio": figures.replay_calibration_ratio(replay.calibration,
-                                                              replay.preparations),
-        "compactions": compactions,
-        "recorded_compactions": [{"step": m.step, "tokens_before": m.tokens_before,
-                                  "tokens_after": m.tokens_after, "trigger": m.trigger}
-                                 for m in replay.recorded_compactions],
-        "estimate_error": (estimate_error(replay.preparations, replay)
-                           | error_meaning(session).model_dump()),
-        "cost": _cost(session, replay),
-    }, session, replay)
+    losses = replay_losses(session, replay)
+    own = {r.step: r for r in losses.replay}
+    recorded = {r.step: r for r in losses.recorded}
+    error = estimate_error(replay.preparations, replay)
+    meaning = error_meaning(session)
+    return ReplaySummary(
+        session_id=replay.session_id,
+        model=session.header.model,
+        steps=len(replay.preparations),
+        input_budget=t.input_budget,
+        input_budget_source=t.budget_source,
+        input_budget_detail=t.budget_detail,
+        pressure_line=t.pressure_line,
+        baseline=replay.baseline,
+        unrecorded_overhead_tokens=replay.calibration.overhead,
+        overhead_measured_at=replay.calibration.overhead_step,
+        calibration_ratio=figures.replay_calibration_ratio(replay.calibration,
+                                                           replay.preparations),
+        compactions=tuple(CompactionSummary(**c, trigger=replay_trigger(replay, c["step"]),
+                                            fidelity=_loss(own.get(c["step"])))
+                          for c in applied_compactions(replay)),
+        recorded_compactions=tuple(
+            RecordedCompactionSummary(step=m.step, tokens_before=m.tokens_before,
+                                      tokens_after=m.tokens_after, trigger=m.trigger,
+                                      fidelity=_loss(recorded.get(m.step)))
+            for m in replay.recorded_compactions),
+        estimate_error=EstimateErrorSummary(
+            median_abs_pct=error["median_abs_pct"], p90_abs_pct=error["p90_abs_pct"],
+            responses=error["responses"], basis=error["basis"], meaningful=meaning.meaningful,
+            text_redacted=meaning.text_redacted, note=meaning.note),
+        cost=replay_cost(session, replay, prefixes=prefixes),
+    )
 
 
 def replay_trigger(replay: Replay, step: int) -> str:

@@ -15,7 +15,6 @@ error: the exit code is 0 unless the input or configuration is bad.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -134,7 +133,7 @@ def _defaults_line(session_id: str, replays: Sequence[Any]) -> str:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from ..services.replay import load_configuration, replay_session, save_replay_result
+    from ..services.replay import load_configuration, stream_replay
     from ..storage.store import open_store
 
     if args.defaults:
@@ -154,26 +153,29 @@ def _replay(args: argparse.Namespace) -> int:
         summariser = make_summariser(args.summariser, session)
         started = time.perf_counter()
         with progress_bar("replay") as progress:
-            # only a replay saved with --name needs the final requests and archive texts
-            result, bundle = replay_session(session, config=config, prompts=prompts,
-                                            summariser=summariser, progress=progress,
-                                            baseline=args.baseline, keep_bodies=bool(args.name))
+            # --name: each step goes into the store as it is made. Only each step's figures stay
+            # (whole records for --json), and, for the summary, the cache prefixes a replay that
+            # kept its request bodies is priced with
+            streamed = stream_replay(session, store=store if args.name else None,
+                                     session_id=session_id, name=args.name or "", config=config,
+                                     prompts=prompts, summariser=summariser, progress=progress,
+                                     baseline=args.baseline, keep_records=bool(args.json),
+                                     prefixes=bool(args.name and args.summary_json))
+        result, info = streamed.result, streamed.info
         elapsed = time.perf_counter() - started
         if args.name or not Path(args.target).is_file():  # a stored session: keep its estimate,
             store.session_tokens(session_id, session.messages)  # counted by the replay just now
-        if args.name:
-            info = save_replay_result(store, bundle, session_id=session_id, name=args.name)
     lines = summary_lines(result, elapsed, compaction_request=session.header.is_compaction_request)
     if (usage := summary_usage_line(result.run_usage)) is not None:
         lines.append(usage)
-    if args.name:
+    if args.name and info is not None:
         lines.append(f"  saved as {args.name!r} ({info.id}) for session {session_id!r}")
     if args.json:
         _write_json(args.json, result)
         if args.json != "-":
             lines.append(f"  wrote {len(result.preparations)} preparations to {args.json}")
     if args.summary_json:
-        _write_summary(args.summary_json, session, result)
+        _write_summary(args.summary_json, session, result, streamed.prefixes)
         if args.summary_json != "-":
             lines.append(f"  wrote the summary to {args.summary_json}")
     print("\n".join(lines), file=out)
@@ -191,10 +193,10 @@ def _resolve(store, args: argparse.Namespace):
     return path_or_stored_id(args.target, lambda: nullcontext(store), format=args.format)
 
 
-def _write_summary(target: str, session, result: Replay) -> None:
+def _write_summary(target: str, session, result: Replay, prefixes: Any = None) -> None:
     from ..analysis.replay_summary import replay_summary
 
-    text = json.dumps(replay_summary(session, result), indent=2, ensure_ascii=False) + "\n"
+    text = replay_summary(session, result, prefixes=prefixes).json_text()
     if target == "-":
         sys.stdout.write(text)
         return

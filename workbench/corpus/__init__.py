@@ -23,9 +23,12 @@ from __future__ import annotations
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from ..pricing import ReplayCost
 
 __all__ = ["SCHEMAS", "TABLES", "replay_one", "to_arrow"]
 
@@ -141,7 +144,7 @@ def _compaction_rows(keys: dict[str, str], result: Any) -> list[dict[str, Any]]:
 
 
 def _session_row(keys: dict[str, str], path: str, session: Any, result: Any, steps: list[dict],
-                 compactions: list[dict], cost: dict[str, Any]) -> dict[str, Any]:
+                 compactions: list[dict], cost: ReplayCost) -> dict[str, Any]:
     def sent(row: dict[str, Any]) -> int:
         return row["whole_request_tokens"] if row["whole_request_tokens"] is not None else row["final_tokens"]
 
@@ -159,10 +162,9 @@ def _session_row(keys: dict[str, str], path: str, session: Any, result: Any, ste
             "replay_compaction_steps": [c["step"] for c in compactions if c["source"] == "replay"],
             "recorded_compaction_steps": [c["step"] for c in compactions if c["source"] == "recorded"],
             "summary_calls": usage.calls, "summary_input_tokens": usage.input_tokens,
-            "summary_output_tokens": usage.output_tokens, "replay_usd": cost.get("replay_usd"),
-            "saved_usd": cost.get("saved_usd"),
-            "recorded_billed_usd": cost.get("recorded_billed_usd"),
-            "prices_as_of": cost.get("prices_as_of"), "input_budget": t.input_budget,
+            "summary_output_tokens": usage.output_tokens, "replay_usd": cost.replay_usd,
+            "saved_usd": cost.saved_usd, "recorded_billed_usd": cost.recorded_billed_usd,
+            "prices_as_of": cost.prices_as_of, "input_budget": t.input_budget,
             "budget_source": getattr(t, "budget_source", None), "error": None,
             **_truth_figures(result)}
 

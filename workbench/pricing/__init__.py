@@ -53,15 +53,19 @@ from .billing import (
 from .cache import CacheRequest, CacheSplit, Prefix, cache_splits
 from .prefixes import live_prefixes, prefix_sink, step_models, stored_prefixes
 from .prices import list_price, prices_as_of, resolve, source
+from .records import (
+    BASIS,
+    ModelBill,
+    RecordedBill,
+    ReplayCache,
+    ReplayCost,
+    Savings,
+    Uncached,
+)
 
-__all__ = ["CostStep", "CostSummary", "cost_lines", "prefix_sink", "price", "recorded_cost_rates",
-           "replay_cost", "step_models", "stored_replay_cost", "tally"]
-
-BASIS = ("as billed: the recorded responses at their recorded cost, else at the list price with "
-         "their cache reads and 5-minute/1-hour cache writes; the replayed requests on the "
-         "whole-request basis (calibrated estimate + unrecorded overhead) through a prompt-cache "
-         "model (unchanged prefix read, the rest written); output tokens as recorded")
-
+__all__ = ["BASIS", "CostStep", "CostSummary", "ModelBill", "RecordedBill", "ReplayCache",
+           "ReplayCost", "Savings", "Uncached", "cost_lines", "prefix_sink", "price",
+           "recorded_cost_rates", "replay_cost", "step_models", "stored_replay_cost", "tally"]
 
 def price(model: str | None, *, input_tokens: int, output_tokens: int = 0,
           cache_read_tokens: int = 0, cache_write_tokens: int = 0,
@@ -200,62 +204,53 @@ def _pct(part: Decimal, whole: Decimal) -> float | None:
     return round(float(part / whole * 100), 1) if whole else None
 
 
-def _empty(steps: Sequence[CostStep], sums: _Sums, bill: Mapping[str, Any] | None,
-           rates: Mapping[str, Decimal]) -> dict[str, Any]:
-    models = sorted({st.model for st in steps if st.model and st.model not in sums.unpriced})
-    found = {m: resolve(m) for m in models}
-    return {
-        "currency": "USD", "price_known": sums.priced > 0, "source": source(),
-        "prices_as_of": prices_as_of(), "basis": BASIS,
-        "models": {m: f.name if f else None for m, f in found.items()},
-        "unpriced_models": sorted(sums.unpriced), "steps_priced": sums.priced,
-        "steps_unpriced": len(steps) - sums.priced, "steps_compared": sums.compared,
-        "requests_usd": None, "summaries_usd": None, "summaries_estimated": False,
-        "replay_usd": None, "recorded_usd": None,
-        "recorded_billed_usd": bill.get("usd") if bill else None, "saved_usd": None,
-        "saved_pct": None, "savings": None, "replay_cache": None, "uncached": None,
-        "recorded_bill": dict(bill) if bill else None,
-        "recorded_cost_rates": {m: round(float(r), 4) for m, r in sorted(rates.items())},
-        "note": ""}
-
-
 def tally(steps: Sequence[CostStep], summaries: Iterable[CostSummary] = (), *,
-          bill: Mapping[str, Any] | None = None,
-          rates: Mapping[str, Decimal] | None = None) -> dict[str, Any]:
-    """The cost object (see the module docstring for the basis) of priced steps and summaries.
-    ``bill`` is :func:`workbench.pricing.billing.recorded_bill` of the whole session (without it the
+          bill: RecordedBill | None = None,
+          rates: Mapping[str, Decimal] | None = None) -> ReplayCost:
+    """The cost (see the module docstring for the basis) of priced steps and summaries. ``bill``
+    is :func:`workbench.pricing.billing.recorded_bill` of the whole session (without it the
     recorded bill is that of the compared steps); ``rates`` are :func:`recorded_cost_rates`."""
     rates = dict(rates or {})
     sums = _Sums()
     for step in steps:
         sums.add(step, rates.get(step.model or "", Decimal(1)))
     summaries = list(summaries)
-    cost = _empty(steps, sums, bill, rates)
-    cost["summaries_estimated"] = any(not s.measured for s in summaries)
+    models = sorted({st.model for st in steps if st.model and st.model not in sums.unpriced})
+    found = {m: resolve(m) for m in models}
     unknown = ", ".join(repr(m) for m in sorted(sums.unpriced))
-    if unknown or not sums.priced:
-        cost["note"] = f"no price known for {unknown or 'no model recorded'}"
-    if not sums.priced:
-        return cost
-    all_summaries, summary_cost = _summary_cost(summaries, rates)
-    cost.update(requests_usd=money(sums.requests), summaries_usd=money(all_summaries),
-                replay_usd=money(sums.requests + all_summaries),
-                replay_cache={"read_tokens": sums.read, "written_tokens": sums.written,
-                              "read_tokens_if_kept": sums.read_if_kept})
-    if bill is None:
-        cost["recorded_billed_usd"] = money(sums.recorded) if sums.compared else None
-    if sums.compared:
-        saved = sums.recorded - sums.same - summary_cost
-        cost.update(
-            recorded_usd=money(sums.recorded), saved_usd=money(saved),
-            saved_pct=_pct(saved, sums.recorded),
-            savings={"smaller_requests_usd": money(sums.recorded - sums.same_if_kept),
-                     "cache_misses_usd": money(sums.same - sums.same_if_kept),
-                     "summaries_usd": money(summary_cost)},
-            uncached={"recorded_usd": money(sums.recorded_uncached),
-                      "requests_usd": money(sums.same_uncached),
-                      "saved_usd": money(sums.recorded_uncached - sums.same_uncached - summary_cost)})
-    return cost
+    priced, compared = sums.priced > 0, sums.compared > 0
+    all_summaries, summary_cost = _summary_cost(summaries, rates) if priced else (None, None)
+    saved = sums.recorded - sums.same - (summary_cost or 0)
+    if bill is not None:
+        billed_usd = bill.usd
+    else:
+        billed_usd = money(sums.recorded) if priced and compared else None
+    return ReplayCost(
+        price_known=priced, source=source(), prices_as_of=prices_as_of(),
+        models={m: f.name if f else None for m, f in found.items()},
+        unpriced_models=tuple(sorted(sums.unpriced)), steps_priced=sums.priced,
+        steps_unpriced=len(steps) - sums.priced, steps_compared=sums.compared,
+        requests_usd=money(sums.requests) if priced else None,
+        summaries_usd=money(all_summaries),
+        summaries_estimated=any(not s.measured for s in summaries),
+        replay_usd=money(sums.requests + all_summaries) if all_summaries is not None else None,
+        recorded_usd=money(sums.recorded) if priced and compared else None,
+        recorded_billed_usd=billed_usd,
+        saved_usd=money(saved) if priced and compared else None,
+        saved_pct=_pct(saved, sums.recorded) if priced and compared else None,
+        savings=Savings(smaller_requests_usd=money(sums.recorded - sums.same_if_kept),
+                        cache_misses_usd=money(sums.same - sums.same_if_kept),
+                        summaries_usd=money(summary_cost)) if priced and compared else None,
+        replay_cache=ReplayCache(read_tokens=sums.read, written_tokens=sums.written,
+                                 read_tokens_if_kept=sums.read_if_kept) if priced else None,
+        uncached=Uncached(recorded_usd=money(sums.recorded_uncached),
+                          requests_usd=money(sums.same_uncached),
+                          saved_usd=money(sums.recorded_uncached - sums.same_uncached
+                                          - (summary_cost or 0))) if priced and compared else None,
+        recorded_bill=bill,
+        recorded_cost_rates={m: round(float(r), 4) for m, r in sorted(rates.items())},
+        note=f"no price known for {unknown or 'no model recorded'}" if unknown or not priced
+        else "")
 
 
 # --------------------------------------------------------------------------------------------
@@ -331,7 +326,7 @@ def _summary(session: Session, step_index: int | None, model: str | None, usage:
 
 
 def replay_cost(session: Session, replay: Any, *, estimator: TokenEstimator | None = None,
-                prefixes: Mapping[int, Prefix] | None = None) -> dict[str, Any]:
+                prefixes: Mapping[int, Prefix] | None = None) -> ReplayCost:
     """The cost object of an ``iris.replay.Replay`` of ``session`` (``--summary-json``'s
     ``cost``). ``prefixes`` are those a :class:`~workbench.pricing.cache.PrefixSink` collected
     during a replay that kept no request bodies."""
@@ -347,7 +342,7 @@ def replay_cost(session: Session, replay: Any, *, estimator: TokenEstimator | No
 
 
 def stored_replay_cost(session: Session, stored: Any, rows: Sequence[Any], *,
-                       estimator: TokenEstimator | None = None) -> dict[str, Any]:
+                       estimator: TokenEstimator | None = None) -> ReplayCost:
     """The cost object of a saved replay (``services.replay.open_saved``) whose step rows with
     their whole-request figures are ``rows`` (``services.truth.truth_steps``): the summary request
     is estimated from the archived head, which is what the summariser read."""
@@ -362,7 +357,7 @@ def stored_replay_cost(session: Session, stored: Any, rows: Sequence[Any], *,
     return tally(steps, summaries, bill=recorded_bill(session), rates=recorded_cost_rates(session))
 
 
-def cost_lines(cost: Mapping[str, Any]) -> list[str]:
+def cost_lines(cost: ReplayCost) -> list[str]:
     """Plain-language lines for the UI and reports (:mod:`workbench.pricing.words`)."""
     from .words import cost_lines as words
 

@@ -22,11 +22,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Literal
 
 from iris.session import Message, Session, Usage
 
 from .prices import list_price, resolve
+from .records import ModelBill, RecordedBill
 
 __all__ = ["Billed", "Ttl", "billed", "cache_writes", "compaction_requests", "list_billed", "money",
            "recorded_bill", "recorded_cost", "response_model", "responses", "write_ttl"]
@@ -127,15 +128,15 @@ class _ModelBill:
         self.recorded_cost += bill.source == "recorded cost"
         self.list_price += bill.source == "list price"
 
-    def as_json(self, model: str) -> dict[str, Any]:
+    def bill(self, model: str) -> ModelBill:
         found = resolve(model)
-        return {"responses": self.responses, "priced_as": found.name if found else None,
-                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "cache_read_tokens": self.cache_read_tokens,
-                "cache_write_5m_tokens": self.cache_write_5m_tokens,
-                "cache_write_1h_tokens": self.cache_write_1h_tokens,
-                "usd": money(self.usd) if self.recorded_cost + self.list_price else None,
-                "from_recorded_cost": self.recorded_cost, "from_list_price": self.list_price}
+        return ModelBill(responses=self.responses, priced_as=found.name if found else None,
+                         input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+                         cache_read_tokens=self.cache_read_tokens,
+                         cache_write_5m_tokens=self.cache_write_5m_tokens,
+                         cache_write_1h_tokens=self.cache_write_1h_tokens,
+                         usd=money(self.usd) if self.recorded_cost + self.list_price else None,
+                         from_recorded_cost=self.recorded_cost, from_list_price=self.list_price)
 
 
 def responses(session: Session) -> Iterable[tuple[str | None, Usage, datetime | None]]:
@@ -156,7 +157,7 @@ def compaction_requests(session: Session) -> Iterable[tuple[str | None, Usage, d
             yield usage.model or session.header.model, usage, when
 
 
-def recorded_bill(session: Session) -> dict[str, Any]:
+def recorded_bill(session: Session) -> RecordedBill:
     """The whole recorded session as billed: total ``usd`` (None when nothing could be priced),
     per-model token sums and figures (``models``), and how many responses (and recorded
     compaction calls, ``compaction_requests``) were priced from a recorded cost, from a list
@@ -171,10 +172,10 @@ def recorded_bill(session: Session) -> dict[str, Any]:
             unpriced.add(model or "unknown model")
     priced = [b for b in per_model.values() if b.recorded_cost + b.list_price]
     total = sum((b.usd for b in priced), Decimal(0))
-    return {"usd": money(total) if priced else None,
-            "responses": sum(b.responses for b in per_model.values()) - len(calls),
-            "compaction_requests": len(calls),
-            "from_recorded_cost": sum(b.recorded_cost for b in per_model.values()),
-            "from_list_price": sum(b.list_price for b in per_model.values()),
-            "unpriced_models": sorted(unpriced),
-            "models": {m: b.as_json(m) for m, b in sorted(per_model.items())}}
+    return RecordedBill(usd=money(total) if priced else None,
+                        responses=sum(b.responses for b in per_model.values()) - len(calls),
+                        compaction_requests=len(calls),
+                        from_recorded_cost=sum(b.recorded_cost for b in per_model.values()),
+                        from_list_price=sum(b.list_price for b in per_model.values()),
+                        unpriced_models=tuple(sorted(unpriced)),
+                        models={m: b.bill(m) for m, b in sorted(per_model.items())})

@@ -4,12 +4,10 @@ and its plain-language lines, cached until the replay is saved again (the Usage 
 
 from __future__ import annotations
 
-from typing import Any
-
 from iris.session import Session
 from iris.tokens import TokenEstimator
 
-from ..pricing import cost_lines
+from ..pricing import ReplayCost, cost_lines
 from ..pricing import stored_replay_cost as _priced
 from ..storage.store import Store
 from ..storage.stored import StoredReplay
@@ -19,8 +17,8 @@ __all__ = ["saved_cost_lines", "stored_replay_cost"]
 
 
 def stored_replay_cost(session: Session, stored: StoredReplay, *,
-                       estimator: TokenEstimator | None = None) -> dict[str, Any]:
-    """The cost object of a saved replay (``services.replay.open_saved``) of ``session``."""
+                       estimator: TokenEstimator | None = None) -> ReplayCost:
+    """The cost of a saved replay (``services.replay.open_saved``) of ``session``."""
     return _priced(session, stored, truth_steps(stored), estimator=estimator)
 
 
