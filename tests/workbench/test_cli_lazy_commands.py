@@ -68,3 +68,25 @@ def test_r_ui_9_a_short_command_does_not_import_the_engine_or_exporters(tmp_path
     replay = run("replay", "--defaults")
     assert replay["code"] == 0 and "iris.replay" in replay["loaded"]  # type: ignore[operator]
     assert "workbench.cli.export" not in replay["loaded"]  # type: ignore[operator]
+
+
+def test_r_ui_9_building_the_parser_reads_no_package_metadata():
+    """R-UI-9: ``--version`` reads the installed distribution's metadata only when it is asked for;
+    building the parser of a command (every start) opens none of this project's metadata files."""
+    script = (
+        "import sys\n"
+        "from workbench.cli import build_parser\n"
+        "opened = []\n"
+        "sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == 'open' "
+        "and args and 'context_workbench' in str(args[0]) and str(args[0]).endswith(('METADATA', 'PKG-INFO'))"
+        " else None)\n"
+        "build_parser('import')\n"
+        "build_parser()\n"
+        "print(len(opened))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.strip() == "0", done.stdout + done.stderr
+    version = subprocess.run([sys.executable, "-m", "workbench.cli", "--version"],
+                             capture_output=True, text=True, timeout=120, check=True)
+    assert version.stdout.startswith("workbench ")

@@ -227,7 +227,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     (its module alone imported: the others bring in the engine, the exporters and their
     libraries, most of a short command's start-up)."""
     parser = argparse.ArgumentParser(prog="workbench", description="Context Workbench")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0,
+                        help="show the installed version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     for register in _BUILTIN:
         register(sub)
@@ -242,6 +243,16 @@ def _command(argv: Sequence[str]) -> str | None:
     """The subcommand a command line names (its first argument that is not an option; the
     top-level options take no value)."""
     return next((a for a in argv if not a.startswith("-")), None)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, read from the installed metadata only when asked (``importlib.metadata``
+    costs about 28 ms, paid at every start when argparse's own version action formats it)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
 
 
 def _version() -> str:
