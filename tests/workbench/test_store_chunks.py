@@ -331,3 +331,17 @@ def test_r_prep_5_a_replay_opened_while_it_streams_reads_steps_written_after_it(
             kinds = {d.kind for p in preps[:4] for s in p.stages for d in s.decisions}
             assert list(opened.decisions_of_kind(*kinds)) == _decisions(preps[:4], kinds)
             assert {step for step, _, _ in opened.decisions_of_kind(*kinds)} > {0}
+
+
+def test_r_prep_5_stored_figures_take_the_values_their_columns_gave():
+    """R-PREP-5: a step's figures, now kept in a JSON line, read back as the SQLite column of
+    their affinity returned them (checked against SQLite itself)."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT)")
+    for value in (True, False, 5.0, 5.5, 3, -2, 0.1, 0.1 + 0.2, 1e20, 13.333463, -2.5e-7, "x",
+                  None, 2 ** 40):
+        conn.execute("DELETE FROM t")
+        conn.execute("INSERT INTO t VALUES (?, ?, ?)", [value, value, value])
+        row = conn.execute("SELECT i, r, s FROM t").fetchone()
+        ours = tuple(_chunks.as_column(kind, value) for kind in ("INTEGER", "REAL", "TEXT"))
+        assert ours == row and tuple(map(type, ours)) == tuple(map(type, row)), value

@@ -64,13 +64,24 @@ def as_column(kind: str, value: Any) -> Any:
     if kind == "INTEGER":
         if isinstance(value, bool):
             return int(value)
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, float) and value.is_integer() and -2.0 ** 63 <= value < 2.0 ** 63:
             return int(value)
     elif kind == "REAL" and isinstance(value, int):
         return float(value)
-    elif kind == "TEXT" and isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
+    elif kind == "TEXT" and isinstance(value, int):
+        return str(int(value))
+    elif kind == "TEXT" and isinstance(value, float):
+        return _real_text(value)
     return value
+
+
+def _real_text(value: float) -> str:
+    """A REAL as SQLite writes it into a TEXT column (``%!.15g``: always a decimal point)."""
+    text = f"{value:.15g}"
+    mantissa, e, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + e + exponent
 
 
 def prefix_key(text: str) -> int:
