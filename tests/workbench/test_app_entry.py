@@ -1,0 +1,63 @@
+"""The app's entry point runs around every page (R-UI-1, UX.md "Layout": the sidebar is the same on
+every page). Streamlit takes ``workbench/ui/app.py`` for an old-style multipage app, because of the
+``pages/`` folder beside it, until the entry script has called ``st.navigation`` once in the
+process, and ``AppTest`` forgets that before every run: a page opened by address then ran on its
+own, without the sidebar, and the session picker's choice was dropped at the end of the run."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from workbench.storage.store import open_store
+from workbench.ui.app import PAGES, PAGES_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "workbench" / "ui" / "app.py")
+BUGFIX = ROOT / "sample_sessions" / "bugfix.jsonl"
+
+
+def _sidebar(at: AppTest) -> tuple[list[str], list[object]]:
+    """The sidebar's heading lines and the session picker's value(s)."""
+    return ([m.value for m in at.sidebar.markdown if m.value == "**Context Workbench**"],
+            [s.value for s in at.sidebar.selectbox if s.key == "wb_session"])
+
+
+def test_r_ui_1_the_session_choice_survives_page_switches_and_reruns():
+    """R-UI-1: after switching pages and interacting there, the sidebar is drawn once per run and
+    keeps the chosen session; the page shows that session."""
+    with open_store() as store:
+        sid = store.import_file(BUGFIX).session_id
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    assert _sidebar(at) == (["**Context Workbench**"], [sid])
+    for page in ("pages/messages.py", "pages/sessions.py", "pages/messages.py"):
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+        assert _sidebar(at) == (["**Context Workbench**"], [sid]), page
+    at.number_input(key="wb_msg_page").set_value(2).run()  # a widget of the page: a plain rerun
+    assert not at.exception, at.exception
+    assert _sidebar(at) == (["**Context Workbench**"], [sid])
+    assert not any("No session selected" in i.value for i in at.info)
+    assert at.number_input(key="wb_msg_page").value == 2
+
+
+def test_r_ui_1_a_page_file_run_on_its_own_is_left_alone():
+    """R-UI-1: a page loaded as the main script (a test of one page) runs without the app around it."""
+    at = AppTest.from_file(str(PAGES_DIR / "context.py"), default_timeout=60).run()
+    assert not at.exception, at.exception
+    assert _sidebar(at) == ([], [])
+    assert [t.value for t in at.title] == ["Context"]
+
+
+def test_r_ui_1_every_page_starts_with_enter_page():
+    """R-UI-1: each page's first statement after its imports is ``enter_page()``, so no page can
+    be drawn without the app's sidebar."""
+    for name, _ in PAGES:
+        tree = ast.parse((PAGES_DIR / name).read_text("utf-8"))
+        body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))
+                and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+        first = body[0]
+        assert isinstance(first, ast.Expr) and isinstance(first.value, ast.Call), name
+        assert ast.unparse(first.value) == "enter_page()", name
