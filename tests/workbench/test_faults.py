@@ -120,13 +120,13 @@ def test_r_ses_5_same_file_imported_twice_at_once_is_stored_once(tmp_path):
 KILLER = textwrap.dedent("""
     import os, signal, sys
     import workbench.storage.store as store_module
-    real, seen = store_module.canonical, [0]
-    def dying(data):
+    real, seen = store_module.canonical_dump, [0]
+    def dying(message):  # the stored text of each message row
         seen[0] += 1
         if seen[0] == 700:  # after the first batch of messages went into the open transaction
             os.kill(os.getpid(), signal.SIGKILL)
-        return real(data)
-    store_module.canonical = dying
+        return real(message)
+    store_module.canonical_dump = dying
     with store_module.Store(sys.argv[1]) as store:
         store.import_file(sys.argv[2])
 """)
