@@ -143,7 +143,7 @@ def test_r_prep_5_store_sink_saves_each_published_preparation_readable_by_id(sto
     from workbench.importers import load_session
     from workbench.services.replay import bundle_from_replay
 
-    sample = Path(__file__).resolve().parents[1] / "sample_sessions" / "bugfix.jsonl"
+    sample = Path(__file__).resolve().parents[2] / "sample_sessions" / "bugfix.jsonl"
     session_id = store.import_file(sample).session_id
     sink = store.replays.sink(session_id=session_id, name="streamed")
     result = replay(load_session(sample).session, observers=ReplayObservers(sink=sink))

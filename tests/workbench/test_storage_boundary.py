@@ -8,7 +8,7 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STORE_TABLES = ("sessions", "messages", "replays", "preparations", "stages", "decisions",
                 "requests", "request_messages", "request_bodies", "archives", "configurations",
                 "template_snapshots", "step_chunks", "preparation_ids", "request_parts")
