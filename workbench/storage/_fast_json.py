@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 import types
-import typing
 from datetime import date, datetime, time
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -94,9 +93,8 @@ def _plan(cls: type[BaseModel]) -> tuple[str, ...] | None:
     if (cls.model_computed_fields or decorators.field_serializers or decorators.model_serializers
             or cls.model_config.get("extra") == "allow"):
         plan = None
-    else:
-        hints = typing.get_type_hints(cls, include_extras=True)
-        plan = tuple(name for name in cls.model_fields if not _float_free(hints[name]))
+    else:  # the annotations as pydantic resolved them when it built the class
+        plan = tuple(name for name, info in cls.model_fields.items() if not _float_free(info.annotation))
     _PLANS[cls] = plan
     return plan
 
