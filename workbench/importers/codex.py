@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from iris.errors import SessionFormatError
+from iris.frozen import UNCHANGED
 from iris.session import (
     Message,
     ModelLimits,
@@ -236,7 +237,7 @@ class _Rollout:
         message is recorded (pre-turn) or between its model calls (mid-turn)."""
         if self.task_compactions and not self.task_worked:
             for i in self.task_compactions:
-                self.compactions[i] = self.compactions[i].model_copy(update={"trigger": "manual"})
+                self.compactions[i] = self.compactions[i].evolve(**UNCHANGED, trigger="manual")
         self.task_compactions, self.task_worked = None, False
 
     def legacy_history(self, summary: str, lineno: int, when) -> None:

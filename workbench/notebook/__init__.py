@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 from iris.config import ContextConfig, config_hash
+from iris.frozen import UNCHANGED
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.prompts import PromptSnapshot
 from iris.replay import Replay
@@ -340,7 +341,7 @@ class Comparison:
         self.replays = replays
         self.labels: tuple[str, ...] = tuple(labels)
         self.runs: tuple[RunSummary, ...] = tuple(
-            r.summary().model_copy(update={"label": label}) for r, label in zip(replays, labels))
+            r.summary().evolve(**UNCHANGED, label=label) for r, label in zip(replays, labels))
 
     def steps(self) -> pd.DataFrame:
         """Per step: step, ``tokens · <label>`` per replay and, for two, ``difference (B − A)``."""

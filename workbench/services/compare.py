@@ -10,7 +10,7 @@ from typing import Any
 
 from iris.config import ContextConfig, config_hash, parse_config
 from iris.fidelity import LossRecord
-from iris.frozen import FrozenModel
+from iris.frozen import UNCHANGED, FrozenModel
 from iris.prompts import PromptSnapshot
 
 from ..analysis.fidelity import replay_losses
@@ -47,8 +47,8 @@ def choice_summary(store: Store, session_id: str, choice: str, label: str, *,
     if choice.startswith("replay:"):
         saved = open_saved(store, choice.removeprefix("replay:"))
         return run_summary(label, saved, configuration_hash=saved.info.configuration_hash,
-                           template_snapshot_id=saved.info.template_snapshot_id).model_copy(
-            update={"fidelity": saved_losses(store, session_id, saved).replay})
+                           template_snapshot_id=saved.info.template_snapshot_id).evolve(
+            **UNCHANGED, fidelity=saved_losses(store, session_id, saved).replay)
     config = editor if choice == "editor" else parse_config(
         preset_text(choice.removeprefix("preset:")), source="<editor>")
     if config is None:
@@ -58,8 +58,8 @@ def choice_summary(store: Store, session_id: str, choice: str, label: str, *,
         result, _ = replay_session(store.session(session_id), config=config,
                                    prompts=templates, progress=progress)
         cache[key] = run_summary(label, result, configuration_hash=config_hash(config),
-                                 template_snapshot_id=templates.snapshot_id).model_copy(
-            update={"fidelity": replay_losses(store.session(session_id), result).replay})
+                                 template_snapshot_id=templates.snapshot_id).evolve(
+            **UNCHANGED, fidelity=replay_losses(store.session(session_id), result).replay)
     return cache[key]
 
 

@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from iris.errors import SessionFormatError, StorageError, WorkbenchError
-from iris.frozen import FrozenModel
+from iris.frozen import UNCHANGED, FrozenModel
 from iris.session import Session
 
 from ..storage.store import ImportOutcome, Store
@@ -90,10 +90,9 @@ def shown_as(report: ImportReport, names: dict[str, str]) -> ImportReport:
         return report
     error = report.error
     if error is not None:
-        error = error.model_copy(update={
-            "message": error.message.replace(report.path, name),
-            "path": name if error.path is not None else None})
-    return report.model_copy(update={"path": name, "error": error})
+        error = error.evolve(**UNCHANGED, message=error.message.replace(report.path, name),
+                             path=name if error.path is not None else None)
+    return report.evolve(**UNCHANGED, path=name, error=error)
 
 
 def first_imported(reports: Iterable[ImportReport]) -> str | None:

@@ -24,6 +24,7 @@ from iris.config import (
     parse_config,
 )
 from iris.errors import StorageError
+from iris.frozen import UNCHANGED
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.prompts import PromptSnapshot, configured_snapshot
 from iris.replay import AppliedCompaction, Replay, ReplayObservers, ReplayOptions, config_snapshot_id
@@ -133,15 +134,15 @@ def bundle_from_replay(result: Replay, *, config: ContextConfig, prompts: Prompt
         if request is not None:
             ref = p.final_request_ref or request.ref
             requests[ref] = request
-            p = p if p.final_request_ref == ref else p.model_copy(update={"final_request_ref": ref})
+            p = p if p.final_request_ref == ref else p.evolve(**UNCHANGED, final_request_ref=ref)
         preparations.append(p)
     archives = tuple(
         ArchiveRecord(n=n, step_index=c.step_index, path=c.archive_name,
                       text=result.archives.get(c.archive_name, ""), checkpoint_text=c.checkpoint_text)
         for n, c in enumerate(result.checkpoints, start=1))
-    return _header(config, prompts, summariser, result.configuration_snapshot_id).model_copy(
-        update={"preparations": tuple(preparations), "requests": requests, "archives": archives,
-                "facts": replay_facts(result, warnings=config.warnings)})
+    return _header(config, prompts, summariser, result.configuration_snapshot_id).evolve(
+        **UNCHANGED, preparations=tuple(preparations), requests=requests, archives=archives,
+        facts=replay_facts(result, warnings=config.warnings))
 
 
 def _header(config: ContextConfig, prompts: PromptSnapshot, summariser: str,
@@ -270,7 +271,7 @@ def stream_replay(session: Session, *, store: Store | None = None, session_id: s
             raise tee.error
         if result.observation_failures:  # the sink and archive hook are this function's own
             raise StorageError(f"the replay could not be kept: {result.observation_failures[0]}")
-        return result.model_copy(update={"preparations": tuple(tee.steps)})
+        return result.evolve(**UNCHANGED, preparations=tuple(tee.steps))
 
     if store is None:
         result, info = run(), None

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from iris.errors import StorageError
+from iris.frozen import UNCHANGED
 from iris.preparation.records import ContextPreparation, Decision
 
 from ..records import ArchiveRecord, EvidenceBundle, ReplayFacts, ReplayInfo, StepRow
@@ -182,7 +183,7 @@ class StoreSink:
         the key it is read back by; None without a request), also written as the stored
         preparation's ``final_request_ref``."""
         ref = request.ref if request is not None else None
-        preparation = preparation.model_copy(update={"final_request_ref": ref})
+        preparation = preparation.evolve(**UNCHANGED, final_request_ref=ref)
         if not self._each_step:
             self._writer.add_step(preparation, request)
             return ref

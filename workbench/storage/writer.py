@@ -18,6 +18,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from iris.frozen import UNCHANGED
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from pydantic import BaseModel
 
@@ -66,7 +67,7 @@ class ReplayWriter:
     def begin(self, bundle: EvidenceBundle) -> None:
         """Replace any replay of this name (cascades remove its rows) and write the replay row and
         its configuration and template snapshots."""
-        self._bundle = bundle.model_copy(update={"preparations": ()})
+        self._bundle = bundle.evolve(**UNCHANGED, preparations=())
         self.db.execute("DELETE FROM replays WHERE id = ?", [self.replay_id])
         if bundle.configuration_hash and bundle.configuration_json is not None:
             self.db.execute("INSERT OR IGNORE INTO configurations (hash, json, yaml, created_at) "
@@ -135,7 +136,7 @@ class ReplayWriter:
         self.flush(final=True)
         forget_unused_bodies(self.db)
         if facts is not None:
-            self._bundle = self._bundle.model_copy(update={"facts": facts})
+            self._bundle = self._bundle.evolve(**UNCHANGED, facts=facts)
         row = self._info_row()
         self.db.execute(f"UPDATE replays SET {', '.join(f'{k} = ?' for k in row if k != 'id')} "
                         "WHERE id = ?", [*(v for k, v in row.items() if k != "id"), self.replay_id])

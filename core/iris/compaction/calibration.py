@@ -34,7 +34,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..frozen import FrozenModel
+from ..frozen import UNCHANGED, FrozenModel
 
 __all__ = ["MIN_SAMPLE_TOKENS", "UNRECORDED_DROP", "Calibration", "EstimateConfig", "TriggerBasis"]
 
@@ -114,8 +114,8 @@ class Calibration(FrozenModel):
         recorded compaction."""
         if provider is None or provider <= 0:
             return self
-        return self._observe(step, local, provider, new_window).model_copy(
-            update={"last_sample": (local, provider)})
+        return self._observe(step, local, provider, new_window).evolve(
+            **UNCHANGED, last_sample=(local, provider))
 
     def _unrecorded_drop(self, local: int, provider: int) -> bool:
         if self.last_sample is None:
@@ -125,31 +125,30 @@ class Calibration(FrozenModel):
 
     def _observe(self, step: int, local: int, provider: int, new_window: bool) -> Calibration:
         if new_window and self.frozen_at is not None:
-            return self.model_copy(update={"frozen_at": None})._measure(step, local, provider,
-                                                                        new_window)
+            return self.evolve(**UNCHANGED, frozen_at=None)._measure(step, local, provider,
+                                                                     new_window)
         if not new_window and self.frozen_at is not None:
             return self
         if not new_window and self._unrecorded_drop(local, provider):
-            return self.model_copy(update={"frozen_at": step})
+            return self.evolve(**UNCHANGED, frozen_at=step)
         return self._measure(step, local, provider, new_window)
 
     def _measure(self, step: int, local: int, provider: int, new_window: bool) -> Calibration:
         first = self.window_step is None and self.fixed_overhead is None
         if first or (new_window and self.fixed_overhead is None):
             measured = max(provider - round(self.ratio * local), 0)
-            update = {"window_overhead": measured, "window_step": step,
-                      "window_sample": (local, provider)}
+            window = self.evolve(**UNCHANGED, window_overhead=measured, window_step=step,
+                                 window_sample=(local, provider))
             if first:
-                update |= {"overhead": measured, "overhead_step": step,
-                           "overhead_source": "measured"}
-            return self.model_copy(update=update)
+                return window.evolve(**UNCHANGED, overhead=measured, overhead_step=step,
+                                     overhead_source="measured")
+            return window
         if not self.calibrate or local < MIN_SAMPLE_TOKENS or new_window:
             return self
         if self.ratio_step is None and self.fixed_overhead is None and self.window_sample:
             return self._two_point(step, local, provider, self.window_sample)
         ratio = max(provider - self.window_overhead, 1) / local
-        return self.model_copy(update={"ratio": ratio, "ratio_step": step,
-                                       "samples": self.samples + 1})
+        return self.evolve(**UNCHANGED, ratio=ratio, ratio_step=step, samples=self.samples + 1)
 
     def _two_point(self, step: int, local: int, provider: int, sample: tuple[int, int]
                    ) -> Calibration:
@@ -160,8 +159,7 @@ class Calibration(FrozenModel):
             return self  # too close to the first sample: wait for the history to grow
         ratio = (provider - p0) / (local - l0)
         overhead = max(p0 - round(ratio * l0), 0)
-        update = {"ratio": ratio, "ratio_step": step, "samples": self.samples + 1,
-                  "window_overhead": overhead}
-        if self.window_step == self.overhead_step:
-            update["overhead"] = overhead
-        return self.model_copy(update=update)
+        return self.evolve(**UNCHANGED, ratio=ratio, ratio_step=step, samples=self.samples + 1,
+                           window_overhead=overhead,
+                           overhead=overhead if self.window_step == self.overhead_step
+                           else self.overhead)

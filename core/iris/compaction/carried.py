@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..frozen import UNCHANGED
 from ..session import Message
 from ..tokens import TokenEstimator
 from .checkpoint import CheckpointSection, RetainedMessage, SessionConstraint
@@ -87,7 +88,7 @@ def with_current_request(sections: Sequence[CheckpointSection], history: Sequenc
         return tuple(sections)
     if estimator.count(text) > budget:
         text = _cut_to_tokens(text, budget, estimator) + "\n[truncated]"
-    return tuple(s.model_copy(update={"body": text}) if s.title == "Current User Request" else s
+    return tuple(s.evolve(**UNCHANGED, body=text) if s.title == "Current User Request" else s
                  for s in sections)
 
 
@@ -126,7 +127,7 @@ def _add(found: list[SessionConstraint], new: SessionConstraint) -> list[Session
     out = list(found)
     if _SUPERSEDES.search(new.text):
         key = _key(new.text)
-        out = [c.model_copy(update={"superseded": True})
+        out = [c.evolve(**UNCHANGED, superseded=True)
                if not c.superseded and len(key & _key(c.text)) >= 2 else c for c in out]
     return [*out, new]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SummariserError, TemplateError
+from ..frozen import UNCHANGED
 from ..session import Message, Usage
 from ..tokens import TokenEstimator
 from .archive import next_archive_number, render_archive, store_archive
@@ -114,7 +115,7 @@ def state_from_history(history: Sequence[Message], state: CompactionState | None
     checkpoint, that checkpoint's body as the previous checkpoint."""
     state = state or CompactionState()
     if state.previous_checkpoint is None and history and history[0].is_compaction_summary:
-        state = state.model_copy(update={"previous_checkpoint": checkpoint_body(history[0].text)})
+        state = state.evolve(**UNCHANGED, previous_checkpoint=checkpoint_body(history[0].text))
     return state
 
 
@@ -247,8 +248,9 @@ def _summarise(request: CompactionRequest, env: CompactionEnvironment, plan: Cut
             current_request=current_text, previous_checkpoint=previous_body,
             constraints=[c.text for c in constraints if not c.superseded],
             archive_name=f"history-{number}.md", reduction_memory=env.reduction_memory)
-        summary_request = summary_request.model_copy(update={
-            "checkpoint_form": config.compaction.checkpoint_form, "step_index": request.step_index})
+        summary_request = summary_request.evolve(
+            **UNCHANGED, checkpoint_form=config.compaction.checkpoint_form,
+            step_index=request.step_index)
     except TemplateError as exc:  # an edited template that fails to render is a failed attempt
         return attempt.reject(decisions, RejectedDecision(reason=f"template error: {exc}"))
     attempt = replace(attempt, prompt=summary_request.system_prompt + "\n\n"
@@ -317,11 +319,11 @@ def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: 
     decisions.append(AppliedDecision(before_tokens=before, after_tokens=after,
                                      checkpoint_tokens=cp_tokens, archive_path=str(path),
                                      archive_number=number))
-    state = attempt.state.model_copy(update={
-        "archives": checkpoint.archives, "constraints": checkpoint.constraints,
-        "constraints_omitted": checkpoint.constraints_omitted, "retained": checkpoint.retained,
-        "previous_checkpoint": checkpoint_body(checkpoint.render()),
-        "cooldown_until_batch": None})  # any durable apply clears the model-driven cooldown
+    state = attempt.state.evolve(
+        **UNCHANGED, archives=checkpoint.archives, constraints=checkpoint.constraints,
+        constraints_omitted=checkpoint.constraints_omitted, retained=checkpoint.retained,
+        previous_checkpoint=checkpoint_body(checkpoint.render()),
+        cooldown_until_batch=None)  # any durable apply clears the model-driven cooldown
     return CompactionOutcome(status="applied", decisions=tuple(decisions), history=new_history,
                              checkpoint=checkpoint, archive_path=str(path), archive_text=archive,
                              cut_index=attempt.cut, summary_usage=result.usage,

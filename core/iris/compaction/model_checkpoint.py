@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from ..frozen import UNCHANGED
 from ..session import Message
 from ..tokens import TokenEstimator
 from .archive import next_archive_number, render_archive, store_archive
@@ -200,11 +201,11 @@ def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, An
         return _skipped(history, state, gate, fingerprint, current_batch)
     archive = render_archive(head, number=number)
     path = store_archive(Path(session_dir), archive, number=number)
-    new_state = state.model_copy(update={
-        "archives": checkpoint.archives, "constraints": checkpoint.constraints,
-        "constraints_omitted": checkpoint.constraints_omitted, "typed": typed,
-        "retained": checkpoint.retained, "last_model_apply_batch": current_batch,
-        "cooldown_until_batch": None, "last_model_fingerprint": fingerprint})
+    new_state = state.evolve(
+        **UNCHANGED, archives=checkpoint.archives, constraints=checkpoint.constraints,
+        constraints_omitted=checkpoint.constraints_omitted, typed=typed,
+        retained=checkpoint.retained, last_model_apply_batch=current_batch,
+        cooldown_until_batch=None, last_model_fingerprint=fingerprint)
     return CompactionOutcome(
         status="applied", history=new_history, checkpoint=checkpoint, archive_path=str(path),
         archive_text=archive, cut_index=cut, state=new_state, decisions=_applied_decisions(
@@ -215,13 +216,13 @@ def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, An
 def _skipped(history: tuple[Message, ...], state: CompactionState, gate: GateResult,
              fingerprint: str, current_batch: int) -> CompactionOutcome:
     """A gate said no: remember the attempt (duplicate gate) and start a low-gain cooldown."""
-    update: dict[str, Any] = {"last_model_fingerprint": fingerprint}
-    if gate.gate == "low_gain":
-        update["cooldown_until_batch"] = current_batch + COOLDOWN_BATCHES
+    cooldown = (current_batch + COOLDOWN_BATCHES if gate.gate == "low_gain"
+                else state.cooldown_until_batch)
     return CompactionOutcome(status="skipped", decisions=(SkippedDecision(
         gate=gate.gate, reason=gate.reason, saved_tokens=gate.saved_tokens,  # type: ignore[arg-type]
         current_tokens=gate.current_tokens),), history=history,
-        state=state.model_copy(update=update))
+        state=state.evolve(**UNCHANGED, last_model_fingerprint=fingerprint,
+                           cooldown_until_batch=cooldown))
 
 
 def _applied_decisions(head: tuple[Message, ...], tail: tuple[Message, ...], checkpoint: Message,

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
-from ..frozen import FrozenModel
+from ..frozen import UNCHANGED, FrozenModel
 
 # httpx and tenacity are imported where a call is made: replays without a remote summariser (the
 # command line's default) do not pay for them at start-up.
@@ -258,8 +258,7 @@ class OpenAICompatibleSummariser:
         """Close the breaker for a new run; returns the counters so far (for a per-run delta)."""
         with self._lock:
             self._consecutive_failures = 0
-            self._stats = self._stats.model_copy(update={"breaker_open": False,
-                                                         "breaker_reason": None})
+            self._stats = self._stats.evolve(**UNCHANGED, breaker_open=False, breaker_reason=None)
             return self._stats
 
     def refusal(self) -> str | None:
@@ -271,10 +270,15 @@ class OpenAICompatibleSummariser:
         return (f"circuit open: {self._stats.breaker_reason}; {self.base_url} is not called "
                 "again in this run")
 
-    def _count(self, **changes: int) -> None:
+    def _count(self, *, calls: int = 0, attempts: int = 0, retries: int = 0, refused: int = 0,
+               cache_hits: int = 0, input_tokens: int = 0, output_tokens: int = 0) -> None:
         with self._lock:
-            self._stats = self._stats.model_copy(update={
-                k: getattr(self._stats, k) + v for k, v in changes.items()})
+            s = self._stats
+            self._stats = s.evolve(
+                **UNCHANGED, calls=s.calls + calls, attempts=s.attempts + attempts,
+                retries=s.retries + retries, refused=s.refused + refused,
+                cache_hits=s.cache_hits + cache_hits, input_tokens=s.input_tokens + input_tokens,
+                output_tokens=s.output_tokens + output_tokens)
 
     def body(self, request: SummaryRequest) -> dict[str, Any]:
         """The chat-completions request body for ``request``."""
@@ -314,12 +318,13 @@ class OpenAICompatibleSummariser:
         permanent = isinstance(exc, SummaryCallFailed) and exc.permanent
         with self._lock:
             self._consecutive_failures += 1
-            update: dict[str, Any] = {"failures": self._stats.failures + 1}
-            n = self._consecutive_failures
+            s, n = self._stats, self._consecutive_failures
             if permanent or n >= self.policy.failure_threshold:
                 why = "a permanent error" if permanent else f"{n} failed summary calls in a row"
-                update.update(breaker_open=True, breaker_reason=f"{why} (last: {exc})")
-            self._stats = self._stats.model_copy(update=update)
+                self._stats = s.evolve(**UNCHANGED, failures=s.failures + 1, breaker_open=True,
+                                       breaker_reason=f"{why} (last: {exc})")
+            else:
+                self._stats = s.evolve(**UNCHANGED, failures=s.failures + 1)
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
@@ -455,9 +460,12 @@ def client_delta(summariser: object, start: ClientStats | None) -> ClientStats |
     if start is None or not isinstance(summariser, MeteredSummariser):
         return None
     now = summariser.stats
-    counters = ("calls", "attempts", "retries", "failures", "refused", "cache_hits",
-                "input_tokens", "output_tokens")
-    return now.model_copy(update={k: getattr(now, k) - getattr(start, k) for k in counters})
+    return now.evolve(
+        **UNCHANGED, calls=now.calls - start.calls, attempts=now.attempts - start.attempts,
+        retries=now.retries - start.retries, failures=now.failures - start.failures,
+        refused=now.refused - start.refused, cache_hits=now.cache_hits - start.cache_hits,
+        input_tokens=now.input_tokens - start.input_tokens,
+        output_tokens=now.output_tokens - start.output_tokens)
 
 
 def client_run_usage(totals: RunUsage, summariser: object, start: ClientStats | None) -> RunUsage:
@@ -470,5 +478,5 @@ def client_run_usage(totals: RunUsage, summariser: object, start: ClientStats | 
                       refused=delta.refused, cache_hits=delta.cache_hits,
                       input_tokens=delta.input_tokens, output_tokens=delta.output_tokens,
                       prompt_tokens=delta.input_tokens)
-    return totals.model_copy(update={"compaction": row})
+    return totals.evolve(**UNCHANGED, compaction=row)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Literal
 
-from ..frozen import FrozenModel
+from ..frozen import UNCHANGED, FrozenModel
 from .thresholds import Thresholds
 from .usage import TriggerDecision, UsageReading, should_trigger
 
@@ -92,23 +92,23 @@ def _auto(reading: UsageReading, t: Thresholds, window: PressureWindow, model_dr
         if (line is not None and reading.kind != "none" and reading.source != "restored"
                 and usage.tokens >= line and not window.reminder_delivered):
             notices.append(_notice("reminder", usage.tokens, t))
-            window = window.model_copy(update={"reminder_delivered": True})
+            window = window.evolve(**UNCHANGED, reminder_delivered=True)
         return TriggerStep(compact=False, reason=usage.reason, usage=usage,
                            notice=select_notice(notices), window=window)
     if not window.threshold_delivered:
         notices.append(_notice("threshold", usage.tokens, t))
-        window = window.model_copy(update={"threshold_delivered": True})
+        window = window.evolve(**UNCHANGED, threshold_delivered=True)
     near_limit = usage.tokens >= t.usable_budget * GRACE_END_RATIO
     if model_driven and not near_limit and window.reminder_delivered and not window.grace_spent:
         remaining = GRACE_REQUESTS if window.grace_remaining is None else window.grace_remaining
         if remaining > 0:
-            window = window.model_copy(update={"grace_remaining": remaining - 1})
+            window = window.evolve(**UNCHANGED, grace_remaining=remaining - 1)
             return TriggerStep(compact=False, reason=f"{usage.reason}; grace: {remaining} "
                                "request(s) before compaction", usage=usage,
                                notice=select_notice(notices), window=window)
     reason = usage.reason + ("; grace ends at 95% of the budget" if near_limit and model_driven
                              else "")
-    window = window.model_copy(update={"grace_spent": True, "grace_remaining": 0})
+    window = window.evolve(**UNCHANGED, grace_spent=True, grace_remaining=0)
     return TriggerStep(compact=True, trigger="auto", reason=reason, usage=usage,
                        notice=select_notice(notices), window=window)
 

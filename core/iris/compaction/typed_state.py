@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from ..frozen import FrozenModel
+from ..frozen import UNCHANGED, FrozenModel
 
 __all__ = ["MAX_CLAIMS", "MAX_ITEMS", "Claim", "TypedCheckpointState", "merge_typed_state"]
 
@@ -62,7 +62,7 @@ def _merge_list(old: Sequence[str], new: Sequence[str], retired: set[str],
 def _merge_claims(old: Sequence[Claim], new: Sequence[Claim], retired: set[str],
                   ) -> tuple[tuple[Claim, ...], int]:
     keys = {c.key for c in new}
-    carried = [c.model_copy(update={"status": "stale"}) for c in old
+    carried = [c.evolve(**UNCHANGED, status="stale") for c in old
                if c.key not in keys and c.key.strip() not in retired]
     merged = carried + [c for c in new if c.key.strip() not in retired]
     dropped = max(len(merged) - MAX_CLAIMS, 0)
@@ -93,7 +93,7 @@ def merge_typed_state(previous: TypedCheckpointState | None, new: TypedCheckpoin
     current = current[d3 - drop_history:]
     claims, d4 = _merge_claims(previous.claims, new.claims, retired)
     refs, d5 = _merge_list(previous.evidence_refs, new.evidence_refs, set(), MAX_CLAIMS)
-    return new.model_copy(update={
-        "completed": completed, "decisions": decisions, "open_issues": tuple(current),
-        "historical_issues": tuple(history), "claims": claims, "evidence_refs": refs,
-        "overflow": d1 + d2 + d3 + d4 + d5})
+    return new.evolve(
+        **UNCHANGED, completed=completed, decisions=decisions, open_issues=tuple(current),
+        historical_issues=tuple(history), claims=claims, evidence_refs=refs,
+        overflow=d1 + d2 + d3 + d4 + d5)

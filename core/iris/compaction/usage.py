@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..frozen import FrozenModel
+from ..frozen import UNCHANGED, FrozenModel
 from ..session import Message, ThinkingBlock, ToolCallBlock, Usage, block_text
 from .thresholds import Thresholds
 
@@ -61,11 +61,11 @@ class UsageTotals(_Frozen):
 
     def add(self, usage: Usage | None) -> UsageTotals:
         if usage is None:
-            return self.model_copy(update={"calls": self.calls + 1})
-        return self.model_copy(update={
-            "calls": self.calls + 1, "input_tokens": self.input_tokens + usage.input_tokens,
-            "output_tokens": self.output_tokens + usage.output_tokens,
-            "prompt_tokens": self.prompt_tokens + usage.prompt_tokens})
+            return self.evolve(**UNCHANGED, calls=self.calls + 1)
+        return self.evolve(
+            **UNCHANGED, calls=self.calls + 1, input_tokens=self.input_tokens + usage.input_tokens,
+            output_tokens=self.output_tokens + usage.output_tokens,
+            prompt_tokens=self.prompt_tokens + usage.prompt_tokens)
 
 
 class RunUsage(_Frozen):
@@ -125,7 +125,7 @@ class UsageTracker(_Frozen):
     def observe_response(self, usage: Usage | None, *, context_bytes: int,
                          model: str | None = None) -> UsageTracker:
         """A main-model response arrived; ``context_bytes`` are the bytes of its request."""
-        totals = self.totals.model_copy(update={"main": self.totals.main.add(usage)})
+        totals = self.totals.evolve(**UNCHANGED, main=self.totals.main.add(usage))
         model = model or self.model
         if usage is not None and usage.is_trusted:
             reading = UsageReading(tokens=usage.prompt_tokens, kind="observed", approximate=False,
@@ -135,12 +135,11 @@ class UsageTracker(_Frozen):
                                  model=model)
             return UsageTracker(model=model, sample=sample, reading=reading, totals=totals)
         if self.sample is None or self.sample.context_bytes <= 0:
-            return self.model_copy(update={"model": model, "reading": _NO_READING,
-                                           "totals": totals})
+            return self.evolve(**UNCHANGED, model=model, reading=_NO_READING, totals=totals)
         estimate = round(self.sample.prompt_tokens * context_bytes / self.sample.context_bytes)
         reading = UsageReading(tokens=estimate, kind="estimated", approximate=True,
                                can_trigger=True, source="byte_estimate")
-        return self.model_copy(update={"model": model, "reading": reading, "totals": totals})
+        return self.evolve(**UNCHANGED, model=model, reading=reading, totals=totals)
 
     def observe_switch(self, model: str) -> UsageTracker:
         """The model changed: the old reading stays displayed with ``≈`` and triggers nothing."""
@@ -148,27 +147,27 @@ class UsageTracker(_Frozen):
             return self
         reading = self.reading
         if reading.kind != "none":
-            reading = reading.model_copy(update={"approximate": True, "can_trigger": False,
-                                                 "source": "model_switch"})
-        return self.model_copy(update={"model": model, "reading": reading})
+            reading = reading.evolve(**UNCHANGED, approximate=True, can_trigger=False,
+                                     source="model_switch")
+        return self.evolve(**UNCHANGED, model=model, reading=reading)
 
     def observe_rejected_summary(self, usage: Usage | None) -> UsageTracker:
         """A summary call whose summary was not applied: its reported usage still goes to
         ``totals.compaction`` (R-TOK-6); the reading is unchanged."""
         if usage is None:
             return self
-        totals = self.totals.model_copy(update={"compaction": self.totals.compaction.add(usage)})
-        return self.model_copy(update={"totals": totals})
+        totals = self.totals.evolve(**UNCHANGED, compaction=self.totals.compaction.add(usage))
+        return self.evolve(**UNCHANGED, totals=totals)
 
     def observe_compaction(self, tokens_after: int, usage: Usage | None = None) -> UsageTracker:
         """An applied compaction replaces the reading with its local estimate (``≈``); the
         summary call's usage goes to ``totals.compaction``."""
         totals = self.totals
         if usage is not None:
-            totals = totals.model_copy(update={"compaction": totals.compaction.add(usage)})
+            totals = totals.evolve(**UNCHANGED, compaction=totals.compaction.add(usage))
         reading = UsageReading(tokens=tokens_after, kind="estimated", approximate=True,
                                can_trigger=False, source="compaction")
-        return self.model_copy(update={"reading": reading, "totals": totals})
+        return self.evolve(**UNCHANGED, reading=reading, totals=totals)
 
 
 class TriggerDecision(_Frozen):

@@ -35,7 +35,7 @@ from ..compaction.thresholds import thresholds as resolve_thresholds
 from ..compaction.usage import RunUsage, UsageTracker, context_bytes
 from ..context import ContextBuildScope, ContextSource
 from ..errors import ConfigError
-from ..frozen import FrozenModel
+from ..frozen import UNCHANGED, FrozenModel
 from ..preparation.carry import StepCarry
 from ..preparation.memory import StepMemory
 from ..preparation.pipeline import STAGES, Stage, StepMeta, prepare
@@ -215,9 +215,8 @@ class AgentRunner:
     @property
     def session(self) -> Session:
         """The session so far, as the workbench will import it."""
-        return self._session().model_copy(update={
-            "compactions": tuple(self.record.compactions),
-            "context_snapshots": tuple(self.record.snapshots)})
+        return self._session().evolve(**UNCHANGED, compactions=tuple(self.record.compactions),
+                                      context_snapshots=tuple(self.record.snapshots))
 
     def _session(self) -> Session:
         return Session(header=self.record.header, messages=tuple(self.record.messages))
@@ -312,7 +311,7 @@ class AgentRunner:
     def _publish(self, p: ContextPreparation, request: PreparedRequest | None) -> ContextPreparation:
         ref = self.publisher.publish(p, request)
         if isinstance(ref, str) and ref and request is not None:
-            p = p.model_copy(update={"final_request_ref": ref})
+            p = p.evolve(**UNCHANGED, final_request_ref=ref)
         self.preparations.append(p)
         if request is not None:
             self.requests[p.preparation_id] = request
@@ -337,14 +336,14 @@ class AgentRunner:
         except ModelCallFailed as exc:
             self._publish(p, request)
             return None, f"step {k}: model call failed: {exc}"
-        message = reply.message.model_copy(update={"timestamp": self.clock()})
+        message = reply.message.evolve(**UNCHANGED, timestamp=self.clock())
         usage = message.usage
         self.tracker = self.tracker.observe_response(
             usage, context_bytes=context_bytes(request.messages), model=message.model)
         tokens, kind = provider_reading(self.tracker, usage)  # as a replay states it
-        p = p.model_copy(update={"response_message_index": len(self.record.messages),
-                                 "provider_prompt_tokens": tokens, "provider_usage_kind": kind,
-                                 "provider_usage_note": usage.usage_note if usage else None}).with_id()
+        p = p.evolve(**UNCHANGED, response_message_index=len(self.record.messages),
+                     provider_prompt_tokens=tokens, provider_usage_kind=kind,
+                     provider_usage_note=usage.usage_note if usage else None).with_id()
         self._publish(p, request)
         if usage is not None and usage.is_trusted:
             self.calibration = self.calibration.observe(k, p.final_input_tokens, usage.prompt_tokens)

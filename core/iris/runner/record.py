@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..frozen import UNCHANGED
 from ..preparation.records import ContextPreparation
 from ..safe_files import write_file
 from ..session import Message, RecordedCompaction, SessionHeader, StepSnapshot
@@ -65,9 +66,9 @@ class SessionRecord:
         self.compactions.append(event)
         self._lines.append(_line("compaction", event))
         for m in checkpoint:
-            self.add_message(m.model_copy(update={"is_compaction_summary": True, "synthetic": True}))
+            self.add_message(m.evolve(**UNCHANGED, is_compaction_summary=True, synthetic=True))
         for m in tail:
-            self.add_message(m.model_copy(update={"compaction_provided": True}))
+            self.add_message(m.evolve(**UNCHANGED, compaction_provided=True))
 
     def add_snapshot(self, snapshot: StepSnapshot) -> None:
         if snapshot.contributions:
