@@ -12,7 +12,7 @@ from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "pages/compaction.py"
+PAGE = "app_pages/compaction.py"
 
 
 def opened(sample: str) -> AppTest:

@@ -22,7 +22,7 @@ from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "pages/configuration.py"
+PAGE = "app_pages/configuration.py"
 
 
 def _open(sample: str | None) -> AppTest:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(Path(__file__).resolve().parents[2] / "workbench" / "ui" / "pages" / "context.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "workbench" / "ui" / "app_pages" / "context.py")
 
 
 def page() -> AppTest:

@@ -1,12 +1,12 @@
 """The app's entry point runs around every page (R-UI-1, UX.md "Layout": the sidebar is the same on
-every page). Streamlit takes ``workbench/ui/app.py`` for an old-style multipage app, because of the
-``pages/`` folder beside it, until the entry script has called ``st.navigation`` once in the
-process, and ``AppTest`` forgets that before every run: a page opened by address then ran on its
-own, without the sidebar, and the session picker's choice was dropped at the end of the run."""
+every page). Streamlit would take ``workbench/ui/app.py`` for an old-style multipage app if a
+``pages/`` folder stood beside it, until the entry script had called ``st.navigation`` once in the
+process (``AppTest`` forgets that before every run): a page opened by address then ran on its own,
+without the sidebar, and the session picker's choice was dropped at the end of the run. The pages
+live in ``app_pages/`` for that reason."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -32,7 +32,7 @@ def test_r_ui_1_the_session_choice_survives_page_switches_and_reruns():
         sid = store.import_file(BUGFIX).session_id
     at = AppTest.from_file(APP, default_timeout=90).run()
     assert _sidebar(at) == (["**Context Workbench**"], [sid])
-    for page in ("pages/messages.py", "pages/sessions.py", "pages/messages.py"):
+    for page in ("app_pages/messages.py", "app_pages/sessions.py", "app_pages/messages.py"):
         at.switch_page(page).run()
         assert not at.exception, at.exception
         assert _sidebar(at) == (["**Context Workbench**"], [sid]), page
@@ -51,13 +51,8 @@ def test_r_ui_1_a_page_file_run_on_its_own_is_left_alone():
     assert [t.value for t in at.title] == ["Context"]
 
 
-def test_r_ui_1_every_page_starts_with_enter_page():
-    """R-UI-1: each page's first statement after its imports is ``enter_page()``, so no page can
-    be drawn without the app's sidebar."""
-    for name, _ in PAGES:
-        tree = ast.parse((PAGES_DIR / name).read_text("utf-8"))
-        body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))
-                and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
-        first = body[0]
-        assert isinstance(first, ast.Expr) and isinstance(first.value, ast.Call), name
-        assert ast.unparse(first.value) == "enter_page()", name
+def test_r_ui_1_no_pages_folder_beside_the_entry_script():
+    """R-UI-1: the pages' folder beside ``app.py`` is not named ``pages`` (Streamlit's old-style
+    multipage discovery would run a page without the app around it), and every listed page is in it."""
+    assert not (PAGES_DIR.parent / "pages").exists()
+    assert all((PAGES_DIR / name).is_file() for name, _ in PAGES)

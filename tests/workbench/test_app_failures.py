@@ -15,7 +15,7 @@ from workbench.storage.store import Store, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "pages/failures.py"
+PAGE = "app_pages/failures.py"
 
 
 class BrokenSummariser:
@@ -85,7 +85,7 @@ def test_r_ui_7_the_link_opens_the_failed_step_with_its_error(broken):
     at = AppTest.from_file(APP, default_timeout=90)
     at.query_params.update(query)
     at.run()
-    at.switch_page("pages/step_through.py").run()
+    at.switch_page("app_pages/step_through.py").run()
     assert not at.exception, at.exception
     assert at.subheader[0].value.startswith(f"Step {query['step']} ")
     message = at.error[0].value

@@ -24,8 +24,8 @@ from workbench.views.step_through import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "pages/reduction.py"
-STEP_PAGE = "pages/step_through.py"
+PAGE = "app_pages/reduction.py"
+STEP_PAGE = "app_pages/step_through.py"
 SAMPLE = ROOT / "sample_sessions" / "long_session.jsonl"
 STEP = 31
 """A step of the long sample whose replay records folds, reductions and kept results (10)."""

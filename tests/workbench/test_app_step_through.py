@@ -13,7 +13,7 @@ from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "pages/step_through.py"
+PAGE = "app_pages/step_through.py"
 
 
 def opened(*samples: str, step: int | None = None) -> AppTest:

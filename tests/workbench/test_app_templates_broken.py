@@ -19,7 +19,7 @@ from workbench.ui.guards import finish_first
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "pages/templates.py"
+PAGE = "app_pages/templates.py"
 EDIT = "\nALWAYS MENTION PENGUINS.\n"
 BROKEN = "\n{% if %}\n"
 

@@ -17,7 +17,7 @@ from workbench.storage.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "pages/templates.py"
+PAGE = "app_pages/templates.py"
 EDIT = "\nALWAYS MENTION PENGUINS.\n"
 
 

@@ -15,7 +15,7 @@ from workbench.views.usage import REPLAYED
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "pages/usage.py"
+PAGE = "app_pages/usage.py"
 
 
 def test_r_ui_5_empty_store_tells_the_user_what_to_do():

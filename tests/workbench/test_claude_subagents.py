@@ -111,7 +111,7 @@ def test_r_twin_2_messages_page_lists_the_subagent_on_the_parent(tmp_path):
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["session"] = "sess-proj"
     at.run()
-    at.switch_page("pages/messages.py").run()
+    at.switch_page("app_pages/messages.py").run()
     assert not at.exception
     table = next(df.value for df in at.dataframe if "Sub-agent session" in df.value.columns)
     assert table["Tool call"].tolist() == ["toolu_task"]
@@ -120,7 +120,7 @@ def test_r_twin_2_messages_page_lists_the_subagent_on_the_parent(tmp_path):
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["session"] = "sess-proj/agent-acompact-9f8e7d"
     at.run()
-    at.switch_page("pages/messages.py").run()
+    at.switch_page("app_pages/messages.py").run()
     assert not at.exception
     assert any("recorded compaction request of session sess-proj" in i.value for i in at.info)
 
@@ -132,7 +132,7 @@ def test_r_twin_2_usage_page_of_a_compaction_request_names_its_prompt_as_compact
     at = AppTest.from_file(APP, default_timeout=90)
     at.query_params["session"] = "sess-proj/agent-acompact-9f8e7d"
     at.run()
-    at.switch_page("pages/usage.py").run()
+    at.switch_page("app_pages/usage.py").run()
     assert not at.exception, at.exception
     notes = [i.value for i in at.info if "recorded compaction request of session sess-proj" in i.value]
     assert notes and "Compaction input (parent's conversation)" in notes[0]

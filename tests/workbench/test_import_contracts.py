@@ -58,7 +58,7 @@ def test_contracts_hold_on_the_copy(pristine: Path):
     ("workbench/records.py", "import streamlit.components.v1",
      "Only workbench.ui imports Streamlit"),
     ("workbench/corpus/__init__.py", "import sqlite3", "Only the storage package talks to SQLite"),
-    ("workbench/ui/pages/usage.py", "import sqlite_utils", "Only the storage package talks to SQLite"),
+    ("workbench/ui/app_pages/usage.py", "import sqlite_utils", "Only the storage package talks to SQLite"),
     ("workbench/views/colors.py", "import workbench.ui.usage",
      "Workbench layers: faces, services, views, analysis, pricing, storage, records"),
     ("workbench/storage/cache.py", "import workbench.services.replay",
@@ -67,7 +67,7 @@ def test_contracts_hold_on_the_copy(pristine: Path):
      "Workbench layers: faces, services, views, analysis, pricing, storage, records"),
     ("workbench/ui/state.py", "import workbench.ui.usage",
      "App layers: pages, entry point, page parts, session state"),
-    ("workbench/ui/usage.py", "import workbench.ui.pages.usage",
+    ("workbench/ui/usage.py", "import workbench.ui.app_pages.usage",
      "App layers: pages, entry point, page parts, session state"),
 ])
 def test_an_injected_import_breaks_its_contract(tmp_path: Path, module: str, line: str,

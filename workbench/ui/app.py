@@ -1,13 +1,13 @@
-"""Streamlit entry point: builds the navigation over ``pages/`` and the shared sidebar, nothing else.
+"""Streamlit entry point: builds the navigation over ``app_pages/`` and the shared sidebar, nothing
+else.
 
 Pages are listed in a fixed order and included only when their file exists. Run with
 ``workbench run`` (or ``make run``).
 
-Every page starts with :func:`enter_page`: Streamlit takes an entry script with a ``pages/`` folder
-beside it for an old-style multipage app until the script has called ``st.navigation`` once in
-the process (``AppTest`` forgets that before every run), and then runs the page file asked for on
-its own, without this script: no sidebar, and the session picker's choice dropped as a widget that
-was not drawn. :func:`enter_page` runs the app around the page instead.
+The pages' folder is not called ``pages``: Streamlit takes an entry script with a ``pages/`` folder
+beside it for an old-style multipage app until the script has called ``st.navigation`` once in the
+process (``AppTest`` forgets that before every run), and then runs a page file on its own, without
+this script: no sidebar, and the session picker's choice dropped as a widget that was not drawn.
 """
 
 from __future__ import annotations
@@ -16,17 +16,15 @@ from pathlib import Path
 
 import streamlit as st
 from iris.errors import WorkbenchError
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from workbench.ui.live import follow_live, live_mark
-from workbench.ui.state import current_session_id, get_store, in_app, inside_app, render_sidebar
+from workbench.ui.state import current_session_id, get_store, render_sidebar
 from workbench.views.markup import plain
 
-__all__ = ["PAGES", "PAGES_DIR", "enter_page", "run_app"]
+__all__ = ["PAGES", "PAGES_DIR", "run_app"]
 
-_THIS = Path(__file__).resolve()
 # The pages are the package beside this file, in a checkout and in a wheel alike.
-PAGES_DIR = _THIS.parent / "pages"
+PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
 PAGES = (
     ("sessions.py", "Sessions"), ("messages.py", "Messages"), ("step_through.py", "Step-through"),
     ("compaction.py", "Compaction"), ("reduction.py", "Reduction"), ("usage.py", "Usage"),
@@ -50,20 +48,8 @@ def run_app() -> None:
     except WorkbenchError as exc:  # e.g. a damaged store: say which file, without a traceback
         st.error(plain(exc))
         st.stop()
-    with in_app():
-        navigation.run()
+    navigation.run()
 
 
-def enter_page() -> None:
-    """The first call of every page: when Streamlit ran the page file instead of this entry point,
-    run the app (which runs the page inside it) and end the outer run. A page file run as the
-    main script itself (a test of one page) is left alone."""
-    ctx = get_script_run_ctx()
-    if inside_app() or ctx is None or Path(ctx.main_script_path).resolve() != _THIS:
-        return
-    run_app()
-    st.stop()
-
-
-if __name__ == "__main__":  # Streamlit runs the entry script as ``__main__``; a page imports it
+if __name__ == "__main__":  # Streamlit runs the entry script as ``__main__``; tests import it
     run_app()

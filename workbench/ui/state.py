@@ -11,9 +11,7 @@ parameters named nothing that exists.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
@@ -33,8 +31,6 @@ __all__ = [
     "get",
     "get_store",
     "import_reports",
-    "in_app",
-    "inside_app",
     "keep_result",
     "pending_delete",
     "put",
@@ -64,9 +60,6 @@ _TIMELINE_KEY = "_wb_timeline_done"
 _RESULTS_KEY = "_wb_results"
 _ASKED_KEY = "_wb_url_asked"
 _NOTICES_KEY = "_wb_url_notices"
-#: True while the app's entry point runs a page. Not in st.session_state: a page's st.stop() stays
-#: pending and is raised again by the next Streamlit call, so clearing a flag there can fail.
-_IN_APP: ContextVar[bool] = ContextVar("workbench_in_app", default=False)
 #: session_state key -> URL query parameter.
 QUERY_KEYS = {SESSION_KEY: "session", REPLAY_KEY: "replay", STEP_KEY: "step"}
 
@@ -138,23 +131,6 @@ def _mirror_query() -> None:
                 del st.query_params[param]
         elif st.query_params.get(param) != str(value):
             st.query_params[param] = str(value)
-
-
-@contextmanager
-def in_app() -> Iterator[None]:
-    """Marks the page run inside this block as run by the app's entry point (``app.enter_page``
-    asks; the entry script runs as ``__main__`` and the pages import ``workbench.ui.app``, two
-    copies of that module, so the mark lives here)."""
-    token = _IN_APP.set(True)
-    try:
-        yield
-    finally:
-        _IN_APP.reset(token)
-
-
-def inside_app() -> bool:
-    """Whether the page running now was started by the app's entry point."""
-    return _IN_APP.get()
 
 
 def get(key: str, default: Any = None) -> Any:

@@ -12,12 +12,9 @@ import streamlit as st
 
 from workbench.services.compaction import open_compaction
 from workbench.ui import compaction as ui
-from workbench.ui.app import enter_page
 from workbench.ui.fidelity import show_losses
 from workbench.ui.guards import error_boundary, require_replay
 from workbench.views.compaction import COMPACTION_KINDS, replay_bands
-
-enter_page()
 
 st.title("Compaction")
 st.caption("Where did compaction cut the history, and what happened to each message? One band per "

@@ -12,11 +12,8 @@ import streamlit as st
 from workbench.services.costs import saved_cost_lines
 from workbench.services.usage import open_usage
 from workbench.ui import usage as ui
-from workbench.ui.app import enter_page
 from workbench.ui.guards import error_boundary, require_replay
 from workbench.ui.messages import request_notice
-
-enter_page()
 
 st.title("Usage")
 st.caption("Does the estimate match what the provider counted, and where did the replay and the "

@@ -6,13 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.corpus.runner import read_table
-from workbench.ui.app import enter_page
 from workbench.ui.guards import error_boundary
 from workbench.views.corpus import corpus_figure, corpus_totals, largest_differences
 from workbench.views.fidelity import corpus_fidelity_table
 from workbench.views.markup import code_span
-
-enter_page()
 
 st.title("Corpus")
 st.caption("Across many sessions: tokens saved against failed preparations per configuration, and "

@@ -13,12 +13,9 @@ import streamlit as st
 from workbench.services.messages import open_session
 from workbench.ui import messages as ui
 from workbench.ui import state
-from workbench.ui.app import enter_page
 from workbench.ui.guards import error_boundary
 from workbench.ui.search import show_search
 from workbench.views.messages import PAGE_SIZE, conversation
-
-enter_page()
 
 st.title("Messages")
 st.caption("What was said in this session, message by message: tool calls with their results, errors, "

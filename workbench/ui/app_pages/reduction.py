@@ -10,7 +10,6 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.services.replay import open_saved
-from workbench.ui.app import enter_page
 from workbench.ui.guards import error_boundary, require_replay
 from workbench.ui.state import current_step
 from workbench.views.markup import code_span
@@ -22,8 +21,6 @@ from workbench.views.reduction import (
     step_decisions,
     tool_kind_table,
 )
-
-enter_page()
 
 st.title("Reduction")
 st.write("What did the replay decide about each tool output at this step, and why? The decisions "

@@ -6,11 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.services.replay import open_saved
-from workbench.ui.app import enter_page
 from workbench.ui.guards import error_boundary, require_replay
 from workbench.views.failures import failures_table
-
-enter_page()
 
 st.title("Failures")
 st.caption("Which preparations did not become ready, where did they stop, and why? Each link "

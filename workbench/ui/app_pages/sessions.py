@@ -12,9 +12,6 @@ import streamlit as st
 from workbench.services.imports import bundled_samples
 from workbench.ui import sessions as ui
 from workbench.ui import state
-from workbench.ui.app import enter_page
-
-enter_page()
 
 st.title("Sessions")
 st.caption("Which recorded agent sessions are in the store? Import a transcript, open a sample, "

@@ -16,11 +16,8 @@ from workbench.services.compare import compare_choices, compare_pair
 from workbench.services.configuration import replay_setup, replay_with
 from workbench.ui import configuration as ui
 from workbench.ui import state
-from workbench.ui.app import enter_page
 from workbench.ui.guards import error_boundary, finish_first, progress_bar
 from workbench.views.configuration import saved_replay_line
-
-enter_page()
 
 st.title("Configuration")
 st.write("Which configuration prepares this session best? Edit the YAML or the common fields, "

@@ -16,12 +16,9 @@ from workbench.services.context import (
     context_view,
     context_view_from_path,
 )
-from workbench.ui.app import enter_page
 from workbench.ui.guards import error_boundary
 from workbench.views.context import messages_frame, problems_frame
 from workbench.views.markup import code_span, plain
-
-enter_page()
 
 st.title("Context")
 st.write("What static context does a `context.yaml` produce? Load one to see the system, memory and "

@@ -12,15 +12,12 @@ import streamlit as st
 from workbench.services.fidelity import step_losses
 from workbench.services.step_through import open_step, step_timeline
 from workbench.ui import step_through as ui
-from workbench.ui.app import enter_page
 from workbench.ui.breakdown import show_breakdown
 from workbench.ui.fidelity import show_compaction_loss
 from workbench.ui.guards import error_boundary, require_step
 from workbench.ui.messages import unplaced_warning
 from workbench.views import step_page as view
 from workbench.views.step_through import focus_messages, request_messages, stage_table
-
-enter_page()
 
 st.title("Step-through")
 st.caption("What did the preparation of this step decide, and why? Pick a session, a replay and a "

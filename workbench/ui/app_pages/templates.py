@@ -17,11 +17,8 @@ import streamlit as st
 from workbench.services.templates import run_edited
 from workbench.ui import state
 from workbench.ui import templates as ui
-from workbench.ui.app import enter_page
 from workbench.ui.guards import error_boundary, progress_bar
 from workbench.views.templates import broken_template_note, preview_template
-
-enter_page()
 
 st.title("Templates")
 st.write("How does an edited prompt template render? Edit it below: the output and the diff update "
