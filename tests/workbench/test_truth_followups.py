@@ -216,7 +216,7 @@ def test_real_codex_rollout_error_is_marked_not_meaningful():
 
     meaning = error_meaning(wb.load_session(files[0]))
     assert meaning.meaningful is False
-    assert meaning.text_redacted is not None and meaning.text_redacted["share_pct"] > 90
+    assert meaning.text_redacted is not None and meaning.text_redacted.share_pct > 90
 
 
 def test_cli_md_documents_every_summary_json_key(tmp_path):

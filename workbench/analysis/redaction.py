@@ -18,7 +18,7 @@ from typing import Any
 from iris.frozen import FrozenModel
 from iris.session import Session
 
-__all__ = ["NOT_MEANINGFUL_SHARE", "PLACEHOLDER", "Redaction", "redaction_of"]
+__all__ = ["NOT_MEANINGFUL_SHARE", "PLACEHOLDER", "Redaction", "RedactionExtent", "redaction_of"]
 
 #: One redaction placeholder: its kind, the length of the hidden text and a short hash.
 PLACEHOLDER = re.compile(r"\[REDACTED_[A-Z0-9_]+ len=(\d+) sha=[0-9a-fA-F]+\]")
@@ -56,10 +56,22 @@ class Redaction(FrozenModel):
         return (f"{what}: the provider counted the original text, the local estimate counts the "
                 "placeholders, so the estimate error is not meaningful for this session")
 
-    def as_json(self) -> dict[str, Any]:
-        return {"placeholders": self.placeholders, "messages": self.messages,
-                "hidden_chars": self.hidden_chars, "visible_chars": self.visible_chars,
-                "share_pct": round(100 * self.share, 1)}
+    def extent(self) -> RedactionExtent:
+        """The figures ``--summary-json`` writes as ``text_redacted``."""
+        return RedactionExtent(placeholders=self.placeholders, messages=self.messages,
+                               hidden_chars=self.hidden_chars, visible_chars=self.visible_chars,
+                               share_pct=round(100 * self.share, 1))
+
+
+class RedactionExtent(FrozenModel):
+    """A redaction's extent as the summary states it (keys in this order)."""
+
+    placeholders: int
+    messages: int
+    hidden_chars: int
+    visible_chars: int
+    share_pct: float
+    """Hidden characters in % of hidden + visible, one decimal."""
 
 
 def _strings(value: Any) -> Iterator[str]:

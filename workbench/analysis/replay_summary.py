@@ -21,7 +21,7 @@ from iris.session import Session
 from ..pricing import ReplayCost, replay_cost
 from . import figures
 from .fidelity import replay_losses
-from .redaction import redaction_of
+from .redaction import RedactionExtent, redaction_of
 from .replay_reader import applied_compactions
 
 __all__ = ["CompactionSummary", "ErrorMeaning", "EstimateErrorSummary", "LossSummary",
@@ -34,9 +34,8 @@ class ErrorMeaning(FrozenModel):
     redaction placeholders (docs/compaction.md). Written into ``--summary-json`` as three keys."""
 
     meaningful: bool = True
-    text_redacted: dict[str, Any] | None = None
-    """The redaction's extent (``placeholders``, ``messages``, ``hidden_chars``, ``visible_chars``,
-    ``share_pct``); None when the session's text is not redacted."""
+    text_redacted: RedactionExtent | None = None
+    """The redaction's extent; None when the session's text is not redacted."""
     note: str = ""
 
 
@@ -93,7 +92,7 @@ class EstimateErrorSummary(FrozenModel):
     responses: int
     basis: str
     meaningful: bool
-    text_redacted: dict[str, Any] | None
+    text_redacted: RedactionExtent | None
     note: str
 
 
@@ -181,5 +180,5 @@ def error_meaning(session: Session) -> ErrorMeaning:
     redaction = redaction_of(session)
     if redaction is None:
         return ErrorMeaning()
-    return ErrorMeaning(meaningful=redaction.meaningful, text_redacted=redaction.as_json(),
+    return ErrorMeaning(meaningful=redaction.meaningful, text_redacted=redaction.extent(),
                         note=redaction.note())
