@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from .context import ContextBuildInput, ContextSource
     from .preparation.publisher import EvidenceSink, PreparationEvent
-    from .replay import AppliedCompaction
     from .tokens import TokenEstimator
 
 __all__ = ["Baseline", "ReplayEnvironment", "ReplayObservers", "ReplayOptions", "StepProgress"]
@@ -46,8 +45,9 @@ class ReplayObservers:
     """Called with ``(steps done, steps in all)`` after each step."""
     cancel: Callable[[], bool] | None = None
     """Asked between stages; True ends the replay with a ``cancelled`` step."""
-    on_compaction: Callable[[AppliedCompaction, str], object] | None = None
-    """Called with each compaction the replay commits and its archive text, before the step is
+    on_compaction: Callable[[Any, str], object] | None = None
+    """Called with each compaction the replay commits (its ``iris.replay.AppliedCompaction``,
+    named loosely here: that module imports this one) and its archive text, before the step is
     published (a host that streams the replay keeps the archive without the result holding it)."""
 
 
