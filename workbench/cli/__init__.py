@@ -287,10 +287,19 @@ def _import_sqlite_utils_without_pandas() -> None:
             del sys.modules[name]
 
 
+#: Subcommands whose arguments say whether they open the store (their parser sets ``opens_store``,
+#: ``args -> bool``): ``workbench replay FILE`` reads the file and never imports sqlite-utils.
+_STORE_OPTIONAL = ("replay",)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    _import_sqlite_utils_without_pandas()
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(_command(argv)).parse_args(argv)
+    command = _command(argv)
+    if command not in _STORE_OPTIONAL:
+        _import_sqlite_utils_without_pandas()
+    args = build_parser(command).parse_args(argv)
+    if getattr(args, "opens_store", _opens_store)(args):
+        _import_sqlite_utils_without_pandas()
     try:
         _stdin_config(args)
         return args.handler(args)
@@ -304,6 +313,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {_describe(exc)}", file=sys.stderr)
         return 1
+
+
+def _opens_store(args: argparse.Namespace) -> bool:
+    """Whether a command whose parser does not say may open the store (any command may)."""
+    return True
 
 
 def _describe(exc: BaseException) -> str:

@@ -57,7 +57,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="'recorded': the as-recorded baseline (what the agent really sent, no "
                         "engine reduction or compaction)")
     add_summariser_options(p)
-    p.set_defaults(handler=_replay)
+    p.set_defaults(handler=_replay, opens_store=_opens_store)
+
+
+def _opens_store(args: argparse.Namespace) -> bool:
+    """Whether the command opens the store: to save (``--name``), for ``--defaults`` or to find a
+    stored session. A file replayed without ``--name`` is only read, and the process then never
+    imports sqlite-utils or opens (and migrates) the store."""
+    return bool(args.defaults or args.name
+                or (args.target not in (None, "-") and not Path(args.target).is_file()))
 
 
 def summary_lines(result: Replay, seconds: float, *, compaction_request: bool = False) -> list[str]:
@@ -148,7 +156,7 @@ def _replay(args: argparse.Namespace) -> int:
     config = load_configuration(args.config)
     prompts = load_prompts(args.prompts)
     out: TextIO = sys.stderr if "-" in (args.json, args.summary_json) else sys.stdout
-    with open_store() as store:
+    with open_store() if _opens_store(args) else nullcontext() as store:
         session_id, session = _resolve(store, args)
         summariser = make_summariser(args.summariser, session)
         started = time.perf_counter()
@@ -163,8 +171,9 @@ def _replay(args: argparse.Namespace) -> int:
                                      prefixes=bool(args.name and args.summary_json))
         result, info = streamed.result, streamed.info
         elapsed = time.perf_counter() - started
-        if args.name or not Path(args.target).is_file():  # a stored session: keep its estimate,
-            store.session_tokens(session_id, session.messages)  # counted by the replay just now
+        # a stored session: keep its estimate, counted by the replay just now
+        if store is not None and (args.name or not Path(args.target).is_file()):
+            store.session_tokens(session_id, session.messages)
     lines = summary_lines(result, elapsed, compaction_request=session.header.is_compaction_request)
     if (usage := summary_usage_line(result.run_usage)) is not None:
         lines.append(usage)

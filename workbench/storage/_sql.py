@@ -6,11 +6,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from iris.errors import StorageError
 from iris.hashing import canonical_json
-from sqlite_utils import Database
+
+if TYPE_CHECKING:  # imported where a store is opened: sqlite-utils is slow to import
+    from sqlite_utils import Database
 
 __all__ = ["SQLDatabase", "canonical", "guard", "query", "typed", "write_transaction"]
 
@@ -59,6 +61,8 @@ def _store_file(db: SQLDatabase) -> str:
 
 
 def _prefix(where: object) -> str:
+    from sqlite_utils import Database
+
     place = _store_file(typed(where)) if isinstance(where, Database) else where
     return f"{place}: " if place else ""
 

@@ -8,11 +8,17 @@ application order), and a test applies them to a blank database and to the previ
 
 from __future__ import annotations
 
+import functools
 import json
 import zlib
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from sqlite_utils import Database, Migrations
+if TYPE_CHECKING:
+    from sqlite_utils import Database, Migrations
+
+    #: The one migration set of the workbench store (built on first use by ``__getattr__``).
+    MIGRATIONS: Migrations
 
 from ._chunks import Chunk, dumps, prefix_key, store_bodies
 from ._sql import SQLDatabase, typed
@@ -21,11 +27,35 @@ __all__ = ["MIGRATIONS", "RECORD_FIELDS_IN_STEPS", "STEP_COLUMNS", "STEP_FIGURE_
            "STEP_ROW_FIELDS", "apply_migrations", "migration_names", "pack",
            "record_without_decisions", "unpack"]
 
-#: The one migration set of the workbench store.
-MIGRATIONS = Migrations("context-workbench")
+#: The migrations in application order. The one migration set of the workbench store,
+#: ``MIGRATIONS``, is built from them when first used: importing sqlite-utils costs tens of
+#: milliseconds that a process reading only this module's column lists (a replay of a file
+#: that never opens the store) need not pay.
+_REGISTERED: list[Callable[[Database], None]] = []
 
 
-@MIGRATIONS()
+def _migration(fn: Callable[[Database], None]) -> Callable[[Database], None]:
+    _REGISTERED.append(fn)
+    return fn
+
+
+@functools.cache
+def _migration_set() -> Migrations:
+    from sqlite_utils import Migrations
+
+    migrations = Migrations("context-workbench")
+    for fn in _REGISTERED:
+        migrations()(fn)
+    return migrations
+
+
+def __getattr__(name: str) -> object:
+    if name == "MIGRATIONS":
+        return _migration_set()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@_migration
 def m001_initial(db: Database) -> None:
     """Sessions and their messages."""
     db.table("sessions").create(
@@ -109,7 +139,7 @@ _M002_TABLES = (
 )
 
 
-@MIGRATIONS()
+@_migration
 def m002_evidence(db: Database) -> None:
     """Configurations, template snapshots, named replays and their preparations.
 
@@ -204,7 +234,7 @@ def _m003_rows(db: Database) -> None:
                "SELECT replay_id, n, step_index, path, wb_pack(text), checkpoint_text FROM archives")
 
 
-@MIGRATIONS()
+@_migration
 def m003_compact_evidence(db: Database) -> None:
     """A smaller store: request bodies kept once per store (shared by every replay that sent them)
     and compressed; preparation records compressed and without the decisions the decisions table
@@ -220,7 +250,7 @@ def m003_compact_evidence(db: Database) -> None:
     typed(db).execute("CREATE INDEX request_messages_by_hash ON request_messages (hash)")
 
 
-@MIGRATIONS()
+@_migration
 def m004_session_lineage(db: Database) -> None:
     """What an import could not place, and where a session comes from: ``unplaced_count`` and
     ``unplaced_json`` (each line the importer read but could not place in the conversation, with
@@ -328,7 +358,7 @@ def _m005_replay(db: SQLDatabase, n: int, replay_id: str) -> None:
                         [(n, i, numbers[bytes.fromhex(h)]) for i, h, _ in parts])
 
 
-@MIGRATIONS()
+@_migration
 def m005_step_chunks(db: Database) -> None:
     """A store about the size of its transcripts: each replay's steps kept in chunks of
     consecutive steps (compressed streams of their scalar columns, decision marks, whole records
@@ -353,9 +383,11 @@ def m005_step_chunks(db: Database) -> None:
 
 def apply_migrations(db: Database) -> None:
     """Bring ``db`` up to the newest schema (a no-op when it already is)."""
-    MIGRATIONS.apply(db)
+    _migration_set().apply(db)
 
 
 def migration_names() -> tuple[str, ...]:
     """Every registered migration, in application order."""
-    return tuple(m.name for m in MIGRATIONS.pending(Database(memory=True)))
+    from sqlite_utils import Database
+
+    return tuple(m.name for m in _migration_set().pending(Database(memory=True)))

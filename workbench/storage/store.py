@@ -32,7 +32,6 @@ from iris.session import (
     ToolCallBlock,
 )
 from iris.tokens import TokenEstimator, default_estimator
-from sqlite_utils import Database
 
 from ..importers import SkippedLine, load_session
 from ..importers._fast import paused_gc
@@ -153,6 +152,9 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # Streamlit reruns scripts on worker threads: one connection may cross threads.
             conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            # imported here, not with this module: a replay of a file opens no store
+            from sqlite_utils import Database
+
             database = Database(conn)
             self.db = typed(database)
             with _opening_lock(self.path):  # two processes opening a new store at once

@@ -14,7 +14,6 @@ as ``httpx`` would take them; the deadline covers the proxy's connection too.
 from __future__ import annotations
 
 import time
-import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -106,6 +105,8 @@ def _backend(deadline: float) -> httpcore.NetworkBackend:
 
 def _pool(url: str, deadline: float) -> httpcore.ConnectionPool:
     """A one-call connection pool for ``url`` (through the environment's proxy, if any)."""
+    import urllib.request  # with http.client and ssl: only a process that posts loads them
+
     import httpcore
     import httpx
 

@@ -52,12 +52,17 @@ def _compile_checked(prompt_id: str, source: str) -> jinja2.Template:
 
 
 class PromptSnapshot:
-    """Immutable sources of all prompt ids, compiled once; render with :meth:`render`."""
+    """Immutable sources of all prompt ids, compiled once; render with :meth:`render`.
+
+    Sources given here are compiled and checked at once (an edit is refused when it is made).
+    The packaged defaults (:meth:`defaults`) are compiled when first rendered: they are checked
+    by the tests, and most replays render none of them (compiling all 15 took about a tenth of
+    a replay process's start-up)."""
 
     __slots__ = ("_compiled", "_snapshot_id", "_sources")
 
     def __init__(self, sources: Mapping[str, str],
-                 _compiled: Mapping[str, jinja2.Template] | None = None) -> None:
+                 _compiled: Mapping[str, jinja2.Template | None] | None = None) -> None:
         missing = [pid for pid in PROMPT_IDS if pid not in sources]
         extra = sorted(set(sources) - set(PROMPT_IDS))
         if extra:
@@ -65,9 +70,12 @@ class PromptSnapshot:
         if missing:
             raise TemplateError(f"snapshot lacks sources for: {', '.join(missing)}")
         ordered = {pid: str(sources[pid]) for pid in PROMPT_IDS}
-        reuse = _compiled or {}  # with_template passes the unchanged ids' compiled templates
-        self._compiled = {pid: reuse.get(pid) or _compile_checked(pid, src)
-                          for pid, src in ordered.items()}
+        # with_template passes the unchanged ids' compiled templates (None: a default not yet
+        # compiled, see render)
+        reuse = _compiled or {}
+        self._compiled: dict[str, jinja2.Template | None] = {
+            pid: reuse[pid] if pid in reuse else _compile_checked(pid, src)
+            for pid, src in ordered.items()}
         self._sources = MappingProxyType(ordered)
         self._snapshot_id = content_hash(ordered)
 
@@ -117,7 +125,10 @@ class PromptSnapshot:
         if unknown:
             raise TemplateError(f"unexpected variables: {', '.join(unknown)}; "
                                 f"declared: {', '.join(declared)}", template=prompt_id)
-        text = render_template(self._compiled[prompt_id], variables, prompt_id)
+        template = self._compiled[prompt_id]
+        if template is None:
+            template = self._compiled[prompt_id] = _compile_checked(prompt_id, self._sources[prompt_id])
+        text = render_template(template, variables, prompt_id)
         return text.strip() + "\n"
 
     def __eq__(self, other: object) -> bool:
@@ -132,4 +143,5 @@ class PromptSnapshot:
 
 @lru_cache(maxsize=1)
 def _default_snapshot() -> PromptSnapshot:
-    return PromptSnapshot({pid: default_template_source(pid) for pid in PROMPT_IDS})
+    sources = {pid: default_template_source(pid) for pid in PROMPT_IDS}
+    return PromptSnapshot(sources, dict.fromkeys(PROMPT_IDS))  # compiled when first rendered
