@@ -4,9 +4,10 @@ Start-up is most of the distance between the whole-process replay and the floor 
 (bench/floor.py). A file replayed without ``--name`` is read, not stored: the process neither
 imports sqlite-utils (nor, through it, pandas or numpy) nor opens the store; it posts nothing, so
 ``urllib.request`` with ``http.client`` and ``ssl`` stays unloaded; and a replay that compacts
-nothing renders no prompt template, so none of the packaged templates is compiled. These tests run
-the command in a new process and read its ``sys.modules``, so a module-level import that brings
-one of them back fails here instead of silently adding to every replay's start-up.
+nothing and has no context.yaml renders no template, so Jinja is never imported (the packaged
+prompt templates are compiled when first rendered). These tests run the command in a new process
+and read its ``sys.modules``, so a module-level import that brings one of them back fails here
+instead of silently adding to every replay's start-up.
 """
 
 from __future__ import annotations
@@ -27,23 +28,15 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "workbench" / "sample_sessions" / "bugfix.jsonl"
 
 #: Modules a replay of a file must not import (what each stands for: see the module docstring).
-DEFERRED = ("sqlite_utils", "pandas", "numpy", "urllib.request", "http.client", "ssl")
+DEFERRED = ("sqlite_utils", "pandas", "numpy", "urllib.request", "http.client", "ssl", "jinja2",
+            "iris.context.build", "iris.context.load", "iris.prompts.render")
 
-# The probe counts template compilations (jinja2's Environment.compile, which every compiled
-# template goes through) and reports the deferred modules the command loaded.
+# The probe runs the command line in this process and reports the deferred modules it loaded.
 _PROBE = """
 import json, sys
-import jinja2.environment
-compiled = []
-original = jinja2.environment.Environment.compile
-def counting(self, *args, **kwargs):
-    compiled.append(1)
-    return original(self, *args, **kwargs)
-jinja2.environment.Environment.compile = counting
 from workbench.cli import main
 code = main(sys.argv[2:])
-print(json.dumps({"code": code, "compiled": len(compiled),
-                  "loaded": [m for m in json.loads(sys.argv[1]) if m in sys.modules]}))
+print(json.dumps({"code": code, "loaded": [m for m in json.loads(sys.argv[1]) if m in sys.modules]}))
 """
 
 
@@ -56,12 +49,13 @@ def _run(home: Path, *argv: str) -> dict[str, object]:
 
 
 def test_r_ui_9_replaying_a_file_loads_no_store_http_or_templates(tmp_path):
-    """R-UI-9: ``workbench replay FILE`` (no ``--name``) prints its summary without importing
-    sqlite-utils, pandas, numpy or the HTTP client modules, compiles no prompt template (the
-    sample compacts nothing) and creates no store."""
+    """R-UI-9: ``workbench replay FILE`` (no ``--name``) writes its preparations without importing
+    sqlite-utils, pandas, numpy, the HTTP client modules, Jinja (the sample compacts nothing
+    and has no context.yaml), the context builder or the context.yaml loader, and creates no
+    store."""
     home = tmp_path / "home"
     probe = _run(home, "replay", str(SAMPLE), "--json", str(tmp_path / "out.jsonl"))
-    assert probe == {"code": 0, "compiled": 0, "loaded": []}
+    assert probe == {"code": 0, "loaded": []}
     assert (tmp_path / "out.jsonl").stat().st_size > 0
     assert not (home / "workbench.db").exists()
 

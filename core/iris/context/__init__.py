@@ -6,40 +6,80 @@ Static: ``load_context_build_input`` reads a context.yaml into ``ContextBuildInp
 contributions; ``select_contributions`` applies the R-DYN-4 removal order under an allowance.
 """
 
-from .access import (
-    ContextAccessPort,
-    ContextReadPage,
-    ContextReadParams,
-    ContextSearchMatch,
-    ContextSearchPage,
-    ContextSearchParams,
-)
-from .build import ContextBuilder
-from .load import ContextValidationError, load_context_build_input, parse_context_build_input
-from .model import (
-    ContextBuildInput,
-    ContextBuildOutput,
-    ContextMessage,
-    ContextSection,
-    ContextSlot,
-)
-from .policy import ContextPolicy
-from .renderer import Msg, TemplateRenderer
-from .selection import (
-    ContributionSelection,
-    KeptContribution,
-    RemovedContribution,
-    select_contributions,
-)
-from .sources import (
-    ContextBuildScope,
-    ContextContribution,
-    ContextSnapshot,
-    ContextSource,
-    RecordedContextSource,
-    StaticContextSource,
-)
-from .xml import escape_attribute, escape_text, is_xml_name
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .access import (
+        ContextAccessPort,
+        ContextReadPage,
+        ContextReadParams,
+        ContextSearchMatch,
+        ContextSearchPage,
+        ContextSearchParams,
+    )
+    from .build import ContextBuilder
+    from .load import ContextValidationError, load_context_build_input, parse_context_build_input
+    from .model import (
+        ContextBuildInput,
+        ContextBuildOutput,
+        ContextMessage,
+        ContextSection,
+        ContextSlot,
+    )
+    from .policy import ContextPolicy
+    from .renderer import Msg, TemplateRenderer
+    from .selection import (
+        ContributionSelection,
+        KeptContribution,
+        RemovedContribution,
+        select_contributions,
+    )
+    from .sources import (
+        ContextBuildScope,
+        ContextContribution,
+        ContextSnapshot,
+        ContextSource,
+        RecordedContextSource,
+        StaticContextSource,
+    )
+    from .xml import escape_attribute, escape_text, is_xml_name
+
+# Each name is loaded from its module on first use: a replay needs the sources and the policy,
+# not the builder with its Jinja renderer, the context.yaml loader or the access port (with the
+# reduction package behind it), which together took tens of milliseconds of every start.
+_HOMES = {
+    "access": ("ContextAccessPort", "ContextReadPage", "ContextReadParams", "ContextSearchMatch",
+               "ContextSearchPage", "ContextSearchParams"),
+    "build": ("ContextBuilder",),
+    "load": ("ContextValidationError", "load_context_build_input", "parse_context_build_input"),
+    "model": ("ContextBuildInput", "ContextBuildOutput", "ContextMessage", "ContextSection",
+              "ContextSlot"),
+    "policy": ("ContextPolicy",),
+    "renderer": ("Msg", "TemplateRenderer"),
+    "selection": ("ContributionSelection", "KeptContribution", "RemovedContribution",
+                  "select_contributions"),
+    "sources": ("ContextBuildScope", "ContextContribution", "ContextSnapshot", "ContextSource",
+                "RecordedContextSource", "StaticContextSource"),
+    "xml": ("escape_attribute", "escape_text", "is_xml_name"),
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))
+
 
 __all__ = [
     "ContextAccessPort",

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Coroutine, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..compaction.usage import UsageTracker, context_bytes
-from ..context import ContextBuilder, ContextBuildInput, ContextContribution, escape_attribute
+from ..context import ContextContribution, escape_attribute
 from ..reduction.todos import todos_all_completed
 from ..reduction.toolkinds import ToolKindMap
 from ..session import Message, Session, TextBlock, Usage
 from .carry import StepCarry
 from .records import UsageKind
 from .state import Part, TokenCache
+
+if TYPE_CHECKING:
+    from ..context import ContextBuildInput
 
 _T = TypeVar("_T")
 
@@ -122,6 +125,8 @@ def context_parts(context_input: ContextBuildInput | None, cache: TokenCache) ->
     """The static context messages (context.yaml) as parts keyed by their position."""
     if context_input is None:
         return ()
+    from ..context.build import ContextBuilder  # with its Jinja renderer: only for a context.yaml
+
     pairs = [(m.position, m.to_message()) for m in ContextBuilder().build(context_input).messages]
     return tuple(Part(m, cache.message(m), "context", None, position) for position, m in pairs)
 

@@ -12,15 +12,14 @@ from collections.abc import Mapping
 from functools import cache, lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any
-
-import jinja2
-from jinja2 import meta
+from typing import TYPE_CHECKING, Any
 
 from ..errors import TemplateError
 from ..hashing import content_hash
 from .ids import PROMPT_IDS, PROMPT_VARIABLES
-from .render import compile_template, render_template, sandbox_environment
+
+if TYPE_CHECKING:  # Jinja is imported where a template is compiled or rendered
+    import jinja2
 
 __all__ = ["PromptSnapshot", "check_prompt_id", "default_template_source"]
 
@@ -41,6 +40,10 @@ def default_template_source(prompt_id: str) -> str:
 
 def _compile_checked(prompt_id: str, source: str) -> jinja2.Template:
     """Compile and refuse names the consuming code never provides (caught at edit time)."""
+    from jinja2 import meta
+
+    from .render import compile_template, sandbox_environment
+
     template = compile_template(source, prompt_id)
     used = meta.find_undeclared_variables(sandbox_environment().parse(source))
     unknown = sorted(used - set(PROMPT_VARIABLES[prompt_id]))
@@ -128,6 +131,8 @@ class PromptSnapshot:
         template = self._compiled[prompt_id]
         if template is None:
             template = self._compiled[prompt_id] = _compile_checked(prompt_id, self._sources[prompt_id])
+        from .render import render_template
+
         text = render_template(template, variables, prompt_id)
         return text.strip() + "\n"
 
