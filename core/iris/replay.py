@@ -33,7 +33,7 @@ from .compaction.thresholds import thresholds as resolve_thresholds
 from .compaction.usage import RunUsage, UsageTracker
 from .config import ContextConfig, config_hash, default_config
 from .context import ContextBuildScope, RecordedContextSource
-from .frozen import FrozenModel
+from .frozen import UNCHANGED, FrozenModel
 from .preparation.baseline import BASELINE_STAGES, RecordedCompactionMark, recorded_marks
 from .preparation.carry import StepCarry
 from .preparation.memory import StepMemory
@@ -294,7 +294,7 @@ class _Runner:
                     self._archived(applied, outcome.state.compaction.archive_text)
                 ref = self.publisher.publish(p, outcome.request)
                 if isinstance(ref, str) and ref and outcome.request is not None:
-                    p = p.model_copy(update={"final_request_ref": ref})  # the sink's reference
+                    p = p.evolve(**UNCHANGED, final_request_ref=ref)  # the sink's reference
                 if self.keep_records:
                     preparations.append(p)
                 if self.artifacts is not None:
