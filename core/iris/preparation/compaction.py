@@ -38,6 +38,7 @@ from ..compaction.records import (
 from ..compaction.records import CompactionDecision as EngineDecision
 from ..compaction.thresholds import Thresholds
 from ..compaction.triggers import TriggerStep
+from ..frozen import UNCHANGED
 from . import notices
 from .agent_count import agent_additions
 from .final import current_input_index
@@ -99,7 +100,7 @@ def trigger(state: PreparationState, settings: PipelineSettings,
     from ..compaction.usage import should_trigger
 
     if reasoning or after:
-        reading = reading.model_copy(update={"tokens": reading.tokens + reasoning + after})
+        reading = reading.evolve(**UNCHANGED, tokens=reading.tokens + reasoning + after)
     decision = should_trigger(reading, t, local_estimate=state.input_tokens)
     reason = decision.reason
     if reasoning or after:
@@ -196,8 +197,9 @@ def _decisions(outcome: CompactionOutcome, before: int, settings: PipelineSettin
     for d in outcome.decisions:
         mapped = _map(d, cut=outcome.cut_index, before=before, line=settings.pressure_line,
                       attempt=attempt, w=w)
-        if isinstance(d, RejectedDecision) and usage is not None:  # billed although rejected
-            mapped = mapped.model_copy(update={"summary_usage": usage})
+        if isinstance(mapped, CompactionRejected) and isinstance(d, RejectedDecision) \
+                and usage is not None:  # billed although rejected
+            mapped = mapped.evolve(**UNCHANGED, summary_usage=usage)
         out.append(mapped)
         if isinstance(d, (RejectedDecision, SkippedDecision)):
             attempt += 1
@@ -210,10 +212,10 @@ def _with_sent(decisions: tuple[Decision, ...], before: int, after: int
     def sent(d: Decision) -> Decision:
         if not isinstance(d, CompactionApplied):
             return d
-        return d.model_copy(update={
-            "sent_tokens_before": before, "sent_tokens_after": after,
-            "reason": f"{d.reason}; this request as sent (after this step's fold and trim) "
-                      f"{before:,} → {after:,} (the step's whole request)"})
+        return d.evolve(
+            **UNCHANGED, sent_tokens_before=before, sent_tokens_after=after,
+            reason=f"{d.reason}; this request as sent (after this step's fold and trim) "
+                   f"{before:,} → {after:,} (the step's whole request)")
     return tuple(sent(d) for d in decisions)
 
 
@@ -263,10 +265,10 @@ def _engine_thresholds(state: PreparationState, settings: PipelineSettings) -> T
     def local(n: int | None) -> int | None:
         return None if n is None else state.local_line(n)
 
-    return t.model_copy(update={"pressure_line": local(t.pressure_line),
-                                "threshold_line": local(t.threshold_line),
-                                "input_budget": local(t.input_budget),
-                                "recent_target": int(t.recent_target / max(cal.ratio, 1e-9))})
+    return t.evolve(**UNCHANGED, pressure_line=state.local_line(t.pressure_line),
+                    threshold_line=local(t.threshold_line),
+                    input_budget=state.local_line(t.input_budget),
+                    recent_target=int(t.recent_target / max(cal.ratio, 1e-9)))
 
 
 def _fail(record: StageRecord, message: str, kind: FailureKind, error_type: str = "",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..frozen import UNCHANGED
 from ..session import ToolResultBlock
 from .memory import FoldIndex, FoldMemory, Rewrite, starts_with
 from .records import Decision, FoldedRepeat, StageRecord
@@ -87,9 +88,9 @@ def _folded(part: Part, index: int, folds: tuple[tuple[int, str], ...],
     for bi, target in folds:
         old = blocks[bi]
         assert isinstance(old, ToolResultBlock)
-        blocks[bi] = old.model_copy(update={"text": fold_note(target, len(old.text)),
-                                            "artifact_path": None})
-    message = part.message.model_copy(update={"content": tuple(blocks)})
+        blocks[bi] = old.evolve(**UNCHANGED, text=fold_note(target, len(old.text)),
+                                artifact_path=None)
+    message = part.message.evolve(**UNCHANGED, content=tuple(blocks))
     result = part.replaced(message, settings.cache.message(message), "folded")
     memory[index] = Rewrite(part, folds, result)
     return result

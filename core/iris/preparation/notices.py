@@ -21,6 +21,7 @@ from dataclasses import replace
 
 from ..compaction.triggers import PressureWindow, TriggerStep, decide_trigger
 from ..compaction.usage import UsageReading
+from ..frozen import UNCHANGED
 from ..session import Message, TextBlock
 from .records import PressureNotice
 from .state import Part, PipelineSettings, PreparationState
@@ -39,7 +40,7 @@ def _reading(state: PreparationState, basis: str, added: tuple[int, int]) -> Usa
     if basis != "calibrated_local" and state.usage_reading is not None:
         reading = state.usage_reading
         if reasoning or after:
-            reading = reading.model_copy(update={"tokens": reading.tokens + reasoning + after})
+            reading = reading.evolve(**UNCHANGED, tokens=reading.tokens + reasoning + after)
         return reading
     if basis == "none":
         return UsageReading(tokens=0, kind="none", approximate=False, can_trigger=False)

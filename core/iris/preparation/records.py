@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field, PrivateAttr
 
-from ..frozen import FrozenModel
+from ..frozen import UNCHANGED, FrozenModel
 from ..hashing import canonical_json, content_hash, text_hash
 from ..session import Message, Usage
 
@@ -437,7 +437,7 @@ class ContextPreparation(_Frozen):
         """A copy whose ``preparation_id`` is the hash of everything else but the host's evidence
         reference ``final_request_ref`` (set after the record exists, it never changes the id)."""
         body = self.model_dump(mode="json", exclude={"preparation_id", "final_request_ref"})
-        return self.model_copy(update={"preparation_id": content_hash(body)})
+        return self.evolve(**UNCHANGED, preparation_id=content_hash(body))
 
     def stage(self, name: StageName) -> StageRecord | None:
         return next((s for s in self.stages if s.name == name), None)

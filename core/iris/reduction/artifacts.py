@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from ..errors import StorageError
+from ..frozen import UNCHANGED
 from ..safe_files import write_file
 from ..session import ToolResultBlock
 
@@ -183,4 +184,4 @@ def externalize_large_result(block: ToolResultBlock, *, session_dir: ArtifactWri
     note = (f"[Output truncated at the {INLINE_BUDGET_BYTES // 1024} KiB inline budget: "
             f"{size:,} bytes, {lines:,} lines; the first {shown:,} lines are shown above. "
             f"Full output saved to {path}]")
-    return block.model_copy(update={"text": f"{preview}\n{note}", "artifact_path": path}), path
+    return block.evolve(**UNCHANGED, text=f"{preview}\n{note}", artifact_path=path), path

@@ -24,8 +24,8 @@ from functools import partial
 from pathlib import Path
 
 from ..context.policy import ContextPolicy
-from ..frozen import constructed
-from ..session import Message, ToolCallBlock, ToolResultBlock
+from ..frozen import UNCHANGED, constructed
+from ..session import ContentBlock, Message, ToolCallBlock, ToolResultBlock
 from ..tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
 from .artifacts import INLINE_BUDGET_BYTES, ArtifactWriter, as_writer, externalize_large_result
 from .classify import Context, Verdict, classify, describe
@@ -345,6 +345,12 @@ def _settle(it: Item, state: ReductionState, est: TokenEstimator, hint: bool, re
                "tokens_after": after, "artifact_path": art or it.block.artifact_path, "read_back": read_back}
 
 
+def _with_text(block: ContentBlock, text: str) -> ContentBlock:
+    """A re-decided result block with its new text (the tracker only re-texts tool results)."""
+    assert isinstance(block, ToolResultBlock)
+    return block.evolve(**UNCHANGED, text=text)
+
+
 def _messages(messages: Sequence[Message], tracker: Tracker, touched: set[int], first_new: int,
               memory: ReductionMemory) -> None:
     """Bring the tracker's output messages up to date: new messages as they are, and each message
@@ -361,9 +367,9 @@ def _messages(messages: Sequence[Message], tracker: Tracker, touched: set[int], 
         key = (items[0].block.call_id, tuple(sorted(texts.items())))
         hit = memory.rebuilt.get(key)
         if hit is None or not (hit[0] is original or hit[0] == original):
-            content = tuple(b.model_copy(update={"text": texts[i]}) if i in texts else b
+            content = tuple(_with_text(b, texts[i]) if i in texts else b
                             for i, b in enumerate(original.content))
-            hit = memory.rebuilt[key] = (original, original.model_copy(update={"content": content}))
+            hit = memory.rebuilt[key] = (original, original.evolve(**UNCHANGED, content=content))
         tracker.out[mi] = hit[1]
 
 
