@@ -76,6 +76,7 @@ class _Timer:
     def __call__(self, action: Callable[[], object], text: str | None = None) -> dict[str, float]:
         """Wall seconds from ``action`` until ``text`` shows and the run is over, with the server's
         CPU seconds and the browser renderer's busy seconds in that interval."""
+        self.page.evaluate("window.__wbSameDocument = true")
         cpu, busy, start = _cpu(self.pid), self._browser_busy(), time.perf_counter()
         action()
         if text:
@@ -83,8 +84,12 @@ class _Timer:
         self.page.wait_for_timeout(100)  # the run state flips to "running" shortly after an action
         self.page.locator(IDLE).wait_for(timeout=180_000)
         wall = time.perf_counter() - start
+        after = self._browser_busy()
+        # A navigation (page.goto) starts a new document whose TaskDuration counts from zero: all
+        # of it is this interval's (subtracting the old document's total gave 0).
+        navigated = not self.page.evaluate("window.__wbSameDocument === true")
         return {"wall": wall, "server_cpu": _cpu(self.pid) - cpu,
-                "browser_busy": max(0.0, self._browser_busy() - busy)}
+                "browser_busy": after if navigated else max(0.0, after - busy)}
 
 
 def _drive(page, timer: _Timer, url: str, sid: str, steps: int) -> dict:

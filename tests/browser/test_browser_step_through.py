@@ -40,7 +40,7 @@ def test_step_after_compaction_shows_cut_point_and_checkpoint(page: Page, stream
     assert "step=55" in page.url
     expect(page.get_by_text("compaction — applied")).to_be_visible()
     # The checkpoint is shown in full (not only in the overview table's grid).
-    expect(page.get_by_test_id("stCode").filter(has_text="[Context Summary]").first).to_be_visible()
+    expect(page.get_by_test_id("stText").filter(has_text="[Context Summary]").first).to_be_visible()
 
     page.get_by_role("button", name="▶").click()
     expect(page.get_by_text("Step 56 of 67")).to_be_visible(timeout=LATER)

@@ -219,11 +219,11 @@ def test_ux_transcript_text_is_never_rendered_as_html_or_markdown(tmp_path):
     at = app().run()
     at.switch_page(MESSAGES_PAGE).run()
     assert not at.exception
-    assert evil in texts(at.code)
+    assert evil in texts(at.text)
     assert not at.get("html")
     assert all(evil not in m.value and "<script>" not in m.value for m in at.markdown)
     assert any("`Bash'**x**`" in m.value for m in at.markdown)  # backticks cannot escape the code span
-    assert json.loads(next(c for c in texts(at.code) if c.startswith("{")))["cmd"] == evil
+    assert json.loads(next(c for c in texts(at.text) if c.startswith("{")))["cmd"] == evil
 
 
 @pytest.mark.parametrize("page", ["app_pages/sessions.py", MESSAGES_PAGE])

@@ -4,6 +4,11 @@ message a box whose transcript text is shown as code, never as markdown or HTML.
 
 The words and figures come from ``workbench.views.messages``; the page number moves through
 ``workbench.ui.state``.
+
+The boxes show transcript text with ``st.text``, not ``st.code``: the first code block of a
+document makes the browser load and run Streamlit's syntax highlighter (1.5 MB of script with
+every Prism language), a quarter of the page's first render on a real session. The full text of a
+long block, sent only when its expander is opened, is still a code block.
 """
 
 from __future__ import annotations
@@ -114,21 +119,21 @@ def _lazy_code(label: str, text: str, language: str | None, keys: Iterator[str])
 
 
 def _show_text(block: view.BlockView, keys: Iterator[str]) -> None:
-    """Transcript text as code (never markdown or HTML); long text collapsed; a blank block
+    """Transcript text as plain text (never markdown or HTML); long text collapsed; a blank block
     said in words."""
     if (blank := view.blank_note(block.text)) is not None:
         st.caption(blank)
         return
     if not block.long:
-        st.code(block.text, language=None, wrap_lines=True)
+        st.text(block.text)
         return
-    st.code(block.preview + "\n…", language=None, wrap_lines=True)
+    st.text(block.preview + "\n…")
     _lazy_code(f"Show all ({block.size})", block.text, None, keys)
 
 
 def _show_call(block: view.BlockView, keys: Iterator[str]) -> None:
     st.markdown(f"**Tool call** {view.code_span(block.title)} · {view.code_span(block.call_id)}")
-    st.code(block.text, language="json", wrap_lines=True)
+    st.text(block.text)
     result = block.result
     if result is None:
         st.warning("Unanswered: no result was recorded for this call.")
@@ -139,7 +144,7 @@ def _show_call(block: view.BlockView, keys: Iterator[str]) -> None:
         _lazy_code(label, result.text, None, keys)
         return
     with st.expander(label, expanded=True):
-        st.code(result.text, language=None, wrap_lines=True)
+        st.text(result.text)
 
 
 def _show_message(msg: view.MessageView, linked: bool, keys: Iterator[str]) -> None:

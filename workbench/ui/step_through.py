@@ -126,13 +126,15 @@ def page_by_page(shown: Sequence[RequestMessage], step: int, only_changed: bool
 
 def show_messages(messages: Sequence[RequestMessage], step: int, *, full: bool) -> None:
     """Each message as text in a bordered box (left border coloured by its marks); an original
-    is sent only while its expander is open, so closed ones cost nothing."""
+    is sent only while its expander is open, so closed ones cost nothing. The text is ``st.text``:
+    a first ``st.code`` makes the browser load and run Streamlit's syntax highlighter (1.5 MB of
+    script), a fifth of the page's first render; an opened original is still a code block."""
     st.html(view.MARKS_CSS)
     for message in messages:
         box = view.message_box(message, step, full=full)
         with st.container(border=True, key=box.key):
             st.markdown(box.heading)
-            st.code(box.text, language=None, wrap_lines=True)
+            st.text(box.text)
             if box.original_label is not None:
                 original = st.expander(box.original_label, key=box.original_key,
                                        on_change="rerun")
