@@ -34,6 +34,25 @@ def memory_rows(m: dict) -> list[str]:
     ]
 
 
+def save_memory_rows(m: dict) -> list[str]:
+    """Replay + save as the app and the CLI make it, per size: the streamed save against the whole
+    replay saved in one piece and the engine alone (each its own process)."""
+    rows = []
+    by = {(r["responses"], r["path"]): r for r in m["runs"]}
+    for n in sorted({r["responses"] for r in m["runs"]}):
+        streamed, whole, engine = (by.get((n, p)) for p in ("streamed", "whole", "engine"))
+        if streamed is None:
+            continue
+        base = [f"whole replay saved {whole['peak_x_session']:.2f}×" if whole else "",
+                f"engine alone {engine['peak_x_session']:.2f}×" if engine else ""]
+        rows.append(_text_row(
+            f"Replay + save of {n:,} responses (streamed, as the app and CLI): peak RSS above the "
+            f"loaded session", f"{streamed['peak_extra_mb']:.1f} MB",
+            f"{streamed['peak_x_session']:.2f}× the session ({streamed['session_mb']:.1f} MB); same run: "
+            + ", ".join(b for b in base if b), "≤ 3×", streamed["peak_x_session"] <= 3))
+    return rows
+
+
 def store_import_rows(i: dict) -> list[str]:
     ratio = i["wall"]["median"] / i["base_wall"]["median"]
     ratio_cpu = i["cpu"]["median"] / i["base_cpu"]["median"]

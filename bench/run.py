@@ -34,8 +34,8 @@ from report import render
 
 #: A real Claude Code session of ``../shared/real-sessions`` (143 responses).
 REAL = HERE.parents[1] / "shared" / "real-sessions" / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"
-DEFAULT_CASES = ("replay,import,tokens,startup,memory,store_import,corpus,ui_real,bound,report_html,outside,"
-                 "floor_process,floor_inprocess,peer")
+DEFAULT_CASES = ("replay,import,tokens,startup,memory,save_memory,store_import,corpus,ui_real,bound,report_html,"
+                 "outside,floor_process,floor_inprocess,peer")
 #: The real Codex rollout of the ``outside`` and floor cases.
 CODEX = REAL.parents[1] / "codex_rollout" / "rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl"
 
@@ -105,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             "tokens": ("cases.py", [json.dumps({"responses": 400})]),
             "startup": ("targets.py", [json.dumps({"real": real})]),
             "memory": ("targets.py", [json.dumps({"responses": int(env.get("BENCH_MEMORY_RESPONSES", 10000))})]),
+            "save_memory": ("targets.py", [json.dumps({"sizes": [int(n) for n in env.get(
+                "BENCH_SAVE_MEMORY_SIZES", "2000,10000").split(",")]})]),
             "store_import": ("targets.py", [json.dumps({"real": real,
                                                         "megabytes": float(env.get("BENCH_STORE_IMPORT_MB", 20))})]),
             "corpus": ("targets.py", [json.dumps({"sessions": int(env.get("BENCH_CORPUS_SESSIONS", 200)),

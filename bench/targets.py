@@ -7,6 +7,9 @@
 * ``memory``: peak RSS of an in-process replay of a long synthetic session against the memory the
   loaded session itself keeps; then the total replay CPU of 501, 2,001 and that session's 10,001
   responses, the fitted exponent, and the per-step CPU median at the session's start and end.
+* ``save_memory``: peak RSS above the loaded session of replaying a stored session and saving it
+  as the app and the CLI do (streamed into the store), against the previous whole-replay save and
+  the engine alone keeping nothing (``bench/save_memory.py``, one process per path and size).
 * ``store_import``: ``Store.import_file`` of a Claude Code transcript into a fresh store against
   ``json.loads`` of its lines; then the store size against the transcript once a real session and
   its default replay are saved.
@@ -243,6 +246,11 @@ def main(argv: list[str]) -> int:
         data = case_startup(opts["real"], opts.get("repeats", 3), opts.get("naive_repeats", 1))
     elif case == "memory":
         data = case_memory(opts.get("responses", 10000), opts.get("scaling", [500, 2000]))
+    elif case == "save_memory":
+        from save_memory import run
+
+        data = {"runs": [row for n in opts.get("sizes", [2000, 10000])
+                         for row in run(n, opts.get("paths", ["whole", "streamed", "engine"]))]}
     elif case == "store_import":
         data = case_store_import(opts.get("megabytes", 20), opts.get("repeats", 3), opts["real"])
     elif case == "corpus":
