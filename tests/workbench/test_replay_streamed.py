@@ -222,3 +222,19 @@ def test_r_ui_1_default_replays_are_streamed(tmp_path):
         assert _reads(store, info.id) == _reads(store, old_id)
         assert {r.name for r in store.replays.list(session_id)} >= {DEFAULT_REPLAY_NAME,
                                                                     RECORDED_REPLAY_NAME}
+
+
+def test_r_ui_9_json_lines_of_a_streamed_replay_are_the_records(tmp_path, monkeypatch):
+    """R-UI-9: ``workbench replay FILE --json OUT`` writes every preparation as the whole
+    in-memory replay did, saved with ``--name`` (streamed) and not."""
+    path = SAMPLES / "bugfix.jsonl"
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
+    with Store(tmp_path / "old.db") as store:
+        session = store.session(store.import_file(path).session_id)
+    result, _ = replay_session(session)
+    expected = "".join(p.model_dump_json() + "\n" for p in result.preparations)
+    for saved in (True, False):
+        out = tmp_path / f"records-{saved}.jsonl"
+        assert main(["replay", str(path), "--json", str(out),
+                     *(["--name", "streamed"] if saved else [])]) == 0
+        assert out.read_text(encoding="utf-8") == expected
