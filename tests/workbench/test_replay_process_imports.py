@@ -7,7 +7,9 @@ imports sqlite-utils (nor, through it, pandas or numpy) nor opens the store; it 
 nothing and has no context.yaml renders no template, so Jinja is never imported (the packaged
 prompt templates are compiled when first rendered). These tests run the command in a new process
 and read its ``sys.modules``, so a module-level import that brings one of them back fails here
-instead of silently adding to every replay's start-up.
+instead of silently adding to every replay's start-up. Record classes build their validators when
+first used (``defer_build`` on ``FrozenModel``), so a replay that compacts nothing never builds the
+compaction checkpoint's.
 """
 
 from __future__ import annotations
@@ -31,12 +33,15 @@ SAMPLE = ROOT / "workbench" / "sample_sessions" / "bugfix.jsonl"
 DEFERRED = ("sqlite_utils", "pandas", "numpy", "urllib.request", "http.client", "ssl", "jinja2",
             "iris.context.build", "iris.context.load", "iris.prompts.render")
 
-# The probe runs the command line in this process and reports the deferred modules it loaded.
+# The probe runs the command line in this process and reports the deferred modules it loaded and
+# whether the compaction checkpoint record's validator was built.
 _PROBE = """
 import json, sys
 from workbench.cli import main
 code = main(sys.argv[2:])
-print(json.dumps({"code": code, "loaded": [m for m in json.loads(sys.argv[1]) if m in sys.modules]}))
+from iris.compaction.checkpoint import Checkpoint
+print(json.dumps({"code": code, "loaded": [m for m in json.loads(sys.argv[1]) if m in sys.modules],
+                  "checkpoint_built": Checkpoint.__pydantic_complete__}))
 """
 
 
@@ -51,11 +56,11 @@ def _run(home: Path, *argv: str) -> dict[str, object]:
 def test_r_ui_9_replaying_a_file_loads_no_store_http_or_templates(tmp_path):
     """R-UI-9: ``workbench replay FILE`` (no ``--name``) writes its preparations without importing
     sqlite-utils, pandas, numpy, the HTTP client modules, Jinja (the sample compacts nothing
-    and has no context.yaml), the context builder or the context.yaml loader, and creates no
-    store."""
+    and has no context.yaml), the context builder or the context.yaml loader, builds no
+    validator for the compaction checkpoint record, and creates no store."""
     home = tmp_path / "home"
     probe = _run(home, "replay", str(SAMPLE), "--json", str(tmp_path / "out.jsonl"))
-    assert probe == {"code": 0, "loaded": []}
+    assert probe == {"code": 0, "loaded": [], "checkpoint_built": False}
     assert (tmp_path / "out.jsonl").stat().st_size > 0
     assert not (home / "workbench.db").exists()
 
