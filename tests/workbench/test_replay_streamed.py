@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from iris.config import ContextConfig
+from iris.replay_options import Baseline
 
 from workbench.analysis.replay_summary import replay_summary
 from workbench.cli import main
@@ -37,7 +38,7 @@ REAL = ("claude_code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz",
         "openai_chat/pvlib__pvlib-python-1707.deepseek_reasoner.traj.json")
 SAVINGS = ("assembly", "fold_repeats", "drop_optional", "trim_old_bodies", "compaction",
            "final_selection")
-_CONFIGS: dict[str, tuple[ContextConfig | None, str]] = {
+_CONFIGS: dict[str, tuple[ContextConfig | None, Baseline]] = {
     DEFAULT_REPLAY_NAME: (None, "engine"), RECORDED_REPLAY_NAME: (None, "recorded"),
     BUDGET_REPLAY_NAME: (budget_96k_config(), "engine")}
 
