@@ -135,7 +135,8 @@ def _assert_one_figure_per_fact(tmp_path: Path, path: Path, budget: int) -> dict
 
     error = summary["estimate_error"]
     assert error["responses"] > 0
-    assert {k: notebook.estimate_error()[k] for k in ("median_abs_pct", "p90_abs_pct", "responses")} \
+    assert {k: getattr(notebook.estimate_error(), k) for k in ("median_abs_pct", "p90_abs_pct",
+                                                               "responses")} \
         == {k: error[k] for k in ("median_abs_pct", "p90_abs_pct", "responses")}
     sessions = batch["sessions"][0]
     assert (sessions["estimate_error_median_pct"], sessions["estimate_error_p90_pct"],
@@ -183,9 +184,9 @@ def test_r_real_2_estimate_error_counts_only_comparable_responses():
     steps = [Step(0, 1000, 10), Step(1, 1000, 1010), Step(2, 1000, 980), Step(3, 1000, None),
              Step(4, 1000, 1500, "estimated"), Step(5, 1000, 700), Step(6, 1000, 1030)]
     error = estimate_error(steps, recorded_steps=[5])
-    assert error["responses"] == 3  # steps 1, 2, 6
-    assert error["median_abs_pct"] == 2.0 and error["p90_abs_pct"] == 3.0
-    assert estimate_error(steps[:1])["median_abs_pct"] is None
+    assert error.responses == 3  # steps 1, 2, 6
+    assert error.median_abs_pct == 2.0 and error.p90_abs_pct == 3.0
+    assert estimate_error(steps[:1]).median_abs_pct is None
 
 
 def test_r_twin_5_replays_saved_before_the_detail_read_the_same_figures(tmp_path):

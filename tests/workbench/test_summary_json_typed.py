@@ -75,7 +75,7 @@ def _expected(session: Session, result: Replay, cost: ReplayCost) -> dict[str, A
     own = {r.step: r.as_json() for r in losses.replay}
     recorded = {r.step: r.as_json() for r in losses.recorded}
     error = figures.estimate_error(result.preparations,
-                                   [m.step for m in result.recorded_compactions])
+                                   [m.step for m in result.recorded_compactions]).model_dump()
     return {
         "session_id": result.session_id, "model": session.header.model,
         "steps": len(result.preparations), "input_budget": t.input_budget,

@@ -108,10 +108,10 @@ def test_usage_table_and_error_compare_like_with_like():
     assert table.iloc[1]["error_pct"] == round(100 * 11 / 1190, 1)
     error = estimate_error(steps)
     # step 0 has nothing calibrated to compare; step 4 is a frozen ≈ estimate, not a provider count
-    assert error["responses"] == 3
-    assert error["median_abs_pct"] == round(100 * 22 / 1280, 2)
-    assert error["p90_abs_pct"] == round(100 * 33 / 1370, 2)
-    assert estimate_error(bundle().preparations)["median_abs_pct"] is None
+    assert error.responses == 3
+    assert error.median_abs_pct == round(100 * 22 / 1280, 2)
+    assert error.p90_abs_pct == round(100 * 33 / 1370, 2)
+    assert estimate_error(bundle().preparations).median_abs_pct is None
 
 
 def test_step_timeline_and_header_show_trigger_and_recorded_compaction():

@@ -32,9 +32,10 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from iris.frozen import FrozenModel
 from iris.preparation.records import CompactionApplied, ContextPreparation
 
-__all__ = ["ERROR_BASIS", "applied_compactions", "applied_of", "compaction_figures",
+__all__ = ["ERROR_BASIS", "EstimateError", "applied_compactions", "applied_of", "compaction_figures",
            "error_words", "estimate_error", "replay_calibration_ratio", "scored_errors",
            "unscored_steps"]
 
@@ -102,25 +103,34 @@ def scored_errors(steps: Sequence[Any], recorded_steps: Iterable[int | None] = (
     return out
 
 
+class EstimateError(FrozenModel):
+    """The local estimate's error against the provider over the responses that count
+    (:func:`scored_errors`): absolute percentages, ``None`` when no response counts."""
+
+    median_abs_pct: float | None
+    p90_abs_pct: float | None
+    responses: int
+    basis: str
+
+
 def estimate_error(steps: Sequence[Any], recorded_steps: Iterable[int | None] = ()
-                   ) -> dict[str, Any]:
-    """``{"median_abs_pct", "p90_abs_pct", "responses", "basis"}`` over :func:`scored_errors`
-    (``None`` figures when no response counts). ``steps`` are preparations or truth rows in step
-    order; ``recorded_steps`` the steps of the agent's recorded compactions."""
+                   ) -> EstimateError:
+    """The :class:`EstimateError` over :func:`scored_errors`. ``steps`` are preparations or truth
+    rows in step order; ``recorded_steps`` the steps of the agent's recorded compactions."""
     errors = sorted(scored_errors(steps, recorded_steps).values())
     if not errors:
-        return {"median_abs_pct": None, "p90_abs_pct": None, "responses": 0, "basis": ERROR_BASIS}
+        return EstimateError(median_abs_pct=None, p90_abs_pct=None, responses=0, basis=ERROR_BASIS)
     p90 = errors[max(math.ceil(0.9 * len(errors)) - 1, 0)]
-    return {"median_abs_pct": round(statistics.median(errors), 2), "p90_abs_pct": round(p90, 2),
-            "responses": len(errors), "basis": ERROR_BASIS}
+    return EstimateError(median_abs_pct=round(statistics.median(errors), 2),
+                         p90_abs_pct=round(p90, 2), responses=len(errors), basis=ERROR_BASIS)
 
 
-def error_words(error: dict[str, Any]) -> str:
+def error_words(error: EstimateError) -> str:
     """``median 0.08 %, p90 1.12 % over 141 responses`` (``—`` without data)."""
-    if error.get("median_abs_pct") is None:
+    if error.median_abs_pct is None or error.p90_abs_pct is None:
         return "— (no response with provider usage to compare)"
-    return (f"median {error['median_abs_pct']:.2f} %, p90 {error['p90_abs_pct']:.2f} % over "
-            f"{error['responses']} responses")
+    return (f"median {error.median_abs_pct:.2f} %, p90 {error.p90_abs_pct:.2f} % over "
+            f"{error.responses} responses")
 
 
 def replay_calibration_ratio(calibration: Any, steps: Sequence[Any]) -> float:

@@ -40,9 +40,8 @@ class ErrorMeaning(FrozenModel):
 
 
 def estimate_error(preparations: Sequence[ContextPreparation], replay: Replay | None = None
-                   ) -> dict[str, Any]:
-    """``{"median_abs_pct", "p90_abs_pct", "basis", "responses"}`` as
-    :func:`workbench.analysis.figures.estimate_error` defines it (the agent's recorded compactions of
+                   ) -> figures.EstimateError:
+    """The estimate error as :func:`workbench.analysis.figures.estimate_error` defines it (the agent's recorded compactions of
     ``replay`` are left out with the overhead they re-measure)."""
     recorded = [m.step for m in replay.recorded_compactions] if replay is not None else []
     return figures.estimate_error(preparations, recorded)
@@ -158,8 +157,8 @@ def replay_summary(session: Session, replay: Replay, *,
                                       fidelity=_loss(recorded.get(m.step)))
             for m in replay.recorded_compactions),
         estimate_error=EstimateErrorSummary(
-            median_abs_pct=error["median_abs_pct"], p90_abs_pct=error["p90_abs_pct"],
-            responses=error["responses"], basis=error["basis"], meaningful=meaning.meaningful,
+            median_abs_pct=error.median_abs_pct, p90_abs_pct=error.p90_abs_pct,
+            responses=error.responses, basis=error.basis, meaningful=meaning.meaningful,
             text_redacted=meaning.text_redacted, note=meaning.note),
         cost=replay_cost(session, replay, prefixes=prefixes),
     )

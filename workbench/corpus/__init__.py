@@ -175,6 +175,6 @@ def _truth_figures(result: Any) -> dict[str, Any]:
 
     error = estimate_error(result.preparations, [m.step for m in result.recorded_compactions])
     return {"calibration_ratio": replay_calibration_ratio(result.calibration, result.preparations),
-            "estimate_error_median_pct": error["median_abs_pct"],
-            "estimate_error_p90_pct": error["p90_abs_pct"],
-            "estimate_error_responses": error["responses"]}
+            "estimate_error_median_pct": error.median_abs_pct,
+            "estimate_error_p90_pct": error.p90_abs_pct,
+            "estimate_error_responses": error.responses}

@@ -28,7 +28,7 @@ from iris.session import Session
 from iris.tokens import default_estimator
 
 from ..analysis.fidelity import fidelity_rows, lost_rows, replay_losses
-from ..analysis.figures import estimate_error, replay_calibration_ratio
+from ..analysis.figures import EstimateError, estimate_error, replay_calibration_ratio
 from ..analysis.replay_reader import replay_facts
 from ..progress import Progress
 from ..records import recorded_marks
@@ -175,9 +175,9 @@ class NotebookReplay:
         return typed(compactions_table(self._compaction_decisions(), self.preparations),
                      "compactions")
 
-    def estimate_error(self) -> dict[str, Any]:
+    def estimate_error(self) -> EstimateError:
         """The as-recorded estimate's error against the provider (:func:`workbench.analysis.figures.
-        estimate_error`): median_abs_pct, p90_abs_pct, responses, basis."""
+        estimate_error`): ``median_abs_pct``, ``p90_abs_pct``, ``responses``, ``basis``."""
         return estimate_error(self.preparations,
                               [m.step for m in self.result.recorded_compactions])
 

@@ -116,8 +116,8 @@ def _truth(r: NotebookReplay) -> str:
     answer = compaction_answer_text(r.label, replay_compaction_steps(r.preparations), marks)
     from ..analysis.replay_summary import error_meaning
 
-    error = estimate_error(r.preparations, [m.step for m in marks])
-    error["calibration_ratio"] = r.calibration_ratio()
+    error = {**estimate_error(r.preparations, [m.step for m in marks]).model_dump(),
+             "calibration_ratio": r.calibration_ratio()}
     meaning = error_meaning(r.session)
     note = f"<p><strong>{escape(meaning.note)}</strong></p>" if meaning.note else ""
     return _section("Where the replay and the agent compacted",

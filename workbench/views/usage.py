@@ -125,7 +125,7 @@ def summary_usage_table(run_usage: RunUsage | None) -> pd.DataFrame:
 
 
 def estimate_error(steps: Sequence[StepLike], recorded: Sequence[RecordedMark] = ()
-                   ) -> dict[str, Any]:
+                   ) -> figures.EstimateError:
     """The estimate error as :func:`workbench.analysis.figures.estimate_error` defines it (the agent's
     recorded compactions ``recorded`` re-measure the overhead: their steps are left out)."""
     return figures.estimate_error(steps, [m.step for m in recorded])
@@ -158,11 +158,11 @@ def usage_metrics(steps: Sequence[StepLike], recorded: Sequence[RecordedMark] = 
                          "carried in every whole-request figure"
                          + (f" (measured at step {measured})" if measured is not None else "")))
     return (
-        Metric("Estimate error, median", "—" if error["median_abs_pct"] is None
-               else f"{error['median_abs_pct']:.2f}%",
-               f"{error['basis']}; {figures.error_words(error)}"),
-        Metric("Estimate error, p90", "—" if error["p90_abs_pct"] is None
-               else f"{error['p90_abs_pct']:.2f}%"),
+        Metric("Estimate error, median", "—" if error.median_abs_pct is None
+               else f"{error.median_abs_pct:.2f}%",
+               f"{error.basis}; {figures.error_words(error)}"),
+        Metric("Estimate error, p90", "—" if error.p90_abs_pct is None
+               else f"{error.p90_abs_pct:.2f}%"),
         gap_metric,
         Metric("Calibration ratio", f"{figures.replay_calibration_ratio(calibration, steps):.3f}",
                "Provider tokens per local token at the end of the replay (each step uses the "
