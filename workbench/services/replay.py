@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from iris.compaction.summarisers import Summariser
 from iris.config import (
@@ -34,12 +34,13 @@ from iris.session import Message, Session
 from iris.yaml_errors import read_yaml
 
 from ..analysis.replay_reader import replay_facts
-from ..pricing.cache import Prefix
-from ..pricing.prefixes import prefix_sink
 from ..progress import Progress, no_progress
 from ..records import ArchiveRecord, EvidenceBundle, ReplayInfo
 from ..storage.store import Store, workbench_home
 from ..storage.stored import StoredReplay
+
+if TYPE_CHECKING:  # the pricing package is imported only when prefixes are asked for
+    from ..pricing.cache import Prefix
 
 __all__ = [
     "BUDGET_REPLAY_NAME",
@@ -256,7 +257,12 @@ def stream_replay(session: Session, *, store: Store | None = None, session_id: s
     config = config or default_config()
     prompts = prompts or workspace_templates(config)
     name_of = summariser_name(summariser)
-    tee = _StepTee(prefixes=prefix_sink(session) if prefixes else None, keep=keep_records)
+    sink = None
+    if prefixes:
+        from ..pricing.prefixes import prefix_sink
+
+        sink = prefix_sink(session)
+    tee = _StepTee(prefixes=sink, keep=keep_records)
 
     def steps_done(done: int, total: int) -> None:
         progress(0.05 + 0.85 * done / max(total, 1), f"step {done:,} of {total:,}")
