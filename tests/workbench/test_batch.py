@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.corpus import SCHEMAS, TABLES, replay_one, to_arrow
 from workbench.corpus.runner import expand_paths, read_table, run_batch
+from workbench.corpus.tables import SCHEMAS, TABLES, replay_one, to_arrow
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 

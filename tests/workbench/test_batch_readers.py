@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.corpus import SCHEMAS, TABLES
 from workbench.corpus.runner import read_table, run_batch
+from workbench.corpus.tables import SCHEMAS, TABLES
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 

@@ -256,8 +256,8 @@ def test_r_fid_2_a_dead_worker_still_writes_an_empty_fidelity_table(tmp_path):
     (the fidelity table too) written empty."""
     from concurrent.futures import Future
 
-    from workbench.corpus import TABLES
     from workbench.corpus.runner import _result_or_error, _write, read_table
+    from workbench.corpus.tables import TABLES
 
     future: Future = Future()
     future.set_exception(MemoryError("out of memory"))

@@ -24,7 +24,7 @@ from iris.prompts import PromptSnapshot
 
 from workbench.analysis.figures import estimate_error
 from workbench.cli import main
-from workbench.corpus import replay_one
+from workbench.corpus.tables import replay_one
 from workbench.notebook import replay as notebook_replay
 from workbench.report import render_report
 from workbench.services.compaction import open_compaction

@@ -232,7 +232,7 @@ def test_r_twin_6_importers_keep_the_recorded_cost(tmp_path):
 def test_r_twin_6_batch_rows_state_the_same_cost_and_the_price_date(real_sessions):
     """R-TWIN-6: a batch row prices the session like ``--summary-json`` (same replay cost, same
     saving against the bill) and names the price data's date."""
-    from workbench.corpus import replay_one, to_arrow
+    from workbench.corpus.tables import replay_one, to_arrow
 
     path = real_sessions / "claude_code" / CLAUDE_FILES[2]
     (row,) = replay_one(path)["sessions"]

@@ -1,6 +1,6 @@
 """Corpus evaluation: every session file under every configuration, in parallel, to Parquet.
 
-The unit of work is :func:`workbench.corpus.replay_one`; this module only fans it out and writes
+The unit of work is :func:`workbench.corpus.tables.replay_one`; this module only fans it out and writes
 what comes back. Three executors run the same tasks and produce the same tables:
 
 * ``serial`` (``jobs=1``): in this process;
@@ -12,7 +12,7 @@ what comes back. Three executors run the same tasks and produce the same tables:
 
 Workers never open the SQLite store. The driver writes each result as it arrives into
 ``OUT/<table>/<configuration>/<session>/part-0.parquet`` (tables and columns in
-:data:`workbench.corpus.SCHEMAS`) plus ``OUT/manifest.json``; :func:`read_table` reads a table
+:data:`workbench.corpus.tables.SCHEMAS`) plus ``OUT/manifest.json``; :func:`read_table` reads a table
 back with DuckDB. Every file holds its ``configuration`` and ``session`` columns, and the folder
 names are plain (no ``key=value``): a Hive-style folder name would make pandas, pyarrow and Polars
 add the same column again from the path and fail on the duplicate (or guess its type), so each
@@ -46,7 +46,7 @@ try:
 except ImportError as exc:
     raise WorkbenchError(CORPUS_EXTRA) from exc
 
-from . import TABLES, replay_one, to_arrow
+from .tables import TABLES, replay_one, to_arrow
 
 __all__ = ["CORPUS_EXTRA", "BatchSummary", "expand_paths", "read_table", "run_batch"]
 #: ``(sessions done, sessions in all, label)`` after each finished replay.
@@ -194,7 +194,7 @@ def _pool_context() -> Any:
     if len(os.fsencode(tempfile.gettempdir())) > 60:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["workbench.corpus", "iris.replay", "workbench.pricing"])
+    context.set_forkserver_preload(["workbench.corpus.tables", "iris.replay", "workbench.pricing"])
     return context
 
 
@@ -203,7 +203,7 @@ def _result_or_error(future: Any, path: str, label: str) -> dict[str, list]:
     try:
         return future.result()
     except Exception as exc:  # noqa: BLE001 - BrokenProcessPool, MemoryError, a killed worker
-        from . import SCHEMAS
+        from .tables import SCHEMAS
 
         row: dict[str, object] = {c: None for c in SCHEMAS["sessions"].names}
         row.update(configuration=label, session=Path(path).name, path=path,
