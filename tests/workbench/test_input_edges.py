@@ -143,8 +143,11 @@ def test_r_ses_2_sessions_listing_escapes_terminal_sequences(tmp_path):
 
 
 def _fill(store: Store) -> None:
-    """Let the store's file grow by no more than a few pages: SQLite then answers every larger
-    write with SQLITE_FULL, "database or disk is full", as on a full disk."""
+    """Let the store's file grow by no more than a few pages, with no free page left inside it
+    (VACUUM; a compressed replay of a few hundred steps fits in the free pages a new store has):
+    SQLite then answers every larger write with SQLITE_FULL, "database or disk is full", as on a
+    full disk."""
+    store.db.execute("VACUUM")
     pages = store.db.execute("PRAGMA page_count").fetchone()[0]
     store.db.execute(f"PRAGMA max_page_count = {pages + 2}")
 
