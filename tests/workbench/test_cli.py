@@ -83,7 +83,7 @@ def test_r_ui_9_inspect_json_prints_one_object(capsys):
 
 def test_r_ui_9_run_serves_headless_on_localhost_without_stats():
     cmd = streamlit_command(8765)
-    assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4].endswith("workbench/ui/app.py")
+    assert cmd[1:4] == ["-m", "workbench.ui.serve", "run"] and cmd[4].endswith("workbench/ui/app.py")
     flags = dict(zip(cmd[5::2], cmd[6::2]))
     assert flags == {"--server.port": "8765", "--server.address": "127.0.0.1", "--server.headless": "true",
                      "--browser.gatherUsageStats": "false", "--server.fileWatcherType": "none",
@@ -106,3 +106,23 @@ def test_r_ui_9_unknown_or_missing_command_is_a_usage_error(argv, capsys):
         main(argv)
     assert exit_info.value.code == 2
     assert "usage: workbench" in capsys.readouterr().err
+
+
+def test_r_ui_9_the_server_process_imports_the_first_page_run_before_serving():
+    """R-UI-9: ``workbench run``'s process (``python -m workbench.ui.serve``) has pandas, plotly and
+    the app's modules imported before Streamlit starts, so the first visitor does not wait for
+    them; then it is Streamlit's own command line (``--help`` shows it)."""
+    import subprocess
+    import sys
+
+    script = ("import sys\n"
+              "from workbench.ui import serve\n"
+              "before = set(sys.modules)\n"
+              "serve.preload()\n"
+              "print(sorted(set(serve.PRELOADED) - set(sys.modules)), 'pandas' in before)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=180, check=True)
+    assert done.stdout.strip() == "[] False", done.stdout + done.stderr
+    help_text = subprocess.run([sys.executable, "-m", "workbench.ui.serve", "--help"],
+                               capture_output=True, text=True, timeout=180, check=True).stdout
+    assert "Usage: streamlit" in help_text

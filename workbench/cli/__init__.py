@@ -41,8 +41,10 @@ APP_PATH = Path(__file__).resolve().parents[1] / "ui" / "app.py"
 
 
 def streamlit_command(port: int, app: Path = APP_PATH) -> list[str]:
-    """The Streamlit invocation ``workbench run`` uses (also used by the browser tests)."""
-    return [sys.executable, "-m", "streamlit", "run", str(app),
+    """The Streamlit invocation ``workbench run`` uses (also used by the browser tests): Streamlit's
+    command line started by :mod:`workbench.ui.serve`, which imports what the first page run needs
+    before the server starts."""
+    return [sys.executable, "-m", "workbench.ui.serve", "run", str(app),
             "--server.port", str(port), "--server.address", "127.0.0.1",
             "--server.headless", "true", "--browser.gatherUsageStats", "false",
             "--server.fileWatcherType", "none",
