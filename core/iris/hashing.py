@@ -5,7 +5,7 @@ and the store's JSON columns are all taken over :func:`canonical_json`: sorted k
 whitespace (``","`` and ``":"`` separators), non-ASCII kept as UTF-8, pydantic models dumped in
 JSON mode. Hashes are SHA-256, written ``sha256:<hex>``. Stored records and caches hold these
 values, so changing the form or the algorithm is a migration (new record schema version, a
-store migration, regenerated goldens), never a refactor; ``tests/test_hashing.py`` pins both.
+store migration, regenerated goldens), never a refactor; ``tests/workbench/test_hashing.py`` pins both.
 """
 
 from __future__ import annotations
