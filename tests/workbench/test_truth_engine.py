@@ -150,6 +150,7 @@ def test_overhead_and_ratio_are_measured_from_earlier_responses_only():
         assert whole is not None and prompt is not None
         assert abs(whole - prompt) / prompt < 0.01
     error = estimate_error(preps, r)
+    assert error.median_abs_pct is not None and error.p90_abs_pct is not None
     assert error.median_abs_pct < 1 and error.p90_abs_pct < 3 and error.responses == 11
     # a session cut short gives the same values for the steps it has: nothing comes from later
     head = _generated(12).model_copy(update={"messages": _generated(12).messages[:12]})
@@ -236,7 +237,8 @@ def test_replay_leaves_the_agent_summary_out_and_the_baseline_keeps_it():
         entered = [st.name for st in p.stages if st.status != "skipped"]
         assert entered == ["assembly", "final_selection"] and not p.compaction_applied
         assert p.final_input_tokens == p.recorded_request_tokens
-    assert estimate_error(base.preparations, base).p90_abs_pct < 5
+    p90 = estimate_error(base.preparations, base).p90_abs_pct
+    assert p90 is not None and p90 < 5
 
 
 def test_summary_json_has_exactly_the_documented_keys(tmp_path, capsys):
@@ -308,6 +310,7 @@ def test_real_claude_session_compacts_near_where_the_agent_did(tmp_path):
     assert len(reduced) > 60
     assert max(all_present(p.trigger_tokens for p in reduced)) < default.thresholds.pressure_line
     error = estimate_error(r.preparations, r)
+    assert error.median_abs_pct is not None and error.p90_abs_pct is not None
     assert error.median_abs_pct < 1 and error.p90_abs_pct < 3
 
 
@@ -316,6 +319,7 @@ def test_real_claude_manual_compaction_session_estimate(tmp_path):
     base = replay(s, options=ReplayOptions(baseline="recorded"))
     assert base.recorded_compactions[0].tokens_before == 142_431
     error = estimate_error(base.preparations, base)
+    assert error.median_abs_pct is not None and error.p90_abs_pct is not None
     assert error.median_abs_pct < 1 and error.p90_abs_pct < 3
 
 
