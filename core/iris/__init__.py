@@ -12,8 +12,9 @@ module. The replay function is ``iris.replay.replay``: ``iris.replay`` is the ru
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from .lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .config import ContextConfig, default_config, load_config, parse_config
@@ -95,13 +96,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'iris' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_attributes("iris", _MODULE_OF, globals())
 
 
 def __dir__() -> list[str]:

@@ -8,8 +8,9 @@ contributions; ``select_contributions`` applies the R-DYN-4 removal order under 
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from ..lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .access import (
@@ -65,16 +66,8 @@ _HOMES = {
                 "RecordedContextSource", "StaticContextSource"),
     "xml": ("escape_attribute", "escape_text", "is_xml_name"),
 }
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> object:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+_MODULE_OF = {name: f"{__name__}.{module}" for module, names in _HOMES.items() for name in names}
+__getattr__ = lazy_attributes(__name__, _MODULE_OF, globals())
 
 
 def __dir__() -> list[str]:

@@ -15,9 +15,9 @@ memory when first named (``from iris.preparation import prepare``): a reader of 
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
+from ..lazy import lazy_attributes
 from .records import (
     RECORD_SCHEMA_VERSION,
     STAGE_NAMES,
@@ -63,13 +63,8 @@ _LAZY = {"StepMemory": "memory", "STAGES": "pipeline", "PreparationOutcome": "pi
          "ToolSpec": "state"}
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, {name: f"{__name__}.{module}" for name, module in _LAZY.items()},
+                              globals())
 
 __all__ = [
     "RECORD_SCHEMA_VERSION",
