@@ -24,5 +24,6 @@ def open_usage(store: Store, session_id: str, replay_id: str) -> OpenedUsage:
     """The saved replay ``replay_id`` of ``session_id`` with what the Usage page needs."""
     truth = replay_truth(store, session_id, replay_id)
     session = store.session(session_id)
-    return OpenedUsage(**dict(truth), meaning=error_meaning(session),
+    return OpenedUsage(replay=truth.replay, steps=truth.steps, marks=truth.marks, runs=truth.runs,
+                       meaning=error_meaning(session),
                        compaction_request=session.header.is_compaction_request)
