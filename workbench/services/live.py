@@ -5,7 +5,11 @@ a transcript grows, the complete lines written so far are imported (a last line 
 is waited for: the agent is still writing it), the session's ``default`` replay is made on the grown
 session, and then the stored session of that file is updated in place, under the same id
 (:mod:`workbench.storage.live`), and the replay saved right after it, so the two change in the store
-moments apart. The replay engine's steps depend only on what was recorded before
+moments apart. A file that no longer extends its stored session (cut short, replaced by another
+transcript, renamed over with another beginning) never rewrites it (R-LIVE-2): its content is
+stored as a new session, as an import of it would store it (the session id, suffixed with the
+content hash when that id is taken), the update names the session left as it was
+(:attr:`LiveUpdate.replaced`), and from then on the file is followed as that new session. The replay engine's steps depend only on what was recorded before
 them, so the replayed steps of the shorter session stay as they were and new responses add steps
 at the end; replaying again in a long-running process reuses the token counts it already made
 (about 1.2 s for 217 steps of a real Claude Code session).
@@ -35,7 +39,7 @@ from iris.errors import SessionFormatError, WorkbenchError
 from iris.frozen import FrozenModel
 from iris.replay import largest_prompt
 
-from ..importers import load_session
+from ..importers import ImportResult, load_session
 from ..importers._source import is_gzip, read_bytes
 from ..importers.files import session_files
 from ..storage.live import session_of_source, update_session
@@ -69,6 +73,9 @@ class LiveUpdate(FrozenModel):
     session_id: str
     created: bool
     """True when the file was stored for the first time."""
+    replaced: str | None = None
+    """The stored session the file no longer extends (left as it was, with its replays): the file's
+    content is ``session_id`` instead, a new session (or one already holding that content)."""
     messages: int
     responses: int
     written: int
@@ -108,6 +115,7 @@ class _Follower:
     def __init__(self, store: Store, *, replay: bool) -> None:
         self.store, self.replay = store, replay
         self.folder = Path(tempfile.mkdtemp(prefix="workbench-watch-"))
+        self._followed: dict[str, str] = {}  # resolved path → the session it is followed as
 
     def close(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -126,33 +134,43 @@ class _Follower:
             result = load_session(copy)
         except SessionFormatError as exc:  # named by the watched file, not the private copy
             raise SessionFormatError(exc.problem, path=path, line=exc.line, field=exc.field) from None
-        session_id = session_of_source(self.store, source)
+        session_id = self._followed.get(source)
+        if session_id is None or not self.store.content_hash(session_id):  # deleted meanwhile
+            session_id = session_of_source(self.store, source)
         stale = session_id is None or self.store.content_hash(session_id) != result.content_hash
         if session_id is not None and self.store.replays.find(session_id, DEFAULT_REPLAY_NAME) is None:
             stale = True
         # The replay is made before anything is stored, so the session and its replay change in
         # the store moments apart: the app never draws a grown session with its old replay for long.
         bundle = replay_session(result.session)[1] if self.replay and stale else None
-        if session_id is None:
-            session_id, created = self.store.save_session(
-                result.session, format=result.format, content_hash=result.content_hash,
-                source_path=source, unplaced=result.unplaced)
-            written = len(result.session.messages) if created else 0
-        else:
-            created = False
-            written = update_session(self.store, session_id, result.session, format=result.format,
-                                     content_hash=result.content_hash, source_path=source,
-                                     unplaced=result.unplaced)
+        session_id, created, replaced, written = self._store(session_id, result, source)
+        self._followed[source] = session_id
         steps = None
         if bundle is not None:
             steps = self.store.replays.save(bundle, session_id=session_id,
                                             name=DEFAULT_REPLAY_NAME).step_count
             self.store.session_tokens(session_id, result.session.messages)
-        return LiveUpdate(path=str(path), session_id=session_id, created=created,
+        return LiveUpdate(path=str(path), session_id=session_id, created=created, replaced=replaced,
                           messages=len(result.session.messages),
                           responses=len(result.session.index.batches), written=written,
                           waiting_bytes=waiting, replay_steps=steps,
                           seconds=time.perf_counter() - started)
+
+    def _store(self, session_id: str | None, result: ImportResult,
+               source: str) -> tuple[str, bool, str | None, int]:
+        """Store ``result``: in place of ``session_id`` when it is that session grown, else as a
+        new session. Returns the session's id, whether it is new, the session left as it was
+        (None unless the file no longer extends ``session_id``) and the message rows written."""
+        if session_id is not None:
+            written = update_session(self.store, session_id, result.session, format=result.format,
+                                     content_hash=result.content_hash, source_path=source,
+                                     unplaced=result.unplaced)
+            if written is not None:
+                return session_id, False, None, written
+        stored, created = self.store.save_session(
+            result.session, format=result.format, content_hash=result.content_hash,
+            source_path=source, unplaced=result.unplaced)
+        return stored, created, session_id, len(result.session.messages) if created else 0
 
 
 class Watcher:

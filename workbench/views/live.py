@@ -31,6 +31,8 @@ class UpdateLike(Protocol):
     @property
     def created(self) -> bool: ...
     @property
+    def replaced(self) -> str | None: ...
+    @property
     def responses(self) -> int: ...
     @property
     def written(self) -> int: ...
@@ -72,5 +74,11 @@ def update_line(update: UpdateLike) -> str:
               else f", replay 'default' {update.replay_steps:,} steps")
     waiting = (f", waiting for a line being written ({update.waiting_bytes:,} bytes)"
                if update.waiting_bytes else "")
-    return (f"{verb}: {update.path} -> {update.session_id} ({update.responses:,} responses, "
-            f"{update.written:,} messages written{replay}{waiting}; {update.seconds:.2f} s)")
+    figures = (f"({update.responses:,} responses, {update.written:,} messages written{replay}"
+               f"{waiting}; {update.seconds:.2f} s)")
+    if update.replaced is not None:
+        where = (f"stored as a new session {update.session_id}" if update.created
+                 else f"its content is already stored as session {update.session_id}")
+        return (f"new session: {update.path} no longer extends the stored session "
+                f"{update.replaced}, which is kept as it was with its replays; {where} {figures}")
+    return f"{verb}: {update.path} -> {update.session_id} {figures}"
