@@ -2,7 +2,8 @@
 
 PATH is a Claude Code project folder (``~/.claude/projects/<project>``), a Codex sessions folder
 (``~/.codex/sessions``) or one transcript. Each time a transcript grows, its complete lines are
-imported into the store under the same session and its ``default`` replay is made again; the app
+imported into the store under the same session and its ``default`` replay is made again (a file
+that no longer extends its stored session is stored as a new session, R-LIVE-2); the app
 (``workbench run``) shows the new responses within about two seconds. The follower is
 :mod:`workbench.services.live`; this module parses the options and prints one line per update.
 """
