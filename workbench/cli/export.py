@@ -3,7 +3,7 @@ OpenTelemetry GenAI spans.
 
 ``TARGET`` is a saved replay id (``workbench replays``), or a transcript file (``-``: standard
 input) or stored session id, which is then replayed under ``--config`` (a YAML file or a preset
-name; default: bundled) first. ``--otlp`` writes OTLP JSON (it imports back as format ``otel``);
+name; default: bundled) first. ``--otlp`` writes OTLP JSON (it imports back as format ``otel``; ``-``: standard output);
 ``--otlp-endpoint`` sends OTLP protobuf over HTTP to a tracing tool (Phoenix, Langfuse, a
 Collector); both may be given. See :mod:`workbench.views.otlp_export`.
 """
@@ -11,6 +11,8 @@ Collector); both may be given. See :mod:`workbench.views.otlp_export`.
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from pathlib import Path
 
 from iris.errors import WorkbenchError
@@ -27,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("target", metavar="TARGET",
                    help="a saved replay id (see `workbench replays`), a transcript file ('-': standard "
                         "input), or a stored session id (replayed under --config)")
-    p.add_argument("--otlp", metavar="OUT", help="write OTLP JSON to this file")
+    p.add_argument("--otlp", metavar="OUT", help="write OTLP JSON to this file ('-': standard output)")
     p.add_argument("--otlp-endpoint", metavar="URL",
                    help="send OTLP protobuf over HTTP to this receiver (a base URL such as "
                         "http://localhost:6006, or the full .../v1/traces URL)")
@@ -68,6 +70,7 @@ def _export(args: argparse.Namespace) -> int:
     # the OpenTelemetry SDK and protobuf load only for this command (every command builds the parser)
     from ..storage.store import open_store
     from ..views.otlp_export import push_otlp, spans_document, write_otlp
+    from ..views.terminal import STDOUT, write_output
 
     if not args.otlp and not args.otlp_endpoint:
         raise UsageError("say where the spans go: --otlp OUT (OTLP JSON file) or --otlp-endpoint URL")
@@ -78,12 +81,18 @@ def _export(args: argparse.Namespace) -> int:
         else:
             spans = _replay_spans(store, args)
     count = len(spans) - 1
-    if args.otlp:
+    # with the spans on standard output (--otlp -), what was done goes to standard error
+    note = sys.stderr if args.otlp == STDOUT else sys.stdout
+    if args.otlp == STDOUT:
+        write_output(STDOUT, json.dumps(spans_document(spans), ensure_ascii=False,
+                                        separators=(",", ":")) + "\n", "the OTLP file")
+        print(f"wrote {count} model-call spans to standard output (OTLP JSON)", file=note)
+    elif args.otlp:
         path = write_otlp(args.otlp, spans_document(spans))
         print(f"wrote {count} model-call spans to {path} (OTLP JSON)")
     if args.otlp_endpoint:
         url = push_otlp(spans, args.otlp_endpoint, headers=headers)
-        print(f"sent {count} model-call spans to {url} (OTLP protobuf)")
+        print(f"sent {count} model-call spans to {url} (OTLP protobuf)", file=note)
     return 0
 
 

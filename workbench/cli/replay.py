@@ -127,12 +127,10 @@ def _defaults() -> int:
 def _defaults_line(session_id: str, replays: Sequence[Any]) -> str:
     """One line per session naming each of its default replays (``default``, ``as recorded`` and,
     when made, ``budget 96k``) with its steps and compactions."""
+    from ..analysis.words import counted
     from ..services.replay import BUDGET_REPLAY_NAME, DEFAULT_REPLAY_NAME, RECORDED_REPLAY_NAME
 
     by_name = {r.name: r for r in replays}
-    def counted(n: int, word: str) -> str:
-        return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
     parts = [f"{name!r} ({counted(by_name[name].step_count, 'step')}, "
              f"{counted(by_name[name].compactions_applied, 'compaction')} applied)"
              for name in (DEFAULT_REPLAY_NAME, RECORDED_REPLAY_NAME, BUDGET_REPLAY_NAME)

@@ -34,7 +34,8 @@ from ..progress import Progress
 from ..records import recorded_marks
 from ..services.imports import SAMPLES_DIR
 from ..services.presets import PRESET_NAMES, config_label, resolve_config
-from ..services.replay import replay_session
+from ..services.replay import replay_session, summariser_name
+from ..services.summarisers import make_summariser
 from ..views.breakdown import breakdown_figure, breakdown_frame, call_names, step_breakdown
 from ..views.compaction import attempts_table, compactions_table, replay_bands, timeline_figure
 from ..views.compare import (
@@ -130,8 +131,19 @@ class NotebookReplay:
     """A replay of one session under one configuration, with DataFrame and figure views."""
 
     def __init__(self, session: Session, config: ContextConfig, result: Replay, *,
-                 label: str = "replay") -> None:
+                 label: str = "replay", summariser: str = "extractive",
+                 request_of: Callable[[ContextPreparation], PreparedRequest | None] | None = None,
+                 saved_id: str | None = None) -> None:
         self.session, self.config, self.result, self.label = session, config, result, label
+        self.summariser = summariser
+        """The summariser's kind (``extractive``, ``recorded``, ``remote``, ``custom``)."""
+        self.saved_id = saved_id
+        """The id of the saved replay these records were read from (None: computed here)."""
+        self._request_of = request_of or result.request
+
+    def request(self, preparation: ContextPreparation) -> PreparedRequest | None:
+        """The final request of ``preparation`` (read from the store for a saved replay)."""
+        return self._request_of(preparation)
 
     @property
     def preparations(self) -> tuple[ContextPreparation, ...]:
@@ -229,13 +241,13 @@ class NotebookReplay:
                                          for n, c in enumerate(self.result.checkpoints, start=1)})
 
     def _request_at(self, step: int) -> PreparedRequest | None:
-        return self.result.request(self.preparations[step])
+        return self.request(self.preparations[step])
 
     def breakdown(self) -> pd.DataFrame:
         """Every step's request by part (``step, part, tokens``; the parts of a step sum to its
         whole request, :meth:`StepView.breakdown`); tool results of all but the six largest tools
         are summed as "tool results: other"."""
-        return breakdown_frame(((p, self.result.request(p)) for p in self.preparations),
+        return breakdown_frame(((p, self.request(p)) for p in self.preparations),
                                default_estimator(), call_names(self.session.messages))
 
     def search(self, text: str = "", *, role: Sequence[str] = (), tool: Sequence[str] = (),
@@ -246,7 +258,7 @@ class NotebookReplay:
         yet). Columns: message, step (the step that first sent it), role, kind, tool, paths, error,
         state, match (a snippet), link (to the message on the Messages page)."""
         prep = self.step(step).preparation
-        states = message_states(self.result.request(prep), prep.response_message_index,
+        states = message_states(self.request(prep), prep.response_message_index,
                                 len(self.session.messages))
         query = SearchQuery(text=text, roles=tuple(role), tools=tuple(tool), errors_only=errors,
                             states=tuple(state))
@@ -259,7 +271,7 @@ class NotebookReplay:
         if not -count <= n < count:
             raise IndexError(f"step {n} is out of range: this replay has {count} steps (0…{count - 1})")
         prep = self.preparations[n]
-        return StepView(prep, self.result.request(prep), self.session)
+        return StepView(prep, self.request(prep), self.session)
 
     def summary(self) -> RunSummary:
         """What a comparison needs of this replay (:class:`workbench.views.compare.RunSummary`)."""
@@ -313,16 +325,21 @@ def replay(session: Session | str | Path, config: Any = None, *,
 
     ``config`` is None (bundled default), a YAML path, a preset name, a mapping or a
     :class:`~iris.config.ContextConfig`; ``label`` names it in comparisons (default: the preset
-    name or file stem). Without ``prompts`` the templates come from the configuration's
-    ``prompts.root`` under ``workspace_root`` (default: the workbench workspace).
+    name or file stem). ``summariser`` is a summariser object or the command line's name for one
+    (``offline``, ``recorded``, ``remote``; None: offline). Without ``prompts`` the templates come
+    from the configuration's ``prompts.root`` under ``workspace_root`` (default: the workbench
+    workspace).
     """
     if not isinstance(session, Session):
         session = load_session(session)
     resolved = resolve_config(config)
+    if summariser is None or isinstance(summariser, str):
+        summariser = make_summariser(summariser, session)
     result, _ = replay_session(session, config=resolved, prompts=prompts, summariser=summariser,
                                progress=progress or (lambda fraction, text: None),
                                workspace_root=workspace_root)
-    return NotebookReplay(session, resolved, result, label=label or config_label(config))
+    return NotebookReplay(session, resolved, result, label=label or config_label(config),
+                          summariser=summariser_name(summariser))
 
 
 class Comparison:

@@ -21,12 +21,11 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iris.errors import ConfigError, StorageError
-from iris.safe_files import write_file
+from iris.errors import ConfigError
 
 from ..progress import Progress, no_progress
 from ..services.summarisers import add_summariser_options
-from ..views.terminal import progress_bar
+from ..views.terminal import progress_bar, write_output
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,7 +106,7 @@ def _truth(r: NotebookReplay) -> str:
         replay_compaction_steps,
         step_compactions,
     )
-    from ..views.rich_html import table_html
+    from ..views.rich_html import inline_html, table_html
 
     th, marks = r.result.thresholds, _marks(r)
     runs = [{"label": r.label, "compactions": step_compactions(r.preparations),
@@ -119,9 +118,9 @@ def _truth(r: NotebookReplay) -> str:
     error = {**estimate_error(r.preparations, [m.step for m in marks]).model_dump(),
              "calibration_ratio": r.calibration_ratio()}
     meaning = error_meaning(r.session)
-    note = f"<p><strong>{escape(meaning.note)}</strong></p>" if meaning.note else ""
+    note = f"<p><strong>{inline_html(meaning.note)}</strong></p>" if meaning.note else ""
     return _section("Where the replay and the agent compacted",
-                    f"<p><strong>{escape(answer)}</strong></p>",
+                    f"<p><strong>{inline_html(answer)}</strong></p>",
                     table_html(compaction_answer(runs, marks)),
                     "<h3>Estimate error (as-recorded estimate vs provider)</h3>",
                     table_html(pd.DataFrame([error])), note)
@@ -131,16 +130,28 @@ def _header(r: NotebookReplay, name: str, config_source: str) -> str:
     from iris.config import config_hash
 
     from ..views.recorded import budget_label
+    from ..views.rich_html import inline_html
 
     th, fmt = r.result.thresholds, r.session.header.source_format or "native"
-    warnings = "".join(f"<li>{escape(w)}</li>" for w in r.config.warnings)
+    warnings = "".join(f"<li>{inline_html(w)}</li>" for w in r.config.warnings)
     return (f"<h1>Context report: {escape(name)}</h1><p>Session "
             f"<code>{escape(r.result.session_id)}</code> ({len(r.session.messages):,} messages, "
             f"{escape(fmt)}) · configuration <code>{escape(config_source or r.label)}</code> "
             f"<code>{escape(config_hash(r.config)[:19])}…</code> · budget "
             f"{escape(budget_label(th.input_budget, th.budget_source, getattr(th, 'budget_detail', '')))}"
-            f" · pressure line {th.pressure_line:,}</p>"
+            f" · pressure line {th.pressure_line:,}</p>{_provenance(r)}"
             + (f"<ul>{warnings}</ul>" if warnings else ""))
+
+
+def _provenance(r: NotebookReplay) -> str:
+    """Where the report's figures come from: the saved replay read back, or a replay run now,
+    with the summariser that wrote its compaction summaries."""
+    summariser = f"summariser <strong>{escape(r.summariser)}</strong>"
+    if r.saved_id is not None:
+        return (f"<p class='wb-provenance'>Saved replay <strong>{escape(r.label)}</strong> "
+                f"<code>{escape(r.saved_id)}</code> read from the store as it was saved ("
+                f"{summariser}); nothing was replayed again.</p>")
+    return f"<p class='wb-provenance'>Replayed for this report ({summariser}).</p>"
 
 
 def _sections(r: NotebookReplay) -> list[str]:
@@ -185,7 +196,7 @@ def _fidelity_section(r: NotebookReplay) -> str:
     replay's compactions, then each one's headline and lost facts with the step that needed it."""
     from ..analysis.fidelity import replay_losses
     from ..views.fidelity import fidelity_sentence, lost_table, recall_table
-    from ..views.rich_html import table_html
+    from ..views.rich_html import inline_html, table_html
 
     records = replay_losses(r.session, r.result).all
     if not records:
@@ -197,7 +208,7 @@ def _fidelity_section(r: NotebookReplay) -> str:
              "paraphrase is not a match; a fact found again by re-reading counts as lost.</p>"),
              table_html(recall_table(records))]
     for record in records:
-        parts += [f"<h3>{escape(fidelity_sentence(record))}</h3>",
+        parts += [f"<h3>{inline_html(fidelity_sentence(record))}</h3>",
                   table_html(lost_table(record).drop(columns=["open"]),
                              empty="nothing the session needed again was lost")]
     return _section("What compaction lost", *parts)
@@ -267,35 +278,27 @@ def build_report(session: Any, config: Any = None, *, title: str | None = None,
 
 
 def write_report(session: Any, out: str | Path, config: Any = None, *, title: str | None = None,
-                 prompts: Any = None, summariser: Any = None, progress: Progress = no_progress) -> Path:
-    """Write the report of ``session`` to ``out`` (parent folders are created)."""
+                 prompts: Any = None, summariser: Any = None,
+                 progress: Progress = no_progress) -> Path | None:
+    """Write the report of ``session`` to ``out`` (parent folders are created; ``-``: standard
+    output, and None is returned)."""
     html = build_report(session, config, title=title, prompts=prompts, summariser=summariser,
                         progress=progress)
-    target = Path(out)
-    try:
-        write_file(target, html)  # atomic; refuses a symbolic link at the target
-    except OSError as exc:
-        raise StorageError(f"{target}: cannot write the report ({exc.strerror or exc})") from None
-    return target
+    return write_output(out, html, "the report")
 
 
 def stored_replay_report(store: Any, replay_id: str, *, progress: Progress = no_progress) -> str:
-    """The report of a replay saved in the store (the app's "Build an HTML report" button).
+    """The report of a replay saved in the store (the app's "Build an HTML report" button and
+    ``workbench report --replay``): the saved records read back, not replayed again, so the
+    report states that replay's figures whatever summariser made it (the header says so)."""
+    from ..notebook.saved import saved_notebook_replay
 
-    The replay is run again from its stored configuration and template snapshot, so the report
-    holds the same records; a replay made with a recorded or remote summariser is re-run with the
-    offline extractive one (the header says which configuration was used).
-    """
-    from iris.config import parse_config
-    from iris.prompts import PromptSnapshot
-
-    saved = store.replays.open(replay_id)
-    info = saved.info
-    config = parse_config(saved.configuration_yaml() or "{}", source=f"replay {info.name!r}")
-    sources = saved.template_sources()
-    prompts = PromptSnapshot(sources) if sources is not None else None
-    session = store.session(info.session_id)
-    return build_report(session, config, prompts=prompts, label=info.name, progress=progress)
+    progress(0.0, "reading the saved replay")
+    r = saved_notebook_replay(store, replay_id)
+    progress(0.9, "rendering")
+    html = render_report(r, config_source=r.label)
+    progress(1.0, "rendered")
+    return html
 
 
 # ------------------------------------------------------------------------------------ CLI
@@ -310,7 +313,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", metavar="FILE_OR_PRESET",
                    help=f"context configuration YAML or a preset name ({', '.join(_preset_names())}; "
                         "default: bundled)")
-    p.add_argument("--out", metavar="HTML", default="report.html", help="default: report.html")
+    p.add_argument("--out", metavar="HTML", default="report.html",
+                   help="default: report.html ('-': standard output)")
     p.add_argument("--title", help="report title (default: the session title)")
     add_summariser_options(p)
     p.set_defaults(handler=_report)
@@ -353,8 +357,13 @@ def _report(args: argparse.Namespace) -> int:
     with _stderr_progress() as progress:
         target = write_report(session, args.out, args.config, title=args.title, prompts=prompts,
                               summariser=make_summariser(args.summariser, session), progress=progress)
-    print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
+    _wrote(target)
     return 0
+
+
+def _wrote(target: Path | None) -> None:
+    if target is not None:  # None: the report went to standard output
+        print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
 
 
 def _report_saved(args: argparse.Namespace) -> int:
@@ -363,10 +372,5 @@ def _report_saved(args: argparse.Namespace) -> int:
 
     with open_store() as store, _stderr_progress() as progress:
         html = stored_replay_report(store, args.replay, progress=progress)
-    target = Path(args.out)
-    try:
-        write_file(target, html)
-    except OSError as exc:
-        raise StorageError(f"{target}: cannot write the report ({exc.strerror or exc})") from None
-    print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
+    _wrote(write_output(args.out, html, "the report"))
     return 0

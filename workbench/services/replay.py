@@ -34,6 +34,7 @@ from iris.session import Message, Session
 from iris.yaml_errors import read_yaml
 
 from ..analysis.replay_reader import replay_facts
+from ..analysis.words import counted
 from ..progress import Progress, no_progress
 from ..records import ArchiveRecord, EvidenceBundle, ReplayInfo
 from ..storage.store import Store, workbench_home
@@ -368,7 +369,7 @@ def replay_choices(store: Store, session_id: str) -> dict[str, str]:
     """Replay id → label for the sidebar picker (default first, then by save time)."""
     replays = sorted(store.replays.list(session_id),
                      key=lambda r: (r.name != DEFAULT_REPLAY_NAME, r.created_at, r.name))
-    return {r.id: f"{r.name} · {r.step_count} steps · {r.summariser}" for r in replays}
+    return {r.id: f"{r.name} · {counted(r.step_count, 'step')} · {r.summariser}" for r in replays}
 
 
 def open_saved(store: Store, replay_id: str) -> StoredReplay:

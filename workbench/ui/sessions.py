@@ -13,6 +13,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from workbench.analysis.words import counted
 from workbench.importers import formats
 from workbench.services import imports
 from workbench.storage.store import SessionSummary, Store
@@ -58,7 +59,7 @@ def show_sessions(store: Store, summaries: Sequence[SessionSummary], samples: li
                          "Title": st.column_config.TextColumn(width="medium")})
     for summary in summaries:
         if summary.unplaced_count:
-            with st.expander(f"“{one_line(summary.title)}”: {summary.unplaced_count} unplaced line(s)"):
+            with st.expander(f"“{one_line(summary.title)}”: {counted(summary.unplaced_count, 'unplaced line')}"):
                 st.dataframe(view.unplaced_frame(store.unplaced(summary.id)), hide_index=True)
     st.caption("Pick a session in the sidebar, then open **Step-through** (one preparation, stage "
                "by stage), **Compaction** or **Usage**.")
@@ -78,11 +79,12 @@ def show_reports() -> None:
             continue
         st.success(view.import_line(outcome))
         if outcome.unplaced:
-            st.warning(f"{len(outcome.unplaced)} line(s) of {plain(report.path)} could not be placed in the "
+            st.warning(f"{counted(len(outcome.unplaced), 'line')} of {plain(report.path)} could not be placed in the "
                        "conversation:")
             st.dataframe(view.unplaced_frame(outcome.unplaced), hide_index=True)
         if outcome.skipped:
-            st.warning(f"{len(outcome.skipped)} line(s) of {plain(report.path)} were skipped:")
+            st.warning(f"{counted(len(outcome.skipped), 'line')} of {plain(report.path)} "
+                       f"{'was' if len(outcome.skipped) == 1 else 'were'} skipped:")
             st.dataframe(view.skipped_frame(outcome), hide_index=True)
 
 

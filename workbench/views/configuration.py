@@ -21,6 +21,7 @@ from iris.yaml_errors import read_yaml
 from pydantic import ConfigDict
 
 from ..analysis.run_summary import RunSummary
+from ..analysis.words import counted
 from .markup import code_span, one_line, plain
 from .recorded import budget_label
 
@@ -253,7 +254,7 @@ def validity_line(check: ConfigCheck) -> str:
 def saved_replay_line(name: str, run: RunSummary) -> str:
     """What "Replay and save" saved: its compactions and steps, budget and pressure line."""
     steps = ", ".join(str(c.step) for c in run.compactions) or "none"
-    return (f"Replay **{one_line(name)}** saved: **{len(run.compactions)} compactions** (steps {steps}) "
-            f"over {len(run.steps)} steps; budget "
+    return (f"Replay **{one_line(name)}** saved: **{counted(len(run.compactions), 'compaction')}** "
+            f"(steps {steps}) over {counted(len(run.steps), 'step')}; budget "
             f"{plain(budget_label(run.input_budget, run.budget_source, run.budget_detail))}, pressure "
             f"line {run.pressure_line:,}. Pick it in the sidebar to step through it.")

@@ -9,9 +9,10 @@ Jupyter theme stays dark.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from html import escape
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any, SupportsInt
 
 import pandas as pd
@@ -20,7 +21,8 @@ from .colors import MARK_COLOURS, STATUS_COLOURS
 from .display import display_frame
 from .recorded import budget_label
 
-__all__ = ["STYLE", "comparison_html", "replay_html", "step_html", "table_html"]
+__all__ = ["STYLE", "comparison_html", "header_words", "inline_html", "replay_html", "step_html",
+           "table_html"]
 
 #: How much of a message is shown before it is collapsed behind "show all".
 PREVIEW_CHARS = 2000
@@ -42,17 +44,24 @@ STYLE = """
 """
 
 
-#: Columns holding token counts (shown with thousands separators).
-_COUNT_WORDS = ("token", "saved", "line", "budget", "sent", "estimate", "difference")
+#: Columns holding token counts (whole figures shown with thousands separators even when the
+#: column holds fractions elsewhere).
+_COUNT_WORDS = ("token", "saved", "line", "budget", "sent", "estimate", "difference", "request")
 
 
 def _cell(value: Any, count: bool) -> Any:
     if value is None or (not isinstance(value, (str, bytes)) and pd.isna(value)):
         return ""
-    if (count and isinstance(value, Real) and isinstance(value, SupportsInt)
-            and not isinstance(value, bool) and value == int(value)):
+    if isinstance(value, bool) or not isinstance(value, Real) or not isinstance(value, SupportsInt):
+        return value
+    if isinstance(value, Integral) or (count and value == int(value)):
         return f"{int(value):,}"
     return value
+
+
+def header_words(name: Any) -> str:
+    """A data column's name as a table header: ``failed_steps`` → ``failed steps``."""
+    return str(name).replace("_", " ")
 
 
 def table_html(frame: pd.DataFrame, *, empty: str = "nothing to show") -> str:
@@ -62,10 +71,20 @@ def table_html(frame: pd.DataFrame, *, empty: str = "nothing to show") -> str:
     if frame.empty:
         return f'<p class="wb-muted">{escape(empty)}</p>'
     frame = display_frame(frame)
-    shown = pd.DataFrame({c: [_cell(v, any(w in str(c) for w in _COUNT_WORDS)) for v in frame[c]]
-                          for c in frame.columns}, columns=frame.columns)
+    shown = pd.DataFrame({header_words(c): [_cell(v, any(w in str(c) for w in _COUNT_WORDS))
+                                            for v in frame[c]] for c in frame.columns})
     html = shown.to_html(index=False, escape=True, border=0, classes="wb-table")
-    return f'<div class="wb-scroll">{html}</div>'
+    return '<div class="wb-scroll">' + _CODE_SPAN.sub(r"<code>\1</code>", html) + "</div>"
+
+
+#: A Markdown code span in already escaped text (no tag inside: it never spans two cells).
+_CODE_SPAN = re.compile(r"`([^`<>]+)`")
+
+
+def inline_html(text: str) -> str:
+    """Escaped text with its Markdown code spans (the pages' `name`) as ``<code>``, so the
+    report and the notebook show what the pages render, never literal backticks."""
+    return _CODE_SPAN.sub(r"<code>\1</code>", escape(text))
 
 
 def badge(text: str, colour: str) -> str:

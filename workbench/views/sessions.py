@@ -10,6 +10,7 @@ from typing import Protocol
 
 import pandas as pd
 
+from ..analysis.words import counted
 from ..importers import SkippedLine
 from .markup import one_line
 
@@ -92,7 +93,7 @@ def unplaced_notice(count: int) -> str | None:
     None when every line was placed."""
     if not count:
         return None
-    return (f"{count} line(s) of this transcript could not be placed in the conversation and are not "
+    return (f"{counted(count, 'line')} of this transcript could not be placed in the conversation and are not "
             "in it (each is listed with why on the Sessions page and by `workbench inspect --json`).")
 
 
@@ -100,9 +101,9 @@ def import_line(outcome: Imported) -> str:
     """The one line an import reports: new or already stored, title, format and size, and the
     lines it could not place when there are any."""
     verb = "Imported" if outcome.created else "Already stored (same content)"
-    unplaced = f", {len(outcome.unplaced)} unplaced line(s)" if outcome.unplaced else ""
+    unplaced = f", {counted(len(outcome.unplaced), 'unplaced line')}" if outcome.unplaced else ""
     return (f"{verb}: {one_line(outcome.title or outcome.session_id)} — {outcome.format}, "
-            f"{outcome.message_count} messages{unplaced}")
+            f"{counted(outcome.message_count, 'message')}{unplaced}")
 
 
 def paths_from_text(text: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from workbench.analysis.words import counted
 from workbench.services.replay import open_saved
 from workbench.ui.guards import error_boundary, require_replay
 from workbench.views.failures import failures_table
@@ -20,10 +21,10 @@ with error_boundary("read the failures of this replay"):
     table = failures_table(replay.steps, session_id=session_id, replay_id=replay_id)
 
 info = replay.info
-st.caption(f"{info.step_count} steps · {info.ready_count} ready · {info.failed_count} failed · "
-           f"{info.cancelled_count} cancelled")
+st.caption(f"{counted(info.step_count, 'step')} · {info.ready_count:,} ready · "
+           f"{info.failed_count:,} failed · {info.cancelled_count:,} cancelled")
 if table.empty:
-    st.success(f"Every one of the {info.step_count} preparations of this replay is ready.")
+    st.success(f"Every one of the {info.step_count:,} preparations of this replay is ready.")
     st.stop()
 
 st.dataframe(table, hide_index=True, key="failures_table",
