@@ -27,7 +27,8 @@ __all__ = ["COMMANDS", "COMMAND_MODULES", "STDIN", "build_parser", "main", "show
 
 #: Modules that contribute subcommands, each with ``register(subparsers) -> None``.
 COMMAND_MODULES: tuple[str, ...] = ("workbench.cli.lists", "workbench.cli.replay", "workbench.report",
-                                     "workbench.cli.batch", "workbench.cli.export", "workbench.cli.watch")
+                                     "workbench.cli.batch", "workbench.cli.export", "workbench.cli.watch",
+                                     "workbench.cli.twin")
 
 #: The module that registers each subcommand of :data:`COMMAND_MODULES`: a command line that names
 #: one of them imports only that module (``workbench sessions`` needs no replay engine); help, an
@@ -35,7 +36,7 @@ COMMAND_MODULES: tuple[str, ...] = ("workbench.cli.lists", "workbench.cli.replay
 COMMANDS: dict[str, str] = {"sessions": "workbench.cli.lists", "replays": "workbench.cli.lists",
                             "replay": "workbench.cli.replay", "report": "workbench.report",
                             "batch": "workbench.cli.batch", "export": "workbench.cli.export",
-                            "watch": "workbench.cli.watch"}
+                            "watch": "workbench.cli.watch", "twin-check": "workbench.cli.twin"}
 
 APP_PATH = Path(__file__).resolve().parents[1] / "ui" / "app.py"
 
