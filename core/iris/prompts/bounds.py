@@ -124,7 +124,7 @@ def value_size(value: object, limit: int) -> int:
     stack = [value]
     while stack and size <= limit:
         item = stack.pop()
-        if isinstance(item, str):
+        if isinstance(item, (str, bytes)):
             size += len(item)
             continue
         children = _children(item)
@@ -141,7 +141,7 @@ def check_value(value: Any) -> Any:
     """``value`` if the render is still in time and ``value`` within the size limit."""
     tick()
     size = 0
-    if isinstance(value, str):
+    if isinstance(value, (str, bytes)):
         size = len(value)
     elif _children(value) is not None:
         size = value_size(value, active_limits().output_chars)

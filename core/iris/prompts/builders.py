@@ -2,15 +2,16 @@
 
 A result can only be checked once it exists, and ``'x' * 10**10`` or ``s.replace('x', s)`` would
 exhaust memory inside one C call. So these operations are sized from their arguments first:
-repetition, powers, padding and width arguments, printf (``%``) and ``str.format`` widths and field
-counts, ``replace``, ``join``, ``expandtabs``, ``indent`` and ``wordwrap``. Each refusal is a
-:class:`~jinja2.exceptions.SecurityError` (the renderer names the template).
+repetition and integer products, powers, padding and width arguments, printf (``%``) and
+``str.format`` widths and field counts, ``replace``, ``join``, ``expandtabs``, ``translate``,
+``indent`` and ``wordwrap``. Each refusal is a :class:`~jinja2.exceptions.SecurityError` (the
+renderer names the template).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from string import Formatter
 from typing import Any, cast
 
@@ -41,6 +42,8 @@ _SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?")
 #: ``"{:,}".format(tokens)``) take any number.
 _WIDTH_METHODS = frozenset({"ljust", "rjust", "center", "zfill"})
 WIDTH_FILTERS = frozenset({"center", "truncate"})
+#: A ``translate`` mapping with at most this many keys is sized exactly (one count per key).
+_TRANSLATE_EXACT = 256
 
 
 def check_widths(args: Sequence[Any]) -> None:
@@ -50,6 +53,13 @@ def check_widths(args: Sequence[Any]) -> None:
 
 
 def check_repeat(left: Any, right: Any) -> None:
+    """``left * right``: a repeated sequence within :data:`MAX_BUILT_SIZE` items, an integer
+    product within :data:`MAX_POWER_BITS` bits (sized from the operands' bit lengths)."""
+    if isinstance(left, int) and isinstance(right, int):
+        if left.bit_length() + right.bit_length() > MAX_POWER_BITS:
+            raise SecurityError(f"integer product larger than {MAX_POWER_BITS:,} bits")
+        return
+    seq: Any
     seq, n = (left, right) if isinstance(right, int) else (right, left)
     if isinstance(n, int) and hasattr(seq, "__len__") and len(seq) * max(n, 0) > MAX_BUILT_SIZE:
         raise SecurityError(f"repetition would build more than {MAX_BUILT_SIZE:,} items")
@@ -88,11 +98,38 @@ def _join_size(separator: str, items: Any) -> int:
     return len(separator) * max(count - 1, 0)
 
 
+def _translate_size(s: str, table: object) -> int:
+    """Largest result of ``s.translate(table)``: exact per key for a small mapping, else every
+    character replaced by the table's longest value."""
+    if isinstance(table, Mapping):
+        entries = cast("Mapping[object, object]", table)
+        if len(entries) <= _TRANSLATE_EXACT:
+            size = len(s)
+            for key, value in entries.items():
+                if isinstance(value, str) and len(value) > 1:
+                    char = chr(key) if isinstance(key, int) and 0 <= key <= 0x10FFFF else key
+                    if isinstance(char, str):
+                        size += s.count(char) * (len(value) - 1)
+            return size
+        values: Iterable[object] = entries.values()
+    elif isinstance(table, (list, tuple)):
+        values = cast("Sequence[object]", table)
+    else:
+        return len(s)
+    longest = max((len(v) for v in values if isinstance(v, str)), default=1)
+    return len(s) * max(longest, 1)
+
+
 def check_method(obj: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
-    """Before a call of a bound ``str`` method: widths, ``replace``, ``join``, ``expandtabs``."""
-    owner = getattr(obj, "__self__", None)
-    if not isinstance(owner, str):
+    """Before a call of a bound ``str`` or ``bytes`` method: widths, ``replace``, ``join``,
+    ``expandtabs``, ``translate``."""
+    bound: object = getattr(obj, "__self__", None)
+    if isinstance(bound, bytes):
+        bound = bound.decode("latin-1")  # same length, same positions of tabs and separators
+        args = tuple(a.decode("latin-1") if isinstance(a, bytes) else a for a in args)
+    if not isinstance(bound, str):
         return
+    owner: str = bound
     name = getattr(obj, "__name__", "")
     if name in _WIDTH_METHODS:
         check_widths((*args, *kwargs.values()))
@@ -105,6 +142,8 @@ def check_method(obj: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> No
         size = (args or (kwargs.get("tabsize", 8),))[0]
         if isinstance(size, int):
             check_size(len(owner) + owner.count("\t") * max(size, 0), "str.expandtabs")
+    elif name == "translate" and isinstance(obj.__self__, str) and args:
+        check_size(_translate_size(owner, args[0]), "str.translate")
 
 
 def _arg(args: Sequence[Any], kwargs: Mapping[str, Any], index: int, name: str,

@@ -5,7 +5,9 @@ User-edited templates must not reach Python internals (R-BUILD-4): every templat
 Jinja errors become :class:`~iris.errors.TemplateError` naming the template and its line. Every
 render has a time and an output-size limit (:data:`LIMITS`), checked at each loop iteration, call,
 operator, filter and output value; operations that could build a huge value in one step
-are sized before they run (:mod:`iris.prompts.builders`); ``lipsum`` and ``range`` are bounded;
+are sized before they run (:mod:`iris.prompts.builders`); generators are collected within the
+size limit before anything holds all their items (:mod:`iris.prompts.iterables`); ``lipsum`` and
+``range`` are bounded;
 ``include``, ``import`` and ``extends`` are refused (no template reads another).
 """
 
@@ -53,6 +55,7 @@ from .builders import (
     check_printf,
     check_repeat,
 )
+from .iterables import LAZY_FILTERS, collected, collected_args, collected_kwargs
 
 __all__ = ["LIMITS", "MAX_BUILT_SIZE", "MAX_POWER_BITS", "RenderLimits", "compile_template",
            "render_template", "sandbox_environment"]
@@ -83,9 +86,13 @@ def _user_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _bounded_filter(fn: Any, name: str) -> Any:
+    collects = name not in LAZY_FILTERS
+
     @functools.wraps(fn)  # keeps jinja's pass_context/pass_environment marks (copied __dict__)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         tick()
+        if collects:
+            args, kwargs = collected_args(args), collected_kwargs(kwargs)
         check_filter(name, _user_args(args), kwargs)
         return check_value(fn(*args, **kwargs))
     return wrapper
@@ -117,6 +124,7 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
 
     def call(self, context: Any, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         tick()
+        args, kwargs = collected_args(args), collected_kwargs(kwargs)
         check_method(obj, args, kwargs)
         return check_value(super().call(context, obj, *args, **kwargs))
 
@@ -133,6 +141,10 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
     @staticmethod
     def size_guard(value: Any) -> Any:
         return check_value(value)
+
+    @staticmethod
+    def collect_guard(value: Any) -> Any:
+        return collected(value)
 
     def wrap_str_format(self, value: Any) -> Any:
         owner = getattr(value, "__self__", None)
@@ -159,14 +171,33 @@ def _guard(method: str, expr: nodes.Node) -> nodes.Call:
     return call
 
 
+def _uses_loop(node: nodes.For) -> bool:
+    """Whether the loop's body, ``else`` or filter reads ``loop`` (whose ``length`` and
+    ``revindex`` collect the rest of the sequence)."""
+    parts: list[nodes.Node] = [*node.body, *node.else_, *([node.test] if node.test else [])]
+    return any(name.name == "loop" for part in parts for name in part.find_all(nodes.Name))
+
+
 class _Guards(NodeTransformer):
-    """Routes every ``for`` loop through the deadline and every built string, list, tuple and
-    dict through the size limit (``~`` and literals are compiled without a sandbox hook)."""
+    """Routes every ``for`` loop through the deadline, every built string, list, tuple and
+    dict through the size limit (``~`` and literals are compiled without a sandbox hook), and
+    every generator that is collected at once (``*args``, a loop reading ``loop``) through
+    :func:`~iris.prompts.iterables.collected`."""
 
     def visit_For(self, node: nodes.For) -> nodes.Node:
         self.generic_visit(node)
+        if _uses_loop(node):
+            node.iter = _guard("collect_guard", node.iter)
         node.iter = _guard("loop_guard", node.iter)
         return node
+
+    def _collect_dyn_args(self, node: nodes.Call | nodes.Filter | nodes.Test) -> nodes.Node:
+        self.generic_visit(node)
+        if node.dyn_args is not None:
+            node.dyn_args = _guard("collect_guard", node.dyn_args)
+        return node
+
+    visit_Call = visit_Filter = visit_Test = _collect_dyn_args
 
     def _sized(self, node: nodes.Expr) -> nodes.Node:
         self.generic_visit(node)
