@@ -9,6 +9,7 @@ import json
 from importlib.metadata import version
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from workbench.cli import main
@@ -41,12 +42,31 @@ def test_r_ui_9_sessions_json_nl_and_csv_keep_numbers(capsys, stored):
     as_json = json.loads(_out(capsys, ["sessions", "--json"]))
     assert [set(r) for r in as_json] == [set(SESSION_COLUMNS)] * 2
     bugfix = next(r for r in as_json if r["id"] == "bugfix-tally-march")
-    assert bugfix["messages"] == 82 and isinstance(bugfix["tokens"], int)
+    assert bugfix["messages"] == 82 and isinstance(bugfix["estimated_tokens"], int)
     lines = _out(capsys, ["sessions", "--nl"]).splitlines()
     assert [json.loads(line) for line in lines] == as_json
     rows = list(csv.DictReader(io.StringIO(_out(capsys, ["sessions", "--csv"]))))
     assert [r["id"] for r in rows] == [r["id"] for r in as_json]
     assert rows[0].keys() == set(SESSION_COLUMNS)
+
+
+def test_r_twin_5_sessions_json_and_the_notebook_name_each_fact_alike(capsys, stored):
+    """R-TWIN-5: ``sessions --json`` and ``wb.sessions()`` use one key per fact (the token
+    estimate is ``estimated_tokens``, the lines an import could not place ``unplaced_lines``) and
+    state the same values."""
+    import workbench as wb
+
+    as_json = {r["id"]: r for r in json.loads(_out(capsys, ["sessions", "--json"]))}
+    frame = wb.sessions().set_index("id")
+    assert set(SESSION_COLUMNS) - {"id"} <= set(frame.columns)
+    def value(session_id: str, key: str) -> object:
+        cell = frame.loc[session_id, key]
+        return None if cell is None or cell is pd.NA else int(cell)
+
+    assert any(r["estimated_tokens"] is not None for r in as_json.values())
+    for session_id, row in as_json.items():
+        assert row["estimated_tokens"] == value(session_id, "estimated_tokens")
+        assert row["unplaced_lines"] == value(session_id, "unplaced_lines")
 
 
 def test_r_ui_9_replays_lists_filters_and_deletes(capsys, stored):
@@ -113,6 +133,7 @@ def test_r_ui_9_report_of_a_saved_replay(capsys, stored, tmp_path):
     assert "either SESSION or --replay" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ui_9_import_draws_its_bar_on_a_terminal_only(tmp_path):
     """The import's progress goes through the shared tqdm bar: drawn on a terminal (a real
     pseudo-terminal as standard error), absent from a redirected standard error."""

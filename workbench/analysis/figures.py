@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from iris.frozen import FrozenModel
@@ -37,7 +37,7 @@ from iris.preparation.records import CompactionApplied, ContextPreparation
 
 __all__ = ["ERROR_BASIS", "EstimateError", "applied_compactions", "applied_of", "compaction_figures",
            "error_words", "estimate_error", "replay_calibration_ratio", "scored_errors",
-           "unscored_steps"]
+           "unscored_steps", "whole_figures"]
 
 ERROR_BASIS = ("as-recorded request: calibrated local estimate + unrecorded overhead, against "
                "provider prompt tokens (responses with trusted usage; the first step and the "
@@ -62,6 +62,32 @@ def compaction_figures(step: Any, applied: CompactionApplied | None) -> dict[str
             "trigger_value": trigger, "trigger_basis": getattr(step, "trigger_basis", None),
             "history_tokens_before": applied.tokens_before if applied is not None else None,
             "history_tokens_after": applied.tokens_after if applied is not None else None}
+
+
+def whole_figures(prep: Any) -> Callable[[int], int]:
+    """The whole request as sent for a raw local estimate of step ``prep``, as the engine stated
+    it: the step's ``whole_request_tokens`` for its final request, the commit's
+    ``sent_tokens_before``/``sent_tokens_after`` for the request its compaction stage took and
+    gave; any other size by the same rule (local × the step's calibration ratio + the unrecorded
+    overhead). The record keeps the ratio to six decimals, so recomputing a figure the engine
+    already stated can land one token off it: a stated figure is never recomputed."""
+    ratio = getattr(prep, "calibration_ratio", 1.0) or 1.0
+    overhead = getattr(prep, "unrecorded_overhead_tokens", 0) or 0
+    stated: dict[int, int] = {}
+    for stage in getattr(prep, "stages", ()):
+        for d in getattr(stage, "decisions", ()):
+            if isinstance(d, CompactionApplied) and d.sent_tokens_before is not None \
+                    and d.sent_tokens_after is not None:
+                stated[stage.before_input_tokens] = d.sent_tokens_before
+                stated[stage.after_input_tokens] = d.sent_tokens_after
+    whole = getattr(prep, "whole_request_tokens", None)
+    if whole is not None:
+        stated[prep.final_input_tokens] = whole
+
+    def of(local: int) -> int:
+        found = stated.get(local)
+        return found if found is not None else round(ratio * local) + overhead
+    return of
 
 
 def applied_of(step: Any) -> CompactionApplied | None:

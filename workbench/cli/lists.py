@@ -15,8 +15,9 @@ from ..views.terminal import add_format_options, write_rows
 
 __all__ = ["REPLAY_COLUMNS", "SESSION_COLUMNS", "register", "replay_rows", "session_rows"]
 
-SESSION_COLUMNS = ("id", "title", "format", "messages", "responses", "tokens", "imported_at", "unplaced",
-                   "parent_id")
+#: The keys of ``wb.sessions()`` (:func:`workbench.notebook.tables.sessions`) for the same facts.
+SESSION_COLUMNS = ("id", "title", "format", "messages", "responses", "estimated_tokens", "imported_at",
+                   "unplaced_lines", "parent_id")
 REPLAY_COLUMNS = ("id", "session_id", "name", "steps", "compactions", "failed", "final_tokens",
                   "summariser", "created_at")
 
@@ -39,8 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def session_rows(store: Any) -> list[dict[str, Any]]:
     """One dict per stored session, in the columns of :data:`SESSION_COLUMNS`."""
     return [{"id": s.id, "title": s.title, "format": s.format, "messages": s.message_count,
-             "responses": s.response_count, "tokens": s.estimated_tokens, "imported_at": s.imported_at,
-             "unplaced": s.unplaced_count, "parent_id": s.parent_id}
+             "responses": s.response_count, "estimated_tokens": s.estimated_tokens,
+             "imported_at": s.imported_at, "unplaced_lines": s.unplaced_count,
+             "parent_id": s.parent_id}
             for s in store.list_sessions()]
 
 

@@ -22,6 +22,8 @@ __all__ = ["message_controls", "page_by_page", "show_header", "show_messages", "
            "show_stages", "show_why", "timeline_map"]
 
 _NUMBER = st.column_config.NumberColumn
+#: Pixels of a token column: "−1,234,567" in the table's font with room for the sort arrow.
+_FIGURE = 110
 
 
 def timeline_map(spec: Callable[[], Mapping[str, Any]], step: int) -> None:
@@ -62,10 +64,14 @@ def show_stages(stages: pd.DataFrame) -> None:
     st.dataframe(
         shown.style.map(view.status_style, subset=["status"]),
         hide_index=True, key="st_stage_table", column_order=order,
-        column_config={"before_tokens": _NUMBER("before", format="localized"),
-                       "after_tokens": _NUMBER("after", format="localized"),
-                       "change": _NUMBER("change", format="localized"),
-                       "decision_kinds": "decision kinds",
+        # widths fit a seven-digit figure with its separators and the kinds' words: the
+        # automatic width cut "167,064" to ".67,064" and "decision kinds" to its first word
+        column_config={"before_tokens": _NUMBER("before", format="localized", width=_FIGURE),
+                       "after_tokens": _NUMBER("after", format="localized", width=_FIGURE),
+                       "change": _NUMBER("change", format="localized", width=_FIGURE),
+                       "decisions": _NUMBER("decisions", width=80),
+                       "decision_kinds": st.column_config.TextColumn("decision kinds",
+                                                                     width="large"),
                        "local_before_tokens": _NUMBER("detail: raw local before",
                                                       format="localized"),
                        "local_after_tokens": _NUMBER("detail: raw local after",

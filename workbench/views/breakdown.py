@@ -22,6 +22,8 @@ from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.session import Message, ToolCallBlock, ToolResultBlock, block_text
 from iris.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, TOOL_CALL_OVERHEAD, TokenEstimator
 
+from ..analysis.figures import whole_figures
+
 __all__ = ["BREAKDOWN_COLUMNS", "OVERHEAD", "breakdown_figure", "breakdown_frame", "call_names",
            "step_breakdown", "whole_of"]
 
@@ -42,9 +44,7 @@ TOP_TOOLS = 6
 
 def whole_of(prep: ContextPreparation) -> int:
     """The step's whole request as the header states it."""
-    if prep.whole_request_tokens is not None:
-        return prep.whole_request_tokens
-    return round(prep.calibration_ratio * prep.final_input_tokens) + prep.unrecorded_overhead_tokens
+    return whole_figures(prep)(prep.final_input_tokens)
 
 
 def call_names(messages: Iterable[Message]) -> dict[str, str]:

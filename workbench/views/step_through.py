@@ -34,6 +34,7 @@ from iris.preparation.records import (
 )
 from iris.session import Message
 
+from ..analysis.figures import whole_figures
 from ..records import RecordedMark
 from . import markup
 from .colors import PHASE_COLOURS, PRESSURE_COLOURS, SERIES_COLOURS, STATUS_COLOURS
@@ -183,12 +184,7 @@ def stage_table(prep: ContextPreparation) -> pd.DataFrame:
     (``decision_kinds`` is a ``{kind: count}`` dict; :func:`workbench.views.display.kinds_text`
     words it), the note, and the raw local estimates as a labelled detail
     (``local_before_tokens``, ``local_after_tokens``)."""
-    ratio = getattr(prep, "calibration_ratio", 1.0) or 1.0
-    overhead = getattr(prep, "unrecorded_overhead_tokens", 0) or 0
-
-    def whole(local: int) -> int:
-        return round(ratio * local) + overhead
-
+    whole = whole_figures(prep)
     rows = []
     for stage in prep.stages:
         kinds: dict[str, int] = {}
