@@ -33,6 +33,7 @@ __all__ = [
     "replay",
     "resolve_config",
     "sample_path",
+    "saved_replay",
     "sessions",
     "write_report",
 ]
@@ -48,6 +49,7 @@ _HOMES = {
     "CorpusResult": "workbench.notebook.corpus", "batch": "workbench.notebook.corpus",
     "load_batch": "workbench.notebook.corpus", "export_otlp": "workbench.views.otlp_export",
     "messages": "workbench.notebook.tables", "sessions": "workbench.notebook.tables",
+    "saved_replay": "workbench.notebook.saved",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
@@ -63,6 +65,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         sample_path,
     )
     from .notebook.corpus import CorpusResult, batch, load_batch
+    from .notebook.saved import saved_replay
     from .notebook.tables import messages, sessions
     from .report import build_report, write_report
     from .storage.store import Store, open_store

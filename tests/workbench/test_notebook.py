@@ -134,11 +134,14 @@ def test_r_ui_8_timeline_figure_draws_each_cut(cost):
 def test_r_ui_8_compactions_and_totals(cost, default):
     table = cost.compactions()
     assert list(table["step"]) == [c.step_index for c in cost.result.checkpoints]
-    totals = cost.totals()
+    totals = cost.totals().iloc[0]
     assert totals["compactions"] == len(table) and totals["steps"] == len(cost)
     assert totals["configuration"] == "cost-first" and totals["failed_steps"] == 0
     assert totals["tokens_sent"] == sum(p.whole_request_tokens for p in cost.preparations)
-    assert default.totals()["compactions"] == 0
+    assert default.totals()["compactions"].tolist() == [0]
+    # one shape for one kind of answer: a replay's totals are its row of a comparison's
+    pd.testing.assert_frame_equal(
+        wb.compare(cost, default).totals().iloc[[0]].reset_index(drop=True), cost.totals())
     assert cost.failures().empty
 
 
@@ -223,7 +226,7 @@ def test_r_ui_8_replay_inside_a_running_event_loop_like_jupyter():
     assert head.context_snapshots  # so every step asks the recorded context source
 
     r = asyncio.run(in_kernel())
-    assert r.failures().empty and r.totals()["compactions"] >= 1
+    assert r.failures().empty and r.totals().loc[0, "compactions"] >= 1
     assert len(r) == 16
 
 

@@ -30,6 +30,7 @@ from iris.tokens import default_estimator
 from ..analysis.fidelity import fidelity_rows, lost_rows, replay_losses
 from ..analysis.figures import EstimateError, estimate_error, replay_calibration_ratio
 from ..analysis.replay_reader import replay_facts
+from ..analysis.words import counted
 from ..progress import Progress
 from ..records import recorded_marks
 from ..services.imports import SAMPLES_DIR
@@ -204,12 +205,15 @@ class NotebookReplay:
     def fidelity(self) -> pd.DataFrame:
         """What each compaction lost (docs/fidelity.md), the agent's recorded ones and the
         replay's own: source (``recorded`` or ``replay``), n, step, kind (a fact kind, or ``all``),
-        facts, kept, needed_later, needed_later_kept, recall_needed_later."""
+        facts, kept, needed_later, needed_later_kept, recall_needed_later, never_recovered (lost
+        facts the session never got back), recovery_tokens (what getting the others back cost)."""
         return rows_frame(fidelity_rows(replay_losses(self.session, self.result)), "fidelity")
 
     def lost(self) -> pd.DataFrame:
-        """The facts each compaction lost though the session needed them again: source, n, step
-        (of the compaction), kind, fact, stated_at_message, needed_at_step, needed_at_message."""
+        """The facts each compaction lost though the session needed them again, the
+        never-recovered ones first: source, n, step (of the compaction), kind, fact,
+        stated_at_message, needed_at_step, needed_at_message, recovered_at_step (empty: never),
+        recovered_by (``re-read``, ``re-run``, ``tool result``, ``user``), recovery_tokens."""
         rows = [{"source": r.source, "n": r.n, "step": r.step, **row}
                 for r in replay_losses(self.session, self.result).all for row in lost_rows(r)]
         return rows_frame(rows, "lost")
@@ -285,19 +289,22 @@ class NotebookReplay:
 
         return export_otlp(self, path)
 
-    def totals(self) -> dict[str, Any]:
-        """Replay-wide figures, the Configuration page's totals row: configuration, steps,
-        failed_steps, tokens_sent, compactions, cut_points, reduction_saved, fold_saved,
-        summary_calls, summary_input_tokens, summary_output_tokens, input_budget, pressure_line."""
-        return totals_table([self.summary()]).iloc[0].to_dict()
+    def totals(self) -> pd.DataFrame:
+        """Replay-wide figures as one row, the Configuration page's totals row and a row of
+        :meth:`Comparison.totals`: configuration, steps, failed_steps, tokens_sent, compactions,
+        cut_points, reduction_saved, fold_saved, summary_calls, summary_input_tokens,
+        summary_output_tokens, input_budget, budget_source, pressure_line."""
+        return typed(totals_table([self.summary()]), "totals")
 
     def __repr__(self) -> str:
-        t = self.totals()
-        return (f"<NotebookReplay {self.label!r} of {self.result.session_id!r}: {t['steps']} steps, "
-                f"{t['compactions']} compactions, {t['failed_steps']} failed>")
+        t = self.totals().iloc[0]
+        return (f"<NotebookReplay {self.label!r} of {self.result.session_id!r}: "
+                f"{counted(int(t['steps']), 'step')}, {counted(int(t['compactions']), 'compaction')}, "
+                f"{int(t['failed_steps']):,} failed>")
 
     def _repr_html_(self) -> str:
-        return replay_html(self.result.session_id, self.totals(), self.result.thresholds)
+        return replay_html(self.result.session_id, self.totals().iloc[0].to_dict(),
+                           self.result.thresholds)
 
 
 def _per_step(preps: tuple[ContextPreparation, ...],

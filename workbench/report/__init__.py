@@ -169,7 +169,7 @@ def _sections(r: NotebookReplay) -> list[str]:
                 "<p class='wb-muted'>No compaction was applied: every request stayed below the "
                 "pressure line.</p>")
     return [
-        _section("Summary", table_html(pd.DataFrame([r.totals()]))),
+        _section("Summary", table_html(r.totals())),
         _truth(r),
         _section("Usage: local estimate vs provider", _figure(r.figure("usage"), "wb-usage"),
                  "<details><summary>Per step</summary>",
