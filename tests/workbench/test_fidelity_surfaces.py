@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
 from workbench.storage.store import open_store
+
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
@@ -28,7 +31,11 @@ def test_r_fid_2_compaction_page_shows_recall_and_lost_facts_linked_to_steps(tmp
     assert recall["commands"].iloc[0] == "0/1 (0%)" and recall["paths"].iloc[0] == "1/2 (50%)"
     assert any("needed 4 of the" in m.value for m in at.markdown)
     lost = next(d.value for d in at.dataframe if "needed at step" in d.value.columns)
-    assert list(lost["fact"]) == ["pytest tests/test_parse.py -q", "tests/test_parse.py"]
+    # R-FID-5: the never-recovered loss first; the command came back by running it again
+    assert list(lost["fact"]) == ["tests/test_parse.py", "pytest tests/test_parse.py -q"]
+    assert list(lost["recovered by"]) == ["never", "re-run"]
+    assert lost["recovered at step"].iloc[1] == 6 and lost["recovery tokens"].iloc[1] > 0
+    assert any("1 never recovered" in m.value for m in at.markdown)
     first = lost.iloc[0]
     assert first["needed at step"] == 5
     assert "step=5" in first["open"] and replay_id in first["open"] and session_id in first["open"]

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from iris.fidelity import (
+    FactFate,
     LossRecord,
     applied_loss_record,
     recorded_loss_records,
@@ -76,24 +77,41 @@ def fidelity_rows(losses: ReplayLosses, **extra: Any) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for record in losses.all:
         base = {**extra, "source": record.source, "n": record.n, "step": record.step}
+        lost = record.lost()
         for kind, counts in record.kinds().items():
             rows.append({**base, "kind": kind, **counts.model_dump(),
                          "recall_needed_later": _ratio(counts.needed_later_kept,
-                                                       counts.needed_later)})
+                                                       counts.needed_later),
+                         **_recovery([f for f in lost if f.fact.kind == kind])})
         rows.append({**base, "kind": "all", "facts": len(record.fates),
                      "kept": sum(f.kept for f in record.fates),
                      "needed_later": record.needed_later,
                      "needed_later_kept": record.needed_later_kept,
-                     "recall_needed_later": record.recall_needed_later})
+                     "recall_needed_later": record.recall_needed_later,
+                     "never_recovered": record.never_recovered,
+                     "recovery_tokens": record.recovery_tokens})
     return rows
 
 
+def _recovery(lost: Sequence[FactFate]) -> dict[str, int]:
+    """``never_recovered`` and ``recovery_tokens`` of some lost facts (each returning text once)."""
+    texts = {(f.recovery.message, f.recovery.how): f.recovery.tokens
+             for f in lost if f.recovery is not None}
+    return {"never_recovered": sum(f.recovery is None for f in lost),
+            "recovery_tokens": sum(texts.values())}
+
+
 def lost_rows(record: LossRecord) -> list[dict[str, Any]]:
-    """The needed-later-but-lost facts of ``record``: kind, fact, where it was stated and the
-    step that needed it."""
+    """The needed-later-but-lost facts of ``record``, the never-recovered ones first: kind, fact,
+    where it was stated, the step that needed it, and when (``recovered_at_step``, None for
+    never), how (``recovered_by``) and at what cost (``recovery_tokens``) the session got it back
+    (docs/fidelity.md)."""
     return [{"kind": f.fact.kind, "fact": f.fact.text, "stated_at_message": f.fact.message,
-             "needed_at_step": f.needed_step, "needed_at_message": f.needed_message}
-            for f in record.lost()]
+             "needed_at_step": f.needed_step, "needed_at_message": f.needed_message,
+             "recovered_at_step": f.recovered_at_step,
+             "recovered_by": f.recovery.how if f.recovery is not None else None,
+             "recovery_tokens": f.recovery.tokens if f.recovery is not None else None}
+            for f in record.lost(never_recovered_first=True)]
 
 
 def _ratio(kept: int, needed: int) -> float | None:

@@ -25,7 +25,8 @@ __all__ = [
     "runs_recall_table",
 ]
 
-LOST_COLUMNS = ["needed at step", "kind", "fact", "stated at message", "open"]
+LOST_COLUMNS = ["needed at step", "kind", "fact", "stated at message", "recovered at step",
+                "recovered by", "recovery tokens", "open"]
 
 
 def compaction_label(record: LossRecord) -> str:
@@ -61,14 +62,19 @@ def recall_table(records: Sequence[LossRecord]) -> pd.DataFrame:
 
 def lost_table(record: LossRecord, *, session_id: str | None = None,
                replay_id: str | None = None) -> pd.DataFrame:
-    """The needed-later facts ``record`` lost, in the order they were needed; with a session and
-    a replay, ``open`` links to the Step-through page at the step that needed each one."""
+    """The needed-later facts ``record`` lost, the never-recovered ones first, then in the order
+    they were needed, each with when, how and at what token cost the session got it back; with a
+    session and a replay, ``open`` links to the Step-through page at the step that needed it."""
     rows = []
-    for f in record.lost():
+    for f in record.lost(never_recovered_first=True):
         link = (step_link(session_id, replay_id, f.needed_step)
                 if session_id and replay_id and f.needed_step is not None else None)
+        back = f.recovery
         rows.append({"needed at step": f.needed_step, "kind": f.fact.kind, "fact": _shown(f.fact),
-                     "stated at message": f.fact.message, "open": link})
+                     "stated at message": f.fact.message,
+                     "recovered at step": back.step if back else None,
+                     "recovered by": back.how if back else "never",
+                     "recovery tokens": back.tokens if back else None, "open": link})
     return pd.DataFrame(rows, columns=LOST_COLUMNS)
 
 
@@ -82,7 +88,8 @@ def fidelity_sentence(record: LossRecord) -> str:
     return (f"{compaction_label(record)}: the session needed {record.needed_later} of the "
             f"{len(record.fates)} facts of the replaced span again; {who} kept "
             f"{record.needed_later_kept} ({record.needed_later_kept / record.needed_later:.0%}), "
-            f"{lost} lost.")
+            f"{lost} lost" + (f": {record.never_recovered} never recovered, getting the others "
+                              f"back cost {record.recovery_tokens:,} tokens." if lost else "."))
 
 
 def pair_table(a: Sequence[LossRecord], b: Sequence[LossRecord], *, labels: tuple[str, str]

@@ -8,11 +8,12 @@ gives each one a *key*: the normalised form that :mod:`.matching` looks for in o
 
 Where each kind comes from:
 
-- ``paths``: the file arguments of tool calls, path-like words in commands, patterns and user text;
+- ``paths``: the file arguments of tool calls, path-like words in commands, patterns and user text
+  (and, by :mod:`.record`, paths a tool result stated that a later tool call used);
 - ``commands``: the simple commands of shell calls (split at ``&&``, ``||``, ``;``; the first stage
-  of a pipeline; redirections and ``cd`` dropped);
+  of a pipeline; redirections and ``cd`` dropped; a fragment cut off by a here-document dropped);
 - ``identifiers``: snake_case, camelCase and PascalCase words in search patterns and commands, and
-  the functions and classes an edit or write defines;
+  the functions and classes of those forms an edit or write defines;
 - ``errors``: the first meaningful line of a failed tool result;
 - ``urls``, ``numbers`` (with a unit): tool arguments, user text and assistant text;
 - ``instructions``: user sentences with a constraint word ("don't", "always", "must", "only"…).
@@ -28,7 +29,8 @@ from ..frozen import FrozenModel
 from ..session import Message, TextBlock
 
 __all__ = ["FACT_KINDS", "Fact", "FactKind", "Normaliser", "command_parts", "command_text",
-           "extract_facts", "facts_with_last_use", "message_mentions"]
+           "extract_facts", "facts_with_last_use", "is_identifier", "message_mentions",
+           "result_paths", "tool_inputs"]
 
 FactKind = Literal["paths", "commands", "identifiers", "errors", "urls", "numbers", "instructions"]
 FACT_KINDS: tuple[FactKind, ...] = ("paths", "commands", "identifiers", "errors", "urls",
@@ -66,6 +68,8 @@ _UNIT_CANON = {"sec": "s", "secs": "s", "second": "s", "seconds": "s", "min": "m
                "×": "x"}
 _SKIP_COMMANDS = {"cd", "echo", "sleep", "true", "false", "clear", "pwd", "export", "set"}
 _NOT_PATHS = {"/dev/null", "/dev/stdout", "/dev/stderr", "and/or", "n/a", "w/o"}
+MAX_RESULT_CHARS = 20_000
+"""How much of one tool result is read for the paths it states."""
 MAX_FACT_CHARS = 200
 """Longer commands and sentences are cut to this many characters (matched as a prefix)."""
 
@@ -80,6 +84,8 @@ class Fact(FrozenModel):
     """The normalised form matched in other text (see :class:`Normaliser`)."""
     message: int
     """Session index of the message that first stated it."""
+    from_result: bool = False
+    """First seen in a tool result (and used in a later tool call's arguments)."""
 
 
 class Normaliser:
@@ -144,6 +150,25 @@ def _split_unquoted(command: str) -> list[str]:
     return parts
 
 
+def _fragment(part: str) -> bool:
+    """Whether a simple command is cut off: an unclosed quote or ``$(`` (the first line of a
+    quoted here-document, ``git commit -m "$(cat``), which no later command states as such."""
+    quote, depth, i = "", 0, 0
+    while i < len(part):
+        ch = part[i]
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif part.startswith("$(", i):
+            depth += 1
+            i += 1
+        elif ch == ")" and depth:
+            depth -= 1
+        i += 1
+    return bool(quote) or depth > 0
+
+
 _KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "for", "while", "case", "esac",
              "{", "}", "(", ")"}
 
@@ -155,6 +180,8 @@ def command_parts(command: str) -> list[str]:
         first = re.split(r"\s\|\s", part.split("\n", 1)[0], maxsplit=1)[0]
         first = re.sub(r"\s\d?>>?\s?(&\d|\S+)|\s\d?<\s?\S+", "", f" {first} ").strip()
         words = first.split()
+        if _fragment(first):
+            continue
         if words and words[0] not in _SKIP_COMMANDS and words[0] not in _KEYWORDS \
                 and not words[0].startswith("#"):
             out.append(" ".join(words))
@@ -175,14 +202,19 @@ def _paths(text: str, norm: Normaliser) -> Iterator[str]:
         yield norm.path(m.group(0))
 
 
+def is_identifier(word: str) -> bool:
+    """Whether ``word`` reads as a code identifier: snake_case (not an all-caps constant),
+    camelCase or PascalCase with an inner capital; a plain word never is."""
+    inner = word.strip("_")
+    return bool(("_" in inner and not inner.isupper()) or re.search(r"[a-z][A-Z]", word)
+                or re.fullmatch(r"[A-Z][a-z0-9]+[A-Z]\w*", word))
+
+
 def _identifiers(text: str) -> Iterator[str]:
     scrubbed = _URL.sub(" ", _PATH.sub(" ", _FILE.sub(" ", text)))
     for m in _IDENT.finditer(scrubbed):
-        word = m.group(0)
-        inner = word.strip("_")
-        if ("_" in inner and not inner.isupper()) or re.search(r"[a-z][A-Z]", word) \
-                or re.fullmatch(r"[A-Z][a-z0-9]+[A-Z]\w*", word):
-            yield word
+        if is_identifier(m.group(0)):
+            yield m.group(0)
 
 
 def number_key(number: str, unit: str) -> str:
@@ -267,7 +299,8 @@ def _call_facts(message: Message, norm: Normaliser) -> Iterator[tuple[FactKind, 
             for key in _EDIT_TEXT_KEYS:
                 for text in _strings(args.get(key)):
                     for m in _DEFINED.finditer(text):
-                        yield "identifiers", m.group(1), m.group(1)
+                        if is_identifier(m.group(1).rstrip("?!")):
+                            yield "identifiers", m.group(1), m.group(1)
         for text in _strings(args):
             for url in _urls(text):
                 yield "urls", url, url
@@ -320,6 +353,20 @@ def facts_with_last_use(messages: Iterable[tuple[int, Message]], *,
                 seen[kind, key] = Fact(kind=kind, text=text, key=key, message=index)
             last[kind, key] = index
     return tuple((fact, last[fact.kind, fact.key]) for fact in seen.values())
+
+
+def tool_inputs(message: Message) -> str:
+    """Every string of ``message``'s tool calls' arguments."""
+    return "\n".join(text for call in message.tool_calls for text in _strings(call.arguments))
+
+
+def result_paths(message: Message, norm: Normaliser) -> Iterator[str]:
+    """The keys of the paths with a folder (``a/b.py``, not a bare ``b.py``) that ``message``'s
+    tool results state; the first :data:`MAX_RESULT_CHARS` characters of each result are read."""
+    for result in message.tool_results:
+        for key in _paths(result.text[:MAX_RESULT_CHARS], norm):
+            if "/" in key.strip("/"):
+                yield key
 
 
 def message_mentions(message: Message) -> str:

@@ -1,17 +1,18 @@
 """The loss record of one compaction (R-FID-1): which facts of the replaced span the checkpoint
 and the retained messages kept, and which the rest of the session needed again.
 
-A fact is *kept* when its key appears (after :class:`~.facts.Normaliser`) in the checkpoint text
-or in a retained message, and *needed later* when a message after the compaction mentions it (a
+A fact is *kept* when the checkpoint text or a retained message states it (by the rule of its
+kind, :mod:`.matching`), and *needed later* when a message after the compaction mentions it (a
 tool call's arguments, a person's text or the assistant's prose; tool results do not count), with
-the step whose request or response first holds that mention. String matching only: a paraphrase
-is not a match, and a fact the agent found again by re-reading still counts as lost.
+the step whose request or response first holds that mention. Besides the span's own statements, a
+path a tool result of the span stated is a fact when a later tool call used it. A lost fact says
+how the session got it back (:mod:`.recovery`). String matching only: a paraphrase is not a match,
+and a fact the agent found again by re-reading still counts as lost (recovered, at a cost).
 """
 
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -22,18 +23,16 @@ from .facts import (
     Fact,
     FactKind,
     Normaliser,
-    content_words,
     extract_facts,
     message_mentions,
-    numbers,
+    result_paths,
+    tool_inputs,
 )
+from .matching import Matcher
+from .recovery import Recovery, ReturnedTexts, find_recovery
 
 __all__ = ["FactFate", "KindRecall", "LossRecord", "applied_loss_record", "loss_record",
            "recorded_loss_records"]
-
-INSTRUCTION_OVERLAP = 0.75
-"""Share of an instruction's content words one line must hold to count as stating it again."""
-
 
 class FactFate(FrozenModel):
     """What became of one fact of the replaced span."""
@@ -45,10 +44,16 @@ class FactFate(FrozenModel):
     """The step whose request or response first mentions it after the compaction (None: never)."""
     needed_message: int | None = None
     """Session index of that first mention."""
+    recovery: Recovery | None = None
+    """Lost and needed: how the session got it back before using it (None: never, or not lost)."""
 
     @property
     def needed_later(self) -> bool:
         return self.needed_step is not None
+
+    @property
+    def recovered_at_step(self) -> int | None:
+        return None if self.recovery is None else self.recovery.step
 
 
 class KindRecall(FrozenModel):
@@ -103,10 +108,24 @@ class LossRecord(FrozenModel):
         needed = [f for f in self.fates if f.needed_later and f.fact.kind in kinds]
         return sum(f.kept for f in needed) / len(needed) if needed else None
 
-    def lost(self) -> tuple[FactFate, ...]:
-        """Needed later but not kept, in the order they were needed."""
+    def lost(self, *, never_recovered_first: bool = False) -> tuple[FactFate, ...]:
+        """Needed later but not kept, in the order they were needed (the never-recovered ones
+        first with ``never_recovered_first``)."""
         return tuple(sorted((f for f in self.fates if f.needed_later and not f.kept),
-                            key=lambda f: (f.needed_step or 0, f.fact.kind, f.fact.key)))
+                            key=lambda f: (never_recovered_first and f.recovery is not None,
+                                           f.needed_step or 0, f.fact.kind, f.fact.key)))
+
+    @property
+    def never_recovered(self) -> int:
+        """Lost facts the session never got back before using them."""
+        return sum(f.recovery is None for f in self.lost())
+
+    @property
+    def recovery_tokens(self) -> int:
+        """Tokens of the texts that brought the lost facts back (each text counted once)."""
+        texts = {(f.recovery.message, f.recovery.how): f.recovery.tokens
+                 for f in self.lost() if f.recovery is not None}
+        return sum(texts.values())
 
     def as_json(self) -> dict[str, Any]:
         """The ``fidelity`` object of ``--summary-json`` (docs/fidelity.md)."""
@@ -114,48 +133,6 @@ class LossRecord(FrozenModel):
         return {"kinds": {k: v.model_dump(mode="json") for k, v in self.kinds().items()},
                 "needed_later": self.needed_later, "needed_later_kept": self.needed_later_kept,
                 "recall_needed_later": None if recall is None else round(recall, 4)}
-
-
-def _bounded(key: str, before: str, after: str) -> re.Pattern[str]:
-    return re.compile(f"(?<!{before}){re.escape(key)}(?!{after})")
-
-
-class _Matcher:
-    """Finds a fact's key in normalised text, by the rule of its kind."""
-
-    def __init__(self, norm: Normaliser) -> None:
-        self.norm = norm
-        self._patterns: dict[tuple[FactKind, str], re.Pattern[str]] = {}
-
-    def _pattern(self, fact: Fact) -> re.Pattern[str]:
-        found = self._patterns.get((fact.kind, fact.key))
-        if found is None:
-            bounds = {"paths": (r"[\w.-]", r"[\w/-]"), "commands": (r"[\w-]", r"[\w-]"),
-                      "identifiers": (r"\w", r"\w")}.get(fact.kind, ("", ""))
-            found = (_bounded(fact.key, *bounds) if bounds[0]
-                     else re.compile(re.escape(fact.key)))
-            self._patterns[fact.kind, fact.key] = found
-        return found
-
-    def found(self, fact: Fact, text: str, lower: str) -> bool:
-        """Whether normalised ``text`` (``lower``: the same, lower-cased) states ``fact``."""
-        if fact.kind == "numbers":
-            return fact.key in lower and fact.key in set(numbers(text))
-        if fact.kind == "instructions":
-            return _states_instruction(fact, lower)
-        if fact.kind == "errors":
-            return fact.key in lower
-        return fact.key in text and self._pattern(fact).search(text) is not None
-
-
-def _states_instruction(fact: Fact, lower: str) -> bool:
-    wanted = set(fact.key.split())
-    if not wanted:
-        return False
-    for line in re.split(r"(?<=[.!?])\s+|\n+", lower):
-        if len(wanted & content_words(line)) >= INSTRUCTION_OVERLAP * len(wanted):
-            return True
-    return False
 
 
 def _texts(norm: Normaliser, text: str) -> tuple[str, str]:
@@ -172,21 +149,53 @@ def loss_record(session: Session, *, source: Literal["recorded", "replay"], n: i
     (everything from there on is *later*)."""
     messages = session.messages
     norm = Normaliser(session.header.workspace_root)
-    matcher = _Matcher(norm)
+    matcher = Matcher()
     facts = extract_facts(((i, messages[i]) for i in span), workspace_root=session.header.workspace_root)
+    facts += _used_result_facts(messages, span, facts, norm, matcher)
     kept_text = "\n".join([checkpoint, *(_full_text(messages[i]) for i in retained)])
     kept_flat, kept_lower = _texts(norm, kept_text)
     later = [(i, *_texts(norm, t)) for i in range(resume_message, len(messages))
              if (t := message_mentions(messages[i]))]
     firsts = [b.assistant_message for b in session.index.batches]
+    returned = ReturnedTexts(messages, norm)
     fates: list[FactFate] = []
     for fact in facts:
         kept = matcher.found(fact, kept_flat, kept_lower)
         where = next((i for i, flat, lower in later if matcher.found(fact, flat, lower)), None)
-        fates.append(FactFate(fact=fact, kept=kept, needed_message=where,
+        recovery = (find_recovery(returned, fact, resume=resume_message, needed=where,
+                                  firsts=firsts, matcher=matcher)
+                    if where is not None and not kept else None)
+        fates.append(FactFate(fact=fact, kept=kept, needed_message=where, recovery=recovery,
                               needed_step=None if where is None else bisect.bisect_left(firsts, where)))
     return LossRecord(source=source, step=step, n=n, span_messages=len(span),
                       checkpoint_chars=len(checkpoint), fates=tuple(fates))
+
+
+def _used_result_facts(messages: Sequence[Message], span: Sequence[int], facts: Sequence[Fact],
+                       norm: Normaliser, matcher: Matcher) -> tuple[Fact, ...]:
+    """The paths first stated by a tool result of ``span`` (not already ``facts``) that a later
+    tool call's arguments use, anywhere after that result."""
+    known = {f.key for f in facts if f.kind == "paths"}
+    candidates: dict[str, int] = {}
+    for i in span:
+        for key in result_paths(messages[i], norm):
+            if key not in known:
+                candidates.setdefault(key, i)
+    if not candidates:
+        return ()
+    first = min(candidates.values())
+    inputs = [(i, norm.text(t)) for i in range(first + 1, len(messages))
+              if (t := tool_inputs(messages[i]))]
+    starts = [i for i, _ in inputs]
+    out: list[Fact] = []
+    for key, at in candidates.items():
+        fact = Fact(kind="paths", text=key, key=key, message=at, from_result=True)
+        tail = "/".join(key.rstrip("/").split("/")[-2:])
+        for _, text in inputs[bisect.bisect_right(starts, at):]:
+            if tail in text and matcher.found(fact, text, ""):
+                out.append(fact)
+                break
+    return tuple(sorted(out, key=lambda f: f.message))
 
 
 def _full_text(message: Message) -> str:
