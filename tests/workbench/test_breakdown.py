@@ -107,3 +107,21 @@ def test_r_ui_2_step_through_shows_the_breakdown_and_the_chart_over_steps():
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     stacked = [c for c in charts if c["layout"].get("barmode") == "stack"]
     assert stacked and {t["name"] for t in stacked[0]["data"]} >= {OVERHEAD}
+
+
+def test_r_ui_2_every_part_of_the_breakdown_has_its_own_colour():
+    """R-UI-2: the chart of what each request is made of gives each part a distinct colour (the
+    default cycle of ten gave three pairs of parts one colour)."""
+    import pandas as pd
+
+    from workbench.views.breakdown import breakdown_figure
+
+    parts = [f"tool results: tool{i}" for i in range(6)] + [
+        "tool results: other", "system prompt & tools (unrecorded overhead)",
+        "engine tools & request framing", "context & notices", "checkpoint", "user text",
+        "assistant text", "tool calls", "reduced / externalised outputs"]
+    frame = pd.DataFrame([{"step": s, "part": p, "tokens": 10 + i} for s in range(3)
+                          for i, p in enumerate(parts)])
+    colours = [trace.marker.color for trace in breakdown_figure(frame).data]
+    assert len(colours) == len(parts) == 15
+    assert all(colours) and len(set(colours)) == len(colours)

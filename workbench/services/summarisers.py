@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the CLI builds this module's options at start-up: the engin
 
 __all__ = ["CLI_SUMMARISERS", "ENDPOINT_ENV", "SUMMARISERS", "SUMMARISER_LABELS",
            "add_summariser_options", "endpoint_status", "load_prompts", "make_summariser",
+           "own_summariser_index",
            "stored_summariser", "stored_summariser_options", "summariser_options",
            "summary_cache_dir", "summary_usage_line"]
 
@@ -103,6 +104,13 @@ def summariser_options(session: Session) -> tuple[SummariserKind, ...]:
     from iris.compaction import RecordedSummariser
 
     return _options(recorded=RecordedSummariser(session).available)
+
+
+def own_summariser_index(options: tuple[str, ...], saved: str | None) -> int:
+    """Where a saved replay's own summariser ``saved`` is among ``options`` (0, the extractive
+    one, when it cannot run now, e.g. a remote replay without the endpoint): a re-run then starts
+    from the replay as it was saved."""
+    return options.index(saved) if saved in options else 0
 
 
 def _options(*, recorded: bool) -> tuple[SummariserKind, ...]:

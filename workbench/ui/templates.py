@@ -21,7 +21,11 @@ from workbench.services.rerun import (
     StepComparison,
     StepOutcome,
 )
-from workbench.services.summarisers import endpoint_status, summariser_options
+from workbench.services.summarisers import (
+    endpoint_status,
+    own_summariser_index,
+    summariser_options,
+)
 from workbench.services.templates import (
     RerunPlan,
     RerunTarget,
@@ -184,8 +188,12 @@ def rerun_setup(target: RerunTarget, current: PromptSnapshot, prompt_id: str) ->
     st.write(rerun_intro(target.step, target.replay_name, target.original.status,
                          state.current_step()))
     st.caption(f"OpenAI-compatible summary endpoint: {plain(endpoint_status())}.")
-    kind: str = st.radio("Summariser", summariser_options(target.inputs.session), horizontal=True,
-                         key="tpl_summariser", format_func=SUMMARISER_LABELS.__getitem__)
+    options = summariser_options(target.inputs.session)
+    # the replay's own summariser first: its "original" side is then the saved replay itself
+    kind: str = st.radio("Summariser", options, horizontal=True,
+                         index=own_summariser_index(options, target.inputs.summariser),
+                         key=f"tpl_summariser_{target.replay_id}",
+                         format_func=SUMMARISER_LABELS.__getitem__)
     plan = rerun_plan(target, current, kind)
     st.caption(edited_sides_caption(plan.changed))
     return plan

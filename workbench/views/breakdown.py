@@ -24,8 +24,8 @@ from iris.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, TOOL_CALL_OVERHEAD, 
 
 from ..analysis.figures import whole_figures
 
-__all__ = ["BREAKDOWN_COLUMNS", "OVERHEAD", "breakdown_figure", "breakdown_frame", "call_names",
-           "step_breakdown", "whole_of"]
+__all__ = ["BREAKDOWN_COLUMNS", "OVERHEAD", "PART_COLOURS", "TOOL_COLOURS", "breakdown_figure",
+           "breakdown_frame", "call_names", "part_colours", "step_breakdown", "whole_of"]
 
 BREAKDOWN_COLUMNS = ["part", "tokens", "share"]
 OVERHEAD = "system prompt & tools (unrecorded overhead)"
@@ -38,6 +38,15 @@ CALLS = "tool calls"
 REDUCED = "reduced / externalised outputs"
 NOT_READY = "request as it stood (step not ready)"
 _REDUCING = frozenset({"reduced", "trimmed", "folded"})
+OTHER_TOOLS = "tool results: other"
+#: One colour per part, none shared (plotly's default cycle has ten, so a chart of more parts
+#: gave three pairs of them one colour): the fixed parts keep theirs, the tools named on their
+#: own take :data:`TOOL_COLOURS` in the chart's order (at most :data:`TOP_TOOLS`).
+PART_COLOURS: dict[str, str] = {
+    OVERHEAD: "#778AAE", FRAMING: "#B2828D", CONTEXT: "#6C7C32", CHECKPOINT: "#A777F1",
+    USER: "#2E91E5", ASSISTANT: "#1CA71C", CALLS: "#B68100", REDUCED: "#EB663B",
+    NOT_READY: "#862A16", OTHER_TOOLS: "#DA60CA"}
+TOOL_COLOURS = ("#E15F99", "#00A08B", "#DA16FF", "#511CFB", "#FC0080", "#6C4516", "#AF0038")
 #: Tools named on their own in the chart over all steps; the others are "tool results: other".
 TOP_TOOLS = 6
 
@@ -133,10 +142,25 @@ def breakdown_frame(steps: Iterable[tuple[ContextPreparation, PreparedRequest | 
     for row in rows:
         part = row["part"]
         if part.startswith("tool results: ") and part not in keep:
-            part = "tool results: other"
+            part = OTHER_TOOLS
         summed[(row["step"], part)] = summed.get((row["step"], part), 0) + row["tokens"]
     return pd.DataFrame([{"step": k[0], "part": k[1], "tokens": n} for k, n in summed.items()],
                         columns=["step", "part", "tokens"])
+
+
+def part_colours(parts: Sequence[str]) -> dict[str, str]:
+    """A distinct colour for each of ``parts`` (:data:`PART_COLOURS`; each tool named on its own
+    the next of :data:`TOOL_COLOURS`, then any further part the next unused one of plotly's
+    24-colour Dark24)."""
+    import plotly.colors
+
+    spare = [c for c in (*TOOL_COLOURS, *plotly.colors.qualitative.Dark24)
+             if c not in PART_COLOURS.values()]
+    out: dict[str, str] = {}
+    for part in parts:
+        fixed = PART_COLOURS.get(part)
+        out[part] = fixed if fixed is not None else (spare.pop(0) if spare else "#64748B")
+    return out
 
 
 def breakdown_figure(frame: pd.DataFrame, *, selected: int | None = None,
@@ -147,11 +171,12 @@ def breakdown_figure(frame: pd.DataFrame, *, selected: int | None = None,
     for part, tokens in zip(frame["part"], frame["tokens"], strict=True):
         totals[str(part)] = totals.get(str(part), 0) + int(tokens)
     order = [OVERHEAD, *sorted((p for p in totals if p != OVERHEAD), key=lambda p: -totals[p])]
+    colours = {**part_colours(order), **(colors or {})}
     fig = go.Figure()
     for part in order:
         rows = frame[frame["part"] == part]
         fig.add_bar(x=rows["step"], y=rows["tokens"], name=part,
-                    marker_color=(colors or {}).get(part),
+                    marker_color=colours[part],
                     hovertemplate=f"step %{{x}}<br>{part}: %{{y:,}} tokens<extra></extra>")
     if selected is not None:
         fig.add_vline(x=selected, line_dash="dot", line_color="#2563EB")
