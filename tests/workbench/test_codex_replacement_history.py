@@ -127,7 +127,9 @@ def test_r_ses_3_as_recorded_baseline_sends_the_replacement_history():
 
 
 def test_r_ses_4_summary_json_counts_one_step_per_model_call(capsys):
-    assert main(["replay", str(ROLLOUT), "--summary-json", "-"]) == 0
+    # the default configuration fails one step of this small fixture (R-TWIN-9: exit 2 without
+    # --allow-failed); the step count is what is checked here
+    assert main(["replay", str(ROLLOUT), "--summary-json", "-", "--allow-failed"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["steps"] == 5
     keys = ("step", "tokens_before", "tokens_after", "trigger")

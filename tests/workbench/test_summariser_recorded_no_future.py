@@ -100,8 +100,14 @@ def test_r_prep_7_encrypted_summary_placeholder_is_not_a_summary():
                               is_compaction_summary=True)))
     assert not RecordedSummariser(session).available
     assert summariser_options(session) == ("extractive",)
+    # R-TWIN-9: an unreadable summary is no summary to offer: the offline one, with a note
+    fallback = RecordedSummariser(session).summarise(_request(session.messages[:2]), timeout_seconds=1)
+    assert fallback.kind == "extractive"
+    assert "not readable" in fallback.note or "no readable summary" in fallback.note
+    validate_summary(fallback.text)
     with pytest.raises(Exception, match="no recorded compaction summary"):
-        RecordedSummariser(session).summarise(_request(session.messages[:2]), timeout_seconds=1)
+        RecordedSummariser(_session((_user("Go."), _assistant("ok")))).summarise(
+            _request((_user("Go."),)), timeout_seconds=1)
     assert "recorded" in summariser_options(_session())
 
 

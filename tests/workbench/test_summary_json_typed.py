@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_sessions"
 
 #: The documented key order (docs/cli.md) of each object in the document.
-SUMMARY_KEYS = ("session_id", "model", "steps", "input_budget", "input_budget_source",
+SUMMARY_KEYS = ("session_id", "model", "steps", "failed_steps", "failures", "input_budget",
+                "input_budget_source",
                 "input_budget_detail", "pressure_line", "baseline", "unrecorded_overhead_tokens",
                 "overhead_measured_at", "calibration_ratio", "compactions", "recorded_compactions",
                 "estimate_error", "cost")
@@ -78,7 +79,11 @@ def _expected(session: Session, result: Replay, cost: ReplayCost) -> dict[str, A
                                    [m.step for m in result.recorded_compactions]).model_dump()
     return {
         "session_id": result.session_id, "model": session.header.model,
-        "steps": len(result.preparations), "input_budget": t.input_budget,
+        "steps": len(result.preparations),
+        "failed_steps": sum(p.phase == "failed" for p in result.preparations),
+        "failures": [{"step": p.step_index, "stage": p.error.stage, "reason": p.error.message}
+                     for p in result.preparations if p.phase == "failed" and p.error is not None],
+        "input_budget": t.input_budget,
         "input_budget_source": t.budget_source, "input_budget_detail": t.budget_detail,
         "pressure_line": t.pressure_line, "baseline": result.baseline,
         "unrecorded_overhead_tokens": result.calibration.overhead,

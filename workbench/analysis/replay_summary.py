@@ -24,9 +24,9 @@ from .fidelity import replay_losses
 from .redaction import RedactionExtent, redaction_of
 from .replay_reader import applied_compactions
 
-__all__ = ["CompactionSummary", "ErrorMeaning", "EstimateErrorSummary", "LossSummary",
+__all__ = ["CompactionSummary", "ErrorMeaning", "EstimateErrorSummary", "FailedStep", "LossSummary",
            "RecordedCompactionSummary", "ReplaySummary", "applied_compactions", "error_meaning",
-           "estimate_error", "replay_summary", "replay_trigger"]
+           "estimate_error", "failed_steps", "replay_summary", "replay_trigger"]
 
 
 class ErrorMeaning(FrozenModel):
@@ -95,6 +95,14 @@ class EstimateErrorSummary(FrozenModel):
     note: str
 
 
+class FailedStep(FrozenModel):
+    """A step whose preparation failed: which stage and why (R-TWIN-9)."""
+
+    step: int
+    stage: str | None
+    reason: str
+
+
 class ReplaySummary(FrozenModel):
     """The one-object summary of a replay: ``workbench replay --summary-json`` writes
     ``model_dump()`` (keys in field order, as docs/cli.md lists them)."""
@@ -102,6 +110,10 @@ class ReplaySummary(FrozenModel):
     session_id: str
     model: str | None
     steps: int
+    failed_steps: int
+    """Steps whose preparation failed (``failures`` says where and why); a replay with any makes
+    ``workbench replay`` exit 2 unless ``--allow-failed`` is given."""
+    failures: tuple[FailedStep, ...]
     input_budget: int
     input_budget_source: BudgetSource
     input_budget_detail: str
@@ -139,6 +151,8 @@ def replay_summary(session: Session, replay: Replay, *,
         session_id=replay.session_id,
         model=session.header.model,
         steps=len(replay.preparations),
+        failed_steps=len(failures := failed_steps(replay)),
+        failures=failures,
         input_budget=t.input_budget,
         input_budget_source=t.budget_source,
         input_budget_detail=t.budget_detail,
@@ -162,6 +176,13 @@ def replay_summary(session: Session, replay: Replay, *,
             text_redacted=meaning.text_redacted, note=meaning.note),
         cost=replay_cost(session, replay, prefixes=prefixes),
     )
+
+
+def failed_steps(replay: Replay) -> tuple[FailedStep, ...]:
+    """The steps of ``replay`` whose preparation failed, in step order, each with its reason."""
+    return tuple(FailedStep(step=p.step_index, stage=p.error.stage if p.error else None,
+                            reason=p.error.message if p.error else "failed")
+                 for p in replay.preparations if p.phase == "failed")
 
 
 def replay_trigger(replay: Replay, step: int) -> str:

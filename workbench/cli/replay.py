@@ -8,8 +8,9 @@ the app's replay picker finds it. Without either, only the summary is printed.
 ``--summariser offline|recorded|remote`` and ``--prompts DIR`` choose who writes compaction
 summaries and the prompt templates (:mod:`workbench.services.summarisers`). ``--defaults``
 makes the ``default`` (and ``budget 96k``) replays of every stored session that lacks them, the
-same ones the app makes on a session's first open. A preparation that failed is a result, not an
-error: the exit code is 0 unless the input or configuration is bad.
+same ones the app makes on a session's first open. A replay never fails silently (R-TWIN-9): with
+any failed step the exit code is 2 (``--allow-failed``: 0) and the summary names the first; a bad
+input or configuration exits 1.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--baseline", choices=("engine", "recorded"), default="engine",
                    help="'recorded': the as-recorded baseline (what the agent really sent, no "
                         "engine reduction or compaction)")
+    p.add_argument("--allow-failed", action="store_true",
+                   help="exit 0 even when some steps failed (default: exit 2)")
     add_summariser_options(p)
     p.set_defaults(handler=_replay, opens_store=_opens_store)
 
@@ -105,9 +108,15 @@ def _overhead_line(result: Replay, compaction_request: bool) -> str:
              else c.overhead_source)
     # An agent's compaction call holds only its last messages: the rest of its prompt is the
     # parent's conversation (the compaction's input), not system prompt or tool schemas.
-    gap = ("compaction input (the parent's conversation, not in this transcript)"
-           if compaction_request else "unrecorded overhead")
-    return (f"  {gap} {c.overhead:,} tokens ({where}); calibration ratio "
+    prompt = next((p.provider_prompt_tokens for p in reversed(result.preparations)
+                   if p.provider_prompt_tokens), None)
+    if compaction_request and prompt is not None:
+        gap = (f"compaction input (the parent's conversation) {prompt:,} prompt tokens, "
+               f"{c.overhead:,} of them not in this transcript")
+    else:
+        gap = ("compaction input (the parent's conversation, not in this transcript)"
+               if compaction_request else "unrecorded overhead") + f" {c.overhead:,} tokens"
+    return (f"  {gap} ({where}); calibration ratio "
             f"{c.ratio:.3f} ({c.samples} samples)" + (" · as-recorded baseline"
                                                       if result.baseline == "recorded" else ""))
 
@@ -185,8 +194,15 @@ def _replay(args: argparse.Namespace) -> int:
         _write_summary(args.summary_json, session, result, streamed.prefixes)
         if args.summary_json != "-":
             lines.append(f"  wrote the summary to {args.summary_json}")
+    failed = [p for p in result.preparations if p.phase == "failed"]
+    if failed:
+        first = failed[0]
+        why = first.error.message if first.error is not None else "failed"
+        lines.append(f"  {len(failed)} failed steps (first: step {first.step_index}: {why}); "
+                     + ("--allow-failed: exit code 0" if args.allow_failed
+                        else "exit code 2 (--allow-failed: 0)"))
     print("\n".join(lines), file=out)
-    return 0
+    return 2 if failed and not args.allow_failed else 0
 
 
 def _resolve(store, args: argparse.Namespace):

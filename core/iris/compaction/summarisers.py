@@ -11,6 +11,7 @@ into rejected attempts.
 
 from __future__ import annotations
 
+import re
 from typing import Literal, Protocol, runtime_checkable
 
 from ..errors import SummariserError
@@ -124,7 +125,10 @@ class RecordedSummariser:
     step being compacted, so it is never used: the nearest earlier readable summary is taken,
     and when there is none the checkpoint is filled extractively (``kind="extractive"``). Either
     way :attr:`SummaryResult.note` says which recorded summary was used or why none was, and the
-    compaction records show it. Encrypted summaries (Codex remote compaction) are not readable.
+    compaction records show it. Encrypted summaries (Codex remote compaction) and redaction
+    placeholders are not readable: at such a compaction of the agent, and wherever the session
+    holds no readable summary at all, the checkpoint is the offline (extractive) one, with a note
+    saying so (R-TWIN-9).
 
     A recorded summary rarely has the required sections; it is then placed under
     ``## Progress`` and the other sections are filled extractively.
@@ -138,6 +142,11 @@ class RecordedSummariser:
         found += [(i, m.text) for i, m in enumerate(session.messages)
                   if m.is_compaction_summary and _readable(m.text)]
         self._recorded = sorted(found)
+        readable = {at for at, _ in self._recorded}
+        self._unreadable = sorted({c.at_message for c in session.compactions
+                                   if not _readable(c.summary) and c.at_message not in readable}
+                                  | {i for i, m in enumerate(session.messages)
+                                     if m.is_compaction_summary and not _readable(m.text)})
 
     @property
     def available(self) -> bool:
@@ -162,13 +171,17 @@ class RecordedSummariser:
         return None
 
     def summarise(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult:
-        if not self._recorded:
+        if not self._recorded and not self._unreadable:
             raise SummariserError("the session has no recorded compaction summary")
         sections = extractive_sections(request.head, current_request=request.current_request,
                                        constraints=request.session_constraints,
                                        previous_checkpoint=request.previous_checkpoint)
         if request.step_index is not None and (own := self._own(request, sections)) is not None:
             return own
+        if not self._recorded:
+            note = ("the session's recorded compactions hold no readable summary (encrypted or "
+                    "redacted): filled by the offline summariser")
+            return SummaryResult(text=_join(sections), kind="extractive", note=note)
         cut = self._position(request.head)
         if cut is None:
             note = ("the archived head could not be placed in the recorded session, so no "
@@ -198,6 +211,13 @@ class RecordedSummariser:
         own = [(w, at, text or "") for at, text in self._recorded
                if (w := self.written_step(at)) is not None
                and 0 <= step - w <= OWN_COMPACTION_STEPS]
+        hidden = [(w, at) for at in self._unreadable
+                  if (w := self.written_step(at)) is not None and 0 <= step - w <= OWN_COMPACTION_STEPS]
+        if hidden and (not own or max(hidden) > max(own)[:2]):
+            written, at = max(hidden)
+            note = (f"the agent's own summary of its compaction at step {written} (message {at}) "
+                    "is not readable (encrypted or redacted): filled by the offline summariser")
+            return SummaryResult(text=_join(sections), kind="extractive", note=note)
         if not own:
             return None
         written, at, text = max(own)
@@ -222,7 +242,14 @@ def _reuse(at: int, text: str, sections: dict[str, str], note: str) -> SummaryRe
     return SummaryResult(text=_join(sections), kind="recorded", note=note)
 
 
+#: A redacted transcript's stand-in for hidden text (``[REDACTED_TEXT len=64 sha=7d53…]``).
+_REDACTED = re.compile(r"\[REDACTED_[A-Z0-9_]+ len=\d+ sha=[0-9a-fA-F]+\]")
+
+
 def _readable(text: str | None) -> bool:
-    """A recorded summary with readable text (not an encrypted remote summary's placeholder)."""
-    return bool(text and text.strip()) and not (text or "").startswith("[compaction summary: encrypted")
+    """A recorded summary with readable text (not an encrypted remote summary's placeholder, nor
+    a redaction placeholder standing for the whole text)."""
+    stripped = (text or "").strip()
+    return bool(stripped) and not stripped.startswith("[compaction summary: encrypted") \
+        and _REDACTED.fullmatch(stripped) is None
 
