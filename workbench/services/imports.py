@@ -7,10 +7,11 @@ the one reading of "a transcript path or a stored session id" (CLI and notebook)
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 import traceback
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Generator, Iterable
+from contextlib import AbstractContextManager, contextmanager
 from importlib import resources
 from pathlib import Path
 
@@ -33,6 +34,7 @@ __all__ = [
     "save_upload",
     "session_paths",
     "shown_as",
+    "uploaded",
 ]
 
 #: The bundled samples, installed as the package ``workbench.sample_sessions`` (``sample_sessions/``
@@ -75,10 +77,23 @@ def safe_upload_name(name: str) -> str:
 
 def save_upload(name: str, data: bytes) -> Path:
     """An uploaded file's bytes written to a new temporary folder under :func:`safe_upload_name`
-    of the browser-supplied ``name``; returns the written file."""
+    of the browser-supplied ``name``; returns the written file (the caller removes its folder:
+    :func:`uploaded` does)."""
     target = Path(tempfile.mkdtemp(prefix="workbench-upload-")) / safe_upload_name(name)
     target.write_bytes(data)
     return target
+
+
+@contextmanager
+def uploaded(name: str, data: bytes) -> Generator[Path]:
+    """:func:`save_upload` for the length of a ``with`` block: the temporary folder and the copy in
+    it are removed when the block ends, whether the import in it succeeded, failed or was cut
+    short (a page rerun)."""
+    target = save_upload(name, data)
+    try:
+        yield target
+    finally:
+        shutil.rmtree(target.parent, ignore_errors=True)
 
 
 def shown_as(report: ImportReport, names: dict[str, str]) -> ImportReport:

@@ -19,7 +19,7 @@ when it is installed; a poll of every followed file's size and modification time
 seconds catches anything an event missed, and is the only mechanism without ``watchdog``.
 
 While a watcher runs it touches a heartbeat file per followed session under
-``$WORKBENCH_HOME/live``; the app treats a session as live while its heartbeat is recent
+``$WORKBENCH_HOME/live`` (written like every other file, never through a symbolic link); the app treats a session as live while its heartbeat is recent
 (:func:`is_live`) and then reruns its pages when the session changes (:func:`live_version`).
 """
 
@@ -38,6 +38,7 @@ from iris.compaction.thresholds import thresholds
 from iris.errors import SessionFormatError, WorkbenchError
 from iris.frozen import FrozenModel
 from iris.replay import largest_prompt
+from iris.safe_files import write_file
 
 from ..importers import ImportResult, load_session
 from ..importers._source import is_gzip, read_bytes
@@ -266,10 +267,10 @@ def _heartbeat(session_id: str) -> Path:
 
 
 def _beat(sessions: Iterable[tuple[Path, str]]) -> None:
+    """Write each followed session's heartbeat: atomically, never through a symbolic link (a linked
+    heartbeat or ``live`` folder is refused with a SymlinkRefusedError naming it)."""
     for path, session_id in sessions:
-        beat = _heartbeat(session_id)
-        beat.parent.mkdir(parents=True, exist_ok=True)
-        beat.write_text(f"{session_id}\n{path}\n", encoding="utf-8")
+        write_file(_heartbeat(session_id), f"{session_id}\n{path}\n", root=workbench_home())
 
 
 def is_live(session_id: str, within: float = LIVE_SECONDS) -> bool:

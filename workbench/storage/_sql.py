@@ -3,9 +3,12 @@ immediate write transaction, and the canonical JSON text rows keep."""
 
 from __future__ import annotations
 
+import errno
+import shutil
 import sqlite3
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from iris.errors import StorageError
@@ -14,7 +17,8 @@ from iris.hashing import canonical_json
 if TYPE_CHECKING:  # imported where a store is opened: sqlite-utils is slow to import
     from sqlite_utils import Database
 
-__all__ = ["SQLDatabase", "canonical", "guard", "query", "typed", "write_transaction"]
+__all__ = ["SQLDatabase", "canonical", "disk_is_full", "failed_writing", "guard", "query", "typed",
+           "write_transaction"]
 
 
 class SQLDatabase(Protocol):
@@ -60,11 +64,47 @@ def _store_file(db: SQLDatabase) -> str:
     return next((str(r[2]) for r in rows if r[1] == "main" and r[2]), "")
 
 
-def _prefix(where: object) -> str:
+def _place(where: object) -> str:
     from sqlite_utils import Database
 
-    place = _store_file(typed(where)) if isinstance(where, Database) else where
+    return str(_store_file(typed(where)) if isinstance(where, Database) else where or "")
+
+
+def _prefix(where: object) -> str:
+    place = _place(where)
     return f"{place}: " if place else ""
+
+
+def failed_writing(exc: BaseException) -> bool:
+    """True for SQLite's "database or disk is full" and "disk I/O error" (any of its variants), and
+    the system's "no space left on device"."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        return code is not None and code & 0xFF in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
+    return isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+
+
+def disk_is_full(path: str | Path) -> bool:
+    """True when the file system holding the store file ``path`` has less than 1 MiB free (a write
+    SQLite reports as "disk I/O error", e.g. growing its write-ahead log's index, is then the full
+    disk)."""
+    path = Path(path)
+    try:
+        return shutil.disk_usage(path if path.is_dir() else path.parent).free < 1 << 20
+    except OSError:
+        return False
+
+
+def _why(exc: sqlite3.Error, place: str) -> str:
+    """What a SQLite error means for the user, after SQLite's own words ("" when nothing to add)."""
+    code = getattr(exc, "sqlite_errorcode", None) or 0
+    if code == sqlite3.SQLITE_FULL or (failed_writing(exc) and place and disk_is_full(place)):
+        return ("; the disk holding the store is full (or the store reached its size limit): "
+                "free space and retry, nothing of this action was kept")
+    if code & 0xFF == sqlite3.SQLITE_READONLY:
+        return ("; the store is read-only (its folder or file cannot be written): reading works, "
+                "writing needs a writable WORKBENCH_HOME")
+    return ""
 
 
 @contextmanager
@@ -74,11 +114,9 @@ def guard(action: str, where: object = "") -> Generator[None]:
     try:
         yield
     except sqlite3.Error as exc:
-        prefix = _prefix(where)
-        full = ("; the disk holding the store is full (or the store reached its size limit): "
-                "free space and retry, nothing of this action was kept"
-                if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL else "")
-        raise StorageError(f"{prefix}{action} failed ({exc}){full}") from None
+        place = _place(where)
+        prefix = f"{place}: " if place else ""
+        raise StorageError(f"{prefix}{action} failed ({exc}){_why(exc, place)}") from None
     except UnicodeEncodeError as exc:  # str → UTF-8 for SQLite: a lone UTF-16 surrogate
         prefix = _prefix(where)
         raise StorageError(

@@ -24,7 +24,7 @@ from ._chunks import Chunk, dumps, prefix_key, store_bodies
 from ._sql import SQLDatabase, typed
 
 __all__ = ["MIGRATIONS", "RECORD_FIELDS_IN_STEPS", "STEP_COLUMNS", "STEP_FIGURE_COLUMNS",
-           "STEP_ROW_FIELDS", "apply_migrations", "migration_names", "pack",
+           "STEP_ROW_FIELDS", "apply_migrations", "migration_names", "pack", "pending_migrations",
            "record_without_decisions", "unpack"]
 
 #: The migrations in application order. The one migration set of the workbench store,
@@ -391,3 +391,8 @@ def migration_names() -> tuple[str, ...]:
     from sqlite_utils import Database
 
     return tuple(m.name for m in _migration_set().pending(Database(memory=True)))
+
+
+def pending_migrations(db: Database) -> tuple[str, ...]:
+    """The migrations ``db`` has not had yet (read only: nothing is written)."""
+    return tuple(m.name for m in _migration_set().pending(db))

@@ -17,7 +17,7 @@ from collections.abc import Callable, Generator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Self, TypedDict, TypeVar
+from typing import Any, Self, TypedDict, TypeVar
 
 from iris.errors import StorageError
 from iris.frozen import FrozenModel
@@ -36,9 +36,9 @@ from iris.tokens import TokenEstimator, default_estimator
 from ..importers import SkippedLine, load_session
 from ..importers._fast import paused_gc
 from ._fast_json import canonical_dump
-from ._sql import canonical, guard, typed, write_transaction
+from ._sql import canonical, disk_is_full, failed_writing, guard, typed, write_transaction
 from .cache import StoreCache
-from .migrations import apply_migrations
+from .migrations import apply_migrations, pending_migrations
 from .replays import ReplayRepository
 from .writer import forget_unused_bodies
 
@@ -148,20 +148,34 @@ class Store:
         self.path = Path(path) if path is not None else default_db_path()
         self._estimator = estimator
         self._clock = clock or (lambda: datetime.now(UTC))
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Streamlit reruns scripts on worker threads: one connection may cross threads.
-            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-            # imported here, not with this module: a replay of a file opens no store
-            from sqlite_utils import Database
+        self.read_only = _read_only(self.path)
+        """True when the store's folder or file is not writable: opened for reading only (nothing
+        is created or migrated; a write fails with a StorageError saying so)."""
+        # imported here, not with this module: a replay of a file opens no store
+        from sqlite_utils import Database
 
-            database = Database(conn)
-            self.db = typed(database)
-            with _opening_lock(self.path):  # two processes opening a new store at once
-                self.db.enable_wal()
-                apply_migrations(database)
+        conn: sqlite3.Connection | None = None
+        try:
+            if self.read_only:
+                conn = _connect_read_only(self.path)
+                database = Database(conn)
+                self.db = typed(database)
+                _check_schema(self.path, database)
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                # Streamlit reruns scripts on worker threads: one connection may cross threads.
+                conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+                database = Database(conn)
+                self.db = typed(database)
+                with _opening_lock(self.path):  # two processes opening a new store at once
+                    self.db.enable_wal()
+                    apply_migrations(database)
             self.db.execute("PRAGMA foreign_keys=ON;")
-        except (sqlite3.DatabaseError, OSError) as exc:
+        except (sqlite3.DatabaseError, OSError, StorageError) as exc:
+            if conn is not None:  # a store that did not open holds no file open
+                conn.close()
+            if isinstance(exc, StorageError):
+                raise
             raise StorageError(_open_error(self.path, exc)) from None
 
         self.cache = StoreCache()
@@ -339,6 +353,8 @@ class Store:
             return known
         messages = self.session(session_id).messages if messages is None else messages
         tokens = (estimator or self.estimator).request_tokens(messages)
+        if self.read_only:  # counted, not kept
+            return tokens
         with self._storage_errors(f"storing the estimate of session {session_id!r}"), \
                 write_transaction(self.db):
             self.db.execute("UPDATE sessions SET estimated_tokens = ? WHERE id = ?", [tokens, session_id])
@@ -439,11 +455,57 @@ def _opening_lock(db_path: Path) -> Generator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK)
+
+
+def _read_only(path: Path) -> bool:
+    """True when the store's existing folder, or its existing file, cannot be written (a read-only
+    mount, or permissions): SQLite could not create its journal there."""
+    folder = path.parent
+    if not folder.is_dir():
+        return False
+    return not _writable(folder) or (path.is_file() and not _writable(path))
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the store at ``path``: ``mode=ro``, or, when SQLite cannot open
+    the write-ahead log's index read-only (no ``-shm`` file, and none can be made), ``immutable=1``
+    (the file as its last checkpoint left it; nothing can change it while the folder is read-only)."""
+    if not path.exists():
+        raise StorageError(
+            f"{path.parent}: no workbench store yet ({path.name} is missing) and the folder is "
+            "read-only, so none can be made; import into a writable WORKBENCH_HOME first, or "
+            "point WORKBENCH_HOME at one")
+    uri = path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, timeout=30)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        conn.close()
+        conn = sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
+    return conn
+
+
+def _check_schema(path: Path, db: Any) -> None:
+    """Refuse a read-only store whose schema is older than this version's (it cannot be migrated)."""
+    pending = pending_migrations(db)
+    if pending:
+        raise StorageError(
+            f"{path}: the store was made by an older version and needs {len(pending)} upgrade(s) "
+            f"({', '.join(pending)}), which cannot be written: its folder or file is read-only; "
+            "open it once where it is writable, or point WORKBENCH_HOME at another folder")
+
+
 def _open_error(path: Path, exc: Exception) -> str:
-    """Why the store at ``path`` did not open, in words: a folder that is missing (and could not be
-    made) or is a file, a store path that is a folder, or a file that is not a SQLite database."""
+    """Why the store at ``path`` did not open, in words: a full disk, a folder that is missing (and
+    could not be made) or is a file, a store path that is a folder, or a file that is not a SQLite
+    database."""
     folder = path.parent
     where = "point WORKBENCH_HOME at another folder"
+    if failed_writing(exc) and disk_is_full(path):
+        return (f"{path}: cannot open the workbench store: the disk holding it is full ({exc}); "
+                f"free space and retry, or {where}")
     if not folder.is_dir():
         blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
         if blocker is not None and not blocker.is_dir():

@@ -101,8 +101,8 @@ def import_forms(store: Store, samples: list[Path]) -> None:
     with upload_tab:
         upload = st.file_uploader("Transcript (.jsonl, .json, .traj; also .gz)", key="wb_upload")
         if st.button("Import upload", key="wb_import_upload", disabled=upload is None) and upload:
-            saved = str(imports.save_upload(upload.name, upload.getvalue()))
-            run_imports(store, [saved], lenient, fmt, names={saved: upload.name})
+            with imports.uploaded(upload.name, upload.getvalue()) as copy:
+                run_imports(store, [str(copy)], lenient, fmt, names={str(copy): upload.name})
     with path_tab:
         text = st.text_area("Paths (files or folders), one per line", key="wb_import_path", height=80,
                             placeholder="~/.claude/projects/my-project/0a1b2c.jsonl")
