@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("playwright")
 from playwright.sync_api import Page, expect
+from waiting import wait_until
 
 from workbench.storage.store import Store
 
@@ -108,8 +109,4 @@ def test_r_ui_6_a_reload_during_replay_and_save_still_saves_the_replay(page: Pag
             return store.replays.find(session_id, "kept across a reload") is not None
     assert not saved()  # the reload came while the replay was still running
     expect(page.get_by_role("heading", name="Configuration", exact=True)).to_be_visible(timeout=SLOW)
-    for _ in range(240):  # the old run finishes in the server's script thread
-        if saved():
-            break
-        page.wait_for_timeout(500)
-    assert saved()
+    wait_until(saved, seconds=120, what="the replay started before the reload is saved")

@@ -151,6 +151,16 @@ def test_report_of_a_hostile_transcript_fetches_nothing(page: Page, tmp_path, be
     expect(page.locator("#wb-usage svg.main-svg").first).to_be_visible(timeout=FIRST)
     expect(page.get_by_text("title-md").first).to_be_visible()  # the title, as text
     _no_beacon_images(page, port)
-    page.evaluate(f"() => {{ const i = new Image(); i.src = 'http://127.0.0.1:{port}/csp'; }}")
-    page.wait_for_timeout(500)  # give a (refused) image request time to reach the beacon
+    # The policy refuses the request before it leaves the page: the browser reports the violation
+    # (or the image's error) for that very URL, and only then is the beacon checked.
+    outcome = page.evaluate(f"""() => new Promise((resolve) => {{
+        const url = 'http://127.0.0.1:{port}/csp';
+        document.addEventListener('securitypolicyviolation',
+            (e) => {{ if (e.blockedURI.startsWith(url)) resolve('blocked'); }});
+        const i = new Image();
+        i.onload = () => resolve('loaded');
+        i.onerror = () => resolve('error');
+        i.src = url;
+    }})""")
+    assert outcome in ("blocked", "error"), outcome
     assert hits == [] and errors == []

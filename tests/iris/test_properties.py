@@ -10,12 +10,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from iris.compaction.archive import read_archive
 from iris.config import parse_config
 from iris.replay import replay
 from iris.session import RecordedContribution, Session, StepSnapshot
+
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from synth import synth_session

@@ -21,6 +21,8 @@ from iris.session import Message, TextBlock, ToolResultBlock
 from iris.tokens import TokenEstimator
 from reduction_builders import Conv, decision, lines, padding, sent_text
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from synth import synth_session
 

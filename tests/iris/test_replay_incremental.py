@@ -23,6 +23,8 @@ from iris.reduction.engine import classified_count
 from iris.replay import ReplayEnvironment, ReplayOptions, replay
 from iris.tokens import TokenEstimator
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from synth import synth_session
 

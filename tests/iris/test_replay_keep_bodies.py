@@ -6,9 +6,12 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from iris.preparation.publisher import ListSink
 from iris.replay import ReplayEnvironment, ReplayObservers, ReplayOptions, replay
 from iris.tokens import TokenEstimator
+
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from synth import synth_session

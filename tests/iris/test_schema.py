@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -27,6 +29,7 @@ def test_r_ses_3_schema_covers_every_event_and_carries_the_version():
     assert "schema_version" in schema["$comment"]
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ses_3_script_writes_the_same_bytes(tmp_path):
     out = tmp_path / "schema.json"
     subprocess.run([sys.executable, str(ROOT / "scripts" / "write_schema.py"), str(out)], check=True,

@@ -30,6 +30,8 @@ from iris.session import (
     ToolResultBlock,
 )
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 GOOD = "\n\n".join(f"## {s}\nConcrete content for {s.lower()} with enough detail."
                    for s in REQUIRED_SECTIONS)
 

@@ -15,6 +15,8 @@ from iris.prompts import PromptSnapshot
 from iris.prompts import render as render_module
 from iris.prompts.render import RenderLimits, compile_template, render_template
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 #: Templates that ran for more than 20 s or built gigabytes before renders were bounded.
 ATTACKS = {
     "nested ranges": "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}",

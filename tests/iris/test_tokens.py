@@ -51,6 +51,7 @@ def test_r_tok_1_packaged_vocabulary_is_tiktokens_cl100k_base():
     assert encoding.n_vocab == 100277
 
 
+@pytest.mark.slow  # starts a process
 def test_r_tok_1_estimates_in_a_process_without_network_and_writes_no_cache(tmp_path):
     """A process with no network at all (its own network namespace) counts tokens, and neither
     tiktoken's cache directory nor the temporary directory receives a copy of the vocabulary."""

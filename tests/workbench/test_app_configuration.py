@@ -20,6 +20,8 @@ from workbench.importers import load_session
 from workbench.services.presets import preset_text
 from workbench.storage.store import open_store
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
 PAGE = "app_pages/configuration.py"

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
+
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
 PAGE = str(Path(__file__).resolve().parents[2] / "workbench" / "ui" / "app_pages" / "context.py")
 

@@ -13,6 +13,8 @@ from workbench.records import ReplayInfo
 from workbench.services.replay import budget_96k_config, replay_and_save
 from workbench.storage.store import Store, open_store
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
 PAGE = "app_pages/failures.py"

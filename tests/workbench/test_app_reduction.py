@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from iris.replay import ReplayOptions, replay
 from store_helpers import copy_store
 from streamlit.testing.v1 import AppTest
@@ -21,6 +22,8 @@ from workbench.views.reduction import (
     step_decisions,
 )
 from workbench.views.step_through import plain
+
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")

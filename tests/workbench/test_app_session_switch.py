@@ -21,6 +21,8 @@ from workbench.services.replay import (
 )
 from workbench.storage.store import open_store
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
 EDIT = "\nALWAYS MENTION PENGUINS.\n"

@@ -19,6 +19,8 @@ from workbench.views import messages as mviews
 from workbench.views import sessions as sviews
 from workbench.views.markup import plain
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
 SAMPLES = ROOT / "sample_sessions"

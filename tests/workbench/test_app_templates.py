@@ -5,8 +5,11 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
 from iris.prompts import PromptSnapshot
 from streamlit.testing.v1 import AppTest
+
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
 PAGE = str(Path(__file__).resolve().parents[2] / "workbench" / "ui" / "app_pages" / "templates.py")
 

@@ -17,6 +17,8 @@ from workbench.services.replay import BUDGET_REPLAY_NAME
 from workbench.storage.store import open_store
 from workbench.ui.guards import finish_first
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
 PAGE = "app_pages/templates.py"

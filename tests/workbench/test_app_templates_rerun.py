@@ -15,6 +15,8 @@ from workbench.services.replay import BUDGET_REPLAY_NAME, open_saved
 from workbench.services.rerun import compaction_steps
 from workbench.storage.store import open_store
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
 PAGE = "app_pages/templates.py"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 from truth_helpers import (
     RECORDED_PRE_TOKENS,
@@ -18,6 +19,8 @@ from truth_helpers import (
 from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
 from workbench.storage.store import open_store
 from workbench.views.recorded import RECORDED
+
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")

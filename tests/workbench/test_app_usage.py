@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 from truth_helpers import RECORDED_PRE_TOKENS, RECORDED_STEP, store_long_with_recorded_compaction
 
@@ -12,6 +13,8 @@ from workbench.services.replay import open_saved
 from workbench.storage.store import open_store
 from workbench.views.recorded import RECORDED
 from workbench.views.usage import REPLAYED
+
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")

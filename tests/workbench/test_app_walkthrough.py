@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from workbench.pricing.records import ReplayCost, Savings
@@ -15,6 +16,8 @@ from workbench.pricing.words import cost_lines
 from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
 from workbench.storage.store import open_store
 from workbench.views.recorded import compaction_answer
+
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")

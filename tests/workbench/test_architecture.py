@@ -23,10 +23,16 @@ def test_root_exception_has_an_engine_name_and_keeps_the_old_one():
 
 
 def test_no_module_of_the_app_folder_shadows_the_standard_library():
-    """``streamlit run workbench/ui/app.py`` puts ``workbench/`` first on ``sys.path``: no module there
-    may carry a standard-library name (app.py does not rewrite ``sys.path``)."""
-    names = {p.stem for p in (ROOT / "workbench").glob("*.py")}
-    assert not names & set(sys.stdlib_module_names)
+    """``streamlit run workbench/ui/app.py`` puts the entry script's folder, ``workbench/ui/``, first
+    on ``sys.path``: no module or package there may carry a standard-library name (a
+    ``workbench/ui/secrets.py`` would replace ``secrets`` for every import in the server), and
+    app.py does not rewrite ``sys.path``. The package folder itself is checked too, for any entry
+    script moved up."""
+    for folder in (ROOT / "workbench" / "ui", ROOT / "workbench"):
+        names = {p.stem for p in folder.glob("*.py")}
+        names |= {p.parent.name for p in folder.glob("*/__init__.py")}
+        clash = names & set(sys.stdlib_module_names)
+        assert not clash, f"{folder.relative_to(ROOT)} shadows the standard library: {sorted(clash)}"
     assert "sys.path" not in (ROOT / "workbench" / "ui" / "app.py").read_text("utf-8")
 
 

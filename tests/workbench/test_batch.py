@@ -15,6 +15,8 @@ from workbench.cli import main
 from workbench.corpus.runner import expand_paths, read_table, run_batch
 from workbench.corpus.tables import SCHEMAS, TABLES, replay_one, to_arrow
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 
 

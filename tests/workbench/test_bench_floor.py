@@ -57,6 +57,7 @@ def test_r_tok_1_floor_matches_the_engine_on_the_real_claude_code_session(real_s
     assert floor_counts(path, cl100k_encoding())["tokens"] == _engine_tokens(load_session(path).session)
 
 
+@pytest.mark.slow  # starts a process
 def test_r_tok_1_floor_script_prints_the_in_process_counts(tmp_path):
     """R-TOK-1: ``python bench/floor.py FILE --json`` (the floor process) counts what the
     in-process floor counts."""
@@ -67,6 +68,7 @@ def test_r_tok_1_floor_script_prints_the_in_process_counts(tmp_path):
     assert json.loads(proc.stdout) == floor_counts(path, cl100k_encoding())
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ses_5_floor_script_fails_clearly_on_a_missing_file(tmp_path):
     """R-SES-5: a missing transcript is a non-zero exit naming the file, not a traceback."""
     missing = tmp_path / "nowhere.jsonl"

@@ -149,3 +149,55 @@ def test_r_twin_2_cli_replay_of_a_compaction_request_never_calls_its_prompt_over
     assert "unrecorded overhead" not in printed
     assert main(["replay", str(MAIN)]) == 0
     assert "unrecorded overhead" in capsys.readouterr().out
+
+
+def test_r_twin_2_task_card_shows_its_subagent_linked_on_messages_and_step_through():
+    """R-TWIN-2: the card of the Task call that ran a sub-agent shows the sub-agent's calls,
+    tokens and bill with a link to its own session, on Messages and on Step-through; the table
+    at the top of Messages links to it too."""
+    from workbench.pricing.billing import recorded_bill
+    from workbench.services.messages import subagent_calls
+
+    assert main(["import", "--quiet", str(PROJECT)]) == 0
+    with open_store() as store:
+        run = subagent_calls(store, "sess-proj")["toolu_task"]
+        bill = recorded_bill(store.session("sess-proj/agent-a1b2c3d")).usd
+    assert run["stored_id"] == "sess-proj/agent-a1b2c3d" and bill is not None
+    assert run["billed_usd"] == bill
+    card = subview.subagent_card(run)
+    link = "messages?session=sess-proj%2Fagent-a1b2c3d"
+    assert "2 model calls, 1 tool call" in card and f"billed ${bill:,.4f}" in card
+    assert f"({link})" in card
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["session"] = "sess-proj"
+    at.run()
+    at.switch_page("app_pages/messages.py").run()
+    assert not at.exception, at.exception
+    assert card in [m.value for m in at.markdown]
+    table = next(df.value for df in at.dataframe if "Sub-agent session" in df.value.columns)
+    assert table["Open"].tolist() == [link]
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["session"] = "sess-proj"
+    at.query_params["step"] = "1"  # its request holds the Task call (message 1)
+    at.run()
+    at.switch_page("app_pages/step_through.py").run()
+    assert not at.exception, at.exception
+    assert card in [m.value for m in at.markdown]
+
+
+def test_r_twin_2_compaction_request_states_the_input_its_parent_states():
+    """R-TWIN-2/R-TWIN-5: the Usage page and the CLI of an agent-acompact session give the
+    compaction's input as the parent does (150,513 prompt tokens), never 0."""
+    assert main(["import", "--quiet", str(PROJECT)]) == 0
+    from workbench.analysis.session_counts import compaction_requests
+
+    with open_store() as store:
+        (request,) = subview.compaction_request_lines(compaction_requests(store.session("sess-proj")))
+    assert "150,513 prompt tokens" in request
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["session"] = "sess-proj/agent-acompact-9f8e7d"
+    at.run()
+    at.switch_page("app_pages/usage.py").run()
+    assert not at.exception, at.exception
+    metric = next(m for m in at.metric if m.label == "Compaction input (parent's conversation)")
+    assert metric.value == "150,513"

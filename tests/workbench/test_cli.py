@@ -91,6 +91,7 @@ def test_r_ui_9_run_serves_headless_on_localhost_without_stats():
     assert build_parser().parse_args(["run", "--port", "9001"]).port == 9001
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ui_9_console_script_exit_code_and_no_traceback(tmp_path):
     """The installed entry point, in a real process."""
     env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
@@ -108,6 +109,7 @@ def test_r_ui_9_unknown_or_missing_command_is_a_usage_error(argv, capsys):
     assert "usage: workbench" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ui_9_the_server_process_imports_the_first_page_run_before_serving():
     """R-UI-9: ``workbench run``'s process (``python -m workbench.ui.serve``) has pandas, plotly and
     the app's modules imported before Streamlit starts, so the first visitor does not wait for

@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from workbench.cli import COMMAND_MODULES, COMMANDS, build_parser
 
 
@@ -49,6 +51,7 @@ def _commands(parser: argparse.ArgumentParser) -> set[str]:
     return set(actions[0].choices)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ui_9_a_short_command_does_not_import_the_engine_or_exporters(tmp_path):
     """R-UI-9: ``workbench sessions`` (in a new process) lists the store without importing the
     replay engine or the exporters; ``workbench replay`` imports the engine but not the
@@ -70,6 +73,7 @@ def test_r_ui_9_a_short_command_does_not_import_the_engine_or_exporters(tmp_path
     assert "workbench.cli.export" not in replay["loaded"]  # type: ignore[operator]
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ui_9_building_the_parser_reads_no_package_metadata():
     """R-UI-9: ``--version`` reads the installed distribution's metadata only when it is asked for;
     building the parser of a command (every start) opens none of this project's metadata files."""

@@ -27,6 +27,8 @@ from streamlit.testing.v1 import AppTest
 from workbench.importers.native import dump_session, load_native
 from workbench.storage.store import Store
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_sessions"
 APP = str(ROOT / "workbench" / "ui" / "app.py")

@@ -25,6 +25,8 @@ from workbench.importers import detect_format, load_session
 from workbench.services.replay import replay_and_save
 from workbench.storage.store import Store
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "importers"
 SAMPLES = ROOT / "sample_sessions"

@@ -12,6 +12,8 @@ import textwrap
 import tomllib
 from pathlib import Path
 
+import pytest
+
 PLUGIN = textwrap.dedent('''
     from iris.errors import SessionFormatError
     from iris.session import Message, Session, SessionHeader, TextBlock
@@ -77,6 +79,7 @@ def _run(site: Path, code: str, *args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ses_4_entry_point_plugin_detects_and_imports(tmp_path):
     """R-SES-4: a plugin distribution adds a format without editing the package: it is listed,
     detected, imported (also gzip-compressed, also from the CLI); a broken plugin is reported
@@ -128,6 +131,7 @@ def test_r_ses_4_entry_point_plugin_detects_and_imports(tmp_path):
     assert "the 'talk' importer (a plugin) failed: KeyError" in done.stderr
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ses_4_without_plugins_the_format_is_unknown(tmp_path):
     """The same file without the plugin installed: the documented unknown-format error."""
     talk = tmp_path / "chat.json"

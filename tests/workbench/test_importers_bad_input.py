@@ -13,6 +13,8 @@ from iris.errors import SessionFormatError
 
 from workbench.importers import detect_format, load_session
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 FIX = Path(__file__).parents[1] / "fixtures" / "importers"
 
 

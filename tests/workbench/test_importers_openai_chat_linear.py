@@ -6,7 +6,11 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from workbench.importers import load_session
+
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
 
 def _trajectory(path: Path, steps: int) -> Path:

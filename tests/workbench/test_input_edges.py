@@ -19,6 +19,8 @@ from workbench.importers import load_session
 from workbench.importers.native import dump_session
 from workbench.storage.store import Store
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_sessions" / "bugfix.jsonl"
 

@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 
 import iris
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,6 +27,7 @@ def test_every_facade_name_is_its_modules_object():
     assert "load_context_build_input" in dir(iris)
 
 
+@pytest.mark.slow  # starts a process
 def test_import_iris_loads_no_engine_module_and_keeps_the_replay_module():
     """``import iris`` imports none of the engine's modules until a name is used (only its small
     lazy-name helper, ``iris.lazy``), and ``iris.replay`` stays the runner's module (the facade

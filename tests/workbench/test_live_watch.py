@@ -21,6 +21,8 @@ from workbench.services.live import Watcher, agent_line, complete_lines, is_live
 from workbench.storage.store import open_store
 from workbench.views.live import line_caption, line_level
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
 SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"

@@ -44,6 +44,8 @@ from workbench.views.step_through import describe, stage_table
 from workbench.views.templates import rerun_table
 from workbench.views.usage import usage_metrics
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 ROOT = Path(__file__).resolve().parents[2]
 LONG = ROOT / "sample_sessions" / "long_session.jsonl"
 REAL = ROOT.parent / "shared" / "real-sessions" / "claude_code"

@@ -129,6 +129,7 @@ def _turn_messages(turns):
     return [Message(role=role, content=tuple(blocks)) for role, blocks in turns or []]
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ui_9_export_command_saved_replay_and_transcript(long_session, tmp_path, capsys):
     """``workbench export`` writes a saved replay, or replays a transcript under --config first;
     without --otlp or with an unknown target it is a one-line error."""

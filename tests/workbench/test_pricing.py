@@ -33,6 +33,7 @@ def test_price_of_one_call_follows_the_list_price():
     assert price(None, input_tokens=10) is None
 
 
+@pytest.mark.slow  # starts a process
 def test_prices_work_with_the_network_blocked():
     """The bundled price data is used: a process whose sockets cannot connect still prices."""
     code = ("import socket\n"

@@ -38,6 +38,7 @@ def test_r_ui_8_unknown_attribute_is_an_attribute_error():
     assert "replay" in dir(workbench)
 
 
+@pytest.mark.slow  # starts a process
 def test_notebook_api_and_engine_never_import_streamlit():
     """core/iris never imports streamlit; neither does the notebook/report API."""
     code = ("import sys, iris.context, iris.prompts, iris.replay, workbench as wb\n"
@@ -48,6 +49,7 @@ def test_notebook_api_and_engine_never_import_streamlit():
     assert out.stdout.strip() == ""
 
 
+@pytest.mark.slow  # starts a process
 def test_importing_workbench_is_light():
     """``import workbench`` alone (what the CLI and pages do first) loads neither pandas nor plotly."""
     code = "import sys, workbench; print('pandas' in sys.modules, 'plotly' in sys.modules)"

@@ -18,10 +18,13 @@ import tracemalloc
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from iris.context.policy import ContextPolicy
 from iris.reduction import ReductionConfig, ReductionMemory, reduce_request
 from iris.replay import ReplayOptions, replay
 from iris.tokens import TokenEstimator
+
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from tiny import tiny_session

@@ -54,6 +54,7 @@ def _run(home: Path, *argv: str) -> dict[str, object]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ui_9_replaying_a_file_loads_no_store_http_or_templates(tmp_path):
     """R-UI-9: ``workbench replay FILE`` (no ``--name``) writes its preparations without importing
     sqlite-utils, pandas, numpy, the HTTP client modules, Jinja (the sample compacts nothing
@@ -67,6 +68,7 @@ def test_r_ui_9_replaying_a_file_loads_no_store_http_or_templates(tmp_path):
     assert not (home / "workbench.db").exists()
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ui_9_saving_a_replay_opens_the_store_without_pandas(tmp_path):
     """R-UI-9: with ``--name`` the same command imports the file into the store and saves the
     replay; sqlite-utils is then loaded, still with pandas and numpy hidden from it."""

@@ -79,6 +79,7 @@ def _dead_pid() -> int:
     return child.pid
 
 
+@pytest.mark.slow  # starts a process
 def test_r_bound_1_leftovers_of_dead_runs_are_removed_and_live_ones_kept(cache: Path):
     """R-BOUND-1: folders of runs whose process is gone are removed at the next start; the
     folders of live runs, other names and links are left alone."""
@@ -95,6 +96,7 @@ def test_r_bound_1_leftovers_of_dead_runs_are_removed_and_live_ones_kept(cache: 
     assert clean_dead_work_dirs(root) == 0
 
 
+@pytest.mark.slow  # starts a process
 def test_r_bound_1_a_replay_killed_with_sigkill_leaves_nothing_after_the_next_start(cache: Path):
     """R-BOUND-1: a real replay process killed with SIGKILL mid-run leaves its folder (nothing
     runs on SIGKILL); the next replay removes it."""

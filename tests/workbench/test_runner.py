@@ -38,6 +38,8 @@ from summary_server import GOOD, ScriptedServer, Step
 
 from workbench.importers import load_session
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
 ENGINE = {"compaction": {"input_budget_tokens": 6000, "summary_ratio": 0.12}}
 

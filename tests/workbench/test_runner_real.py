@@ -22,6 +22,8 @@ from iris.session import Session, TextBlock, ThinkingBlock
 
 from workbench.importers import load_session
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 _SAVED = re.compile(r"Full output saved to (\S+?\.txt)")
 SHARED = Path(os.environ.get("WORKBENCH_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 SESSION = SHARED / "real-sessions" / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"

@@ -98,6 +98,7 @@ def test_samples_readme_names_every_sample():
         assert f"`{name}.jsonl`" in readme
 
 
+@pytest.mark.slow  # starts a process
 def test_r_ses_3_generator_is_deterministic(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "scripts" / "generate_samples.py"), str(tmp_path)],
                    check=True, capture_output=True, timeout=120)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Runs the real command in this process, then reports which heavy modules were imported.
@@ -21,6 +23,7 @@ print(json.dumps({"code": code, "heavy": heavy}))
 """
 
 
+@pytest.mark.slow  # starts a process
 def test_replay_command_imports_no_pandas_numpy_or_http_client(tmp_path):
     """A replay of a transcript file with the offline summariser runs without importing pandas,
     numpy, pyarrow (sqlite_utils would pull them in), httpx/tenacity (remote summariser only),
@@ -33,6 +36,7 @@ def test_replay_command_imports_no_pandas_numpy_or_http_client(tmp_path):
     assert report == {"code": 0, "heavy": []}
 
 
+@pytest.mark.slow  # starts a process
 def test_sqlite_utils_without_pandas_leaves_pandas_importable():
     """Hiding pandas while sqlite_utils loads does not stop a later ``import pandas``."""
     code = ("import sys\nfrom workbench.cli import _import_sqlite_utils_without_pandas\n"

@@ -14,6 +14,8 @@ from iris.errors import SummariserError
 from iris.session import Message, TextBlock
 from summary_server import ScriptedServer, Step, answer
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 FAST = RetryPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.05, jitter=0.01)
 
 

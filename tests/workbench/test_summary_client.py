@@ -23,6 +23,8 @@ from iris.session import Message, TextBlock
 from record_access import stage_of
 from summary_server import GOOD, ScriptedServer, Step, answer
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 FAST = RetryPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.05, jitter=0.01)
 
 

@@ -15,6 +15,8 @@ from workbench.services.replay import ensure_default_replay
 from workbench.storage.store import open_store
 from workbench.views import query
 
+pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
 SAMPLES = ROOT / "sample_sessions"

@@ -65,6 +65,7 @@ def test_r_tok_1_an_unwritable_cache_folder_is_skipped(tmp_path, monkeypatch):
     assert list(target.iterdir()) == []
 
 
+@pytest.mark.slow  # starts a process
 def test_r_tok_1_a_fresh_process_counts_the_same_from_the_cache(tmp_path):
     """Two processes on the same cache folder: the first writes it, the second reads it; both count
     the same tokens."""
