@@ -24,6 +24,7 @@ from typing import Literal
 from pydantic import Field
 
 from .collector_pause import StepFreezer, replay_collections
+from .compaction.agent_rules import apply_agent_rule
 from .compaction.calibration import Calibration
 from .compaction.records import CompactionOutcome
 from .compaction.remote import client_run_usage, start_client_run
@@ -142,6 +143,8 @@ def replay(session: Session, config: ContextConfig | None = None, *,
     env = environment if environment is not None else ReplayEnvironment()
     options = options if options is not None else ReplayOptions()
     config = config if config is not None else default_config()
+    chosen = config
+    config, rule_note = apply_agent_rule(config, session.header)  # an agent profile's version row
     # the templates of config.prompts.root under workspace_root (R-PRM-1)
     prompts = prompts if prompts is not None else configured_snapshot(config, env.workspace_root)
     summariser = summariser if summariser is not None else ExtractiveSummariser()
@@ -150,7 +153,8 @@ def replay(session: Session, config: ContextConfig | None = None, *,
     try:
         with replay_collections(options.pause_collector) as freezer:
             runner = _Runner(_RunInputs(
-                session=session, config=config, prompts=prompts, summariser=summariser,
+                session=session, config=config, chosen=chosen, rule_note=rule_note,
+                prompts=prompts, summariser=summariser,
                 observers=observers, environment=env, options=options, work_dir=work_dir,
                 # the folder is removed at the end and nothing reads artifacts from it
                 artifacts=DeferredArtifactWriter(work_dir) if own_dir else None,
@@ -205,6 +209,11 @@ class _RunInputs:
 
     session: Session
     config: ContextConfig
+    """The configuration the replay runs: ``chosen`` with its agent rule's row applied."""
+    chosen: ContextConfig
+    """The configuration as given (its snapshot id names the replay)."""
+    rule_note: str
+    """Which agent-rule row was applied and why ("" without ``compaction.agent_rules``)."""
     prompts: PromptTemplates
     summariser: Summariser
     observers: ReplayObservers
@@ -230,14 +239,16 @@ class _Runner:
         self.memory = StepMemory(tokens=self.cache)
         """The stages' step memory, kept from step to step (see ``_step_settings``)."""
         self.recorded_prompt = largest_prompt(session)
-        self.thresholds = resolve_thresholds(config, session.header.limits, session.header.model,
-                                             recorded_prompt=self.recorded_prompt)
+        self.rule_note = inputs.rule_note
+        self.thresholds = self._with_rule(resolve_thresholds(
+            config, session.header.limits, session.header.model,
+            recorded_prompt=self.recorded_prompt))
         self.manual_steps = (manual_steps(session) if options.baseline == "engine"
                              and config.compaction.apply_recorded_manual else {})
         self.settings = self._settings(inputs)
         self.summary_client_start = start_client_run(inputs.summariser)  # a counting client's breaker
         self._by_limits: dict[tuple[ModelLimits | None, str | None], PipelineSettings] = {}
-        self.snapshot_id = config_snapshot_id(config, inputs.prompts)
+        self.snapshot_id = config_snapshot_id(inputs.chosen, inputs.prompts)
         self.source = inputs.environment.context_source
         if self.source is None and session.context_snapshots:
             self.source = RecordedContextSource(session)
@@ -259,6 +270,16 @@ class _Runner:
         """What the last step handed to the next (durable history and carried decisions)."""
         self.calibrated_cuts = 0
         """Recorded compactions the walk had passed when the calibration last observed usage."""
+        self.replay_cuts = 0
+        """Compactions this replay has applied so far."""
+        self.agent_profile = options.baseline == "engine" and config.compaction.agent_rules is not None
+        """An agent profile (``compaction.agent_rules``): the replay follows the agent's windows."""
+
+    def _with_rule(self, t: Thresholds) -> Thresholds:
+        """The budget's detail also names the agent-rule row the lines come from."""
+        if not self.rule_note:
+            return t
+        return t.evolve(**UNCHANGED, budget_detail=f"{t.budget_detail}; {self.rule_note}")
 
     def _settings(self, inputs: _RunInputs) -> PipelineSettings:
         """The settings of the session's own model window, complete from the option objects."""
@@ -391,6 +412,8 @@ class _Runner:
         if error is not None:
             stages = (("assembly", _failing(error)), *stages[1:])
         outcome = prepare(state, self._step_settings(walk), meta, stages=stages)
+        if outcome.preparation.phase == "ready" and outcome.state.compaction is not None:
+            self.replay_cuts += 1
         self._calibrate(k, recorded, response.usage, walk)
         if outcome.preparation.phase == "ready":
             self.carry = outcome.carry
@@ -408,6 +431,12 @@ class _Runner:
     def _calibrate(self, k: int, recorded: int, usage: Usage | None, walk: Walk) -> None:
         """The response of step ``k`` arrived: update the calibration (used from step k+1)."""
         if usage is None or not usage.is_trusted:
+            return
+        if self.agent_profile and walk.cuts_passed > self.replay_cuts:
+            # an agent profile: the agent compacted and this replay has not (yet), so the
+            # provider measured a history the replay does not hold and its ratio would not
+            # describe the replay's requests; the first response once both have compacted opens
+            # the new window
             return
         self.calibration = self.calibration.observe(
             k, recorded, usage.prompt_tokens, new_window=walk.cuts_passed > self.calibrated_cuts)
@@ -427,8 +456,8 @@ class _Runner:
             return self.settings
         cached = self._by_limits.get((limits, model))
         if cached is None:
-            t = resolve_thresholds(self.settings.config, limits, model,
-                                   recorded_prompt=self.recorded_prompt)
+            t = self._with_rule(resolve_thresholds(self.settings.config, limits, model,
+                                                   recorded_prompt=self.recorded_prompt))
             cached = self._by_limits[(limits, model)] = replace(self.settings, thresholds=t)
         return cached
 

@@ -255,6 +255,10 @@ class SessionHeader(_Frozen):
     parent_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """The session this one belongs to: a sub-agent's (or a recorded compaction request's) parent;
     None for a main transcript. Left out of the serialised form when None."""
+    agent_version: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The version of the agent that wrote the transcript (Claude Code ``version``, Codex
+    ``cli_version``): the agent profiles pick their rule by it (docs/profiles.md). None when the
+    transcript does not record it; left out of the serialised form then."""
     agent_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """The agent id of a sub-agent transcript (Claude Code ``agentId``: ``a2898e3``, and
     ``acompact-e1f845`` for the agent's recorded compaction request); None otherwise."""

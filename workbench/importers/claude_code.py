@@ -65,6 +65,8 @@ class _Meta:
     summary_title: str | None = None
     agent_id: str | None = None
     """The ``agentId`` of a sub-agent transcript's lines."""
+    version: str | None = None
+    """The Claude Code ``version`` of the first conversation line that records one."""
     runs: dict[str, ca.AgentRun] = field(default_factory=dict)
     """Sub-agent runs the parent records, by the id of the tool call that started them."""
     lines: list[Line] = field(default_factory=list)
@@ -139,6 +141,8 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> Line | None:
         meta.session_id = meta.session_id or session_id
         meta.cwd = meta.cwd or cwd
         meta.started = meta.started or line.timestamp
+        if meta.version is None and isinstance(version := data.get("version"), str) and version:
+            meta.version = version
         if line.sidechain:
             meta.agent_id = meta.agent_id or opt_str(data.get("agentId"), "agentId")
     if (line.result_ids or kind == "progress") and (run := ca.agent_run(data, line.result_ids)):
@@ -296,7 +300,8 @@ def _header(meta: _Meta, messages: list[Message], model: str | None, content_has
         title = f"Recorded compaction request of {own}"
     return SessionHeader(session_id=ca.subagent_session_id(own, agent) if agent else own, title=title,
                          source_format="claude_code", model=model, workspace_root=meta.cwd,
-                         created_at=meta.started, parent_id=own if agent else None, agent_id=agent)
+                         created_at=meta.started, parent_id=own if agent else None, agent_id=agent,
+                         agent_version=meta.version)
 
 
 def _subagents(meta: _Meta, calls: set[str], header: SessionHeader) -> tuple[SubagentCall, ...]:

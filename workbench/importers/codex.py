@@ -269,9 +269,15 @@ class _Rollout:
             session_id=sid or short_id("codex", content_hash or "sha256:unknown"),
             title=_title(messages) or "Codex session", source_format="codex",
             model=self.first_model, limits=self.first_limits, workspace_root=self.cwd,
-            created_at=self.started)
+            created_at=self.started, agent_version=_cli_version(self.meta))
         return Session(header=header, messages=tuple(messages), model_switches=tuple(self.switches),
                        compactions=tuple(self.compactions))
+
+
+def _cli_version(meta: dict[str, Any]) -> str | None:
+    """The rollout's ``session_meta.cli_version`` (the agent profiles are keyed by it)."""
+    version = meta.get("cli_version")
+    return version if isinstance(version, str) and version else None
 
 
 def _title(messages: list[Message]) -> str:

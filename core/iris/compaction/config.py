@@ -121,6 +121,18 @@ class CompactionConfig(FrozenModel):
     codex-rs ``ContextManager::get_total_token_usage`` does: the provider's count leaves that
     reasoning out, Codex adds it before comparing with its auto-compact limit."""
 
+    agent_rules: Literal["claude-code", "codex"] | None = Field(
+        default=None, exclude_if=lambda v: v is None)
+    """An agent profile's rule table (:mod:`iris.compaction.agent_rules`): at replay time the
+    row of the session's recorded agent version and model sets the fields it names (the
+    trigger's ``reserved``/``threshold``/``effective_window_percent`` and what is kept), and the
+    budget's detail names the row (an unknown version: the nearest row, and it says so). None:
+    the fields apply as written."""
+    keep_initial_context: bool = Field(default=False, exclude_if=lambda v: v is False)
+    """True: the session's initial context (the synthetic developer and user messages before
+    the first real user message: Codex's permissions instructions, AGENTS.md, environment
+    context) is sent again after the checkpoint, as codex-rs' compacted history does."""
+
     trigger_without_usage: bool = Field(default=False, exclude_if=lambda v: v is False)
     """True: while the session has no trusted provider usage sample (no response has reported a
     non-zero prompt), automatic compaction may start on the replay's calibrated local estimate

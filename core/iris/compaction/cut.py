@@ -2,7 +2,8 @@
 
 A cut at ``i`` archives ``history[:i]`` and keeps ``history[i:]``. A cut is *safe* when no tool group
 straddles it (a call never leaves its results behind), the tail does not start with tool results,
-and every assistant message with unanswered calls stays in the tail. A leading checkpoint (an
+and every assistant message with unanswered calls stays in the tail (the archival profile
+archives a call the conversation went past without its result: it keeps no raw tail). A leading checkpoint (an
 earlier compaction) alone is not worth a new cut, nor is a head holding only the task anchors
 (the original and the current request: :func:`anchors_only`). The continuation tail holds up to the last 6
 complete turns within the tail budget, which is the recent target ``ceil(budget ×
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from ..frozen import FrozenModel
-from ..session import Message, index_session
+from ..session import Message, ToolGroup, index_session
 from ..tokens import TokenEstimator
 from .carried import is_real_user_message
 
@@ -45,18 +46,29 @@ def tail_budget(input_budget: int, recent_target: int) -> int:
     return max(0, min(recent_target, input_budget))
 
 
-def safe_cuts(history: Sequence[Message]) -> tuple[int, ...]:
-    """Every safe cut index in ``1..len(history)`` (see the module docstring)."""
+def safe_cuts(history: Sequence[Message], *, summarise_orphans: bool = False) -> tuple[int, ...]:
+    """Every safe cut index in ``1..len(history)`` (see the module docstring).
+
+    ``summarise_orphans`` (the archival profile, which keeps no raw tail): a call the
+    conversation went past without its result (a later assistant message exists: the agent was
+    interrupted, or compacted in the middle of the call) is archived like the rest instead of
+    pinning the tail; only the last assistant message's unanswered calls stay in the tail."""
     n = len(history)
     index = index_session(tuple(history))
+    last_assistant = index.batches[-1].assistant_message if index.batches else -1
+
+    def pinned(group: ToolGroup) -> bool:
+        return not group.closed and not (summarise_orphans
+                                         and group.assistant_message < last_assistant)
+
     blocked = [False] * (n + 1)
     for group in index.groups:
-        last = group.last_message if group.closed else n
+        last = n if pinned(group) else group.last_message
         for i in range(group.assistant_message + 1, last + 1):
             blocked[i] = True
     limit = n
     for group in index.groups:
-        if not group.closed:
+        if pinned(group):
             limit = min(limit, group.assistant_message)
     for loc in index.orphan_results:
         blocked[loc.message] = True  # a stray result never opens the tail
@@ -102,7 +114,7 @@ def choose_cut(history: Sequence[Message], *, profile: str, input_budget: int, r
     """R-CMP-5 cut point for ``history`` (the messages before the current request)."""
     resolved = resolve_profile(profile, history)
     budget = tail_budget(input_budget, recent_target)
-    safe = safe_cuts(history)
+    safe = safe_cuts(history, summarise_orphans=resolved == "archival")
     users = [i for i, m in enumerate(history) if is_real_user_message(m)]
     cuts = tuple(c for c in safe if not anchors_only(history, c, users))
     if not cuts:

@@ -276,9 +276,27 @@ def _summarise(request: CompactionRequest, env: CompactionEnvironment, plan: Cut
                                               messages=len(head))),
         form=form, summary_text=result.text.strip() if not sections else None)
     restored = _restored(head, tail, env)
-    return _finish(attempt, decisions, checkpoint, (*restored, *tail), result, number=number,
+    initial = initial_context(fresh) if config.compaction.keep_initial_context else ()
+    return _finish(attempt, decisions, checkpoint, (*initial, *restored, *tail), result, number=number,
                    t=t, before=request.request_tokens, current=current, estimator=estimator,
                    tools=env.tools, session_dir=env.session_dir)
+
+
+def initial_context(head: Sequence[Message]) -> tuple[Message, ...]:
+    """The session's initial context at the start of ``head`` (``compaction.keep_initial_context``):
+    the system and developer messages and the synthetic user messages (Codex's permissions
+    instructions, AGENTS.md, environment context) before the first message of the conversation
+    itself (a real user message, an assistant message or a tool result)."""
+    out: list[Message] = []
+    for message in head:
+        if message.is_compaction_summary:
+            continue
+        if message.role in ("system", "developer") or (
+                message.role == "user" and message.synthetic and not message.tool_results):
+            out.append(message)
+            continue
+        break
+    return tuple(out)
 
 
 def _restored(head: Sequence[Message], tail: Sequence[Message], env: CompactionEnvironment,

@@ -1,0 +1,177 @@
+"""The agent profiles' rules by agent version (R-TWIN-3, R-TWIN-7): one table, chosen at replay time.
+
+An agent profile (``compaction.agent_rules: claude-code`` or ``codex``) replays a session as the
+recorded agent ran it, and the agent's rule changed between versions: Claude Code up to 2.1.20
+reserved the model's output (capped at 32,000) before its 13,000-token buffer, so it compacted
+near 155,000 of a 200,000 window; from 2.1.21 ("Fixed auto-compact triggering too early on models
+with large output token limits") it reserves 20,000 for the summary, near 167,000. Each row of
+:data:`AGENT_RULES` states the versions it was documented for, the compaction fields it sets and
+its public source; :func:`resolve_agent_rule` picks the row for the session's recorded version
+(Claude Code ``version``, Codex ``cli_version``) and model. A version outside every documented
+range, or none recorded, gets the nearest documented row, and the note says so. docs/profiles.md
+has the table in words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..frozen import FrozenModel
+
+if TYPE_CHECKING:  # iris.config imports this package
+    from ..config import ContextConfig
+    from ..session import SessionHeader
+
+__all__ = ["AGENT_RULES", "AgentName", "AgentRule", "ResolvedRule", "apply_agent_rule",
+           "parse_version", "resolve_agent_rule"]
+
+AgentName = Literal["claude-code", "codex"]
+Version = tuple[int, ...]
+
+
+def parse_version(text: str | None) -> Version | None:
+    """``2.1.5`` → (2, 1, 5); ``0.104.0-alpha.1`` → (0, 104, 0); None when no number leads."""
+    if not text:
+        return None
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
+    return tuple(int(p) for p in match.group(1).split(".")) if match else None
+
+
+class AgentRule(FrozenModel):
+    """One row of the table: an agent's versions and models, and what it did there."""
+
+    agent: AgentName
+    name: str
+    """The row in words, e.g. ``Claude Code 1.0–2.1.20``."""
+    first: str
+    """The first version the row was documented for (inclusive)."""
+    last: str | None
+    """The last version it was documented for (inclusive); None: still current."""
+    model: str = "*"
+    """A model-name pattern (``fnmatch``, case-insensitive)."""
+    output_reservation_cap: int | None = None
+    """Claude Code: the window minus min(the model's max output, this) minus ``buffer`` is the
+    line (``reserved`` = the two together); None: ``fields`` set ``reserved`` directly."""
+    buffer: int = 0
+    fields: Mapping[str, Any] = {}
+    """The ``compaction`` fields the row sets (the rest of the profile stays as configured)."""
+    source: str
+
+    def covers(self, version: Version) -> bool:
+        first = parse_version(self.first) or ()
+        last = parse_version(self.last) if self.last else None
+        return version >= first and (last is None or version[:len(last)] <= last)
+
+
+_CC_SOURCE_BUFFER = ("AUTOCOMPACT_BUFFER_TOKENS 13,000 in Claude Code's autoCompact.ts (public "
+                     "analyses)")
+
+#: The rows, oldest first per agent.
+AGENT_RULES: tuple[AgentRule, ...] = (
+    AgentRule(
+        agent="claude-code", name="Claude Code 1.0–2.1.20", first="1.0.0", last="2.1.20",
+        output_reservation_cap=32_000, buffer=13_000,
+        source="the effective window reserved the model's output tokens, capped at the 32,000 "
+               "Claude Code requests by default (155,000 of a 200,000 window for a model with "
+               "64,000 or more; public analyses: a 45K reserve, about 77.5 %); "
+               + _CC_SOURCE_BUFFER + "; Claude Code CHANGELOG 2.1.21 (2026-01-28) changed it"),
+    AgentRule(
+        agent="claude-code", name="Claude Code 2.1.21 and later", first="2.1.21", last="2.1.81",
+        output_reservation_cap=20_000, buffer=13_000,
+        source="Claude Code CHANGELOG 2.1.21: \"Fixed auto-compact triggering too early on "
+               "models with large output token limits\": the effective window reserves "
+               "MAX_OUTPUT_TOKENS_FOR_SUMMARY 20,000 (167,000 of a 200,000 window; public "
+               "analyses: a 33K reserve, 83.5 %); " + _CC_SOURCE_BUFFER),
+    AgentRule(
+        agent="codex", name="Codex CLI 0.40–0.142", first="0.40.0", last="0.142.5",
+        fields={"threshold": 0.9, "effective_window_percent": 95, "reserved": 0,
+                "keep_initial_context": True},
+        source="codex-rs: auto_compact_token_limit defaults to 90 % of the model's context "
+               "window; model_context_window is the window × effective_context_window_percent "
+               "(95); compact.rs rebuilds the history as the initial context (developer "
+               "instructions, AGENTS.md, environment context), the user messages up to "
+               "COMPACT_USER_MESSAGE_MAX_TOKENS 20,000, then the summary"),
+)
+
+
+class ResolvedRule(FrozenModel):
+    """The row chosen for one session, and what the replay says about the choice."""
+
+    rule: AgentRule
+    version: str | None
+    exact: bool
+    """False: the version is not in any documented range (or not recorded): the nearest row."""
+    note: str
+
+
+def _distance(rule: AgentRule, version: Version) -> tuple[int, ...]:
+    first = parse_version(rule.first) or ()
+    last = parse_version(rule.last) if rule.last else None
+    edge = first if version < first else (last or first)
+    width = max(len(edge), len(version))
+    a = edge + (0,) * (width - len(edge))
+    b = version + (0,) * (width - len(version))
+    return tuple(abs(x - y) for x, y in zip(a, b, strict=True))
+
+
+def resolve_agent_rule(agent: AgentName, version: str | None, model: str | None,
+                       rules: tuple[AgentRule, ...] = AGENT_RULES) -> ResolvedRule:
+    """The row for ``agent`` at ``version`` and ``model`` (see the module docstring)."""
+    rows = [r for r in rules if r.agent == agent]
+    if not rows:
+        raise ValueError(f"no agent rule for {agent!r}")
+    name = (model or "").lower()
+    fitting = [r for r in rows if fnmatchcase(name, r.model.lower())] or rows
+    parsed = parse_version(version)
+    if parsed is not None:
+        for row in fitting:
+            if row.covers(parsed):
+                return ResolvedRule(rule=row, version=version, exact=True,
+                                    note=f"agent rule {row.name} (version {version} recorded)")
+        nearest = min(fitting, key=lambda r: _distance(r, parsed))
+        return ResolvedRule(rule=nearest, version=version, exact=False, note=(
+            f"agent rule {nearest.name}: version {version} is outside the documented ranges; "
+            "the nearest documented rule is used"))
+    newest = fitting[-1]
+    why = f"version {version!r} cannot be read" if version else "no agent version recorded"
+    return ResolvedRule(rule=newest, version=version, exact=False, note=(
+        f"agent rule {newest.name}: {why}; the newest documented rule is used"))
+
+
+def rule_fields(rule: AgentRule, model: str | None, catalogue: Mapping[str, Any] | None = None
+                ) -> dict[str, Any]:
+    """The ``compaction`` fields ``rule`` sets for ``model`` (Claude Code's reservation from the
+    model's published max output, capped; the cap itself when the model is not known)."""
+    fields = dict(rule.fields)
+    if rule.output_reservation_cap is not None:
+        from ..catalogue import lookup
+
+        entry = lookup(model, catalogue)
+        out = entry.max_output if entry is not None and entry.max_output else None
+        cap = rule.output_reservation_cap
+        fields.setdefault("threshold", 1.0)
+        fields["reserved"] = min(out, cap) + rule.buffer if out else cap + rule.buffer
+    return fields
+
+
+def apply_agent_rule(config: ContextConfig, header: SessionHeader) -> tuple[ContextConfig, str]:
+    """``config`` with the row of the session's agent version and model applied, and the note
+    saying which row (unchanged, with no note, when ``compaction.agent_rules`` is not set)."""
+    agent = config.compaction.agent_rules
+    if agent is None:
+        return config, ""
+    resolved = resolve_agent_rule(agent, header.agent_version, header.model)
+    fields = rule_fields(resolved.rule, header.model, getattr(config, "catalogue", None))
+    reserved = fields.get("reserved")
+    note = resolved.note
+    if isinstance(reserved, int) and resolved.rule.output_reservation_cap is not None:
+        note += f": line = window − {reserved:,}"
+    from ..frozen import UNCHANGED
+    from .config import CompactionConfig
+
+    compaction = CompactionConfig.model_validate(
+        {**config.compaction.model_dump(), **fields})  # the table's values checked like YAML's
+    return config.evolve(**UNCHANGED, compaction=compaction), note
