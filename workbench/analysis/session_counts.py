@@ -51,8 +51,9 @@ def session_counts(session: Session) -> dict[str, Any]:
 
 def subagent_figures(session: Session, children: Mapping[str, Session]) -> list[dict[str, Any]]:
     """Each tool call of ``session`` that ran a sub-agent, with what the sub-agent did: its model
-    calls, tool calls and tokens (prompt and output summed over its calls) when its transcript is
-    in ``children`` (by session id), and what the parent recorded of it (R-TWIN-2)."""
+    calls, tool calls, tokens (prompt and output summed over its calls) and its recorded bill
+    (``billed_usd``, :func:`workbench.pricing.billing.recorded_bill`) when its transcript is in
+    ``children`` (by session id), and what the parent recorded of it (R-TWIN-2)."""
     rows = []
     for run in session.subagents:
         child = children.get(run.session_id)
@@ -63,11 +64,15 @@ def subagent_figures(session: Session, children: Mapping[str, Session]) -> list[
                                "prompt_tokens": None, "output_tokens": None,
                                "recorded_tokens": run.recorded_tokens,
                                "recorded_tool_calls": run.recorded_tool_calls}
+        row["billed_usd"] = None
         if child is not None:
+            from ..pricing.billing import recorded_bill
+
             usages = [m.usage for m in child.messages if m.role == "assistant" and m.usage is not None]
             row.update(model_calls=len(child.index.batches), tool_calls=len(child.index.calls),
                        prompt_tokens=sum(u.prompt_tokens for u in usages),
-                       output_tokens=sum(u.output_tokens for u in usages))
+                       output_tokens=sum(u.output_tokens for u in usages),
+                       billed_usd=recorded_bill(child).usd)
         rows.append(row)
     return rows
 

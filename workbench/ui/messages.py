@@ -14,7 +14,8 @@ long block, sent only when its expander is opened, is still a code block.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -60,7 +61,10 @@ def show_subagents(opened: OpenedSession) -> None:
     if opened.subagents:
         st.markdown(f"**Sub-agents** ({len(opened.subagents)}): the tool calls that ran one, and what each did")
         dashed_table(subagents_view.subagent_frame(opened.subagents), key="wb_msg_subagents",
-                     config={})
+                     config={"Billed (USD)": st.column_config.NumberColumn(format="$%.4f"),
+                             "Open": st.column_config.LinkColumn(
+                                 "Open", display_text="open its session",
+                                 help="the sub-agent's own session on the Messages page")})
     for line in subagents_view.compaction_request_lines(opened.compaction_requests):
         st.text(line)
 
@@ -103,11 +107,13 @@ def page_picker(session_id: str, n_messages: int) -> tuple[int, int | None]:
     return int(page), linked
 
 
-def show_conversation(messages: Sequence[view.MessageView], page: int, linked: int | None) -> None:
-    """One box per message; the lazy expanders are keyed by page and order on the page."""
+def show_conversation(messages: Sequence[view.MessageView], page: int, linked: int | None,
+                      subagents: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    """One box per message; the lazy expanders are keyed by page and order on the page. A tool
+    call that ran a sub-agent (``subagents``, by call id) shows the sub-agent on its card."""
     keys = (f"wb_msg_more_{page}_{n}" for n in itertools.count())
     for msg in messages:
-        _show_message(msg, msg.index == linked, keys)
+        _show_message(msg, msg.index == linked, keys, subagents or {})
 
 
 def _lazy_code(label: str, text: str, language: str | None, keys: Iterator[str]) -> None:
@@ -131,9 +137,12 @@ def _show_text(block: view.BlockView, keys: Iterator[str]) -> None:
     _lazy_code(f"Show all ({block.size})", block.text, None, keys)
 
 
-def _show_call(block: view.BlockView, keys: Iterator[str]) -> None:
+def _show_call(block: view.BlockView, keys: Iterator[str],
+               subagents: Mapping[str, Mapping[str, Any]]) -> None:
     st.markdown(f"**Tool call** {view.code_span(block.title)} · {view.code_span(block.call_id)}")
     st.text(block.text)
+    if block.call_id is not None and (run := subagents.get(block.call_id)) is not None:
+        st.markdown(subagents_view.subagent_card(run))
     result = block.result
     if result is None:
         st.warning("Unanswered: no result was recorded for this call.")
@@ -147,7 +156,8 @@ def _show_call(block: view.BlockView, keys: Iterator[str]) -> None:
         st.text(result.text)
 
 
-def _show_message(msg: view.MessageView, linked: bool, keys: Iterator[str]) -> None:
+def _show_message(msg: view.MessageView, linked: bool, keys: Iterator[str],
+                  subagents: Mapping[str, Mapping[str, Any]]) -> None:
     with st.container(border=True, key="wb_linked_message" if linked else None):
         error = " · :red[**error**]" if msg.has_error else ""
         st.markdown(f"**#{msg.index} · {msg.role}**{error}")
@@ -156,7 +166,7 @@ def _show_message(msg: view.MessageView, linked: bool, keys: Iterator[str]) -> N
             st.caption(usage)
         for block in msg.blocks:
             if block.kind == "tool_call":
-                _show_call(block, keys)
+                _show_call(block, keys, subagents)
             elif block.kind == "tool_result" and block.call_message is not None:
                 st.caption(f"↳ {view.code_span(block.title)} · {block.size}"
                            + (" · :red[error]" if block.is_error else "") + " — shown with its call")

@@ -15,6 +15,7 @@ import streamlit as st
 
 from workbench.ui import state
 from workbench.views import step_page as view
+from workbench.views import subagents as subagents_view
 from workbench.views.display import display_frame
 from workbench.views.step_through import RequestMessage, message_overview, page_of
 
@@ -130,7 +131,8 @@ def page_by_page(shown: Sequence[RequestMessage], step: int, only_changed: bool
     return page_of(pool, int(page), view.PAGE_SIZE)
 
 
-def show_messages(messages: Sequence[RequestMessage], step: int, *, full: bool) -> None:
+def show_messages(messages: Sequence[RequestMessage], step: int, *, full: bool,
+                  subagents: Mapping[int, Sequence[Mapping[str, Any]]] | None = None) -> None:
     """Each message as text in a bordered box (left border coloured by its marks); an original
     is sent only while its expander is open, so closed ones cost nothing. The text is ``st.text``:
     a first ``st.code`` makes the browser load and run Streamlit's syntax highlighter (1.5 MB of
@@ -141,6 +143,10 @@ def show_messages(messages: Sequence[RequestMessage], step: int, *, full: bool) 
         with st.container(border=True, key=box.key):
             st.markdown(box.heading)
             st.text(box.text)
+            # a tool call that ran a sub-agent: the sub-agent on the card, linked to its session
+            for run in (subagents or {}).get(-1 if message.history_index is None
+                                              else message.history_index, ()):
+                st.markdown(subagents_view.subagent_card(run))
             if box.original_label is not None:
                 original = st.expander(box.original_label, key=box.original_key,
                                        on_change="rerun")

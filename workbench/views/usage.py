@@ -148,11 +148,7 @@ def usage_metrics(steps: Sequence[StepLike], recorded: Sequence[RecordedMark] = 
     error, last = estimate_error(steps, recorded), steps[-1]
     measured = getattr(last, "overhead_measured_at", None)
     gap = f"{getattr(last, 'unrecorded_overhead_tokens', None) or 0:,}"
-    gap_metric = (Metric("Compaction input (parent's conversation)", gap,
-                         "The prompt of this compaction call is the parent session's whole "
-                         "conversation, which this transcript does not hold: the compaction's real "
-                         "input, not system prompt or tool schemas")
-                  if compaction_request else
+    gap_metric = (compaction_input_metric(steps, calibration) if compaction_request else
                   Metric("Unrecorded overhead", gap,
                          "System prompt, tool schemas and framing the transcript does not contain, "
                          "carried in every whole-request figure"
@@ -167,6 +163,22 @@ def usage_metrics(steps: Sequence[StepLike], recorded: Sequence[RecordedMark] = 
         Metric("Calibration ratio", f"{figures.replay_calibration_ratio(calibration, steps):.3f}",
                "Provider tokens per local token at the end of the replay (each step uses the "
                "ratio known before it, shown on Step-through)"))
+
+
+def compaction_input_metric(steps: Sequence[StepLike], calibration: Any = None) -> Metric:
+    """The input of an agent's recorded compaction call: the prompt tokens the provider counted
+    for it (the figure the parent session states for that compaction), with the part of them
+    the transcript does not hold (the parent's conversation, measured after its response)."""
+    prompt = next((p for s in reversed(steps)
+                   if (p := getattr(s, "provider_prompt_tokens", None))), None)
+    unheld = getattr(calibration, "overhead", None) if calibration is not None else None
+    held = (f"; {unheld:,} of them are the parent's conversation, which this transcript does not "
+            "hold" if unheld else "")
+    return Metric("Compaction input (parent's conversation)",
+                  "—" if prompt is None else f"{prompt:,}",
+                  "The prompt tokens the provider counted for this compaction call, as the parent "
+                  "session states them: its prompt is the parent session's whole conversation, "
+                  f"the compaction's real input, not system prompt or tool schemas{held}")
 
 
 def usage_budget_caption(thresholds: Thresholds | None, pressure_line: int) -> str:

@@ -37,4 +37,4 @@ ui.show_table(opened)
 page, linked = ui.page_picker(session_id, len(opened.session.messages))
 start = (page - 1) * PAGE_SIZE
 ui.show_conversation(conversation(opened.session, opened.estimator, start, start + PAGE_SIZE), page,
-                     linked)
+                     linked, {run["call_id"]: run for run in opened.subagents})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.services.fidelity import step_losses
+from workbench.services.messages import subagent_calls
 from workbench.services.step_through import open_step, step_timeline
 from workbench.ui import step_through as ui
 from workbench.ui.breakdown import show_breakdown
@@ -50,4 +51,8 @@ else:
     visible, left_out = focus_messages(prep, shown, last=view.LAST, cap=view.PAGE_SIZE)
     if (note := view.focus_caption(len(visible), len(shown), left_out)) is not None:
         st.caption(note)
-ui.show_messages(visible, step, full=full)
+runs: dict[int, list] = {}
+for run in subagent_calls(store, session_id).values():
+    if run["message"] is not None:
+        runs.setdefault(run["message"], []).append(run)
+ui.show_messages(visible, step, full=full, subagents=runs)
