@@ -91,6 +91,10 @@ class CostStep:
     ttl: Ttl | None = "5m"
     """The TTL the replayed request writes at; None: the recording used no prompt cache, so
     what the replay does not read is plain input."""
+    as_recorded: bool = False
+    """The replayed request is the one the agent sent (no earlier step changed the history and
+    this one sends what the agent sent): it is priced as billed, with its recorded cache reads
+    and writes."""
 
 
 @dataclass(frozen=True)
@@ -163,8 +167,12 @@ class _Sums:
             self.unpriced.add(step.model or "unknown model")
             return
         split = step.cache
-        mine = _replayed(step, split.read if split else None, rate) or Decimal(0)
-        if_kept = _replayed(step, split.read_if_kept if split else None, rate) or Decimal(0)
+        u = step.recorded
+        if step.as_recorded and u is not None and u.is_trusted:
+            mine = if_kept = billed(u, step.model, step.when).usd or Decimal(0)
+        else:
+            mine = _replayed(step, split.read if split else None, rate) or Decimal(0)
+            if_kept = _replayed(step, split.read_if_kept if split else None, rate) or Decimal(0)
         bare = _replayed(step, None, Decimal(1)) or Decimal(0)
         self.priced += 1
         self.requests += mine
@@ -172,7 +180,6 @@ class _Sums:
         if split:
             self.read, self.written = self.read + split.read, self.written + split.written
             self.read_if_kept += split.read_if_kept
-        u = step.recorded
         if u is not None and u.is_trusted:
             bill = billed(u, step.model, step.when)
             self.compared += 1
@@ -264,27 +271,44 @@ def _whole(step: Any) -> int | None:
     return whole if whole is not None else step.final_input_tokens
 
 
+def _as_recorded(step: Any) -> bool:
+    """The step sends the request the agent sent: its messages count what the recorded
+    request's do (no stage of this step or an earlier one changed the history)."""
+    recorded = getattr(step, "recorded_request_tokens", None)
+    return recorded is not None and step.final_input_tokens == recorded
+
+
 def _steps(session: Session, preparations: Iterable[Any],
            prefixes: Mapping[int, Prefix] | None) -> list[CostStep]:
     """Priced steps with their cache splits; ``prefixes`` by step index (None or missing: the
-    request's body was not kept)."""
+    request's body was not kept). Steps are sent as recorded until the first one that is not."""
     base: list[tuple[CostStep, CacheRequest | None]] = []
     model = session.header.model
     cached = any(u.cache_read_tokens or u.cache_write_tokens for _, u, _ in responses(session))
     ttl: Ttl | None = "5m" if cached else None
+    same = True
     for p in preparations:
         at = p.response_message_index
         msg = session.messages[at] if 0 <= at < len(session.messages) else None
         usage = msg.usage if msg else None
+        trusted = usage if usage is not None and usage.is_trusted else None
         model = response_model(msg, model) if msg else model
         ttl = write_ttl(usage) or ttl
-        step = CostStep(p.step_index, model, _whole(p), usage, msg.timestamp if msg else None,
-                        ttl=ttl)
-        request = None if step.replay_input_tokens is None else CacheRequest(
-            model=model, whole=step.replay_input_tokens,
-            prefix=(prefixes or {}).get(p.step_index), compaction=bool(p.compaction_applied),
+        whole = _whole(p)
+        same = same and whole is not None and _as_recorded(p)
+        if same:  # the request the agent sent: the provider's count of it
+            whole = trusted.prompt_tokens if trusted else (
+                getattr(p, "provider_prompt_tokens", None) or whole)
+        step = CostStep(p.step_index, model, whole, usage, msg.timestamp if msg else None,
+                        ttl=ttl, as_recorded=same and trusted is not None)
+        request = None if whole is None else CacheRequest(
+            model=model, whole=whole, prefix=(prefixes or {}).get(p.step_index),
+            compaction=bool(p.compaction_applied),
             system_tokens=getattr(p, "unrecorded_overhead_tokens", None) or 0,
-            recorded_read=usage.cache_read_tokens if usage and usage.is_trusted else None)
+            recorded_read=trusted.cache_read_tokens if trusted else None,
+            recorded_written=trusted.cache_write_tokens if trusted else None,
+            recorded_prompt=trusted.prompt_tokens if trusted else None,
+            as_recorded=step.as_recorded, when=step.when, ttl=ttl or "5m")
         base.append((step, request))
     splits = iter(cache_splits([r for _, r in base if r is not None]))
     return [replace(s, cache=next(splits)) if r is not None else s for s, r in base]

@@ -28,10 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.tokens import TokenEstimator
+
+from .billing import Ttl
 
 __all__ = ["CacheRequest", "CacheSplit", "Prefix", "PrefixSink", "cache_splits", "common_prefix",
            "prefix_of"]
@@ -116,6 +119,16 @@ class CacheRequest:
     framing (the unrecorded overhead); read only when the body was not kept."""
     recorded_read: int | None = None
     """Cache-read tokens of the recorded request at the same step (None: no trusted usage)."""
+    recorded_written: int | None = None
+    """Cache-write tokens of the recorded request at the same step (None: no trusted usage)."""
+    recorded_prompt: int | None = None
+    """Prompt tokens the provider counted for the recorded request (None: no trusted usage)."""
+    as_recorded: bool = False
+    """The request is the one the agent sent: it reads and writes what the recording did."""
+    when: datetime | None = None
+    """When it was sent (the recorded response's time; None: unknown, nothing expires)."""
+    ttl: Ttl = "5m"
+    """The lifetime of the cache entries it writes and refreshes."""
 
 
 @dataclass(frozen=True)
@@ -128,32 +141,127 @@ class CacheSplit:
     """What it would have read had no rewrite invalidated the cache."""
 
 
-def _read(req: CacheRequest, kept: int) -> int:
+TTL_SECONDS: dict[Ttl, int] = {"5m": 300, "1h": 3600}
+BREAK_SHARE = 0.9
+"""A recorded request that kept its whole history (its prompt did not shrink) but read less than
+this share of what the previous recorded request cached found the cache broken (expired or
+evicted) for a reason the transcript does not show: the replayed request reads no more than it."""
+
+
+@dataclass
+class _Entry:
+    """A cached prefix: it ends at a breakpoint ``end`` tokens into the request."""
+
+    end: int
+    used: datetime | None
+    warm: bool = False
+    """Kept in the cache by the agent's other requests (the system prefix the first request of
+    a model read): it does not expire with this session's pauses."""
+
+
+@dataclass
+class _Chain:
+    """The cache of one model: its live entries and the last request."""
+
+    entries: list[_Entry]
+    last: CacheRequest
+
+
+def _shared(req: CacheRequest, prev: CacheRequest) -> tuple[int, int]:
+    """``(shared, kept)``: the tokens ``req`` shares with ``prev`` from the start, and what it
+    would share had nothing been rewritten."""
+    kept = min(prev.whole, req.whole)
     if req.prefix is None:  # body not kept: only a compaction is known to rewrite
-        return min(req.system_tokens, kept) if req.compaction else kept
+        return (min(req.system_tokens, kept) if req.compaction else kept), kept
     if req.prefix.tools_changed:
-        return 0
+        return 0, kept
     if req.prefix.kept_all:
-        return kept
-    return max(0, min(kept, req.whole - req.prefix.tail))
+        return kept, kept
+    return max(0, min(kept, req.whole - req.prefix.tail)), kept
+
+
+def _expired(entry: _Entry, when: datetime | None, ttl: Ttl) -> bool:
+    if entry.warm or entry.used is None or when is None:
+        return False
+    return (when - entry.used).total_seconds() > TTL_SECONDS[ttl]
+
+
+def _hit(entries: Sequence[_Entry], upto: int) -> _Entry | None:
+    """The longest cached prefix that ends at or before ``upto``."""
+    fits = [e for e in entries if e.end <= upto]
+    return max(fits, key=lambda e: e.end) if fits else None
+
+
+def _broken(req: CacheRequest, prev: CacheRequest) -> bool:
+    """The recorded request found the cache broken although its history only grew."""
+    if req.recorded_read is None or prev.recorded_read is None or req.recorded_prompt is None:
+        return False
+    cached = prev.recorded_read + (prev.recorded_written or 0)
+    grew = prev.recorded_prompt is None or req.recorded_prompt >= prev.recorded_prompt
+    return grew and req.recorded_read < BREAK_SHARE * cached
+
+
+def _first(req: CacheRequest) -> tuple[CacheSplit, list[_Entry]]:
+    """The first request of a model reads what its recorded request read, up to its own size:
+    a prompt prefix (system prompt, tools) that the agent's earlier sessions left in the cache."""
+    if req.as_recorded and req.recorded_read is not None:
+        read = req.recorded_read
+        written = req.recorded_written if req.recorded_written is not None else req.whole - read
+    else:
+        read = min(req.recorded_read or 0, req.whole)
+        written = req.whole - read
+    entries = [_Entry(read, req.when, warm=True)] if read else []
+    return CacheSplit(read=read, written=written, read_if_kept=read), entries
+
+
+def _next(req: CacheRequest, chain: _Chain) -> tuple[CacheSplit, list[_Entry]]:
+    prev = chain.last
+    shared, kept = _shared(req, prev)
+    live = [e for e in chain.entries if not _expired(e, req.when, req.ttl)]
+    # the previous request's entry (at its end) still live: what is kept of it is read whole
+    prev_live = any(e.end >= prev.whole for e in live)
+    hit, hit_if_kept = _hit(live, shared), _hit(live, kept)
+    read_if_kept = kept if prev_live else (hit_if_kept.end if hit_if_kept else 0)
+    read = read_if_kept if shared == kept else (hit.end if hit else 0)
+    broken = req.recorded_read == 0 or _broken(req, prev)
+    if broken:
+        cap = req.recorded_read or 0
+        read, read_if_kept = min(read, cap), min(read_if_kept, cap)
+    if req.as_recorded and req.recorded_read is not None:
+        read = read_if_kept = req.recorded_read
+        written = req.recorded_written if req.recorded_written is not None else req.whole - read
+    else:
+        written = req.whole - read
+    for e in live:
+        if e.end <= read:
+            e.used = req.when if req.when is not None else e.used
+    kept_entries = [e for e in live if e.end <= (min(shared, read) if broken else shared)]
+    return CacheSplit(read=read, written=written, read_if_kept=read_if_kept), kept_entries
 
 
 def cache_splits(requests: Sequence[CacheRequest]) -> list[CacheSplit]:
-    """The cache split of every request, in step order, each against the previous request of
-    its model. The first request of a model reads what its recorded request read, up to its
-    own size: a prompt prefix (system prompt, tools) that the agent's earlier sessions left
-    in the cache."""
+    """The cache split of every request, in step order, each against the cache its model's
+    earlier requests left (docs/pricing.md):
+
+    - a request the agent sent as recorded reads and writes what the recording did;
+    - otherwise it reads the longest cached prefix it still starts with: caches sit at
+      breakpoints (the system prefix and the end of each earlier request), so a rewrite inside
+      the history reads up to the breakpoint before it, and everything after is written;
+    - an entry not used for longer than the TTL the request writes at has expired;
+    - where the recorded request found the cache broken (it read nothing, or its history only
+      grew and it read much less than the previous request cached), the replayed one reads no
+      more than the recorded one.
+    """
     out: list[CacheSplit] = []
-    last: dict[str | None, CacheRequest] = {}
+    chains: dict[str | None, _Chain] = {}
     for req in requests:
-        prev = last.get(req.model)
-        if req.recorded_read == 0:
-            kept = read = 0
-        elif prev is None:
-            kept = read = min(req.recorded_read or 0, req.whole)
+        chain = chains.get(req.model)
+        if chain is None:
+            split, entries = _first(req)
         else:
-            kept = min(prev.whole, req.whole)
-            read = _read(req, kept)
-        out.append(CacheSplit(read=read, written=req.whole - read, read_if_kept=kept))
-        last[req.model] = req
+            split, entries = _next(req, chain)
+        if req.whole > 0 and all(e.end != req.whole for e in entries):
+            entries.append(_Entry(req.whole, req.when))
+        chains[req.model] = _Chain(entries, req)
+        out.append(split)
     return out
