@@ -229,3 +229,29 @@ def test_r_red_6_edit_located_in_a_read_without_line_numbers():
     res = c.reduce()
     assert decision(res, shown).action == "stale"
     assert decision(res, other).action == "kept"
+
+
+def test_r_red_3_a_stale_mid_size_web_fetch_json_falls_to_the_generic_gate_and_keeps_its_url():
+    """R-RED-3/4: web fetches are not one of seed 002's sized categories (reads and file previews,
+    grep/glob, shell): a fetched JSON document of 1.5–3 KB (over ``stale_output_bytes``, not over
+    ``read_like_output_bytes``) at ``stale_age_turns`` with at least ``min_tool_results_prune``
+    results meets the generic rule, which tries the shapes first: read-like before JSON, so the
+    summary keeps the URL. Younger, or with fewer results, it stays whole."""
+    doc = json.dumps({f"key_{i}": f"value {i} " * 3 for i in range(40)})
+    assert 1500 < len(doc.encode()) <= 3000
+    url = "https://api.example.com/v1/items?page=3"
+
+    def fetched(age: int, others: int):
+        conv = Conv()
+        for i in range(others):
+            conv.call("Bash", {"command": f"echo {i}"}, f"line {i}")
+        return _aged("WebFetch", {"url": url}, doc, age, conv=conv)
+
+    res, cid = fetched(3, 5)
+    d = decision(res, cid)
+    assert (d.action, d.category, d.rule) == ("reduced", "web_fetch", "stale_age_turns")
+    assert f"path={url}" in sent_text(res, cid)
+    res, cid = fetched(2, 5)
+    assert decision(res, cid).action == "kept"
+    res, cid = fetched(3, 4)
+    assert (decision(res, cid).action, decision(res, cid).rule) == ("kept", "min_tool_results_prune")

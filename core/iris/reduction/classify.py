@@ -277,10 +277,13 @@ def _generic(info: ResultInfo, ctx: Context, cfg: ReductionConfig, age: int, siz
 
 def _category_gates(info: ResultInfo) -> tuple[str, str] | None:
     """The age and size fields of the category ``info`` belongs to (R-RED-3): shell success and
-    logs (read-only commands with their own age), read-like and search results, diffs (summarised
-    only above the shell size); None outside the categories, where the generic rule applies
-    (skills share the generic gates). A ``*_bytes`` field is the category's minimum size: a
-    smaller output stays whole whatever its age (seed 002, 年龄参数说明)."""
+    logs (read-only commands with their own age), reads and searches, diffs (summarised only above
+    the shell size); None outside the categories, where the generic rule applies (skills share
+    the generic gates). A ``*_bytes`` field is the category's minimum size: a smaller output stays
+    whole whatever its age (seed 002, 年龄参数说明). Web fetches are not one of seed 002's sized
+    categories (its read-like row is reads and file previews): a fetch over
+    ``read_like_output_bytes`` is summarised read-like at ``read_like_age_turns`` by the
+    any-tool rule, and a smaller one meets the generic gates, whose shapes keep its URL."""
     if info.skill:
         return None
     if info.diff:
@@ -288,7 +291,7 @@ def _category_gates(info: ResultInfo) -> tuple[str, str] | None:
     if info.kind == "shell":
         return ("shell_read_only_age_turns" if info.read_only_shell else "shell_success_age_turns",
                 "shell_success_bytes")
-    if info.kind in ("read", "search", "glob", "web_fetch"):
+    if info.kind in ("read", "search", "glob"):
         return "read_like_age_turns", "read_like_output_bytes"
     return None
 
