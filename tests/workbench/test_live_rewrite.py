@@ -143,3 +143,24 @@ def test_r_live_2_a_watcher_follows_the_new_session_after_a_truncation(real_sess
         assert store.session(FIRST).messages == whole
         assert store.session(cut.session_id).messages == load_session(live).session.messages
         assert created.session_id == FIRST and len(store.list_sessions()) == 2
+
+
+def test_r_live_2_importing_other_content_of_a_stored_session_id_adds_a_session(
+        real_sessions: Path, tmp_path: Path):
+    """R-LIVE-2: the import path follows the same rule: a file whose session id is stored with
+    other content (here the stored file cut short) is stored beside it under the suffixed id; the
+    stored session is not touched."""
+    first = _lines(real_sessions, FIRST)
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(first[:400]))
+    with open_store() as store:
+        stored = store.import_file(path)
+        whole = store.session(FIRST).messages
+        path.write_bytes(b"".join(first[:150]))
+        again = store.import_file(path)
+    cut = load_session(path)
+    assert stored.session_id == FIRST and again.created
+    assert again.session_id == f"{FIRST}-{cut.content_hash.split(':')[-1][:8]}"
+    with open_store() as store:
+        assert store.session(FIRST).messages == whole
+        assert store.session(again.session_id).messages == cut.session.messages
