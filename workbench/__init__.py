@@ -15,6 +15,36 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+
+def _check_engine() -> None:
+    """The engine's import name ``iris`` is also SciTools Iris's: with both installed, whichever
+    comes first on ``sys.path`` wins. Say so, naming what was found, instead of a bare
+    ``ModuleNotFoundError`` from deep inside the other package (``cf_units``)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("iris")
+    except (ImportError, ValueError) as exc:  # a broken 'iris' on the path
+        spec, found = None, f"an 'iris' that cannot be imported ({exc})"
+    else:
+        found = f"another package named 'iris' at {spec.origin}" if spec else "no package 'iris'"
+    if spec is not None:
+        try:
+            engine = importlib.import_module("iris")
+        except ImportError as exc:
+            found = f"{found}, which fails to import ({exc})"
+        else:
+            if getattr(engine, "__context_workbench_engine__", False):
+                return
+    raise ImportError(
+        f"Context Workbench needs its engine, import name 'iris', but Python finds {found}. "
+        "SciTools Iris (the climate-data library) uses the same import name: install Context "
+        "Workbench in its own virtual environment (pip uninstall scitools-iris there), or run it "
+        "with its own .venv (make run).")
+
+
+_check_engine()
+
 __all__ = [
     "Comparison",
     "CorpusResult",

@@ -96,8 +96,15 @@ __all__ = [
 ]
 
 
+#: Marks this package as the Context Workbench engine: another distribution also installs a
+#: top-level ``iris`` (SciTools Iris), and ``workbench`` checks for this name to say which one won.
+__context_workbench_engine__ = True
+
 __getattr__ = lazy_attributes("iris", _MODULE_OF, globals())
+
+# The helpers this module needed are not part of what ``iris`` offers (``dir(iris)``, completion).
+del TYPE_CHECKING, annotations, lazy_attributes
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*__all__, "__version__"})
