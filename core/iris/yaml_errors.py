@@ -4,10 +4,11 @@
 Every YAML text the project reads from a user (configurations, presets, context.yaml, the
 Configuration page's editor) goes through :func:`read_yaml`. A syntax error reads
 ``invalid YAML: <problem>`` with the file and the 1-based line of the problem. Alias expansion is
-bounded (R-BOUND-1): a document whose nodes, each alias counted as the whole node it repeats,
-number more than :data:`MAX_YAML_NODES` is refused at the alias that passes the bound ("billion
-laughs": 550 bytes of nested aliases expand to 10⁹ strings, and everything that walks them spins),
-as is an alias inside its own anchor (a cyclic document).
+bounded (R-BOUND-1): a document whose aliases, each counted as the whole node it repeats, add more
+than :data:`MAX_YAML_NODES` nodes is refused at the alias that passes the bound ("billion laughs":
+550 bytes of nested aliases expand to 10⁹ strings, and everything that walks them spins), as is
+an alias inside its own anchor (a cyclic document). Nesting deeper than :data:`MAX_YAML_DEPTH`
+levels is refused with the file, line and field where it passes the bound.
 """
 
 from __future__ import annotations
@@ -19,10 +20,17 @@ import yaml
 
 from .errors import ConfigError
 
-__all__ = ["MAX_YAML_NODES", "node_line", "read_yaml", "relocated", "yaml_error"]
+__all__ = ["MAX_YAML_DEPTH", "MAX_YAML_NODES", "node_line", "read_yaml", "relocated", "yaml_error"]
 
 MAX_YAML_NODES = 100_000
-"""Largest document, in nodes with every alias expanded (a configuration has a few hundred)."""
+"""Most nodes a document's aliases may repeat, each alias counted as the whole node it repeats (a
+configuration has a few hundred nodes; plain nodes written out are not counted: their parse is
+linear in the text)."""
+MAX_YAML_DEPTH = 100
+"""Deepest nesting of mappings and sequences (composing and building a document recurses per
+level: 3,000 levels were a RecursionError)."""
+#: Keys of a field path shown in the error of a document nested too deep.
+_FIELD_PARTS = 8
 
 
 def _expanded(node: yaml.Node, sizes: dict[int, int]) -> int:
@@ -41,8 +49,16 @@ def _expanded(node: yaml.Node, sizes: dict[int, int]) -> int:
     return sizes[id(node)]
 
 
+def _field(path: Sequence[object]) -> str:
+    """``a.b[0].c`` for the keys and indices of ``path`` (the first few, when it is long)."""
+    shown = path[:_FIELD_PARTS]
+    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in shown).lstrip(".")
+    return text + ("…" if len(path) > len(shown) else "")
+
+
 class _BoundedLoader(yaml.SafeLoader):
-    """The safe loader, counting nodes as it composes them (an alias as the node it repeats)."""
+    """The safe loader, counting the nodes its aliases repeat and the depth of its collections
+    as it composes them."""
 
     def __init__(self, text: str, path: str | None) -> None:
         super().__init__(text)
@@ -50,6 +66,8 @@ class _BoundedLoader(yaml.SafeLoader):
         self.nodes = 0
         self.sizes: dict[int, int] = {}
         self.open_anchors: set[str] = set()
+        self.keys: list[object] = []
+        """Key (or sequence index) of each collection being composed, outermost first."""
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         event = cast("yaml.Event", self.peek_event())  # pyright: ignore[reportUnknownMemberType]
@@ -64,7 +82,9 @@ class _BoundedLoader(yaml.SafeLoader):
             target = self.anchors.get(anchor)
             self._count(_expanded(target, self.sizes) if target is not None else 1, line)
             return super().compose_node(parent, index)  # pyright: ignore[reportUnknownMemberType]
-        self._count(1, line)
+        collection = isinstance(event, yaml.CollectionStartEvent)
+        if collection:
+            self._enter(index, line)
         anchor = getattr(event, "anchor", None)
         if anchor is not None:
             self.open_anchors.add(str(anchor))
@@ -73,6 +93,16 @@ class _BoundedLoader(yaml.SafeLoader):
         finally:
             if anchor is not None:
                 self.open_anchors.discard(str(anchor))
+            if collection:
+                self.keys.pop()
+
+    def _enter(self, index: object, line: int | None) -> None:
+        key = index.value if isinstance(index, yaml.ScalarNode) else index
+        self.keys.append(key if isinstance(key, (str, int)) else "?")
+        if len(self.keys) > MAX_YAML_DEPTH:
+            raise ConfigError(f"nested more than {MAX_YAML_DEPTH} levels deep (a configuration "
+                              "nests a few levels)", path=self.path, line=line,
+                              field=_field(self.keys[1:]) or None)
 
     def _count(self, nodes: int, line: int | None) -> None:
         self.nodes += nodes

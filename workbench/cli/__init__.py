@@ -174,7 +174,7 @@ def _import_one(store, path: str, args: argparse.Namespace) -> str:
             outcome = store.import_file(path, format=args.format, lenient=args.lenient,
                                         progress=progress)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
-        print(f"error: {_describe(exc)}", file=sys.stderr)
+        report_error(exc)
         return "failed"
     verb = "imported" if outcome.created else "already stored"
     if not args.quiet:
@@ -321,6 +321,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _opens_store(args: argparse.Namespace) -> bool:
     """Whether a command whose parser does not say may open the store (any command may)."""
     return True
+
+
+def report_error(exc: BaseException) -> None:
+    """``error: …`` for an error a command caught to go on with other work (a file of several):
+    with ``WORKBENCH_DEBUG`` set, the traceback of an unexpected one comes first, as it does for
+    an error that ends the command."""
+    if os.environ.get("WORKBENCH_DEBUG") and not isinstance(exc, WorkbenchError):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    print(f"error: {_describe(exc)}", file=sys.stderr)
 
 
 def _describe(exc: BaseException) -> str:

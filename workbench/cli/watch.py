@@ -11,7 +11,9 @@ that no longer extends its stored session is stored as a new session, R-LIVE-2);
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from pathlib import Path
 
 __all__ = ["register"]
@@ -46,6 +48,8 @@ def _watch(args: argparse.Namespace) -> int:
 
     def failed(path: Path, exc: Exception) -> None:
         failures.append(str(path))
+        if os.environ.get("WORKBENCH_DEBUG"):
+            traceback.print_exception(exc, file=sys.stderr)
         print(f"error: {printable(str(exc))}", file=sys.stderr, flush=True)
 
     with open_store() as store:

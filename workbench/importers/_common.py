@@ -16,13 +16,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from iris.errors import SessionFormatError
 from orjson import JSONDecodeError as FastDecodeError
 from orjson import loads as fast_loads
 from pydantic import ValidationError
 
+from ._nesting import too_deep, within_nesting
 from ._source import open_bytes
 
 __all__ = ["LINE_FAILURES", "MAX_COUNT", "LineErrors", "UnplacedLine", "as_bool", "as_dict", "as_int", "as_list", "as_str",
@@ -332,17 +333,18 @@ def parse_time(value: Any, field: str = "timestamp") -> datetime | None:
 
 def parse_arguments(value: Any) -> dict[str, Any]:
     """Tool-call arguments as an object: JSON strings are parsed; anything that is not a JSON
-    object is kept verbatim as ``{"_raw": text}`` so nothing is lost."""
+    object, or nests deeper than the records hold (:mod:`._nesting`), is kept verbatim as
+    ``{"_raw": text}`` so nothing is lost."""
     if isinstance(value, dict):
-        return value
+        return within_nesting(cast("dict[str, Any]", value))
     if value is None or value == "":
         return {}
     if isinstance(value, str):
         try:
             parsed = json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return {"_raw": value}
-        return parsed if isinstance(parsed, dict) else {"_raw": value}
+        return {"_raw": value} if not isinstance(parsed, dict) or too_deep(parsed) else parsed
     return {"_raw": json.dumps(value, ensure_ascii=False, sort_keys=True)}
 
 

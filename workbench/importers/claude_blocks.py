@@ -24,6 +24,7 @@ from iris.session import (
 
 from ._common import MAX_COUNT, as_bool, as_dict, as_int, as_str, opt_str
 from ._fast import maker
+from ._nesting import within_nesting
 
 __all__ = ["anthropic_usage", "command_text", "convert_content", "is_injected"]
 
@@ -51,7 +52,7 @@ def convert_content(content: Any, role: str) -> tuple[ContentBlock, ...]:
         if kind == "text" and isinstance(text, str):  # the common cases, checked inline
             blocks.append(_text(text))
         elif kind == "tool_use" and _plain_call(raw):
-            blocks.append(_tool_call(raw["id"], raw["name"], raw["input"]))
+            blocks.append(_tool_call(raw["id"], raw["name"], within_nesting(raw["input"])))
         elif kind == "tool_result":
             blocks.extend(_tool_result(raw, i))
         else:
@@ -86,7 +87,7 @@ def _block(raw: dict[str, Any], role: str, where: str) -> list[ContentBlock]:
         return [_redacted("[redacted thinking]")]
     if kind == "tool_use":
         return [_tool_call(as_str(raw.get("id"), f"{where}.id"), as_str(raw.get("name"), f"{where}.name"),
-                           as_dict(raw.get("input", {}), f"{where}.input"))]
+                           within_nesting(as_dict(raw.get("input", {}), f"{where}.input")))]
     if kind == "image":
         return [_image(raw, f"image-{where.rsplit('[', 1)[-1].rstrip(']')}")]
     if kind in ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "document"):
@@ -145,6 +146,7 @@ def anthropic_usage(raw: dict[str, Any], model: str | None) -> Usage:
     counts = (raw.get("input_tokens"), raw.get("output_tokens"), raw.get("cache_read_input_tokens"),
               raw.get("cache_creation_input_tokens"))
     a, b, c, d = counts
+    raw = within_nesting(raw)
     if type(a) is int and type(b) is int and type(c) is int and type(d) is int \
             and 0 <= min(a, b, c, d) and max(a, b, c, d) <= MAX_COUNT:  # not bool, in range
         return _usage(a, b, c, d, model, raw)

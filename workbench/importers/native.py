@@ -32,6 +32,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from ._common import MAX_COUNT, fast_object, has_surrogate_escape, json_error_words, scrub_surrogates
 from ._fast import paused_gc
 from ._source import open_bytes
+from .native_checks import NativeChecks
 
 __all__ = ["NativeEvent", "dump_session", "dumps_session", "event_schema", "load_native", "parse_native_lines"]
 
@@ -117,9 +118,11 @@ def dump_session(session: Session, path: str | Path) -> Path:
 
 
 def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Path | None = None,
-                       lenient: bool = False, skipped: list[SessionFormatError] | None = None) -> Session:
+                       lenient: bool = False, skipped: list[SessionFormatError] | None = None,
+                       warnings: list[SessionFormatError] | None = None) -> Session:
     """Build a session from native lines. Strict: the first bad line raises; lenient: bad lines
-    are appended to ``skipped`` and left out (the header must still be valid)."""
+    are appended to ``skipped`` and left out (the header must still be valid), and lines kept
+    with a bad value dropped (:mod:`.native_checks`) are noted in ``warnings``."""
     header: SessionHeader | None = None
     messages: list[Message] = []
     switches: list[ModelSwitch] = []
@@ -127,6 +130,7 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
     snapshots: list[StepSnapshot] = []
     subagents: list[SubagentCall] = []
     ids: set[tuple[str, str]] = set()
+    checks = NativeChecks(path, lenient=lenient, warnings=warnings)
     for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -153,20 +157,16 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
                         f"schema_version {event.schema_version} is newer than this workbench "
                         f"supports ({SCHEMA_VERSION})", path=path, line=lineno, field="schema_version")
                 header = SessionHeader.model_validate(event.model_dump(exclude={"type"}))
+                checks.header(header, lineno)
             elif header is None:
                 raise SessionFormatError("the first line must be the header event", path=path, line=lineno)
             elif isinstance(event, MessageEvent):
-                message = _message(event)
+                message = checks.message(_message(event), lineno)
                 _ids_once(message, ids, path, lineno)
                 messages.append(message)
-            elif isinstance(event, ModelSwitchEvent):
-                switches.append(ModelSwitch.model_validate(event.model_dump(exclude={"type"})))
-            elif isinstance(event, CompactionEvent):
-                compactions.append(RecordedCompaction.model_validate(event.model_dump(exclude={"type"})))
-            elif isinstance(event, SubagentEvent):
-                subagents.append(SubagentCall.model_validate(event.model_dump(exclude={"type"})))
             else:
-                snapshots.append(StepSnapshot.model_validate(event.model_dump(exclude={"type"})))
+                checks.counts(data, lineno)
+                _add_event(event, switches, compactions, subagents, snapshots)
         except SessionFormatError as exc:
             if not lenient or header is None and lineno == 1:
                 raise
@@ -177,6 +177,19 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
     return Session(header=header, messages=tuple(messages), model_switches=tuple(switches),
                    compactions=tuple(compactions), context_snapshots=tuple(snapshots),
                    subagents=tuple(subagents))
+
+
+def _add_event(event: object, switches: list[ModelSwitch], compactions: list[RecordedCompaction],
+               subagents: list[SubagentCall], snapshots: list[StepSnapshot]) -> None:
+    """A model switch, compaction, sub-agent or context snapshot event into its list."""
+    if isinstance(event, ModelSwitchEvent):
+        switches.append(ModelSwitch.model_validate(event.model_dump(exclude={"type"})))
+    elif isinstance(event, CompactionEvent):
+        compactions.append(RecordedCompaction.model_validate(event.model_dump(exclude={"type"})))
+    elif isinstance(event, SubagentEvent):
+        subagents.append(SubagentCall.model_validate(event.model_dump(exclude={"type"})))
+    elif isinstance(event, ContextSnapshotEvent):
+        snapshots.append(StepSnapshot.model_validate(event.model_dump(exclude={"type"})))
 
 
 def _exact_line(raw: str | bytes, path: str | Path | None, lineno: int) -> Any:
@@ -261,7 +274,9 @@ def _check_numbers(value: Any, path: str | Path | None, lineno: int, field: str 
 
 
 def load_native(path: str | Path, *, lenient: bool = False,
-                skipped: list[SessionFormatError] | None = None) -> Session:
+                skipped: list[SessionFormatError] | None = None,
+                warnings: list[SessionFormatError] | None = None) -> Session:
     path = Path(path)
     with open_bytes(path) as fh, paused_gc():  # as load_session does: the records are kept
-        return parse_native_lines(fh, path=path, lenient=lenient, skipped=skipped)
+        return parse_native_lines(fh, path=path, lenient=lenient, skipped=skipped,
+                                  warnings=warnings)

@@ -53,6 +53,7 @@ from ._common import (
     shorten_title,
 )
 from ._cost import opt_cost
+from ._nesting import within_nesting
 from ._source import open_bytes, read_bytes
 
 __all__ = ["load_openai_chat"]
@@ -323,7 +324,7 @@ def _usage(raw: dict[str, Any], model: str | None, cost: float | None = None) ->
     return Usage(input_tokens=as_int(raw.get("prompt_tokens"), "usage.prompt_tokens"),
                  output_tokens=as_int(raw.get("completion_tokens"), "usage.completion_tokens"),
                  cache_read_tokens=as_int(cached, "usage.prompt_tokens_details.cached_tokens"),
-                 cache_read_in_input=True, model=model, raw=raw, cost_usd=cost)
+                 cache_read_in_input=True, model=model, raw=within_nesting(raw), cost_usd=cost)
 
 
 def _top_fields(top: dict[str, Any], errors: LineErrors) -> tuple[str | None, str | None]:

@@ -100,7 +100,7 @@ def load_native_file(path: Path, *, lenient: bool, skipped: list[SessionFormatEr
     """The native loader with the protocol's arguments (a native file carries its own id)."""
     from .native import load_native
 
-    return load_native(path, lenient=lenient, skipped=skipped)
+    return load_native(path, lenient=lenient, skipped=skipped, warnings=warnings)
 
 
 def importers() -> tuple[Importer, ...]:
