@@ -1,8 +1,8 @@
 """The ``workbench`` command line: serve the app, import transcripts, list and inspect sessions (R-UI-9).
 
 Every subcommand is a ``register(subparsers)`` function that adds its parser and sets ``handler``
-(``args -> exit code``). The four built-in ones live here; later subcommands (``replay``,
-``report``) are separate modules listed in :data:`COMMAND_MODULES`, so this file stays small.
+(``args -> exit code``). The three built-in ones (``run``, ``import``, ``inspect``) live here;
+every other one is in the module :data:`COMMANDS` names for it, so this file stays small.
 Errors the project raises on purpose (:class:`iris.errors.WorkbenchError`) are printed as one line
 naming the file, line and field, with exit code 1 and no traceback.
 """
@@ -25,18 +25,17 @@ from iris.errors import WorkbenchError
 
 __all__ = ["COMMANDS", "COMMAND_MODULES", "STDIN", "build_parser", "main", "shown", "stdin_file", "streamlit_command"]
 
-#: Modules that contribute subcommands, each with ``register(subparsers) -> None``.
-COMMAND_MODULES: tuple[str, ...] = ("workbench.cli.lists", "workbench.cli.replay", "workbench.report",
-                                     "workbench.cli.batch", "workbench.cli.export", "workbench.cli.watch",
-                                     "workbench.cli.twin")
-
-#: The module that registers each subcommand of :data:`COMMAND_MODULES`: a command line that names
-#: one of them imports only that module (``workbench sessions`` needs no replay engine); help, an
-#: unknown name or a command missing here register every module.
+#: The module that registers each subcommand outside this file (its ``register(subparsers) ->
+#: None``): a command line that names one of them imports only that module (``workbench
+#: sessions`` needs no replay engine); help, an unknown name or a command missing here register
+#: every module. A new command is one entry here (and its row and section in docs/cli.md).
 COMMANDS: dict[str, str] = {"sessions": "workbench.cli.lists", "replays": "workbench.cli.lists",
                             "replay": "workbench.cli.replay", "report": "workbench.report",
                             "batch": "workbench.cli.batch", "export": "workbench.cli.export",
                             "watch": "workbench.cli.watch", "twin-check": "workbench.cli.twin"}
+
+#: Modules that contribute subcommands, in the order their commands are listed.
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 
 APP_PATH = Path(__file__).resolve().parents[1] / "ui" / "app.py"
 
