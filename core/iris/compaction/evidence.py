@@ -1,114 +1,270 @@
-"""The ``## Files and Evidence`` section of an extractive checkpoint: every concrete fact of the
-head the rest of the session may need (R-FID-3).
+"""The ``## Files and Evidence`` section of an extractive checkpoint: the files and commands of the
+head the rest of the session is most likely to need (R-FID-3).
 
 What an agent most often has to relearn after a compaction is concrete: the file it was editing,
-the command that proved a fix, the identifier it was chasing. The section therefore lists the
-head's facts as :mod:`iris.fidelity` finds them — files (edited, read, otherwise named), each
-simple command with the outcome of its last run, identifiers, errors, URLs and numbers with units
-— written as they were, so a later mention matches. When they do not fit in ``max_chars`` the most
-recently used facts are kept and the count of the others is said (they stay in the archive).
+the command that proved a fix, the files a task description listed. The section lists them as they
+were written, so a later mention matches: files edited, read, named in commands and searches, and
+named by tool results (a task description, a status listing); each simple command of the shell
+calls with the outcome of its last run (``ok``/``failed``, and the first line of the output when
+the call ran that command alone). Files under the folder most file arguments share are written
+relative to it (said once).
+
+The engine cannot see what the session will do after the compaction; recency of use before the cut
+(raised a little for a file or command used many times) predicts it best, so those facts are kept
+first when not all fit in the section's allowance (the count of the others is said: they stay in
+the archive), and each group lists the most recent first.
+
+This module finds its facts itself: it shares no code with :mod:`iris.fidelity`, which scores the
+checkpoint (a test checks that neither imports the other).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
 
-from ..fidelity.facts import (
-    PATH_KEYS,
-    Fact,
-    FactKind,
-    command_parts,
-    command_text,
-    facts_with_last_use,
-)
-from ..session import Message
+from ..session import Message, TextBlock
 
-__all__ = ["DEFAULT_EVIDENCE_CHARS", "evidence_allowance", "evidence_section"]
+__all__ = ["DEFAULT_EVIDENCE_CHARS", "evidence_allowance", "evidence_section", "shell_command",
+           "simple_commands", "workspace_root"]
 
 DEFAULT_EVIDENCE_CHARS = 4000
 """The section's size when the caller gives no summary allowance."""
 EVIDENCE_CHARS_PER_TOKEN = 2
-"""Characters of evidence per token of the summary allowance: about half the allowance (text and
-code run at three to four characters a token), the rest left to the other sections."""
-_OUTCOME_CHARS = 100
-_GROUPS: tuple[tuple[str, FactKind], ...] = (
-    ("Commands run (outcome of the last run)", "commands"), ("Identifiers", "identifiers"),
-    ("Errors", "errors"), ("URLs", "urls"), ("Numbers", "numbers"))
-
-
-def _short(text: str, limit: int) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[:limit - 1] + "…"
+"""Characters of evidence per token of the summary allowance."""
+_OUTCOME_CHARS = 60
+_COMMAND_CHARS = 200
+_RESULT_CHARS = 20_000
+_FILE_ARGS = ("file_path", "path", "filePath", "filename", "notebook_path")
+_SHELL = re.compile(r"bash|shell|exec|command|terminal|run", re.IGNORECASE)
+_SEARCH_ARGS = ("pattern", "glob", "query", "path")
+_PATHLIKE = re.compile(r"(?<![\w/.~:-])(?:\.{1,2}/|~/|/)?(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*")
+_NAMED = re.compile(r"\.[A-Za-z]{1,5}$")
+_NOT_COMMANDS = frozenset({"cd", "echo", "sleep", "true", "false", "clear", "pwd", "export",
+                           "set", "if", "then", "else", "elif", "fi", "do", "done", "for",
+                           "while", "case", "esac", "{", "}", "(", ")"})
+_REDIRECT = re.compile(r"\s\d?>>?\s?(?:&\d|\S+)|\s\d?<\s?\S+")
 
 
 def evidence_allowance(max_tokens: int) -> int:
-    """The section's size in characters for a summary of at most ``max_tokens`` tokens."""
+    """The section's largest size in characters for a summary of at most ``max_tokens`` tokens."""
     return max(max_tokens * EVIDENCE_CHARS_PER_TOKEN, 0)
 
 
-def _outcomes(head: Sequence[Message]) -> dict[str, str]:
-    """Each simple command's outcome (``ok``/``failed`` and the first line) at its last run."""
-    calls: dict[str, list[str]] = {}
-    out: dict[str, str] = {}
-    for message in head:
-        for call in message.tool_calls:
-            command = command_text(call.arguments)
-            if command is not None:
-                calls[call.id] = [" ".join(p.split()) for p in command_parts(command)]
-        for result in message.tool_results:
-            first = next((ln for ln in result.text.splitlines() if ln.strip()), "")
-            verdict = "failed" if result.is_error else "ok"
-            for part in calls.get(result.call_id, ()):
-                out[part] = f"{verdict}: {_short(first, _OUTCOME_CHARS)}" if first else verdict
+def shell_command(name: str, arguments: Mapping[str, Any]) -> str | None:
+    """The command line of a shell tool call (``command``/``cmd``, a list joined), else None."""
+    if not _SHELL.search(name):
+        return None
+    value: object = arguments.get("command") or arguments.get("cmd")
+    if isinstance(value, list):
+        value = " ".join(map(str, cast("list[object]", value)))
+    return value if isinstance(value, str) else None
+
+
+def _balanced(text: str) -> bool:
+    """No quote or ``$(`` left open (a here-document's first line is not a whole command)."""
+    quote, depth = "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(" and text[i - 1:i] == "$":
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+    return not quote and not depth
+
+
+def simple_commands(line: str) -> list[str]:
+    """The simple commands of a shell command line as written: split at ``&&``, ``||``, ``;``
+    and line breaks outside quotes, up to a here-document; the first stage of a pipeline;
+    redirections dropped; ``cd``, ``echo`` and shell keywords left out."""
+    line = re.sub(r"\\\n\s*", " ", line)
+    pieces: list[str] = []
+    quote, start, i = "", 0, 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif line.startswith("<<", i):
+            break
+        elif ch in ";\n" or line.startswith(("&&", "||"), i):
+            pieces.append(line[start:i])
+            i += 1 if ch in ";\n" else 2
+            start = i
+            continue
+        i += 1
+    pieces.append(line[start:i])
+    out: list[str] = []
+    for piece in pieces:
+        stage = re.split(r"\s\|\s", piece.split("\n", 1)[0], maxsplit=1)[0]
+        stage = " ".join(_REDIRECT.sub("", f" {stage} ").split())
+        words = stage.split()
+        if words and words[0] not in _NOT_COMMANDS and not words[0].startswith("#") \
+                and _balanced(stage):
+            out.append(stage)
     return out
 
 
-def _edited(head: Sequence[Message], edit_tool: re.Pattern[str]) -> set[str]:
-    return {str(call.arguments[k]) for m in head for call in m.tool_calls
-            if edit_tool.search(call.name) for k in PATH_KEYS if k in call.arguments}
-
-
-def _render(chosen: Sequence[Fact], edited: set[str], outcomes: Mapping[str, str],
-            omitted: int) -> str:
-    lines: list[str] = []
-    paths = [f for f in chosen if f.kind == "paths"]
-    for label, group in (("Edited", [f for f in paths if f.text in edited]),
-                         ("Read or named", [f for f in paths if f.text not in edited])):
-        if group:
-            lines.append(f"- {label}: " + ", ".join(f"`{f.text}`" for f in group))
-    for label, kind in _GROUPS:
-        group = [f for f in chosen if f.kind == kind]
-        if not group:
+def _pathlike(text: str) -> Iterator[str]:
+    """Path-like words with a folder and a file name (or an absolute form), as written."""
+    for m in _PATHLIKE.finditer(text):
+        word = m.group(0).rstrip(".,:;")
+        if "://" in text[m.start():m.end() + 3]:
             continue
-        if kind == "commands":
-            lines.append(f"- {label}:")
-            lines += [f"  - `{f.text}`" + (f" → {outcomes[f.key]}" if f.key in outcomes else "")
-                      for f in group]
-        else:
-            lines.append(f"- {label}: " + "; ".join(f"`{f.text}`" for f in group))
-    if omitted:
-        lines.append(f"- (+{omitted} less recent facts in the archive)")
-    return "\n".join(lines)
+        if _NAMED.search(word) or word.startswith(("/", "~/", "./")):
+            yield word
+
+
+class _Head:
+    """What the head did with files and commands, each with the index of its last use."""
+
+    def __init__(self, head: Sequence[Message], edit_tool: re.Pattern[str]) -> None:
+        self.edited: dict[str, int] = {}
+        self.read: dict[str, int] = {}
+        self.named: dict[str, int] = {}
+        self.shown: dict[str, int] = {}
+        self.commands: dict[str, int] = {}
+        self.outcomes: dict[str, str] = {}
+        self.uses: dict[str, int] = {}
+        calls: dict[str, list[str]] = {}
+        self.last = len(head) - 1
+        for i, message in enumerate(head):
+            self._calls(i, message, edit_tool, calls)
+            if message.role == "user" and not message.tool_results:
+                typed = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+                for word in _pathlike(typed):
+                    self.named[word] = i
+            for result in message.tool_results:
+                self._outcome(result.text, result.is_error, calls.get(result.call_id, []))
+                for word in _pathlike(result.text[:_RESULT_CHARS]):
+                    if "/" in word.strip("/"):
+                        self.shown[word] = i
+
+    def _calls(self, i: int, message: Message, edit_tool: re.Pattern[str],
+               calls: dict[str, list[str]]) -> None:
+        for call in message.tool_calls:
+            args = call.arguments
+            files = [v for k in _FILE_ARGS if isinstance(v := args.get(k), str) and v.strip()]
+            for path in files:
+                (self.edited if edit_tool.search(call.name) else self.read)[path] = i
+                self.uses[path] = self.uses.get(path, 0) + 1
+            line = shell_command(call.name, args)
+            if line is not None:
+                parts = simple_commands(line)
+                calls[call.id] = parts
+                for part in parts:
+                    self.commands[part[:_COMMAND_CHARS]] = i
+                    self.uses[part[:_COMMAND_CHARS]] = self.uses.get(part[:_COMMAND_CHARS], 0) + 1
+                for word in _pathlike(line):
+                    self.named[word] = i
+            for key in _SEARCH_ARGS:
+                value = args.get(key)
+                if isinstance(value, str) and value not in files:
+                    for word in _pathlike(value):
+                        self.named[word] = i
+
+    def _outcome(self, text: str, failed: bool, parts: Sequence[str]) -> None:
+        verdict = "failed" if failed else "ok"
+        first = next((" ".join(ln.split()) for ln in text.splitlines() if ln.strip()), "")
+        if len(first) > _OUTCOME_CHARS:
+            first = first[:_OUTCOME_CHARS - 1] + "…"
+        for part in parts:
+            # the output of a compound call belongs to all its parts together: no first line
+            self.outcomes[part[:_COMMAND_CHARS]] = (f"{verdict}: {first}" if first and len(parts) == 1
+                                                    else verdict)
+
+
+def workspace_root(head: Sequence[Message]) -> str | None:
+    """The folder most of the head's absolute file arguments are under (at least three levels
+    deep), or None."""
+    folders: dict[str, int] = {}
+    total = 0
+    for message in head:
+        for call in message.tool_calls:
+            for key in _FILE_ARGS:
+                value = call.arguments.get(key)
+                if isinstance(value, str) and value.startswith("/"):
+                    total += 1
+                    parts = value.split("/")[1:-1]
+                    for n in range(3, len(parts) + 1):
+                        folder = "/" + "/".join(parts[:n])
+                        folders[folder] = folders.get(folder, 0) + 1
+    wide = [f for f, n in folders.items() if n >= 0.6 * total]
+    return max(wide, key=len) if wide else None
+
+
+def _relative(path: str, root: str | None) -> str:
+    if root and path.startswith(root + "/"):
+        return path[len(root) + 1:]
+    return path
+
+
+def _entries(facts: _Head, root: str | None) -> list[tuple[float, str, str]]:
+    """``(priority, group, line)`` of every fact, a file in one group only. The priority is the
+    recency of the last use (0 to 1 over the head) raised by how often it was used."""
+    out: list[tuple[float, str, str]] = []
+    seen: set[str] = set()
+    span = max(facts.last, 1)
+
+    def priority(key: str, at: int) -> float:
+        return at / span + 0.08 * min(facts.uses.get(key, 1) - 1, 6)
+
+    for group, found in (("Edited", facts.edited), ("Read", facts.read),
+                         ("Named in commands, searches or requests", facts.named),
+                         ("Named by tool results", facts.shown)):
+        for path, at in found.items():
+            shown = _relative(path, root)
+            if shown not in seen:
+                seen.add(shown)
+                out.append((priority(path, at), group, f"`{shown}`"))
+    for command, at in facts.commands.items():
+        outcome = facts.outcomes.get(command)
+        out.append((priority(command, at), "Commands",
+                    f"`{command}`" + (f" → {outcome}" if outcome else "")))
+    return out
+
+
+_ORDER = ("Edited", "Read", "Commands", "Named in commands, searches or requests",
+          "Named by tool results")
 
 
 def evidence_section(head: Sequence[Message], *, edit_tool: re.Pattern[str],
                      max_chars: int = DEFAULT_EVIDENCE_CHARS) -> str:
-    """The section's body (see the module doc); ``edit_tool`` tells which tool names change
-    files. Empty when the head states no fact."""
-    last = {f: i for f, i in facts_with_last_use(enumerate(head)) if f.kind != "instructions"}
-    facts = list(last)
-    if not facts:
+    """The section's body (see the module doc) within ``max_chars`` characters, the most recently
+    used facts first; empty when the head names no file and runs no command."""
+    root = workspace_root(head)
+    entries = sorted(_entries(_Head(head, edit_tool), root), key=lambda e: -e[0])
+    if not entries:
         return ""
-    edited, outcomes = _edited(head, edit_tool), _outcomes(head)
-    chosen: set[Fact] = set()
-    used = 0
-    for fact in sorted(facts, key=lambda f: -last[f]):  # most recent first
-        cost = len(fact.text) + 6 + (len(outcomes.get(fact.key, "")) + 3
-                                     if fact.kind == "commands" else 0)
-        if used + cost > max_chars:
+    chosen: list[tuple[float, str, str]] = []
+    used = len(root) + 40 if root else 0
+    covered = 0
+    for entry in entries:
+        cost = len(entry[2]) + 4
+        named = re.compile(r"(?<![\w./-])" + re.escape(entry[2].strip("`")) + r"(?![\w/-])")
+        if entry[1] != "Commands" and any(named.search(c[2]) for c in chosen
+                                          if c[1] == "Commands"):
+            covered += 1  # a command kept already names it
             continue
-        chosen.add(fact)
-        used += cost
-    ordered = [f for f in facts if f in chosen]
-    return _render(ordered, edited, outcomes, len(facts) - len(ordered))
+        if used + cost <= max_chars:
+            chosen.append(entry)
+            used += cost
+    lines: list[str] = [f"- Paths are relative to `{root}/`."] if root else []
+    for group in _ORDER:
+        mine = [line for _, g, line in chosen if g == group]
+        if not mine:
+            continue
+        if group == "Commands":
+            lines.append("- Commands run, latest and most used first (outcome of the last run):")
+            lines += [f"  - {line}" for line in mine]
+        else:
+            lines.append(f"- {group}, latest and most used first: " + ", ".join(mine))
+    if len(chosen) + covered < len(entries):
+        lines.append(f"- (+{len(entries) - len(chosen) - covered} less recently used files and "
+                     "commands in the archive)")
+    return "\n".join(lines)

@@ -1,38 +1,60 @@
-"""Extractive checkpoint sections: what an offline summariser can honestly say about a head.
+"""Extractive checkpoint sections: a summary a person could continue from, written offline from
+the head's messages (R-FID-3).
 
-Every required section is filled from the messages themselves: the request, the objective, the
-files, commands (with outcomes), identifiers, errors, URLs and numbers the head states (every one
-that fits the summary's allowance, the most recent first: :mod:`.evidence`), todo items and the
-last assistant intent. Nothing is invented; empty findings say so explicitly. Lists are capped so
-the summary stays small and deterministic.
+- Current User Request, Active Objective, Background Goals: the user's requests in order, the
+  latest first (messages queued while the agent worked included), and the item in progress;
+- Progress: what is done, with its evidence: commits, closed tasks, test runs whose last run
+  passed (:mod:`.progress`);
+- Key Decisions: the assistant's sentences that chose, dropped or explained something, not its
+  narration of the next tool call;
+- Files and Evidence: files and commands, the most recently used first, within the summary's
+  allowance and at most :data:`EVIDENCE_SHARE` of the sections (:mod:`.evidence`);
+- Todo State and Next Step: the latest todo list or plan tool call (TodoWrite, update_plan), else
+  the last assistant intent;
+- SubAgent State: each delegated task and its state; Open Problems: failures no later run fixed.
+
+Nothing is invented; empty findings say so explicitly. Lists are capped so the summary stays small
+and deterministic.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Sequence
 
 from ..session import Message, TextBlock
-from .carried import is_real_user_message
 from .checkpoint import previous_sections
 from .evidence import DEFAULT_EVIDENCE_CHARS, evidence_section
+from .progress import (
+    Finding,
+    PlanItem,
+    current_task,
+    decisions,
+    done,
+    latest_plan,
+    open_problems,
+    requests,
+    subagents,
+)
 
 __all__ = ["EDIT_TOOL", "PATH_KEYS", "SHELL_TOOL", "extractive_sections"]
 
 MAX_ITEMS = 8
+MAX_DONE = 12
+MAX_DECISIONS = 6
+MAX_NOTES = 3
+_GROUP_LINES = 320
+"""Characters the section's group lines take besides its entries."""
 MAX_CHARS = 220
+EVIDENCE_SHARE = 0.38
+"""The largest share of the sections the file and command list may take (R-FID-3: at most 40 %
+of the checkpoint; the rendered checkpoint adds its runtime part, so the share there is lower)."""
 PATH_KEYS = ("path", "file_path", "filePath", "filename", "notebook_path")
 """Tool-argument keys that name the file a call works on."""
 EDIT_TOOL = re.compile(r"edit|write|patch|replace|create|delete|move", re.IGNORECASE)
 """Tool names that change files."""
 SHELL_TOOL = re.compile(r"bash|shell|exec|command|terminal|run", re.IGNORECASE)
 """Tool names that run shell commands."""
-_TODO = re.compile(r"todo", re.IGNORECASE)
-_AGENT = re.compile(r"agent|task|delegate", re.IGNORECASE)
-_DECISION = re.compile(r"\b(decid\w*|I will|I'll|we will|plan\w*|instead|approach|chose|use)\b",
-                       re.IGNORECASE)
 
 
 def _short(text: str, limit: int = MAX_CHARS) -> str:
@@ -49,39 +71,6 @@ def _bullets(items: Sequence[str], empty: str) -> str:
     return "\n".join(f"- {i}" for i in shown) + more
 
 
-def _tool_facts(head: Sequence[Message]) -> dict[str, list[str]]:
-    facts: dict[str, list[str]] = {"read": [], "edited": [], "commands": [], "errors": [],
-                                   "todos": [], "agents": []}
-    calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    for message in head:
-        for call in message.tool_calls:
-            calls[call.id] = (call.name, call.arguments)
-            path = next((str(call.arguments[k]) for k in PATH_KEYS if k in call.arguments), None)
-            if path:
-                facts["edited" if EDIT_TOOL.search(call.name) else "read"].append(f"`{path}`")
-            if _TODO.search(call.name):
-                facts["todos"].append(_short(json.dumps(call.arguments, ensure_ascii=False,
-                                                        sort_keys=True), 300))
-            elif _AGENT.search(call.name) and not path:
-                facts["agents"].append(f"{call.name}: {_short(str(call.arguments), 160)}")
-        for result in message.tool_results:
-            name, args = calls.get(result.call_id, ("?", {}))
-            first = _short(result.text.strip().splitlines()[0] if result.text.strip() else "")
-            if result.is_error:
-                facts["errors"].append(f"{name}: {first}")
-            command: object = args.get("command") or args.get("cmd")
-            if command is not None and SHELL_TOOL.search(name):
-                if isinstance(command, list):
-                    command = " ".join(map(str, cast("list[object]", command)))
-                outcome = "failed" if result.is_error else "ok"
-                facts["commands"].append(f"`{_short(str(command), 120)}` → {outcome}: {first}")
-    return facts
-
-
-def _user_texts(head: Sequence[Message]) -> list[str]:
-    return [m.text.strip() for m in head if is_real_user_message(m)]
-
-
 def _prose(message: Message) -> str:
     """Only what the assistant wrote as text (not its tool calls or reasoning)."""
     return "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
@@ -91,7 +80,15 @@ def _assistant_texts(head: Sequence[Message]) -> list[str]:
     return [t for m in head if m.role == "assistant" and (t := _prose(m))]
 
 
-def _next_step(assistant: list[str], request: str) -> str:
+def _next_step(plan: Sequence[PlanItem], assistant: list[str], request: str) -> str:
+    """The latest plan's item in progress, else its first pending one, else the last thing the
+    assistant said it would do, else the request."""
+    doing = next((p for p in plan if p.status == "in_progress"), None)
+    if doing is not None:
+        return f"Continue (in progress in the latest plan): {doing.text}"
+    pending = next((p for p in plan if p.status not in ("completed", "done", "cancelled")), None)
+    if pending is not None:
+        return f"Next in the latest plan: {pending.text}"
     if assistant:
         sentences = re.split(r"(?<=[.!?。])\s+", assistant[-1])
         intent = next((s for s in reversed(sentences) if len(s.strip()) >= 12), "")
@@ -100,55 +97,99 @@ def _next_step(assistant: list[str], request: str) -> str:
     return f"Work on the current request: {_short(request or 'see the retained messages')}"
 
 
-def _background(users: list[str], carried: dict[str, str], objective: str) -> str:
-    """The first request of the segment, else the carried goals (or the carried objective when
-    the objective changed), so the original task survives repeated compactions."""
-    if len(users) > 1:
-        return _short(users[0], 400)
+def _background(asked: Sequence[Finding], carried: dict[str, str], objective: str) -> str:
+    """The earlier requests of the segment, the latest first, one a line; with none, the carried
+    goals (or the carried objective when the objective changed), so the original task survives
+    repeated compactions."""
+    lines = [_short(f.text, 300) for f in reversed(asked[:-1])][:MAX_ITEMS]
+    if len(asked) - 1 > MAX_ITEMS:
+        lines.append(f"(+{len(asked) - 1 - MAX_ITEMS} earlier requests in the archive)")
     goals = carried.get("Background Goals", "")
     old = carried.get("Active Objective", "")
     if (not goals or goals.startswith("None beyond")) and old and old != objective:
-        return old
-    return goals or "None beyond the active objective."
+        goals = old
+    if goals and not goals.startswith("None beyond"):
+        lines.append(goals)
+    return "\n".join(lines) or "None beyond the active objective."
+
+
+def _objective(objective: str, request: str, doing: str | None, task: str | None) -> str:
+    """The task being worked on (the plan's item in progress, the tracker task the agent last
+    took), after the objective when it is not the request again."""
+    lines: list[str] = []
+    if objective and _short(objective, 400) != _short(request, 400):
+        lines.append(_short(objective, 400))
+    if task:
+        lines.append(f"Task taken last: {task}")
+    if doing:
+        lines.append(f"Working on: {doing}")
+    return "\n".join(lines) or (f"The current request: {_short(request, 160)}" if request
+                                else "No objective stated in the archived segment.")
+
+
+def _todo_state(plan: Sequence[PlanItem]) -> str:
+    if not plan:
+        return ("### Active/relevant to latest request\n- No todo list or plan recorded\n"
+                "### Completed/background\n- See Progress\n### Stale/superseded\n- None")
+    active = [f"- [{'>' if p.status == 'in_progress' else ' '}] {p.text}"
+              + (" (in progress)" if p.status == "in_progress" else "")
+              for p in plan if p.status not in ("completed", "done", "cancelled")]
+    finished = [f"- [x] {p.text}" for p in plan if p.status in ("completed", "done")]
+    dropped = [f"- {p.text}" for p in plan if p.status == "cancelled"]
+    return ("### Active/relevant to latest request\n" + ("\n".join(active) or "- None open")
+            + "\n### Completed/background\n" + ("\n".join(finished) or "- None")
+            + "\n### Stale/superseded\n" + ("\n".join(dropped) or "- None"))
 
 
 def extractive_sections(head: Sequence[Message], *, current_request: str | None,
                         constraints: Sequence[str] = (),
                         previous_checkpoint: str | None = None,
                         evidence_chars: int = DEFAULT_EVIDENCE_CHARS) -> dict[str, str]:
-    """The eleven required sections, filled from ``head``; with no user message in the head the
-    anchors (request, objective, goals) are carried verbatim from the previous checkpoint.
-    ``## Files and Evidence`` lists the head's facts within ``evidence_chars`` characters
-    (:mod:`.evidence`)."""
-    users, assistant, facts = _user_texts(head), _assistant_texts(head), _tool_facts(head)
+    """The eleven required sections, filled from ``head`` (see the module doc); with no user
+    message in the head the anchors (request, objective, goals) are carried verbatim from the
+    previous checkpoint. ``## Files and Evidence`` takes at most ``evidence_chars`` characters and
+    at most :data:`EVIDENCE_SHARE` of the sections."""
+    asked, assistant = requests(head), _assistant_texts(head)
     carried = previous_sections(previous_checkpoint)
-    request = (current_request or (users[-1] if users else "")).strip()
-    request = request or carried.get("Current User Request", "")
-    objective = users[-1] if users else carried.get("Active Objective", request)
-    background = _background(users, carried, objective)
-    decisions = [_short(s) for t in assistant for s in re.split(r"(?<=[.!?。])\s+", t)
-                 if _DECISION.search(s)]
-    progress = [(f"{len(facts['commands'])} command(s), {len(facts['read'])} read(s), "
-                 f"{len(facts['edited'])} edit(s), {len(facts['errors'])} error(s) in "
-                 f"{len(head)} archived messages.")]
-    progress += [_short(t) for t in assistant[-3:]]
+    latest = asked[-1].text if asked else ""
+    request = (current_request or latest).strip() or carried.get("Current User Request", "")
+    plan = latest_plan(head)
+    objective = latest or carried.get("Active Objective", request)
+    doing = next((p.text for p in plan if p.status == "in_progress"), None)
+    task = current_task(head)
+    finished = done(head)
+    progress = ["(Extractive summary: built offline from the archived messages; no model wrote it.)"]
     if previous_checkpoint:
-        progress.insert(0, "Continues the previous checkpoint (see ## Previous Checkpoint).")
-    files = evidence_section(head, edit_tool=EDIT_TOOL, max_chars=evidence_chars)
-    todos = (_bullets(facts["todos"][-1:], "- None recorded") if facts["todos"]
-             else "- None recorded")
-    return {
-        "Current User Request": _short(request, 600) or "No user request in the archived segment.",
-        "Active Objective": _short(objective, 400) or "No objective stated in the archived segment.",
-        "Background Goals": background,
+        progress.append("- Continues the previous checkpoint (see ## Previous Checkpoint).")
+    progress += [f"- {f.text}" for f in finished[:MAX_DONE]]
+    if len(finished) > MAX_DONE:
+        progress.append(f"- (+{len(finished) - MAX_DONE} earlier results in the archive)")
+    if not finished:
+        progress.append("- No commit, closed task or passing test run in the archived segment.")
+    calls = sum(len(m.tool_calls) for m in head)
+    progress.append(f"- {calls} tool call(s) in {len(head)} archived messages. Where the work "
+                    "stood, in the assistant's last words before the cut:")
+    progress += [f"  - {_short(t, 300)}" for t in assistant[-MAX_NOTES:]]
+    chose = decisions(head, MAX_DECISIONS)
+    problems = open_problems(head, MAX_ITEMS)
+    agents = subagents(head)
+    sections = {
+        "Current User Request": _short(request, 800) or "No user request in the archived segment.",
+        "Active Objective": _objective(objective, request, doing, task),
+        "Background Goals": _background(asked, carried, objective),
         "User Constraints": _bullets([_short(c) for c in constraints], "None stated."),
-        "Progress": "(Extractive summary: built offline from the archived messages; no model "
-                    "wrote it.)\n" + _bullets(progress, "No progress recorded."),
-        "Key Decisions": _bullets(decisions, "No explicit decisions in the archived segment."),
-        "Files and Evidence": files or "- No files or commands in the archived segment.",
-        "Todo State": (f"### Active/relevant to latest request\n{todos}\n"
-                       "### Completed/background\n- See Progress\n### Stale/superseded\n- None"),
-        "SubAgent State": _bullets(facts["agents"], "No subagents recorded."),
-        "Open Problems": _bullets(facts["errors"], "No unresolved errors recorded."),
-        "Next Step": _next_step(assistant, request),
+        "Progress": "\n".join(progress),
+        "Key Decisions": ("\n".join(f"- {f.text}" for f in chose)
+                          or "No decision that changed the plan in the archived segment."),
+        "Files and Evidence": "",
+        "Todo State": _todo_state(plan),
+        "SubAgent State": _bullets([f.text for f in agents], "No subagents recorded."),
+        "Open Problems": ("\n".join(f"- {f.text}" for f in problems)
+                          or "No failure left unresolved at the cut."),
+        "Next Step": _next_step(plan, assistant, request),
     }
+    rest = sum(len(title) + len(body) + 5 for title, body in sections.items())
+    room = min(evidence_chars, int(rest * EVIDENCE_SHARE / (1 - EVIDENCE_SHARE)) - _GROUP_LINES)
+    files = evidence_section(head, edit_tool=EDIT_TOOL, max_chars=room)
+    sections["Files and Evidence"] = files or "- No files or commands in the archived segment."
+    return sections

@@ -365,6 +365,9 @@ def result_paths(message: Message, norm: Normaliser) -> Iterator[str]:
     tool results state; the first :data:`MAX_RESULT_CHARS` characters of each result are read."""
     for result in message.tool_results:
         for key in _paths(result.text[:MAX_RESULT_CHARS], norm):
+            if key.startswith(("a/", "b/")) and f"--- {key}" in result.text \
+                    or f"+++ {key}" in result.text:
+                key = key[2:]  # a diff's a/ and b/ sides name the file itself
             if "/" in key.strip("/"):
                 yield key
 

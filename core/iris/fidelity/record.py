@@ -179,7 +179,8 @@ def _used_result_facts(messages: Sequence[Message], span: Sequence[int], facts: 
     candidates: dict[str, int] = {}
     for i in span:
         for key in result_paths(messages[i], norm):
-            if key not in known:
+            if not any(k == key or k.endswith("/" + key) or key.endswith("/" + k) for k in known):
+                known.add(key)
                 candidates.setdefault(key, i)
     if not candidates:
         return ()
