@@ -74,6 +74,9 @@ class CompactionFacts(_Frozen):
     trigger_basis: str | None = None
     history_tokens_before: int | None = None
     history_tokens_after: int | None = None
+    summary_request_tokens: int | None = None
+    """Local count of the request the summariser was sent (what a summary without reported
+    usage is priced from); None for replays saved before it was kept."""
 
     @property
     def step(self) -> int:

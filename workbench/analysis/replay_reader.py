@@ -19,6 +19,7 @@ from iris.preparation.records import (
     PreparedRequest,
 )
 from iris.replay import Replay
+from iris.tokens import default_estimator
 
 from ..records import CompactionFacts, ReplayFacts
 from . import figures
@@ -85,11 +86,13 @@ def applied_compactions(replay: Replay) -> list[dict[str, Any]]:
 def replay_facts(replay: Replay, *, warnings: Sequence[str] = ()) -> ReplayFacts:
     """The replay-wide figures of an in-memory replay, as the store keeps them."""
     figures = {c["step"]: c for c in applied_compactions(replay)}
+    counter = default_estimator()
     compactions = tuple(
         CompactionFacts(n=n, step_index=c.step_index, cut_index=c.cut_index,
                         first_kept_message=c.first_kept_message,
                         archived_messages=c.archived_messages, archive=c.archive_name,
                         summary_usage=c.summary_usage,
+                        summary_request_tokens=counter.count(c.summary_request_text),
                         **{k: v for k, v in figures.get(c.step_index, {}).items() if k != "step"})
         for n, c in enumerate(replay.checkpoints, start=1))
     return ReplayFacts(run_usage=replay.run_usage, thresholds=replay.thresholds,

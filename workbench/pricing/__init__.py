@@ -161,9 +161,15 @@ class _Sums:
     priced: int = 0
     compared: int = 0
     unpriced: set[str] = field(default_factory=set)
+    """Models without a price."""
+    unsent: int = 0
+    """Steps without a request to price (failed or cancelled)."""
 
     def add(self, step: CostStep, rate: Decimal) -> None:
-        if step.replay_input_tokens is None or resolve(step.model) is None:
+        if step.replay_input_tokens is None:  # failed or cancelled: no request to price
+            self.unsent += 1
+            return
+        if resolve(step.model) is None:
             self.unpriced.add(step.model or "unknown model")
             return
         split = step.cache
@@ -256,8 +262,18 @@ def tally(steps: Sequence[CostStep], summaries: Iterable[CostSummary] = (), *,
                                           - (summary_cost or 0))) if priced and compared else None,
         recorded_bill=bill,
         recorded_cost_rates={m: round(float(r), 4) for m, r in sorted(rates.items())},
-        note=f"no price known for {unknown or 'no model recorded'}" if unknown or not priced
-        else "")
+        note=_note(unknown, priced, sums.unsent))
+
+
+def _note(unknown: str, priced: bool, unsent: int) -> str:
+    """Why something is missing: models without a price, steps without a request."""
+    parts = [f"no price known for {unknown}"] if unknown else []
+    if unsent:
+        parts.append(f"{unsent:,} step{'s' if unsent != 1 else ''} sent no request to price "
+                     "(failed or cancelled)")
+    if not priced and not parts:
+        parts.append("no price known for no model recorded")
+    return "; ".join(parts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -369,14 +385,21 @@ def stored_replay_cost(session: Session, stored: Any, rows: Sequence[Any], *,
                        estimator: TokenEstimator | None = None) -> ReplayCost:
     """The cost object of a saved replay (``services.replay.open_saved``) whose step rows with
     their whole-request figures are ``rows`` (``services.truth.truth_steps``): the summary request
-    is estimated from the archived head, which is what the summariser read."""
+    is the count the replay kept when it was saved (the one :func:`replay_cost` counts), else
+    the archived head's."""
     counter = estimator or default_estimator()
     steps = _steps(session, rows, stored_prefixes(session, stored, rows, counter))
     models = {s.step_index: s.model for s in steps}
     usage = {c.step_index: c.summary_usage for c in stored.facts.compactions}
+    sent = {c.step_index: c.summary_request_tokens for c in stored.facts.compactions}
+
+    def request_tokens(archive: Any) -> int:  # replays saved before the count was kept: the head
+        known = sent.get(archive.step_index)
+        return known if known is not None else counter.count(archive.text)
+
     summaries = [_summary(session, a.step_index, models.get(a.step_index) if a.step_index is not
                           None else None, usage.get(a.step_index), a.checkpoint_text,
-                          lambda a=a: counter.count(a.text), counter)
+                          lambda a=a: request_tokens(a), counter)
                  for a in stored.archives()]
     return tally(steps, summaries, bill=recorded_bill(session), rates=recorded_cost_rates(session))
 

@@ -10,10 +10,26 @@ __all__ = ["cost_lines", "price_source_line"]
 
 
 def _usd(value: float | None) -> str:
+    """Dollars and cents from $1 on, four decimals below (a cent is a large share of a small
+    bill), so figures side by side have the same form."""
     if value is None:
         return "—"
     sign = "−" if value < 0 else ""
-    return f"{sign}${abs(value):,.4f}" if abs(value) < 10 else f"{sign}${abs(value):,.2f}"
+    return f"{sign}${abs(value):,.4f}" if abs(value) < 1 else f"{sign}${abs(value):,.2f}"
+
+
+def _saves(value: float | None, what: str) -> str:
+    """``what`` with what it saves, or what it costs more when negative (never "saves −$x")."""
+    if value is not None and value < 0:
+        return f"{what} cost {_usd(-value)} more"
+    return f"{what} save {_usd(value)}"
+
+
+def _costs(value: float | None, what: str) -> str:
+    """``what`` with what it costs, or what it saves when negative (never "cost −$x")."""
+    if value is not None and value < 0:
+        return f"{what} save {_usd(-value)}"
+    return f"{what} cost {_usd(value)}"
 
 
 def price_source_line(cost: ReplayCost) -> str:
@@ -74,10 +90,16 @@ def _saved_lines(cost: ReplayCost) -> list[str]:
     pct = f"{abs(pct)}" if more and pct is not None else f"{pct}"
     head = (f"Costs {_usd(-cost.saved_usd)} more (+{pct} %) than the recorded" if more
             else f"Saved {_usd(cost.saved_usd)} ({pct} %) against the recorded")
+    summaries = parts.summaries_usd if parts else None
+    misses = "the replay's cache misses"
+    own = ""
+    if summaries is not None and cost.summaries_usd is not None and summaries != cost.summaries_usd:
+        own = (f" (the agent's own summary, {_usd(cost.summaries_usd - summaries)}, is left out "
+               "on both sides: the agent paid for it too)")
     saved = (f"{head} bill of the same {cost.steps_compared} steps ({_usd(cost.recorded_usd)}): "
-             f"the smaller requests save {_usd(parts.smaller_requests_usd if parts else None)}, "
-             f"the replay's cache misses cost {_usd(parts.cache_misses_usd if parts else None)}, "
-             f"its summaries {_usd(parts.summaries_usd if parts else None)}.")
+             f"{_saves(parts.smaller_requests_usd if parts else None, 'the smaller requests')}, "
+             f"{_costs(parts.cache_misses_usd if parts else None, misses)}, "
+             f"the summaries it compares {_usd(summaries)}{own}.")
     lines = [saved]
     bare = cost.uncached
     if bare is not None:
