@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +56,28 @@ def test_importing_workbench_is_light():
     code = "import sys, workbench; print('pandas' in sys.modules, 'plotly' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("package", ["workbench", "iris"])
+def test_r_ui_8_type_checking_imports_are_the_lazy_names(package):
+    """A lazily exported name is loaded from the module ``_HOMES`` names; the ``TYPE_CHECKING``
+    imports that type checkers read and the literal ``__all__`` that ruff, the type checker and
+    ``import *`` read (they accept no computed one) must say the same, so a name added to one list
+    and not the others fails here, not in a user's editor."""
+    import ast
+
+    module = importlib.import_module(package)
+    tree = ast.parse(Path(str(module.__file__)).read_text("utf-8"))
+    (block,) = [node for node in tree.body if isinstance(node, ast.If)
+                and getattr(node.test, "id", None) == "TYPE_CHECKING"]
+    declared: dict[str, str] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom)
+        base = package if node.level == 1 else ""
+        home = ".".join(part for part in (base, node.module) if part)
+        declared.update({alias.asname or alias.name: home for alias in node.names})
+    homes = module._HOMES
+    lazy = (homes if isinstance(next(iter(homes.values())), str)
+            else {name: home for home, names in homes.items() for name in names})
+    assert declared == lazy
+    assert set(module.__all__) == set(lazy)
