@@ -63,7 +63,25 @@ def test_r_ses_4_unknown_format_name_and_missing_file(tmp_path):
         load_session(FIX / "chat_array.json", format="yaml")
     with pytest.raises(SessionFormatError, match="no such file"):
         load_session(tmp_path / "nope.jsonl")
-    assert FORMATS == ("native", "claude_code", "codex", "openai_chat", "swe_agent", "otel")
+    assert set(FORMATS) == {"native", "claude_code", "codex", "openai_chat", "swe_agent", "otel"}
+
+
+def test_r_ses_4_builtin_importers_are_one_list():
+    """A built-in importer is declared once (``registry.BUILTIN``): ``FORMATS`` is made from it,
+    and the package's entry points (pyproject.toml, what an installed copy registers) name
+    exactly those importers, each by its registry constant."""
+    import tomllib
+
+    from workbench.importers import registry
+
+    assert FORMATS == tuple(imp.name for imp in registry.BUILTIN)
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text("utf-8"))
+    entries = project["project"]["entry-points"]["context_workbench.importers"]
+    assert set(entries) == set(FORMATS)
+    for name, target in entries.items():
+        module, constant = target.split(":")
+        assert module == "workbench.importers.registry"
+        assert getattr(registry, constant).name == name
 
 
 def test_r_ses_5_import_result_is_frozen_with_content_hash():

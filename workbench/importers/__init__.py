@@ -22,8 +22,9 @@ from .registry import BUILTIN, formats, get_importer
 __all__ = ["FORMATS", "ImportResult", "SkippedLine", "detect_format", "file_hash", "formats",
            "load_session"]
 
-FORMATS = ("native", "claude_code", "codex", "openai_chat", "swe_agent", "otel")
-"""The built-in formats; :func:`formats` adds the plugins (entry points)."""
+FORMATS = tuple(importer.name for importer in BUILTIN)
+"""The built-in formats in detection order (from :data:`registry.BUILTIN`, the one list a new
+built-in importer is added to); :func:`formats` adds the plugins (entry points)."""
 
 
 class SkippedLine(FrozenModel):
