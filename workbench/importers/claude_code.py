@@ -18,6 +18,7 @@ branch behind. The live conversation is rebuilt as FORMATS.md describes:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -49,10 +50,11 @@ from ._common import (
     short_id,
     shorten_title,
 )
+from .claude_queue import QueuedMessages
 from .claude_repeats import Repeats
 from .claude_tree import CONVERSATION, Line, Placement, place
 
-__all__ = ["load_claude_code"]
+__all__ = ["load_claude_code", "load_claude_lines"]
 
 _CONVERSATION = CONVERSATION
 
@@ -70,6 +72,8 @@ class _Meta:
     runs: dict[str, ca.AgentRun] = field(default_factory=dict)
     """Sub-agent runs the parent records, by the id of the tool call that started them."""
     lines: list[Line] = field(default_factory=list)
+    queue: QueuedMessages = field(default_factory=QueuedMessages)
+    """Messages typed while the agent worked (``queue-operation`` lines)."""
 
 
 def load_claude_code(path: str | Path, *, lenient: bool = False,
@@ -82,21 +86,34 @@ def load_claude_code(path: str | Path, *, lenient: bool = False,
     meta = _read(path, errors)
     if not any(line.kind in _CONVERSATION for line in meta.lines):
         raise errors.nothing_imported("user or assistant message")
-    live = _live_branch(meta.lines, errors)
+    live = meta.queue.place(_live_branch(meta.lines, errors))
     sub = meta.agent_id is not None and all(ln.sidechain for ln in live if ln.kind in _CONVERSATION)
     requests = [] if sub else ca.compaction_requests(path)
     return _build(live, meta, errors, content_hash, requests)
+
+
+def load_claude_lines(path: str | Path, lines: Iterable[tuple[int, dict[str, Any]]], *,
+                      warnings: list[SessionFormatError] | None = None) -> Session:
+    """A conversation given as ``(line number, line object)`` pairs instead of a file (a
+    sub-agent's conversation copied into ``agent_progress`` lines of ``path``), imported by the
+    same rules, leniently: a line that cannot be read is left out and listed in ``warnings``."""
+    errors = LineErrors(Path(path), True, warnings, warnings)
+    meta = _read(Path(path), errors, lines)
+    if not any(line.kind in _CONVERSATION for line in meta.lines):
+        raise errors.nothing_imported("user or assistant message")
+    return _build(_live_branch(meta.lines, errors), meta, errors, None, [])
 
 
 # --------------------------------------------------------------------------------------------
 # Pass 1: read
 
 
-def _read(path: Path, errors: LineErrors) -> _Meta:
+def _read(path: Path, errors: LineErrors,
+          lines: Iterable[tuple[int, dict[str, Any]]] | None = None) -> _Meta:
     meta = _Meta()
     keep = meta.lines.append
     repeats = Repeats()
-    for lineno, data in iter_json_lines(path, errors):
+    for lineno, data in iter_json_lines(path, errors) if lines is None else lines:
         try:
             line = _convert(data, lineno, meta)
         except LINE_FAILURES as exc:  # what ``errors.line`` does, without a context per line
@@ -123,6 +140,9 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> Line | None:
     if kind == "summary":  # an old-style session title, not a compaction
         title = opt_str(data.get("summary"), "summary")
         meta.summary_title = meta.summary_title or title
+        return None
+    if kind == "queue-operation":
+        meta.queue.see(data, lineno)
         return None
     uuid = data.get("uuid")
     if uuid is None and kind not in _CONVERSATION:

@@ -79,6 +79,8 @@ class _Rollout:
         self.typed: set[int] = set()
         self.cwd: str | None = None
         self.started = None
+        self.meta_time = None               # the line time of the first session_meta
+        self.last_time = None               # the latest line time read so far
         # compactions of the current task and whether it did anything else (a typed message, a
         # model call): a task that only compacted is the user's /compact
         self.task_compactions: list[int] | None = None
@@ -92,6 +94,11 @@ class _Rollout:
             raise SessionFormatError("missing or non-string 'type'", field="type")
         payload = as_dict(data.get("payload"), "payload")
         when = parse_time(data.get("timestamp"))
+        self.line_kind(kind, payload, lineno, when)
+        if when is not None and (self.last_time is None or when > self.last_time):
+            self.last_time = when
+
+    def line_kind(self, kind: str, payload: dict[str, Any], lineno: int, when) -> None:
         if kind == "response_item":
             self.item(payload, lineno, when)
         elif kind == "event_msg":
@@ -99,16 +106,26 @@ class _Rollout:
         elif kind == "turn_context":
             self.turn_context(payload)
         elif kind == "session_meta":
-            self.session_meta(payload, lineno)
+            self.session_meta(payload, lineno, when)
         elif kind == "compacted":
             self.compacted(payload, lineno, when)
         else:
             self.errors.warn(f"unknown line type {kind!r} ignored", line=lineno)
 
-    def session_meta(self, payload: dict[str, Any], lineno: int) -> None:
+    def session_meta(self, payload: dict[str, Any], lineno: int, when) -> None:
+        if self.meta and payload.get("id") is not None and payload.get("id") == self.meta.get("id"):
+            # Codex Desktop writes the session's meta again on every resume, later in time; the
+            # same meta at the time of the first (or earlier than the line before) is the file
+            # appended to itself
+            if when is None or when == self.meta_time or (self.last_time and when < self.last_time):
+                raise SessionFormatError("the rollout's session_meta once more, not later than the "
+                                         "lines before it (the file appended to itself?)",
+                                         field="payload")
+            return  # a resume: the session and its instructions are the ones already read
         if payload and payload == self.meta:  # the same session start twice: the file repeated
             raise SessionFormatError("the rollout's session_meta once more (the file appended to "
                                      "itself?)", field="payload")
+        self.meta_time = when
         self.started = parse_time(payload.get("timestamp"), "payload.timestamp")
         opt_str(payload.get("id"), "payload.id")
         self.meta = payload

@@ -24,6 +24,7 @@ from iris.session import (
 
 from ._common import as_dict, as_int, as_list, as_str, parse_arguments
 from ._fast import maker
+from ._nesting import within_nesting
 
 __all__ = ["as_items", "codex_usage", "convert_item"]
 
@@ -67,6 +68,12 @@ def convert_item(payload: dict[str, Any]) -> Converted:
         return "assistant", [_call(payload, kind)], False
     if kind in ("function_call_output", "custom_tool_call_output"):
         return "tool", [_output(payload)], False
+    if kind == "tool_search_call":  # the model looks up tools it may call (MCP namespaces)
+        return "assistant", [_call_block(as_str(payload.get("call_id") or payload.get("id"),
+                                                "payload.call_id"),
+                                         "tool_search", parse_arguments(payload.get("arguments")))], False
+    if kind == "tool_search_output":
+        return "tool", [_search_output(payload)], False
     if kind == "web_search_call":
         action = payload.get("action")
         if not isinstance(action, dict):
@@ -156,6 +163,15 @@ def _output(payload: dict[str, Any]) -> ToolResultBlock:
     return _result(call_id, as_str(output, "payload.output", optional=True), is_error)
 
 
+def _search_output(payload: dict[str, Any]) -> ToolResultBlock:
+    """A ``tool_search_output``: the tools found (their definitions are what the model reads
+    next), kept whole as JSON text."""
+    call_id = as_str(payload.get("call_id"), "payload.call_id")
+    tools = as_list(payload.get("tools") if payload.get("tools") is not None else [], "payload.tools")
+    return _result(call_id, json.dumps(tools, ensure_ascii=False, sort_keys=True),
+                   payload.get("status") not in (None, "completed"))
+
+
 def codex_usage(last: dict[str, Any], model: str | None) -> Usage:
     """``last_token_usage`` of one model call. ``input_tokens`` includes the cached tokens
     (OpenAI convention), so ``cache_read_in_input`` is True."""
@@ -163,7 +179,7 @@ def codex_usage(last: dict[str, Any], model: str | None) -> Usage:
     return _usage(as_int(last.get("input_tokens"), f"{field}.input_tokens"),
                   as_int(last.get("output_tokens"), f"{field}.output_tokens"),
                   as_int(last.get("cached_input_tokens"), f"{field}.cached_input_tokens"),
-                  True, model, last)
+                  True, model, within_nesting(last))
 
 
 def as_items(history: Any) -> list[dict[str, Any]]:

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from iris.errors import SessionFormatError
-from iris.session import ContentBlock, Session, SessionHeader, TextBlock, ToolResultBlock
+from iris.frozen import UNCHANGED
+from iris.session import ContentBlock, Session, SessionHeader, TextBlock, ToolCallBlock, ToolResultBlock
 
 from ._builder import MessageList
 from ._common import LINE_FAILURES, LineErrors, as_dict, as_list, as_str, short_id, shorten_title
@@ -46,11 +47,12 @@ def load_swe_agent(path: str | Path, *, lenient: bool = False,
         raise SessionFormatError("expected a JSON object with 'history' or 'trajectory'", path=path)
     history, where = _history(doc, path)
     out = MessageList()
+    ids = _SequentialIds(errors)
     agent = next((m.get("agent") for m in history if isinstance(m, dict) and m.get("agent")), None)
     errors.lines_read = len(history)
     for i, raw in enumerate(history):
         try:
-            _add(out, as_dict(raw, ""), agent, errors, f"{where}[{i}]")
+            _add(out, as_dict(raw, ""), agent, errors, f"{where}[{i}]", ids)
         except LINE_FAILURES as exc:
             errors.failed(in_field(exc, f"{where}[{i}]"), None)
     if not out.entries:
@@ -86,7 +88,38 @@ def _history(doc: dict[str, Any], path: Path) -> tuple[list[Any], str]:
                              path=path, field="history")
 
 
-def _add(out: MessageList, raw: dict[str, Any], agent: Any, errors: LineErrors, where: str) -> None:
+class _SequentialIds:
+    """SWE-agent may give the next call the id of an earlier call once that call has its result
+    (seen in a real demonstration trajectory). Pairing in order is unambiguous then: such a call
+    gets the id ``<id>#<n>`` (n = 2, 3, …) and the results that follow it answer it. An id used
+    again while its call is still unanswered stays as it is (strict import refuses it: a result
+    could not say which call it answers)."""
+
+    def __init__(self, errors: LineErrors) -> None:
+        self.errors = errors
+        self.current: dict[str, str] = {}   # recorded id -> id of its latest call
+        self.answered: set[str] = set()     # ids (as renamed) that have a result
+        self.uses: dict[str, int] = {}
+
+    def call(self, block: ToolCallBlock, where: str) -> ToolCallBlock:
+        latest = self.current.get(block.id)
+        if latest is None or latest not in self.answered:
+            self.current.setdefault(block.id, block.id)
+            return block
+        self.uses[block.id] = n = self.uses.get(block.id, 1) + 1
+        self.current[block.id] = renamed = f"{block.id}#{n}"
+        self.errors.warn(f"tool call id {block.id!r} is used again after its earlier call was "
+                         f"answered: paired in order, as {renamed!r}", field=where)
+        return block.evolve(**UNCHANGED, id=renamed)
+
+    def result(self, call_id: str) -> str:
+        renamed = self.current.get(call_id, call_id)
+        self.answered.add(renamed)
+        return renamed
+
+
+def _add(out: MessageList, raw: dict[str, Any], agent: Any, errors: LineErrors, where: str,
+         sequence: _SequentialIds) -> None:
     if agent is not None and raw.get("agent") not in (None, agent):
         errors.warn(f"message of agent {raw.get('agent')!r} (not {agent!r}) left out", field=where)
         return
@@ -106,7 +139,8 @@ def _add(out: MessageList, raw: dict[str, Any], agent: Any, errors: LineErrors, 
             errors.warn(f"one observation answers {len(ids)} calls; it is paired with the first",
                         field=where)
         text = "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
-        out.add("tool", [ToolResultBlock(call_id=as_str(ids[0], "tool_call_ids[0]"), text=text)])
+        call_id = sequence.result(as_str(ids[0], "tool_call_ids[0]"))
+        out.add("tool", [ToolResultBlock(call_id=call_id, text=text)])
         return
     if role != "assistant":
         out.add(role, blocks)
@@ -114,7 +148,7 @@ def _add(out: MessageList, raw: dict[str, Any], agent: Any, errors: LineErrors, 
     if not blocks:
         blocks = _thought_action(raw)
     calls = [_call(c, i) for i, c in enumerate(as_list(raw.get("tool_calls") or [], "tool_calls"))]
-    out.add("assistant", blocks + calls)
+    out.add("assistant", blocks + [sequence.call(c, where) for c in calls])
 
 
 def _text(content: Any) -> str:
