@@ -19,6 +19,7 @@ from workbench.analysis.fidelity import replay_losses
 from workbench.analysis.replay_summary import error_meaning, replay_summary, replay_trigger
 from workbench.cli import main
 from workbench.importers import load_session
+from workbench.importers.claude_progress import subagent_sessions
 from workbench.pricing import ReplayCost, recorded_cost_rates, replay_cost, tally
 from workbench.pricing.billing import recorded_bill
 
@@ -39,7 +40,7 @@ ERROR_KEYS = ("median_abs_pct", "p90_abs_pct", "responses", "basis", "meaningful
 COST_KEYS = ("currency", "price_known", "source", "prices_as_of", "basis", "models",
              "unpriced_models", "steps_priced", "steps_unpriced", "steps_compared", "requests_usd",
              "summaries_usd", "summaries_estimated", "replay_usd", "recorded_usd",
-             "recorded_billed_usd", "saved_usd", "saved_pct", "savings", "replay_cache", "uncached",
+             "recorded_billed_usd", "subagents_billed_usd", "saved_usd", "saved_pct", "savings", "replay_cache", "uncached",
              "recorded_bill", "recorded_cost_rates", "note")
 NESTED_COST_KEYS = {"savings": ("smaller_requests_usd", "cache_misses_usd", "summaries_usd"),
                     "replay_cache": ("read_tokens", "written_tokens", "read_tokens_if_kept"),
@@ -174,7 +175,8 @@ def test_r_ui_9_cli_summary_json_is_the_in_memory_summary(tmp_path: Path, real_s
         session = load_session(path).session
         result = replay(session, parse_config(config),
                         options=ReplayOptions(keep_bodies=False))
-        memory = json.loads(replay_summary(session, result).json_text())
+        memory = json.loads(replay_summary(session, result,
+                                           subagents=subagent_sessions(path)).json_text())
         written = json.loads(text)
         assert tuple(written) == SUMMARY_KEYS and tuple(written["cost"]) == COST_KEYS
         assert all(tuple(c) == COMPACTION_KEYS for c in written["compactions"])

@@ -19,6 +19,7 @@ from iris.replay import Replay
 from iris.session import Session
 
 from ..pricing import ReplayCost, replay_cost
+from ..pricing.subagents import with_subagents
 from . import figures
 from .fidelity import replay_losses
 from .redaction import RedactionExtent, redaction_of
@@ -137,10 +138,12 @@ def _loss(record: LossRecord | None) -> LossSummary | None:
 
 
 def replay_summary(session: Session, replay: Replay, *,
-                   prefixes: Mapping[int, Any] | None = None) -> ReplaySummary:
+                   prefixes: Mapping[int, Any] | None = None,
+                   subagents: Sequence[Session] = ()) -> ReplaySummary:
     """The ``--summary-json`` object (keys as docs/cli.md lists them), with what each compaction
     lost matched by step (docs/fidelity.md). ``prefixes``: each step's cache prefix, collected
-    while a replay that kept no request bodies ran (:func:`workbench.pricing.replay_cost`)."""
+    while a replay that kept no request bodies ran (:func:`workbench.pricing.replay_cost`);
+    ``subagents``: the session's sub-agents, billed beside it (``cost.subagents_billed_usd``)."""
     t = replay.thresholds
     losses = replay_losses(session, replay)
     own = {r.step: r for r in losses.replay}
@@ -174,7 +177,7 @@ def replay_summary(session: Session, replay: Replay, *,
             median_abs_pct=error.median_abs_pct, p90_abs_pct=error.p90_abs_pct,
             responses=error.responses, basis=error.basis, meaningful=meaning.meaningful,
             text_redacted=meaning.text_redacted, note=meaning.note),
-        cost=replay_cost(session, replay, prefixes=prefixes),
+        cost=with_subagents(replay_cost(session, replay, prefixes=prefixes), subagents),
     )
 
 

@@ -191,7 +191,8 @@ def _replay(args: argparse.Namespace) -> int:
         if args.json != "-":
             lines.append(f"  wrote {len(result.preparations)} preparations to {args.json}")
     if args.summary_json:
-        _write_summary(args.summary_json, session, result, streamed.prefixes)
+        _write_summary(args.summary_json, session, result, streamed.prefixes,
+                       _subagents(store, args, session_id, session))
         if args.summary_json != "-":
             lines.append(f"  wrote the summary to {args.summary_json}")
     failed = [p for p in result.preparations if p.phase == "failed"]
@@ -216,10 +217,28 @@ def _resolve(store, args: argparse.Namespace):
     return path_or_stored_id(args.target, lambda: nullcontext(store), format=args.format)
 
 
-def _write_summary(target: str, session, result: Replay, prefixes: Any = None) -> None:
+def _subagents(store, args: argparse.Namespace, session_id: str, session) -> tuple[Any, ...]:
+    """The session's sub-agents, billed beside it in the summary: those of the transcript file
+    (its ``subagents/`` folder or its ``agent_progress`` lines), else the stored session's."""
+    from ..importers.claude_progress import subagent_sessions
+
+    path = Path(args.target)
+    if path.is_file():
+        main_transcript = (session.header.source_format == "claude_code"
+                           and session.header.parent_id is None)
+        return subagent_sessions(path) if main_transcript else ()
+    if store is None:
+        return ()
+    from ..services.costs import session_subagents
+
+    return session_subagents(store, session_id)
+
+
+def _write_summary(target: str, session, result: Replay, prefixes: Any = None,
+                   subagents: Sequence[Any] = ()) -> None:
     from ..analysis.replay_summary import replay_summary
 
-    text = replay_summary(session, result, prefixes=prefixes).json_text()
+    text = replay_summary(session, result, prefixes=prefixes, subagents=subagents).json_text()
     if target == "-":
         sys.stdout.write(text)
         return

@@ -4,7 +4,8 @@ where the agent and the profile compacted and what each sent after (R-TWIN-3, R-
 :mod:`workbench.corpus.twin_check`).
 
 Prints a table of the compactions, a table of the files (responses in the file / imported, failed
-steps, the bill of the usage fields / ``recorded_billed_usd``) and one summary line. Exit code 0
+steps, the bill of the usage fields / ``recorded_billed_usd``, the sub-agents and their bill) and
+one summary line. Exit code 0
 when every file was imported and replayed, 1 when one was not (the others are still checked).
 """
 
@@ -25,7 +26,8 @@ __all__ = ["register", "report_lines"]
 COMPACTION_COLUMNS = ("file", "n", "trigger", "agent_step", "profile_step", "agent_before",
                       "agent_after", "profile_before", "profile_after", "after_delta_pct")
 FILE_COLUMNS = ("file", "agent", "version", "responses_in_file", "responses_imported",
-                "failed_steps", "usage_billed_usd", "recorded_billed_usd", "bill_delta_pct")
+                "failed_steps", "usage_billed_usd", "recorded_billed_usd", "bill_delta_pct",
+                "subagents", "subagents_billed_usd")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -78,7 +80,8 @@ def _twin_check(args: argparse.Namespace) -> int:
                    for f in report.files for c in f.compactions]
     files = [{**f.model_dump(), "file": _short(f.file), "bill_delta_pct": _pct(f.bill_delta_pct),
               "usage_billed_usd": _usd(f.usage_billed_usd),
-              "recorded_billed_usd": _usd(f.recorded_billed_usd)} for f in report.files]
+              "recorded_billed_usd": _usd(f.recorded_billed_usd),
+              "subagents_billed_usd": _usd(f.subagents_billed_usd)} for f in report.files]
     write_rows(compactions, COMPACTION_COLUMNS, "table", out)
     print(file=out)
     write_rows(files, FILE_COLUMNS, "table", out)

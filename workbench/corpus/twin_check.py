@@ -75,6 +75,10 @@ class TwinFile(FrozenModel):
     recorded_billed_usd: float | None = None
     """The replay's ``cost.recorded_billed_usd``."""
     bill_delta_pct: float | None = None
+    subagents: int = 0
+    """Sub-agent conversations (files in ``<session>/subagents/``, else ``agent_progress`` copies)."""
+    subagents_billed_usd: float | None = None
+    """The replay's ``cost.subagents_billed_usd``: their bill, beside the main one."""
     profile_compactions: int = 0
     """Compactions the profile made (paired with a recorded one or not)."""
     compactions: tuple[TwinCompaction, ...] = ()
@@ -165,6 +169,7 @@ def check_file(path: str | Path, progress: Progress = no_progress) -> TwinFile:
 
     from ..analysis.replay_summary import replay_summary
     from ..importers import load_session
+    from ..importers.claude_progress import subagent_sessions
     from ..services.presets import load_preset
     from ..services.replay import stream_replay
     from ..services.summarisers import make_summariser
@@ -189,7 +194,9 @@ def check_file(path: str | Path, progress: Progress = no_progress) -> TwinFile:
     streamed = stream_replay(session, config=load_preset(profile), summariser=summariser,
                              progress=progress)
     result = streamed.result
-    summary = replay_summary(session, result)
+    subagents = (subagent_sessions(path) if loaded.format == "claude_code"
+                 and session.header.parent_id is None else ())
+    summary = replay_summary(session, result, subagents=subagents)
     failed = [p for p in result.preparations if p.phase == "failed"]
     first = failed[0].error if failed else None
     billed = summary.cost.recorded_billed_usd
@@ -206,6 +213,8 @@ def check_file(path: str | Path, progress: Progress = no_progress) -> TwinFile:
                        first_failure=(f"step {failed[0].step_index}: {first.message}"
                                       if failed and first is not None else ""),
                        recorded_billed_usd=billed, bill_delta_pct=delta,
+                       subagents=len(subagents),
+                       subagents_billed_usd=summary.cost.subagents_billed_usd,
                        profile_compactions=len(summary.compactions), compactions=tuple(rows))
 
 

@@ -29,7 +29,7 @@ from iris.session import Message, Session, Usage
 from .prices import list_price, resolve
 from .records import ModelBill, RecordedBill
 
-__all__ = ["Billed", "Ttl", "billed", "cache_writes", "compaction_requests", "list_billed", "money",
+__all__ = ["SYNTHETIC_MODEL", "Billed", "Ttl", "billed", "cache_writes", "compaction_requests", "list_billed", "money",
            "recorded_bill", "recorded_cost", "response_model", "responses", "write_ttl"]
 
 Ttl = Literal["5m", "1h"]
@@ -99,8 +99,16 @@ def billed(usage: Usage, model: str | None, when: datetime | None) -> Billed:
     return Billed(price, "unpriced" if price is None else "list price")
 
 
+#: The model name Claude Code gives a response no model wrote (an interrupted or refused
+#: request): no price applies to it, so it is never "no price known".
+SYNTHETIC_MODEL = "<synthetic>"
+
+
 def response_model(message: Message, fallback: str | None) -> str | None:
-    """The model that wrote a response: its own, its usage's, else the session's."""
+    """The model that wrote a response: its own, its usage's, else the session's (``fallback``);
+    a ``<synthetic>`` response names no model, so its step is priced with ``fallback``."""
+    if message.model == SYNTHETIC_MODEL:
+        return fallback
     return message.model or (message.usage.model if message.usage else None) or fallback
 
 

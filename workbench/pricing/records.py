@@ -107,7 +107,11 @@ class ReplayCost(FrozenModel):
     recorded_usd: float | None = None
     """The recorded bill of the compared steps."""
     recorded_billed_usd: float | None = None
-    """The whole recorded session as billed."""
+    """The whole recorded session as billed (the main conversation)."""
+    subagents_billed_usd: float | None = None
+    """The session's sub-agents as billed, beside the main conversation's bill: their files, or
+    the usage their ``agent_progress`` copies record (:mod:`workbench.pricing.subagents`); None
+    when the session has no sub-agent with priced usage."""
     saved_usd: float | None = None
     saved_pct: float | None = None
     savings: Savings | None = None

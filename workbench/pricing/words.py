@@ -55,6 +55,17 @@ def _recorded_line(cost: ReplayCost) -> str | None:
             f"{responses} responses{detail}.")
 
 
+def _subagents_line(cost: ReplayCost) -> str | None:
+    """The sub-agents' bill, beside the main conversation's (not included in it)."""
+    if cost.subagents_billed_usd is None:
+        return None
+    main = cost.recorded_billed_usd
+    share = (f", {100 * cost.subagents_billed_usd / main:.0f} % on top of the main conversation's"
+             if main else "")
+    return (f"Sub-agents as billed: {_usd(cost.subagents_billed_usd)} (beside the recorded "
+            f"session's bill{share}).")
+
+
 def _model_line(cost: ReplayCost) -> str | None:
     """The bill per model, with the cache reads and writes that made it."""
     models = cost.recorded_bill.models if cost.recorded_bill is not None else {}
@@ -113,7 +124,8 @@ def cost_lines(cost: ReplayCost) -> list[str]:
     price data."""
     if not cost.price_known:
         return [f"Cost: {cost.note or 'no price known'}.", price_source_line(cost)]
-    lines = [line for line in (_recorded_line(cost), _model_line(cost)) if line]
+    lines = [line for line in (_recorded_line(cost), _subagents_line(cost), _model_line(cost))
+             if line]
     lines.append(_replay_line(cost))
     lines += _saved_lines(cost)
     if cost.note:

@@ -4,16 +4,19 @@ and its plain-language lines, cached until the replay is saved again (the Usage 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from iris.session import Session
 from iris.tokens import TokenEstimator
 
 from ..pricing import ReplayCost, cost_lines
 from ..pricing import stored_replay_cost as _priced
+from ..pricing.subagents import with_subagents
 from ..storage.store import Store
 from ..storage.stored import StoredReplay
 from .truth import truth_steps
 
-__all__ = ["saved_cost_lines", "stored_replay_cost"]
+__all__ = ["saved_cost_lines", "session_subagents", "stored_replay_cost"]
 
 
 def stored_replay_cost(session: Session, stored: StoredReplay, *,
@@ -31,6 +34,27 @@ def saved_cost_lines(store: Store, session_id: str, replay_id: str) -> list[str]
 def _saved_lines(store: Store, session_id: str, replay_id: str) -> tuple[str, ...]:
     try:
         cost = stored_replay_cost(store.session(session_id), store.replays.open(replay_id))
+        cost = with_subagents(cost, session_subagents(store, session_id))
     except Exception as exc:  # noqa: BLE001 -- a price that cannot be computed is a note, not a crash
         return (f"Cost: could not be computed ({exc}).",)
     return tuple(cost_lines(cost))
+
+
+def session_subagents(store: Store, session_id: str) -> tuple[Session, ...]:
+    """The sub-agents of a stored session, billed beside it: its stored children (sub-agent
+    files imported with it; not the agent's recorded compaction requests), else those of the
+    Claude Code transcript it was imported from, while that file is there (its
+    ``subagents/`` folder or its ``agent_progress`` lines)."""
+    from ..importers.claude_agents import is_compaction_request
+    from ..importers.claude_progress import subagent_sessions
+
+    children = [c for c in store.children(session_id)
+                if not is_compaction_request(store.header(c.id).agent_id)]
+    if children:
+        return tuple(store.session(c.id) for c in children)
+    summary = store.get_summary(session_id)
+    source = Path(summary.source_path) if summary.source_path else None
+    if summary.format != "claude_code" or summary.parent_id is not None \
+            or source is None or not source.is_file():
+        return ()
+    return subagent_sessions(source)
