@@ -155,3 +155,13 @@ def test_r_truth_1_usage_page_lines_say_the_subagents_bill(tmp_path):
     (line,) = [x for x in lines if x.startswith("Sub-agents as billed:")]
     assert "beside the recorded session's bill" in line
     assert not any("no price known" in x for x in lines)
+
+
+def test_r_twin_2_inspect_shows_agent_progress_subagents(capsys):
+    """``inspect --json`` of a transcript without a subagents/ folder reads its sub-agents from
+    the agent_progress lines: the Task call -> 2 model calls, 1 tool call, as the parent recorded."""
+    assert main(["inspect", "--json", str(TWIN / "claude_agent_progress.jsonl")]) == 0
+    (agent,) = json.loads(capsys.readouterr().out)["subagents"]
+    assert agent["imported"] is True and agent["session_id"] == "cc-progress/agent-a5e5e5e"
+    assert (agent["model_calls"], agent["tool_calls"]) == (2, agent["recorded_tool_calls"]) == (2, 1)
+    assert agent["billed_usd"] is not None and agent["billed_usd"] > 0

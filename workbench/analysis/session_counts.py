@@ -87,20 +87,17 @@ def compaction_requests(session: Session) -> list[dict[str, Any]]:
 
 
 def _sibling_children(result: ImportResult) -> dict[str, Session]:
-    """The sub-agent transcripts beside a Claude Code file (``<stem>/subagents/``), read leniently."""
-    from ..importers import load_session
-    from ..importers.claude_agents import subagent_file
+    """The sub-agents of a main Claude Code transcript: the files beside it
+    (``<stem>/subagents/``), else the conversations its ``agent_progress`` lines carry, read
+    leniently (:func:`workbench.importers.claude_progress.subagent_sessions`)."""
+    from ..importers.claude_progress import subagent_sessions
 
-    found: dict[str, Session] = {}
-    for run in result.session.subagents:
-        path = subagent_file(Path(result.path), run.agent_id)
-        if path is None:
-            continue
-        try:
-            found[run.session_id] = load_session(path, format=result.format, lenient=True).session
-        except (SessionFormatError, OSError):  # a broken sub-agent file only loses its figures
-            pass
-    return found
+    if result.format != "claude_code" or not result.session.subagents:
+        return {}
+    try:
+        return {s.header.session_id: s for s in subagent_sessions(Path(result.path))}
+    except (SessionFormatError, OSError):  # a broken sub-agent transcript only loses its figures
+        return {}
 
 
 def inspect_session(result: ImportResult) -> dict[str, Any]:
