@@ -156,8 +156,8 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
                     raise SessionFormatError(
                         f"schema_version {event.schema_version} is newer than this workbench "
                         f"supports ({SCHEMA_VERSION})", path=path, line=lineno, field="schema_version")
+                checks.header(event, lineno)  # before it is the header: refused in both modes
                 header = SessionHeader.model_validate(event.model_dump(exclude={"type"}))
-                checks.header(header, lineno)
             elif header is None:
                 raise SessionFormatError("the first line must be the header event", path=path, line=lineno)
             elif isinstance(event, MessageEvent):
