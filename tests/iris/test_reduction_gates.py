@@ -61,3 +61,18 @@ def test_r_red_3_a_shell_output_is_decided_again_at_its_category_gate():
     assert seen[5][1:] == ("shell_success_age_turns", 6)
     assert classified[5] >= 1  # decided again when its age reached the gate
     assert classified[2:5] == [0, 0, 0]  # and not at the gates crossed before it
+
+
+def test_r_red_2_every_age_field_is_a_gate_and_defaults_are_the_fields():
+    """R-RED-2: a kept verdict is looked at again when a result crosses any age rule: with every
+    ``*_age_turns`` field at its own value, each value is a gate and the cap is the largest; the
+    defaults table is the fields' own defaults (one place to write a new rule)."""
+    from iris.reduction.config import AGE_FIELDS, REDUCTION_DEFAULTS, ReductionConfig
+    from iris.reduction.engine import _age_cap, _gates
+
+    assert set(AGE_FIELDS) == {n for n in ReductionConfig.model_fields if n.endswith("_age_turns")}
+    values = {name: 20 + i for i, name in enumerate(AGE_FIELDS)}
+    cfg = ReductionConfig(**values)
+    assert set(values.values()) | {1} == set(_gates(cfg))
+    assert _age_cap(cfg) == max(values.values())
+    assert REDUCTION_DEFAULTS == ReductionConfig().model_dump(exclude={"enabled"})

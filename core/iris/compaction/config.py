@@ -44,18 +44,6 @@ class RestoreReads(FrozenModel):
     total_tokens: int = Field(default=50000, ge=1)
     """Files stop being added once this many tokens are restored."""
 
-#: Built-in defaults the Chord fields fall back to.
-CHORD_DEFAULTS: dict[str, Any] = {
-    "threshold": 0.8,
-    "reserved": 0,
-    "reminder": 0.0,
-    "retain_recent_tokens": 4096,
-    "model_driven": False,
-    "model_pool": None,
-    "profile": "auto",
-}
-
-
 class CompactionConfig(FrozenModel):
     """Durable compaction settings. Derived lines (pressure, recent target, summary max) are not
     configurable: see :func:`iris.compaction.thresholds`."""
@@ -172,6 +160,14 @@ class CompactionConfig(FrozenModel):
                 or not math.isfinite(value) or value <= 0):
             raise ValueError(f"must be a positive finite number of seconds, got {value!r}")
         return float(value)
+
+
+#: The Chord fields (seed 002's names) and the defaults they fall back to, read from the fields
+#: themselves so a default is written once.
+CHORD_FIELDS = ("threshold", "reserved", "reminder", "retain_recent_tokens", "model_driven",
+                "model_pool", "profile")
+CHORD_DEFAULTS: dict[str, Any] = {name: CompactionConfig.model_fields[name].default
+                                  for name in CHORD_FIELDS}
 
 
 class ModelCompactionOverride(FrozenModel):

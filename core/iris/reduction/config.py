@@ -13,25 +13,7 @@ from pydantic import field_validator
 from ..errors import ConfigError
 from ..frozen import FrozenModel
 
-__all__ = ["REDUCTION_DEFAULTS", "ReductionConfig", "parse_reduction"]
-
-REDUCTION_DEFAULTS: dict[str, int] = {
-    "confirm_age_turns": 2,
-    "error_age_turns": 3,
-    "high_risk_protect_age_turns": 4,
-    "diff_protect_age_turns": 12,
-    "shell_success_age_turns": 2,
-    "shell_success_bytes": 3000,
-    "shell_read_only_age_turns": 3,
-    "read_like_age_turns": 2,
-    "read_like_output_bytes": 3000,
-    "stale_age_turns": 3,
-    "stale_output_bytes": 1500,
-    "wrap_up_grace_requests": 1,
-    "min_tool_results_prune": 6,
-    "min_incremental_saved_tokens": 2048,
-}
-
+__all__ = ["AGE_FIELDS", "REDUCTION_DEFAULTS", "ReductionConfig", "parse_reduction"]
 
 class ReductionConfig(FrozenModel):
     """Per-request reduction thresholds. Ages count main-model request batches."""
@@ -59,18 +41,29 @@ class ReductionConfig(FrozenModel):
     """The generic fallback only runs once the conversation has this many tool results."""
     min_incremental_saved_tokens: int = 2048
 
-    @field_validator(*REDUCTION_DEFAULTS, mode="before")
+    @field_validator("*", mode="before")
     @classmethod
     def _positive_or_default(cls, value: Any, info: Any) -> Any:
+        if info.field_name == "enabled":
+            return value
         if value is None:
-            return REDUCTION_DEFAULTS[info.field_name]
+            return cls.model_fields[info.field_name].default
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"must be a whole number, got {value!r}")  # noqa: TRY004 -- pydantic reports ValueError
         if value <= 0:
-            return REDUCTION_DEFAULTS[info.field_name]
+            return cls.model_fields[info.field_name].default
         if value != int(value):
             raise ValueError(f"must be a whole number, got {value!r}")
         return int(value)
+
+
+REDUCTION_DEFAULTS: dict[str, int] = {name: field.default for name, field
+                                      in ReductionConfig.model_fields.items() if name != "enabled"}
+"""Every threshold with its default, read from the fields (a default is written once)."""
+
+AGE_FIELDS: tuple[str, ...] = tuple(name for name in REDUCTION_DEFAULTS if name.endswith("_age_turns"))
+"""The thresholds that are ages (request batches): a new age rule is a new ``*_age_turns`` field,
+and the engine's gate list (when a kept verdict must be looked at again) follows from it."""
 
 
 def parse_reduction(value: Any, *, field: str = "reduction") -> ReductionConfig:

@@ -29,7 +29,7 @@ from ..session import ContentBlock, Message, ToolCallBlock, ToolResultBlock
 from ..tokens import REQUEST_OVERHEAD, TokenEstimator, default_estimator
 from .artifacts import INLINE_BUDGET_BYTES, ArtifactWriter, as_writer, externalize_large_result
 from .classify import Context, Verdict, classify, describe
-from .config import ReductionConfig
+from .config import AGE_FIELDS, ReductionConfig
 from .facts import extract_facts
 from .layered import with_added
 from .memory import InfoKey, KindsKey, ReductionMemory, ResultMemory, TrackerKey
@@ -80,10 +80,9 @@ def classified_count(memory: ReductionMemory) -> int:
 
 
 def _gates(cfg: ReductionConfig) -> tuple[int, ...]:
-    """Every age at which some rule's comparison flips (``age >= 1`` for repeats included)."""
-    return tuple(sorted({1, cfg.confirm_age_turns, cfg.error_age_turns, cfg.high_risk_protect_age_turns,
-                         cfg.diff_protect_age_turns, cfg.shell_success_age_turns,
-                         cfg.shell_read_only_age_turns, cfg.read_like_age_turns, cfg.stale_age_turns}))
+    """Every age at which some rule's comparison flips (``age >= 1`` for repeats included): the
+    value of every ``*_age_turns`` field, so a new age rule cannot be left out."""
+    return tuple(sorted({1, *(getattr(cfg, name) for name in AGE_FIELDS)}))
 
 
 def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, policy: ContextPolicy,
@@ -226,9 +225,7 @@ class _Rules:
 
 def _age_cap(cfg: ReductionConfig) -> int:
     """Every age at or above this compares the same against every age gate."""
-    return max(cfg.confirm_age_turns, cfg.error_age_turns, cfg.high_risk_protect_age_turns,
-               cfg.diff_protect_age_turns, cfg.shell_success_age_turns, cfg.shell_read_only_age_turns,
-               cfg.read_like_age_turns, cfg.stale_age_turns)
+    return max(getattr(cfg, name) for name in AGE_FIELDS)
 
 
 def _decide(it: Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
