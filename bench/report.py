@@ -18,6 +18,7 @@ from report_targets import (
     store_import_rows,
     ui_real_rows,
 )
+from report_twin import twin_lines
 
 HEADER = ("| Measurement | median | min | max | baseline (same run) | ratio | target | |\n"
           "|---|---:|---:|---:|---:|---:|---|---|")
@@ -164,6 +165,8 @@ def render(results: dict[str, Any], meta: dict[str, Any]) -> str:
                    f"{r['phases']}. The naive baseline replays the first {r['naive_steps']} responses "
                    "(all of them would take many minutes)."), ""]
     lines += [HEADER, *rows, ""]
+    if "twin" in results:
+        lines += twin_lines(results["twin"])
     if meta.get("errors"):
         lines += ["## Cases that failed", "", *(f"- {e}" for e in meta["errors"]), ""]
     return "\n".join(lines)
