@@ -274,6 +274,11 @@ class _Runner:
         """Compactions this replay has applied so far."""
         self.agent_profile = options.baseline == "engine" and config.compaction.agent_rules is not None
         """An agent profile (``compaction.agent_rules``): the replay follows the agent's windows."""
+        self.window_offset: tuple[int, int] | None = None
+        """(offset, step) of the window this replay shares with the agent (see
+        :attr:`PreparationState.window_offset`); None until measured."""
+        self.offset_cuts = (0, 0)
+        """(this replay's compactions, the agent's) when the offset was last reset."""
 
     def _with_rule(self, t: Thresholds) -> Thresholds:
         """The budget's detail also names the agent-rule row the lines come from."""
@@ -376,6 +381,8 @@ class _Runner:
         # compaction came before that response's request; one recorded between that response and
         # this request leaves the replayed history the one the provider counted
         measured_compacted = walk.recorded_compaction
+        agent_count = self._agent_count(walk.position, at)
+        leaving = self.window_offset  # the window the agent's compaction at this step closes
         carry = self.carry = walk.advance(self.session, at, self.carry)
         response = self.session.messages[at]
         model = response.model or (response.usage.model if response.usage else None) or walk.model
@@ -386,6 +393,7 @@ class _Runner:
             # keeps the carried one) and withdraws the old notices (R-CMP-11)
             carry = self.carry = carry.without_notices()
             window = None
+        self._shared_window(walk)
         contributions, error = self._contributions(k, walk)
         error = self.context_error or error
         state = PreparationState(
@@ -397,7 +405,9 @@ class _Runner:
                                         else measured_compacted),
             compaction_state=carry.compaction_state, window=window,
             todos_completed=walk.todos_completed, calibration=self.calibration,
-            recorded_manual=self.manual_steps.get(k))
+            recorded_manual=self.manual_steps.get(k),
+            window_offset=leaving if agent_count is not None else self.window_offset,
+            agent_count=agent_count)
         recorded = walk.recorded_tokens + REQUEST_OVERHEAD
         answered = tracker.observe_response(response.usage, context_bytes=walk.bytes, model=model)
         tokens, kind = provider_reading(answered, response.usage)
@@ -414,6 +424,7 @@ class _Runner:
         outcome = prepare(state, self._step_settings(walk), meta, stages=stages)
         if outcome.preparation.phase == "ready" and outcome.state.compaction is not None:
             self.replay_cuts += 1
+        self._measure_offset(k, outcome, response.usage, walk)
         self._calibrate(k, recorded, response.usage, walk)
         if outcome.preparation.phase == "ready":
             self.carry = outcome.carry
@@ -427,6 +438,35 @@ class _Runner:
             for usage in rejected_summary_usage(outcome.preparation):
                 answered = answered.observe_rejected_summary(usage)
         return outcome, answered, carry.durable
+
+    def _agent_count(self, start: int, upto: int) -> int | None:
+        """An agent profile: the agent's own count of the request it compacted (Claude Code's
+        ``preTokens``; a Codex rollout records no such count) when an automatic recorded
+        compaction lies between the last response and this step's request; None otherwise."""
+        if not self.agent_profile:
+            return None
+        return next((c.pre_tokens for c in self.session.compactions
+                     if start <= c.at_message < upto and c.trigger == "auto" and c.pre_tokens
+                     and c.source.startswith("claude_code:")), None)
+
+    def _shared_window(self, walk: Walk) -> None:
+        """A compaction on either side (this replay's or the agent's) ends the shared window."""
+        cuts = (self.replay_cuts, walk.cuts_passed)
+        if cuts != self.offset_cuts:
+            self.window_offset, self.offset_cuts = None, cuts
+
+    def _measure_offset(self, k: int, outcome: PreparationOutcome, usage: Usage | None,
+                        walk: Walk) -> None:
+        """An agent profile: at the first response after both the agent and this replay
+        compacted (as often), the replay's whole request minus the provider's count of the
+        agent's; from then on the two histories grow by the same recorded messages."""
+        self._shared_window(walk)
+        if (not self.agent_profile or self.window_offset is not None or usage is None
+                or not usage.is_trusted or outcome.preparation.phase != "ready"
+                or not 0 < self.replay_cuts == walk.cuts_passed):
+            return
+        whole = outcome.state.whole(outcome.preparation.final_input_tokens)
+        self.window_offset = (whole - usage.prompt_tokens, k)
 
     def _calibrate(self, k: int, recorded: int, usage: Usage | None, walk: Walk) -> None:
         """The response of step ``k`` arrived: update the calibration (used from step k+1)."""

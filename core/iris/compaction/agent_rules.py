@@ -107,14 +107,11 @@ class ResolvedRule(FrozenModel):
     note: str
 
 
-def _distance(rule: AgentRule, version: Version) -> tuple[int, ...]:
-    first = parse_version(rule.first) or ()
-    last = parse_version(rule.last) if rule.last else None
-    edge = first if version < first else (last or first)
-    width = max(len(edge), len(version))
-    a = edge + (0,) * (width - len(edge))
-    b = version + (0,) * (width - len(version))
-    return tuple(abs(x - y) for x, y in zip(a, b, strict=True))
+def _nearest(rows: list[AgentRule], version: Version) -> AgentRule:
+    """The row whose range is nearest ``version``: the last row starting at or before it (a
+    version past every range gets the newest row), else the first row."""
+    started = [r for r in rows if (parse_version(r.first) or ()) <= version]
+    return started[-1] if started else rows[0]
 
 
 def resolve_agent_rule(agent: AgentName, version: str | None, model: str | None,
@@ -131,7 +128,7 @@ def resolve_agent_rule(agent: AgentName, version: str | None, model: str | None,
             if row.covers(parsed):
                 return ResolvedRule(rule=row, version=version, exact=True,
                                     note=f"agent rule {row.name} (version {version} recorded)")
-        nearest = min(fitting, key=lambda r: _distance(r, parsed))
+        nearest = _nearest(fitting, parsed)
         return ResolvedRule(rule=nearest, version=version, exact=False, note=(
             f"agent rule {nearest.name}: version {version} is outside the documented ranges; "
             "the nearest documented rule is used"))

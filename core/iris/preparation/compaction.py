@@ -85,6 +85,13 @@ def trigger(state: PreparationState, settings: PipelineSettings,
         why = ("no trusted provider usage yet: the gauge shows 0 and nothing triggers (R-TOK-4; "
                "compaction.trigger_without_usage is off)")
         return False, "none", why, None
+    if state.agent_count is not None and not reduced and (
+            not state.diverged or state.window_offset is not None):
+        return _agent_trigger(state, state.agent_count, t.threshold_line)
+    if (state.diverged and state.window_offset is not None and not reduced and reading is not None
+            and reading.kind == "observed" and reading.can_trigger):
+        return _offset_trigger(state, reading.tokens + reading.output_tokens, reasoning, after,
+                               t.threshold_line)
     if state.diverged or reduced or reading is None or unsampled:
         why = ("no trusted provider usage yet; compaction.trigger_without_usage: true"
                if unsampled else "the replayed history differs from the recorded one after a "
@@ -110,6 +117,47 @@ def trigger(state: PreparationState, settings: PipelineSettings,
         basis = "provider" if reading.kind == "observed" else "provider_estimate"
         return decision.trigger, basis, reason, decision.tokens
     return decision.trigger, "none", reason, None
+
+
+def _notice_added(state: PreparationState, added: tuple[int, int], basis: str,
+                  value: int | None) -> tuple[int, int]:
+    """What the notices' reading adds to the provider's count so that it reads the value the
+    trigger compared (the agent's own count, the window offset: see :func:`trigger`)."""
+    reading = state.usage_reading
+    if basis != "provider" or value is None or reading is None:
+        return added
+    expected = reading.tokens + reading.output_tokens + added[0] + added[1]
+    return added if value == expected else (added[0], added[1] + value - expected)
+
+
+def _agent_trigger(state: PreparationState, count: int, line: int
+                   ) -> tuple[bool, str, str, int]:
+    """At the step of the agent's automatic compaction: the agent's own recorded count of the
+    request (plus the window offset when the replay compacted before)."""
+    offset, step = state.window_offset or (0, 0)
+    value = count + offset
+    shift = (f" {'+' if offset >= 0 else '−'} {abs(offset):,} (this replay's request minus the "
+             f"agent's, measured at step {step}) = {value:,}" if state.window_offset else "")
+    sign = "≥" if value >= line else "<"
+    return (value >= line, "provider",
+            (f"the agent's own count of this request {count:,} (recorded with its compaction, "
+             f"preTokens){shift} {sign} threshold line {line:,}"), value)
+
+
+def _offset_trigger(state: PreparationState, provider: int, reasoning: int, after: int,
+                    line: int) -> tuple[bool, str, str, int]:
+    """An agent profile in the agent's window (``state.window_offset``): the provider's count of
+    the last response, what the agent adds, and the replay's difference from the agent's request
+    measured at the window's first response."""
+    offset, step = state.window_offset or (0, 0)
+    value = provider + reasoning + after + offset
+    added = _added_words(reasoning, after)
+    sign = "≥" if value >= line else "<"
+    return (value >= line, "provider",
+            f"provider count {provider:,}" + (f" + {added}" if added else "")
+            + f" {'+' if offset >= 0 else '−'} {abs(offset):,} (this replay's request minus the "
+            f"agent's, measured at step {step}, the first response after both compacted) = "
+            f"{value:,} {sign} threshold line {line:,}", value)
 
 
 def request_reduced(state: PreparationState) -> bool:
@@ -339,7 +387,8 @@ def apply(state: PreparationState, settings: PipelineSettings
         start, reason = True, f"{state.recorded_manual}; {reason}"
     state = state.evolve(trigger_reading=(value, basis))
     # R-CMP-11/12: the same reading decides notices and the grace (nothing when disabled)
-    pressure = (notices.pressure(state, settings, basis, added=added)
+    pressure = (notices.pressure(state, settings, basis, added=_notice_added(state, added, basis,
+                                                                          value))
                 if basis != "disabled" else None)
     step = pressure[0] if pressure is not None else None
     before = state.input_tokens

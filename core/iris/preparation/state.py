@@ -187,6 +187,17 @@ class PreparationState:
     """The calibration known before this step (None: ratio 1, no overhead)."""
     trigger_reading: tuple[int | None, str] | None = None
     """``(value, basis)`` the compaction trigger compared (set by the compaction stage)."""
+    window_offset: tuple[int, int] | None = None
+    """An agent profile once it and the agent both compacted (``compaction.agent_rules``):
+    ``(offset, step)``, the replay's whole request minus the provider's count at ``step``, the
+    first response of the shared window. The two histories differ only by what each compaction
+    left, so the trigger compares the provider's count of the last response plus this offset
+    (and what the agent adds) instead of the calibrated local estimate. None: not measured."""
+    agent_count: int | None = None
+    """An agent profile at the step of the agent's automatic compaction: the agent's own count
+    of the request it compacted (Claude Code ``preTokens``), which includes what the transcript
+    never recorded (a tool result the agent compacted in the middle of). The trigger compares
+    it (plus the window offset) instead of its own estimate. None elsewhere."""
     recorded_manual: str | None = None
     """Set when the recorded agent's user asked for a compaction before this step and the
     configuration applies it (``compaction.apply_recorded_manual``): the words naming it."""
