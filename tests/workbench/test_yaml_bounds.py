@@ -32,10 +32,10 @@ def test_r_bound_1_billion_laughs_context_yaml_is_refused_quickly(tmp_path: Path
     60 s) is refused in well under a second, naming the file and the line of the alias."""
     path = tmp_path / "context.yaml"
     path.write_text(_bomb() + "system:\n  slots:\n    - {name: x, content: *a9}\n", "utf-8")
-    started = time.monotonic()
+    started = time.process_time()
     with pytest.raises(ConfigError, match=r"aliases expand to more than 100,000 nodes") as err:
         load_context_build_input(path)
-    assert time.monotonic() - started < 1
+    assert time.process_time() - started < 1
     assert err.value.path == str(path) and err.value.line is not None and 3 <= err.value.line <= 11
     assert str(err.value).startswith(f"{path}:{err.value.line}: aliases expand")
 
@@ -45,10 +45,10 @@ def test_r_bound_1_billion_laughs_in_a_config_file_is_refused_quickly(tmp_path: 
     path = tmp_path / "config.yaml"
     items = "".join(f"    - {line.split(': ', 1)[1]}\n" for line in _bomb().splitlines())
     path.write_text("compaction:\n  model_pool:\n" + items, "utf-8")
-    started = time.monotonic()
+    started = time.process_time()
     with pytest.raises(ConfigError, match="aliases expand") as err:
         load_config(path)
-    assert time.monotonic() - started < 1 and err.value.path == str(path)
+    assert time.process_time() - started < 1 and err.value.path == str(path)
 
 
 def test_r_bound_1_recursive_alias_is_refused():
