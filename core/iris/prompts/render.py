@@ -146,6 +146,11 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
     def collect_guard(value: Any) -> Any:
         return collected(value)
 
+    @staticmethod
+    def collected_loop_guard(iterable: Iterable[Any]) -> Iterator[Any]:
+        # a generator: the sandbox's call sizes its result, which would walk a whole list
+        return guard_loop(collected(iterable))
+
     def wrap_str_format(self, value: Any) -> Any:
         owner = getattr(value, "__self__", None)
         if not isinstance(owner, str) or getattr(value, "__name__", "") not in ("format",
@@ -186,9 +191,7 @@ class _Guards(NodeTransformer):
 
     def visit_For(self, node: nodes.For) -> nodes.Node:
         self.generic_visit(node)
-        if _uses_loop(node):
-            node.iter = _guard("collect_guard", node.iter)
-        node.iter = _guard("loop_guard", node.iter)
+        node.iter = _guard("collected_loop_guard" if _uses_loop(node) else "loop_guard", node.iter)
         return node
 
     def _collect_dyn_args(self, node: nodes.Call | nodes.Filter | nodes.Test) -> nodes.Node:
