@@ -31,7 +31,7 @@ SUMMARY_KEYS = ("session_id", "model", "steps", "failed_steps", "failures", "inp
                 "input_budget_source",
                 "input_budget_detail", "pressure_line", "baseline", "unrecorded_overhead_tokens",
                 "overhead_measured_at", "calibration_ratio", "compactions", "recorded_compactions",
-                "estimate_error", "cost")
+                "estimate_error", "cost", "summariser", "template_snapshot_id")
 COMPACTION_KEYS = ("step", "tokens_before", "tokens_after", "trigger_value", "trigger_basis",
                    "history_tokens_before", "history_tokens_after", "trigger", "fidelity")
 RECORDED_KEYS = ("step", "tokens_before", "tokens_after", "trigger", "fidelity")
@@ -100,6 +100,9 @@ def _expected(session: Session, result: Replay, cost: ReplayCost) -> dict[str, A
                                  for m in result.recorded_compactions],
         "estimate_error": error | error_meaning(session).model_dump(),
         "cost": _cost_dict(cost),
+        "summariser": {"kind": "offline", "model": None, "base_url": None,
+                       "reads_templates": False},
+        "template_snapshot_id": None,
     }
 
 
@@ -186,8 +189,9 @@ def test_r_ui_9_cli_summary_json_is_the_in_memory_summary(tmp_path: Path, real_s
         cache_figures = {"requests_usd", "replay_usd", "saved_usd", "saved_pct", "savings",
                          "replay_cache", "uncached"}
         for key in SUMMARY_KEYS:
-            if key != "cost":
+            if key not in ("cost", "template_snapshot_id"):
                 assert written[key] == memory[key], key
+        assert written["template_snapshot_id"].startswith("sha256:")  # R-FID-6
         for key in set(COST_KEYS) - cache_figures:
             assert written["cost"][key] == memory["cost"][key], key
         assert text == json.dumps(written, indent=2, ensure_ascii=False) + "\n"

@@ -24,6 +24,7 @@ from . import figures
 from .fidelity import replay_losses
 from .redaction import RedactionExtent, redaction_of
 from .replay_reader import applied_compactions
+from .summariser_info import SummariserInfo, summariser_info
 
 __all__ = ["CompactionSummary", "ErrorMeaning", "EstimateErrorSummary", "FailedStep", "LossSummary",
            "RecordedCompactionSummary", "ReplaySummary", "applied_compactions", "error_meaning",
@@ -127,6 +128,10 @@ class ReplaySummary(FrozenModel):
     recorded_compactions: tuple[RecordedCompactionSummary, ...]
     estimate_error: EstimateErrorSummary
     cost: ReplayCost
+    summariser: SummariserInfo
+    """Who wrote the replay's checkpoints and whether they depend on the templates (R-FID-6)."""
+    template_snapshot_id: str | None
+    """The prompt template snapshot the replay rendered with (None: not known)."""
 
     def json_text(self) -> str:
         """The text ``--summary-json`` writes: indented JSON, non-ASCII kept, one final newline."""
@@ -139,11 +144,14 @@ def _loss(record: LossRecord | None) -> LossSummary | None:
 
 def replay_summary(session: Session, replay: Replay, *,
                    prefixes: Mapping[int, Any] | None = None,
-                   subagents: Sequence[Session] = ()) -> ReplaySummary:
+                   subagents: Sequence[Session] = (), summariser: Any = None,
+                   template_snapshot_id: str | None = None) -> ReplaySummary:
     """The ``--summary-json`` object (keys as docs/cli.md lists them), with what each compaction
     lost matched by step (docs/fidelity.md). ``prefixes``: each step's cache prefix, collected
     while a replay that kept no request bodies ran (:func:`workbench.pricing.replay_cost`);
-    ``subagents``: the session's sub-agents, billed beside it (``cost.subagents_billed_usd``)."""
+    ``subagents``: the session's sub-agents, billed beside it (``cost.subagents_billed_usd``);
+    ``summariser`` (an object or its name; None: the offline default) and
+    ``template_snapshot_id`` say what wrote the checkpoints (:mod:`.summariser_info`)."""
     t = replay.thresholds
     losses = replay_losses(session, replay)
     own = {r.step: r for r in losses.replay}
@@ -178,6 +186,8 @@ def replay_summary(session: Session, replay: Replay, *,
             responses=error.responses, basis=error.basis, meaningful=meaning.meaningful,
             text_redacted=meaning.text_redacted, note=meaning.note),
         cost=with_subagents(replay_cost(session, replay, prefixes=prefixes), subagents),
+        summariser=summariser_info(summariser),
+        template_snapshot_id=template_snapshot_id,
     )
 
 

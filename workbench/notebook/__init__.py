@@ -14,6 +14,7 @@ Nothing here recomputes a decision: every table and figure is a view function of
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from iris.tokens import default_estimator
 from ..analysis.fidelity import fidelity_rows, lost_rows, replay_losses
 from ..analysis.figures import EstimateError, estimate_error, replay_calibration_ratio
 from ..analysis.replay_reader import replay_facts
+from ..analysis.summariser_info import summariser_info, templates_ignored
 from ..analysis.words import counted
 from ..progress import Progress
 from ..records import recorded_marks
@@ -134,10 +136,12 @@ class NotebookReplay:
     def __init__(self, session: Session, config: ContextConfig, result: Replay, *,
                  label: str = "replay", summariser: str = "extractive",
                  request_of: Callable[[ContextPreparation], PreparedRequest | None] | None = None,
-                 saved_id: str | None = None) -> None:
+                 saved_id: str | None = None, template_snapshot_id: str | None = None) -> None:
         self.session, self.config, self.result, self.label = session, config, result, label
         self.summariser = summariser
         """The summariser's kind (``extractive``, ``recorded``, ``remote``, ``custom``)."""
+        self.template_snapshot_id = template_snapshot_id
+        """The prompt template snapshot the replay rendered with (None: not known)."""
         self.saved_id = saved_id
         """The id of the saved replay these records were read from (None: computed here)."""
         self._request_of = request_of or result.request
@@ -342,11 +346,13 @@ def replay(session: Session | str | Path, config: Any = None, *,
     resolved = resolve_config(config)
     if summariser is None or isinstance(summariser, str):
         summariser = make_summariser(summariser, session)
-    result, _ = replay_session(session, config=resolved, prompts=prompts, summariser=summariser,
-                               progress=progress or (lambda fraction, text: None),
-                               workspace_root=workspace_root)
+    result, bundle = replay_session(session, config=resolved, prompts=prompts,
+                                    summariser=summariser,
+                                    progress=progress or (lambda fraction, text: None),
+                                    workspace_root=workspace_root)
     return NotebookReplay(session, resolved, result, label=label or config_label(config),
-                          summariser=summariser_name(summariser))
+                          summariser=summariser_name(summariser),
+                          template_snapshot_id=bundle.template_snapshot_id)
 
 
 class Comparison:
@@ -366,6 +372,11 @@ class Comparison:
         self.labels: tuple[str, ...] = tuple(labels)
         self.runs: tuple[RunSummary, ...] = tuple(
             r.summary().evolve(**UNCHANGED, label=label) for r, label in zip(replays, labels))
+        self.warnings: tuple[str, ...] = _template_warnings(replays)
+        """Why the comparison may compare less than it seems (R-FID-6): template snapshots that
+        differ under a summariser that does not read templates. Also issued with warnings.warn."""
+        for text in self.warnings:
+            warnings.warn(text, UserWarning, stacklevel=3)
 
     def steps(self) -> pd.DataFrame:
         """Per step: step, ``tokens · <label>`` per replay and, for two, ``difference (B − A)``."""
@@ -394,6 +405,15 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         return comparison_html(self.labels, self.totals())
+
+
+def _template_warnings(replays: Sequence[NotebookReplay]) -> tuple[str, ...]:
+    snapshots = {r.template_snapshot_id for r in replays if r.template_snapshot_id}
+    if len(snapshots) < 2:
+        return ()
+    ignored = {r.summariser: text for r in replays
+               if (text := templates_ignored(summariser_info(r.summariser))) is not None}
+    return tuple(ignored.values())
 
 
 def compare(first: NotebookReplay, second: NotebookReplay, *more: NotebookReplay) -> Comparison:

@@ -241,6 +241,8 @@ class StreamedReplay:
     result: Replay
     info: ReplayInfo | None = None
     prefixes: dict[int, Prefix] | None = None
+    template_snapshot_id: str | None = None
+    """The prompt template snapshot the replay rendered with."""
 
 
 def stream_replay(session: Session, *, store: Store | None = None, session_id: str = "",
@@ -290,7 +292,8 @@ def stream_replay(session: Session, *, store: Store | None = None, session_id: s
             progress(0.95, "saving")
             info = sink.finish(replay_facts(result, warnings=config.warnings))
     return StreamedReplay(result=result, info=info,
-                          prefixes=tee.prefixes.prefixes if tee.prefixes is not None else None)
+                          prefixes=tee.prefixes.prefixes if tee.prefixes is not None else None,
+                          template_snapshot_id=prompts.snapshot_id)
 
 
 def load_configuration(path: str | Path | None) -> ContextConfig:

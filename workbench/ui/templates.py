@@ -15,6 +15,7 @@ import streamlit as st
 from iris.errors import TemplateError, WorkbenchError
 from iris.prompts import PROMPT_IDS, PromptSnapshot, PromptSource
 
+from workbench.analysis.summariser_info import summariser_info, templates_ignored
 from workbench.services.rerun import (
     ENGINE_RENDERED_IDS,
     ReplayComparison,
@@ -194,6 +195,8 @@ def rerun_setup(target: RerunTarget, current: PromptSnapshot, prompt_id: str) ->
                          index=own_summariser_index(options, target.inputs.summariser),
                          key=f"tpl_summariser_{target.replay_id}",
                          format_func=SUMMARISER_LABELS.__getitem__)
+    if (ignored := templates_ignored(summariser_info(kind))) is not None:
+        st.warning(ignored)
     plan = rerun_plan(target, current, kind)
     st.caption(edited_sides_caption(plan.changed))
     return plan
