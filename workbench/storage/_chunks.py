@@ -201,5 +201,12 @@ class Chunk:
         self.streams["requests"].add(dumps([ref, delta(self._last_skeleton, skeleton)]))
         self._last_skeleton = skeleton
 
+    def add_stored_request(self, ref: str, stored: dict[str, list[Any]]) -> None:
+        """Add a request's skeleton already in its stored form (what :func:`delta` makes of it
+        against the request added before it; whole for the chunk's first request)."""
+        self.requests += 1
+        self.streams["requests"].add(dumps([ref, stored]))
+        self._last_skeleton = None  # a skeleton added after it by add_request is stored whole
+
     def row(self, *, final: bool) -> dict[str, bytes]:
         return {name: stream.stored(final=final) for name, stream in self.streams.items()}

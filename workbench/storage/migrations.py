@@ -381,6 +381,16 @@ def m005_step_chunks(db: Database) -> None:
     sql.execute("CREATE INDEX request_parts_by_body ON request_parts (body_n)")
 
 
+@_migration
+def m006_replay_saving(db: Database) -> None:
+    """A replay saved step by step is written in short transactions, one chunk of steps at a
+    time, under a row of its own: ``saving`` holds the token of the save that is writing it
+    (NULL once finished, when it takes its id and name and the replay it replaces goes).
+    Readers list and find only finished replays; a save that died leaves a row the next save
+    removes. Existing replays are finished (NULL)."""
+    typed(db).execute("ALTER TABLE replays ADD COLUMN saving TEXT")
+
+
 def apply_migrations(db: Database) -> None:
     """Bring ``db`` up to the newest schema (a no-op when it already is)."""
     _migration_set().apply(db)

@@ -12,9 +12,11 @@ scalar columns and parses each step's full record when that step is looked at.
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Callable, Generator, Hashable, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from iris.errors import StorageError
@@ -22,6 +24,7 @@ from iris.frozen import UNCHANGED
 from iris.preparation.records import ContextPreparation, Decision
 
 from ..records import ArchiveRecord, EvidenceBundle, ReplayFacts, ReplayInfo, StepRow
+from ._saving import lock_path, saving_lock, unheld
 from ._sql import SQLDatabase, guard, query, write_transaction
 from .cache import StoreCache
 from .stored import StoredReplay, decisions_of_kind, preparation_by_id
@@ -89,18 +92,46 @@ class ReplayRepository:
     @contextmanager
     def streamed(self, header: EvidenceBundle, *, session_id: str, name: str,
                  clock: Callable[[], datetime] = _now) -> Generator[StoreSink]:
-        """Save (or replace) the replay ``name`` step by step as the engine publishes it, in one
-        transaction like :meth:`save`: nothing of it is visible, and the replay it replaces
-        stays, until the block ends without an error. ``header`` gives the configuration,
-        templates and summariser (its preparations are not read); the block ends with
-        ``sink.finish(facts)``. Steps are written a chunk at a time, so the process holds one
-        chunk of steps, not the replay; the store's write lock is held while the block runs."""
+        """Save (or replace) the replay ``name`` step by step as the engine publishes it.
+        ``header`` gives the configuration, templates and summariser (its preparations are not
+        read); the block ends with ``sink.finish(facts)``. Steps are written a chunk at a time,
+        each chunk in a short transaction of its own (other processes write between them), under
+        a row marked as being saved: no reader lists it, and the replay it replaces stays, until
+        ``finish`` swaps them in one transaction. An error in the block removes what was
+        written; a save that died (a killed process) leaves a row the next streamed save
+        removes."""
         replay_id = replay_id_for(session_id, name)
-        with guard("saving a replay", self._db), write_transaction(self._db):
+        with guard("saving a replay", self._db):
+            lock = lock_path(self._db)
+        self._forget_abandoned(lock)
+        with saving_lock(lock):
             writer = ReplayWriter(self._db, replay_id, session_id=session_id, name=name,
-                                  summariser=header.summariser, created=_stamp(clock))
-            yield StoreSink(writer, header=header, each_step=False)
+                                  summariser=header.summariser, created=_stamp(clock),
+                                  staging=secrets.token_hex(8))
+            sink = StoreSink(writer, header=header, each_step=False)
+            try:
+                with guard("saving a replay", self._db):
+                    yield sink
+                    if not sink.finished:
+                        sink.finish()
+            except BaseException:
+                with suppress(StorageError), guard("removing a replay that was not finished",
+                                                   self._db), write_transaction(self._db):
+                    writer.abandon()
+                raise
         self._cache.forget(replay_id)
+
+    def _forget_abandoned(self, lock: Path | None) -> None:
+        """Remove the rows of staged replays whose save died, when no save is running."""
+        if not query(self._db, "listing replays", "SELECT 1 FROM replays WHERE saving IS NOT "
+                     "NULL LIMIT 1"):
+            return
+        with unheld(lock) as free:
+            if free:
+                with guard("removing replays that were not finished", self._db), \
+                        write_transaction(self._db):
+                    self._db.execute("DELETE FROM replays WHERE saving IS NOT NULL")
+                    forget_unused_bodies(self._db)
 
     def delete(self, replay_id: str) -> bool:
         """Delete a replay and (through the schema's cascades) every row below it, then the request
@@ -115,9 +146,9 @@ class ReplayRepository:
 
     def list(self, session_id: str | None = None) -> tuple[ReplayInfo, ...]:
         """Stored replays (of one session, or all), oldest first then by name."""
-        where, args = ("WHERE session_id = ?", [session_id]) if session_id else ("", [])
-        rows = query(self._db, "listing replays", f"SELECT {_INFO_FIELDS} FROM replays {where} "
-                     "ORDER BY created_at, name", args)
+        where, args = ("AND session_id = ?", [session_id]) if session_id else ("", [])
+        rows = query(self._db, "listing replays", f"SELECT {_INFO_FIELDS} FROM replays WHERE "
+                     f"saving IS NULL {where} ORDER BY created_at, name", args)
         return tuple(ReplayInfo.from_row(r) for r in rows)
 
     def find(self, session_id: str, name: str) -> ReplayInfo | None:
@@ -174,6 +205,7 @@ class StoreSink:
     def __init__(self, writer: ReplayWriter, *, header: EvidenceBundle | None = None,
                  each_step: bool = True) -> None:
         self._writer, self._each_step = writer, each_step
+        self.finished = False
         self.replay_id = writer.replay_id
         with guard("saving a replay", writer.db), write_transaction(writer.db):
             writer.begin(header or EvidenceBundle(preparations=(), summariser=writer.summariser))
@@ -199,7 +231,9 @@ class StoreSink:
     def finish(self, facts: ReplayFacts | None = None) -> ReplayInfo:
         """Write the replay's counts (steps, phases, compactions, final tokens) and its facts."""
         with guard("saving a replay", self._writer.db), write_transaction(self._writer.db):
-            return self._writer.finish(facts)
+            info = self._writer.finish(facts)
+        self.finished = True
+        return info
 
 
 def _stamp(clock: Callable[[], datetime]) -> str:

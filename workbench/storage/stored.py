@@ -118,8 +118,10 @@ def decisions_of_kind(db: SQLDatabase, replay_id: str, kinds: Sequence[str], *,
 
 def preparation_by_id(db: SQLDatabase, preparation_id: str) -> ContextPreparation | None:
     """A stored preparation by its id (the first replay's, when several hold it), or None."""
-    for r in query(db, "reading a preparation", "SELECT replay_n, c, line FROM preparation_ids "
-                   "WHERE key = ? ORDER BY replay_n, step_index", [prefix_key(preparation_id)]):
+    for r in query(db, "reading a preparation", "SELECT p.replay_n, p.c, p.line FROM "
+                   "preparation_ids p JOIN replays r ON r.n = p.replay_n WHERE p.key = ? AND "
+                   "r.saving IS NULL ORDER BY p.replay_n, p.step_index",
+                   [prefix_key(preparation_id)]):
         replay_n, c, line = int(r["replay_n"]), int(r["c"]), int(r["line"])
         step_lines = _chunk(db, replay_n, c, "steps")
         if line < len(step_lines):

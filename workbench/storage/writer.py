@@ -24,10 +24,11 @@ from pydantic import BaseModel
 
 from ..records import ArchiveRecord, EvidenceBundle, ReplayFacts, ReplayInfo
 from ._chunks import Chunk, as_column, dumps, prefix_key, store_bodies
-from ._sql import SQLDatabase, canonical
+from ._skeleton import SkeletonCarry
+from ._sql import SQLDatabase, canonical, guard, write_transaction
 from .migrations import RECORD_FIELDS_IN_STEPS, STEP_COLUMNS, STEP_FIGURE_COLUMNS, pack
 
-__all__ = ["ReplayWriter"]
+__all__ = ["ReplayWriter", "forget_unused_bodies", "staged_name"]
 
 _IN_STEPS: set[str] = set(RECORD_FIELDS_IN_STEPS)
 
@@ -43,9 +44,13 @@ class ReplayWriter:
     """Writes one replay; rows are buffered and written by :meth:`flush` (and :meth:`finish`)."""
 
     def __init__(self, db: SQLDatabase, replay_id: str, *, session_id: str, name: str,
-                 summariser: str, created: str) -> None:
+                 summariser: str, created: str, staging: str | None = None) -> None:
         self.db, self.replay_id, self.summariser = db, replay_id, summariser
         self._session_id, self._name, self._created = session_id, name, created
+        # ``staging``: the replay is written under a row of its own, marked as being saved
+        # (``replays.saving``), that takes the replay's id and name only when it is finished
+        self.staging = staging
+        self.row_id = staged_name(replay_id, staging) if staging else replay_id
         self._bundle = EvidenceBundle(preparations=(), summariser=summariser)
         # the counts the replay row states, kept as the steps pass (a streamed replay holds no
         # step once its chunk is written)
@@ -57,18 +62,19 @@ class ReplayWriter:
         self._indexes: set[int] = set()
         self._rows: dict[str, list[tuple[Any, ...]]] = {}
         self._ids: dict[bytes, int] = {}
-        # id(obj) → (obj, part) of the previous request's messages and tools: consecutive
-        # requests share most objects, and a longer memory would keep every request alive
-        self._memo: dict[int, tuple[object, int]] = {}
+        # the previous request's skeleton: a step's request costs what it adds to it
+        self._carry = SkeletonCarry(self._part)
         self._refs: set[str] = set()
         self._bodies: dict[bytes, str] = {}  # digest → body text of parts not yet written
         self._parts: list[tuple[int, bytes]] = []  # (part id, digest) not yet written
 
     def begin(self, bundle: EvidenceBundle) -> None:
-        """Replace any replay of this name (cascades remove its rows) and write the replay row and
-        its configuration and template snapshots."""
+        """Replace any replay of this name (cascades remove its rows; a staged replay replaces
+        it when it finishes) and write the replay row and its configuration and template
+        snapshots."""
         self._bundle = bundle.evolve(**UNCHANGED, preparations=())
-        self.db.execute("DELETE FROM replays WHERE id = ?", [self.replay_id])
+        if not self.staging:
+            self.db.execute("DELETE FROM replays WHERE id = ?", [self.replay_id])
         if bundle.configuration_hash and bundle.configuration_json is not None:
             self.db.execute("INSERT OR IGNORE INTO configurations (hash, json, yaml, created_at) "
                             "VALUES (?, ?, ?, ?)", [bundle.configuration_hash,
@@ -79,7 +85,10 @@ class ReplayWriter:
                             "created_at) VALUES (?, ?, ?)",
                             [bundle.template_snapshot_id, canonical(dict(bundle.template_sources)),
                              self._created])
-        row = self._info_row()
+        row: dict[str, Any] = self._info_row()
+        if self.staging:
+            row |= {"id": self.row_id, "name": staged_name(self._name, self.staging),
+                    "saving": self.staging}
         cursor = self.db.execute(f"INSERT INTO replays ({', '.join(row)}) VALUES "
                                  f"({', '.join('?' * len(row))})", list(row.values()))
         self._n = int(cursor.lastrowid or 0)
@@ -119,7 +128,7 @@ class ReplayWriter:
 
     def add_archives(self, archives: Iterable[ArchiveRecord]) -> None:
         for a in archives:
-            self._buffer("archives", (self.replay_id, a.n, a.step_index, a.path, pack(a.text),
+            self._buffer("archives", (self.row_id, a.n, a.step_index, a.path, pack(a.text),
                                       a.checkpoint_text))
 
     def flush(self, *, final: bool = False) -> None:
@@ -134,13 +143,25 @@ class ReplayWriter:
         """Flush and write the replay's counts (and ``facts``, when given); request bodies no
         replay uses any more (those of a replay this one replaced) are removed."""
         self.flush(final=True)
+        if self.staging:  # the replay it replaces goes, this one takes its id and name
+            self.db.execute("PRAGMA defer_foreign_keys = ON")  # archives follow the id below
+            self.db.execute("DELETE FROM replays WHERE id = ?", [self.replay_id])
+            self.db.execute("UPDATE archives SET replay_id = ? WHERE replay_id = ?",
+                            [self.replay_id, self.row_id])
         forget_unused_bodies(self.db)
         if facts is not None:
             self._bundle = self._bundle.evolve(**UNCHANGED, facts=facts)
         row = self._info_row()
-        self.db.execute(f"UPDATE replays SET {', '.join(f'{k} = ?' for k in row if k != 'id')} "
-                        "WHERE id = ?", [*(v for k, v in row.items() if k != "id"), self.replay_id])
+        values = {k: v for k, v in row.items() if k != "id" or self.staging}
+        sets = ", ".join([*(f"{k} = ?" for k in values), *(["saving = NULL"] if self.staging else [])])
+        self.db.execute(f"UPDATE replays SET {sets} WHERE n = ?", [*values.values(), self._n])
         return ReplayInfo.from_row(row)
+
+    def abandon(self) -> None:
+        """Remove what a staged replay wrote (its row, and through the cascades every row below
+        it) and the request bodies only it used."""
+        self.db.execute("DELETE FROM replays WHERE n = ? AND saving IS NOT NULL", [self._n])
+        forget_unused_bodies(self.db)
 
     # ------------------------------------------------------------------------------ helpers
 
@@ -148,13 +169,17 @@ class ReplayWriter:
         self._rows.setdefault(table, []).append(row)
 
     def _write_chunk(self, *, final: bool) -> None:
+        """Write the chunk (finished when ``final``, with the bodies, ids and archives buffered
+        since the last one): a transaction of its own unless the caller holds one, so a staged
+        replay holds the store's write lock one chunk at a time."""
         chunk = self._chunk
-        self.db.execute("INSERT OR REPLACE INTO step_chunks (replay_n, c, steps, marks, records, "
-                        "requests) VALUES (?, ?, ?, ?, ?, ?)",
-                        [self._n, chunk.number, *chunk.row(final=final).values()])
-        if final:  # bodies, ids and archives do not pile up in memory over a long replay
-            self._write_parts()
-            self._write_rows()
+        with guard("saving a replay", self.db), write_transaction(self.db):
+            self.db.execute("INSERT OR REPLACE INTO step_chunks (replay_n, c, steps, marks, "
+                            "records, requests) VALUES (?, ?, ?, ?, ?, ?)",
+                            [self._n, chunk.number, *chunk.row(final=final).values()])
+            if final:  # bodies, ids and archives do not pile up in memory over a long replay
+                self._write_parts()
+                self._write_rows()
 
     def _write_rows(self) -> None:
         for table, sql in _INSERTS.items():
@@ -187,11 +212,9 @@ class ReplayWriter:
             "extras_json": bundle.facts.model_dump_json(),
         }
 
-    def _part(self, obj: Any, memo: dict[int, tuple[object, int]]) -> int:
-        hit = memo.get(id(obj)) or self._memo.get(id(obj))
-        if hit is not None and hit[0] is obj:
-            memo[id(obj)] = hit
-            return hit[1]
+    def _part(self, obj: Any) -> int:
+        """The part id of a message or tool schema, by the digest of its body (the body is
+        written with the next chunk when it is new)."""
         body = obj.model_dump_json() if isinstance(obj, BaseModel) else canonical(obj)
         digest = hashlib.sha256(body.encode()).digest()
         part = self._ids.get(digest)
@@ -199,22 +222,14 @@ class ReplayWriter:
             part = self._ids[digest] = len(self._ids)
             self._bodies[digest] = body
             self._parts.append((part, digest))
-        memo[id(obj)] = (obj, part)
         return part
 
     def _add_request(self, ref: str, request: PreparedRequest) -> None:
         if ref in self._refs:
             return
         self._refs.add(ref)
-        # Marks as plain lists (origin, history index, key, marks): a model dump per message and
-        # step was most of the saving time of a long replay.
-        memo: dict[int, tuple[object, int]] = {}
-        self._chunk.add_request(ref, {
-            "m": [self._part(m, memo) for m in request.messages],
-            "t": [self._part(t, memo) for t in request.tools],
-            "k": [[k.origin, k.history_index, k.key, list(k.marks)] for k in request.marks],
-            "d": list(request.dropped)})
-        self._memo = memo
+        chunk = self._chunk
+        chunk.add_stored_request(ref, self._carry.step(request, whole=not chunk.requests))
 
 
 _INSERTS = {
@@ -241,6 +256,11 @@ def _step_row(prep: ContextPreparation) -> dict[str, Any]:
         "final_request_ref": prep.final_request_ref,
         **{name: as_column(kind, getattr(prep, name)) for name, kind in STEP_FIGURE_COLUMNS},
     }
+
+
+def staged_name(final: str, token: str) -> str:
+    """The id (or name) a staged replay's row has while it is being saved."""
+    return f"{final}~saving-{token}"
 
 
 def forget_unused_bodies(db: SQLDatabase) -> None:

@@ -46,6 +46,9 @@ def apply(state: PreparationState, settings: PipelineSettings
     # hashed when first read, from per-message pieces cached across steps (identical to
     # request_ref's full form)
     request.with_pieces(*settings.memory.request_pieces(views))
+    # what a store that keeps consecutive requests reads to skip the messages they share
+    request.with_previous(*views.sent, views.shared)
+    views.sent = (request.messages, request.marks)
     keys = tuple(p.key or "" for p in state.contributions)
     tools = tuple(t.name for t in state.tools)
     whole = state.whole(before)

@@ -19,9 +19,12 @@ Without ``incremental`` the runner gives every step a fresh memory; only the tok
 
 from __future__ import annotations
 
+import hashlib
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import is_
+from typing import Any
 
 from ..reduction import ReductionMemory, ReductionState
 from ..session import Message
@@ -29,7 +32,7 @@ from ..tokens import TokenEstimator
 from .part import Origin, Part, PartView
 from .records import MarkKind, MessageMark, canonical_json
 
-__all__ = ["FoldIndex", "FoldMemory", "MarkMemory", "MarkTexts", "PartHashes", "PartView", "Rewrite", "StepMemory",
+__all__ = ["FoldIndex", "FoldMemory", "JoinedTexts", "MarkMemory", "MarkTexts", "PartHashes", "PartView", "Rewrite", "StepMemory",
            "TokenCache", "TrimMemory", "TrimRun", "ViewMemory", "shared_prefix", "starts_with"]
 
 MarkKey = tuple[str, int | None, str | None, tuple[MarkKind, ...]]
@@ -88,30 +91,103 @@ class MarkMemory:
         return text
 
 
+class JoinedTexts:
+    """Texts made from the leading parts of a request, kept as their UTF-8 joined by ``sep`` in
+    one buffer that grows in place, with where each text ends: the hash of a request reads its
+    leading texts straight from the buffer (nothing is joined, copied or visited per part)."""
+
+    __slots__ = ("buf", "ends", "sep", "state")
+
+    def __init__(self, sep: bytes, buf: bytearray | None = None, ends: array[int] | None = None,
+                 state: tuple[bytes, int, Any] | None = None) -> None:
+        self.sep = sep
+        self.buf = buf if buf is not None else bytearray()
+        self.ends = ends if ends is not None else array("q")
+        self.state = state
+        """``(header, count, sha)``: the hash state after ``header`` and the first ``count``
+        texts, the latest :meth:`hashed` made (the next request continues from it)."""
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def extend(self, texts: Sequence[str]) -> None:
+        if not texts:
+            return
+        encoded = [t.encode() for t in texts]
+        sep, pos = self.sep, len(self.buf)
+        if self.ends:
+            self.buf += sep
+            pos += len(sep)
+        self.buf += sep.join(encoded)
+        for e in encoded:
+            pos += len(e)
+            self.ends.append(pos)
+            pos += len(sep)
+
+    def feed(self, sha: Any, count: int) -> None:
+        """``sha.update`` with the first ``count`` texts joined by ``sep``."""
+        if count > 0:
+            with memoryview(self.buf) as view, view[:self.ends[count - 1]] as part:
+                sha.update(part)
+
+    def hashed(self, header: bytes, count: int) -> Any:
+        """A SHA-256 fed ``header`` then the first ``count`` texts joined by ``sep``, continued
+        from the state the previous call left when it holds a leading part of that text."""
+        state, ends = self.state, self.ends
+        if state is not None and state[0] == header and state[1] <= count:
+            sha, start = state[2].copy(), ends[state[1] - 1] if state[1] else 0
+        else:
+            sha, start = hashlib.sha256(header), 0
+        if count > 0:
+            with memoryview(self.buf) as view, view[start:ends[count - 1]] as part:
+                sha.update(part)
+        if state is None or state[0] != header or state[1] <= count:
+            self.state = (header, count, sha.copy())
+        return sha
+
+    def cut(self, count: int) -> JoinedTexts:
+        """A copy holding the first ``count`` texts."""
+        count = min(count, len(self.ends))
+        end = self.ends[count - 1] if count else 0
+        state = self.state if self.state is not None and self.state[1] <= count else None
+        return JoinedTexts(self.sep, self.buf[:end], self.ends[:count], state)
+
+
 class PartHashes:
-    """The content hashes of a request's messages, read as a slice when its hash is first
-    computed (a replay that never reads a request's hash never hashes its messages)."""
+    """The content hashes of a request's messages, fed to the request's hash when it is first
+    computed (a replay that never reads a request's hash never hashes its messages). Each part's
+    hash is computed once and kept joined, in request order, on the :class:`ViewMemory` the
+    request was made from, so the next request's hash reads the ones it shares."""
 
-    __slots__ = ("parts",)
+    __slots__ = ("views",)
 
-    def __init__(self, parts: list[Part]) -> None:
-        self.parts = parts
+    def __init__(self, views: ViewMemory) -> None:
+        self.views = views
 
-    def __getitem__(self, at: slice) -> list[str]:
-        return [p.digest for p in self.parts[at]]
+    def feed(self, sha: Any, count: int) -> None:
+        views = self.views
+        texts = views.hashes
+        if len(texts) < count:
+            texts.extend([p.digest for p in views.placed[len(texts):count]])
+        texts.feed(sha, count)
 
 
 class MarkTexts:
-    """The canonical JSON of a request's marks, read like :class:`PartHashes`."""
+    """The canonical JSON of a request's marks, kept like :class:`PartHashes`."""
 
-    __slots__ = ("marks", "parts")
+    __slots__ = ("marks", "views")
 
-    def __init__(self, parts: list[Part], marks: MarkMemory) -> None:
-        self.parts, self.marks = parts, marks
+    def __init__(self, views: ViewMemory, marks: MarkMemory) -> None:
+        self.views, self.marks = views, marks
 
-    def __getitem__(self, at: slice) -> list[str]:
-        text = self.marks.text
-        return [text(p) for p in self.parts[at]]
+    def hashed(self, header: bytes, count: int) -> Any:
+        """A SHA-256 fed ``header`` then the first ``count`` mark texts (the request's hash
+        begins with them, so the next request's hash continues from this one's state)."""
+        views, text = self.views, self.marks.text
+        texts = views.mark_json
+        if len(texts) < count:
+            texts.extend([text(p) for p in views.placed[len(texts):count]])
+        return texts.hashed(header, count)
 
 
 @dataclass(eq=False)
@@ -126,6 +202,15 @@ class ViewMemory:
     placed: list[Part] = field(default_factory=list[Part])
     """The parts, as a list that grows in place while requests only grow (a request made from
     it reads only its own leading entries)."""
+    hashes: JoinedTexts = field(default_factory=lambda: JoinedTexts(b'","'))
+    """The content hashes of the leading parts of ``placed`` read so far (:class:`PartHashes`)."""
+    mark_json: JoinedTexts = field(default_factory=lambda: JoinedTexts(b","))
+    """The mark JSON of the leading parts of ``placed`` read so far (:class:`MarkTexts`)."""
+    shared: int = 0
+    """How many leading parts the latest request shares with the one before it."""
+    sent: tuple[tuple[Message, ...], tuple[MessageMark, ...]] = ((), ())
+    """The messages and marks of the request made before the latest one (their first
+    ``shared`` items are the latest request's)."""
 
 
 @dataclass(eq=False)
@@ -237,19 +322,21 @@ class StepMemory:
             views = old          # made from them reads only its own leading entries)
             views.parts = parts
         else:
-            views = ViewMemory(parts, old.shown[:k], old.marks[:k], old.placed[:k])
+            views = ViewMemory(parts, old.shown[:k], old.marks[:k], old.placed[:k],
+                               old.hashes.cut(k), old.mark_json.cut(k), sent=old.sent)
         if added:
             shown, shown_marks = zip(*[part.view(marks) for part in added])
             views.shown.extend(shown)
             views.marks.extend(shown_marks)
             views.placed.extend(added)
+        views.shared = k
         self.views = views
         return views
 
     def request_pieces(self, views: ViewMemory) -> tuple[PartHashes, MarkTexts]:
         """What :meth:`PreparedRequest.with_pieces` reads the request's hash from, computed when
         the hash is first read (each part's hash and each mark's JSON once)."""
-        return PartHashes(views.placed), MarkTexts(views.placed, self.marks)
+        return PartHashes(views), MarkTexts(views, self.marks)
 
 
 def shared_prefix(old: Sequence[Part], new: Sequence[Part]) -> int:

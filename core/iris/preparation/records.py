@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import Field, PrivateAttr
 
 from ..frozen import UNCHANGED, FrozenModel
-from ..hashing import canonical_json, content_hash, text_hash
+from ..hashing import ALGORITHM, canonical_json, content_hash, text_hash
 from ..session import Message, Usage
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "canonical_json",
     "content_hash",
     "request_ref",
+    "request_ref_fed",
     "request_ref_of",
 ]
 
@@ -275,9 +276,17 @@ class MessageMark(_Frozen):
 
 
 class Pieces(Protocol):
-    """A sequence of strings read only as a leading slice (a list, or pieces computed when read)."""
+    """Strings fed to a hash joined by their separator, the first ``count`` of them (computed
+    when first fed)."""
 
-    def __getitem__(self, at: slice, /) -> Sequence[str]: ...
+    def feed(self, sha: Any, count: int, /) -> None: ...
+
+
+class LeadingPieces(Protocol):
+    """Strings a hash begins with (after a header), joined by their separator: a SHA-256 fed
+    the header and the first ``count`` of them."""
+
+    def hashed(self, header: bytes, count: int, /) -> Any: ...
 
 
 class PreparedRequest(_Frozen):
@@ -291,7 +300,9 @@ class PreparedRequest(_Frozen):
     """Keys of contributions and names of tools that were dropped (not in ``messages``/``tools``)."""
 
     _ref: str | None = PrivateAttr(default=None)
-    _pieces: tuple[Pieces, Pieces, int] | None = PrivateAttr(default=None)
+    _pieces: tuple[Pieces, LeadingPieces, int] | None = PrivateAttr(default=None)
+    _previous: tuple[tuple[Message, ...], tuple[MessageMark, ...], int] | None = PrivateAttr(
+        default=None)
 
     @property
     def ref(self) -> str:
@@ -301,19 +312,36 @@ class PreparedRequest(_Frozen):
         request, so computing it at every step would cost steps × messages."""
         if self._ref is None:
             pieces = self._pieces
-            self._ref = (request_ref(self) if pieces is None else request_ref_of(
-                pieces[0][:pieces[2]], pieces[1][:pieces[2]], self.tools, self.dropped))
+            self._ref = (request_ref(self) if pieces is None else request_ref_fed(
+                pieces[0], pieces[1], pieces[2], self.tools, self.dropped))
             self._pieces = None
         return self._ref
 
-    def with_pieces(self, message_hashes: Pieces, mark_texts: Pieces) -> PreparedRequest:
+    def with_pieces(self, message_hashes: Pieces, mark_texts: LeadingPieces) -> PreparedRequest:
         """This request, with each message's content hash and each mark's canonical JSON (what
-        :func:`request_ref_of` hashes) kept until :attr:`ref` is first read. The sequences may
+        :func:`request_ref_of` hashes) kept until :attr:`ref` is first read. The pieces may
         grow afterwards (a replay appends the next step's pieces): only the first as many as
         the request has messages are read (a replay's are computed only then)."""
         if self._ref is None:
             self._pieces = (message_hashes, mark_texts, len(self.messages))
         return self
+
+    def with_previous(self, messages: tuple[Message, ...], marks: tuple[MessageMark, ...],
+                      shared: int) -> PreparedRequest:
+        """This request, knowing that its first ``shared`` messages and marks are the very
+        objects leading ``messages`` and ``marks`` (the request made before it)."""
+        self._previous = (messages, marks, shared)
+        return self
+
+    def shared_with(self, messages: tuple[Message, ...], marks: tuple[MessageMark, ...]
+                    ) -> int | None:
+        """How many leading messages and marks this request shares (as the same objects) with
+        a request of those ``messages`` and ``marks``, when the request was made knowing it
+        (:meth:`with_previous`); None when it does not know."""
+        previous = self._previous
+        if previous is not None and previous[0] is messages and previous[1] is marks:
+            return previous[2]
+        return None
 
     def __eq__(self, other: object) -> bool:  # the cached hash is not part of the value
         if not isinstance(other, PreparedRequest):
@@ -347,6 +375,23 @@ def request_ref(request: PreparedRequest,
     return content_hash({"messages": [digest(m) for m in request.messages],
                          "marks": [dump(m) for m in request.marks],
                          "tools": list(request.tools), "dropped": list(request.dropped)})
+
+
+def request_ref_fed(message_hashes: Pieces, mark_texts: LeadingPieces, count: int,
+                    tools: Sequence[dict[str, Any]], dropped: Sequence[str]) -> str:
+    """:func:`request_ref_of` of the first ``count`` pieces, fed to the hash where they are kept
+    (the very text :func:`request_ref_of` hashes, never joined into one string; the marks come
+    first, so a hash state after them carries over to the next request)."""
+    sha = mark_texts.hashed(f'{{"dropped":{canonical_json(list(dropped))},"marks":['.encode(),
+                            count)
+    if count:
+        sha.update(b'],"messages":["')
+        message_hashes.feed(sha, count)
+        sha.update(b'"]')
+    else:
+        sha.update(b'],"messages":[]')
+    sha.update(f',"tools":{canonical_json(list(tools))}}}'.encode())
+    return f"{ALGORITHM}:{sha.hexdigest()}"
 
 
 def request_ref_of(message_hashes: Sequence[str], mark_texts: Sequence[str],
