@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from ..compaction.bounded_http import Answer, BodyTooLarge, DeadlinePassed, PostFailed, bounded_post
 from ..compaction.remote import RETRYABLE_STATUS, parse_retry_after
@@ -25,6 +25,11 @@ from ..errors import IrisError
 from ..session import Message
 from .config import EndpointConfig
 from .wire import reply_message
+
+# tenacity is imported where a call is made: an engine replay that never talks to a model does
+# not pay for it at start-up.
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 __all__ = ["ChatModel", "ModelCallFailed", "ModelReply", "OpenAIChatModel"]
 
@@ -34,6 +39,16 @@ MAX_BACKOFF = 8.0
 
 class ModelCallFailed(IrisError):
     """The model endpoint could not be reached, timed out, refused the call or answered junk."""
+
+
+class _WorthAnotherAttempt(Exception):
+    """An attempt that failed in a way another attempt may not (HTTP 408/409/429/5xx, no
+    connection): why, and the server's Retry-After in seconds when it named one."""
+
+    def __init__(self, why: str, retry_after: float | None) -> None:
+        super().__init__(why)
+        self.why = why
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -87,30 +102,42 @@ class OpenAIChatModel:
 
     def complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]],
                  *, id_prefix: str = "call") -> ModelReply:
-        """One model call: up to ``max_attempts`` HTTP attempts, all within ``timeout_seconds``."""
+        """One model call: up to ``max_attempts`` HTTP attempts, all within ``timeout_seconds``
+        (tenacity retries an attempt worth repeating; the wait is the server's Retry-After or
+        ``initial_backoff`` doubled per attempt, at most ``MAX_BACKOFF``)."""
+        from tenacity import Retrying, retry_if_exception_type, wait_exponential
+
         e = self.endpoint
         url = f"{e.base_url.rstrip('/')}/chat/completions"
         content = json.dumps(self.body(messages, tools), ensure_ascii=False).encode()
         deadline = time.monotonic() + e.timeout_seconds
         self.calls += 1
-        why = ""
-        for attempt in range(1, e.max_attempts + 1):
-            answer, why, wait = self._attempt(url, content, deadline)
-            if answer is not None:
-                return self._reply(url, answer, id_prefix)
-            if attempt == e.max_attempts:
-                break
-            wait = min(e.initial_backoff * 2 ** (attempt - 1), MAX_BACKOFF) if wait is None else wait
-            if time.monotonic() + wait >= deadline:
-                raise ModelCallFailed(f"{why} (no time left for another attempt within "
-                                      f"{e.timeout_seconds:g} s)")
-            time.sleep(wait)
-        raise ModelCallFailed(f"{why} (after {e.max_attempts} attempt(s))")
+        backoff = wait_exponential(multiplier=e.initial_backoff, max=MAX_BACKOFF)
 
-    def _attempt(self, url: str, content: bytes, deadline: float
-                 ) -> tuple[Answer | None, str, float | None]:
-        """(the answer, "", None), or (None, why it is worth another attempt, the server's
-        Retry-After); an answer no retry will change raises ModelCallFailed."""
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            after = exc.retry_after if isinstance(exc, _WorthAnotherAttempt) else None
+            return backoff(state) if after is None else after
+
+        def stop(state: RetryCallState) -> bool:
+            return (state.attempt_number >= e.max_attempts
+                    or time.monotonic() + state.upcoming_sleep >= deadline)
+
+        retrying = Retrying(retry=retry_if_exception_type(_WorthAnotherAttempt), wait=wait,
+                            stop=stop, sleep=time.sleep, reraise=True)
+        try:
+            answer = retrying(self._attempt, url, content, deadline)
+        except _WorthAnotherAttempt as exc:
+            attempts = retrying.statistics.get("attempt_number", e.max_attempts)
+            if attempts >= e.max_attempts:
+                raise ModelCallFailed(f"{exc.why} (after {e.max_attempts} attempt(s))") from None
+            raise ModelCallFailed(f"{exc.why} (no time left for another attempt within "
+                                  f"{e.timeout_seconds:g} s)") from None
+        return self._reply(url, answer, id_prefix)
+
+    def _attempt(self, url: str, content: bytes, deadline: float) -> Answer:
+        """The answer; :class:`_WorthAnotherAttempt` (why, and the server's Retry-After) when
+        another attempt may succeed; an answer no retry will change raises ModelCallFailed."""
         e = self.endpoint
         self.attempts += 1
         try:
@@ -123,15 +150,15 @@ class OpenAIChatModel:
             raise ModelCallFailed(f"{url}: answer too large ({exc}; max_answer_bytes="
                                   f"{e.max_answer_bytes})") from None
         except PostFailed as exc:
-            return None, f"cannot reach {url}: {exc}", None
+            raise _WorthAnotherAttempt(f"cannot reach {url}: {exc}", None) from None
         if answer.status == 200:
-            return answer, "", None
+            return answer
         text = answer.body.decode("utf-8", errors="replace")
         why = f"{url} answered HTTP {answer.status}: {text[:200]!r}"
         if answer.status not in RETRYABLE_STATUS:
             raise ModelCallFailed(why)
         after = next((v.decode("latin-1") for k, v in answer.headers if k.lower() == b"retry-after"), None)
-        return None, why, parse_retry_after(after)
+        raise _WorthAnotherAttempt(why, parse_retry_after(after))
 
     def _reply(self, url: str, answer: Answer, id_prefix: str) -> ModelReply:
         text = answer.body.decode("utf-8", errors="replace")
