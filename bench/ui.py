@@ -96,7 +96,7 @@ def server_side(home: Path, session_id: str, replay_id: str, steps: int, clicks:
     at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=300)
     at.query_params.update({"session": session_id, "replay": replay_id, "step": str(steps * 3 // 4)})
     at.run()
-    at.switch_page("app_pages/step_through.py")
+    at.switch_page("../pages/step_through.py")
     start = time.perf_counter()
     at.run()
     first = time.perf_counter() - start

@@ -70,7 +70,7 @@ def _case(params: dict[str, str], page: str, timeout: float) -> tuple[list[str],
     for key, value in params.items():
         at.query_params[key] = value
     at.run()
-    at.switch_page(f"app_pages/{page}.py").run()
+    at.switch_page(f"../pages/{page}.py").run()
     notices = [w for w in at.warning if w.proto.icon == "🔗"]
     return [str(e.value)[:200] for e in at.exception], len(notices)
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole rep
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "app_pages/compaction.py"
+PAGE = "../pages/compaction.py"
 
 
 def opened(sample: str) -> AppTest:

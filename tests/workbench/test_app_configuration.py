@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole rep
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "app_pages/configuration.py"
+PAGE = "../pages/configuration.py"
 
 
 def _open(sample: str | None) -> AppTest:

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
-PAGE = str(Path(__file__).resolve().parents[2] / "workbench" / "ui" / "app_pages" / "context.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "context.py")
 
 
 def page() -> AppTest:

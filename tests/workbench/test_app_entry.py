@@ -3,7 +3,8 @@ every page). Streamlit would take ``workbench/ui/app.py`` for an old-style multi
 ``pages/`` folder stood beside it, until the entry script had called ``st.navigation`` once in the
 process (``AppTest`` forgets that before every run): a page opened by address then ran on its own,
 without the sidebar, and the session picker's choice was dropped at the end of the run. The pages
-live in ``app_pages/`` for that reason."""
+live in ``pages/`` at the top of the checkout (installed as ``workbench/pages``), two floors away
+from ``workbench/ui/app.py``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from workbench.storage.store import open_store
+from workbench.ui import app
 from workbench.ui.app import PAGES, PAGES_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +34,7 @@ def test_r_ui_1_the_session_choice_survives_page_switches_and_reruns():
         sid = store.import_file(BUGFIX).session_id
     at = AppTest.from_file(APP, default_timeout=90).run()
     assert _sidebar(at) == (["**Context Workbench**"], [sid])
-    for page in ("app_pages/messages.py", "app_pages/sessions.py", "app_pages/messages.py"):
+    for page in ("../pages/messages.py", "../pages/sessions.py", "../pages/messages.py"):
         at.switch_page(page).run()
         assert not at.exception, at.exception
         assert _sidebar(at) == (["**Context Workbench**"], [sid]), page
@@ -52,7 +54,10 @@ def test_r_ui_1_a_page_file_run_on_its_own_is_left_alone():
 
 
 def test_r_ui_1_no_pages_folder_beside_the_entry_script():
-    """R-UI-1: the pages' folder beside ``app.py`` is not named ``pages`` (Streamlit's old-style
-    multipage discovery would run a page without the app around it), and every listed page is in it."""
-    assert not (PAGES_DIR.parent / "pages").exists()
+    """R-UI-1: no ``pages/`` folder sits beside ``app.py`` (Streamlit's old-style multipage discovery
+    would run a page without the app around it); the pages are the top-level ``pages/`` the package
+    ``workbench.pages`` links to, and every listed page is in it."""
+    assert not (Path(app.__file__).resolve().parent / "pages").exists()
+    assert PAGES_DIR.resolve() == ROOT / "pages"
+    assert (ROOT / "workbench" / "pages").is_symlink()
     assert all((PAGES_DIR / name).is_file() for name, _ in PAGES)

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole rep
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "app_pages/failures.py"
+PAGE = "../pages/failures.py"
 
 
 class BrokenSummariser:
@@ -87,7 +87,7 @@ def test_r_ui_7_the_link_opens_the_failed_step_with_its_error(broken):
     at = AppTest.from_file(APP, default_timeout=90)
     at.query_params.update(query)
     at.run()
-    at.switch_page("app_pages/step_through.py").run()
+    at.switch_page("../pages/step_through.py").run()
     assert not at.exception, at.exception
     assert at.subheader[0].value.startswith(f"Step {query['step']} ")
     message = at.error[0].value

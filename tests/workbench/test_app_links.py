@@ -24,7 +24,7 @@ def test_ux_message_link_opens_the_page_holding_that_message():
     at.query_params["session"] = sid
     at.query_params["message"] = "45"
     at.run()
-    at.switch_page("app_pages/messages.py").run()
+    at.switch_page("../pages/messages.py").run()
     assert not at.exception
     assert at.number_input(key="wb_msg_page").value == 3  # 20 messages per page
     assert any(c.value == "Opened from a link to message #45 (outlined below)." for c in at.caption)
@@ -43,7 +43,7 @@ def test_ux_a_decision_links_to_its_message():
     at.query_params["session"] = sid
     at.query_params["step"] = "6"
     at.run()
-    at.switch_page("app_pages/step_through.py").run()
+    at.switch_page("../pages/step_through.py").run()
     assert not at.exception
     links = [m.value for m in at.markdown if "](messages?" in m.value]
     frames = [f.value for f in at.dataframe if "open" in f.value.columns]

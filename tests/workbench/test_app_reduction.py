@@ -27,8 +27,8 @@ pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole rep
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "app_pages/reduction.py"
-STEP_PAGE = "app_pages/step_through.py"
+PAGE = "../pages/reduction.py"
+STEP_PAGE = "../pages/step_through.py"
 SAMPLE = ROOT / "sample_sessions" / "long_session.jsonl"
 STEP = 31
 """A step of the long sample whose replay records folds, reductions and kept results (10)."""

@@ -71,7 +71,7 @@ def test_r_ui_4_templates_rerun_on_a_is_not_saved_under_b_after_switching(two_se
     B (and B's compacting replay), press "Save edited replay": nothing is stored under B."""
     a, b = two_sessions
     at = _select(AppTest.from_file(APP, default_timeout=180).run(), a, BUDGET_REPLAY_NAME)
-    at.switch_page("app_pages/templates.py").run()
+    at.switch_page("../pages/templates.py").run()
     source = at.text_area(key="tpl_src_compaction").value
     assert source is not None
     at.text_area(key="tpl_src_compaction").input(source + EDIT).run()
@@ -110,7 +110,7 @@ def test_r_ui_6_configuration_results_follow_the_session(two_sessions):
     """R-REAL-7: Replay and save on A, switch to B: A's outcome and comparison are cleared, and "Replay and
     save" on B stores B's own replay under B (A's stays only under A)."""
     a, b = two_sessions
-    at = _open_on(a, "app_pages/configuration.py")
+    at = _open_on(a, "../pages/configuration.py")
     at.text_input(key="cfg_replay_name").input("switch check").run()
     at.button(key="cfg_replay").click().run()
     assert not at.exception, at.exception

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole rep
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
 SAMPLES = ROOT / "sample_sessions"
-MESSAGES_PAGE = "app_pages/messages.py"
+MESSAGES_PAGE = "../pages/messages.py"
 
 
 def app() -> AppTest:
@@ -228,7 +228,7 @@ def test_ux_transcript_text_is_never_rendered_as_html_or_markdown(tmp_path):
     assert json.loads(next(c for c in texts(at.text) if c.startswith("{")))["cmd"] == evil
 
 
-@pytest.mark.parametrize("page", ["app_pages/sessions.py", MESSAGES_PAGE])
+@pytest.mark.parametrize("page", ["../pages/sessions.py", MESSAGES_PAGE])
 def test_r_ui_1_every_page_of_this_issue_runs_on_an_empty_store(page):
     at = app().run()
     at.switch_page(page).run()

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole rep
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "app_pages/step_through.py"
+PAGE = "../pages/step_through.py"
 
 
 def opened(*samples: str, step: int | None = None) -> AppTest:

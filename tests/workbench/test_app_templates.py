@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays
 
-PAGE = str(Path(__file__).resolve().parents[2] / "workbench" / "ui" / "app_pages" / "templates.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "templates.py")
 
 
 def page(workspace: Path) -> AppTest:
@@ -90,9 +90,9 @@ def test_r_ui_4_pages_run_inside_the_app_shell():
     if not app.exists():
         pytest.skip("workbench/ui/app.py not present")
     at = AppTest.from_file(str(app), default_timeout=30).run()
-    at.switch_page("app_pages/templates.py").run()
+    at.switch_page("../pages/templates.py").run()
     assert not at.exception and any("saved snapshot" in s.value for s in at.success)
-    at.switch_page("app_pages/context.py").run()
+    at.switch_page("../pages/context.py").run()
     assert not at.exception and at.subheader[0].value == "system · system"
 
 

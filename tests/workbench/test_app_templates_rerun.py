@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole rep
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "app_pages/templates.py"
+PAGE = "../pages/templates.py"
 EDIT = "\nALWAYS MENTION PENGUINS.\n"
 
 

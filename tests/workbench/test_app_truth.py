@@ -40,7 +40,7 @@ def opened(page: str, step: int | None = None) -> AppTest:
 
 
 def test_step_header_shows_trigger_value_basis_and_budget_source():
-    at = opened("app_pages/step_through.py", step=30)
+    at = opened("../pages/step_through.py", step=30)
     texts = [m.value for m in at.markdown]
     trigger = next(t for t in texts if t.startswith("**Trigger compared**"))
     assert any(basis in trigger for basis in ("provider usage", "calibrated local estimate",
@@ -51,7 +51,7 @@ def test_step_header_shows_trigger_value_basis_and_budget_source():
 
 
 def test_step_timeline_marks_the_recorded_compaction_and_reaches_the_pressure_line():
-    at = opened("app_pages/step_through.py", step=30)
+    at = opened("../pages/step_through.py", step=30)
     at.session_state["st_timeline_open"] = True
     at.run()
     assert not at.exception, at.exception
@@ -66,7 +66,7 @@ def test_step_timeline_marks_the_recorded_compaction_and_reaches_the_pressure_li
 
 
 def test_compaction_page_answers_replay_vs_agent_and_lists_the_recorded_compaction():
-    at = opened("app_pages/compaction.py")
+    at = opened("../pages/compaction.py")
     answer = next(d.value for d in at.dataframe if "who" in d.value.columns)
     assert list(answer["who"])[-1] == "the agent (recorded)"
     assert answer.iloc[-1]["compacted at steps"] == str(RECORDED_STEP)
@@ -76,7 +76,7 @@ def test_compaction_page_answers_replay_vs_agent_and_lists_the_recorded_compacti
 
 
 def test_configuration_compare_chart_marks_the_agent_and_holds_every_pressure_line():
-    at = opened("app_pages/configuration.py")
+    at = opened("../pages/configuration.py")
     at.selectbox(key="cfg_a").select("preset:quality-first")
     at.selectbox(key="cfg_b").select("preset:cost-first")
     at.button(key="cfg_compare").click().run()
@@ -102,7 +102,7 @@ def test_templates_rerun_chart_marks_the_agent_compaction():
     at.query_params["session"] = session_id
     at.run()
     at.sidebar.selectbox(key="wb_replay").select(info.id).run()
-    at.switch_page("app_pages/templates.py").run()
+    at.switch_page("../pages/templates.py").run()
     at.button(key="tpl_rerun_all").click().run()
     assert not at.exception, at.exception
     figure = json.loads(at.get("plotly_chart")[0].proto.spec)
@@ -123,7 +123,7 @@ def test_real_claude_session_usage_answers_where_replay_and_agent_compacted(real
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params["session"] = session_id
     at.run()
-    at.switch_page("app_pages/usage.py").run()
+    at.switch_page("../pages/usage.py").run()
     assert not at.exception, at.exception
     answer = at.dataframe[0].value
     agent = answer.iloc[-1]

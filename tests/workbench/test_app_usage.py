@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole rep
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "app_pages/usage.py"
+PAGE = "../pages/usage.py"
 
 
 def test_r_ui_5_empty_store_tells_the_user_what_to_do():

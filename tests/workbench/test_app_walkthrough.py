@@ -36,7 +36,7 @@ def test_r_ui_3_compaction_tables_say_their_columns_and_link_each_step():
         info, _ = replay_and_save(store, session_id, name=BUDGET_REPLAY_NAME,
                                   config=budget_96k_config())
     at = AppTest.from_file(APP, default_timeout=90).run()
-    at.switch_page("app_pages/compaction.py").run()
+    at.switch_page("../pages/compaction.py").run()
     assert not at.exception, at.exception
     applied = next(d for d in at.dataframe if "cut_index" in d.value.columns)
     config = _columns(applied)
@@ -163,7 +163,7 @@ def test_r_ui_2_stage_table_puts_the_long_note_last():
     with open_store() as store:
         store.import_file(ROOT / "sample_sessions" / "bugfix.jsonl")
     at = AppTest.from_file(APP, default_timeout=90).run()
-    at.switch_page("app_pages/step_through.py").run()
+    at.switch_page("../pages/step_through.py").run()
     assert not at.exception, at.exception
     table = next(d for d in at.dataframe if "local_before_tokens" in d.value.columns)
     order = list(table.proto.column_order)

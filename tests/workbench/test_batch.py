@@ -141,7 +141,7 @@ def test_corpus_views_keep_types_when_empty(serial):
 def test_corpus_page_loads_a_batch(serial):
     from streamlit.testing.v1 import AppTest
 
-    page = Path(__file__).resolve().parents[2] / "workbench" / "ui" / "app_pages" / "corpus.py"
+    page = Path(__file__).resolve().parents[2] / "pages" / "corpus.py"
     at = AppTest.from_file(str(page), default_timeout=60).run()
     assert "No batch loaded" in at.info[0].value
     at.text_input(key="corpus_dir").input(str(serial)).run()

@@ -96,7 +96,7 @@ def test_r_ui_2_step_through_shows_the_breakdown_and_the_chart_over_steps():
     at.query_params["step"] = "40"
     at.run()
     at.session_state["st_breakdown_open"] = True
-    at.switch_page("app_pages/step_through.py").run()
+    at.switch_page("../pages/step_through.py").run()
     assert not at.exception, at.exception
     table = next(d.value for d in at.dataframe if list(d.value.columns) == ["part", "tokens", "share"])
     assert table["part"].iloc[0] == OVERHEAD

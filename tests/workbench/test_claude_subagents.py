@@ -111,7 +111,7 @@ def test_r_twin_2_messages_page_lists_the_subagent_on_the_parent(tmp_path):
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["session"] = "sess-proj"
     at.run()
-    at.switch_page("app_pages/messages.py").run()
+    at.switch_page("../pages/messages.py").run()
     assert not at.exception
     table = next(df.value for df in at.dataframe if "Sub-agent session" in df.value.columns)
     assert table["Tool call"].tolist() == ["toolu_task"]
@@ -120,7 +120,7 @@ def test_r_twin_2_messages_page_lists_the_subagent_on_the_parent(tmp_path):
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["session"] = "sess-proj/agent-acompact-9f8e7d"
     at.run()
-    at.switch_page("app_pages/messages.py").run()
+    at.switch_page("../pages/messages.py").run()
     assert not at.exception
     assert any("recorded compaction request of session sess-proj" in i.value for i in at.info)
 
@@ -132,7 +132,7 @@ def test_r_twin_2_usage_page_of_a_compaction_request_names_its_prompt_as_compact
     at = AppTest.from_file(APP, default_timeout=90)
     at.query_params["session"] = "sess-proj/agent-acompact-9f8e7d"
     at.run()
-    at.switch_page("app_pages/usage.py").run()
+    at.switch_page("../pages/usage.py").run()
     assert not at.exception, at.exception
     notes = [i.value for i in at.info if "recorded compaction request of session sess-proj" in i.value]
     assert notes and "Compaction input (parent's conversation)" in notes[0]
@@ -171,7 +171,7 @@ def test_r_twin_2_task_card_shows_its_subagent_linked_on_messages_and_step_throu
     at = AppTest.from_file(APP, default_timeout=90)
     at.query_params["session"] = "sess-proj"
     at.run()
-    at.switch_page("app_pages/messages.py").run()
+    at.switch_page("../pages/messages.py").run()
     assert not at.exception, at.exception
     assert card in [m.value for m in at.markdown]
     table = next(df.value for df in at.dataframe if "Sub-agent session" in df.value.columns)
@@ -180,7 +180,7 @@ def test_r_twin_2_task_card_shows_its_subagent_linked_on_messages_and_step_throu
     at.query_params["session"] = "sess-proj"
     at.query_params["step"] = "1"  # its request holds the Task call (message 1)
     at.run()
-    at.switch_page("app_pages/step_through.py").run()
+    at.switch_page("../pages/step_through.py").run()
     assert not at.exception, at.exception
     assert card in [m.value for m in at.markdown]
 
@@ -197,7 +197,7 @@ def test_r_twin_2_compaction_request_states_the_input_its_parent_states():
     at = AppTest.from_file(APP, default_timeout=90)
     at.query_params["session"] = "sess-proj/agent-acompact-9f8e7d"
     at.run()
-    at.switch_page("app_pages/usage.py").run()
+    at.switch_page("../pages/usage.py").run()
     assert not at.exception, at.exception
     metric = next(m for m in at.metric if m.label == "Compaction input (parent's conversation)")
     assert metric.value == "150,513"

@@ -160,7 +160,7 @@ def test_r_ui_1_messages_page_flags_the_kept_copies():
     at = AppTest.from_file(str(root / "workbench" / "ui" / "app.py"), default_timeout=90)
     at.query_params["session"] = sid
     at.run()
-    at.switch_page("app_pages/messages.py").run()
+    at.switch_page("../pages/messages.py").run()
     assert not at.exception, at.exception
     captions = [c.value for c in at.caption]
     flagged = [c for c in captions if "provided by the recorded compaction" in c]

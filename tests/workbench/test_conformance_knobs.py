@@ -170,7 +170,7 @@ def test_r_prm_1_templates_page_edits_the_configured_root(tmp_path):
     assert editor_prompts_root("prompts: [broken") == ".iris/prompts"
     assert editor_prompts_root(None) == ".iris/prompts"
     workspace = tmp_path / "ws"
-    at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app_pages" / "templates.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "pages" / "templates.py"), default_timeout=60)
     at.session_state["cfg_yaml"] = "prompts:\n  root: team/prompts\n"
     at.run()
     at.text_input(key="tpl_workspace").input(str(workspace)).run()

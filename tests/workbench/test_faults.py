@@ -251,6 +251,6 @@ def test_r_ses_5_corrupt_store_page_shows_an_error_not_a_traceback(page_file, wo
     """A corrupt store file: every page shows a message naming the file instead of crashing."""
     db = _corrupt(workbench_home)
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page(str(ROOT / "workbench" / "ui" / "app_pages" / page_file)).run()
+    at.switch_page(str(ROOT / "pages" / page_file)).run()
     assert not at.exception
     assert any(str(db) in e.value for e in at.error)

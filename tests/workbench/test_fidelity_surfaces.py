@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole rep
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "workbench" / "ui" / "app.py")
-PAGE = "app_pages/compaction.py"
+PAGE = "../pages/compaction.py"
 
 
 def test_r_fid_2_compaction_page_shows_recall_and_lost_facts_linked_to_steps(tmp_path):
@@ -130,7 +130,7 @@ def test_r_fid_2_why_panel_of_a_compaction_step_shows_what_it_lost(tmp_path):
         at.query_params["replay"] = replay_id
         at.query_params["step"] = str(step)
         at.run()
-        return at.switch_page("app_pages/step_through.py").run()
+        return at.switch_page("../pages/step_through.py").run()
 
     at = at_step(4)
     assert not at.exception, at.exception
@@ -156,7 +156,7 @@ def test_r_fid_2_templates_rerun_shows_the_loss_of_both_checkpoints(workbench_ho
     assert replay is not None
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.sidebar.selectbox(key="wb_replay").select(replay.id).run()
-    at.switch_page("app_pages/templates.py").run()
+    at.switch_page("../pages/templates.py").run()
     source = at.text_area(key="tpl_src_compaction").value
     at.text_area(key="tpl_src_compaction").input((source or "") + "\nKEEP EVERY PATH.\n").run()
     at.button(key="tpl_rerun_step").click().run()
@@ -248,7 +248,7 @@ def test_r_fid_2_corpus_page_shows_the_mean_recall_per_configuration(tmp_path):
     (corpus / "long.jsonl").write_bytes((ROOT / "sample_sessions" / "long_session.jsonl").read_bytes())
     out = tmp_path / "out"
     run_batch(["default", budget_96k_config()], [corpus], out)
-    at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app_pages" / "corpus.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(ROOT / "pages" / "corpus.py"), default_timeout=60).run()
     at.text_input(key="corpus_dir").input(str(out)).run()
     assert not at.exception, at.exception
     table = next(d.value for d in at.dataframe if "compactions of" in d.value.columns)

@@ -54,11 +54,16 @@ def test_contracts_hold_on_the_copy(pristine: Path):
 @pytest.mark.slow
 @pytest.mark.parametrize(("module", "line", "contract"), [
     ("workbench/views/colors.py", "import streamlit",
-     "Only workbench.ui imports Streamlit"),
+     "Only workbench.ui and the pages import Streamlit"),
     ("workbench/records.py", "import streamlit.components.v1",
-     "Only workbench.ui imports Streamlit"),
+     "Only workbench.ui and the pages import Streamlit"),
     ("workbench/corpus/tables.py", "import sqlite3", "Only the storage package talks to SQLite"),
-    ("workbench/ui/app_pages/usage.py", "import sqlite_utils", "Only the storage package talks to SQLite"),
+    ("workbench/pages/usage.py", "import sqlite_utils", "Only the storage package talks to SQLite"),
+    ("workbench/pages/usage.py", "import workbench.storage.store", "Pages import no storage"),
+    ("workbench/pages/sessions.py", "from workbench.storage import open_store", "Pages import no storage"),
+    ("core/iris/tokens.py", "import pandas", "The engine imports no workbench, Streamlit, SQLite or pandas"),
+    ("core/iris/compaction/cut.py", "import pandas.api.types",
+     "The engine imports no workbench, Streamlit, SQLite or pandas"),
     ("workbench/views/colors.py", "import workbench.ui.usage",
      "Workbench layers: faces, services, views, analysis, pricing, storage, records"),
     ("workbench/storage/cache.py", "import workbench.services.replay",
@@ -66,9 +71,9 @@ def test_contracts_hold_on_the_copy(pristine: Path):
     ("workbench/corpus/runner.py", "import workbench.notebook",
      "Workbench layers: faces, services, views, analysis, pricing, storage, records"),
     ("workbench/ui/state.py", "import workbench.ui.usage",
-     "App layers: pages, entry point, page parts, session state"),
-    ("workbench/ui/usage.py", "import workbench.ui.app_pages.usage",
-     "App layers: pages, entry point, page parts, session state"),
+     "App layers: serve, entry point, page parts, session state"),
+    ("workbench/ui/usage.py", "import workbench.pages.usage",
+     "Workbench layers: faces, services, views, analysis, pricing, storage, records"),
 ])
 def test_an_injected_import_breaks_its_contract(tmp_path: Path, module: str, line: str,
                                                        contract: str):

@@ -71,9 +71,9 @@ def test_r_twin_1_sessions_page_and_session_header_show_unplaced_lines(tmp_path)
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["session"] = sid
     at.run()
-    at.switch_page("app_pages/sessions.py").run()
+    at.switch_page("../pages/sessions.py").run()
     assert not at.exception
     assert any("2 unplaced line(s)" in e.label for e in at.expander)
-    at.switch_page("app_pages/messages.py").run()
+    at.switch_page("../pages/messages.py").run()
     assert not at.exception
     assert any("2 line(s) of this transcript could not be placed" in w.value for w in at.warning)

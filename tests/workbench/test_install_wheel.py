@@ -62,17 +62,17 @@ def test_the_wheel_carries_pages_samples_and_defaults(installed):
 
     names = set(zipfile.ZipFile(installed["wheel"]).namelist())
     for page in ("sessions.py", "step_through.py", "usage.py", "templates.py"):
-        assert f"workbench/ui/app_pages/{page}" in names
+        assert f"workbench/pages/{page}" in names
     assert "workbench/sample_sessions/long_session.jsonl" in names
     assert "workbench/sample_sessions/long_session.context.yaml" in names
     assert any(n.startswith("iris/prompts/defaults/") and n.endswith(".j2") for n in names)
-    assert not any(n.startswith(("app_pages/", "workbench/pages/", "sample_sessions/", "tests/"))
+    assert not any(n.startswith(("pages/", "workbench/ui/pages/", "sample_sessions/", "tests/"))
                for n in names)
 
 
 def test_the_installed_package_is_the_wheel_not_the_checkout(installed):
     out = _run([str(installed["python"]), "-c",
-                "import workbench, iris, workbench.ui.app_pages as p; print(workbench.__file__, iris.__file__, p.__file__, sep='\\n')"],
+                "import workbench, iris, workbench.pages as p; print(workbench.__file__, iris.__file__, p.__file__, sep='\\n')"],
                cwd=installed["base"], env=installed["env"])
     for path in out.splitlines():
         assert path.startswith(str(installed["base"] / "venv")), path

@@ -70,5 +70,5 @@ def test_every_package_folder_is_in_the_wheel():
             if "__pycache__" not in init.parts:
                 name = ".".join((prefix, *init.parent.relative_to(root).parts))
                 assert name in found, f"{init.parent} is not found as package {name!r}"
-    assert {"workbench.ui.app_pages", "workbench.sample_sessions", "workbench.presets", "iris.data"} <= found
+    assert {"workbench.pages", "workbench.sample_sessions", "workbench.presets", "iris.data"} <= found
     assert not any(name.split(".")[0] not in {"iris", "workbench"} for name in found)

@@ -74,7 +74,7 @@ def test_messages_page_title_is_escaped(workbench_home):
     at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=60)
     at.query_params["session"] = session_id
     at.run()
-    at.switch_page("app_pages/messages.py").run()
+    at.switch_page("../pages/messages.py").run()
     assert not at.exception
     heading = [h.value for h in at.subheader]
     assert plain(HOSTILE[0]) in heading[0]

@@ -110,7 +110,7 @@ def test_pages_reach_the_session_state_and_show_errors_only_through_the_shared_m
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    sources = {p: p.read_text("utf-8") for p in [*(root / "workbench" / "ui" / "app_pages").glob("*.py"),
+    sources = {p: p.read_text("utf-8") for p in [*(root / "pages").glob("*.py"),
                                                  *(root / "workbench").rglob("*.py")]}
     touching = sorted(str(p.relative_to(root)) for p, text in sources.items()
                       if "session_state" in text and p.name != "state.py")

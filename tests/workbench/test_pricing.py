@@ -128,7 +128,7 @@ def test_usage_page_shows_the_cost_of_the_selected_replay(workbench_home, long_s
 
     copy_store(long_store, workbench_home)
     at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=120).run()
-    at.switch_page("app_pages/usage.py").run()
+    at.switch_page("../pages/usage.py").run()
     assert not at.exception, at.exception
     captions = [c.value.replace("\\", "") for c in at.caption]  # markdown escapes dropped
     assert any(c.startswith("Replay as billed: requests $") for c in captions)

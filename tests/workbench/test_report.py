@@ -158,7 +158,7 @@ def test_r_ui_9_usage_page_builds_a_downloadable_report():
     at = AppTest.from_file(str(app), default_timeout=90)
     at.query_params["session"] = session_id
     at.run()
-    at.switch_page("app_pages/usage.py").run()
+    at.switch_page("../pages/usage.py").run()
     at.button(key="usage_report").click().run()
     assert not at.exception and not at.error
     downloads = at.get("download_button")

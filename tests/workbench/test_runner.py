@@ -471,7 +471,7 @@ def test_r_run_1_the_workbench_opens_a_live_session_like_any_transcript(tmp_path
                                   config=parse_config(ENGINE))
     app = Path(__file__).resolve().parents[2] / "workbench" / "ui" / "app.py"
     at = AppTest.from_file(str(app), default_timeout=90).run()
-    at.switch_page("app_pages/compaction.py").run()
+    at.switch_page("../pages/compaction.py").run()
     assert not at.exception, at.exception
     assert at.session_state["wb_replay"] == info.id
     attempts = at.dataframe[2].value

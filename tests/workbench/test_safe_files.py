@@ -24,7 +24,7 @@ from workbench.importers.native import dump_session
 from workbench.report import write_report
 
 ROOT = Path(__file__).resolve().parents[2]
-TEMPLATES_PAGE = str(ROOT / "workbench" / "ui" / "app_pages" / "templates.py")
+TEMPLATES_PAGE = str(ROOT / "pages" / "templates.py")
 ORIGINAL = "export PATH=/usr/bin\n"
 MESSAGES = [Message(role="user", content=(TextBlock(text="hello"),))]
 

@@ -105,7 +105,7 @@ def test_r_ui_1_messages_page_searches_and_links_to_the_step():
         session_id = store.import_file(LONG).session_id
         replay_and_save(store, session_id, name=BUDGET_REPLAY_NAME, config=budget_96k_config())
     at = AppTest.from_file(APP, default_timeout=90).run()
-    at.switch_page("app_pages/messages.py").run()
+    at.switch_page("../pages/messages.py").run()
     assert not at.exception, at.exception
     at.text_input(key="wb_search_text").input("retry").run()
     assert not at.exception, at.exception

@@ -109,7 +109,7 @@ def test_r_ui_9_sessions_page_imports_a_folder_of_several_files(tmp_path):
     for name in ("bugfix.jsonl", "unanswered.jsonl"):
         (folder / name).write_bytes((SAMPLES / name).read_bytes())
     at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=60).run()
-    at.switch_page("app_pages/sessions.py").run()
+    at.switch_page("../pages/sessions.py").run()
     at.text_area(key="wb_import_path").set_value(str(folder)).run()
     at.button(key="wb_import_path_button").click().run()
     assert not at.exception and not at.error

@@ -17,7 +17,7 @@ SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE)\b.*\b(FROM|INTO|SET)\s+(" +
 
 
 def _outside_storage() -> list[Path]:
-    files = [*(ROOT / "workbench").rglob("*.py"), *(ROOT / "workbench" / "ui" / "app_pages").rglob("*.py")]
+    files = [*(ROOT / "workbench").rglob("*.py"), *(ROOT / "pages").rglob("*.py")]
     return [f for f in files if "storage" not in f.relative_to(ROOT).parts]
 
 

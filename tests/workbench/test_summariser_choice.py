@@ -134,7 +134,7 @@ def test_r_ui_6_configuration_replay_and_save_with_the_remote_summariser(
         monkeypatch.setenv("WORKBENCH_SUMMARY_BASE_URL", srv.url)
         monkeypatch.setenv("WORKBENCH_SUMMARY_MODEL", "local-model")
         at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=180).run()
-        at = at.switch_page("app_pages/configuration.py").run()
+        at = at.switch_page("../pages/configuration.py").run()
         radio = at.radio(key="cfg_summariser")
         assert list(radio.options)[-1].startswith("remote")
         radio.set_value("remote").run()

@@ -202,7 +202,7 @@ def test_usage_page_warns_about_a_redacted_session(tmp_path):
         store.import_file(_redacted_transcript(tmp_path / "r.jsonl", redacted=True))
     root = Path(__file__).resolve().parents[2]
     at = AppTest.from_file(str(root / "workbench" / "ui" / "app.py"), default_timeout=90).run()
-    at.switch_page("app_pages/usage.py").run()
+    at.switch_page("../pages/usage.py").run()
     assert not at.exception, at.exception
     assert any("not meaningful" in w.value for w in at.warning)
 

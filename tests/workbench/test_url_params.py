@@ -63,7 +63,7 @@ def test_parse_index_takes_ascii_digits_only():
 def test_a_step_that_is_not_a_number_gives_one_line(two_sessions, value):
     """R-UI-2: ?step=² / abc / 5,000 digits: one line, the first step shown, no traceback."""
     session_id = next(iter(two_sessions))
-    at = _open({"session": session_id, "step": value}, "app_pages/step_through.py")
+    at = _open({"session": session_id, "step": value}, "../pages/step_through.py")
     assert len(_notices(at)) == 1 and "is not a step number; showing the first step" in _notices(at)[0]
     assert at.session_state["wb_step"] == 0
     assert at.query_params["step"] == "0"  # the URL names what is shown
@@ -120,6 +120,6 @@ def test_the_line_stays_until_another_session_is_picked(two_sessions):
 def test_a_bad_message_link_gives_one_line(two_sessions, value, words):
     """R-UI-2: ?message=² / abc / past the end on the Messages page: one line, the first page."""
     session_id = next(iter(two_sessions))
-    at = _open({"session": session_id, "message": value}, "app_pages/messages.py")
+    at = _open({"session": session_id, "message": value}, "../pages/messages.py")
     assert any(words in w for w in _notices(at))
     assert at.number_input(key="wb_msg_page").value == 1

@@ -1,13 +1,15 @@
-"""Streamlit entry point: builds the navigation over ``app_pages/`` and the shared sidebar, nothing
-else.
+"""Streamlit entry point: builds the navigation over the page files of ``workbench.pages`` and the
+shared sidebar, nothing else.
 
 Pages are listed in a fixed order and included only when their file exists. Run with
 ``workbench run`` (or ``make run``).
 
-The pages' folder is not called ``pages``: Streamlit takes an entry script with a ``pages/`` folder
-beside it for an old-style multipage app until the script has called ``st.navigation`` once in the
-process (``AppTest`` forgets that before every run), and then runs a page file on its own, without
-this script: no sidebar, and the session picker's choice dropped as a widget that was not drawn.
+The pages are ``pages/`` at the top of the checkout; ``workbench/pages`` links to it, so a wheel
+installs them as ``workbench/pages``. No ``pages/`` folder may sit beside this file: Streamlit takes
+an entry script with one for an old-style multipage app until the script has called
+``st.navigation`` once in the process (``AppTest`` forgets that before every run), and then runs a
+page file on its own, without this script: no sidebar, and the session picker's choice dropped as a
+widget that was not drawn.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from workbench.views.markup import plain
 
 __all__ = ["PAGES", "PAGES_DIR", "run_app"]
 
-# The pages are the package beside this file, in a checkout and in a wheel alike.
-PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
+# The pages are the package ``workbench.pages`` (in a checkout, a link to the top-level ``pages/``),
+# one floor above this one, in a checkout and in a wheel alike.
+PAGES_DIR = Path(__file__).resolve().parents[1] / "pages"
 PAGES = (
     ("sessions.py", "Sessions"), ("messages.py", "Messages"), ("step_through.py", "Step-through"),
     ("compaction.py", "Compaction"), ("reduction.py", "Reduction"), ("usage.py", "Usage"),

@@ -1,1 +1,0 @@
-"""The workbench's Streamlit pages, one file a page; installed as ``workbench.ui.app_pages``."""
