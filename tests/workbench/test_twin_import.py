@@ -165,3 +165,20 @@ def test_r_twin_2_inspect_shows_agent_progress_subagents(capsys):
     assert agent["imported"] is True and agent["session_id"] == "cc-progress/agent-a5e5e5e"
     assert (agent["model_calls"], agent["tool_calls"]) == (2, agent["recorded_tool_calls"]) == (2, 1)
     assert agent["billed_usd"] is not None and agent["billed_usd"] > 0
+
+
+def test_r_twin_2_import_stores_agent_progress_subagents_as_children(capsys):
+    """``workbench import`` of a transcript without a subagents/ folder stores each sub-agent its
+    agent_progress lines carry as the child a sub-agent file would be; a second import changes
+    nothing."""
+    from workbench.storage.store import open_store
+
+    path = str(TWIN / "claude_agent_progress.jsonl")
+    assert main(["import", path]) == 0
+    assert "1 sub-agent from its agent_progress lines stored as its children" in capsys.readouterr().out
+    assert main(["import", path]) == 0
+    with open_store() as store:
+        (child,) = store.children("cc-progress")
+        assert child.id == "cc-progress/agent-a5e5e5e" and child.parent_id == "cc-progress"
+        assert store.header(child.id).agent_id == "a5e5e5e"
+        assert len(store.list_sessions()) == 2

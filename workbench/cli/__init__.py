@@ -178,6 +178,10 @@ def _import_one(store, path: str, args: argparse.Namespace) -> str:
     verb = "imported" if outcome.created else "already stored"
     if not args.quiet:
         unplaced = f", {len(outcome.unplaced)} unplaced lines" if outcome.unplaced else ""
+        if outcome.subagents:
+            n = len(outcome.subagents)
+            unplaced += (f", {n} sub-agent{'' if n == 1 else 's'} from its agent_progress lines "
+                         "stored as its children")
         print(f"{verb}: {printable(shown(path))} -> {printable(outcome.session_id)} ({outcome.format}, "
               f"{outcome.message_count} messages, {len(outcome.skipped)} skipped lines{unplaced})")
     path = shown(path)

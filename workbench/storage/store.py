@@ -16,6 +16,7 @@ import sqlite3
 from collections.abc import Callable, Generator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
+from hashlib import sha256
 from pathlib import Path
 from typing import Any, Self, TypedDict, TypeVar
 
@@ -137,6 +138,8 @@ class ImportOutcome(_Frozen):
     """What the import kept or left out that is worth knowing (e.g. "no per-request usage")."""
     unplaced: tuple[SkippedLine, ...] = ()
     """Lines read but not placed in the conversation, each with why (R-TWIN-1)."""
+    subagents: tuple[str, ...] = ()
+    """Sub-agent sessions stored with it from its ``agent_progress`` lines (R-TWIN-2)."""
 
 
 class Store:
@@ -220,11 +223,34 @@ class Store:
         session_id, created = self.save_session(
             result.session, format=result.format, content_hash=result.content_hash,
             source_path=str(Path(path).resolve()), progress=report, unplaced=result.unplaced)
+        children = self._progress_subagents(path, result) if created else ()
         report(1.0, "stored" if created else "already stored")
         return ImportOutcome(session_id=session_id, created=created, skipped=result.skipped,
                              format=result.format, title=result.session.header.title,
                              message_count=len(result.session.messages), warnings=result.warnings,
-                             unplaced=result.unplaced)
+                             unplaced=result.unplaced, subagents=children)
+
+    def _progress_subagents(self, path: Path, result: Any) -> tuple[str, ...]:
+        """A main Claude Code transcript without its ``subagents/`` folder holds its sub-agents'
+        conversations in ``agent_progress`` lines: each is stored as the child a sub-agent file
+        would be (``<sessionId>/agent-<agentId>``, its parent the session), its content hash
+        derived from the parent's and the agent id."""
+        from ..importers._source import strip_gz
+        from ..importers.claude_progress import subagent_sessions
+
+        session = result.session
+        folder = path.parent / strip_gz(path.name).removesuffix(".jsonl") / "subagents"
+        if result.format != "claude_code" or not session.subagents or folder.is_dir() \
+                or session.header.parent_id is not None:
+            return ()
+        stored = []
+        for child in subagent_sessions(path):
+            digest = sha256(f"{result.content_hash}/{child.header.session_id}".encode()).hexdigest()
+            child_id, _ = self.save_session(child, format=result.format,
+                                            content_hash=f"sha256:{digest}",
+                                            source_path=str(path.resolve()))
+            stored.append(child_id)
+        return tuple(stored)
 
     def save_session(self, session: Session, *, format: str, content_hash: str,
                      source_path: str | None, progress: Progress | None = None,
