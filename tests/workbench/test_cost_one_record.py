@@ -12,8 +12,7 @@ from iris.session import Usage
 
 from workbench.cli import main
 from workbench.pricing import CostStep, ReplayCost, cost_lines, tally
-from workbench.services.costs import saved_cost_lines, stored_replay_cost
-from workbench.services.replay import open_saved
+from workbench.services.costs import saved_cost, saved_cost_lines
 from workbench.storage.store import open_store
 
 pytestmark = pytest.mark.slow  # replays a real session per summariser
@@ -29,13 +28,17 @@ def test_r_truth_1_the_cli_and_the_usage_page_state_one_cost(real_sessions, tmp_
     out = tmp_path / "summary.json"
     path = real_sessions / "claude_code" / SESSION
     assert main(["replay", str(path), "--config", "claude-code", "--summariser", summariser,
-                 "--name", f"one-{summariser}", "--summary-json", str(out)]) == 0
+                 "--name", f"one-{summariser}", "--summary-json", str(out), "--allow-failed"]) == 0
     cli = json.loads(out.read_text(encoding="utf-8"))["cost"]
     with open_store() as store:
         info = next(r for r in store.replays.list() if r.name == f"one-{summariser}")
-        page = stored_replay_cost(store.session(info.session_id), open_saved(store, info.id))
+        page = saved_cost(store, info.session_id, info.id)
         lines = saved_cost_lines(store, info.session_id, info.id)
     assert page.model_dump(mode="json") == cli
+    unsaved = tmp_path / "unsaved.json"  # the same replay, not saved: priced alike
+    assert main(["replay", str(path), "--config", "claude-code", "--summariser", summariser,
+                 "--summary-json", str(unsaved), "--allow-failed"]) == 0
+    assert json.loads(unsaved.read_text(encoding="utf-8"))["cost"] == cli
     assert lines == cost_lines(ReplayCost.model_validate(cli))
     if summariser == "offline":  # an estimated summary call is priced the same on both
         assert cli["summaries_usd"] and cli["summaries_estimated"]

@@ -16,6 +16,7 @@ from workbench.importers import load_session
 from workbench.importers.otel_messages import input_turns, output_turns
 from workbench.importers.otel_spans import spans_of
 from workbench.notebook import replay, sample_path
+from workbench.pricing import priced_steps
 
 
 def _key(block) -> tuple:
@@ -53,18 +54,21 @@ def _check_otlp_shape(doc: dict) -> None:
 
 def test_r_ses_4_otlp_round_trip_gives_back_requests_and_usage(long_session, tmp_path):
     """Every chat span carries the prepared request's messages and the usage (estimated input of
-    the prepared request, recorded output); importing the file gives back the conversation with
-    that usage on each response."""
+    the prepared request as priced, with the unrecorded overhead also on the first request;
+    recorded output); importing the file gives back the conversation with the recorded
+    response's usage on each response (R-TRUTH-3)."""
     result = replay(long_session, "default", label="default")
     out = result.export_otlp(tmp_path / "trace.json")
     doc = json.loads(out.read_text())
     _check_otlp_shape(doc)
     calls = _calls(out)
     assert len(calls) == len(result.preparations)
+    priced = priced_steps(long_session, result.preparations, result.result.request)
     for span, prep in zip(calls, result.preparations, strict=True):
         request = request_of(result.result, prep)
         assert _message_keys(_turn_messages(input_turns(span))) == _message_keys(request.messages)
-        assert span.attrs["gen_ai.usage.input_tokens"] == prep.whole_request_tokens
+        assert span.attrs["gen_ai.usage.input_tokens"] == priced[prep.step_index][0].replay_input_tokens
+        assert span.attrs["gen_ai.usage.input_tokens"] >= (prep.whole_request_tokens or 0)
         assert span.attrs["context_workbench.local.input_tokens"] == prep.final_input_tokens
         response = long_session.messages[prep.response_message_index]
         assert _message_keys(_turn_messages(output_turns(span))) == _message_keys([response])
@@ -80,8 +84,11 @@ def test_r_ses_4_otlp_round_trip_gives_back_requests_and_usage(long_session, tmp
     answers = [m for m in imported.session.messages if m.role == "assistant"]
     for message, prep in zip(answers, result.preparations, strict=True):
         recorded = long_session.messages[prep.response_message_index].usage
-        assert message.usage is not None and message.usage.input_tokens == prep.whole_request_tokens
-        assert message.usage.output_tokens == (recorded.output_tokens if recorded else 0)
+        if recorded is None or not recorded.is_trusted:
+            assert message.usage is None
+            continue
+        assert message.usage is not None and message.usage.prompt_tokens == recorded.prompt_tokens
+        assert message.usage.output_tokens == recorded.output_tokens
 
 
 def test_r_ses_4_export_is_valid_otlp_for_the_official_schema(tmp_path):
@@ -96,7 +103,9 @@ def test_r_ses_4_export_is_valid_otlp_for_the_official_schema(tmp_path):
     assert len(spans) == len(result.preparations) + 1 and spans[0].name.startswith("invoke_agent")
     chat = {kv.key: kv.value for kv in spans[1].attributes}
     assert chat["gen_ai.operation.name"].string_value == "chat"
-    assert chat["gen_ai.usage.input_tokens"].int_value == result.preparations[0].whole_request_tokens
+    first = result.preparations[0]
+    assert chat["gen_ai.usage.input_tokens"].int_value == (first.whole_request_tokens or 0) + next(
+        p.unrecorded_overhead_tokens for p in result.preparations if p.overhead_measured_at is not None)
     assert json.loads(chat["gen_ai.input.messages"].string_value)[0]["parts"]
     assert [v.string_value for v in chat["context_workbench.stages"].array_value.values]
 

@@ -175,7 +175,7 @@ def _replay(args: argparse.Namespace) -> int:
                                      session_id=session_id, name=args.name or "", config=config,
                                      prompts=prompts, summariser=summariser, progress=progress,
                                      baseline=args.baseline, keep_records=bool(args.json),
-                                     prefixes=bool(args.name and args.summary_json))
+                                     prefixes=bool(args.summary_json))
         result, info = streamed.result, streamed.info
         elapsed = time.perf_counter() - started
         # a stored session: keep its estimate, counted by the replay just now

@@ -18,7 +18,10 @@ Usage: ``gen_ai.usage.input_tokens`` (older: ``prompt_tokens``) includes cached 
 (``gen_ai.usage.cache_read.input_tokens``, ``cache_creation.input_tokens``), as in OpenAI's counts;
 a call without usage attributes has no usage (the engine estimates) and a warning counts them.
 A cost attribute (``gen_ai.usage.cost``, ``llm.cost.total``, … see ``_cost.OTEL_COST_KEYS``) is kept
-as the call's recorded cost, which pricing uses instead of a list price.
+as the call's recorded cost, which pricing uses instead of a list price. A span of the workbench's
+own export (:mod:`workbench.views.otlp_export`) describes a replayed request; the recorded response's
+usage it carries (``context_workbench.recorded.*``: prompt, output, cache reads, cache writes with
+their 1-hour share, the recorded cost) is the one read, so the session keeps its bill.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from iris.session import (
 
 from ._builder import MessageList
 from ._common import LINE_FAILURES, LineErrors, as_int, parse_time, short_id, shorten_title
-from ._cost import OTEL_COST_KEYS, otel_cost
+from ._cost import OTEL_COST_KEYS, opt_cost, otel_cost
 from ._document import in_field, load_documents
 from .otel_messages import Turn, has_input, input_turns, output_turns
 from .otel_spans import Span, spans_of
@@ -236,7 +239,32 @@ def _key(block: Any) -> tuple:
             getattr(block, "call_id", None))
 
 
+_RECORDED = "context_workbench.recorded."
+
+
+def _recorded_usage(attrs: dict[str, Any], model: str | None) -> Usage | None:
+    """The recorded response's usage a workbench export carries beside the replayed request's
+    (``context_workbench.recorded.*``): the provider's counts, the 1-hour share of the cache
+    writes and the cost the transcript recorded, so the re-imported session has the same bill."""
+    def count(name: str) -> int:
+        value = attrs.get(_RECORDED + name)
+        return 0 if value is None else _int(value, _RECORDED + name)
+
+    prompt, hour = count("input_tokens"), count("cache_creation.ephemeral_1h_input_tokens")
+    read, write = count("cache_read.input_tokens"), count("cache_creation.input_tokens")
+    raw = {"input_tokens": prompt, "output_tokens": count("output_tokens"),
+           "cache_read_input_tokens": read, "cache_creation_input_tokens": write,
+           "cache_creation": {"ephemeral_5m_input_tokens": write - hour,
+                              "ephemeral_1h_input_tokens": hour}}
+    cost = opt_cost(attrs.get(_RECORDED + "cost_usd"), f"attributes.{_RECORDED}cost_usd")
+    return Usage(input_tokens=prompt, output_tokens=raw["output_tokens"], cache_read_tokens=read,
+                 cache_write_tokens=write, cache_read_in_input=True, cache_write_in_input=True,
+                 model=model, raw=raw, cost_usd=cost)
+
+
 def _usage(attrs: dict[str, Any], model: str | None) -> Usage | None:
+    if _RECORDED + "usage_kind" in attrs:  # a workbench export: the provider's own counts
+        return _recorded_usage(attrs, model) if _RECORDED + "output_tokens" in attrs else None
     keys = {"input": ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
             "output": ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
             "read": ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens"),

@@ -4,7 +4,8 @@ Conventions read, newest first:
 
 - ``gen_ai.input.messages`` / ``gen_ai.output.messages`` (semantic conventions ≥ 1.37): JSON of
   ``[{role, parts: [{type: "text", content} | {type: "tool_call", id, name, arguments} |
-  {type: "tool_call_response", id, response} | {type: "reasoning", content}]}]``; OpenAI-style
+  {type: "tool_call_response", id, response, is_error?} | {type: "reasoning", content}]}]``
+  (``is_error: true`` marks an error result, as the workbench's own export writes it); OpenAI-style
   ``{role, content, tool_calls, tool_call_id}`` messages in the same attribute are read too, and
   ``gen_ai.system_instructions`` becomes the system message;
 - the indexed attributes ``gen_ai.prompt.N.role``/``.content``/``.tool_call_id`` and
@@ -175,7 +176,8 @@ def _blocks(parts: Any, field: str) -> list[ContentBlock]:
             blocks.append(ToolCallBlock(id=str(part.get("id") or f"call-{n}"), name=str(part.get("name")),
                                         arguments=parse_arguments(part.get("arguments"))))
         elif kind == "tool_call_response":
-            blocks.append(ToolResultBlock(call_id=str(part.get("id")), text=_as_text(part.get("response"))))
+            blocks.append(ToolResultBlock(call_id=str(part.get("id")), text=_as_text(part.get("response")),
+                                          is_error=part.get("is_error") is True))
         elif kind in ("reasoning", "thinking") and isinstance(text, str):
             blocks.append(ThinkingBlock(text=text))
         elif isinstance(text, str):

@@ -64,8 +64,9 @@ from .records import (
 )
 
 __all__ = ["BASIS", "CostStep", "CostSummary", "ModelBill", "RecordedBill", "ReplayCache",
-           "ReplayCost", "Savings", "Uncached", "cost_lines", "prefix_sink", "price",
-           "recorded_cost_rates", "replay_cost", "step_models", "stored_replay_cost", "tally"]
+           "ReplayCost", "Savings", "Uncached", "cost_lines", "prefix_sink", "price", "priced_steps",
+           "recorded_cost_rates", "replay_cost", "step_models", "step_usd", "stored_replay_cost",
+           "tally"]
 
 def price(model: str | None, *, input_tokens: int, output_tokens: int = 0,
           cache_read_tokens: int = 0, cache_write_tokens: int = 0,
@@ -142,6 +143,35 @@ def _replayed(step: CostStep, read: int | None, rate: Decimal) -> Decimal | None
     return None if value is None else value * rate
 
 
+def step_usd(step: CostStep, rate: Decimal = Decimal(1)) -> Decimal | None:
+    """What one replayed request costs: as billed when it is the request the agent sent, else
+    through its cache split at ``rate`` × the list price (None: no request or no price)."""
+    if step.replay_input_tokens is None:
+        return None
+    u = step.recorded
+    if step.as_recorded and u is not None and u.is_trusted:
+        return billed(u, step.model, step.when).usd
+    return _replayed(step, step.cache.read if step.cache else None, rate)
+
+
+def priced_steps(session: Session, preparations: Sequence[Any],
+                 request_of: Callable[[Any], Any] | None = None, *,
+                 estimator: TokenEstimator | None = None) -> dict[int, tuple[CostStep, Decimal | None]]:
+    """Each step of a replay by index: its :class:`CostStep` (the request's tokens as priced, its
+    cache split) and what it costs, as :func:`replay_cost` prices them. ``request_of`` gives a
+    step's request body (None: not kept; the cache then sees only compactions)."""
+    prefixes = None
+    if request_of is not None:
+        sink = prefix_sink(session, estimator or default_estimator())
+        for p in preparations:
+            if (request := request_of(p)) is not None:
+                sink.save(p, request)
+        prefixes = sink.prefixes
+    rates = recorded_cost_rates(session)
+    return {s.step_index: (s, step_usd(s, rates.get(s.model or "", Decimal(1))))
+            for s in _steps(session, preparations, prefixes)}
+
+
 @dataclass
 class _Sums:
     """Running totals of :func:`tally`."""
@@ -174,10 +204,10 @@ class _Sums:
             return
         split = step.cache
         u = step.recorded
+        mine = step_usd(step, rate) or Decimal(0)
         if step.as_recorded and u is not None and u.is_trusted:
-            mine = if_kept = billed(u, step.model, step.when).usd or Decimal(0)
+            if_kept = mine
         else:
-            mine = _replayed(step, split.read if split else None, rate) or Decimal(0)
             if_kept = _replayed(step, split.read_if_kept if split else None, rate) or Decimal(0)
         bare = _replayed(step, None, Decimal(1)) or Decimal(0)
         self.priced += 1
@@ -280,11 +310,25 @@ def _note(unknown: str, priced: bool, unsent: int) -> str:
 # Replays
 
 
-def _whole(step: Any) -> int | None:
+def _whole(step: Any, overhead: int = 0) -> int | None:
+    """A ready step's request on the whole-request basis; ``overhead`` is added to a step whose
+    figure carries none yet (before the first response measured it: the system prompt and tool
+    schemas were sent all the same)."""
     if getattr(step, "phase", "ready") != "ready":
         return None
     whole = getattr(step, "whole_request_tokens", None)
-    return whole if whole is not None else step.final_input_tokens
+    if whole is None:
+        return step.final_input_tokens
+    unmeasured = getattr(step, "overhead_measured_at", None) is None and not getattr(
+        step, "unrecorded_overhead_tokens", None)
+    return whole + overhead if unmeasured else whole
+
+
+def _first_overhead(preparations: Sequence[Any]) -> int:
+    """The unrecorded overhead the replay measured first (0: never measured)."""
+    return next((p.unrecorded_overhead_tokens for p in preparations
+                 if getattr(p, "overhead_measured_at", None) is not None
+                 and getattr(p, "unrecorded_overhead_tokens", None)), 0)
 
 
 def _as_recorded(step: Any) -> bool:
@@ -303,6 +347,8 @@ def _steps(session: Session, preparations: Iterable[Any],
     cached = any(u.cache_read_tokens or u.cache_write_tokens for _, u, _ in responses(session))
     ttl: Ttl | None = "5m" if cached else None
     same = True
+    preparations = tuple(preparations)
+    overhead = _first_overhead(preparations)
     for p in preparations:
         at = p.response_message_index
         msg = session.messages[at] if 0 <= at < len(session.messages) else None
@@ -310,7 +356,7 @@ def _steps(session: Session, preparations: Iterable[Any],
         trusted = usage if usage is not None and usage.is_trusted else None
         model = response_model(msg, model) if msg else model
         ttl = write_ttl(usage) or ttl
-        whole = _whole(p)
+        whole = _whole(p, overhead)
         same = same and whole is not None and _as_recorded(p)
         if same:  # the request the agent sent: the provider's count of it
             whole = trusted.prompt_tokens if trusted else (

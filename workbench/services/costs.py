@@ -16,7 +16,7 @@ from ..storage.store import Store
 from ..storage.stored import StoredReplay
 from .truth import truth_steps
 
-__all__ = ["saved_cost_lines", "session_subagents", "stored_replay_cost"]
+__all__ = ["saved_cost", "saved_cost_lines", "session_subagents", "stored_replay_cost"]
 
 
 def stored_replay_cost(session: Session, stored: StoredReplay, *,
@@ -31,10 +31,16 @@ def saved_cost_lines(store: Store, session_id: str, replay_id: str) -> list[str]
                                      lambda: _saved_lines(store, session_id, replay_id)))
 
 
+def saved_cost(store: Store, session_id: str, replay_id: str) -> ReplayCost:
+    """The cost record the Usage page states for a saved replay: the one ``workbench replay
+    --summary-json`` writes for it (its sub-agents billed beside it)."""
+    cost = stored_replay_cost(store.session(session_id), store.replays.open(replay_id))
+    return with_subagents(cost, session_subagents(store, session_id))
+
+
 def _saved_lines(store: Store, session_id: str, replay_id: str) -> tuple[str, ...]:
     try:
-        cost = stored_replay_cost(store.session(session_id), store.replays.open(replay_id))
-        cost = with_subagents(cost, session_subagents(store, session_id))
+        cost = saved_cost(store, session_id, replay_id)
     except Exception as exc:  # noqa: BLE001 -- a price that cannot be computed is a note, not a crash
         return (f"Cost: could not be computed ({exc}).",)
     return tuple(cost_lines(cost))

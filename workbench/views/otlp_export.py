@@ -10,12 +10,25 @@ Phoenix, Langfuse, Jaeger, the Collector) shows the replay like the agent's own 
   ``[{role, parts}]`` with ``text``, ``reasoning``, ``tool_call``, ``tool_call_response`` and ``uri``
   parts; ``gen_ai.output.messages``: the recorded response of that step, ``[{role: "assistant",
   parts, finish_reason}]`` (``tool_call`` when it calls a tool, otherwise ``stop``);
-- ``gen_ai.usage.input_tokens``: the prepared request's estimated size as a whole request
-  (calibrated local estimate + unrecorded overhead, the basis the provider counts on; the request
-  was never sent, so no provider counted it), the raw local estimate is
+- ``gen_ai.usage.input_tokens``: the prepared request as the workbench prices it
+  (:func:`workbench.pricing.priced_steps`): the provider's count where the request is the one the
+  agent sent, else its estimated size as a whole request (calibrated local estimate + unrecorded
+  overhead, also on the requests before the first response measured it); it includes the cached
+  tokens, as the conventions say, and ``gen_ai.usage.cache_read.input_tokens`` /
+  ``gen_ai.usage.cache_creation.input_tokens`` give the prompt-cache split (the recorded one, or
+  the cache model's; writes only for a provider that bills them); the raw local estimate is
   ``context_workbench.local.input_tokens``; ``gen_ai.usage.output_tokens``: the recorded
-  response's output tokens (absent when the transcript has no usage); the provider's recorded
-  prompt size of the original request is ``context_workbench.recorded.input_tokens``;
+  response's output tokens (absent when the transcript has no usage);
+- the same counts under OpenInference's names (``llm.token_count.prompt``, ``.completion``,
+  ``.total``, ``.prompt_details.cache_read``, ``.prompt_details.cache_write``, ``llm.model_name``,
+  ``llm.provider``), which Arize Phoenix prices, and ``llm.cost.total``: what the request costs
+  as the workbench prices it (its bill, for a request the agent sent);
+- ``context_workbench.recorded.*``: the recorded response's provider counts (``input_tokens``,
+  ``output_tokens``, ``cache_read.input_tokens``, ``cache_creation.input_tokens`` and its
+  ``ephemeral_1h_input_tokens`` share), the cost the transcript recorded (``cost_usd``) and its
+  bill (``billed_usd``): what re-importing the file reads as each response's usage, so the
+  session keeps its bill;
+- a tool result that was an error is a ``tool_call_response`` part with ``is_error: true``;
 - ``context_workbench.*``: step, phase, budget, pressure line, compaction, stages, record ids.
 
 A failed preparation's span has an error status and no input messages. A chat span lasts from its
@@ -37,6 +50,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Self
 
@@ -55,6 +69,9 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from ..pricing import CostStep, priced_steps
+from ..pricing.billing import billed, cache_writes, recorded_cost, responses
+
 __all__ = ["SCOPE", "export_otlp", "message_parts", "otlp_document", "otlp_spans", "output_message",
            "provider_name", "push_otlp", "spans_document", "write_otlp"]
 
@@ -62,6 +79,7 @@ SCOPE = "context_workbench.replay"
 _MS = 1_000_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 RequestOf = Callable[[ContextPreparation], PreparedRequest | None]
+Priced = tuple[CostStep, Decimal | None]
 
 
 @dataclass(frozen=True)
@@ -114,9 +132,11 @@ def otlp_spans(session: Session, preparations: Sequence[ContextPreparation], req
                            "context_workbench.session_title": session.header.title,
                            "context_workbench.steps": len(preparations)}))
     parent = trace.set_span_in_context(root)
+    priced = priced_steps(session, preparations, request_of)
+    writes = any(u.cache_write_tokens for _, u, _ in responses(session))
     for step in steps:
         ids.span_id = _id(f"{seed}|{step.prep.preparation_id}|{step.prep.step_index}", 8)
-        _chat_span(tracer, parent, session, step)
+        _chat_span(tracer, parent, session, step, priced.get(step.prep.step_index), writes)
     root.end(end_time=max((s.end for s in steps), default=now + _MS))
     provider.shutdown()
     finished = sink.get_finished_spans()
@@ -252,19 +272,60 @@ def _whole(prep: ContextPreparation) -> int:
     return prep.final_input_tokens if whole is None else whole
 
 
-def _chat_span(tracer: trace.Tracer, parent: Any, session: Session, step: _Step) -> None:
+def _usage_attrs(step: _Step, priced: Priced | None, model: str | None, provider: str,
+                 writes: bool) -> dict[str, Any]:
+    """The replayed request's usage as the provider would count it (GenAI conventions and their
+    OpenInference names, which Phoenix prices: the prompt includes the cached tokens), what it
+    costs, and the recorded response's counts and bill (what re-importing reads back)."""
+    cost, usd = priced if priced is not None else (None, None)
+    usage = step.response.usage if step.response else None
+    sent = cost.replay_input_tokens if cost is not None else None
+    if sent is None and step.request is not None:
+        sent = _whole(step.prep)
+    split = cost.cache if cost is not None and sent is not None else None
+    read = split.read if split else None
+    written = split.written if split and writes and cost is not None and cost.ttl else None
+    out = usage.output_tokens if usage else None
+    recorded = usage is not None and usage.is_trusted
+    five, hour = cache_writes(usage) if usage is not None else (0, 0)
+    bill = billed(usage, model, step.response.timestamp if step.response else None) if recorded \
+        and usage is not None else None
+    return {
+        "gen_ai.usage.input_tokens": sent, "gen_ai.usage.output_tokens": out,
+        "gen_ai.usage.cache_read.input_tokens": read,
+        "gen_ai.usage.cache_creation.input_tokens": written,
+        "llm.model_name": model, "llm.provider": provider,
+        "llm.token_count.prompt": sent, "llm.token_count.completion": out,
+        "llm.token_count.total": (sent or 0) + (out or 0) if sent is not None else None,
+        "llm.token_count.prompt_details.cache_read": read,
+        "llm.token_count.prompt_details.cache_write": written,
+        "llm.cost.total": float(usd) if usd is not None else None,
+        "context_workbench.recorded.input_tokens": usage.prompt_tokens if usage else None,
+        "context_workbench.recorded.output_tokens": out if recorded else None,
+        "context_workbench.recorded.cache_read.input_tokens":
+            usage.cache_read_tokens if recorded and usage else None,
+        "context_workbench.recorded.cache_creation.input_tokens": five + hour if recorded else None,
+        "context_workbench.recorded.cache_creation.ephemeral_1h_input_tokens":
+            hour if recorded else None,
+        "context_workbench.recorded.cost_usd": recorded_cost(usage) if recorded and usage else None,
+        "context_workbench.recorded.billed_usd": float(bill.usd) if bill and bill.usd is not None
+        else None,
+    }
+
+
+def _chat_span(tracer: trace.Tracer, parent: Any, session: Session, step: _Step,
+               priced: Priced | None = None, writes: bool = False) -> None:
     prep, request, response = step.prep, step.request, step.response
     model = (response.model if response else None) or session.header.model
-    usage = response.usage if response else None
     output = output_message(response) if response else None
+    provider = provider_name(session, model)
     attrs = {
         "gen_ai.operation.name": "chat", "gen_ai.conversation.id": prep.session_id,
-        "gen_ai.provider.name": provider_name(session, model), "gen_ai.system": provider_name(session, model),
+        "gen_ai.provider.name": provider, "gen_ai.system": provider,
         "gen_ai.request.model": model or "unknown", "gen_ai.response.model": response.model if response else None,
         "gen_ai.response.id": response.id if response else None,
         "gen_ai.response.finish_reasons": [output["finish_reason"]] if output else None,
-        "gen_ai.usage.input_tokens": _whole(prep) if request is not None else None,
-        "gen_ai.usage.output_tokens": usage.output_tokens if usage else None,
+        **_usage_attrs(step, priced, model, provider, writes),
         "gen_ai.input.messages": _json([message_parts(m) for m in request.messages]) if request else None,
         "gen_ai.output.messages": _json([output]) if output else None,
         "context_workbench.step_index": prep.step_index, "context_workbench.phase": prep.phase,
@@ -274,7 +335,6 @@ def _chat_span(tracer: trace.Tracer, parent: Any, session: Session, step: _Step)
         "context_workbench.pressure_line": prep.pressure_line,
         "context_workbench.compaction_applied": prep.compaction_applied,
         "context_workbench.stages": [s.name for s in prep.stages],
-        "context_workbench.recorded.input_tokens": usage.prompt_tokens if usage else None,
         "context_workbench.local.input_tokens": prep.final_input_tokens if request is not None else None,
         "context_workbench.recorded.usage_kind": prep.provider_usage_kind,
     }
@@ -312,7 +372,8 @@ def message_parts(message: Message) -> dict[str, Any]:
         elif b.type == "tool_call":
             parts.append({"type": "tool_call", "id": b.id, "name": b.name, "arguments": b.arguments})
         elif b.type == "tool_result":
-            parts.append({"type": "tool_call_response", "id": b.call_id, "response": b.text})
+            part = {"type": "tool_call_response", "id": b.call_id, "response": b.text}
+            parts.append({**part, "is_error": True} if b.is_error else part)
         elif b.type == "image":
             parts.append({"type": "uri", "modality": "image",
                           "uri": b.model_ref or b.original_ref or b.name or "image"})
