@@ -5,6 +5,7 @@ check with the issue's thresholds is in test_twin_check_corpus.py (slow)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,16 @@ def test_r_twin_9_a_file_strict_import_refuses_is_reported_and_exits_1(tmp_path,
     assert report.summary.files == 2 and report.summary.files_failed == 1
     assert main(["twin-check", str(tmp_path)]) == 1
     assert "strict import refused it" in capsys.readouterr().out
+
+
+def test_r_twin_3_bench_report_keeps_the_twin_table():
+    """The bench case's section of bench/RESULTS.md: the shares against the targets, one row per
+    recorded compaction and per file; a missing corpus is said to be skipped."""
+    sys.path.insert(0, str(ROOT / "bench"))  # bench/ is not a package
+    from report_twin import twin_lines
+
+    result = {"wall": 1.0, "cpu": 1.0, **twin_check([IMPORTERS]).model_dump(mode="json")}
+    text = "\n".join(twin_lines(result))
+    assert "Targets not met" in text and "target ≥ 90%" in text
+    assert "| claude_c | 1 | auto | 2 |" in text and "| codex_ba | codex |" in text
+    assert twin_lines({"skipped": "../shared/corpus absent"})[2] == "Skipped: ../shared/corpus absent."
