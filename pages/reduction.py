@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.services.replay import open_saved
+from workbench.services.sessions import stored_session
 from workbench.ui.guards import error_boundary, require_replay
 from workbench.ui.state import current_step
 from workbench.views.markup import code_span
@@ -35,7 +36,7 @@ with error_boundary("read this step's decisions"):
     request = replay.request(prep.final_request_ref) if prep.final_request_ref else None
     table = step_decisions(prep)
     earlier = decisions_in_effect(prep, request, earlier_records(replay, prep, request))
-    session = store.session(session_id)
+    session = stored_session(store, session_id)
 
 NUMBER = st.column_config.NumberColumn
 COLUMN_CONFIG = {c: NUMBER(c, format="localized") for c in

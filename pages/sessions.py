@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.services.imports import bundled_samples
+from workbench.services.sessions import session_rows
 from workbench.ui import sessions as ui
 from workbench.ui import state
 
@@ -17,11 +18,11 @@ st.title("Sessions")
 st.caption("Which recorded agent sessions are in the store? Import a transcript, open a sample, "
            "or delete one.")
 store = state.get_store()
-summaries = store.list_sessions()
+rows = session_rows(store)
 samples = bundled_samples()
 
-ui.show_sessions(store, summaries, samples)
+ui.show_sessions(store, rows, samples)
 ui.show_reports()
 ui.import_forms(store, samples)
-if summaries:
-    ui.show_deletion(store, summaries)
+if rows:
+    ui.show_deletion(store, rows)

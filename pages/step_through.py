@@ -11,6 +11,7 @@ import streamlit as st
 
 from workbench.services.fidelity import step_losses
 from workbench.services.messages import subagent_calls
+from workbench.services.sessions import unplaced_count
 from workbench.services.step_through import open_step, step_timeline
 from workbench.ui import step_through as ui
 from workbench.ui.breakdown import show_breakdown
@@ -31,7 +32,7 @@ prep, request, replay = opened.prep, opened.request, opened.replay
 
 ui.timeline_map(lambda: step_timeline(store, session_id, replay, view.timeline_spec), step)
 ui.show_header(view.header_text(prep, len(replay), replay.thresholds))
-unplaced_warning(store.get_summary(session_id).unplaced_count)
+unplaced_warning(unplaced_count(store, session_id))
 show_breakdown(store, session_id, opened, step)
 ui.show_stages(stage_table(prep))
 ui.show_why(view.stage_whys(prep, session_id))

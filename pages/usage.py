@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.services.costs import saved_cost_lines
+from workbench.services.sessions import session_header
 from workbench.services.usage import open_usage
 from workbench.ui import usage as ui
 from workbench.ui.guards import error_boundary, require_replay
@@ -33,7 +34,7 @@ if not opened.steps:
     st.info("This replay has no steps: the session has no assistant response.")
     st.stop()
 
-header = store.header(session_id)
+header = session_header(store, session_id)
 request_notice(header.agent_id, header.parent_id)
 ui.show_figures(opened)
 ui.show_charts(opened)

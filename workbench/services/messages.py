@@ -12,7 +12,7 @@ from pydantic import ConfigDict
 
 from ..analysis.session_counts import compaction_requests, subagent_figures
 from ..importers import SkippedLine
-from ..storage.store import SessionSummary, Store
+from ..storage.store import SessionRow, Store
 
 __all__ = ["OpenedSession", "open_session", "subagent_calls"]
 
@@ -32,7 +32,7 @@ class OpenedSession(FrozenModel):
     """The lines its import could not place in the conversation, each with why (R-TWIN-1)."""
     parent_id: str | None = None
     """The session this one belongs to (a sub-agent's parent), or None."""
-    children: tuple[SessionSummary, ...] = ()
+    children: tuple[SessionRow, ...] = ()
     """Its stored sub-agents (sessions whose parent it is)."""
     subagents: tuple[dict[str, Any], ...] = ()
     """Each tool call that ran a sub-agent with the sub-agent's figures

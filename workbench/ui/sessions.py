@@ -16,7 +16,7 @@ import streamlit as st
 from workbench.analysis.words import counted
 from workbench.importers import formats
 from workbench.services import imports
-from workbench.storage.store import SessionSummary, Store
+from workbench.storage.store import SessionRow, Store
 from workbench.ui import state
 from workbench.ui.guards import progress_bar
 from workbench.ui.tables import dashed_table
@@ -43,9 +43,9 @@ def run_imports(store: Store, paths: list[str], lenient: bool, fmt: str | None,
     st.rerun()
 
 
-def show_sessions(store: Store, summaries: Sequence[SessionSummary], samples: list[Path]) -> None:
+def show_sessions(store: Store, rows: Sequence[SessionRow], samples: list[Path]) -> None:
     """The table of stored sessions, or for an empty store the one next step of a new user."""
-    if not summaries:
+    if not rows:
         st.info("No sessions yet. Import a transcript or the bundled samples.", icon="👋")
         st.markdown("New here? Open the bundled samples (a bug fix, a long refactor that compacts, an "
                     "interrupted run), then go to **Step-through** in the sidebar.")
@@ -54,13 +54,13 @@ def show_sessions(store: Store, summaries: Sequence[SessionSummary], samples: li
             run_imports(store, [str(p) for p in samples], False, None)
         return
     # A long first prompt as title pushed every other column off the table's right edge.
-    dashed_table(view.sessions_frame(summaries), key="wb_sessions_table",
+    dashed_table(view.sessions_frame(rows), key="wb_sessions_table",
                  config={"Tokens (est.)": st.column_config.NumberColumn(format="localized"),
                          "Title": st.column_config.TextColumn(width="medium")})
-    for summary in summaries:
-        if summary.unplaced_count:
-            with st.expander(f"“{one_line(summary.title)}”: {counted(summary.unplaced_count, 'unplaced line')}"):
-                st.dataframe(view.unplaced_frame(store.unplaced(summary.id)), hide_index=True)
+    for row in rows:
+        if row.unplaced_count:
+            with st.expander(f"“{one_line(row.title)}”: {counted(row.unplaced_count, 'unplaced line')}"):
+                st.dataframe(view.unplaced_frame(store.unplaced(row.id)), hide_index=True)
     st.caption("Pick a session in the sidebar, then open **Step-through** (one preparation, stage "
                "by stage), **Compaction** or **Usage**.")
 
@@ -115,10 +115,10 @@ def import_forms(store: Store, samples: list[Path]) -> None:
             run_imports(store, [str(p) for p in samples], lenient, fmt)
 
 
-def show_deletion(store: Store, summaries: Sequence[SessionSummary]) -> None:
+def show_deletion(store: Store, rows: Sequence[SessionRow]) -> None:
     """Pick a session to delete; it is deleted only after a second, confirming click."""
     st.subheader("Delete")
-    titles = {s.id: s.title for s in summaries}
+    titles = {s.id: s.title for s in rows}
     victim = st.selectbox("Session to delete", list(titles), format_func=lambda sid: titles[sid],
                           key="wb_delete_choice")
     if st.button("Delete…", key="wb_delete"):

@@ -24,7 +24,7 @@ SESSION_COLUMNS = ["Title", "Format", "Messages", "Responses", "Unplaced lines",
 
 
 class SessionRow(Protocol):
-    """What the table needs of a stored session (``workbench.storage.store.SessionSummary``)."""
+    """What the table needs of a stored session (``workbench.storage.store.SessionRow``)."""
 
     @property
     def id(self) -> str: ...
@@ -70,11 +70,11 @@ class Skipped(Protocol):
     def skipped(self) -> tuple[SkippedLine, ...]: ...
 
 
-def sessions_frame(summaries: Sequence[SessionRow]) -> pd.DataFrame:
+def sessions_frame(sessions: Sequence[SessionRow]) -> pd.DataFrame:
     """The session list, one row per stored session."""
     rows = [[s.title, s.format, s.message_count, s.response_count, s.unplaced_count, s.estimated_tokens,
              s.imported_at.replace("T", " ").removesuffix("+00:00") + " UTC", s.parent_id or "", s.id]
-            for s in summaries]
+            for s in sessions]
     return pd.DataFrame(rows, columns=SESSION_COLUMNS)
 
 
