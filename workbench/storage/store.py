@@ -47,7 +47,7 @@ __all__ = [
     "DB_NAME",
     "ImportOutcome",
     "Progress",
-    "SessionRow",
+    "SessionSummary",
     "Store",
     "default_db_path",
     "open_store",
@@ -80,7 +80,7 @@ def default_db_path() -> Path:
 _Frozen = FrozenModel
 
 
-class _SessionInsert(TypedDict):
+class _SessionRow(TypedDict):
     """One row of the ``sessions`` table, as an import writes it."""
 
     id: str
@@ -100,7 +100,7 @@ class _SessionInsert(TypedDict):
     parent_id: str | None
 
 
-class SessionRow(_Frozen):
+class SessionSummary(_Frozen):
     """One row of the session list."""
 
     id: str
@@ -301,20 +301,20 @@ class Store:
 
     # ---------------------------------------------------------------- reading
 
-    def list_sessions(self) -> list[SessionRow]:
+    def list_sessions(self) -> list[SessionSummary]:
         """Every stored session, newest import first (ties by title)."""
-        fields = ", ".join(SessionRow.model_fields)
+        fields = ", ".join(SessionSummary.model_fields)
         with self._storage_errors("listing sessions"):
             rows = self.db.query(f"SELECT {fields} FROM sessions ORDER BY imported_at DESC, title, id")
-            return [SessionRow(**r) for r in rows]
+            return [SessionSummary(**r) for r in rows]
 
-    def get_summary(self, session_id: str) -> SessionRow:
-        fields = ", ".join(SessionRow.model_fields)
+    def get_summary(self, session_id: str) -> SessionSummary:
+        fields = ", ".join(SessionSummary.model_fields)
         with self._storage_errors(f"reading session {session_id!r}"):
             rows = list(self.db.query(f"SELECT {fields} FROM sessions WHERE id = ?", [session_id]))
         if not rows:
             raise StorageError(f"{self.path}: no stored session {session_id!r}")
-        return SessionRow(**rows[0])
+        return SessionSummary(**rows[0])
 
     def unplaced(self, session_id: str) -> tuple[SkippedLine, ...]:
         """The lines the session's import read but could not place, each with why (R-TWIN-1)."""
@@ -324,13 +324,13 @@ class Store:
             return ()
         return tuple(SkippedLine.model_validate(x) for x in json.loads(rows[0]["unplaced_json"]))
 
-    def children(self, session_id: str) -> list[SessionRow]:
+    def children(self, session_id: str) -> list[SessionSummary]:
         """The stored sessions whose parent is ``session_id`` (its sub-agents), by id."""
-        fields = ", ".join(SessionRow.model_fields)
+        fields = ", ".join(SessionSummary.model_fields)
         with self._storage_errors(f"reading the sub-agents of session {session_id!r}"):
             rows = self.db.query(f"SELECT {fields} FROM sessions WHERE parent_id = ? ORDER BY id",
                                  [session_id])
-            return [SessionRow(**r) for r in rows]
+            return [SessionSummary(**r) for r in rows]
 
     def content_hash(self, session_id: str) -> str:
         """The stored session's content hash ("" when there is none): what makes values derived
@@ -420,7 +420,7 @@ class Store:
         return f"{wanted}-{content_hash.split(':')[-1][:8]}"
 
     def session_row(self, session: Session, format: str, content_hash: str,
-                    source_path: str | None, unplaced: Sequence[SkippedLine] = ()) -> _SessionInsert:
+                    source_path: str | None, unplaced: Sequence[SkippedLine] = ()) -> _SessionRow:
         """The ``sessions`` row of ``session`` (what an import writes; a live update too)."""
         header = session.header
         messages = session.messages
