@@ -13,6 +13,7 @@ from report_targets import (
     memory_rows,
     outside_rows,
     report_html_rows,
+    save_bound_rows,
     save_memory_rows,
     startup_rows,
     store_import_rows,
@@ -118,6 +119,7 @@ def target_rows(results: dict[str, Any]) -> list[str]:
     makers = (("startup", startup_rows), ("memory", memory_rows), ("save_memory", save_memory_rows),
               ("store_import", store_import_rows),
               ("corpus", corpus_rows), ("ui_real", ui_real_rows), ("bound", bound_rows),
+              ("save_bound", save_bound_rows),
               ("report_html", report_html_rows), ("outside", outside_rows),
               ("floor_process", floor_process_rows), ("floor_inprocess", floor_inprocess_rows),
               ("memory", scaling_rows), ("peer", peer_rows))

@@ -169,3 +169,24 @@ def bound_rows(b: dict) -> list[str]:
                           f"{per[-1] / per[0]:.2f}× the CPU per message of {first['messages']:,}",
                           "≤ 1.5× (linear: flat per message)", growth <= 1.5 and mem_growth <= 1.5))
     return rows
+
+
+def save_bound_rows(b: dict) -> list[str]:
+    """Saving a replay against the replay, by steps (R-BOUND-2): CPU per size, then the largest
+    size against the smallest."""
+    rows = []
+    for s in b["sizes"]:
+        added = (s["cpu"] - s["plain_cpu"]) / s["steps"] * 1e3
+        rows.append(_row(f"Replay saved (streamed, as `replay --name`) of {s['steps']:,} steps "
+                         f"({s['messages']:,} tiny messages, {s['compactions']} compactions), CPU",
+                         _one(s["cpu"]), _s, _s(s["plain_cpu"]) + " replay",
+                         f"{s['cpu'] / s['plain_cpu']:.2f}× the replay; saving adds "
+                         f"{added:.2f} ms per step", "—"))
+    first, last = b["sizes"][0], b["sizes"][-1]
+    rows.append(_text_row(
+        f"Save CPU relative to the replay, {last['steps']:,} vs {first['steps']:,} steps",
+        f"{b['save_vs_replay_growth']:.2f}×",
+        f"per step: the save {b['save_per_step_growth']:.2f}×, what saving adds "
+        f"{b['added_per_step_growth']:.2f}×, the replay alone {b['replay_per_step_growth']:.2f}×",
+        "≤ 1.3× (a save linear like its replay)", bool(b["linear"])))
+    return rows

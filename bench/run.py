@@ -5,6 +5,7 @@ Options (environment): ``BENCH_RESPONSES`` (2000), ``BENCH_REPEATS`` (2), ``BENC
 ``BENCH_CORPUS_SESSIONS`` (200), ``BENCH_CORPUS_RESPONSES`` (10), ``BENCH_REAL`` (a real Claude Code
 session under ``../shared/real-sessions``), ``BENCH_CODEX`` (a real Codex rollout there),
 ``BENCH_BOUND_SIZES`` (``5000,20000,100000``: the message counts of the ``bound`` case),
+``BENCH_SAVE_BOUND_STEPS`` (``1000,2000,4000``: the step counts of the ``save_bound`` case),
 ``BENCH_FLOOR_REPEATS`` (5: runs of each side of the floor cases), ``BENCH_CORPUS`` (the folder
 the ``twin`` case checks, default ``../shared/corpus``), ``BENCH_CASES`` (all of
 :data:`DEFAULT_CASES`; ``ui`` is the older step-through case on the synthetic replay).
@@ -35,7 +36,8 @@ from report import render
 
 #: A real Claude Code session of ``../shared/real-sessions`` (143 responses).
 REAL = HERE.parents[1] / "shared" / "real-sessions" / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"
-DEFAULT_CASES = ("replay,import,tokens,startup,memory,save_memory,store_import,corpus,ui_real,bound,report_html,"
+DEFAULT_CASES = ("replay,import,tokens,startup,memory,save_memory,store_import,corpus,ui_real,bound,save_bound,"
+                 "report_html,"
                  "outside,floor_process,floor_inprocess,peer,twin")
 #: The real Codex rollout of the ``outside`` and floor cases.
 CODEX = REAL.parents[1] / "codex_rollout" / "rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl"
@@ -123,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             "twin": ("twin.py", [json.dumps({"corpus": env.get("BENCH_CORPUS", "")})]),
             "bound": ("bound.py", [json.dumps({"sizes": [int(n) for n in env.get(
                 "BENCH_BOUND_SIZES", "5000,20000,100000").split(",")]})]),
+            "save_bound": ("save_bound.py", [json.dumps({"steps": [int(n) for n in env.get(
+                "BENCH_SAVE_BOUND_STEPS", "1000,2000,4000").split(",")]})]),
         }
         for name in cases:
             if name not in jobs and name != "ui":
