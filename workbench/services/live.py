@@ -14,9 +14,10 @@ them, so the replayed steps of the shorter session stay as they were and new res
 at the end; replaying again in a long-running process reuses the token counts it already made
 (about 1.2 s for 217 steps of a real Claude Code session).
 
-File changes wake the watcher through ``watchdog`` (the file-system events of the operating system)
-when it is installed; a poll of every followed file's size and modification time each ``interval``
-seconds catches anything an event missed, and is the only mechanism without ``watchdog``.
+File changes wake the watcher through ``watchdog``: the operating system's file-system events, and
+watchdog's ``PollingObserver`` (every ``interval`` seconds it compares each file's size and
+modification time) for anything an event missed, as on a network file system. A wake looks at
+every followed file and imports those whose size or modification time changed.
 
 While a watcher runs it touches a heartbeat file per followed session under
 ``$WORKBENCH_HOME/live`` (written like every other file, never through a symbolic link); the app treats a session as live while its heartbeat is recent
@@ -32,9 +33,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from iris.compaction.thresholds import thresholds
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
 from iris.errors import SessionFormatError, WorkbenchError
 from iris.frozen import FrozenModel
 from iris.replay import largest_prompt
@@ -188,7 +192,6 @@ class Watcher:
         self._seen: dict[Path, tuple[int, int]] = {}
         self._sessions: dict[Path, str] = {}
         self.wake = threading.Event()
-        self.mechanism = "polling"
 
     def files(self) -> list[Path]:
         """The transcripts followed now (a folder's new files included)."""
@@ -225,38 +228,44 @@ class Watcher:
         """Follow until ``stop`` is set (or ``until`` seconds have passed)."""
         stop = stop or threading.Event()
         deadline = None if until is None else time.monotonic() + until
-        observer = self._observe()
+        observers = self._observe()
         try:
+            self.wake.set()  # what the files hold when the watch starts
             while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
-                for update in self.poll(on_error):
-                    on_update(update)
-                self.wake.wait(self.interval)
-                self.wake.clear()
+                # The timeout only bounds how late a stop or the deadline is noticed.
+                if self.wake.wait(min(self.interval, _STOP_CHECK_SECONDS)):
+                    self.wake.clear()
+                    for update in self.poll(on_error):
+                        on_update(update)
         finally:
-            if observer is not None:
+            for observer in observers:
                 observer.stop()
             self._follower.close()
 
-    def _observe(self) -> Any:  # a watchdog Observer when watchdog is installed, else None
-        try:
-            from watchdog.events import FileSystemEventHandler
-            from watchdog.observers import Observer
-        except ImportError:
-            return None
+    def _observe(self) -> tuple[BaseObserver, ...]:
+        """Started observers that set :attr:`wake` on any change under the followed paths: the
+        operating system's events and a polling observer every ``interval`` seconds."""
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+        from watchdog.observers.polling import PollingObserver
+
         wake = self.wake
 
         class _Wake(FileSystemEventHandler):
-            def on_any_event(self, event: object) -> None:
+            def on_any_event(self, event: FileSystemEvent) -> None:
                 wake.set()
 
-        observer = Observer()
-        for path in self.paths:
-            folder = path if path.is_dir() else path.parent
-            observer.schedule(_Wake(), str(folder), recursive=path.is_dir())
-        observer.daemon = True
-        observer.start()
-        self.mechanism = "watchdog"
-        return observer
+        observers = (Observer(), PollingObserver(timeout=self.interval))
+        for observer in observers:
+            for path in self.paths:
+                folder = path if path.is_dir() else path.parent
+                observer.schedule(_Wake(), str(folder), recursive=path.is_dir())
+            observer.daemon = True
+            observer.start()
+        return observers
+
+
+_STOP_CHECK_SECONDS = 0.5
 
 
 # ------------------------------------------------------------------------------- the app's side
