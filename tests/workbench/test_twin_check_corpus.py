@@ -16,7 +16,8 @@ from workbench.corpus.twin_check import BILL_TOLERANCE, twin_check
 
 pytestmark = pytest.mark.slow  # replays 14 real transcripts (about 20 s)
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+CORPUS = SHARED / "corpus"
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +34,21 @@ def test_r_twin_8_every_corpus_file_imports_strictly_and_replays_without_a_faile
     failed = [f"{Path(f.file).name}: {f.failed_steps} ({f.first_failure})"
               for f in report.files if f.failed_steps]
     assert s.failed_steps == 0, failed
+
+
+def test_r_twin_8_real_sessions_import_strictly_with_every_response_and_bill():
+    """../shared/real-sessions (Claude Code and Codex): strict, every response in the file
+    imported, no failed step, the bill equal to the usage fields' within 2 %."""
+    folder = SHARED / "real-sessions"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} absent")
+    report = twin_check([folder])
+    checked = [f for f in report.files if not f.skipped]
+    assert len(checked) == 4 and not any(f.error for f in checked)
+    assert [(f.responses_in_file, f.failed_steps) for f in checked] == [
+        (f.responses_imported, 0) for f in checked]
+    assert all(f.bill_delta_pct is not None and abs(f.bill_delta_pct) <= 100 * BILL_TOLERANCE
+               for f in checked)
 
 
 @pytest.mark.xfail(strict=True, reason="measured 11:55 UTC on ../shared/corpus: 18 of 23 (78 %) at "
