@@ -47,7 +47,7 @@ __all__ = [
     "DB_NAME",
     "ImportOutcome",
     "Progress",
-    "SessionSummary",
+    "SessionRow",
     "Store",
     "default_db_path",
     "open_store",
@@ -80,7 +80,7 @@ def default_db_path() -> Path:
 _Frozen = FrozenModel
 
 
-class _SessionRow(TypedDict):
+class _SessionInsert(TypedDict):
     """One row of the ``sessions`` table, as an import writes it."""
 
     id: str
@@ -100,7 +100,7 @@ class _SessionRow(TypedDict):
     parent_id: str | None
 
 
-class SessionSummary(_Frozen):
+class SessionRow(_Frozen):
     """One row of the session list."""
 
     id: str
@@ -301,20 +301,20 @@ class Store:
 
     # ---------------------------------------------------------------- reading
 
-    def list_sessions(self) -> list[SessionSummary]:
+    def list_sessions(self) -> list[SessionRow]:
         """Every stored session, newest import first (ties by title)."""
-        fields = ", ".join(SessionSummary.model_fields)
+        fields = ", ".join(SessionRow.model_fields)
         with self._storage_errors("listing sessions"):
             rows = self.db.query(f"SELECT {fields} FROM sessions ORDER BY imported_at DESC, title, id")
-            return [SessionSummary(**r) for r in rows]
+            return [SessionRow(**r) for r in rows]
 
-    def get_summary(self, session_id: str) -> SessionSummary:
-        fields = ", ".join(SessionSummary.model_fields)
+    def get_summary(self, session_id: str) -> SessionRow:
+        fields = ", ".join(SessionRow.model_fields)
         with self._storage_errors(f"reading session {session_id!r}"):
             rows = list(self.db.query(f"SELECT {fields} FROM sessions WHERE id = ?", [session_id]))
         if not rows:
             raise StorageError(f"{self.path}: no stored session {session_id!r}")
-        return SessionSummary(**rows[0])
+        return SessionRow(**rows[0])
 
     def unplaced(self, session_id: str) -> tuple[SkippedLine, ...]:
         """The lines the session's import read but could not place, each with why (R-TWIN-1)."""
@@ -324,13 +324,13 @@ class Store:
             return ()
         return tuple(SkippedLine.model_validate(x) for x in json.loads(rows[0]["unplaced_json"]))
 
-    def children(self, session_id: str) -> list[SessionSummary]:
+    def children(self, session_id: str) -> list[SessionRow]:
         """The stored sessions whose parent is ``session_id`` (its sub-agents), by id."""
-        fields = ", ".join(SessionSummary.model_fields)
+        fields = ", ".join(SessionRow.model_fields)
         with self._storage_errors(f"reading the sub-agents of session {session_id!r}"):
             rows = self.db.query(f"SELECT {fields} FROM sessions WHERE parent_id = ? ORDER BY id",
                                  [session_id])
-            return [SessionSummary(**r) for r in rows]
+            return [SessionRow(**r) for r in rows]
 
     def content_hash(self, session_id: str) -> str:
         """The stored session's content hash ("" when there is none): what makes values derived
@@ -420,7 +420,7 @@ class Store:
         return f"{wanted}-{content_hash.split(':')[-1][:8]}"
 
     def session_row(self, session: Session, format: str, content_hash: str,
-                    source_path: str | None, unplaced: Sequence[SkippedLine] = ()) -> _SessionRow:
+                    source_path: str | None, unplaced: Sequence[SkippedLine] = ()) -> _SessionInsert:
         """The ``sessions`` row of ``session`` (what an import writes; a live update too)."""
         header = session.header
         messages = session.messages
