@@ -7,9 +7,10 @@ saved again by another process is read afresh while switching pages reuses what 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar, cast
+
+from cachetools import LRUCache
 
 __all__ = ["StoreCache"]
 
@@ -17,24 +18,21 @@ T = TypeVar("T")
 
 
 class StoreCache:
-    """At most ``maxsize`` values, least recently used dropped first."""
+    """At most ``maxsize`` values, least recently used dropped first (``cachetools.LRUCache``,
+    behind a lock: the app's script threads share one store)."""
 
     def __init__(self, maxsize: int = 64) -> None:
         self.maxsize = maxsize
-        self._values: OrderedDict[Hashable, Any] = OrderedDict()
+        self._values: LRUCache[Hashable, Any] = LRUCache(maxsize=maxsize)
         self._lock = threading.Lock()
 
     def get_or_make(self, key: Hashable, make: Callable[[], T]) -> T:
         with self._lock:
             if key in self._values:
-                self._values.move_to_end(key)
-                return self._values[key]
+                return self._values[key]  # a read marks it recently used
         value = make()  # outside the lock: making may read the store (and use the cache)
         with self._lock:
             self._values[key] = value
-            self._values.move_to_end(key)
-            while len(self._values) > self.maxsize:
-                self._values.popitem(last=False)
         return value
 
     def forget(self, owner: Hashable) -> None:
