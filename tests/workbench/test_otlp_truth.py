@@ -11,6 +11,7 @@ from iris.replay import ReplayOptions, replay
 
 from workbench.cli import main
 from workbench.importers import load_session
+from workbench.importers.claude_progress import subagent_sessions
 from workbench.pricing import replay_cost
 from workbench.pricing.billing import recorded_bill
 from workbench.views.otlp_export import otlp_document
@@ -49,6 +50,30 @@ def test_r_truth_3_the_exported_trace_reimports_with_its_bill_errors_and_id(real
     assert recorded_bill(again).usd == recorded_bill(original).usd
     before, after = _errors(original), _errors(again)
     assert before and after == before
+    _check_subagents(json.loads(out.read_text(encoding="utf-8")), original, path)
+
+
+def _check_subagents(document: dict, session, path: Path) -> None:
+    """Each sub-agent's recorded calls are chat spans under an ``invoke_agent`` span under the
+    ``execute_tool`` span of the call that started it, costing the sub-agent's bill."""
+    spans = [s for r in document["resourceSpans"] for sc in r["scopeSpans"] for s in sc["spans"]]
+    attrs = {s["spanId"]: {a["key"]: next(iter(a["value"].values())) for a in s["attributes"]}
+             for s in spans}
+    children: dict[str, list[str]] = {}
+    for s in spans:
+        children.setdefault(s.get("parentSpanId", ""), []).append(s["spanId"])
+    subs = {s.header.session_id: s for s in subagent_sessions(path)}
+    assert session.subagents and subs
+    for run in session.subagents:
+        tool = next(i for i, a in attrs.items() if a.get("gen_ai.tool.call.id") == run.call_id)
+        assert attrs[tool]["gen_ai.operation.name"] == "execute_tool"
+        (agent,) = children[tool]
+        assert attrs[agent]["gen_ai.operation.name"] == "invoke_agent"
+        assert attrs[agent]["gen_ai.conversation.id"] == run.session_id
+        calls = [attrs[c] for c in children[agent]]
+        assert calls and all(c["gen_ai.operation.name"] == "chat" for c in calls)
+        assert sum(c.get("llm.cost.total", 0) for c in calls) == pytest.approx(
+            recorded_bill(subs[run.session_id]).usd, abs=1e-6)
 
 
 def test_r_truth_3_spans_carry_cache_counts_and_the_cost(real_sessions):

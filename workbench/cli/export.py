@@ -51,19 +51,22 @@ def export_saved_replay(store, replay_id: str, out: str | Path, *,
     from ..views.otlp_export import spans_document, write_otlp
 
     spans = _saved_spans(store, replay_id, shift_to_now)
-    return write_otlp(out, spans_document(spans)), len(spans) - 1
+    calls = sum(1 for s in spans if (s.attributes or {}).get("gen_ai.operation.name") == "chat")
+    return write_otlp(out, spans_document(spans)), calls
 
 
 def _saved_spans(store, replay_id: str, shift_to_now: bool) -> list:
+    from ..services.costs import session_subagents
     from ..services.replay import open_saved
     from ..views.otlp_export import otlp_spans
 
     saved = open_saved(store, replay_id)
     session = store.session(saved.info.session_id)
     preps = [saved.preparation(step.step_index) for step in saved.steps]
+    subagents = session_subagents(store, saved.info.session_id) if session.subagents else ()
     return otlp_spans(session, preps, lambda p: saved.request(p.final_request_ref)
                       if p.final_request_ref else None, replay_name=saved.info.name,
-                      shift_to_now=shift_to_now)
+                      shift_to_now=shift_to_now, subagents=subagents)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -80,7 +83,7 @@ def _export(args: argparse.Namespace) -> int:
             spans = _saved_spans(store, args.target, args.shift_to_now)
         else:
             spans = _replay_spans(store, args)
-    count = len(spans) - 1
+    count = sum(1 for s in spans if (s.attributes or {}).get("gen_ai.operation.name") == "chat")
     # with the spans on standard output (--otlp -), what was done goes to standard error
     note = sys.stderr if args.otlp == STDOUT else sys.stdout
     if args.otlp == STDOUT:
@@ -110,19 +113,25 @@ def _replay_spans(store, args: argparse.Namespace) -> list:
     from iris.errors import StorageError
 
     from ..importers import load_session
+    from ..importers.claude_progress import subagent_sessions
     from ..notebook import replay
+    from ..services.costs import session_subagents
     from ..views.otlp_export import otlp_spans
 
     if args.target == "-" or Path(args.target).is_file():
-        session = load_session(_source(args.target), format=args.format).session
+        source = _source(args.target)
+        session = load_session(source, format=args.format).session
+        subagents = subagent_sessions(source) if session.subagents and \
+            session.header.source_format == "claude_code" else ()
     elif any(s.id == args.target for s in store.list_sessions()):
         session = store.session(args.target)
+        subagents = session_subagents(store, args.target) if session.subagents else ()
     else:
         raise StorageError(f"{args.target!r} is neither a saved replay id, a transcript file nor a "
                            "stored session id (see `workbench replays` and `workbench sessions`)")
     result = replay(session, args.config)
     return otlp_spans(result.session, result.preparations, result.result.request,
-                      replay_name=result.label, shift_to_now=args.shift_to_now)
+                      replay_name=result.label, shift_to_now=args.shift_to_now, subagents=subagents)
 
 
 def _source(target: str) -> str | Path:

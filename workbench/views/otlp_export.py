@@ -29,6 +29,10 @@ Phoenix, Langfuse, Jaeger, the Collector) shows the replay like the agent's own 
   bill (``billed_usd``): what re-importing the file reads as each response's usage, so the
   session keeps its bill;
 - a tool result that was an error is a ``tool_call_response`` part with ``is_error: true``;
+- each sub-agent the recorded session started (``otlp_spans(subagents=…)``): an ``execute_tool``
+  span for the call that started it, an ``invoke_agent`` span under it and one ``chat`` span per
+  recorded response of the sub-agent (the provider's counts, cache split and bill), so the trace
+  holds the sub-agents' spend where it was made (an importer reads the main agent's calls only);
 - ``context_workbench.*``: step, phase, budget, pressure line, compaction, stages, record ids.
 
 A failed preparation's span has an error status and no input messages. A chat span lasts from its
@@ -58,7 +62,7 @@ from google.protobuf import json_format
 from iris.errors import StorageError, WorkbenchError
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from iris.safe_files import write_file
-from iris.session import Message, Session
+from iris.session import Message, Session, SubagentCall, Usage
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -70,7 +74,7 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from ..pricing import CostStep, priced_steps
-from ..pricing.billing import billed, cache_writes, recorded_cost, responses
+from ..pricing.billing import billed, cache_writes, recorded_cost, response_model, responses
 
 __all__ = ["SCOPE", "export_otlp", "message_parts", "otlp_document", "otlp_spans", "output_message",
            "provider_name", "push_otlp", "spans_document", "write_otlp"]
@@ -107,12 +111,14 @@ class _FixedIds(IdGenerator):
 
 def otlp_spans(session: Session, preparations: Sequence[ContextPreparation], request_of: RequestOf, *,
                replay_name: str = "replay", now_ns: int | None = None,
-               shift_to_now: bool = False) -> list[ReadableSpan]:
-    """The replay's finished SDK spans, the root first (see the module docstring)."""
+               shift_to_now: bool = False, subagents: Sequence[Session] = ()) -> list[ReadableSpan]:
+    """The replay's finished SDK spans, the root first (see the module docstring). ``subagents``:
+    the sub-agent sessions the recorded session started (their recorded calls are nested under
+    the tool call that started each)."""
     now = now_ns if now_ns is not None else time.time_ns()
     steps = _steps(session, preparations, request_of, now)
-    if shift_to_now and steps:
-        offset = now - max(s.end for s in steps)
+    offset = now - max(s.end for s in steps) if shift_to_now and steps else 0
+    if offset:
         steps = [_Step(s.prep, s.request, s.response, s.start + offset, s.end + offset) for s in steps]
     first = preparations[0] if preparations else None
     seed = f"{session.header.session_id}|{first.run_id if first else ''}|{replay_name}"
@@ -137,7 +143,10 @@ def otlp_spans(session: Session, preparations: Sequence[ContextPreparation], req
     for step in steps:
         ids.span_id = _id(f"{seed}|{step.prep.preparation_id}|{step.prep.step_index}", 8)
         _chat_span(tracer, parent, session, step, priced.get(step.prep.step_index), writes)
-    root.end(end_time=max((s.end for s in steps), default=now + _MS))
+    ends = [s.end for s in steps]
+    for run, sub in _runs(session, subagents):
+        ends.append(_subagent_spans(tracer, parent, ids, seed, session, run, sub, offset, now))
+    root.end(end_time=max(ends, default=now + _MS))
     provider.shutdown()
     finished = sink.get_finished_spans()
     if not finished:  # the SDK hands out a no-op tracer when it is switched off
@@ -286,10 +295,6 @@ def _usage_attrs(step: _Step, priced: Priced | None, model: str | None, provider
     read = split.read if split else None
     written = split.written if split and writes and cost is not None and cost.ttl else None
     out = usage.output_tokens if usage else None
-    recorded = usage is not None and usage.is_trusted
-    five, hour = cache_writes(usage) if usage is not None else (0, 0)
-    bill = billed(usage, model, step.response.timestamp if step.response else None) if recorded \
-        and usage is not None else None
     return {
         "gen_ai.usage.input_tokens": sent, "gen_ai.usage.output_tokens": out,
         "gen_ai.usage.cache_read.input_tokens": read,
@@ -300,17 +305,99 @@ def _usage_attrs(step: _Step, priced: Priced | None, model: str | None, provider
         "llm.token_count.prompt_details.cache_read": read,
         "llm.token_count.prompt_details.cache_write": written,
         "llm.cost.total": float(usd) if usd is not None else None,
-        "context_workbench.recorded.input_tokens": usage.prompt_tokens if usage else None,
-        "context_workbench.recorded.output_tokens": out if recorded else None,
-        "context_workbench.recorded.cache_read.input_tokens":
-            usage.cache_read_tokens if recorded and usage else None,
-        "context_workbench.recorded.cache_creation.input_tokens": five + hour if recorded else None,
-        "context_workbench.recorded.cache_creation.ephemeral_1h_input_tokens":
-            hour if recorded else None,
-        "context_workbench.recorded.cost_usd": recorded_cost(usage) if recorded and usage else None,
-        "context_workbench.recorded.billed_usd": float(bill.usd) if bill and bill.usd is not None
-        else None,
+        **_recorded_attrs(usage, model, step.response.timestamp if step.response else None),
     }
+
+
+def _recorded_attrs(usage: Usage | None, model: str | None, when: datetime | None) -> dict[str, Any]:
+    """A recorded response's provider counts, the 1-hour share of its cache writes, the cost the
+    transcript recorded and its bill (``context_workbench.recorded.*``)."""
+    if usage is None or not usage.is_trusted:
+        return {"context_workbench.recorded.input_tokens": usage.prompt_tokens if usage else None}
+    five, hour = cache_writes(usage)
+    bill = billed(usage, model, when).usd
+    return {
+        "context_workbench.recorded.input_tokens": usage.prompt_tokens,
+        "context_workbench.recorded.output_tokens": usage.output_tokens,
+        "context_workbench.recorded.cache_read.input_tokens": usage.cache_read_tokens,
+        "context_workbench.recorded.cache_creation.input_tokens": five + hour,
+        "context_workbench.recorded.cache_creation.ephemeral_1h_input_tokens": hour,
+        "context_workbench.recorded.cost_usd": recorded_cost(usage),
+        "context_workbench.recorded.billed_usd": float(bill) if bill is not None else None,
+    }
+
+
+def _runs(session: Session, subagents: Sequence[Session]) -> list[tuple[SubagentCall, Session]]:
+    """Each sub-agent run of ``session`` with its session, in the order the calls were made."""
+    by_id = {s.header.session_id: s for s in subagents}
+    return [(run, by_id[run.session_id]) for run in session.subagents if run.session_id in by_id]
+
+
+def _call_times(session: Session, call_id: str) -> tuple[str, datetime | None, datetime | None]:
+    """The tool's name, when the call was made and when its result came back (None: unknown)."""
+    name, start, end = "Task", None, None
+    for m in session.messages:
+        for b in m.content:
+            if b.type == "tool_call" and b.id == call_id:
+                name, start = b.name, m.timestamp
+            elif b.type == "tool_result" and b.call_id == call_id:
+                end = m.timestamp
+    return name, start, end
+
+
+def _subagent_spans(tracer: trace.Tracer, parent: Any, ids: _FixedIds, seed: str, session: Session,
+                    run: SubagentCall, sub: Session, offset: int, now: int) -> int:
+    """An ``execute_tool`` span for the call that started a sub-agent, an ``invoke_agent`` span
+    under it and one ``chat`` span per recorded response of the sub-agent, with the provider's
+    counts, cache split and bill; returns when the tool span ends."""
+    responses = [(k, m) for k, m in enumerate(sub.messages) if m.role == "assistant"]
+    times = [_times(sub, k, now + n * _MS) for n, (k, _) in enumerate(responses)]
+    times = [(a + offset, b + offset) for a, b in times]
+    name, called, answered = _call_times(session, run.call_id)
+    start = min([a for a, _ in times] + ([_ns(called) + offset] if called else []), default=now)
+    end = max([b for _, b in times] + ([_ns(answered) + offset] if answered else []),
+              default=start + _MS)
+    ids.span_id = _id(f"{seed}|tool|{run.call_id}", 8)
+    tool = tracer.start_span(f"execute_tool {name}", context=parent, kind=SpanKind.INTERNAL,
+                             start_time=start, attributes=_clean({
+                                 "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                                 "gen_ai.tool.call.id": run.call_id, "gen_ai.tool.type": "function"}))
+    ids.span_id = _id(f"{seed}|agent|{run.session_id}", 8)
+    agent = tracer.start_span(f"invoke_agent {run.agent_id}", context=trace.set_span_in_context(tool),
+                              kind=SpanKind.INTERNAL, start_time=start, attributes=_clean({
+                                  "gen_ai.operation.name": "invoke_agent",
+                                  "gen_ai.agent.id": run.agent_id, "gen_ai.agent.name": sub.header.title,
+                                  "gen_ai.conversation.id": sub.header.session_id}))
+    inside = trace.set_span_in_context(agent)
+    model = sub.header.model
+    for (k, m), (a, b) in zip(responses, times, strict=True):
+        model = response_model(m, model)
+        usage = m.usage if m.usage is not None and m.usage.is_trusted else None
+        bill = billed(usage, model, m.timestamp).usd if usage else None
+        five, hour = cache_writes(usage) if usage else (0, 0)
+        provider = provider_name(sub, model)
+        ids.span_id = _id(f"{seed}|{run.session_id}|{k}", 8)
+        span = tracer.start_span(f"chat {model or 'model'}", context=inside, kind=SpanKind.CLIENT,
+                                 start_time=a, attributes=_clean({
+            "gen_ai.operation.name": "chat", "gen_ai.conversation.id": sub.header.session_id,
+            "gen_ai.provider.name": provider, "gen_ai.request.model": model or "unknown",
+            "gen_ai.response.model": m.model, "gen_ai.response.id": m.id,
+            "gen_ai.usage.input_tokens": usage.prompt_tokens if usage else None,
+            "gen_ai.usage.output_tokens": usage.output_tokens if usage else None,
+            "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens if usage else None,
+            "gen_ai.usage.cache_creation.input_tokens": five + hour if usage else None,
+            "llm.model_name": model, "llm.provider": provider,
+            "llm.token_count.prompt": usage.prompt_tokens if usage else None,
+            "llm.token_count.completion": usage.output_tokens if usage else None,
+            "llm.token_count.prompt_details.cache_read": usage.cache_read_tokens if usage else None,
+            "llm.token_count.prompt_details.cache_write": five + hour if usage else None,
+            "llm.cost.total": float(bill) if bill is not None else None,
+            "gen_ai.output.messages": _json([output_message(m)]),
+            **_recorded_attrs(m.usage, model, m.timestamp)}))
+        span.end(end_time=max(b, a + 1))
+    agent.end(end_time=end)
+    tool.end(end_time=end)
+    return end
 
 
 def _chat_span(tracer: trace.Tracer, parent: Any, session: Session, step: _Step,
