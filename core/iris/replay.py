@@ -424,8 +424,8 @@ class _Runner:
         outcome = prepare(state, self._step_settings(walk), meta, stages=stages)
         if outcome.preparation.phase == "ready" and outcome.state.compaction is not None:
             self.replay_cuts += 1
-        self._measure_offset(k, outcome, response.usage, walk)
         self._calibrate(k, recorded, response.usage, walk)
+        self._measure_offset(k, outcome, response.usage, walk)
         if outcome.preparation.phase == "ready":
             self.carry = outcome.carry
             compaction = outcome.state.compaction
@@ -465,7 +465,7 @@ class _Runner:
                 or not usage.is_trusted or outcome.preparation.phase != "ready"
                 or not 0 < self.replay_cuts == walk.cuts_passed):
             return
-        whole = outcome.state.whole(outcome.preparation.final_input_tokens)
+        whole = self.calibration.whole(outcome.preparation.final_input_tokens)
         self.window_offset = (whole - usage.prompt_tokens, k)
 
     def _calibrate(self, k: int, recorded: int, usage: Usage | None, walk: Walk) -> None:

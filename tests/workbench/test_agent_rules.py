@@ -261,3 +261,37 @@ def test_r_twin_3_the_agents_own_count_decides_at_its_compaction():
     assert [c.step_index for c in result.checkpoints][:1] == [6]
     stage = result.preparations[6].stage("compaction")
     assert stage is not None and "the agent's own count of this request 167,400" in stage.note
+
+
+def test_r_twin_3_a_partly_read_file_counts_whole_towards_the_per_file_limit():
+    """R-TWIN-3: Claude Code re-reads a restored file whole; a read that showed lines 191–200
+    of a file shows a tenth of it, so the file counts ten times what was shown towards the
+    per-file limit and comes back as a reference; the same lines read from line 1 fit."""
+    body = "\n".join(f"{n:>6}→value_{n} = compute({n}, {n + 1})" for n in range(191, 201))
+    part = [_call("p1", "Read", file_path="/src/big.py", offset=191, limit=10),
+            _result("p1", body)]
+    whole = [_call("w1", "Read", file_path="/src/small.py"),
+             _result("w1", "\n".join(f"{n:>6}→value_{n} = compute({n}, {n + 1})"
+                                     for n in range(1, 11)))]
+    estimator = default_estimator()
+    shown = estimator.count(body)
+    rule = RestoreReads(files=5, tokens_per_file=shown * 3, total_tokens=50000)
+    out = restored_reads([*part, *whole], (), rule, kinds=ToolKindMap(), estimator=estimator)
+    texts = {m.text.split('"')[1]: m.text for m in out}
+    assert "value_1 = compute" in texts["/src/small.py"]
+    assert "value_191" not in texts["/src/big.py"]
+    assert "/src/big.py was read before the conversation was summarised" in texts["/src/big.py"]
+
+
+def test_r_twin_3_a_smaller_window_overhead_after_a_compaction_becomes_the_overhead():
+    """R-TWIN-3: a transcript that starts mid-session makes the first response's overhead hold
+    history the file does not have; after the agent's compaction the window's overhead is
+    smaller, and that is what every request carries from then on."""
+    from iris.compaction.calibration import Calibration
+
+    start = Calibration().observe(0, 10000, 130000)
+    assert start.overhead == 120000
+    after = start.observe(5, 5000, 45000, new_window=True)
+    assert after.overhead == after.window_overhead == 40000 and after.overhead_step == 5
+    larger = start.observe(5, 5000, 140000, new_window=True)
+    assert larger.overhead == 120000 and larger.window_overhead == 135000

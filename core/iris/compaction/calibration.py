@@ -10,7 +10,9 @@ compactions applied and no engine reduction), so the replay never needs the futu
   ``O = provider prompt − ratio × local`` (with ratio 1 before any sample). A recorded compaction
   opens a new window (the agent re-sends files and instructions it does not record), so the
   window overhead is measured again at the first response after it; :attr:`Calibration.overhead`
-  stays the first measurement (system prompt and tools: what every replayed request carries).
+  stays the first measurement (system prompt and tools: what every replayed request carries)
+  unless a later window's is smaller: the first window then carried history the file does not
+  hold (a transcript that starts mid-session), which the agent's compaction summarised away.
 * **Calibration ratio** ``r``: the first sample after the overhead's solves both from the two
   responses (``r = Δprovider / Δlocal``, the overhead measured again with it); then after every
   later response with trusted usage,
@@ -142,6 +144,8 @@ class Calibration(FrozenModel):
             if first:
                 return window.evolve(**UNCHANGED, overhead=measured, overhead_step=step,
                                      overhead_source="measured")
+            if measured < self.overhead:  # the first window carried more than every request
+                return window.evolve(**UNCHANGED, overhead=measured, overhead_step=step)
             return window
         if not self.calibrate or local < MIN_SAMPLE_TOKENS or new_window:
             return self

@@ -110,6 +110,14 @@ class _File:
         else:  # the snippet the edit's result displays, where the replay knows no more
             self.read(result)
 
+    def scale(self) -> float:
+        """How much larger the file is than what the calls showed: the highest line number
+        displayed over the lines displayed (a read with an offset or a limit shows part of a
+        longer file, which Claude Code re-reads whole); 1 for a written or edited text."""
+        if self.whole is not None or not self.lines:
+            return 1.0
+        return max(self.lines) / len(self.lines)
+
     def text(self) -> str:
         if self.whole is not None:
             return _numbered(self.whole)
@@ -118,13 +126,16 @@ class _File:
         return "\n".join(f"{n:>6}→{self.lines[n]}" for n in sorted(self.lines))
 
 
-def _within(text: str, path: str, limit: int, estimator: TokenEstimator) -> tuple[str, int]:
-    """``text`` when it fits in ``limit`` tokens, else a note naming the file: Claude Code
+def _within(text: str, path: str, limit: int, estimator: TokenEstimator, scale: float = 1.0
+            ) -> tuple[str, int]:
+    """``text`` when the file fits in ``limit`` tokens, else a note naming the file: Claude Code
     attaches a file over its per-file limit as a reference (``compact_file_reference``), not
-    cut; the token count of what is attached."""
+    cut; the token count of what is attached. ``scale``: the whole file's size over the text's
+    (the file's lines the reads did not show count towards the limit)."""
     tokens = estimator.count(text)
-    if tokens <= limit:
+    if round(tokens * scale) <= limit:
         return text, tokens
+    tokens = round(tokens * scale)
     note = (f"[{path} was read before the conversation was summarised; at {tokens:,} tokens it "
             f"is over the {limit:,}-token limit for a restored file, so only this reference "
             "comes back: read it again if needed]")
@@ -153,7 +164,8 @@ def restored_reads(history: Sequence[Message], tail: Sequence[Message], rule: Re
             break
         if path in in_tail:
             continue
-        text, tokens = _within(files[path].text(), path, rule.tokens_per_file, estimator)
+        text, tokens = _within(files[path].text(), path, rule.tokens_per_file, estimator,
+                               files[path].scale())
         if not text.strip():
             continue
         if spent + tokens > rule.total_tokens:
