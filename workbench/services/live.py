@@ -323,8 +323,10 @@ def agent_line(store: Store, session_id: str) -> AgentLine | None:
         return None
     session = store.session(session_id)
     header = session.header
-    t = thresholds(load_preset(profile[0]), header.limits, header.model,
-                   recorded_prompt=largest_prompt(session))
+    from iris.compaction.agent_rules import apply_agent_rule
+
+    config, _ = apply_agent_rule(load_preset(profile[0]), header)  # the agent version's row
+    t = thresholds(config, header.limits, header.model, recorded_prompt=largest_prompt(session))
     last = next((m.usage for m in reversed(session.messages)
                  if m.usage is not None and m.usage.is_trusted), None)
     tokens = None if last is None else last.prompt_tokens + last.output_tokens
