@@ -96,8 +96,10 @@ def anchors_only(history: Sequence[Message], cut: int, users: Sequence[int] | No
 
 def resolve_profile(profile: str, history: Sequence[Message]) -> Literal["continuation",
                                                                           "archival"]:
-    if profile in ("continuation", "archival"):
-        return profile  # type: ignore[return-value]
+    if profile == "continuation":
+        return "continuation"
+    if profile == "archival":
+        return "archival"
     if not history:
         return "archival"
     last = history[-1]

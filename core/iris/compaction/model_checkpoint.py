@@ -216,10 +216,12 @@ def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, An
 def _skipped(history: tuple[Message, ...], state: CompactionState, gate: GateResult,
              fingerprint: str, current_batch: int) -> CompactionOutcome:
     """A gate said no: remember the attempt (duplicate gate) and start a low-gain cooldown."""
+    if gate.gate is None:
+        raise ValueError("a gate that refused a checkpoint names itself")
     cooldown = (current_batch + COOLDOWN_BATCHES if gate.gate == "low_gain"
                 else state.cooldown_until_batch)
     return CompactionOutcome(status="skipped", decisions=(SkippedDecision(
-        gate=gate.gate, reason=gate.reason, saved_tokens=gate.saved_tokens,  # type: ignore[arg-type]
+        gate=gate.gate, reason=gate.reason, saved_tokens=gate.saved_tokens,
         current_tokens=gate.current_tokens),), history=history,
         state=state.evolve(**UNCHANGED, last_model_fingerprint=fingerprint,
                            cooldown_until_batch=cooldown))

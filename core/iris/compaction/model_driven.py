@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -142,9 +142,13 @@ def args_fingerprint(args: CompactContextArgs, work_marker: int) -> str:
     return text_hash(f"{canonical_json(args)}|{work_marker}")
 
 
+Gate = Literal["low_gain", "interval", "cooldown", "duplicate"]
+"""The gates a model-driven checkpoint passes (R-CMP-12)."""
+
+
 class GateResult(FrozenModel):
     passed: bool
-    gate: str | None = None
+    gate: Gate | None = None
     reason: str = ""
     saved_tokens: int | None = None
     current_tokens: int | None = None

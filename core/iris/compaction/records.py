@@ -13,6 +13,7 @@ from pydantic import AliasChoices, Field
 from ..frozen import FrozenModel
 from ..session import Message, Usage
 from .checkpoint import ArchiveRef, Checkpoint, RetainedMessage, SessionConstraint
+from .model_driven import Gate
 from .typed_state import TypedCheckpointState
 
 __all__ = ["AppliedDecision", "CandidateDecision", "CompactionDecision", "CompactionOutcome",
@@ -65,7 +66,7 @@ class SkippedDecision(_Frozen):
     """A model-driven checkpoint not applied by a gate (R-CMP-12)."""
 
     kind: Literal["skipped"] = "skipped"
-    gate: Literal["low_gain", "interval", "cooldown", "duplicate"]
+    gate: Gate
     reason: str
     saved_tokens: int | None = None
     current_tokens: int | None = None

@@ -16,21 +16,19 @@ from typing import Any, Literal
 from . import detect
 from .config import ReductionConfig
 from .facts import ToolFacts
+from .models import Action, Category
 from .summaries import skill_has_body, skill_summary
 from .validity import Validity
 
 __all__ = ["Category", "Renderer", "ResultInfo", "SummaryRenderer", "Verdict", "classify", "describe",
            "input_key"]
 
-Category = Literal["confirmation", "error", "diagnostics", "shell_success", "shell_log", "diff", "read",
-                   "search", "json", "skill", "web_fetch", "generic"]
 SummaryRenderer = Literal["stale_read", "repeat", "confirmation", "error", "diagnostics", "diff",
                           "search", "json", "read_like", "shell_log", "shell_success", "skill",
                           "generic"]
 """The summaries and markers :func:`iris.reduction.render.render_base` writes."""
 Renderer = SummaryRenderer | Literal["trim"]
 """What makes a reduced result's text: a summary, or the trim stage's preview (``trim``)."""
-Action = Literal["kept", "reduced", "trimmed", "stale", "superseded", "repeat", "externalized"]
 _REFETCH_KINDS = ("read", "search", "glob", "web_fetch")
 
 

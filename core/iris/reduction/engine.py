@@ -235,7 +235,7 @@ def _decide(it: Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
     if (frozen is not None and frozen.ref == it.ref and frozen.digest == it.info.digest
             and (frozen.read_back == it.ref) == hint):
         it.frozen = frozen
-        it.verdict = Verdict(frozen.action, frozen.rule, frozen.category,  # type: ignore[arg-type]
+        it.verdict = Verdict(frozen.action, frozen.rule, frozen.category,
                              f"{frozen.reason} (frozen since request {frozen.since_request})")
         it.text = frozen.text
         return

@@ -14,6 +14,9 @@ from ..session import Message
 __all__ = ["Action", "DecisionSource", "FrozenRendering", "ReductionResult", "ReductionState", "ToolResultDecision"]
 
 Action = Literal["kept", "reduced", "trimmed", "stale", "superseded", "repeat", "externalized"]
+Category = Literal["confirmation", "error", "diagnostics", "shell_success", "shell_log", "diff", "read",
+                   "search", "json", "skill", "web_fetch", "generic"]
+"""The kind of output a reduction decision is about (R-RED-3)."""
 
 
 _Frozen = FrozenModel
@@ -82,7 +85,7 @@ class FrozenRendering(_Frozen):
     text: str
     action: Action
     rule: str
-    category: str
+    category: Category
     reason: str
     artifact_path: str | None = None
     read_back: str | None = None

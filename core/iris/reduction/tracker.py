@@ -45,6 +45,10 @@ _EVENT_KINDS = ("read", "edit", "write", "delete")
 class Item:
     """One tool result and what was decided for it at the latest request that touched it."""
 
+    entry: ResultMemory
+    """Set by ``Tracker._resolve`` before the item is classified."""
+    info: ResultInfo
+    """Set by ``Tracker._resolve`` before the item is classified."""
     __slots__ = (
         "age",
         "age_in_reason",
@@ -81,8 +85,6 @@ class Item:
     def __init__(self, seq: int, mi: int, bi: int, block: ToolResultBlock, own_batch: int | None) -> None:
         self.seq, self.mi, self.bi, self.block, self.own_batch = seq, mi, bi, block, own_batch
         self.ref = f"result:{mi}:{bi}"
-        self.entry: ResultMemory = None  # type: ignore[assignment]  # set by Tracker._resolve
-        self.info: ResultInfo = None  # type: ignore[assignment]  # set by Tracker._resolve
         self.batch = 0
         self.group: int | None = None
         self.age = 0
