@@ -40,6 +40,7 @@ from iris.session import Session, Usage
 from iris.tokens import TokenEstimator, default_estimator
 
 from .billing import (
+    SYNTHETIC_MODEL,
     Ttl,
     billed,
     list_billed,
@@ -341,7 +342,8 @@ def _as_recorded(step: Any) -> bool:
 def _steps(session: Session, preparations: Iterable[Any],
            prefixes: Mapping[int, Prefix] | None) -> list[CostStep]:
     """Priced steps with their cache splits; ``prefixes`` by step index (None or missing: the
-    request's body was not kept). Steps are sent as recorded until the first one that is not."""
+    request's body was not kept). Steps are sent as recorded until the first one that is not;
+    a ``<synthetic>`` response (no model was called) is no step to price."""
     base: list[tuple[CostStep, CacheRequest | None]] = []
     model = session.header.model
     cached = any(u.cache_read_tokens or u.cache_write_tokens for _, u, _ in responses(session))
@@ -352,6 +354,8 @@ def _steps(session: Session, preparations: Iterable[Any],
     for p in preparations:
         at = p.response_message_index
         msg = session.messages[at] if 0 <= at < len(session.messages) else None
+        if msg is not None and msg.model == SYNTHETIC_MODEL:
+            continue  # the agent wrote it without calling a model: no request to price
         usage = msg.usage if msg else None
         trusted = usage if usage is not None and usage.is_trusted else None
         model = response_model(msg, model) if msg else model
