@@ -133,3 +133,32 @@ def test_r_cmp_5_property_no_cut_orphans_a_result(shape):
                 assert loc.message >= cut
             else:
                 assert (loc.message < cut) == (res.message < cut)
+
+
+def test_r_cmp_5_an_unanswered_call_in_the_recent_tail_pulls_the_cut_before_its_assistant(tmp_path):
+    """R-CMP-5 (reference §2.3: the cut also moves before any assistant message of the recent
+    tail that has unanswered tool calls), through the whole compaction: the turn budget would cut
+    after the assistant whose call has no result, and the cut lands just before that assistant,
+    which stays in the kept tail with its call (the plan; whether the summary then fits is the
+    success condition's business, R-CMP-8)."""
+    from iris.compaction import (
+        CompactionEnvironment,
+        CompactionRequest,
+        ExtractiveSummariser,
+        compact,
+        thresholds,
+    )
+    from iris.config import parse_config
+    from iris.prompts import PromptSnapshot
+
+    big = "line of code here\n" * 300
+    h = [user("Build the thing. " * 20), said("plan " + big), call("open", text="reading"),
+         said("waiting " + big), user("go on")]
+    cfg = parse_config({"compaction": {"input_budget_tokens": 20000, "threshold": 0.3}})
+    env = CompactionEnvironment(config=cfg, thresholds=thresholds(cfg), prompts=PromptSnapshot.defaults(),
+                                summariser=ExtractiveSummariser(), session_dir=tmp_path, estimator=EST)
+    out = compact(CompactionRequest(history=tuple(h[:-1]), current_request=h[-1],
+                                    request_tokens=EST.request_tokens(h)), env)
+    (plan,) = [d for d in out.decisions if type(d).__name__ == "PlanDecision"]
+    assert plan.cut_index == 2 and "oversized turn" in plan.reason
+    assert any(b.id == "open" for m in h[plan.cut_index:] for b in m.tool_calls)
