@@ -36,7 +36,8 @@ def twin_lines(r: dict[str, Any]) -> list[str]:
               f"({at:.0%}; target ≥ {AT_STEP:.0%}; ±1 step, Codex ±3), {s['within_after']} within "
               f"15 % on the first request after ({close:.0%}; target ≥ {WITHIN_AFTER:.0%}); "
               f"{s['failed_steps']} failed steps (target 0); {s['responses_missing']} responses in "
-              f"the files not imported; {s['bills_off']} bills off by more than 2 % (target 0). "
+              f"the files not imported ({s.get('subagent_responses_missing', 0)} of sub-agents' "
+              "agent_progress copies); {s['bills_off']} bills off by more than 2 % (target 0). "
               f"{'Targets met' if met else 'Targets not met'}. The check took {r['wall']:.0f} s "
               f"wall, {r['cpu']:.0f} s CPU." if at is not None and close is not None else
               f"{s['files']} files, no recorded compaction."), "",
@@ -50,12 +51,13 @@ def twin_lines(r: dict[str, Any]) -> list[str]:
                          f"{_n(c['profile_before'])} → {_n(c['profile_after'])} | "
                          f"{_pct(c['after_delta_pct'])} |")
     lines += ["", ("| file | agent | version | responses in file / imported | failed steps | "
-              "bill of the usage fields / recorded_billed_usd | sub-agents (bill) |"),
+              "bill of the usage fields / recorded_billed_usd | sub-agents, their responses (bill) |"),
               "|---|---|---|---:|---:|---:|---:|"]
     for f in r["files"]:
         usd = (lambda v: "—" if v is None else f"${v:,.2f}")
         lines.append(f"| {_short(f['file'])} | {f['agent']} | {f['version']} | "
                      f"{f['responses_in_file']} / {f['responses_imported']} | {f['failed_steps']} | "
                      f"{usd(f['usage_billed_usd'])} / {usd(f['recorded_billed_usd'])} | "
-                     f"{f['subagents']} ({usd(f['subagents_billed_usd'])}) |")
+                     f"{f['subagents']}, {f.get('subagent_responses_imported', 0)} responses "
+                     f"({usd(f['subagents_billed_usd'])}) |")
     return [*lines, ""]

@@ -182,3 +182,13 @@ def test_r_twin_2_import_stores_agent_progress_subagents_as_children(capsys):
         assert child.id == "cc-progress/agent-a5e5e5e" and child.parent_id == "cc-progress"
         assert store.header(child.id).agent_id == "a5e5e5e"
         assert len(store.list_sessions()) == 2
+
+
+def test_r_twin_8_twin_check_counts_the_subagent_responses_of_agent_progress():
+    """twin-check compares the sub-agent responses the agent_progress lines carry (raw count)
+    with those of the imported sub-agent sessions."""
+    from workbench.corpus.twin_check import check_file
+
+    row = check_file(TWIN / "claude_agent_progress.jsonl")
+    assert (row.subagents, row.subagent_responses_in_file, row.subagent_responses_imported) == (1, 2, 2)
+    assert row.subagents_billed_usd is not None and row.subagents_billed_usd > 0

@@ -27,7 +27,8 @@ COMPACTION_COLUMNS = ("file", "n", "trigger", "agent_step", "profile_step", "age
                       "agent_after", "profile_before", "profile_after", "after_delta_pct")
 FILE_COLUMNS = ("file", "agent", "version", "responses_in_file", "responses_imported",
                 "failed_steps", "usage_billed_usd", "recorded_billed_usd", "bill_delta_pct",
-                "subagents", "subagents_billed_usd")
+                "subagents", "subagent_responses_in_file", "subagent_responses_imported",
+                "subagents_billed_usd")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -66,7 +67,8 @@ def report_lines(report) -> str:
             f"compactions: {s.at_step} at the agent's step ({share(s.at_step_share)}; ±1, Codex ±3), "
             f"{s.within_after} within 15 % on the first request after "
             f"({share(s.within_after_share)}); {s.failed_steps} failed steps; "
-            f"{s.responses_missing} responses not imported; {s.bills_off} bills off by more than 2 %")
+            f"{s.responses_missing} responses not imported ({s.subagent_responses_missing} of "
+            f"sub-agents); {s.bills_off} bills off by more than 2 %")
 
 
 def _twin_check(args: argparse.Namespace) -> int:

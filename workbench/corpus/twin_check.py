@@ -20,6 +20,7 @@ from pathlib import Path
 
 from iris.errors import WorkbenchError
 from iris.frozen import UNCHANGED, FrozenModel
+from iris.session import Session
 
 from ..progress import Progress, no_progress
 from .twin_raw import file_facts
@@ -77,6 +78,10 @@ class TwinFile(FrozenModel):
     bill_delta_pct: float | None = None
     subagents: int = 0
     """Sub-agent conversations (files in ``<session>/subagents/``, else ``agent_progress`` copies)."""
+    subagent_responses_in_file: int = 0
+    """Sub-agent responses the file's ``agent_progress`` lines carry (raw count)."""
+    subagent_responses_imported: int = 0
+    """Responses with usage of the sub-agent sessions imported (from its files or those lines)."""
     subagents_billed_usd: float | None = None
     """The replay's ``cost.subagents_billed_usd``: their bill, beside the main one."""
     profile_compactions: int = 0
@@ -102,6 +107,9 @@ class TwinSummary(FrozenModel):
     failed_steps: int
     responses_missing: int
     """Responses in the files that the imports do not hold (summed over the files)."""
+    subagent_responses_missing: int = 0
+    """Sub-agent responses the ``agent_progress`` lines carry that the sub-agent sessions do not
+    hold (files whose sub-agents come from those lines)."""
     bills_off: int
     """Files whose two bills differ by more than :data:`BILL_TOLERANCE`."""
 
@@ -187,8 +195,7 @@ def check_file(path: str | Path, progress: Progress = no_progress) -> TwinFile:
     profile = PROFILES.get(loaded.format)
     if profile is None:
         return base.evolve(**UNCHANGED, skipped=f"no agent profile for the {loaded.format} format")
-    imported = sum(1 for m in session.messages if m.role == "assistant" and m.usage is not None
-                   and m.model != "<synthetic>" and not m.compaction_provided)
+    imported = _responses(session)
     recorded = bool(session.compactions)
     summariser = make_summariser("recorded" if recorded else "offline", session)
     streamed = stream_replay(session, config=load_preset(profile), summariser=summariser,
@@ -214,8 +221,16 @@ def check_file(path: str | Path, progress: Progress = no_progress) -> TwinFile:
                                       if failed and first is not None else ""),
                        recorded_billed_usd=billed, bill_delta_pct=delta,
                        subagents=len(subagents),
+                       subagent_responses_in_file=facts.subagent_responses,
+                       subagent_responses_imported=sum(_responses(s) for s in subagents),
                        subagents_billed_usd=summary.cost.subagents_billed_usd,
                        profile_compactions=len(summary.compactions), compactions=tuple(rows))
+
+
+def _responses(session: Session) -> int:
+    """Model responses with usage (not ``<synthetic>``, not a compaction's kept copies)."""
+    return sum(1 for m in session.messages if m.role == "assistant" and m.usage is not None
+               and m.model != "<synthetic>" and not m.compaction_provided)
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -233,6 +248,9 @@ def summarise(files: Sequence[TwinFile]) -> TwinSummary:
         failed_steps=sum(f.failed_steps for f in files),
         responses_missing=sum(max(f.responses_in_file - f.responses_imported, 0)
                               for f in files if not (f.error or f.skipped)),
+        subagent_responses_missing=sum(max(f.subagent_responses_in_file
+                                           - f.subagent_responses_imported, 0)
+                                       for f in files if not (f.error or f.skipped)),
         bills_off=sum(f.bill_delta_pct is not None and abs(f.bill_delta_pct) > 100 * BILL_TOLERANCE
                       for f in files))
 

@@ -49,6 +49,9 @@ class FileFacts:
     """Those responses at list price with their cache reads and writes; None when none is priced."""
     unpriced: int
     """Responses whose model has no known price."""
+    subagent_responses: int = 0
+    """Claude Code: responses with usage of the sub-agents' conversations the file carries in
+    ``agent_progress`` lines (distinct ``message.id``)."""
 
 
 def _lines(path: Path) -> Iterator[dict[str, Any]]:
@@ -99,8 +102,10 @@ class _Bill:
 def _claude_code(path: Path) -> FileFacts:
     version: str | None = None
     last: dict[str, tuple[str | None, dict[str, Any], datetime | None]] = {}
+    sub: set[str] = set()
     for data in _lines(path):
         version = version or (data.get("version") if isinstance(data.get("version"), str) else None)
+        _progress_response(data, sub)
         message = data.get("message")
         if data.get("type") != "assistant" or data.get("isSidechain") is True \
                 or not isinstance(message, dict):
@@ -121,7 +126,20 @@ def _claude_code(path: Path) -> FileFacts:
             hour = 0
         bill.add(model, when, prompt=fresh + read + write, output=_int(usage.get("output_tokens")),
                  read=read, write_5m=write - hour, write_1h=hour)
-    return FileFacts("claude_code", version, len(last), bill.usd(), bill.unpriced)
+    return FileFacts("claude_code", version, len(last), bill.usd(), bill.unpriced, len(sub))
+
+
+def _progress_response(data: dict[str, Any], found: set[str]) -> None:
+    """Adds the ``message.id`` of a sub-agent response an ``agent_progress`` line copies."""
+    progress = data.get("data")
+    if data.get("type") != "progress" or not isinstance(progress, dict) \
+            or progress.get("type") != "agent_progress":
+        return
+    inner = progress.get("message")
+    message = inner.get("message") if isinstance(inner, dict) else None
+    if isinstance(message, dict) and isinstance(message.get("usage"), dict) \
+            and isinstance(message.get("id"), str) and message.get("model") != "<synthetic>":
+        found.add(message["id"])
 
 
 def _codex(path: Path) -> FileFacts:
