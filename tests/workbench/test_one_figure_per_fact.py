@@ -28,7 +28,7 @@ from workbench.corpus.tables import replay_one
 from workbench.notebook import replay as notebook_replay
 from workbench.report import render_report
 from workbench.services.compaction import open_compaction
-from workbench.services.compare import choice_summary
+from workbench.services.compare import choice_run
 from workbench.services.replay import load_configuration, replay_session, save_replay_result
 from workbench.services.rerun import original_step
 from workbench.services.step_through import open_step
@@ -91,7 +91,7 @@ def _store_surfaces(store: Store, path: Path, config: Path) -> tuple[dict[str, A
     out["templates re-run table"] = (
         int(rows.loc["request before (tokens, whole request as sent)", "original"].replace(",", "")),
         int(rows.loc["request after (tokens, whole request as sent)", "original"].replace(",", "")))
-    run = choice_summary(store, session_id, f"replay:{replay_id}", "probe", editor=None,
+    run = choice_run(store, session_id, f"replay:{replay_id}", "probe", editor=None,
                          templates=PromptSnapshot.defaults(), cache={},
                          progress=lambda *_: None)
     compared = answer_runs([run])[0]["compactions"][0]

@@ -10,7 +10,7 @@ import pytest
 from workbench.analysis.replay_reader import MemoryReplay, ReplayReader, as_reader
 from workbench.services.replay import budget_96k_config, replay_session
 from workbench.storage.store import Store
-from workbench.views.compare import run_summary
+from workbench.views.compare import compared_run
 
 LONG = Path(__file__).resolve().parents[2] / "sample_sessions" / "long_session.jsonl"
 
@@ -55,4 +55,4 @@ def test_r_prep_5_stored_reader_answers_as_the_memory_one(both):
 
 def test_r_ui_6_one_summary_of_either_reader(both):
     memory, stored, _ = both
-    assert run_summary("x", stored) == run_summary("x", memory)
+    assert compared_run("x", stored) == compared_run("x", memory)

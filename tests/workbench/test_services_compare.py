@@ -1,5 +1,5 @@
 """The Configuration page's comparison as a service (R-UI-6): the choices of a session, their
-labels, and one RunSummary per choice, replayed once while the caller keeps the cache."""
+labels, and one ComparedRun per choice, replayed once while the caller keeps the cache."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from iris.config import ContextConfig
 from iris.prompts import PromptSnapshot
 
-from workbench.services.compare import choice_label, choice_summary, compare_choices
+from workbench.services.compare import choice_label, choice_run, compare_choices
 from workbench.services.presets import PRESET_NAMES, load_preset
 from workbench.services.replay import replay_and_save
 from workbench.storage.store import Store
@@ -32,7 +32,7 @@ def test_r_ui_6_choices_labels_and_one_replay_per_configuration(tmp_path):
         templates, default = PromptSnapshot.defaults(), load_preset("default")
 
         def summary(choice: str, label: str, editor: ContextConfig | None = default):
-            return choice_summary(store, session_id, choice, label, editor=editor,
+            return choice_run(store, session_id, choice, label, editor=editor,
                                   templates=templates, cache=cache,
                                   progress=lambda f, label: seen.append(label))
 

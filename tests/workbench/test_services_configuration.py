@@ -11,7 +11,7 @@ from iris.config import config_hash
 from iris.prompts import PromptSnapshot
 from truth_helpers import RECORDED_STEP, store_long_with_recorded_compaction
 
-from workbench.analysis.run_summary import RunSummary
+from workbench.analysis.compared_run import ComparedRun
 from workbench.services.compare import compare_choices, compare_pair
 from workbench.services.configuration import replay_setup, replay_with
 from workbench.services.presets import load_preset
@@ -60,7 +60,7 @@ def test_r_ui_6_compare_pair_labels_both_sides_halves_the_bar_and_marks_the_agen
     with Store(tmp_path / "workbench.db") as store:
         session_id = store_long_with_recorded_compaction(store)
         choices = compare_choices(store, session_id)
-        cache: dict[object, RunSummary] = {}
+        cache: dict[object, ComparedRun] = {}
         seen: list[tuple[float, str]] = []
 
         def compare(a: str, b: str):

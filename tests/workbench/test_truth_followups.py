@@ -16,14 +16,14 @@ from iris.replay import replay
 from record_access import stage_of
 
 import workbench as wb
-from workbench.views.compare import RunSummary, StepPoint, steps_table, totals_table
+from workbench.views.compare import ComparedRun, StepPoint, steps_table, totals_table
 
 
-def _run(label: str, figures: list[tuple[int, int | None]]) -> RunSummary:
+def _run(label: str, figures: list[tuple[int, int | None]]) -> ComparedRun:
     steps = tuple(StepPoint(step=i, phase="ready", final_input_tokens=raw,
                             whole_request_tokens=whole)
                   for i, (raw, whole) in enumerate(figures))
-    return RunSummary(label=label, input_budget=200_000, pressure_line=160_000, steps=steps)
+    return ComparedRun(label=label, input_budget=200_000, pressure_line=160_000, steps=steps)
 
 
 def test_r_tok_2_compare_totals_use_the_whole_request_basis():

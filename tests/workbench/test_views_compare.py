@@ -19,7 +19,7 @@ from workbench.views.compare import (
     TOTALS_COLUMNS,
     compactions_table,
     compare_figure,
-    run_summary,
+    compared_run,
     steps_table,
     totals_table,
 )
@@ -42,8 +42,8 @@ def replays():
 
 @pytest.fixture(scope="module")
 def runs(replays):
-    return (run_summary("default", replays[0]),
-            run_summary("cost-first", replays[1]))
+    return (compared_run("default", replays[0]),
+            compared_run("cost-first", replays[1]))
 
 
 def _cut_steps(result) -> list[int]:
@@ -117,7 +117,7 @@ def test_r_ui_6_stored_replay_summary_matches_the_in_memory_one(runs):
         saved = store.replays.find(session_id, "cost")
         assert saved is not None
         stored = open_saved(store, saved.id)
-        summary = run_summary("cost-first", stored, configuration_hash=stored.info.configuration_hash,
+        summary = compared_run("cost-first", stored, configuration_hash=stored.info.configuration_hash,
                               template_snapshot_id=stored.info.template_snapshot_id)
     expected = runs[1]
     assert summary.steps == expected.steps

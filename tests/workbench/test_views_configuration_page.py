@@ -10,7 +10,7 @@ from iris.config import config_hash, parse_config
 from iris.prompts import PromptSnapshot
 from iris.replay import replay
 
-from workbench.analysis.run_summary import run_summary
+from workbench.analysis.compared_run import compared_run
 from workbench.importers import load_session
 from workbench.services.presets import preset_text
 from workbench.views.configuration import (
@@ -74,7 +74,7 @@ def test_r_ui_6_saved_replay_line_names_compactions_steps_budget_and_line():
     session = load_session(LONG).session
     config = parse_config(preset_text("cost-first"))
     result = replay(session, config, prompts=PromptSnapshot.defaults())
-    run = run_summary("cost", result)
+    run = compared_run("cost", result)
     steps = ", ".join(str(c.step_index) for c in result.checkpoints)
     line = saved_replay_line("cost", run)
     assert line.startswith(f"Replay **cost** saved: **{len(result.checkpoints)} compactions** "

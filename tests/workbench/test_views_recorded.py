@@ -9,7 +9,7 @@ from figures import figure_traces
 from iris.session import RecordedCompaction
 
 from workbench.records import recorded_marks
-from workbench.views.compare import RunSummary, StepPoint, compare_figure
+from workbench.views.compare import ComparedRun, StepPoint, compare_figure
 from workbench.views.recorded import (
     RECORDED,
     budget_label,
@@ -135,7 +135,7 @@ def test_step_timeline_and_header_show_trigger_and_recorded_compaction():
 
 
 def test_compare_chart_marks_the_agent_and_keeps_every_pressure_line_in_range():
-    runs = [RunSummary(label=label, input_budget=budget, pressure_line=line,
+    runs = [ComparedRun(label=label, input_budget=budget, pressure_line=line,
                        steps=tuple(StepPoint(step=i, phase="ready", final_input_tokens=100 * i,
                                              trigger_tokens=100 * i + 50,
                                              trigger_basis="provider") for i in range(5)))

@@ -42,9 +42,9 @@ from ..services.summarisers import make_summariser
 from ..views.breakdown import breakdown_figure, breakdown_frame, call_names, step_breakdown
 from ..views.compaction import attempts_table, compactions_table, replay_bands, timeline_figure
 from ..views.compare import (
-    RunSummary,
+    ComparedRun,
     compare_figure,
-    run_summary,
+    compared_run,
     steps_table,
     totals_table,
 )
@@ -281,9 +281,9 @@ class NotebookReplay:
         prep = self.preparations[n]
         return StepView(prep, self.request(prep), self.session)
 
-    def summary(self) -> RunSummary:
-        """What a comparison needs of this replay (:class:`workbench.views.compare.RunSummary`)."""
-        return run_summary(self.label, self.result,
+    def compared_run(self) -> ComparedRun:
+        """What a comparison needs of this replay (:class:`workbench.views.compare.ComparedRun`)."""
+        return compared_run(self.label, self.result,
                            configuration_hash=config_hash(self.config))
 
     def export_otlp(self, path: str | Path) -> Path:
@@ -298,7 +298,7 @@ class NotebookReplay:
         :meth:`Comparison.totals`: configuration, steps, failed_steps, tokens_sent, compactions,
         cut_points, reduction_saved, fold_saved, summary_calls, summary_input_tokens,
         summary_output_tokens, input_budget, budget_source, pressure_line."""
-        return typed(totals_table([self.summary()]), "totals")
+        return typed(totals_table([self.compared_run()]), "totals")
 
     def __repr__(self) -> str:
         t = self.totals().iloc[0]
@@ -370,8 +370,8 @@ class Comparison:
             labels = [f"{label} ({chr(ord('a') + i)})" for i, label in enumerate(labels)]
         self.replays = replays
         self.labels: tuple[str, ...] = tuple(labels)
-        self.runs: tuple[RunSummary, ...] = tuple(
-            r.summary().evolve(**UNCHANGED, label=label) for r, label in zip(replays, labels))
+        self.runs: tuple[ComparedRun, ...] = tuple(
+            r.compared_run().evolve(**UNCHANGED, label=label) for r, label in zip(replays, labels))
         self.warnings: tuple[str, ...] = _template_warnings(replays)
         """Why the comparison may compare less than it seems (R-FID-6): template snapshots that
         differ under a summariser that does not read templates. Also issued with warnings.warn."""

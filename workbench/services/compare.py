@@ -1,5 +1,5 @@
 """The Configuration page's A/B comparison: each side is the editor's configuration, a preset or a
-saved replay of the session, reduced to a :class:`~workbench.analysis.run_summary.RunSummary` (saved
+saved replay of the session, reduced to a :class:`~workbench.analysis.compared_run.ComparedRun` (saved
 replays are read back; configurations are replayed, once per session, configuration, template
 snapshot and label while the caller keeps ``cache``) (R-UI-6)."""
 
@@ -13,8 +13,8 @@ from iris.fidelity import LossRecord
 from iris.frozen import UNCHANGED, FrozenModel
 from iris.prompts import PromptSnapshot
 
+from ..analysis.compared_run import ComparedRun, compared_run
 from ..analysis.fidelity import replay_losses
-from ..analysis.run_summary import RunSummary, run_summary
 from ..records import RecordedMark
 from ..storage.store import Store
 from .fidelity import saved_losses
@@ -22,7 +22,7 @@ from .presets import PRESET_NAMES, preset_text
 from .replay import open_saved, replay_session
 from .truth import session_marks
 
-__all__ = ["Comparison", "choice_label", "choice_summary", "compare_choices", "compare_pair"]
+__all__ = ["Comparison", "choice_label", "choice_run", "compare_choices", "compare_pair"]
 
 
 def compare_choices(store: Store, session_id: str) -> dict[str, str]:
@@ -38,15 +38,15 @@ def choice_label(choice: str, choices: Mapping[str, str], suffix: str = "") -> s
     return label.removeprefix("preset · ") + suffix
 
 
-def choice_summary(store: Store, session_id: str, choice: str, label: str, *,
+def choice_run(store: Store, session_id: str, choice: str, label: str, *,
                    editor: ContextConfig | None, templates: PromptSnapshot,
-                   cache: MutableMapping[Any, RunSummary],
-                   progress: Callable[[float, str], None]) -> RunSummary:
-    """A RunSummary of one choice; ``ValueError`` when the editor's configuration is chosen but
+                   cache: MutableMapping[Any, ComparedRun],
+                   progress: Callable[[float, str], None]) -> ComparedRun:
+    """A ComparedRun of one choice; ``ValueError`` when the editor's configuration is chosen but
     not valid."""
     if choice.startswith("replay:"):
         saved = open_saved(store, choice.removeprefix("replay:"))
-        return run_summary(label, saved, configuration_hash=saved.info.configuration_hash,
+        return compared_run(label, saved, configuration_hash=saved.info.configuration_hash,
                            template_snapshot_id=saved.info.template_snapshot_id).evolve(
             **UNCHANGED, fidelity=saved_losses(store, session_id, saved).replay)
     config = editor if choice == "editor" else parse_config(
@@ -57,17 +57,17 @@ def choice_summary(store: Store, session_id: str, choice: str, label: str, *,
     if key not in cache:
         result, _ = replay_session(store.session(session_id), config=config,
                                    prompts=templates, progress=progress)
-        cache[key] = run_summary(label, result, configuration_hash=config_hash(config),
+        cache[key] = compared_run(label, result, configuration_hash=config_hash(config),
                                  template_snapshot_id=templates.snapshot_id).evolve(
             **UNCHANGED, fidelity=replay_losses(store.session(session_id), result).replay)
     return cache[key]
 
 
 class Comparison(FrozenModel):
-    """Two choices compared on one session: their summaries (A, B) and the agent's recorded
+    """Two choices compared on one session: their compared runs (A, B) and the agent's recorded
     compactions placed on the session's responses (for the chart and the who-compacted table)."""
 
-    runs: tuple[RunSummary, RunSummary]
+    runs: tuple[ComparedRun, ComparedRun]
     marks: tuple[RecordedMark, ...]
     agent_losses: tuple[LossRecord, ...] = ()
     """What the agent's own recorded compactions lost (docs/fidelity.md)."""
@@ -75,15 +75,15 @@ class Comparison(FrozenModel):
 
 def compare_pair(store: Store, session_id: str, a: str, b: str, *, choices: Mapping[str, str],
                  editor: ContextConfig | None, templates: PromptSnapshot,
-                 cache: MutableMapping[Any, RunSummary],
+                 cache: MutableMapping[Any, ComparedRun],
                  progress: Callable[[float, str], None]) -> Comparison:
-    """Choices ``a`` and ``b`` (keys of ``choices``) as summaries, A's progress on the first half
+    """Choices ``a`` and ``b`` (keys of ``choices``) as compared runs, A's progress on the first half
     of the bar and B's on the second; the same choice twice is labelled ``(A)`` and ``(B)``."""
     same = " (A)" if a == b else ""
-    first = choice_summary(store, session_id, a, choice_label(a, choices, same), editor=editor,
+    first = choice_run(store, session_id, a, choice_label(a, choices, same), editor=editor,
                            templates=templates, cache=cache,
                            progress=lambda f, label: progress(f / 2, f"A: {label}"))
-    second = choice_summary(store, session_id, b, choice_label(b, choices, " (B)" if same else ""),
+    second = choice_run(store, session_id, b, choice_label(b, choices, " (B)" if same else ""),
                             editor=editor, templates=templates, cache=cache,
                             progress=lambda f, label: progress(0.5 + f / 2, f"B: {label}"))
     return Comparison(runs=(first, second), marks=session_marks(store, session_id),

@@ -1,6 +1,6 @@
 """What the Configuration page's "Replay with this configuration" does (R-UI-6): the templates,
 summary endpoint and summarisers a replay of the session can use, and the replay itself, saved
-under a name and reduced to a :class:`~workbench.analysis.run_summary.RunSummary` for the page to show."""
+under a name and reduced to a :class:`~workbench.analysis.compared_run.ComparedRun` for the page to show."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from iris.config import ContextConfig
 from iris.frozen import FrozenModel
 from iris.prompts import PromptSnapshot
 
-from ..analysis.run_summary import RunSummary, run_summary
+from ..analysis.compared_run import ComparedRun, compared_run
 from ..progress import Progress, no_progress
 from ..storage.store import Store
 from .replay import replay_and_save
@@ -38,7 +38,7 @@ def replay_setup(store: Store, session_id: str, config: ContextConfig | None) ->
 
 def replay_with(store: Store, session_id: str, name: str, *, config: ContextConfig | None,
                 templates: PromptSnapshot, summariser: str,
-                progress: Progress = no_progress) -> tuple[str, RunSummary]:
+                progress: Progress = no_progress) -> tuple[str, ComparedRun]:
     """Replay the stored session with ``config``, ``templates`` and the summariser named
     ``summariser``, save it as ``name`` (replacing one of that name) and return the saved name
     with its summary; ``ValueError`` when the configuration is not valid (None)."""
@@ -47,4 +47,4 @@ def replay_with(store: Store, session_id: str, name: str, *, config: ContextConf
     info, result = replay_and_save(store, session_id, name=name, config=config, prompts=templates,
                                    progress=progress,
                                    summariser=stored_summariser(store, session_id, summariser))
-    return info.name, run_summary(info.name, result)
+    return info.name, compared_run(info.name, result)

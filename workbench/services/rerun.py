@@ -38,7 +38,7 @@ from iris.replay import replay as run_replay
 from iris.session import Session, Usage
 from pydantic import ConfigDict
 
-from ..analysis.run_summary import RunSummary, run_summary
+from ..analysis.compared_run import ComparedRun, compared_run
 from ..analysis.text_diff import unified_diff
 from ..storage.store import Store
 from ..storage.stored import StoredReplay
@@ -123,8 +123,8 @@ class StepComparison(_Frozen):
 class ReplayComparison(_Frozen):
     """A whole replay with the original and the edited snapshot."""
 
-    original: RunSummary
-    edited: RunSummary
+    original: ComparedRun
+    edited: ComparedRun
     steps: tuple[StepComparison, ...]
     """One comparison per step where either side entered compaction."""
     edited_replay: Replay
@@ -391,9 +391,9 @@ def rerun_replay(inputs: ReplayInputs, edited: PromptSnapshot, *, summariser: Su
                            edited.edited_ids(inputs.snapshot)) for k in entered)
     h = config_hash(inputs.config)
     return ReplayComparison(
-        original=run_summary("original templates", base, configuration_hash=h,
+        original=compared_run("original templates", base, configuration_hash=h,
                              template_snapshot_id=inputs.snapshot.snapshot_id),
-        edited=run_summary("edited templates", new, configuration_hash=h,
+        edited=compared_run("edited templates", new, configuration_hash=h,
                            template_snapshot_id=edited.snapshot_id),
         steps=pairs, edited_replay=new,
         edited_bundle=bundle_from_replay(new, config=inputs.config, prompts=edited,

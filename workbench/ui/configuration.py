@@ -14,7 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from workbench.analysis.run_summary import RunSummary
+from workbench.analysis.compared_run import ComparedRun
 from workbench.services.compare import Comparison
 from workbench.services.configuration import ReplaySetup
 from workbench.services.presets import PRESET_NAMES, preset_text
@@ -150,7 +150,7 @@ def compare_pickers(choices: Mapping[str, str]) -> tuple[str, str]:
     return a, b
 
 
-def run_cache() -> dict[Any, RunSummary]:
+def run_cache() -> dict[Any, ComparedRun]:
     """The comparison's replays of this browser session (one per session, configuration,
     template snapshot and label)."""
     cache = state.get("cfg_runs") or {}

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import streamlit as st
 from iris.fidelity import LossRecord
 
-from workbench.analysis.run_summary import RunSummary
+from workbench.analysis.compared_run import ComparedRun
 from workbench.views.fidelity import (
     compaction_label,
     fidelity_sentence,
@@ -81,7 +81,7 @@ def show_loss_pair(a: LossRecord | None, b: LossRecord | None, *, labels: tuple[
         st.dataframe(lost, hide_index=True, key=f"{key}_lost_either")
 
 
-def show_run_losses(runs: Sequence[RunSummary], agent: Sequence[LossRecord]) -> None:
+def show_run_losses(runs: Sequence[ComparedRun], agent: Sequence[LossRecord]) -> None:
     """What each run's compactions lost, and the agent's own, in one table (a comparison)."""
     st.markdown("#### What each compaction lost")
     table = runs_recall_table([*((r.label, r.fidelity) for r in runs), ("agent", agent)])

@@ -1,9 +1,9 @@
 """A/B comparison of replays of one session (R-UI-6, UX.md "A/B comparison").
 
 Two (or more) replays of the same session under different configurations or template snapshots
-are reduced to a :class:`~workbench.analysis.run_summary.RunSummary` each (re-exported here): per-step
+are reduced to a :class:`~workbench.analysis.compared_run.ComparedRun` each (re-exported here): per-step
 whole-request tokens, the tokens the reduction and fold stages saved, every applied compaction
-with its cut point, and the summary (compaction) usage. The summaries come from an in-memory
+with its cut point, and the summary (compaction) usage. The compared runs come from an in-memory
 :class:`iris.replay.Replay` or from a replay reopened from the store, so the Configuration page,
 the Templates page and notebooks draw the same chart and the same totals. Savings are stage ``before − after`` differences of whole-request estimates:
 they say how much smaller the request got at that stage, not a per-block cost (R-TOK-2).
@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..analysis.run_summary import CompactionPoint, RunSummary, StepPoint, run_summary
+from ..analysis.compared_run import CompactionPoint, ComparedRun, StepPoint, compared_run
 from ..records import RecordedMark
 from .colors import SERIES_COLOURS, STATUS_COLOURS
 from .recorded import (
@@ -27,9 +27,9 @@ from .recorded import (
     y_range,
 )
 
-__all__ = ["RUN_COLOURS", "CompactionPoint", "RunSummary", "StepPoint", "answer_runs",
+__all__ = ["RUN_COLOURS", "CompactionPoint", "ComparedRun", "StepPoint", "answer_runs",
            "compactions_table",
-           "compare_figure", "run_summary", "steps_table", "totals_table"]
+           "compare_figure", "compared_run", "steps_table", "totals_table"]
 
 #: One colour per compared run (A, B, C), each readable on light and dark backgrounds.
 RUN_COLOURS: tuple[str, ...] = (SERIES_COLOURS["local estimate"], SERIES_COLOURS["summary usage"],
@@ -46,7 +46,7 @@ TOTALS_COLUMNS = ["configuration", "steps", "failed_steps", "tokens_sent", "comp
                   "budget_source", "pressure_line"]
 
 
-def totals_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
+def totals_table(runs: Sequence[ComparedRun]) -> pd.DataFrame:
     """One row per run: tokens sent over all steps, compactions, savings and summary usage
     (``cut_points`` is a list of ``{"step", "cut_index"}`` dicts; :func:`workbench.views.display.
     cut_points_text` words it)."""
@@ -73,7 +73,7 @@ COMPACTION_COLUMNS = ["configuration", "n", "step", "tokens_before", "tokens_aft
                       "summary_output_tokens"]
 
 
-def compactions_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
+def compactions_table(runs: Sequence[ComparedRun]) -> pd.DataFrame:
     """Every applied compaction of every run: tokens before → after (this request as sent, whole
     request, :mod:`workbench.analysis.figures`) and its cut point."""
     rows = [{"configuration": run.label, **c.model_dump(exclude={"step"}), "step": c.step}
@@ -83,7 +83,7 @@ def compactions_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
                          "tokens_after": "Int64"})
 
 
-def steps_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
+def steps_table(runs: Sequence[ComparedRun]) -> pd.DataFrame:
     """Wide per-step table: ``tokens · <label>`` per run (and the difference for two runs), on
     the whole-request basis of the charts (the raw local estimate where a step has none)."""
     steps = sorted({s.step for run in runs for s in run.steps})
@@ -96,7 +96,7 @@ def steps_table(runs: Sequence[RunSummary]) -> pd.DataFrame:
     return frame
 
 
-def _run_traces(fig: go.Figure, i: int, run: RunSummary) -> list[int]:
+def _run_traces(fig: go.Figure, i: int, run: ComparedRun) -> list[int]:
     """One run's tokens, trigger value, pressure line and compactions; returns the values drawn."""
     colour = RUN_COLOURS[i % len(RUN_COLOURS)]
     hover = "step %{x}<br>%{y:,} tokens<extra>%{fullData.name}</extra>"
@@ -125,7 +125,7 @@ def _run_traces(fig: go.Figure, i: int, run: RunSummary) -> list[int]:
     return drawn
 
 
-def compare_figure(runs: Sequence[RunSummary], *,
+def compare_figure(runs: Sequence[ComparedRun], *,
                    recorded: Sequence[RecordedMark] = ()) -> go.Figure:
     """Per-step whole-request tokens of every run on one chart, each run's pressure line dashed
     in its colour (its value in the legend), a diamond where that run applied a compaction, the
@@ -148,7 +148,7 @@ def compare_figure(runs: Sequence[RunSummary], *,
     return fig
 
 
-def answer_runs(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
+def answer_runs(runs: Sequence[ComparedRun]) -> list[dict[str, Any]]:
     """The compared runs as rows of :func:`workbench.views.recorded.compaction_answer`: each
     compaction on the one basis of :mod:`workbench.analysis.figures` (this request as sent before and
     after the commit, the trigger value and its basis)."""

@@ -20,7 +20,7 @@ from iris.frozen import FrozenModel
 from iris.yaml_errors import read_yaml
 from pydantic import ConfigDict
 
-from ..analysis.run_summary import RunSummary
+from ..analysis.compared_run import ComparedRun
 from ..analysis.words import counted
 from .markup import code_span, one_line, plain
 from .recorded import budget_label
@@ -251,7 +251,7 @@ def validity_line(check: ConfigCheck) -> str:
     return f"{where or 'Invalid'}: {plain(check.reason)}"
 
 
-def saved_replay_line(name: str, run: RunSummary) -> str:
+def saved_replay_line(name: str, run: ComparedRun) -> str:
     """What "Replay and save" saved: its compactions and steps, budget and pressure line."""
     steps = ", ".join(str(c.step) for c in run.compactions) or "none"
     return (f"Replay **{one_line(name)}** saved: **{counted(len(run.compactions), 'compaction')}** "

@@ -1,4 +1,4 @@
-"""What a comparison keeps of one replay (:class:`RunSummary`): per-step whole-request tokens,
+"""What a comparison keeps of one replay (:class:`ComparedRun`): per-step whole-request tokens,
 the tokens the reduction and fold stages saved, every applied compaction with its cut point, and
 the summary (compaction) usage, from an in-memory :class:`iris.replay.Replay` or a replay reopened
 from the store. A record, not a view: the re-run service builds it and the comparison views
@@ -19,7 +19,7 @@ from iris.replay import Replay
 from ..records import CompactionFacts
 from .replay_reader import ReplayReader, as_reader
 
-__all__ = ["CompactionPoint", "RunSummary", "StepPoint", "run_summary"]
+__all__ = ["CompactionPoint", "ComparedRun", "StepPoint", "compared_run"]
 
 _SAVING_STAGES = {"trim_old_bodies": "reduction_saved", "fold_repeats": "fold_saved"}
 
@@ -70,7 +70,7 @@ class CompactionPoint(_Frozen):
     history_tokens_after: int | None = None
 
 
-class RunSummary(_Frozen):
+class ComparedRun(_Frozen):
     """What the comparison needs of one replay."""
 
     label: str
@@ -130,10 +130,10 @@ def _trigger(figures: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_summary(label: str, replay: ReplayReader | Replay, *,
+def compared_run(label: str, replay: ReplayReader | Replay, *,
                 configuration_hash: str | None = None,
-                template_snapshot_id: str | None = None) -> RunSummary:
-    """A :class:`RunSummary` of a replay, in memory or reopened from the store."""
+                template_snapshot_id: str | None = None) -> ComparedRun:
+    """A :class:`ComparedRun` of a replay, in memory or reopened from the store."""
     reader = as_reader(replay)
     figures = reader.step_figures(_TRIGGER_FIELDS)
     saved = reader.stage_savings(tuple(_SAVING_STAGES))
@@ -147,7 +147,7 @@ def run_summary(label: str, replay: ReplayReader | Replay, *,
         for s in reader.steps)
     t, first = reader.thresholds, reader.steps[0] if reader.steps else None
     summary = reader.facts.run_usage.compaction
-    return RunSummary(
+    return ComparedRun(
         label=label,
         input_budget=t.input_budget if t else (first.input_budget if first else 0),
         pressure_line=t.pressure_line if t else (first.pressure_line if first else 0),
