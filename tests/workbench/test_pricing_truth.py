@@ -145,3 +145,27 @@ def test_r_twin_6_the_batch_sink_prices_like_the_summary(real_sessions):
     streamed = stream_replay(session, baseline="recorded", prefixes=True)
     lean = replay_cost(session, streamed.result, prefixes=streamed.prefixes)
     assert full.replay_usd == lean.replay_usd == full.recorded_billed_usd
+
+
+def test_r_truth_1_steps_before_the_first_change_cost_what_they_were_billed(real_sessions):
+    """R-TRUTH-1: a replay's steps up to its first change send what the agent sent, so each costs
+    exactly its recorded bill (the saving is only what the change saved); from the first change
+    on, the cache model prices them."""
+    from iris.compaction.summarisers import RecordedSummariser
+
+    from workbench.pricing import priced_steps
+    from workbench.pricing.billing import billed
+    from workbench.services.presets import resolve_config
+
+    session = load_session(real_sessions / "claude_code" /
+                           "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz").session
+    result = replay(session, resolve_config("claude-code"), summariser=RecordedSummariser(session))
+    steps = [priced_steps(session, result.preparations, result.request)[p.step_index]
+             for p in result.preparations if p.phase == "ready"]
+    sent = [s for s, _ in steps if s.as_recorded]
+    assert len(sent) >= 70  # the profile replays the agent's requests up to its compaction
+    assert [s.step_index for s in sent] == [s.step_index for s, _ in steps[:len(sent)]]
+    for step, usd in steps[:len(sent)]:
+        assert step.recorded is not None
+        assert usd == billed(step.recorded, step.model, step.when).usd
+    assert not any(s.as_recorded for s, _ in steps[len(sent):])
