@@ -77,7 +77,7 @@ _HOMES = {
     "sample_path": "workbench.notebook", "build_report": "workbench.report",
     "write_report": "workbench.report", "Store": "workbench.storage.store", "open_store": "workbench.storage.store",
     "CorpusResult": "workbench.notebook.corpus", "batch": "workbench.notebook.corpus",
-    "load_batch": "workbench.notebook.corpus", "export_otlp": "workbench.views.otlp_export",
+    "load_batch": "workbench.notebook.corpus", "export_otlp": "workbench.notebook",
     "messages": "workbench.notebook.tables", "sessions": "workbench.notebook.tables",
     "saved_replay": "workbench.notebook.saved",
 }
@@ -88,6 +88,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         NotebookReplay,
         StepView,
         compare,
+        export_otlp,
         load_session,
         preset_names,
         replay,
@@ -99,7 +100,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .notebook.tables import messages, sessions
     from .report import build_report, write_report
     from .storage.store import Store, open_store
-    from .views.otlp_export import export_otlp
 
 
 def __getattr__(name: str) -> Any:

@@ -58,6 +58,8 @@ def test_contracts_hold_on_the_copy(pristine: Path):
     ("workbench/records.py", "import streamlit.components.v1",
      "Only workbench.ui and the pages import Streamlit"),
     ("workbench/corpus/tables.py", "import sqlite3", "Only the storage package talks to SQLite"),
+    ("workbench/views/colors.py", "from iris.safe_files import write_file", "Views do no file or network I/O"),
+    ("workbench/views/otlp_export.py", "import httpx", "Views do no file or network I/O"),
     ("workbench/pages/usage.py", "import sqlite_utils", "Only the storage package talks to SQLite"),
     ("workbench/pages/usage.py", "import workbench.storage.store", "Pages import no storage"),
     ("workbench/pages/sessions.py", "from workbench.storage import open_store", "Pages import no storage"),

@@ -107,7 +107,8 @@ def test_r_truth_3_an_error_result_round_trips(tmp_path):
     back as an error (the OTel importer also reads the flag from other producers)."""
     from iris.session import Message, ToolCallBlock, ToolResultBlock
 
-    from workbench.views.otlp_export import message_parts, write_otlp
+    from workbench.services.otlp import write_otlp
+    from workbench.views.otlp_export import message_parts
 
     result = ToolResultBlock(call_id="c1", text="No such file", is_error=True)
     assert message_parts(Message(role="tool", content=(result,)))["parts"][0]["is_error"] is True

@@ -5,7 +5,8 @@ OpenTelemetry GenAI spans.
 input) or stored session id, which is then replayed under ``--config`` (a YAML file or a preset
 name; default: bundled) first. ``--otlp`` writes OTLP JSON (it imports back as format ``otel``; ``-``: standard output);
 ``--otlp-endpoint`` sends OTLP protobuf over HTTP to a tracing tool (Phoenix, Langfuse, a
-Collector); both may be given. See :mod:`workbench.views.otlp_export`.
+Collector); both may be given. See :mod:`workbench.views.otlp_export` (the spans) and
+:mod:`workbench.services.otlp` (the file and the receiver).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def export_saved_replay(store, replay_id: str, out: str | Path, *,
                         shift_to_now: bool = False) -> tuple[Path, int]:
     """Write a saved replay as OTLP JSON; returns the path and the number of model-call spans."""
-    from ..views.otlp_export import spans_document, write_otlp
+    from ..services.otlp import write_otlp
+    from ..views.otlp_export import spans_document
 
     spans = _saved_spans(store, replay_id, shift_to_now)
     calls = sum(1 for s in spans if (s.attributes or {}).get("gen_ai.operation.name") == "chat")
@@ -71,9 +73,10 @@ def _saved_spans(store, replay_id: str, shift_to_now: bool) -> list:
 
 def _export(args: argparse.Namespace) -> int:
     # the OpenTelemetry SDK and protobuf load only for this command (every command builds the parser)
+    from ..services.otlp import push_otlp, write_otlp
+    from ..services.output import STDOUT, write_output
     from ..storage.store import open_store
-    from ..views.otlp_export import push_otlp, spans_document, write_otlp
-    from ..views.terminal import STDOUT, write_output
+    from ..views.otlp_export import spans_document
 
     if not args.otlp and not args.otlp_endpoint:
         raise UsageError("say where the spans go: --otlp OUT (OTLP JSON file) or --otlp-endpoint URL")

@@ -58,7 +58,7 @@ from .frames import NotebookFigure, notebook_figure, rows_frame, typed
 from .tables import load_session, request_frame
 
 __all__ = ["FIGURES", "Comparison", "NotebookReplay", "StepView", "compare", "config_label",
-           "load_session", "preset_names", "replay", "resolve_config", "sample_path"]
+           "export_otlp", "load_session", "preset_names", "replay", "resolve_config", "sample_path"]
 
 #: Figure kinds :meth:`NotebookReplay.figure` draws.
 FIGURES: tuple[str, ...] = ("usage", "timeline", "breakdown")
@@ -289,8 +289,6 @@ class NotebookReplay:
     def export_otlp(self, path: str | Path) -> Path:
         """Write the preparations as OpenTelemetry GenAI spans (OTLP JSON) for a tracing tool;
         see :mod:`workbench.views.otlp_export` for what each span carries."""
-        from ..views.otlp_export import export_otlp
-
         return export_otlp(self, path)
 
     def totals(self) -> pd.DataFrame:
@@ -309,6 +307,18 @@ class NotebookReplay:
     def _repr_html_(self) -> str:
         return replay_html(self.result.session_id, self.totals().iloc[0].to_dict(),
                            self.result.thresholds)
+
+
+def export_otlp(replay: NotebookReplay, path: str | Path, *, shift_to_now: bool = False) -> Path:
+    """Write a notebook replay as OpenTelemetry GenAI spans in an OTLP JSON file (the spans are
+    :func:`workbench.views.otlp_export.otlp_spans`; the file write is
+    :func:`workbench.services.otlp.write_otlp`)."""
+    # the OpenTelemetry SDK and protobuf load only for an export
+    from ..services.otlp import write_otlp
+    from ..views.otlp_export import otlp_document
+
+    return write_otlp(path, otlp_document(replay.session, replay.preparations, replay.result.request,
+                                          replay_name=replay.label, shift_to_now=shift_to_now))
 
 
 def _per_step(preps: tuple[ContextPreparation, ...],

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 from iris.errors import ConfigError
 
 from ..progress import Progress, no_progress
+from ..services.output import write_output
 from ..services.summarisers import add_summariser_options
-from ..views.terminal import progress_bar, write_output
+from ..views.terminal import progress_bar
 
 if TYPE_CHECKING:
     import pandas as pd

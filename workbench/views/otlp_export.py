@@ -40,8 +40,9 @@ request time (the timestamp of the last message before the response) to its resp
 transcript recorded them; steps without timestamps get consecutive milliseconds from the export
 time. ``shift_to_now`` moves the whole trace so that it ends now (tracing tools open on the last
 hours). Trace and span ids derive from the session, run and step, so exporting twice gives the
-same ids. The spans go out as OTLP protobuf over HTTP (:func:`push_otlp`) or as one OTLP JSON line
-(:func:`write_otlp`), which imports back (``workbench import``, format ``otel``).
+same ids. Building them is pure (no file, no network): :mod:`workbench.services.otlp` sends them
+as OTLP protobuf over HTTP (``push_otlp``) or writes :func:`spans_document` as one OTLP JSON line
+(``write_otlp``), which imports back (``workbench import``, format ``otel``).
 """
 
 from __future__ import annotations
@@ -49,19 +50,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 from google.protobuf import json_format
-from iris.errors import StorageError, WorkbenchError
+from iris.errors import IrisError
 from iris.preparation.records import ContextPreparation, PreparedRequest
-from iris.safe_files import write_file
 from iris.session import Message, Session, SubagentCall, Usage
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -76,8 +74,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from ..pricing import CostStep, priced_steps
 from ..pricing.billing import billed, cache_writes, recorded_cost, response_model, responses
 
-__all__ = ["SCOPE", "export_otlp", "message_parts", "otlp_document", "otlp_spans", "output_message",
-           "provider_name", "push_otlp", "spans_document", "write_otlp"]
+__all__ = ["SCOPE", "message_parts", "otlp_document", "otlp_spans", "output_message", "provider_name",
+           "spans_document"]
 
 SCOPE = "context_workbench.replay"
 _MS = 1_000_000
@@ -150,7 +148,7 @@ def otlp_spans(session: Session, preparations: Sequence[ContextPreparation], req
     provider.shutdown()
     finished = sink.get_finished_spans()
     if not finished:  # the SDK hands out a no-op tracer when it is switched off
-        raise WorkbenchError("no spans were made: the OpenTelemetry SDK is switched off "
+        raise IrisError("no spans were made: the OpenTelemetry SDK is switched off "
                              "(OTEL_SDK_DISABLED is set); unset it to export")
     *chats, last = finished
     return [last, *chats]
@@ -175,73 +173,6 @@ def spans_document(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
                     if key in span:
                         span[key] = base64.b64decode(span[key]).hex()
     return document
-
-
-def export_otlp(replay: Any, path: str | Path, *, shift_to_now: bool = False) -> Path:
-    """Write a notebook replay (:class:`workbench.notebook.NotebookReplay`) as OTLP JSON."""
-    return write_otlp(path, otlp_document(replay.session, replay.preparations, replay.result.request,
-                                          replay_name=replay.label, shift_to_now=shift_to_now))
-
-
-def push_otlp(spans: Sequence[ReadableSpan], endpoint: str, *, headers: dict[str, str] | None = None,
-              timeout: float = 10.0) -> str:
-    """Send the spans as OTLP protobuf over HTTP with the SDK's exporter; returns the URL used.
-
-    ``endpoint`` is a base URL (``http://localhost:6006``) or the traces URL itself (ending in
-    ``/v1/traces``), as ``OTEL_EXPORTER_OTLP_ENDPOINT`` and ``..._TRACES_ENDPOINT`` are. Without
-    ``headers`` the exporter reads ``OTEL_EXPORTER_OTLP_HEADERS``. A refusal or an unreachable
-    receiver raises :class:`WorkbenchError` with the exporter's reason (transient errors are
-    retried within ``timeout`` seconds)."""
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.trace.export import SpanExportResult
-
-    url = endpoint if endpoint.rstrip("/").endswith("/v1/traces") else endpoint.rstrip("/") + "/v1/traces"
-    exporter = OTLPSpanExporter(endpoint=url, headers=headers, timeout=timeout)
-    with _ExporterLog() as log:
-        try:
-            result = exporter.export(spans)
-        except Exception as exc:  # noqa: BLE001 - older exporters let a connection error through
-            result = None
-            log.messages.append(f"{type(exc).__name__}: {exc}")
-        finally:
-            exporter.shutdown()
-    if result is not SpanExportResult.SUCCESS:
-        reason = log.messages[-1] if log.messages else "the exporter gave no reason"
-        raise WorkbenchError(f"{url}: the OTLP receiver did not take the spans ({reason})")
-    return url
-
-
-class _ExporterLog(logging.Handler):
-    """Collects what the OpenTelemetry exporter logs while it sends, instead of printing it."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.messages: list[str] = []
-        self._logger = logging.getLogger("opentelemetry")
-        self._propagate = self._logger.propagate
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(" ".join(record.getMessage().split()))
-
-    def __enter__(self) -> Self:
-        self._logger.addHandler(self)
-        self._logger.propagate = False
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._logger.removeHandler(self)
-        self._logger.propagate = self._propagate
-
-
-def write_otlp(path: str | Path, document: dict[str, Any]) -> Path:
-    """Write the document on one line, as the collector's file exporter writes and its
-    ``otlpjsonfile`` receiver reads (atomically; a symbolic link at the target is refused)."""
-    path = Path(path)
-    try:
-        write_file(path, json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
-    except OSError as exc:
-        raise StorageError(f"{path}: cannot write the OTLP file ({exc.strerror or exc})") from None
-    return path
 
 
 def _steps(session: Session, preparations: Sequence[ContextPreparation], request_of: RequestOf,

@@ -14,42 +14,18 @@ import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, TextIO
 
 from ..progress import Progress, no_progress
 
-__all__ = ["STDOUT", "add_format_options", "printable", "progress_bar", "write_output", "write_rows"]
+__all__ = ["add_format_options", "printable", "progress_bar", "write_rows"]
 
 FORMATS = ("table", "json", "nl", "csv")
-
-#: The output path that means standard output, for every command that writes a file
-#: (``replay --json``/``--summary-json``, ``report --out``, ``export --otlp``).
-STDOUT = "-"
 
 #: Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts colour,
 #: cursor and title sequences; 0x9B is an 8-bit CSI), DEL, and the bidirectional overrides and
 #: isolates that reorder what is shown.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def write_output(target: str | Path, text: str, what: str) -> Path | None:
-    """Write ``text`` to the file ``target`` (atomically; a symbolic link there is refused), or to
-    standard output when ``target`` is :data:`STDOUT` (then None is returned). A file that cannot
-    be written raises StorageError naming it and ``what`` it was to hold."""
-    from iris.errors import StorageError
-    from iris.safe_files import write_file
-
-    if str(target) == STDOUT:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return None
-    path = Path(target)
-    try:
-        write_file(path, text)
-    except OSError as exc:
-        raise StorageError(f"{path}: cannot write {what} ({exc.strerror or exc})") from None
-    return path
 
 
 def printable(text: str) -> str:
