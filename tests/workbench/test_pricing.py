@@ -83,8 +83,14 @@ def test_replay_cost_prices_every_step_of_a_replay():
     result = replay(session)
     cost = replay_cost(session, result)
     assert cost.steps_priced == 3 == len(result.preparations)
-    tokens = [p.whole_request_tokens if p.whole_request_tokens is not None else p.final_input_tokens
+    # a request before the first response measured the overhead carries it all the same
+    first = next(p.unrecorded_overhead_tokens for p in result.preparations
+                 if p.overhead_measured_at is not None)
+    tokens = [p.whole_request_tokens + (first if p.overhead_measured_at is None
+                                        and not p.unrecorded_overhead_tokens else 0)
+              if p.whole_request_tokens is not None else p.final_input_tokens
               for p in result.preparations]
+    assert tokens[0] > (result.preparations[0].whole_request_tokens or 0)
     expected = sum(all_present(price(OPUS, input_tokens=t, output_tokens=100) for t in tokens))
     assert cost.requests_usd == pytest.approx(float(expected))
     recorded = price(OPUS, input_tokens=30_000, output_tokens=300)

@@ -14,7 +14,7 @@ from iris.replay import ReplayOptions, replay
 
 from workbench.importers import load_session
 from workbench.pricing import replay_cost
-from workbench.pricing.cache import CacheRequest, Prefix, cache_splits
+from workbench.pricing.cache import LOOKBACK, CacheRequest, Prefix, cache_splits
 from workbench.services.replay import stream_replay
 
 pytestmark = pytest.mark.slow  # replays every real transcript
@@ -111,7 +111,8 @@ def test_r_twin_6_the_replay_writes_at_the_agents_one_hour_rate(tmp_path):
 def test_r_twin_6_expiry_and_breakpoints_in_the_cache_model():
     """R-TWIN-6: an entry unused for longer than its TTL has expired (the system prefix the agent's
     other requests keep warm stays); a 1-hour entry outlives a 10-minute pause; a rewrite reads
-    up to the breakpoint before it; a request the agent sent reads and writes what it recorded."""
+    up to the breakpoint before it, within the provider's lookback; a request the agent sent reads
+    and writes what it recorded."""
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     grew = Prefix(kept_all=True)
 
@@ -135,6 +136,14 @@ def test_r_twin_6_expiry_and_breakpoints_in_the_cache_model():
                            CacheRequest("m", 12_000, grew, recorded_read=2_000,
                                         recorded_written=10_000, recorded_prompt=12_000)])
     assert broken[1].read == 2_000
+    # a rewrite older than the provider's lookback finds only the warm system prefix
+    chain = [CacheRequest("m", 3_000 + 1_000 * k, grew if k else Prefix(kept_all=False, tail=3_000),
+                          recorded_read=2_000) for k in range(LOOKBACK + 5)]
+    whole = chain[-1].whole + 1_000
+    near = CacheRequest("m", whole, Prefix(kept_all=False, tail=whole - chain[-3].whole))
+    far = CacheRequest("m", whole, Prefix(kept_all=False, tail=whole - chain[2].whole))
+    assert cache_splits([*chain, near])[-1].read == chain[-3].whole
+    assert cache_splits([*chain, far])[-1].read == 2_000
 
 
 def test_r_twin_6_the_batch_sink_prices_like_the_summary(real_sessions):

@@ -167,6 +167,22 @@ class _Chain:
     last: CacheRequest
 
 
+LOOKBACK = 20
+"""How many of the latest requests' entries a request can still hit. The provider looks for a
+cached prefix only within about 20 content blocks before a breakpoint, and every request adds at
+least a response and a tool result or user message, so an entry older than this is out of reach
+(the warm system prefix is reached through its own breakpoint). It also keeps the model linear in
+the number of requests."""
+
+
+def _recent(entries: list[_Entry]) -> list[_Entry]:
+    """The warm entries and the latest :data:`LOOKBACK` others, in order."""
+    if len(entries) <= LOOKBACK + 1:
+        return entries
+    cold = [e for e in entries if not e.warm]
+    return [e for e in entries if e.warm] + cold[-LOOKBACK:]
+
+
 def _shared(req: CacheRequest, prev: CacheRequest) -> tuple[int, int]:
     """``(shared, kept)``: the tokens ``req`` shares with ``prev`` from the start, and what it
     would share had nothing been rewritten."""
@@ -260,8 +276,8 @@ def cache_splits(requests: Sequence[CacheRequest]) -> list[CacheSplit]:
             split, entries = _first(req)
         else:
             split, entries = _next(req, chain)
-        if req.whole > 0 and all(e.end != req.whole for e in entries):
+        if req.whole > 0 and (not entries or entries[-1].end != req.whole):
             entries.append(_Entry(req.whole, req.when))
-        chains[req.model] = _Chain(entries, req)
+        chains[req.model] = _Chain(_recent(entries), req)
         out.append(split)
     return out
