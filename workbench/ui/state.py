@@ -56,6 +56,13 @@ _LOADED_KEY = "_wb_query_loaded"
 _REPORTS_KEY = "_wb_import_reports"
 _DELETE_KEY = "_wb_pending_delete"
 _STEP_REQUEST_KEY = "_wb_step_request"
+_STEPS_KEY = "_wb_step_count"
+"""The replay's step count the step selector last drew with (its widgets' callbacks clamp to it)."""
+_DRAWN_KEY = "_wb_step_drawn"
+"""The step the step selector's widgets were last drawn with."""
+_MOVED_KEY = "_wb_step_moved"
+_STALE_KEY = "_wb_step_stale"
+_STEP_WIDGETS = ("_wb_step_slider", "_wb_step_number")
 _TIMELINE_KEY = "_wb_timeline_done"
 _RESULTS_KEY = "_wb_results"
 _ASKED_KEY = "_wb_url_asked"
@@ -272,11 +279,41 @@ def sidebar_replay_picker(options: Mapping[str, str]) -> str | None:
                                 format_func=lambda rid: options.get(rid, rid))
 
 
-def _set_step(value: int, n_steps: int) -> None:
-    step = min(max(int(value), 0), n_steps - 1)
+def _set_step(value: int, n_steps: int | None = None) -> None:
+    """Select step ``value`` within the replay's steps: ``n_steps``, or (for a widget's callback)
+    the count the step selector last drew with. A callback runs at the start of the next run, and
+    a widget the browser still shows from an earlier run (a slider whose maximum grew is a new
+    widget) reports through its own callback: counting with that run's steps clamped the step
+    one below the new newest step, and a live viewer stopped following the session."""
+    count = n_steps if n_steps is not None else st.session_state.get(_STEPS_KEY, 1)
+    step = min(max(int(value), 0), count - 1)
     st.session_state[STEP_KEY] = step
     st.session_state["_wb_step_slider"] = step
     st.session_state["_wb_step_number"] = step
+
+
+def _widget_moved(key: str) -> None:
+    """The slider's or the number box's callback: the user's move, unless the browser is
+    reporting what the widget showed before the app changed it. It reports a widget it still
+    shows from an earlier run (one whose maximum grew is a new widget) with the value it was
+    drawn with, and a widget the app has just set (the number box after a slider move, or both
+    after the live view selected the newest step) with its value before: taking either moved a
+    viewer off the step the app had just selected, and a live viewer stopped following."""
+    value = st.session_state[key]
+    if value == st.session_state.get(_DRAWN_KEY) or \
+            st.session_state.get(_STALE_KEY, {}).get(key) == value:
+        return
+    st.session_state[_MOVED_KEY] = key
+    _set_step(value)
+
+
+def _drawn(step: int) -> None:
+    """Record that the selector's widgets show ``step``; each widget the user did not move in
+    this run may report the step they showed before once (see :func:`_widget_moved`)."""
+    before, moved = st.session_state.get(_DRAWN_KEY), st.session_state.pop(_MOVED_KEY, None)
+    st.session_state[_STALE_KEY] = ({k: before for k in _STEP_WIDGETS if k != moved}
+                                    if before is not None and before != step else {})
+    st.session_state[_DRAWN_KEY] = step
 
 
 def sidebar_step_selector(n_steps: int) -> int | None:
@@ -288,21 +325,23 @@ def sidebar_step_selector(n_steps: int) -> int | None:
         return None
     if _STEP_REQUEST_KEY in st.session_state:  # a page asked for a step (e.g. a timeline click)
         st.session_state[STEP_KEY] = st.session_state.pop(_STEP_REQUEST_KEY)
+    st.session_state[_STEPS_KEY] = n_steps  # what the widgets' callbacks count with
     _set_step(st.session_state.get(STEP_KEY) or 0, n_steps)
+    _drawn(st.session_state[STEP_KEY])
     box = st.sidebar.container()
     if n_steps > 1:
         box.slider("Step", 0, n_steps - 1, key="_wb_step_slider",
-                   on_change=lambda: _set_step(st.session_state["_wb_step_slider"], n_steps))
+                   on_change=_widget_moved, args=("_wb_step_slider",))
     # The number box gets its own row and the buttons the full width: the shortcut hints that
     # Streamlit prints on the buttons do not fit three narrow columns.
     box.number_input("Step number", 0, n_steps - 1, key="_wb_step_number",
                      label_visibility="collapsed",
-                     on_change=lambda: _set_step(st.session_state["_wb_step_number"], n_steps))
+                     on_change=_widget_moved, args=("_wb_step_number",))
     prev, nxt = box.columns(2)
     prev.button("◀", key="_wb_step_prev", help="previous step (Shift+Left)", shortcut="Shift+Left",
-                width="stretch", on_click=lambda: _set_step(st.session_state[STEP_KEY] - 1, n_steps))
+                width="stretch", on_click=lambda: _set_step(st.session_state[STEP_KEY] - 1))
     nxt.button("▶", key="_wb_step_next", help="next step (Shift+Right)", shortcut="Shift+Right",
-               width="stretch", on_click=lambda: _set_step(st.session_state[STEP_KEY] + 1, n_steps))
+               width="stretch", on_click=lambda: _set_step(st.session_state[STEP_KEY] + 1))
     return st.session_state[STEP_KEY]
 
 
@@ -344,18 +383,17 @@ def sidebar_replay_and_step(store: Store, session_id: str | None) -> None:
     replay = open_saved(store, replay_id) if replay_id else None
     sidebar_step_selector(len(replay) if replay else 0)
     if replay is not None:
-        sidebar_compaction_jumps(tuple(s.step_index for s in replay.steps if s.compaction_applied),
-                                 len(replay))
+        sidebar_compaction_jumps(tuple(s.step_index for s in replay.steps if s.compaction_applied))
 
 
-def _jump(targets: tuple[int, ...], direction: int, n_steps: int) -> None:
+def _jump(targets: tuple[int, ...], direction: int) -> None:
     current = st.session_state.get(STEP_KEY) or 0
     ahead = [t for t in targets if (t > current if direction > 0 else t < current)]
     if ahead:
-        _set_step(ahead[0] if direction > 0 else ahead[-1], n_steps)
+        _set_step(ahead[0] if direction > 0 else ahead[-1])
 
 
-def sidebar_compaction_jumps(compaction_steps: tuple[int, ...], n_steps: int) -> None:
+def sidebar_compaction_jumps(compaction_steps: tuple[int, ...]) -> None:
     """Jump to the previous / next step where compaction applied (Shift+Up / Shift+Down): the
     question most people open a replay with is "where did it compact, and why?"."""
     if not compaction_steps:
@@ -365,7 +403,7 @@ def sidebar_compaction_jumps(compaction_steps: tuple[int, ...], n_steps: int) ->
     back, ahead = st.sidebar.columns(2)
     back.button("▲", key="_wb_cmp_prev", help="previous compaction (Shift+Up)",
                 shortcut="Shift+Up", width="stretch", on_click=_jump,
-                args=(compaction_steps, -1, n_steps))
+                args=(compaction_steps, -1))
     ahead.button("▼", key="_wb_cmp_next", help="next compaction (Shift+Down)",
                  shortcut="Shift+Down", width="stretch", on_click=_jump,
-                 args=(compaction_steps, 1, n_steps))
+                 args=(compaction_steps, 1))
