@@ -1,4 +1,4 @@
-"""The ``--summary-json`` document is written from typed records (``ReplaySummary`` with its
+"""The ``--summary-json`` document is written from typed records (``ReplayReport`` with its
 ``ReplayCost``): these tests pin its text, key order and values against the in-memory replay, so
 the records serialise exactly as the string-keyed dicts they replaced did."""
 

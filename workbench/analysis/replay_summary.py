@@ -1,8 +1,9 @@
-"""The one-object summary of a replay (``workbench replay --summary-json``) and the estimate error.
+"""The one-object report of a replay (:class:`ReplayReport`, what ``workbench replay --summary-json``
+writes) and the estimate error.
 
 Every figure is the one :mod:`workbench.analysis.figures` defines (the whole request as sent; the estimate
 error over the responses it counts; the calibration ratio at the end of the replay), so the
-summary states the same numbers as the pages, the report, the notebook and the batch tables.
+report states the same numbers as the pages, the report, the notebook and the batch tables.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from .redaction import RedactionExtent, redaction_of
 from .replay_reader import applied_compactions
 from .summariser_info import SummariserInfo, summariser_info
 
-__all__ = ["CompactionSummary", "ErrorMeaning", "EstimateErrorSummary", "FailedStep", "LossSummary",
-           "RecordedCompactionSummary", "ReplaySummary", "applied_compactions", "error_meaning",
+__all__ = ["AgentCompaction", "CompactionLoss", "ErrorMeaning", "EstimateErrorReport", "FailedStep",
+           "ReplayReport", "ReplayedCompaction", "applied_compactions", "error_meaning",
            "estimate_error", "failed_steps", "replay_summary", "replay_trigger"]
 
 
@@ -49,7 +50,7 @@ def estimate_error(preparations: Sequence[ContextPreparation], replay: Replay | 
     return figures.estimate_error(preparations, recorded)
 
 
-class LossSummary(FrozenModel):
+class CompactionLoss(FrozenModel):
     """What one compaction lost, as ``--summary-json`` writes it (:meth:`iris.fidelity.LossRecord.as_json`,
     docs/fidelity.md)."""
 
@@ -59,7 +60,7 @@ class LossSummary(FrozenModel):
     recall_needed_later: float | None
 
 
-class CompactionSummary(FrozenModel):
+class ReplayedCompaction(FrozenModel):
     """One compaction the replay applied, on the one basis of :mod:`workbench.analysis.figures`."""
 
     step: int
@@ -71,20 +72,20 @@ class CompactionSummary(FrozenModel):
     history_tokens_after: int | None
     trigger: str
     """``manual`` (a recorded ``/compact`` applied at its step) or ``auto``."""
-    fidelity: LossSummary | None = None
+    fidelity: CompactionLoss | None = None
 
 
-class RecordedCompactionSummary(FrozenModel):
+class AgentCompaction(FrozenModel):
     """One of the agent's recorded compactions."""
 
     step: int
     tokens_before: int | None
     tokens_after: int | None
     trigger: str
-    fidelity: LossSummary | None = None
+    fidelity: CompactionLoss | None = None
 
 
-class EstimateErrorSummary(FrozenModel):
+class EstimateErrorReport(FrozenModel):
     """The estimate error (:func:`workbench.analysis.figures.estimate_error`) and whether it means
     anything for the session (:class:`ErrorMeaning`)."""
 
@@ -105,8 +106,8 @@ class FailedStep(FrozenModel):
     reason: str
 
 
-class ReplaySummary(FrozenModel):
-    """The one-object summary of a replay: ``workbench replay --summary-json`` writes
+class ReplayReport(FrozenModel):
+    """The one-object report of a replay: ``workbench replay --summary-json`` writes
     ``model_dump()`` (keys in field order, as docs/cli.md lists them)."""
 
     session_id: str
@@ -124,9 +125,9 @@ class ReplaySummary(FrozenModel):
     unrecorded_overhead_tokens: int
     overhead_measured_at: int | None
     calibration_ratio: float
-    compactions: tuple[CompactionSummary, ...]
-    recorded_compactions: tuple[RecordedCompactionSummary, ...]
-    estimate_error: EstimateErrorSummary
+    compactions: tuple[ReplayedCompaction, ...]
+    recorded_compactions: tuple[AgentCompaction, ...]
+    estimate_error: EstimateErrorReport
     cost: ReplayCost
     summariser: SummariserInfo
     """Who wrote the replay's checkpoints and whether they depend on the templates (R-FID-6)."""
@@ -138,14 +139,14 @@ class ReplaySummary(FrozenModel):
         return json.dumps(self.model_dump(), indent=2, ensure_ascii=False) + "\n"
 
 
-def _loss(record: LossRecord | None) -> LossSummary | None:
-    return None if record is None else LossSummary.model_validate(record.as_json())
+def _loss(record: LossRecord | None) -> CompactionLoss | None:
+    return None if record is None else CompactionLoss.model_validate(record.as_json())
 
 
 def replay_summary(session: Session, replay: Replay, *,
                    prefixes: Mapping[int, Any] | None = None,
                    subagents: Sequence[Session] = (), summariser: Any = None,
-                   template_snapshot_id: str | None = None) -> ReplaySummary:
+                   template_snapshot_id: str | None = None) -> ReplayReport:
     """The ``--summary-json`` object (keys as docs/cli.md lists them), with what each compaction
     lost matched by step (docs/fidelity.md). ``prefixes``: each step's cache prefix, collected
     while a replay that kept no request bodies ran (:func:`workbench.pricing.replay_cost`);
@@ -158,7 +159,7 @@ def replay_summary(session: Session, replay: Replay, *,
     recorded = {r.step: r for r in losses.recorded}
     error = estimate_error(replay.preparations, replay)
     meaning = error_meaning(session)
-    return ReplaySummary(
+    return ReplayReport(
         session_id=replay.session_id,
         model=session.header.model,
         steps=len(replay.preparations),
@@ -173,15 +174,15 @@ def replay_summary(session: Session, replay: Replay, *,
         overhead_measured_at=replay.calibration.overhead_step,
         calibration_ratio=figures.replay_calibration_ratio(replay.calibration,
                                                            replay.preparations),
-        compactions=tuple(CompactionSummary(**c, trigger=replay_trigger(replay, c["step"]),
+        compactions=tuple(ReplayedCompaction(**c, trigger=replay_trigger(replay, c["step"]),
                                             fidelity=_loss(own.get(c["step"])))
                           for c in applied_compactions(replay)),
         recorded_compactions=tuple(
-            RecordedCompactionSummary(step=m.step, tokens_before=m.tokens_before,
-                                      tokens_after=m.tokens_after, trigger=m.trigger,
-                                      fidelity=_loss(recorded.get(m.step)))
+            AgentCompaction(step=m.step, tokens_before=m.tokens_before,
+                            tokens_after=m.tokens_after, trigger=m.trigger,
+                            fidelity=_loss(recorded.get(m.step)))
             for m in replay.recorded_compactions),
-        estimate_error=EstimateErrorSummary(
+        estimate_error=EstimateErrorReport(
             median_abs_pct=error.median_abs_pct, p90_abs_pct=error.p90_abs_pct,
             responses=error.responses, basis=error.basis, meaningful=meaning.meaningful,
             text_redacted=meaning.text_redacted, note=meaning.note),

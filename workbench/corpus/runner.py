@@ -48,13 +48,13 @@ except ImportError as exc:
 
 from .tables import TABLES, replay_one, to_arrow
 
-__all__ = ["CORPUS_EXTRA", "BatchSummary", "expand_paths", "read_table", "run_batch"]
+__all__ = ["CORPUS_EXTRA", "BatchOutcome", "expand_paths", "read_table", "run_batch"]
 #: ``(sessions done, sessions in all, label)`` after each finished replay.
 BatchProgress = Callable[[int, int, str], object]
 
 
 @dataclass
-class BatchSummary:
+class BatchOutcome:
     """What a batch did: where it wrote, how many tasks ran and which ones failed."""
 
     out: Path
@@ -80,7 +80,7 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
 def run_batch(configs: Sequence[Any], paths: Iterable[str | Path], out: str | Path, *,
               jobs: int = 1, dask: bool = False, scheduler: str | None = None, recycle: int = 20,
               worker_memory_mb: int | None = None,
-              progress: BatchProgress | None = None) -> BatchSummary:
+              progress: BatchProgress | None = None) -> BatchOutcome:
     """Replay every file of ``paths`` under each of ``configs`` and write the tables to ``out``."""
     from ..services.presets import resolve_config
 
@@ -93,7 +93,7 @@ def run_batch(configs: Sequence[Any], paths: Iterable[str | Path], out: str | Pa
         _dask_client()  # a missing extra fails before the output folder exists
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
-    summary = BatchSummary(target, labels, len(files), executor=executor)
+    summary = BatchOutcome(target, labels, len(files), executor=executor)
     runner = {"serial": _serial, "processes": _processes, "dask": _dask}[executor]
     written: set[tuple[str, str]] = set()
     for done, tables in enumerate(runner(tasks, jobs=jobs, scheduler=scheduler, recycle=recycle,

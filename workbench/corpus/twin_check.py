@@ -6,7 +6,7 @@ detected format) and the recorded summariser. Each of the agent's recorded compa
 :class:`TwinCompaction` (the agent's step and tokens before → after next to the profile's nearest
 compaction); each file a :class:`TwinFile` (responses in the file against those imported, failed
 steps, the bill of the file's usage fields against the replay's ``recorded_billed_usd``); the
-whole run a :class:`TwinSummary` with the shares the project's corpus test holds to.
+whole run a :class:`TwinTotals` with the shares the project's corpus test holds to.
 
 "At the agent's step" is within :data:`STEP_TOLERANCE` steps (Claude Code ±1, Codex ±3: a Codex
 step is one model call and its compaction can fall between the calls of one turn); "within 15 %
@@ -26,7 +26,7 @@ from ..progress import Progress, no_progress
 from .twin_raw import file_facts
 
 __all__ = ["AFTER_TOLERANCE", "BILL_TOLERANCE", "PROFILES", "STEP_TOLERANCE", "TwinCompaction",
-           "TwinFile", "TwinReport", "TwinSummary", "check_file", "transcript_files", "twin_check"]
+           "TwinFile", "TwinReport", "TwinTotals", "check_file", "transcript_files", "twin_check"]
 
 #: The agent profile of each importer format.
 PROFILES = {"claude_code": "claude-code", "codex": "codex"}
@@ -93,7 +93,7 @@ class TwinFile(FrozenModel):
     """Why the file was left out: not a Claude Code or Codex transcript; empty if it was not."""
 
 
-class TwinSummary(FrozenModel):
+class TwinTotals(FrozenModel):
     """The whole run's shares (None without any recorded compaction)."""
 
     files: int
@@ -116,7 +116,7 @@ class TwinSummary(FrozenModel):
 
 class TwinReport(FrozenModel):
     files: tuple[TwinFile, ...]
-    summary: TwinSummary
+    summary: TwinTotals
 
     def rows(self) -> list[dict[str, object]]:
         """One JSON object per recorded compaction (``--json OUT``)."""
@@ -237,10 +237,10 @@ def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
-def summarise(files: Sequence[TwinFile]) -> TwinSummary:
+def twin_totals(files: Sequence[TwinFile]) -> TwinTotals:
     rows = [c for f in files for c in f.compactions]
     at, close = sum(c.at_step for c in rows), sum(c.within_after for c in rows)
-    return TwinSummary(
+    return TwinTotals(
         files=len(files), files_failed=sum(bool(f.error) for f in files),
         files_skipped=sum(bool(f.skipped) for f in files), compactions=len(rows),
         at_step=at, within_after=close, at_step_share=_share(at, len(rows)),
@@ -265,4 +265,4 @@ def twin_check(paths: Iterable[str | Path], progress: Progress = no_progress) ->
         within(0.0, "importing")
         files.append(check_file(path, within))
     progress(1.0, "done")
-    return TwinReport(files=tuple(files), summary=summarise(files))
+    return TwinReport(files=tuple(files), summary=twin_totals(files))
