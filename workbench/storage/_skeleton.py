@@ -43,11 +43,11 @@ class _Carried:
     __slots__ = ("items", "objects")
 
     def __init__(self) -> None:
-        self.objects: Sequence[object] = ()
+        self.objects: tuple[Any, ...] = ()
         self.items: list[Any] = []
 
-    def step(self, objects: Sequence[object], make: Callable[[Any], Any], whole: bool,
-             shared: int | None = None) -> tuple[list[Any], int, list[Any], Sequence[object]]:
+    def step(self, objects: tuple[Any, ...], make: Callable[[Any], Any], whole: bool,
+             shared: int | None = None) -> tuple[list[Any], int, list[Any], tuple[Any, ...]]:
         """``([n, tail], k, made, replaced)`` for the list made from ``objects``: ``make`` of the
         objects after the ``k`` shared with the previous request (``shared``, when the request
         says; else compared), the previous request's objects they replace; the carried list
@@ -104,7 +104,7 @@ class SkeletonCarry:
         request (``whole``: the chunk's first request, every list whole)."""
         memo = self._memo
         messages, marks = self._messages, self._marks
-        shared = request.shared_with(messages.objects, marks.objects)  # type: ignore[arg-type]
+        shared = request.shared_with(messages.objects, marks.objects)
         m, k, made, replaced = messages.step(
             request.messages, lambda o: self._part(o, memo), whole, shared)
         for o in replaced:
