@@ -136,7 +136,8 @@ class NotebookReplay:
     def __init__(self, session: Session, config: ContextConfig, result: Replay, *,
                  label: str = "replay", summariser: str = "extractive",
                  request_of: Callable[[ContextPreparation], PreparedRequest | None] | None = None,
-                 saved_id: str | None = None, template_snapshot_id: str | None = None) -> None:
+                 saved_id: str | None = None, template_snapshot_id: str | None = None,
+                 cost_of: Callable[[], Any] | None = None) -> None:
         self.session, self.config, self.result, self.label = session, config, result, label
         self.summariser = summariser
         """The summariser's kind (``extractive``, ``recorded``, ``remote``, ``custom``)."""
@@ -145,6 +146,7 @@ class NotebookReplay:
         self.saved_id = saved_id
         """The id of the saved replay these records were read from (None: computed here)."""
         self._request_of = request_of or result.request
+        self._cost_of = cost_of
 
     def request(self, preparation: ContextPreparation) -> PreparedRequest | None:
         """The final request of ``preparation`` (read from the store for a saved replay)."""
@@ -285,6 +287,17 @@ class NotebookReplay:
         """What a comparison needs of this replay (:class:`workbench.views.compare.ComparedRun`)."""
         return compared_run(self.label, self.result,
                            configuration_hash=config_hash(self.config))
+
+    def cost(self) -> Any:
+        """What the replay costs next to what the session was billed
+        (:class:`workbench.pricing.ReplayCost`: ``recorded_billed_usd``, ``replay_usd``,
+        ``saved_usd``, ``saved_pct``…), the figures ``--summary-json`` writes under ``cost`` and
+        the Usage page states; a saved replay's as the Usage page prices it from the store."""
+        if self._cost_of is not None:
+            return self._cost_of()
+        from ..pricing import replay_cost
+
+        return replay_cost(self.session, self.result)
 
     def export_otlp(self, path: str | Path) -> Path:
         """Write the preparations as OpenTelemetry GenAI spans (OTLP JSON) for a tracing tool;

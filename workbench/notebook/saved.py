@@ -63,8 +63,14 @@ def saved_notebook_replay(store: Store, replay_id: str) -> Any:
         ref = preparation.final_request_ref
         return saved.request(ref) if ref else None
 
+    def cost_of() -> Any:
+        from ..services.costs import saved_cost
+
+        return saved_cost(store, info.session_id, info.id)
+
     return NotebookReplay(session, config, result, label=info.name, summariser=info.summariser,
-                          request_of=request_of, saved_id=info.id)
+                          request_of=request_of, saved_id=info.id,
+                          template_snapshot_id=info.template_snapshot_id, cost_of=cost_of)
 
 
 def saved_replay(replay_id: str, *, store_path: str | Path | None = None) -> Any:

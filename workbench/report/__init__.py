@@ -127,6 +127,29 @@ def _truth(r: NotebookReplay) -> str:
                     table_html(pd.DataFrame([error])), note)
 
 
+#: The cost table's columns: the ReplayCost field each states.
+COST_COLUMNS = {"the session as billed (USD)": "recorded_billed_usd",
+                "this replay (USD)": "replay_usd", "saved (USD)": "saved_usd",
+                "saved (%)": "saved_pct", "sub-agents as billed (USD)": "subagents_billed_usd"}
+
+
+def _cost_section(r: NotebookReplay) -> str:
+    """What the replay costs next to the bill (the Usage page's figures and words)."""
+    import pandas as pd
+
+    from ..pricing import cost_lines
+    from ..views.rich_html import inline_html, table_html
+
+    try:
+        cost = r.cost()
+    except Exception as exc:  # noqa: BLE001 -- a price that cannot be computed is a note
+        return _section("Cost", f"<p class='wb-muted'>Cost: could not be computed "
+                        f"({escape(str(exc))}).</p>")
+    row = {label: getattr(cost, name, None) for label, name in COST_COLUMNS.items()}
+    lines = "".join(f"<p>{inline_html(line)}</p>" for line in cost_lines(cost))
+    return _section("Cost", table_html(pd.DataFrame([row])), lines)
+
+
 def _header(r: NotebookReplay, name: str, config_source: str) -> str:
     from iris.config import config_hash
 
@@ -157,7 +180,6 @@ def _provenance(r: NotebookReplay) -> str:
 
 def _sections(r: NotebookReplay) -> list[str]:
     """Summary, usage, compaction, stages, failures and configuration, in that order."""
-    import pandas as pd
     from iris.config import config_to_yaml
 
     from ..views.compaction import timeline_figure
@@ -172,6 +194,7 @@ def _sections(r: NotebookReplay) -> list[str]:
     return [
         _section("Summary", table_html(r.totals())),
         _truth(r),
+        _cost_section(r),
         _section("Usage: local estimate vs provider", _figure(r.figure("usage"), "wb-usage"),
                  "<details><summary>Per step</summary>",
                  table_html(r.usage()), "</details>",
