@@ -3,17 +3,19 @@ from its cache and which it would have to write (or take as uncached input).
 
 Rules (docs/pricing.md):
 
-- The part of a request that is unchanged since the previous request of the same model (same
-  tool schemas, same leading messages) is a **cache read** (the first request of a model reads
-  what its recorded request read: a system prefix cached by the agent's earlier sessions). What follows the first changed
-  message is **written** (or, for a provider that caches on its own, sent as input): a
-  reduction that rewrites an old tool output invalidates the cache from that message on, and a
-  compaction invalidates everything after the system prefix (tools, system prompt and whatever
-  leading messages it kept).
-- A step whose recorded request read nothing from the cache found it gone (expired): the
-  replayed request reads nothing either.
-- The replay writes at the TTL the recording wrote at (a Claude Code main agent writes 1-hour
-  entries, its sub-agents 5-minute ones); 5 minutes where the recording does not say.
+- A request the agent sent (no earlier change, the same messages) reads and writes what its
+  recorded usage says.
+- Otherwise the cache holds entries at breakpoints: the system prefix the first request of a
+  model read (what the agent's earlier sessions left there; it stays warm) and the end of each
+  earlier request of the same model, within the provider's lookback (:data:`LOOKBACK`). A request
+  reads the longest live entry it still starts with and writes the rest (or, for a provider that
+  caches on its own, sends it as input): a request that only grew reads all of the previous one,
+  a reduction that rewrites an old tool output reads up to the breakpoint before it, a compaction
+  reads the system prefix.
+- An entry unused for longer than the TTL the agent wrote at (5 minutes or 1 hour, from its
+  usage), judged from the recorded timestamps, has expired.
+- Where the recorded request found the cache broken (it read nothing, or its history only grew
+  and it read much less than the previous request cached), the replayed one reads no more.
 
 For each step the model also gives the tokens it would have read **had no rewrite invalidated
 the cache** (every request reading all of the previous one it still holds), so the cost of the
