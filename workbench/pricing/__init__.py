@@ -10,8 +10,10 @@ Basis, so that replay and recording compare like with like:
 - **Replayed requests.** Each step is priced with the model that answered it in the recording,
   at that time, on the whole-request basis (calibrated local estimate plus unrecorded overhead;
   the raw local estimate where a replay has no such figure), through the prompt-cache model of
-  :mod:`workbench.pricing.cache` (unchanged prefix read, the rest written). Both sides count the
-  recorded response's output tokens. A model whose responses record their cost is priced at the
+  :mod:`workbench.pricing.cache` (unchanged prefix read, the rest written). A request the agent
+  sent (the as-recorded replay; any replay before its first change) is priced as billed, with the
+  provider's prompt count and its recorded cache reads and writes. Both sides count the recorded
+  response's output tokens. A model whose responses record their cost is priced at the
   rate those costs imply: recorded cost ÷ list price of the same usage (``recorded_cost_rates``).
 - **Summaries.** A compaction whose summary call reported usage is priced from it; otherwise the
   summary request and the checkpoint are counted with the local estimator and priced as if the
