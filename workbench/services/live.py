@@ -231,12 +231,19 @@ class Watcher:
         observers = self._observe()
         try:
             self.wake.set()  # what the files hold when the watch starts
+            beat = time.monotonic()
             while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
                 # The timeout only bounds how late a stop or the deadline is noticed.
                 if self.wake.wait(min(self.interval, _STOP_CHECK_SECONDS)):
                     self.wake.clear()
                     for update in self.poll(on_error):
                         on_update(update)
+                    beat = time.monotonic()
+                elif time.monotonic() - beat >= _BEAT_SECONDS:
+                    # an agent that writes nothing for a while is still followed: without this
+                    # beat the app stopped following the session after LIVE_SECONDS of quiet
+                    _beat(self._sessions.items())
+                    beat = time.monotonic()
         finally:
             for observer in observers:
                 observer.stop()
@@ -266,6 +273,9 @@ class Watcher:
 
 
 _STOP_CHECK_SECONDS = 0.5
+#: How often a watcher with nothing to import still writes its heartbeats (well inside
+#: :data:`LIVE_SECONDS`).
+_BEAT_SECONDS = 2.0
 
 
 # ------------------------------------------------------------------------------- the app's side
