@@ -1,6 +1,6 @@
 """Offline fuzz campaign: mutate real-format transcripts and check that detection, strict and
 lenient import into a real SQLite store, and the replay of what imported, end in success or in a
-clean error of the project's hierarchy (``iris.errors.WorkbenchError``) that names where.
+clean error of the project's hierarchy (``iris.errors.IrisError``) that names where.
 
 Seeds are the repository's samples (``sample_sessions/``) and importer fixtures
 (``tests/fixtures/importers``) and, when present, the real transcripts of ``../shared/real-sessions``
@@ -98,11 +98,11 @@ T = TypeVar("T")
 def _stage(findings: list[dict], stage: str, fn: Callable[[], T]
            ) -> tuple[Literal["ok"], T] | tuple[Literal["error", "crash"], Exception]:
     """Run one stage: ('ok', value) or ('error', exc); crashes and unlocated errors are findings."""
-    from iris.errors import WorkbenchError
+    from iris.errors import IrisError
 
     try:
         return "ok", fn()
-    except WorkbenchError as exc:
+    except IrisError as exc:
         located = any(getattr(exc, a, None) is not None for a in ("path", "line", "field", "step")) \
             or "/" in str(exc)
         if not located:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from fuzz_mutations import CLASSES, mutate_file
-from iris.errors import SessionFormatError, StorageError, WorkbenchError
+from iris.errors import IrisError, SessionFormatError, StorageError
 
 from workbench.importers import detect_format, load_session
 from workbench.services.replay import replay_and_save
@@ -122,7 +122,7 @@ def _time_bound(seconds: int, what: str):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _clean(err: WorkbenchError, path: Path, store_path: Path) -> None:
+def _clean(err: IrisError, path: Path, store_path: Path) -> None:
     """A clean error: the project's hierarchy, naming the file and line or field (or the store)."""
     if isinstance(err, SessionFormatError):
         assert err.path == str(path), str(err)
@@ -144,7 +144,7 @@ def _store_and_replay(fmt: str, path: Path, stores: dict[str, Store]) -> dict[st
     for mode, store in stores.items():
         try:
             result = store.import_file(path, format=fmt, lenient=mode == "lenient")
-        except WorkbenchError as err:
+        except IrisError as err:
             _clean(err, path, store.path)
             outcome[mode] = "error"
             continue
@@ -158,7 +158,7 @@ def _store_and_replay(fmt: str, path: Path, stores: dict[str, Store]) -> dict[st
         try:
             replay_and_save(store, result.session_id)
             outcome[f"replay {mode}"] = "ok"
-        except WorkbenchError as err:
+        except IrisError as err:
             _clean(err, path, store.path)
             outcome[f"replay {mode}"] = "error"
     return outcome

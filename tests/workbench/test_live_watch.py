@@ -190,9 +190,9 @@ def test_r_live_1_line_words():
 
 
 def test_r_live_1_watch_refuses_a_missing_path(tmp_path: Path):
-    from iris.errors import WorkbenchError
+    from iris.errors import IrisError
 
-    with open_store() as store, pytest.raises(WorkbenchError, match="no such file or folder"):
+    with open_store() as store, pytest.raises(IrisError, match="no such file or folder"):
         Watcher(store, [tmp_path / "missing"])
 
 

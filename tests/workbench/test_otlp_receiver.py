@@ -237,11 +237,11 @@ def test_r_real_1_real_claude_code_session_spans_last_as_the_model_calls_did(tmp
 def test_r_ui_9_a_switched_off_sdk_is_a_clear_error(monkeypatch):
     """OTEL_SDK_DISABLED makes the SDK hand out a no-op tracer: the export says so instead of
     writing an empty trace."""
-    from iris.errors import WorkbenchError
+    from iris.errors import IrisError
 
     from workbench.views.otlp_export import otlp_spans
 
     result = replay(load_session(sample_path("bugfix")).session, "default")
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
-    with pytest.raises(WorkbenchError, match="OTEL_SDK_DISABLED"):
+    with pytest.raises(IrisError, match="OTEL_SDK_DISABLED"):
         otlp_spans(result.session, result.preparations, result.result.request)

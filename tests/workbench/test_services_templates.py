@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from iris.errors import StorageError, WorkbenchError
+from iris.errors import IrisError, StorageError
 from iris.prompts import PromptSnapshot, PromptSource
 
 from workbench.services.replay import BUDGET_REPLAY_NAME, ensure_default_replay
@@ -67,7 +67,7 @@ def test_r_prm_3_save_template_refuses_a_linked_target(tmp_path):
     folder = tmp_path / "ws" / ".iris" / "prompts"
     folder.mkdir(parents=True)
     (folder / "goal_context.j2").symlink_to(outside)
-    with pytest.raises(WorkbenchError, match="symbolic link"):
+    with pytest.raises(IrisError, match="symbolic link"):
         save_template(PromptSource(tmp_path / "ws"), PromptSnapshot.defaults(), "goal_context", "x")
     assert outside.read_text("utf-8") == "keep me"
 

@@ -3,7 +3,7 @@
 Every subcommand is a ``register(subparsers)`` function that adds its parser and sets ``handler``
 (``args -> exit code``). The three built-in ones (``run``, ``import``, ``inspect``) live here;
 every other one is in the module :data:`COMMANDS` names for it, so this file stays small.
-Errors the project raises on purpose (:class:`iris.errors.WorkbenchError`) are printed as one line
+Errors the project raises on purpose (:class:`iris.errors.IrisError`) are printed as one line
 naming the file, line and field, with exit code 1 and no traceback.
 """
 
@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from iris.errors import WorkbenchError
+from iris.errors import IrisError
 
 __all__ = ["COMMANDS", "COMMAND_MODULES", "STDIN", "build_parser", "main", "shown", "stdin_file", "streamlit_command"]
 
@@ -66,9 +66,9 @@ def stdin_file(suffix: str = "") -> Path:
     what is piped in is copied into a private temporary file, removed when the command ends.
     Messages that name the copy say ``<stdin>`` (:func:`shown`)."""
     if id(sys.stdin) in _stdin_read:
-        raise WorkbenchError("standard input ('-') can be read only once per command")
+        raise IrisError("standard input ('-') can be read only once per command")
     if sys.stdin is None or sys.stdin.isatty():
-        raise WorkbenchError("'-' reads standard input, but nothing is piped in "
+        raise IrisError("'-' reads standard input, but nothing is piped in "
                              "(e.g. `cat session.jsonl | workbench import -`)")
     folder = Path(tempfile.mkdtemp(prefix="workbench-stdin-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
@@ -107,7 +107,7 @@ def _register_run(sub: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("streamlit") is None:
-        raise WorkbenchError("the app needs Streamlit, which is an optional extra: "
+        raise IrisError("the app needs Streamlit, which is an optional extra: "
                              "pip install 'context-workbench[app]'")
     print(f"Context Workbench: http://127.0.0.1:{args.port}", flush=True)
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
@@ -330,7 +330,7 @@ def report_error(exc: BaseException) -> None:
     """``error: …`` for an error a command caught to go on with other work (a file of several):
     with ``WORKBENCH_DEBUG`` set, the traceback of an unexpected one comes first, as it does for
     an error that ends the command."""
-    if os.environ.get("WORKBENCH_DEBUG") and not isinstance(exc, WorkbenchError):
+    if os.environ.get("WORKBENCH_DEBUG") and not isinstance(exc, IrisError):
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)
@@ -339,6 +339,6 @@ def report_error(exc: BaseException) -> None:
 
 def _describe(exc: BaseException) -> str:
     """Our own errors already name file/line/field; anything else is labelled as unexpected."""
-    if isinstance(exc, WorkbenchError):
+    if isinstance(exc, IrisError):
         return shown(str(exc))
     return f"unexpected {type(exc).__name__}: {exc} (set WORKBENCH_DEBUG=1 for the traceback)"

@@ -16,12 +16,12 @@ import json
 import sys
 from pathlib import Path
 
-from iris.errors import WorkbenchError
+from iris.errors import IrisError
 
 __all__ = ["export_saved_replay", "register"]
 
 
-class UsageError(WorkbenchError):
+class UsageError(IrisError):
     """The command line was incomplete."""
 
 

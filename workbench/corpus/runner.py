@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iris.errors import WorkbenchError
+from iris.errors import IrisError
 from iris.safe_files import write_file
 
 #: The one line a missing ``[corpus]`` extra gives, as ``[app]`` and ``[cluster]`` do for theirs.
@@ -44,7 +44,7 @@ try:
     if importlib.util.find_spec("duckdb") is None:
         raise ImportError("duckdb")
 except ImportError as exc:
-    raise WorkbenchError(CORPUS_EXTRA) from exc
+    raise IrisError(CORPUS_EXTRA) from exc
 
 from .tables import TABLES, replay_one, to_arrow
 
@@ -242,7 +242,7 @@ def _dask_client() -> Any:
     try:
         from distributed import Client
     except ImportError as exc:
-        raise WorkbenchError("Dask is an optional extra: pip install 'context-workbench[cluster]'") from exc
+        raise IrisError("Dask is an optional extra: pip install 'context-workbench[cluster]'") from exc
     return Client
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from iris.errors import WorkbenchError
+from iris.errors import IrisError
 from iris.frozen import UNCHANGED, FrozenModel
 from iris.session import Session
 
@@ -134,7 +134,7 @@ def transcript_files(paths: Iterable[str | Path]) -> list[Path]:
         elif path.is_dir():
             found += sorted(p for p in path.rglob("*") if p.is_file() and _transcript(p, path))
         else:
-            raise WorkbenchError(f"{raw}: no such file or folder")
+            raise IrisError(f"{raw}: no such file or folder")
     return found
 
 

@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager, contextmanager
 from importlib import resources
 from pathlib import Path
 
-from iris.errors import SessionFormatError, StorageError, WorkbenchError
+from iris.errors import IrisError, SessionFormatError, StorageError
 from iris.frozen import UNCHANGED, FrozenModel
 from iris.session import Session
 
@@ -119,7 +119,7 @@ def describe_error(exc: BaseException) -> ErrorReport:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     if isinstance(exc, SessionFormatError):
         return ErrorReport(message=str(exc), path=exc.path, line=exc.line, field=exc.field, traceback=tb)
-    if isinstance(exc, WorkbenchError):
+    if isinstance(exc, IrisError):
         return ErrorReport(message=str(exc), traceback=tb)
     return ErrorReport(message=f"unexpected {type(exc).__name__}: {exc}", expected=False, traceback=tb)
 

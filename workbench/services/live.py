@@ -39,7 +39,7 @@ from iris.compaction.thresholds import thresholds
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver
-from iris.errors import SessionFormatError, WorkbenchError
+from iris.errors import IrisError, SessionFormatError
 from iris.frozen import FrozenModel
 from iris.replay import largest_prompt
 from iris.safe_files import write_file
@@ -186,7 +186,7 @@ class Watcher:
         self.paths = [Path(p).expanduser() for p in paths]
         missing = [str(p) for p in self.paths if not p.exists()]
         if missing:
-            raise WorkbenchError(f"{missing[0]}: no such file or folder to watch")
+            raise IrisError(f"{missing[0]}: no such file or folder to watch")
         self.store, self.interval = store, interval
         self._follower = _Follower(store, replay=replay)
         self._seen: dict[Path, tuple[int, int]] = {}

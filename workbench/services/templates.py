@@ -106,7 +106,7 @@ def run_edited(target: RerunTarget, current: PromptSnapshot, kind: str,
 def save_template(source: PromptSource, base: PromptSnapshot, prompt_id: str, text: str
                   ) -> tuple[Path, PromptSnapshot]:
     """Write ``text`` as ``prompt_id``'s template under ``source`` (the engine's safe write:
-    ``WorkbenchError`` for a refused target) and return the file with the new saved snapshot."""
+    ``IrisError`` for a refused target) and return the file with the new saved snapshot."""
     path = source.save(prompt_id, text)
     return path, base.with_template(prompt_id, text)
 

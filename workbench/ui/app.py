@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
-from iris.errors import WorkbenchError
+from iris.errors import IrisError
 
 from workbench.ui.live import follow_live, live_mark
 from workbench.ui.state import current_session_id, get_store, render_sidebar
@@ -48,7 +48,7 @@ def run_app() -> None:
         shown = live_mark(get_store(), current_session_id())  # before the sidebar reads the store
         render_sidebar()
         follow_live(get_store(), current_session_id(), shown)  # reruns while `workbench watch` runs
-    except WorkbenchError as exc:  # e.g. a damaged store: say which file, without a traceback
+    except IrisError as exc:  # e.g. a damaged store: say which file, without a traceback
         st.error(plain(exc))
         st.stop()
     navigation.run()

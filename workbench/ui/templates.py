@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import streamlit as st
-from iris.errors import TemplateError, WorkbenchError
+from iris.errors import IrisError, TemplateError
 from iris.prompts import PROMPT_IDS, PromptSnapshot, PromptSource
 
 from workbench.analysis.summariser_info import summariser_info, templates_ignored
@@ -149,7 +149,7 @@ def save_or_discard(source: PromptSource, base: PromptSnapshot, edited: PromptSn
                        disabled=preview.error is not None or not preview.diff):
         try:
             path, saved = save_template(source, base, prompt_id, text)
-        except WorkbenchError as exc:  # e.g. a symbolic link planted in the prompts folder
+        except IrisError as exc:  # e.g. a symbolic link planted in the prompts folder
             st.error(f"Not saved: {plain(exc)}")
         else:
             state.put("tpl_base", saved)
@@ -280,7 +280,7 @@ def save_replay_form(store: Any, result: ReplayComparison, *, blocked: bool = Fa
         return
     try:
         info = save_edited_replay(store, result, name, state.current_session_id())
-    except WorkbenchError as exc:
+    except IrisError as exc:
         st.error(f"Not saved: {plain(exc)}")
     else:
         st.success(saved_replay_message(info.name, info.template_snapshot_id))
