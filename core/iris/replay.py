@@ -152,14 +152,14 @@ def replay(session: Session, config: ContextConfig | None = None, *,
     work_dir = Path(env.session_dir) if env.session_dir is not None else claim_work_dir()
     try:
         with replay_collections(options.pause_collector) as freezer:
-            runner = _Runner(_RunInputs(
+            walker = _ReplayWalker(_RunInputs(
                 session=session, config=config, chosen=chosen, rule_note=rule_note,
                 prompts=prompts, summariser=summariser,
                 observers=observers, environment=env, options=options, work_dir=work_dir,
                 # the folder is removed at the end and nothing reads artifacts from it
                 artifacts=DeferredArtifactWriter(work_dir) if own_dir else None,
                 freezer=freezer))
-            return runner.run()
+            return walker.run()
     finally:
         if own_dir:
             shutil.rmtree(work_dir, ignore_errors=True)
@@ -225,7 +225,10 @@ class _RunInputs:
     freezer: StepFreezer
 
 
-class _Runner:
+class _ReplayWalker:
+    """Walks one replay step by step: owns the walk, the carry, the usage tracker and the
+    calibration, and prepares each step's request (a live run's loop is ``iris.runner.AgentRunner``)."""
+
     def __init__(self, inputs: _RunInputs) -> None:
         session, config, options = inputs.session, inputs.config, inputs.options
         estimator = inputs.environment.estimator or default_estimator()

@@ -6,7 +6,7 @@ and tools, trim old bodies, compaction, final selection. Each is a pure function
 :class:`ContextPreparation` (``ready``, ``failed`` or ``cancelled``). :class:`Publisher` hands each
 record to an :class:`EvidenceSink` and a ``context.preparation`` event to the :class:`Broker`.
 What the stages reuse from step to step is in the :class:`StepMemory` of ``settings.memory``,
-owned by the replay runner.
+owned by the replay walker.
 
 The records are imported with the package; the pipeline, its stages, the publisher and the step
 memory when first named (``from iris.preparation import prepare``): a reader of stored records

@@ -1,7 +1,7 @@
 """The step memory of a replay: what the preparation stages may reuse from the steps before.
 
 A replay prepares one request per step, and most of each request is the previous one plus a few
-messages. The stages keep what they derived in a :class:`StepMemory` that the replay runner owns
+messages. The stages keep what they derived in a :class:`StepMemory` that the replay walker owns
 and hands to every step through :attr:`PipelineSettings.memory
 <iris.preparation.state.PipelineSettings.memory>`. Each stage has its own named slot:
 
@@ -14,7 +14,7 @@ and hands to every step through :attr:`PipelineSettings.memory
 A memory never changes a record, only how much work a step takes. Keys are values: a message
 mark, a session message index or a history position plus what was applied, always checked
 against the part an entry was made from (the same object, or an equal one), never an object id.
-Without ``incremental`` the runner gives every step a fresh memory; only the token counts stay.
+Without ``incremental`` the replay walker gives every step a fresh memory; only the token counts stay.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ class PipelineSettings:
     thresholds: Thresholds
     """For this session and model."""
     memory: StepMemory
-    """The step memory the replay runner owns (see :mod:`iris.preparation.memory`)."""
+    """The step memory the replay walker owns (see :mod:`iris.preparation.memory`)."""
     prompts: PromptTemplates | None = None
     summariser: Summariser | None = None
     session_dir: Path | None = None
