@@ -17,6 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..services.summarisers import CLI_SUMMARISERS
 from ..views.terminal import progress_bar
 
 __all__ = ["register"]
@@ -36,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--recycle", type=int, default=20, metavar="N",
                    help="replace a pool worker after N sessions (default 20)")
     p.add_argument("--worker-memory", type=int, metavar="MB", help="memory limit per worker")
+    p.add_argument("--summariser", "--summarizer", choices=CLI_SUMMARISERS, default="offline",
+                   help="who writes compaction summaries, as for `workbench replay`: offline (the "
+                        "default), recorded (each session's own) or remote")
     p.set_defaults(handler=_batch)
 
 
@@ -46,7 +50,7 @@ def _batch(args: argparse.Namespace) -> int:
     with progress_bar("batch") as report:
         summary = run_batch(configs, args.paths, args.out, jobs=args.jobs, dask=args.dask,
                             scheduler=args.scheduler, recycle=args.recycle,
-                            worker_memory_mb=args.worker_memory,
+                            worker_memory_mb=args.worker_memory, summariser=args.summariser,
                             progress=lambda done, total, label: report(done / total, label))
     print(f"batch: {summary.sessions} sessions × {len(summary.configurations)} configurations "
           f"= {summary.tasks} replays ({summary.executor}), {len(summary.failed)} failed -> {summary.out}")

@@ -79,15 +79,17 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
 
 def run_batch(configs: Sequence[Any], paths: Iterable[str | Path], out: str | Path, *,
               jobs: int = 1, dask: bool = False, scheduler: str | None = None, recycle: int = 20,
-              worker_memory_mb: int | None = None,
+              worker_memory_mb: int | None = None, summariser: str | None = None,
               progress: BatchProgress | None = None) -> BatchOutcome:
-    """Replay every file of ``paths`` under each of ``configs`` and write the tables to ``out``."""
+    """Replay every file of ``paths`` under each of ``configs`` (compaction summaries by the
+    summariser named ``summariser``: offline, the default, recorded or remote) and write the
+    tables to ``out``."""
     from ..services.presets import resolve_config
 
     files = expand_paths(paths)
     labels = _labels(configs)
     resolved = [resolve_config(c) for c in configs]  # bad configuration: fail before any work
-    tasks = [(str(f), cfg, label) for label, cfg in zip(labels, resolved) for f in files]
+    tasks = [(str(f), cfg, label, summariser) for label, cfg in zip(labels, resolved) for f in files]
     executor = "dask" if (dask or scheduler) else "processes" if jobs > 1 else "serial"
     if executor == "dask":
         _dask_client()  # a missing extra fails before the output folder exists
@@ -156,8 +158,8 @@ def _write(root: Path, tables: dict[str, list], written: set[tuple[str, str]]) -
 
 
 def _serial(tasks: list[tuple], **_: Any) -> Iterator[dict[str, list]]:
-    for path, cfg, label in tasks:
-        yield replay_one(path, cfg, label=label)
+    for path, cfg, label, summariser in tasks:
+        yield replay_one(path, cfg, label=label, summariser=summariser)
 
 
 def _limit_memory(megabytes: int | None) -> None:
@@ -179,8 +181,8 @@ def _processes(tasks: list[tuple], *, jobs: int, recycle: int, worker_memory_mb:
     for first in range(0, len(tasks), round_size):
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_limit_memory,
                                  initargs=(worker_memory_mb,)) as pool:
-            futures = {pool.submit(replay_one, path, cfg, label=label): (path, label)
-                       for path, cfg, label in tasks[first:first + round_size]}
+            futures = {pool.submit(replay_one, path, cfg, label=label, summariser=summariser):
+                       (path, label) for path, cfg, label, summariser in tasks[first:first + round_size]}
             for future in as_completed(futures):
                 yield _result_or_error(future, *futures[future])
 
@@ -227,8 +229,9 @@ def _dask(tasks: list[tuple], *, jobs: int, scheduler: str | None, worker_memory
                                memory_limit=memory, host="127.0.0.1", worker_dashboard_address=None)
     client = client_class(cluster if cluster is not None else scheduler)
     try:
-        futures = {client.submit(replay_one, path, cfg, label=label, pure=False): (path, label)
-                   for path, cfg, label in tasks}
+        futures = {client.submit(replay_one, path, cfg, label=label, summariser=summariser,
+                                 pure=False): (path, label)
+                   for path, cfg, label, summariser in tasks}
         for future in dask_completed(futures):
             yield _result_or_error(future, *futures[future])
     finally:

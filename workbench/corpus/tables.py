@@ -76,9 +76,11 @@ def to_arrow(name: str, rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=SCHEMAS[name])
 
 
-def replay_one(path: str | Path, config: Any = None, *, label: str | None = None) -> dict[str, list]:
+def replay_one(path: str | Path, config: Any = None, *, label: str | None = None,
+               summariser: str | None = None) -> dict[str, list]:
     """Replay the session file ``path`` under ``config`` (None, a preset name, a YAML path or a
-    ``ContextConfig``) and return its rows by table name. Never raises for a bad session."""
+    ``ContextConfig``) with the summariser named ``summariser`` (``offline``, the default;
+    ``recorded``; ``remote``) and return its rows by table name. Never raises for a bad session."""
     from ..services.presets import config_label, resolve_config
 
     started = time.perf_counter()
@@ -86,7 +88,7 @@ def replay_one(path: str | Path, config: Any = None, *, label: str | None = None
     path = str(path)
     try:
         resolved = resolve_config(config)
-        return _tables(path, resolved, name, started)
+        return _tables(path, resolved, name, started, summariser)
     except Exception as exc:  # noqa: BLE001 - a failing session is a recorded result
         row: dict[str, object] = {c: None for c in SCHEMAS["sessions"].names}
         row.update(configuration=name, session=Path(path).name, path=path,
@@ -94,19 +96,21 @@ def replay_one(path: str | Path, config: Any = None, *, label: str | None = None
         return {"sessions": [row], "steps": [], "compactions": [], "decisions": [], "fidelity": []}
 
 
-def _tables(path: str, config: Any, name: str, started: float) -> dict[str, list]:
+def _tables(path: str, config: Any, name: str, started: float,
+            summariser: str | None = None) -> dict[str, list]:
     from iris.replay import ReplayObservers, ReplayOptions, replay
 
     from ..analysis.fidelity import fidelity_rows, replay_losses
     from ..importers import load_session
     from ..pricing import prefix_sink, replay_cost
+    from ..services.summarisers import make_summariser
 
     session = load_session(path).session
     # the tables read no request or archive; the sink keeps what the cost's prompt-cache model
     # needs of each request (how it starts compared with the one before)
     sink = prefix_sink(session)
-    result = replay(session, config, options=ReplayOptions(keep_bodies=False),
-                    observers=ReplayObservers(sink=sink))
+    result = replay(session, config, summariser=make_summariser(summariser, session),
+                    options=ReplayOptions(keep_bodies=False), observers=ReplayObservers(sink=sink))
     keys = {"configuration": name, "session": result.session_id}
     steps = [_step_row(keys, p) for p in result.preparations]
     compactions = _compaction_rows(keys, result)
