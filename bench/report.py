@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from report_floor import floor_inprocess_rows, floor_process_rows, peer_rows, scaling_rows
+from report_floor import (
+    floor_inprocess_rows,
+    floor_process_rows,
+    import_process_rows,
+    peer_rows,
+    scaling_rows,
+)
 from report_format import _mb, _one, _row, _s, _text_row
 from report_targets import (
     bound_rows,
@@ -117,7 +123,7 @@ def ui_rows(u: dict) -> list[str]:
 def target_rows(results: dict[str, Any]) -> list[str]:
     """Rows of the corpus-evaluation cases, in the order of the issue's targets."""
     makers = (("startup", startup_rows), ("memory", memory_rows), ("save_memory", save_memory_rows),
-              ("store_import", store_import_rows),
+              ("store_import", store_import_rows), ("import_process", import_process_rows),
               ("corpus", corpus_rows), ("ui_real", ui_real_rows), ("bound", bound_rows),
               ("save_bound", save_bound_rows),
               ("report_html", report_html_rows), ("outside", outside_rows),

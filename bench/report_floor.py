@@ -90,3 +90,20 @@ def peer_rows(p: dict) -> list[str]:
         _row("The same: peak RSS of the process", ours["rss"], _mb, _mb(theirs["rss"]["median"]) + " claude-code-log",
              f"{rss:.2f}× its memory; HTML {_mb(p['ours_html'])} vs {_mb(p['theirs_html'])}", "≤ 1×", rss <= 1),
     ]
+
+
+def import_process_rows(f: dict) -> list[str]:
+    """``workbench import FILE`` against ``python bench/floor_import.py FILE``, new processes, CPU."""
+    rows = []
+    for label, one in f.items():
+        name = f"`workbench import FILE` (into an existing store) vs the import floor process, CPU, {LABELS.get(label, label)}"
+        if "skipped" in one:
+            rows.append(_skipped(name, one["skipped"], "≤ 3×"))
+            continue
+        name = f"`workbench import FILE` (into an existing store) vs the import floor process, CPU, {_where(label, one)}"
+        ours, floor = one["import"], one["floor"]
+        ratio = one["cpu_ratio"]
+        rows.append(_row(name, ours["cpu"], _s, _s(floor["cpu"]["median"]) + " floor (start, parse every line)",
+                         f"{ratio:.2f}× the floor (median of pairs); into a new store "
+                         f"{_s(one['first_store']['cpu'])}", "≤ 3×", ratio <= 3))
+    return rows

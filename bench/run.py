@@ -36,7 +36,7 @@ from report import render
 
 #: A real Claude Code session of ``../shared/real-sessions`` (143 responses).
 REAL = HERE.parents[1] / "shared" / "real-sessions" / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"
-DEFAULT_CASES = ("replay,import,tokens,startup,memory,save_memory,store_import,corpus,ui_real,bound,save_bound,"
+DEFAULT_CASES = ("replay,import,tokens,startup,memory,save_memory,store_import,import_process,corpus,ui_real,bound,save_bound,"
                  "report_html,"
                  "outside,floor_process,floor_inprocess,peer,twin")
 #: The real Codex rollout of the ``outside`` and floor cases.
@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
                 "BENCH_SAVE_MEMORY_SIZES", "2000,10000").split(",")]})]),
             "store_import": ("targets.py", [json.dumps({"real": real,
                                                         "megabytes": float(env.get("BENCH_STORE_IMPORT_MB", 20))})]),
+            "import_process": ("import_cases.py", [json.dumps({"paths": {"claude_code": real, "codex": codex},
+                                                                "repeats": floor_repeats})]),
             "corpus": ("targets.py", [json.dumps({"sessions": int(env.get("BENCH_CORPUS_SESSIONS", 200)),
                                                   "responses": int(env.get("BENCH_CORPUS_RESPONSES", 10))})]),
             "ui_real": ("ui_real.py", [real]),

@@ -95,3 +95,20 @@ def test_r_ui_9_building_the_parser_reads_no_package_metadata():
     version = subprocess.run([sys.executable, "-m", "workbench.cli", "--version"],
                              capture_output=True, text=True, timeout=120, check=True)
     assert version.stdout.startswith("workbench ")
+
+
+@pytest.mark.slow  # starts a process
+def test_r_ui_9_an_import_does_not_load_the_engine_pandas_or_the_vocabulary(tmp_path):
+    """R-UI-9 (and the import's start-up, docs/performance.md): ``workbench import FILE`` in a new
+    process stores the session without importing the replay engine, the saved-replay records,
+    pandas, numpy or the tokenizer (its token count is made by whatever first tokenises it)."""
+    heavy = ("iris.replay", "iris.preparation.pipeline", "iris.compaction", "workbench.records",
+             "workbench.storage.replays", "pandas", "numpy", "plotly", "tiktoken", "iris.vocabulary")
+    probe = ("import sys, json; from workbench.cli import main; code = main(sys.argv[1:]); "
+             f"print(json.dumps({{'code': code, 'loaded': [m for m in {heavy!r} if m in sys.modules]}}))")
+    sample = os.path.join(os.path.dirname(__file__), "..", "..", "sample_sessions", "bugfix.jsonl")
+    out = subprocess.run([sys.executable, "-c", probe, "import", sample],
+                         env={**os.environ, "WORKBENCH_HOME": str(tmp_path)}, capture_output=True,
+                         text=True, check=True).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == {"code": 0, "loaded": []}
+    assert (tmp_path / "workbench.db").is_file()

@@ -16,9 +16,10 @@ import sqlite3
 from collections.abc import Callable, Generator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
+from functools import cached_property
 from hashlib import sha256
 from pathlib import Path
-from typing import Any, Self, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypedDict, TypeVar
 
 from iris.errors import StorageError
 from iris.frozen import FrozenModel
@@ -40,8 +41,9 @@ from ._fast_json import canonical_dump
 from ._sql import canonical, disk_is_full, failed_writing, guard, typed, write_transaction
 from .cache import StoreCache
 from .migrations import apply_migrations, pending_migrations
-from .replays import ReplayRepository
-from .writer import forget_unused_bodies
+
+if TYPE_CHECKING:
+    from .replays import ReplayRepository
 
 __all__ = [
     "DB_NAME",
@@ -183,8 +185,14 @@ class Store:
 
         self.cache = StoreCache()
         """Values derived from stored rows, keyed by what makes them stale."""
-        self.replays = ReplayRepository(self.db, self.cache)
-        """Saved replays: save, list, find, open, delete."""
+
+    @cached_property
+    def replays(self) -> ReplayRepository:
+        """Saved replays: save, list, find, open, delete (built on first use: their records
+        import the replay engine, which an import of a transcript does not need)."""
+        from .replays import ReplayRepository
+
+        return ReplayRepository(self.db, self.cache)
 
     def close(self) -> None:
         self.db.close()
@@ -296,6 +304,8 @@ class Store:
         with self._storage_errors(f"deleting session {session_id!r}"), self.db.atomic():
             self.db.execute("DELETE FROM messages WHERE session_id = ?", [session_id])
             cursor = self.db.execute("DELETE FROM sessions WHERE id = ?", [session_id])
+            from .writer import forget_unused_bodies
+
             forget_unused_bodies(self.db)
             return cursor.rowcount > 0
 
