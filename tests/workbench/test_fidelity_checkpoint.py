@@ -43,8 +43,8 @@ def test_r_fid_3_evidence_lists_files_and_commands_with_outcomes():
             *_bash(3, "git diff --stat && git log --oneline -5", " src/a.py | 2 +-"))
     text = evidence_section(head, edit_tool=EDIT_TOOL)
     assert "- Paths are relative to `/home/u/p/`." in text
-    assert "- Edited, latest and most used first: `src/a.py`" in text
-    assert "- Read, latest and most used first: `lib/b.py`" in text
+    assert "- Edited, latest and most used first:\n  - `src/a.py`" in text
+    assert "- Read, latest and most used first:\n  - `lib/b.py`" in text
     assert "  - `pytest tests/test_a.py -q` → ok: 1 passed" in text  # the last run's outcome
     assert "  - `git log --oneline -5` → ok\n" in text + "\n"  # not the diff's output line
     assert "cd /w" not in text and "tail -3" not in text
@@ -155,3 +155,70 @@ def test_r_fid_3_checkpoint_builder_and_scorer_share_no_code():
     internal = lambda names: {n.lstrip(".").split(".")[0] for n in names if n.startswith("..")}
     shared = set().union(*map(internal, builder.values())) & set().union(*map(internal, scorer.values()))
     assert shared <= {"session", "frozen"}, shared
+
+
+def _call(cid: str, name: str, text: str = "", **args: object) -> Message:
+    from iris.session import TextBlock
+
+    blocks: list[TextBlock | ToolCallBlock] = [TextBlock(text=text)] if text else []
+    blocks.append(ToolCallBlock(id=cid, name=name, arguments=dict(args)))
+    return Message(role="assistant", content=tuple(blocks))
+
+
+def _said(cid: str, text: str, error: bool = False) -> Message:
+    return Message(role="tool", content=(ToolResultBlock(call_id=cid, text=text, is_error=error),))
+
+
+def test_r_fid_3_offline_checkpoint_is_a_summary_a_person_can_continue_from():
+    """R-FID-3: the requests latest first (a queued one included), what is done with its
+    evidence (a commit, a closed task, a passing test), a decision and not chatter, only the
+    problem still open at the cut, the next step from the latest todo list, sub-agents in words."""
+    from iris.compaction.extract import extractive_sections
+    from iris.session import TextBlock
+
+    def user(text: str) -> Message:
+        return Message(role="user", content=(TextBlock(text=text),))
+
+    todos = [{"content": "Fix the lexer", "status": "completed", "activeForm": "Fixing"},
+             {"content": "Wire the CLI flag", "status": "in_progress", "activeForm": "Wiring"},
+             {"content": "Write the docs", "status": "pending", "activeForm": "Writing"}]
+    head = (user("Fix the lexer in src/lex.py."),
+            _call("t1", "TodoWrite", todos=[{**t, "status": "pending"} for t in todos]),
+            _said("t1", "ok"),
+            _call("b1", "Bash", "Let me run the tests.", command="pytest tests/test_lex.py -q"),
+            _said("b1", "E   AssertionError\n1 failed in 0.2s", error=True),
+            _call("b2", "Bash", "The root cause is the tokenizer's lookahead, so I will switch "
+                  "to a two-character window instead of peeking.", command="pytest tests/test_lex.py -q"),
+            _said("b2", "..........\n10 passed in 0.3s"),
+            _call("b3", "Bash", command="git commit -m 'Fix the lexer lookahead'"),
+            _said("b3", "[main 1a2b3c4] Fix the lexer lookahead\n 1 file changed"),
+            _call("b4", "Bash", command="bd close lex-1"),
+            _said("b4", "✓ Closed lex-1: Fix the lexer"),
+            _call("a1", "Task", description="Survey the CLI flags", subagent_type="Explore",
+                  prompt="List the flags"),
+            _said("a1", "The CLI has 12 flags; --fast is unused."),
+            _call("b5", "Bash", command="make docs"),
+            _said("b5", "make: *** No rule to make target 'docs'.", error=True),
+            user("Also add a --fast flag to the CLI."),
+            user("<system-reminder>The user sent the following message:\nKeep the old flag "
+                 "working.\n\nPlease address this message and continue with your tasks."
+                 "</system-reminder>"),
+            _call("t2", "TodoWrite", todos=todos), _said("t2", "ok"))
+    s = extractive_sections(head, current_request=None)
+    assert s["Current User Request"].startswith("(queued) Keep the old flag working.")
+    assert s["Background Goals"].splitlines()[:2] == ["Also add a --fast flag to the CLI.",
+                                                      "Fix the lexer in src/lex.py."]
+    progress = s["Progress"]
+    assert "Committed: [main 1a2b3c4] Fix the lexer lookahead" in progress
+    assert "Closed lex-1" in progress
+    assert "Tests pass: `pytest tests/test_lex.py -q` → 10 passed in 0.3s" in progress
+    assert "root cause is the tokenizer's lookahead" in s["Key Decisions"]
+    assert "Let me run the tests" not in s["Key Decisions"]
+    assert s["Open Problems"].startswith("- `make docs` failed: make: *** No rule")
+    assert "pytest" not in s["Open Problems"]  # failed, then passed: not open
+    assert s["Next Step"] == "Continue (in progress in the latest plan): Wire the CLI flag"
+    assert "- [x] Fix the lexer" in s["Todo State"] and "Working on: Wire the CLI flag" in s[
+        "Active Objective"]
+    assert s["SubAgent State"] == ("- Explore: Survey the CLI flags — finished: The CLI has 12 "
+                                   "flags; --fast is unused.")
+    assert "{" not in s["SubAgent State"]  # no raw dicts

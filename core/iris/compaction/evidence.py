@@ -33,7 +33,10 @@ DEFAULT_EVIDENCE_CHARS = 4000
 """The section's size when the caller gives no summary allowance."""
 EVIDENCE_CHARS_PER_TOKEN = 2
 """Characters of evidence per token of the summary allowance."""
-_OUTCOME_CHARS = 60
+_OUTCOME_CHARS = 48
+_SHORT_FACT = 30
+_SEGMENT_CHARS = 60
+"""Names listed after one mention of their folder before it is written again."""
 _COMMAND_CHARS = 200
 _RESULT_CHARS = 20_000
 _FILE_ARGS = ("file_path", "path", "filePath", "filename", "notebook_path")
@@ -41,6 +44,12 @@ _SHELL = re.compile(r"bash|shell|exec|command|terminal|run", re.IGNORECASE)
 _SEARCH_ARGS = ("pattern", "glob", "query", "path")
 _PATHLIKE = re.compile(r"(?<![\w/.~:-])(?:\.{1,2}/|~/|/)?(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*")
 _NAMED = re.compile(r"\.[A-Za-z]{1,5}$")
+_HEADER = re.compile(r"^(?:Chunk ID|Wall time|Process exited with code|Original token count|"
+                     r"Output):", re.IGNORECASE)
+"""The lines a shell tool puts before a command's output (Codex's exec_command)."""
+_BUILT = re.compile(r"(?:^|/)(?:_build|node_modules|\.git|dist|target|__pycache__|\.venv|deps)/"
+                    r"|\.(?:beam|pyc|o|class)$")
+"""Build output and dependencies a tool result lists (a stack trace, a listing), left out."""
 _NOT_COMMANDS = frozenset({"cd", "echo", "sleep", "true", "false", "clear", "pwd", "export",
                            "set", "if", "then", "else", "elif", "fi", "do", "done", "for",
                            "while", "case", "esac", "{", "}", "(", ")"})
@@ -142,7 +151,7 @@ class _Head:
             for result in message.tool_results:
                 self._outcome(result.text, result.is_error, calls.get(result.call_id, []))
                 for word in _pathlike(result.text[:_RESULT_CHARS]):
-                    if "/" in word.strip("/"):
+                    if "/" in word.strip("/") and _NAMED.search(word) and not _BUILT.search(word):
                         self.shown[word] = i
 
     def _calls(self, i: int, message: Message, edit_tool: re.Pattern[str],
@@ -170,7 +179,8 @@ class _Head:
 
     def _outcome(self, text: str, failed: bool, parts: Sequence[str]) -> None:
         verdict = "failed" if failed else "ok"
-        first = next((" ".join(ln.split()) for ln in text.splitlines() if ln.strip()), "")
+        first = next((" ".join(ln.split()) for ln in text.splitlines()
+                      if ln.strip() and not _HEADER.match(ln)), "")
         if len(first) > _OUTCOME_CHARS:
             first = first[:_OUTCOME_CHARS - 1] + "…"
         for part in parts:
@@ -180,21 +190,42 @@ class _Head:
 
 
 def workspace_root(head: Sequence[Message]) -> str | None:
-    """The folder most of the head's absolute file arguments are under (at least three levels
-    deep), or None."""
-    folders: dict[str, int] = {}
-    total = 0
+    """The project folder: the one that turns the head's absolute file arguments into the relative
+    paths its commands name (``/w/p/src/a.py`` and ``git add src/a.py``: ``/w/p``), else the working
+    directory most shell calls ran in (``workdir``/``cwd``), else the folder most absolute file
+    arguments are under (three levels deep at least), or None."""
+    absolute: set[str] = set()
+    relative: set[str] = set()
+    workdirs: dict[str, int] = {}
     for message in head:
         for call in message.tool_calls:
+            workdir = call.arguments.get("workdir") or call.arguments.get("cwd")
+            if isinstance(workdir, str) and workdir.startswith("/"):
+                workdirs[workdir.rstrip("/")] = workdirs.get(workdir.rstrip("/"), 0) + 1
             for key in _FILE_ARGS:
                 value = call.arguments.get(key)
                 if isinstance(value, str) and value.startswith("/"):
-                    total += 1
-                    parts = value.split("/")[1:-1]
-                    for n in range(3, len(parts) + 1):
-                        folder = "/" + "/".join(parts[:n])
-                        folders[folder] = folders.get(folder, 0) + 1
-    wide = [f for f, n in folders.items() if n >= 0.6 * total]
+                    absolute.add(value)
+            line = shell_command(call.name, call.arguments)
+            if line is not None:
+                relative.update(w for w in _pathlike(line) if not w.startswith(("/", "~")))
+    roots: dict[str, int] = {}
+    for path in absolute:
+        for rel in relative:
+            if path.endswith("/" + rel.removeprefix("./")):
+                root = path[:-len(rel.removeprefix("./")) - 1]
+                roots[root] = roots.get(root, 0) + 1
+    if roots:
+        return max(roots, key=lambda r: (roots[r], -len(r)))
+    if workdirs:
+        return max(workdirs, key=lambda w: workdirs[w])
+    folders: dict[str, int] = {}
+    for path in absolute:
+        parts = path.split("/")[1:-1]
+        for n in range(3, len(parts) + 1):
+            folder = "/" + "/".join(parts[:n])
+            folders[folder] = folders.get(folder, 0) + 1
+    wide = [f for f, n in folders.items() if n >= 0.6 * len(absolute)]
     return max(wide, key=len) if wide else None
 
 
@@ -212,7 +243,9 @@ def _entries(facts: _Head, root: str | None) -> list[tuple[float, str, str]]:
     span = max(facts.last, 1)
 
     def priority(key: str, at: int) -> float:
-        return at / span + 0.08 * min(facts.uses.get(key, 1) - 1, 6)
+        # recent, used often, and short (a long one-off command costs the room of several facts)
+        return (at / span + 0.08 * min(facts.uses.get(key, 1) - 1, 6)
+                - max(len(key) - _SHORT_FACT, 0) / 400)
 
     for group, found in (("Edited", facts.edited), ("Read", facts.read),
                          ("Named in commands, searches or requests", facts.named),
@@ -221,7 +254,7 @@ def _entries(facts: _Head, root: str | None) -> list[tuple[float, str, str]]:
             shown = _relative(path, root)
             if shown not in seen:
                 seen.add(shown)
-                out.append((priority(path, at), group, f"`{shown}`"))
+                out.append((priority(path, at), group, shown))
     for command, at in facts.commands.items():
         outcome = facts.outcomes.get(command)
         out.append((priority(command, at), "Commands",
@@ -233,6 +266,34 @@ _ORDER = ("Edited", "Read", "Commands", "Named in commands, searches or requests
           "Named by tool results")
 
 
+def _folder(path: str) -> tuple[str, str]:
+    folder, _, name = path.rstrip("/").rpartition("/")
+    return folder, name
+
+
+def _paths_line(paths: Sequence[str]) -> list[str]:
+    """Paths written as a person lists them: the files of one folder after the folder, the folder
+    repeated every few names (so each name stands near it), a lone file whole."""
+    folders: dict[str, list[str]] = {}
+    for path in paths:
+        folder, name = _folder(path)
+        folders.setdefault(folder, []).append(name)
+    out: list[str] = []
+    for folder, names in folders.items():
+        if not folder or len(names) == 1:
+            out += [f"`{folder}/{n}`" if folder else f"`{n}`" for n in names]
+            continue
+        segment: list[str] = []
+        for name in names:
+            segment.append(f"`{name}`")
+            if sum(len(n) + 2 for n in segment) > _SEGMENT_CHARS:
+                out.append(f"`{folder}/` " + ", ".join(segment))
+                segment = []
+        if segment:
+            out.append(f"`{folder}/` " + ", ".join(segment))
+    return out
+
+
 def evidence_section(head: Sequence[Message], *, edit_tool: re.Pattern[str],
                      max_chars: int = DEFAULT_EVIDENCE_CHARS) -> str:
     """The section's body (see the module doc) within ``max_chars`` characters, the most recently
@@ -242,28 +303,36 @@ def evidence_section(head: Sequence[Message], *, edit_tool: re.Pattern[str],
     if not entries:
         return ""
     chosen: list[tuple[float, str, str]] = []
+    folders: set[tuple[str, str]] = set()
     used = len(root) + 40 if root else 0
     covered = 0
     for entry in entries:
-        cost = len(entry[2]) + 4
-        named = re.compile(r"(?<![\w./-])" + re.escape(entry[2].strip("`")) + r"(?![\w/-])")
-        if entry[1] != "Commands" and any(named.search(c[2]) for c in chosen
-                                          if c[1] == "Commands"):
-            covered += 1  # a command kept already names it
-            continue
+        _, group, text = entry
+        if group == "Commands":
+            cost = len(text) + 6
+        else:
+            named = re.compile(r"(?<![\w./-])" + re.escape(text) + r"(?![\w/-])")
+            if any(named.search(c[2]) for c in chosen if c[1] == "Commands"):
+                covered += 1  # a command kept already names it
+                continue
+            folder, name = _folder(text)
+            cost = len(name) + 4 if (group, folder) in folders else len(text) + 8
         if used + cost <= max_chars:
             chosen.append(entry)
             used += cost
+            if group != "Commands":
+                folders.add((group, _folder(text)[0]))
     lines: list[str] = [f"- Paths are relative to `{root}/`."] if root else []
     for group in _ORDER:
-        mine = [line for _, g, line in chosen if g == group]
+        mine = [text for _, g, text in chosen if g == group]
         if not mine:
             continue
         if group == "Commands":
             lines.append("- Commands run, latest and most used first (outcome of the last run):")
             lines += [f"  - {line}" for line in mine]
         else:
-            lines.append(f"- {group}, latest and most used first: " + ", ".join(mine))
+            lines.append(f"- {group}, latest and most used first:")
+            lines += [f"  - {line}" for line in _paths_line(mine)]
     if len(chosen) + covered < len(entries):
         lines.append(f"- (+{len(entries) - len(chosen) - covered} less recently used files and "
                      "commands in the archive)")

@@ -40,9 +40,17 @@ from .progress import (
 __all__ = ["EDIT_TOOL", "PATH_KEYS", "SHELL_TOOL", "extractive_sections"]
 
 MAX_ITEMS = 8
-MAX_DONE = 12
-MAX_DECISIONS = 6
-MAX_NOTES = 3
+MAX_DONE = 16
+MAX_DECISIONS = 8
+MAX_NOTES = 6
+NOTE_CHARS = 700
+REQUEST_CHARS = 2000
+EARLIER_REQUEST_CHARS = 600
+SUMMARY_CHARS_PER_EVIDENCE_CHAR = 1.5
+"""The whole summary's size in characters per character of the evidence allowance (which is two
+characters per token of the summary allowance: three characters a token in all)."""
+_SCALES = (1.0, 0.6, 0.35, 0.2, 0.1)
+_LABEL = "(Extractive summary: built offline from the archived messages; no model wrote it.)"
 _GROUP_LINES = 320
 """Characters the section's group lines take besides its entries."""
 MAX_CHARS = 220
@@ -97,11 +105,13 @@ def _next_step(plan: Sequence[PlanItem], assistant: list[str], request: str) -> 
     return f"Work on the current request: {_short(request or 'see the retained messages')}"
 
 
-def _background(asked: Sequence[Finding], carried: dict[str, str], objective: str) -> str:
+def _background(asked: Sequence[Finding], carried: dict[str, str], objective: str,
+                scale: float = 1.0) -> str:
     """The earlier requests of the segment, the latest first, one a line; with none, the carried
     goals (or the carried objective when the objective changed), so the original task survives
     repeated compactions."""
-    lines = [_short(f.text, 300) for f in reversed(asked[:-1])][:MAX_ITEMS]
+    limit = max(int(EARLIER_REQUEST_CHARS * scale), 120)
+    lines = [_short(f.text, limit) for f in reversed(asked[:-1])][:MAX_ITEMS]
     if len(asked) - 1 > MAX_ITEMS:
         lines.append(f"(+{len(asked) - 1 - MAX_ITEMS} earlier requests in the archive)")
     goals = carried.get("Background Goals", "")
@@ -157,39 +167,51 @@ def extractive_sections(head: Sequence[Message], *, current_request: str | None,
     objective = latest or carried.get("Active Objective", request)
     doing = next((p.text for p in plan if p.status == "in_progress"), None)
     task = current_task(head)
-    finished = done(head)
-    progress = ["(Extractive summary: built offline from the archived messages; no model wrote it.)"]
-    if previous_checkpoint:
-        progress.append("- Continues the previous checkpoint (see ## Previous Checkpoint).")
-    progress += [f"- {f.text}" for f in finished[:MAX_DONE]]
-    if len(finished) > MAX_DONE:
-        progress.append(f"- (+{len(finished) - MAX_DONE} earlier results in the archive)")
-    if not finished:
-        progress.append("- No commit, closed task or passing test run in the archived segment.")
-    calls = sum(len(m.tool_calls) for m in head)
-    progress.append(f"- {calls} tool call(s) in {len(head)} archived messages. Where the work "
-                    "stood, in the assistant's last words before the cut:")
-    progress += [f"  - {_short(t, 300)}" for t in assistant[-MAX_NOTES:]]
-    chose = decisions(head, MAX_DECISIONS)
-    problems = open_problems(head, MAX_ITEMS)
-    agents = subagents(head)
-    sections = {
-        "Current User Request": _short(request, 800) or "No user request in the archived segment.",
-        "Active Objective": _objective(objective, request, doing, task),
-        "Background Goals": _background(asked, carried, objective),
-        "User Constraints": _bullets([_short(c) for c in constraints], "None stated."),
-        "Progress": "\n".join(progress),
-        "Key Decisions": ("\n".join(f"- {f.text}" for f in chose)
-                          or "No decision that changed the plan in the archived segment."),
-        "Files and Evidence": "",
-        "Todo State": _todo_state(plan),
-        "SubAgent State": _bullets([f.text for f in agents], "No subagents recorded."),
-        "Open Problems": ("\n".join(f"- {f.text}" for f in problems)
-                          or "No failure left unresolved at the cut."),
-        "Next Step": _next_step(plan, assistant, request),
-    }
+    finished, chose = done(head), decisions(head, MAX_DECISIONS)
+    problems, agents = open_problems(head, MAX_ITEMS), subagents(head)
+    budget = int(evidence_chars * SUMMARY_CHARS_PER_EVIDENCE_CHAR)
+    sections: dict[str, str] = {}
+    for scale in _SCALES:  # the prose shrinks until the summary fits its allowance
+        notes = max(1, round(MAX_NOTES * scale))
+        progress = [_LABEL]
+        if previous_checkpoint:
+            progress.append("- Continues the previous checkpoint (see ## Previous Checkpoint).")
+        progress += [f"- {_short(f.text, max(int(240 * scale), 60))}"
+                     for f in finished[:max(1, round(MAX_DONE * scale))]]
+        if len(finished) > max(1, round(MAX_DONE * scale)):
+            progress.append(f"- (+{len(finished) - max(1, round(MAX_DONE * scale))} earlier "
+                            "results in the archive)")
+        if not finished:
+            progress.append("- No commit, closed task or passing test run in the archived segment.")
+        calls = sum(len(m.tool_calls) for m in head)
+        progress.append(f"- {calls} tool call(s) in {len(head)} archived messages. Where the work "
+                        "stood, in the assistant's last words before the cut:")
+        progress += [f"  - {_short(t, max(int(NOTE_CHARS * scale), 80))}"
+                     for t in assistant[-notes:]]
+        sections = {
+            "Current User Request": (_short(request, max(int(REQUEST_CHARS * scale), 200))
+                                     or "No user request in the archived segment."),
+            "Active Objective": _objective(objective, request, doing, task),
+            "Background Goals": _background(asked, carried, objective, scale),
+            "User Constraints": _bullets([_short(c) for c in constraints], "None stated."),
+            "Progress": "\n".join(progress),
+            "Key Decisions": ("\n".join(f"- {_short(f.text, max(int(240 * scale), 80))}"
+                                        for f in chose[:max(1, round(MAX_DECISIONS * scale))])
+                              or "No decision that changed the plan in the archived segment."),
+            "Files and Evidence": "",
+            "Todo State": _todo_state(plan),
+            "SubAgent State": _bullets([f.text for f in agents], "No subagents recorded."),
+            "Open Problems": ("\n".join(f"- {f.text}" for f in problems)
+                              or "No failure left unresolved at the cut."),
+            "Next Step": _next_step(plan, assistant, request),
+        }
+        if sum(len(t) + len(b) + 5 for t, b in sections.items()) <= budget * (1 - EVIDENCE_SHARE):
+            break
     rest = sum(len(title) + len(body) + 5 for title, body in sections.items())
     room = min(evidence_chars, int(rest * EVIDENCE_SHARE / (1 - EVIDENCE_SHARE)) - _GROUP_LINES)
     files = evidence_section(head, edit_tool=EDIT_TOOL, max_chars=room)
+    while files and len(files) > EVIDENCE_SHARE * (rest + len(files)) and room > 0:
+        room -= max(len(files) - int(EVIDENCE_SHARE / (1 - EVIDENCE_SHARE) * rest), 40)
+        files = evidence_section(head, edit_tool=EDIT_TOOL, max_chars=room)
     sections["Files and Evidence"] = files or "- No files or commands in the archived segment."
     return sections

@@ -361,15 +361,15 @@ def tool_inputs(message: Message) -> str:
 
 
 def result_paths(message: Message, norm: Normaliser) -> Iterator[str]:
-    """The keys of the paths with a folder (``a/b.py``, not a bare ``b.py``) that ``message``'s
-    tool results state; the first :data:`MAX_RESULT_CHARS` characters of each result are read."""
+    """The keys of the file paths with a folder (``a/b.py``, not a bare ``b.py`` nor a route
+    ``/api/items``) that ``message``'s tool results state; the first :data:`MAX_RESULT_CHARS` characters of each result are read."""
     for result in message.tool_results:
         for key in _paths(result.text[:MAX_RESULT_CHARS], norm):
             if key.startswith(("a/", "b/")) and f"--- {key}" in result.text \
                     or f"+++ {key}" in result.text:
                 key = key[2:]  # a diff's a/ and b/ sides name the file itself
-            if "/" in key.strip("/"):
-                yield key
+            if "/" in key.strip("/") and "." in key.rsplit("/", 1)[-1].strip("."):
+                yield key  # a file (a route such as /api/items is not one)
 
 
 def message_mentions(message: Message) -> str:
