@@ -166,6 +166,8 @@ def test_r_fid_2_templates_rerun_shows_the_loss_of_both_checkpoints(workbench_ho
                                                                            "edited"])
     assert list(pair["facts"])[:3] == ["all", "paths", "commands"]
     assert list(pair["original"]) == list(pair["edited"]) and pair["original"].iloc[0] != "—"
+    # R-FID-6: the page says the offline summariser did not read the edited template
+    assert any("Templates not compared" in w.value for w in at.warning)
 
 
 def test_r_fid_2_side_by_side_names_what_an_edit_fixed():

@@ -184,6 +184,8 @@ def _replay(args: argparse.Namespace) -> int:
     lines = summary_lines(result, elapsed, compaction_request=session.header.is_compaction_request)
     if (usage := summary_usage_line(result.run_usage)) is not None:
         lines.append(usage)
+    if args.prompts and (ignored := _templates_ignored(summariser)) is not None:
+        lines.append(f"  warning: --prompts {args.prompts}: {ignored}")
     if args.name and info is not None:
         lines.append(f"  saved as {args.name!r} ({info.id}) for session {session_id!r}")
     if args.json:
@@ -192,7 +194,8 @@ def _replay(args: argparse.Namespace) -> int:
             lines.append(f"  wrote {len(result.preparations)} preparations to {args.json}")
     if args.summary_json:
         _write_summary(args.summary_json, session, result, streamed.prefixes,
-                       _subagents(store, args, session_id, session))
+                       _subagents(store, args, session_id, session),
+                       summariser=summariser, template_snapshot_id=streamed.template_snapshot_id)
         if args.summary_json != "-":
             lines.append(f"  wrote the summary to {args.summary_json}")
     failed = [p for p in result.preparations if p.phase == "failed"]
@@ -204,6 +207,12 @@ def _replay(args: argparse.Namespace) -> int:
                         else "exit code 2 (--allow-failed: 0)"))
     print("\n".join(lines), file=out)
     return 2 if failed and not args.allow_failed else 0
+
+
+def _templates_ignored(summariser: Any) -> str | None:
+    from ..analysis.summariser_info import summariser_info, templates_ignored
+
+    return templates_ignored(summariser_info(summariser))
 
 
 def _resolve(store, args: argparse.Namespace):
@@ -235,10 +244,13 @@ def _subagents(store, args: argparse.Namespace, session_id: str, session) -> tup
 
 
 def _write_summary(target: str, session, result: Replay, prefixes: Any = None,
-                   subagents: Sequence[Any] = ()) -> None:
+                   subagents: Sequence[Any] = (), *, summariser: Any = None,
+                   template_snapshot_id: str | None = None) -> None:
     from ..analysis.replay_summary import replay_summary
 
-    text = replay_summary(session, result, prefixes=prefixes, subagents=subagents).json_text()
+    text = replay_summary(session, result, prefixes=prefixes, subagents=subagents,
+                          summariser=summariser,
+                          template_snapshot_id=template_snapshot_id).json_text()
     if target == "-":
         sys.stdout.write(text)
         return
