@@ -135,7 +135,7 @@ def replay(session: Session, config: ContextConfig | None = None, *,
     workspace is given for a relative root). ``observers`` are what the run reports to,
     ``environment`` what it reads besides the session and the directory it writes to, ``options``
     how it runs (see :mod:`iris.replay_options`; None: the defaults). Without
-    ``environment.session_dir`` a private folder of this run is used and removed afterwards
+    ``environment.work_dir`` a private folder of this run is used and removed afterwards
     (:func:`iris.work_dir.claim_work_dir`); the archive texts are kept in :attr:`Replay.archives` unless
     ``options.keep_bodies`` is False.
     """
@@ -148,8 +148,8 @@ def replay(session: Session, config: ContextConfig | None = None, *,
     # the templates of config.prompts.root under workspace_root (R-PRM-1)
     prompts = prompts if prompts is not None else configured_snapshot(config, env.workspace_root)
     summariser = summariser if summariser is not None else ExtractiveSummariser()
-    own_dir = env.session_dir is None
-    work_dir = Path(env.session_dir) if env.session_dir is not None else claim_work_dir()
+    own_dir = env.work_dir is None
+    work_dir = Path(env.work_dir) if env.work_dir is not None else claim_work_dir()
     try:
         with replay_collections(options.pause_collector) as freezer:
             walker = _ReplayWalker(_RunInputs(
@@ -294,7 +294,7 @@ class _ReplayWalker:
         t, session = self.thresholds, inputs.session
         return PipelineSettings(
             config=inputs.config, thresholds=t, memory=self.memory, prompts=inputs.prompts,
-            summariser=inputs.summariser, session_dir=inputs.work_dir,
+            summariser=inputs.summariser, work_dir=inputs.work_dir,
             tool_kinds=ToolKindMap.for_source_format(session.header.source_format),
             cancel=inputs.observers.cancel,
             artifacts=inputs.artifacts, incremental=inputs.options.incremental)

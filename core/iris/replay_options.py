@@ -65,7 +65,7 @@ class ReplayEnvironment:
     """None: the shared default estimator."""
     workspace_root: str | Path | None = None
     """Where the configuration's ``prompts.root`` is looked up when no ``prompts`` are given."""
-    session_dir: str | Path | None = None
+    work_dir: str | Path | None = None
     """Receives archives and reduction artifacts (use an empty directory: archive numbers continue
     from the ``history-N.md`` files already there). None: a temporary directory named after the
     session and configuration, removed afterwards."""

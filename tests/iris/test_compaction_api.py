@@ -23,7 +23,7 @@ def test_pipeline_contract_signature():
     assert request == ["history", "current_request", "request_tokens", "trigger", "previous",
                        "step_index"]
     env = [f.name for f in dataclasses.fields(compaction.CompactionEnvironment)]
-    assert env == ["config", "thresholds", "prompts", "summariser", "session_dir", "estimator",
+    assert env == ["config", "thresholds", "prompts", "summariser", "work_dir", "estimator",
                    "tools", "reduction_memory", "tool_kinds"]
     fields = set(compaction.CompactionOutcome.model_fields)
     assert fields == {"status", "decisions", "history", "checkpoint", "archive_path", "archive_text",

@@ -156,7 +156,7 @@ def test_r_cmp_5_an_unanswered_call_in_the_recent_tail_pulls_the_cut_before_its_
          said("waiting " + big), user("go on")]
     cfg = parse_config({"compaction": {"input_budget_tokens": 20000, "threshold": 0.3}})
     env = CompactionEnvironment(config=cfg, thresholds=thresholds(cfg), prompts=PromptSnapshot.defaults(),
-                                summariser=ExtractiveSummariser(), session_dir=tmp_path, estimator=EST)
+                                summariser=ExtractiveSummariser(), work_dir=tmp_path, estimator=EST)
     out = compact(CompactionRequest(history=tuple(h[:-1]), current_request=h[-1],
                                     request_tokens=EST.request_tokens(h)), env)
     (plan,) = [d for d in out.decisions if type(d).__name__ == "PlanDecision"]

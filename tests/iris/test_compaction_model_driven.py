@@ -165,7 +165,7 @@ def test_r_cmp_12_worklog_records_terminal_results_only():
 def _apply(history, tmp_path, state=None, batch=20, args=ARGS, tokens=None):
     cfg = parse_config({"compaction": {"model_driven": True}})
     return apply_model_checkpoint(
-        history, args, config=cfg, thresholds=thresholds(cfg), session_dir=tmp_path / "s",
+        history, args, config=cfg, thresholds=thresholds(cfg), work_dir=tmp_path / "s",
         project_root=tmp_path, estimator=EST,
         request_tokens=tokens if tokens is not None else EST.request_tokens(history),
         current_batch=batch, state=state, repository_state="branch main, HEAD abc123, clean")

@@ -147,7 +147,7 @@ def test_r_red_7_every_copy_of_a_repeated_output_names_the_shared_archive(tmp_pa
     second = c.call("Bash", {"command": "ls -la /data"}, body)
     c.call("Bash", {"command": "ls -la /data"}, body)
     c.turns(3)
-    res = c.reduce(session_dir=tmp_path)
+    res = c.reduce(work_dir=tmp_path)
     paths = {decision(res, cid).artifact_path for cid in (first, second)}
     assert decision(res, first).action == "repeat" and len(paths) == 1 and None not in paths
     (path,) = paths

@@ -34,9 +34,9 @@ def test_r_red_7_deferred_writer_names_the_same_files_and_writes_them_on_flush(t
 
 def test_r_prep_6_a_replay_without_a_folder_keeps_the_records_of_one_with_a_folder(tmp_path):
     """R-PREP-6: the replay in its own temporary folder (artifacts recorded, then dropped) gives
-    the same preparations and checkpoints as a replay writing its artifacts to ``session_dir``."""
+    the same preparations and checkpoints as a replay writing its artifacts to ``work_dir``."""
     session = synth_session(responses=160, seed=5)
-    on_disk = replay(session, environment=ReplayEnvironment(estimator=TokenEstimator(), session_dir=tmp_path))
+    on_disk = replay(session, environment=ReplayEnvironment(estimator=TokenEstimator(), work_dir=tmp_path))
     own = replay(session, environment=ReplayEnvironment(estimator=TokenEstimator()))
     assert list((tmp_path / "reduced-artifacts").iterdir())  # this session writes artifacts
 

@@ -14,7 +14,7 @@ def test_r_red_7_archive_holds_exact_bytes_and_marker_names_it(tmp_path):
     c = Conv()
     cid = c.call("Bash", {"command": "make"}, text)
     c.turns(2)
-    res = c.reduce(session_dir=tmp_path)
+    res = c.reduce(work_dir=tmp_path)
     d = decision(res, cid)
     assert d.artifact_path is not None
     assert d.artifact_path.startswith("<session_dir>/reduced-artifacts/")  # logical (R-PREP-6)
@@ -32,7 +32,7 @@ def test_r_red_7_content_addressed_one_file_for_same_content(tmp_path):
     a = c.call("Bash", {"command": "make a"}, text)
     b = c.call("Bash", {"command": "make b"}, text)
     c.turns(2)
-    res = c.reduce(session_dir=tmp_path)
+    res = c.reduce(work_dir=tmp_path)
     assert decision(res, a).artifact_path == decision(res, b).artifact_path
     assert len(list((tmp_path / "reduced-artifacts").iterdir())) == 1
 
@@ -45,7 +45,7 @@ def test_r_red_7_small_outputs_and_exempt_summaries_not_archived(tmp_path):
                  "\n".join(f"{i:6}→code line {i} with some content" for i in range(1, 201)))
     c.call("Read", {"file_path": "/x/a.py"}, "\n".join(f"{i:6}→code line {i} with some content" for i in range(1, 400)))
     c.turns(3)
-    res = c.reduce(session_dir=tmp_path)
+    res = c.reduce(work_dir=tmp_path)
     assert decision(res, conf).action == "reduced" and decision(res, conf).artifact_path is None
     assert decision(res, old).action == "superseded" and decision(res, old).artifact_path is None
     assert not (tmp_path / "reduced-artifacts").exists()
@@ -60,7 +60,7 @@ def test_r_red_7_paths_never_escape_session_dir(tmp_path):
     c = padding(6)
     cid = c.call("../../evil", {}, lines(300))
     c.turns(3)
-    c.reduce(session_dir=tmp_path / "s")
+    c.reduce(work_dir=tmp_path / "s")
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert files and all(p.is_relative_to(tmp_path / "s" / "reduced-artifacts") for p in files), files
     assert cid
@@ -71,7 +71,7 @@ def test_r_red_8_inline_budget_preview_and_reference(tmp_path):
     big = lines(3000, "row {i}: " + "x" * 30)
     assert len(big.encode()) > INLINE_BUDGET_BYTES
     block = ToolResultBlock(call_id="c", text=big)
-    new, logical = externalize_large_result(block, session_dir=tmp_path, tool_name="Bash")
+    new, logical = externalize_large_result(block, work_dir=tmp_path, tool_name="Bash")
     assert logical is not None and logical.startswith("<session_dir>/tool-outputs/bash-")
     path = ArtifactWriter(tmp_path).resolve(logical)
     assert path.parent == (tmp_path / "tool-outputs").resolve()
@@ -79,7 +79,7 @@ def test_r_red_8_inline_budget_preview_and_reference(tmp_path):
     assert new.artifact_path == logical and len(new.text.encode()) < 9 * 1024
     assert new.text.startswith("row 0: ") and f"Full output saved to {logical}" in new.text
     small = ToolResultBlock(call_id="c", text="tiny")
-    assert externalize_large_result(small, session_dir=tmp_path, tool_name="Bash") == (small, None)
+    assert externalize_large_result(small, work_dir=tmp_path, tool_name="Bash") == (small, None)
 
 
 def test_r_red_8_engine_externalizes_on_first_entry_then_reduces_with_that_path(tmp_path):
@@ -88,12 +88,12 @@ def test_r_red_8_engine_externalizes_on_first_entry_then_reduces_with_that_path(
     big = lines(3000, "row {i}: " + "x" * 30)
     c = Conv()
     cid = c.call("Bash", {"command": "dump"}, big)
-    first = c.reduce(session_dir=tmp_path)
+    first = c.reduce(work_dir=tmp_path)
     d = decision(first, cid)
     assert (d.action, d.rule) == ("externalized", "inline_budget") and d.artifact_path is not None
     assert "tool-outputs" in d.artifact_path
     c.turns(2)
-    later = c.reduce(session_dir=tmp_path, state=first.state)
+    later = c.reduce(work_dir=tmp_path, state=first.state)
     d2 = decision(later, cid)
     assert d2.action == "reduced" and d2.artifact_path == d.artifact_path
     assert not (tmp_path / "reduced-artifacts").exists()

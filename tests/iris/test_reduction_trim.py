@@ -75,14 +75,14 @@ def test_r_pol_2_protected_reads_not_trimmed_and_reduced_get_hint(tmp_path):
     shell = c.call("Bash", {"command": "make"}, "\n".join(f"compiling unit {i} ok" for i in range(300)))
     for i in range(3):
         c.call("Task", {"prompt": f"{i}"}, "short")
-    res = c.reduce(policy=POLICY, session_dir=tmp_path)
+    res = c.reduce(policy=POLICY, work_dir=tmp_path)
     assert decision(res, read).rule == "current_read"
     d = decision(res, shell)
     out = sent_text(res, shell)
     assert d.action == "reduced" and d.read_back == d.ref
     assert out.startswith("[Older shell success summarized") and "Full output saved to" in out
     assert out.endswith(f'[Read back with context_read(ref="{d.ref}")]')
-    no_read = c.reduce(policy=POLICY, session_dir=tmp_path, context_read_available=False)
+    no_read = c.reduce(policy=POLICY, work_dir=tmp_path, context_read_available=False)
     assert decision(no_read, shell).read_back == decision(no_read, shell).artifact_path
 
 

@@ -94,7 +94,7 @@ def test_r_red_6_whole_file_write_is_stale_replaced_and_archived(tmp_path):
     c = Conv()
     cid = read(c, 1, 100)
     c.call("Write", {"file_path": PATH, "content": "new"}, "File created successfully at: /repo/src/app.py")
-    res = c.reduce(session_dir=tmp_path)
+    res = c.reduce(work_dir=tmp_path)
     d = decision(res, cid)
     assert d.action == "stale" and "File replaced after this read" in sent_text(res, cid)
     assert d.artifact_path and "reduced-artifacts" in d.artifact_path

@@ -29,9 +29,9 @@ def test_r_prep_5_without_bodies_the_sink_gets_every_request_and_records_are_unc
     session = synth_session(responses=160, seed=5)
     kept_sink, lean_sink = ListSink(), ListSink()
     kept = replay(session, observers=ReplayObservers(sink=kept_sink),
-                  environment=ReplayEnvironment(estimator=TokenEstimator(), session_dir=tmp_path / "kept"))
+                  environment=ReplayEnvironment(estimator=TokenEstimator(), work_dir=tmp_path / "kept"))
     lean = replay(session, observers=ReplayObservers(sink=lean_sink),
-                  environment=ReplayEnvironment(estimator=TokenEstimator(), session_dir=tmp_path / "lean"),
+                  environment=ReplayEnvironment(estimator=TokenEstimator(), work_dir=tmp_path / "lean"),
                   options=ReplayOptions(keep_bodies=False))
     assert kept.checkpoints and kept.requests and kept.archives
     assert lean.requests == {} and lean.archives == {}

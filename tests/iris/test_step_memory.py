@@ -33,7 +33,7 @@ def session() -> Session:
 def _settings(session: Session, memory: StepMemory, tmp: Path) -> PipelineSettings:
     config = default_config()
     t = thresholds(config, session.header.limits, session.header.model)
-    return PipelineSettings(config=config, thresholds=t, memory=memory, session_dir=tmp)
+    return PipelineSettings(config=config, thresholds=t, memory=memory, work_dir=tmp)
 
 
 def _parts(session: Session, upto: int, memory: StepMemory) -> tuple[Part, ...]:

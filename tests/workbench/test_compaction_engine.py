@@ -71,7 +71,7 @@ def run(history, tmp_path, *, current=None, summariser=None, extra=0, previous=N
     before = EST.request_tokens([*history, *([current] if current else [])]) + extra
     env = CompactionEnvironment(config=cfg, thresholds=t, prompts=PromptSnapshot.defaults(),
                                 summariser=summariser or ExtractiveSummariser(),
-                                session_dir=tmp_path, estimator=EST)
+                                work_dir=tmp_path, estimator=EST)
     request = CompactionRequest(history=history, current_request=current, request_tokens=before,
                                 previous=previous)
     return compact(request, env), t
@@ -241,7 +241,7 @@ def test_r_cmp_8_long_sample_session_compacted_repeatedly(tmp_path):
     t = thresholds(cfg, session.header.limits)
     assert t.threshold_line is not None
     env = CompactionEnvironment(config=cfg, thresholds=t, prompts=PromptSnapshot.defaults(),
-                                summariser=ExtractiveSummariser(), session_dir=tmp_path,
+                                summariser=ExtractiveSummariser(), work_dir=tmp_path,
                                 estimator=EST)
     history: list[Message] = []
     state, applied = None, 0
@@ -276,12 +276,12 @@ def test_r_prm_4_edited_template_used_and_broken_template_rejected(tmp_path):
     base = PromptSnapshot.defaults()
     request = CompactionRequest(history=history, request_tokens=EST.request_tokens(history))
     env = CompactionEnvironment(config=cfg, thresholds=t, prompts=base, estimator=EST,
-                                summariser=ExtractiveSummariser(), session_dir=tmp_path / "a")
+                                summariser=ExtractiveSummariser(), work_dir=tmp_path / "a")
     edited = base.with_template("compaction", "EDITED PROMPT for {{ profile }}")
     out = compact(request, replace(env, prompts=edited))
     assert out.summary_request_text.startswith("EDITED PROMPT for ")
     broken = base.with_template("compaction", "{{ required_sections[99] }}")  # fails at render
-    bad = compact(request, replace(env, prompts=broken, session_dir=tmp_path / "b"))
+    bad = compact(request, replace(env, prompts=broken, work_dir=tmp_path / "b"))
     assert bad.status == "rejected" and rejection(bad).reason.startswith("template error")
     assert not (tmp_path / "b").exists()
 

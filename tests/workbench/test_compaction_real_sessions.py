@@ -40,7 +40,7 @@ def test_r_cmp_8_real_sessions_compact_losslessly(real_sessions, tmp_path):
         out = compact(
             CompactionRequest(history=history, request_tokens=before, trigger="manual"),
             CompactionEnvironment(config=cfg, thresholds=t, prompts=PromptSnapshot.defaults(),
-                                  summariser=ExtractiveSummariser(), session_dir=tmp_path / str(n),
+                                  summariser=ExtractiveSummariser(), work_dir=tmp_path / str(n),
                                   estimator=EST))
         assert out.status in ("applied", "rejected", "no_cut")
         if out.status == "applied":

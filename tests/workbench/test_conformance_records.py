@@ -82,8 +82,8 @@ def test_r_prep_6_two_session_dirs_same_records_and_files_resolve(tmp_path):
     a_dir, b_dir = tmp_path / "a", tmp_path / UNUSUAL / "b"
     a_dir.mkdir()
     b_dir.mkdir(parents=True)
-    a = replay(session, config, environment=ReplayEnvironment(session_dir=a_dir))
-    b = replay(session, config, environment=ReplayEnvironment(session_dir=b_dir))
+    a = replay(session, config, environment=ReplayEnvironment(work_dir=a_dir))
+    b = replay(session, config, environment=ReplayEnvironment(work_dir=b_dir))
     assert json.dumps(a.model_dump(mode="json")) == json.dumps(b.model_dump(mode="json"))
     paths = {d.artifact_path for _, s in _trim_stages(a) for d in s.decisions
              if isinstance(d, (Trimmed, Reduced)) and d.artifact_path}
@@ -119,7 +119,7 @@ def test_r_prep_6_raw_read_back_maps_logical_root_to_artifact_root(tmp_path):
 
     big = "".join(f"row {i}: {'x' * 40}\n" for i in range(2000))
     block, logical = externalize_large_result(ToolResultBlock(call_id="c", text=big),
-                                              session_dir=tmp_path, tool_name="Bash")
+                                              work_dir=tmp_path, tool_name="Bash")
     assert logical and logical.startswith(f"{LOGICAL_ROOT}/tool-outputs/")
     port = ContextAccessPort({"s": [Message(role="tool", content=(block,))]}, artifact_root=tmp_path)
     page = port.read("s", ContextReadParams(ref="result:0:0", representation="raw", limit=8000))

@@ -78,7 +78,7 @@ def test_r_cmp_8_anchor_only_history_continues_without_a_summary(tmp_path):
     assert t.pressure_line == 4800 and t.pressure_line < before <= t.input_budget
     summariser = Counting()
     env = CompactionEnvironment(config=cfg, thresholds=t, prompts=PromptSnapshot.defaults(),
-                                summariser=summariser, session_dir=tmp_path, estimator=EST)
+                                summariser=summariser, work_dir=tmp_path, estimator=EST)
     out = compact(CompactionRequest(history=(anchor,), current_request=anchor,
                                     request_tokens=before), env)
     assert out.status == "no_cut", out.decisions
@@ -206,7 +206,7 @@ def test_r_cmp_7_summary_cannot_override_the_latest_user_message(tmp_path):
     cfg = parse_config({"compaction": {"input_budget_tokens": 20000, "profile": "archival"}})
     t = thresholds(cfg)
     env = CompactionEnvironment(config=cfg, thresholds=t, prompts=PromptSnapshot.defaults(),
-                                summariser=Overriding(), session_dir=tmp_path, estimator=EST)
+                                summariser=Overriding(), work_dir=tmp_path, estimator=EST)
     before = EST.request_tokens([*history, current])
     out = compact(CompactionRequest(history=(*history, current), current_request=current,
                                     request_tokens=before), env)
@@ -219,7 +219,7 @@ def test_r_cmp_7_summary_cannot_override_the_latest_user_message(tmp_path):
     # without a current request the latest real user message of the history is the request
     out2 = compact(CompactionRequest(history=tuple(history), request_tokens=before),
                    CompactionEnvironment(config=cfg, thresholds=t, prompts=PromptSnapshot.defaults(),
-                                         summariser=Overriding(), session_dir=tmp_path / "b",
+                                         summariser=Overriding(), work_dir=tmp_path / "b",
                                          estimator=EST))
     assert out2.checkpoint is not None
     assert (_section(out2.checkpoint.render(), "Current User Request")

@@ -170,7 +170,7 @@ def test_r_red_8_fifty_megabyte_tool_output_stays_within_inline_budget(tmp_path)
         s = Session(header=SessionHeader(session_id="big", limits=ModelLimits(context=200000, output=8000)),
                     messages=msgs)
         reset_peak(); base = rss_bytes()
-        r = replay(s, environment=ReplayEnvironment(session_dir=sys.argv[2]))
+        r = replay(s, environment=ReplayEnvironment(work_dir=sys.argv[2]))
         p = r.preparations[-1]
         req = r.request(p)
         print(p.phase, p.final_input_tokens, p.input_budget, (peak_rss_bytes() - base), len(big),

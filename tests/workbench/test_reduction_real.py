@@ -25,7 +25,7 @@ def test_r_red_1_real_transcripts_get_a_decision_per_result(real_sessions, name,
     for cut in [*asst[1:], len(messages)]:
         prefix = messages[:cut]
         res = reduce_request(prefix, config=ReductionConfig(), policy=ContextPolicy(), state=state,
-                             session_dir=tmp_path, tool_kinds=kinds, memory=memory)
+                             work_dir=tmp_path, tool_kinds=kinds, memory=memory)
         state = res.state
         refs = {f"result:{mi}:{bi}" for mi, m in enumerate(prefix) for bi, b in enumerate(m.content)
                 if isinstance(b, ToolResultBlock)}

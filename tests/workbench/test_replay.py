@@ -49,9 +49,9 @@ def test_r_prep_6_two_replays_give_identical_json(long_session, tmp_path):
     """R-PREP-6: same session, configuration, templates and summariser → identical records, even
     with different working directories."""
     cfg = parse_config(SMALL)
-    a = replay(long_session, cfg, environment=ReplayEnvironment(session_dir=tmp_path / "a"))
+    a = replay(long_session, cfg, environment=ReplayEnvironment(work_dir=tmp_path / "a"))
     b = replay(long_session, cfg, summariser=ExtractiveSummariser(),
-               environment=ReplayEnvironment(session_dir=tmp_path / "b"))
+               environment=ReplayEnvironment(work_dir=tmp_path / "b"))
     assert a.checkpoints, "the 96k budget compacts the long sample"
     assert _json(a) == _json(b)
     assert str(tmp_path) not in _json(a)
@@ -96,15 +96,15 @@ def test_r_cmp_7_the_replay_keeps_the_archive_text_it_wrote_without_reading_it_b
     outcome carries it, so the replay never reads ``history-N.md`` back from its folder (a
     replay in its own temporary folder has removed it by the time the replay returns)."""
     from iris.compaction.archive import read_archive
-    session_dir = tmp_path / "run"
-    session_dir.mkdir()
+    work_dir = tmp_path / "run"
+    work_dir.mkdir()
     r = replay(long_session, parse_config(SMALL),
-               environment=ReplayEnvironment(session_dir=session_dir))
+               environment=ReplayEnvironment(work_dir=work_dir))
     assert r.checkpoints, "the small budget compacts"
     for c in r.checkpoints:
-        on_disk = (session_dir / c.archive_name).read_text(encoding="utf-8")
+        on_disk = (work_dir / c.archive_name).read_text(encoding="utf-8")
         assert r.archives[c.archive_name] == on_disk
-        assert len(read_archive(session_dir / c.archive_name)) == len(c.archived_messages)
+        assert len(read_archive(work_dir / c.archive_name)) == len(c.archived_messages)
     in_temp = replay(long_session, parse_config(SMALL))
     assert in_temp.archives == r.archives
 

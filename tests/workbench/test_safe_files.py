@@ -158,42 +158,42 @@ def test_r_prm_3_templates_page_save_shows_the_refusal(workspace, outside):
 # ------------------------------------------------------------------- archives and artifacts
 
 def test_r_cmp_7_archive_refuses_a_linked_target_and_writes_normally(tmp_path, outside):
-    session_dir = tmp_path / "session"
-    session_dir.mkdir()
-    (session_dir / "history-1.md").symlink_to(outside)
+    work_dir = tmp_path / "session"
+    work_dir.mkdir()
+    (work_dir / "history-1.md").symlink_to(outside)
     with pytest.raises(SymlinkRefusedError) as excinfo:
-        write_archive(session_dir, MESSAGES, number=1)
-    _refused(excinfo, session_dir / "history-1.md", "target file")
+        write_archive(work_dir, MESSAGES, number=1)
+    _refused(excinfo, work_dir / "history-1.md", "target file")
     assert outside.read_text() == ORIGINAL
-    path = write_archive(session_dir, MESSAGES, number=2)
+    path = write_archive(work_dir, MESSAGES, number=2)
     assert "hello" in path.read_text() and not path.is_symlink()
     with pytest.raises(StorageError, match="already exists"):
-        write_archive(session_dir, MESSAGES, number=2)
-    _no_temp_left(session_dir)
+        write_archive(work_dir, MESSAGES, number=2)
+    _no_temp_left(work_dir)
 
 
 @pytest.mark.parametrize("kind", [TOOL_OUTPUTS_DIR, REDUCED_DIR])
 def test_r_red_8_artifact_refuses_a_linked_target(tmp_path, outside, kind):
-    session_dir = tmp_path / "session"
-    path = write_artifact(session_dir, kind, "Bash", "original output")  # the normal write
+    work_dir = tmp_path / "session"
+    path = write_artifact(work_dir, kind, "Bash", "original output")  # the normal write
     assert path.read_bytes() == b"original output"
     name = write_artifact(tmp_path / "probe", kind, "Bash", "other output").name
-    planted = session_dir / kind / name
+    planted = work_dir / kind / name
     planted.symlink_to(outside)
     with pytest.raises(SymlinkRefusedError) as excinfo:
-        write_artifact(session_dir, kind, "Bash", "other output")
+        write_artifact(work_dir, kind, "Bash", "other output")
     _refused(excinfo, planted, "target file")
     assert outside.read_text() == ORIGINAL
 
 
 @pytest.mark.parametrize("kind", [TOOL_OUTPUTS_DIR, REDUCED_DIR])
 def test_r_red_7_artifact_refuses_a_linked_folder(tmp_path, outside, kind):
-    session_dir = tmp_path / "session"
-    session_dir.mkdir()
-    (session_dir / kind).symlink_to(outside.parent)
+    work_dir = tmp_path / "session"
+    work_dir.mkdir()
+    (work_dir / kind).symlink_to(outside.parent)
     with pytest.raises(SymlinkRefusedError) as excinfo:
-        write_artifact(session_dir, kind, "Bash", "x" * 100)
-    _refused(excinfo, session_dir / kind, "folder")
+        write_artifact(work_dir, kind, "Bash", "x" * 100)
+    _refused(excinfo, work_dir / kind, "folder")
     assert sorted(p.name for p in outside.parent.iterdir()) == [".bashrc"]
 
 

@@ -153,17 +153,17 @@ def _result_session(artifact: str) -> list[Message]:
 def test_r_pol_4_raw_read_cannot_escape_through_dotdot_absolute_or_symlink(tmp_path):
     """R-POL-4: a recorded artifact path (untrusted: it comes from the transcript) that leads out
     of the session's directories is refused, whether by `..`, an absolute path or a symlink."""
-    session_dir = tmp_path / "session"
-    (session_dir / "tool-outputs").mkdir(parents=True)
+    work_dir = tmp_path / "session"
+    (work_dir / "tool-outputs").mkdir(parents=True)
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP SECRET")
-    (session_dir / "tool-outputs" / "link.txt").symlink_to(secret)
-    (session_dir / "tool-outputs" / "ok.txt").write_text("fine")
+    (work_dir / "tool-outputs" / "link.txt").symlink_to(secret)
+    (work_dir / "tool-outputs" / "ok.txt").write_text("fine")
     for bad in ("../secret.txt", str(secret), "tool-outputs/link.txt", "tool-outputs/../../secret.txt"):
-        port = ContextAccessPort({"s": _result_session(bad)}, artifact_root=session_dir)
+        port = ContextAccessPort({"s": _result_session(bad)}, artifact_root=work_dir)
         with pytest.raises(ContextAccessError, match="outside"):
             port.read("s", ContextReadParams(ref="result:1:0", representation="raw"))
-    port = ContextAccessPort({"s": _result_session("tool-outputs/ok.txt")}, artifact_root=session_dir)
+    port = ContextAccessPort({"s": _result_session("tool-outputs/ok.txt")}, artifact_root=work_dir)
     assert port.read("s", ContextReadParams(ref="result:1:0", representation="raw")).content == "fine"
 
 
@@ -183,15 +183,15 @@ def test_r_cmp_7_archive_never_written_through_a_planted_symlink(tmp_path):
     """R-CMP-7: an archive is created exclusively; a symlink planted at its name is not followed."""
     target = tmp_path / "victim.txt"
     target.write_text("original")
-    session_dir = tmp_path / "session"
-    session_dir.mkdir()
-    (session_dir / "history-1.md").symlink_to(target)
+    work_dir = tmp_path / "session"
+    work_dir.mkdir()
+    (work_dir / "history-1.md").symlink_to(target)
     msgs = [Message(role="user", content=(TextBlock(text="hello"),))]
     with pytest.raises(StorageError, match="symbolic link"):
-        write_archive(session_dir, msgs, number=1)
+        write_archive(work_dir, msgs, number=1)
     assert target.read_text() == "original"
-    path = write_archive(session_dir, msgs, number=2)
-    assert path.parent == session_dir and path.name == "history-2.md" and not path.is_symlink()
+    path = write_archive(work_dir, msgs, number=2)
+    assert path.parent == work_dir and path.name == "history-2.md" and not path.is_symlink()
 
 
 # ----------------------------------------------------------------------------- uploads

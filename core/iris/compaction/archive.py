@@ -28,9 +28,9 @@ _NAME = re.compile(r"^history-(\d+)\.md$")
 _RAW_OPEN = "```jsonl iris-archive-messages"
 
 
-def next_archive_number(session_dir: Path) -> int:
-    numbers = [int(m.group(1)) for p in session_dir.glob("history-*.md")
-               if (m := _NAME.match(p.name))] if session_dir.is_dir() else []
+def next_archive_number(work_dir: Path) -> int:
+    numbers = [int(m.group(1)) for p in work_dir.glob("history-*.md")
+               if (m := _NAME.match(p.name))] if work_dir.is_dir() else []
     return max(numbers, default=0) + 1
 
 
@@ -85,19 +85,19 @@ def render_archive(messages: Sequence[Message], *, number: int, first_index: int
                       "## Exact messages", "", _RAW_OPEN, raw, "```", ""])
 
 
-def write_archive(session_dir: Path, messages: Sequence[Message], *, number: int,
+def write_archive(work_dir: Path, messages: Sequence[Message], *, number: int,
                   first_index: int = 0, session_id: str = "", model: str | None = None) -> Path:
     """Write ``history-<number>.md``; never overwrites an existing archive."""
-    return store_archive(session_dir, render_archive(
+    return store_archive(work_dir, render_archive(
         messages, number=number, first_index=first_index, session_id=session_id, model=model),
         number=number)
 
 
-def store_archive(session_dir: Path, text: str, *, number: int) -> Path:
+def store_archive(work_dir: Path, text: str, *, number: int) -> Path:
     """Write an already rendered archive text as ``history-<number>.md`` (never overwriting)."""
-    path = Path(session_dir) / f"history-{number}.md"
+    path = Path(work_dir) / f"history-{number}.md"
     try:
-        write_file(path, text, root=session_dir, overwrite=False)
+        write_file(path, text, root=work_dir, overwrite=False)
     except FileExistsError:
         raise StorageError(f"{path}: archive already exists; refusing to overwrite") from None
     except OSError as exc:

@@ -90,7 +90,7 @@ class CompactionEnvironment:
     thresholds: Thresholds
     prompts: PromptTemplates
     summariser: Summariser
-    session_dir: Path
+    work_dir: Path
     estimator: TokenEstimator
     tools: Sequence[Mapping[str, Any]] = ()
     reduction_memory: ReductionMemory | None = None
@@ -236,7 +236,7 @@ def _summarise(request: CompactionRequest, env: CompactionEnvironment, plan: Cut
     head, tail = attempt.history[:attempt.cut], attempt.history[attempt.cut:]
     fresh = head[1:] if head and head[0].is_compaction_summary else head
     constraints, omitted = merge_constraints(state.constraints, session_constraints(fresh))
-    number = next_archive_number(env.session_dir)
+    number = next_archive_number(env.work_dir)
     current = request.current_request
     current_text = current.text if current is not None else None
     previous_body = (bound_previous_checkpoint(state.previous_checkpoint, estimator)
@@ -279,7 +279,7 @@ def _summarise(request: CompactionRequest, env: CompactionEnvironment, plan: Cut
     initial = initial_context(fresh) if config.compaction.keep_initial_context else ()
     return _finish(attempt, decisions, checkpoint, (*initial, *restored, *tail), result, number=number,
                    t=t, before=request.request_tokens, current=current, estimator=estimator,
-                   tools=env.tools, session_dir=env.session_dir)
+                   tools=env.tools, work_dir=env.work_dir)
 
 
 def initial_context(head: Sequence[Message]) -> tuple[Message, ...]:
@@ -315,7 +315,7 @@ def _restored(head: Sequence[Message], tail: Sequence[Message], env: CompactionE
 def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: Checkpoint,
             tail: tuple[Message, ...], result: SummaryResult, *, number: int, t: Thresholds,
             before: int, current: Message | None, estimator: TokenEstimator,
-            tools: Sequence[Mapping[str, Any]], session_dir: Path) -> CompactionOutcome:
+            tools: Sequence[Mapping[str, Any]], work_dir: Path) -> CompactionOutcome:
     """Project the new request, check R-CMP-8, and only then write the archive and apply."""
     fixed = max(before - projected_tokens(attempt.history, current, estimator=estimator,
                                           tools=tools, fixed=0), 0)
@@ -333,7 +333,7 @@ def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: 
             reason=problem, summary_tokens=summary_tokens, projected_request_tokens=after),
             result.usage)
     archive = render_archive(attempt.history[:attempt.cut], number=number)
-    path = store_archive(session_dir, archive, number=number)
+    path = store_archive(work_dir, archive, number=number)
     decisions.append(AppliedDecision(before_tokens=before, after_tokens=after,
                                      checkpoint_tokens=cp_tokens, archive_path=str(path),
                                      archive_number=number))

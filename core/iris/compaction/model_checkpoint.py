@@ -159,7 +159,7 @@ def _build(history: tuple[Message, ...], head: tuple[Message, ...], args: Compac
 
 def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, Any], *,
                            config: ContextConfig,
-                           thresholds: Thresholds, session_dir: Path, project_root: Path,
+                           thresholds: Thresholds, work_dir: Path, project_root: Path,
                            estimator: TokenEstimator, request_tokens: int, current_batch: int,
                            state: CompactionState | None = None,
                            tools: Sequence[Mapping[str, Any]] = (),
@@ -180,7 +180,7 @@ def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, An
     cut = cuts[-1]
     head, tail = history[:cut], history[cut:]
     typed = _typed_from(args, files, planned, state.typed)
-    number = next_archive_number(Path(session_dir))
+    number = next_archive_number(Path(work_dir))
     try:
         checkpoint = _build(history, head, args, typed, state, number=number,
                             retain_tokens=config.compaction.retain_recent_tokens,
@@ -200,7 +200,7 @@ def apply_model_checkpoint(history: Sequence[Message], raw_args: Mapping[str, An
     if not gate.passed:
         return _skipped(history, state, gate, fingerprint, current_batch)
     archive = render_archive(head, number=number)
-    path = store_archive(Path(session_dir), archive, number=number)
+    path = store_archive(Path(work_dir), archive, number=number)
     new_state = state.evolve(
         **UNCHANGED, archives=checkpoint.archives, constraints=checkpoint.constraints,
         constraints_omitted=checkpoint.constraints_omitted, typed=typed,

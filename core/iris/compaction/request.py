@@ -30,7 +30,7 @@ __all__ = ["build_summary_request", "input_allowance", "reduce_head", "summary_m
 def reduce_head(head: Sequence[Message], config: ContextConfig, estimator: TokenEstimator | None = None,
                 reduction_memory: ReductionMemory | None = None) -> tuple[Message, ...]:
     """The head after the reduction rules (R-CMP-6), on a scratch copy: no artifacts are written
-    (``session_dir=None``) because the archive keeps the lossless original. The head is decided
+    (``work_dir=None``) because the archive keeps the lossless original. The head is decided
     from scratch; ``reduction_memory`` (the run's) only lends its content caches, so results the
     run already described are not described again."""
     if not config.reduction.enabled or not head:
@@ -39,7 +39,7 @@ def reduce_head(head: Sequence[Message], config: ContextConfig, estimator: Token
 
     memory = reduction_memory.shared_caches() if reduction_memory is not None else None
     return reduce_request(list(head), config=config.reduction, policy=config.context_policy,
-                          session_dir=None, estimator=estimator, memory=memory).messages
+                          work_dir=None, estimator=estimator, memory=memory).messages
 
 
 def input_allowance(budget: int) -> int:

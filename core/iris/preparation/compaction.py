@@ -332,7 +332,7 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
     u = current_input_index(state.history)
     current = state.history[u].message if u < len(state.history) else None
     try:
-        if settings.session_dir is None or settings.summariser is None or settings.prompts is None:
+        if settings.work_dir is None or settings.summariser is None or settings.prompts is None:
             raise ValueError("compaction needs templates, a summariser and a session directory "
                              "for archives")
         request = CompactionRequest(
@@ -344,7 +344,7 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
         return compact(request, CompactionEnvironment(
             config=settings.config, thresholds=_engine_thresholds(state, settings),
             prompts=settings.prompts, summariser=settings.summariser,
-            session_dir=settings.session_dir, estimator=settings.cache.estimator,
+            work_dir=settings.work_dir, estimator=settings.cache.estimator,
             tools=tuple(t.schema for t in state.tools), reduction_memory=settings.memory.reduction,
             tool_kinds=settings.tool_kinds))
     except Exception as exc:

@@ -111,13 +111,15 @@ class PipelineSettings:
     """The step memory the replay walker owns (see :mod:`iris.preparation.memory`)."""
     prompts: PromptTemplates | None = None
     summariser: Summariser | None = None
-    session_dir: Path | None = None
+    work_dir: Path | None = None
+    """The folder archives and reduction artifacts go to: the replay's work folder, or a live
+    run's session folder (records name it by the logical root ``<session_dir>``)."""
     tool_kinds: ToolKindMap | None = None
     cancel: Callable[[], bool] | None = None
     artifacts: ArtifactWriter | None = None
-    """Where reduction artifacts go; None: written under ``session_dir`` as they are made."""
+    """Where reduction artifacts go; None: written under ``work_dir`` as they are made."""
     incremental: bool = True
-    """False: every step is decided from scratch. The runner gives each step a fresh
+    """False: every step is decided from scratch. The replay walker gives each step a fresh
     :attr:`memory` (only the token counts are kept); the records are the same, only slower (used
     to check exactly that)."""
 

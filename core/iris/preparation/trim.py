@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .. import lineage
 from ..errors import PreparationError
 from ..reduction import ReductionMemory, ReductionResult, ToolResultDecision, reduce_request
 from ..session import Message
@@ -104,14 +105,17 @@ def apply(state: PreparationState, settings: PipelineSettings
     result = reduce_request(
         messages, config=config.reduction, policy=config.context_policy,
         state=state.reduction_state, memory=memory,
-        session_dir=settings.artifacts if settings.artifacts is not None else settings.session_dir,
+        work_dir=settings.artifacts if settings.artifacts is not None else settings.work_dir,
         context_read_available=config.context_policy.enabled, tool_kinds=settings.tool_kinds,
         todos_completed=state.todos_completed, estimator=settings.cache.estimator)
     if len(result.messages) != len(messages):
         raise PreparationError(f"reduction returned {len(result.messages)} messages for "
                                f"{len(messages)}", stage="trim_old_bodies", step=state.step_index)
     run = _Run(state, result, settings)
-    new_state = state.evolve(history=tuple(run.history),
+    history = tuple(run.history)
+    if run.previous is not None:
+        lineage.note(history, run.previous, run.kept)
+    new_state = state.evolve(history=history,
                              history_tokens=state.history_tokens + run.delta,
                              reduction_state=result.state, seen=run.seen)
     note = (f"{run.changed} message(s) shortened in this request; {len(run.decisions)} new "
@@ -137,6 +141,10 @@ class _Run:
         self.history: list[Part] = []
         self.delta = self.changed = self.carried = 0
         self.shrunk: set[int] = set()
+        self.previous: tuple[Part, ...] | None = None
+        """The previous run's output when this run continued it (None: decided in full)."""
+        self.kept = 0
+        """How many leading parts of :attr:`previous` this run's history holds unchanged."""
         seen = Marks.of(state.seen)
         self.added: set[str] = set()
         self._seen = seen
@@ -173,6 +181,11 @@ class _Run:
         grouped = self.result.decisions_of(touched)
         self.carried = self.result.decision_count - sum(len(found) for found in grouped.values())
         self._messages(touched, grouped)
+        history, kept = self.history, len(old_out)
+        for i in touched:  # only these positions can differ from the previous output
+            if i < kept and history[i] is not old_out[i]:
+                kept = i
+        self.previous, self.kept = old_out, kept
 
     def _messages(self, indices: Iterable[int],
                   by_message: dict[int, list[ToolResultDecision]]) -> None:

@@ -61,25 +61,25 @@ def logical_path(kind_dir: str, tool_name: str, text: str) -> str:
     return f"{LOGICAL_ROOT}/{kind_dir}/{_file_name(tool_name, text)}"
 
 
-def artifact_path(session_dir: Path | str, kind_dir: str, tool_name: str, text: str) -> Path:
+def artifact_path(work_dir: Path | str, kind_dir: str, tool_name: str, text: str) -> Path:
     """Where the content-addressed file for ``text`` lives on disk (it need not exist yet)."""
-    root = (Path(session_dir) / kind_dir).resolve()
+    root = (Path(work_dir) / kind_dir).resolve()
     path = (root / _file_name(tool_name, text)).resolve()
     if path.parent != root:  # cannot happen with a sanitised name; refuse rather than escape
         raise StorageError(f"artifact path {str(path)!r} escapes {str(root)!r}")
     return path
 
 
-def write_artifact(session_dir: Path | str, kind_dir: str, tool_name: str, text: str) -> Path:
+def write_artifact(work_dir: Path | str, kind_dir: str, tool_name: str, text: str) -> Path:
     """Write ``text`` exactly (UTF-8 bytes, no newline translation) unless the same content exists."""
-    target = Path(session_dir) / kind_dir / _file_name(tool_name, text)
+    target = Path(work_dir) / kind_dir / _file_name(tool_name, text)
     if target.is_file() and not target.is_symlink() and not target.parent.is_symlink():
-        return artifact_path(session_dir, kind_dir, tool_name, text)
+        return artifact_path(work_dir, kind_dir, tool_name, text)
     try:
-        write_file(target, text.encode(), root=session_dir)  # refuses links on the way
+        write_file(target, text.encode(), root=work_dir)  # refuses links on the way
     except OSError as exc:
         raise StorageError(f"cannot write artifact {str(target)!r}: {exc}") from exc
-    return artifact_path(session_dir, kind_dir, tool_name, text)
+    return artifact_path(work_dir, kind_dir, tool_name, text)
 
 
 class ArtifactWriter:
@@ -145,11 +145,11 @@ class DeferredArtifactWriter(ArtifactWriter):
         self.pending.clear()
 
 
-def as_writer(session_dir: ArtifactWriter | Path | str | None) -> ArtifactWriter | None:
+def as_writer(work_dir: ArtifactWriter | Path | str | None) -> ArtifactWriter | None:
     """The writer for a session directory argument (a directory is wrapped; None stays None)."""
-    if session_dir is None or isinstance(session_dir, ArtifactWriter):
-        return session_dir
-    return ArtifactWriter(session_dir)
+    if work_dir is None or isinstance(work_dir, ArtifactWriter):
+        return work_dir
+    return ArtifactWriter(work_dir)
 
 
 def _preview(text: str) -> str:
@@ -167,7 +167,7 @@ def _preview(text: str) -> str:
     return "\n".join(out)
 
 
-def externalize_large_result(block: ToolResultBlock, *, session_dir: ArtifactWriter | Path | str,
+def externalize_large_result(block: ToolResultBlock, *, work_dir: ArtifactWriter | Path | str,
                              tool_name: str) -> tuple[ToolResultBlock, str | None]:
     """Save a result over :data:`INLINE_BUDGET_BYTES` to ``tool-outputs/`` and return the preview
     block (``artifact_path`` set to the logical path) and that logical path; smaller results come
@@ -175,7 +175,7 @@ def externalize_large_result(block: ToolResultBlock, *, session_dir: ArtifactWri
     size = len(block.text.encode())
     if size <= INLINE_BUDGET_BYTES or block.artifact_path:
         return block, None
-    writer = as_writer(session_dir)
+    writer = as_writer(work_dir)
     assert writer is not None
     path = writer.write(TOOL_OUTPUTS_DIR, tool_name, block.text)
     preview = _preview(block.text)

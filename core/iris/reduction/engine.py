@@ -87,20 +87,20 @@ def _gates(cfg: ReductionConfig) -> tuple[int, ...]:
 
 def reduce_request(messages: Sequence[Message], *, config: ReductionConfig, policy: ContextPolicy,
                    state: ReductionState | None = None,
-                   session_dir: ArtifactWriter | Path | None = None,
+                   work_dir: ArtifactWriter | Path | None = None,
                    context_read_available: bool = True, tool_kinds: ToolKindMap | None = None,
                    todos_completed: bool = False,
                    estimator: TokenEstimator | None = None,
                    memory: ReductionMemory | None = None) -> ReductionResult:
     """Reduce the tool results of one request; never changes ``messages`` themselves (R-RED-1).
 
-    ``session_dir`` (a directory or an :class:`ArtifactWriter`) receives the recovery files; the
+    ``work_dir`` (a directory or an :class:`ArtifactWriter`) receives the recovery files; the
     text names them under the logical root ``<session_dir>`` whatever the directory is.
     ``memory`` is what may be reused from earlier requests of the same run (the caller owns it and
     passes the same one each time); None decides this request from scratch. The result is the
     same either way."""
     state = state or ReductionState()
-    writer = as_writer(session_dir)
+    writer = as_writer(work_dir)
     memory = ReductionMemory() if memory is None else memory
     est = estimator or default_estimator()
     kinds = tool_kinds or ToolKindMap()
@@ -229,7 +229,7 @@ def _age_cap(cfg: ReductionConfig) -> int:
 
 
 def _decide(it: Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
-            session_dir: ArtifactWriter | None, cfg_key: str, hint: bool) -> None:
+            work_dir: ArtifactWriter | None, cfg_key: str, hint: bool) -> None:
     frozen = state.frozen.get(it.info.call_id)
     # Reused only while its ref, original and read-back mode still hold (a compaction shifts refs).
     if (frozen is not None and frozen.ref == it.ref and frozen.digest == it.info.digest
@@ -251,10 +251,10 @@ def _decide(it: Item, ctx: Context, cfg: ReductionConfig, state: ReductionState,
     it.verdict = it.rules = verdict
     if verdict.action != "kept":
         existing = it.block.artifact_path or state.externalized.get(it.info.call_id)
-        rkey = (verdict.render, verdict.why, session_dir is not None, existing)
+        rkey = (verdict.render, verdict.why, work_dir is not None, existing)
         rendering = entry.renderings.get(rkey)
         if rendering is None:
-            rendering = entry.renderings[rkey] = render_verdict(verdict, it.info, session_dir=session_dir,
+            rendering = entry.renderings[rkey] = render_verdict(verdict, it.info, work_dir=work_dir,
                                                                 existing_artifact=existing)
         it.rendering = rendering
 
@@ -282,9 +282,9 @@ def _defer(it: Item, gate: str, saving: int, cfg: ReductionConfig) -> None:
     it.defer = (head, tail)
 
 
-def _externalize(items: list[Item], session_dir: ArtifactWriter | None) -> None:
+def _externalize(items: list[Item], work_dir: ArtifactWriter | None) -> None:
     """Results over the inline budget are replaced by a preview on first entry (R-RED-8)."""
-    if session_dir is None:
+    if work_dir is None:
         return
     for it in items:
         v = it.verdict
@@ -294,7 +294,7 @@ def _externalize(items: list[Item], session_dir: ArtifactWriter | None) -> None:
             continue
         entry = it.entry
         if entry.externalized is None:
-            entry.externalized = externalize_large_result(it.block, session_dir=session_dir,
+            entry.externalized = externalize_large_result(it.block, work_dir=work_dir,
                                                           tool_name=it.info.tool_name)
         block, path = entry.externalized
         it.defer = None
@@ -305,7 +305,7 @@ def _externalize(items: list[Item], session_dir: ArtifactWriter | None) -> None:
 
 
 def _settle(it: Item, state: ReductionState, est: TokenEstimator, hint: bool, request_no: int,
-            session_dir: ArtifactWriter | None, frozen: dict[str, FrozenRendering],
+            work_dir: ArtifactWriter | None, frozen: dict[str, FrozenRendering],
             externalized: dict[str, str], new_reduced: set[str]) -> None:
     """The text sent for a re-decided result, its frozen rendering, and its decision values."""
     v = it.verdict
@@ -314,7 +314,7 @@ def _settle(it: Item, state: ReductionState, est: TokenEstimator, hint: bool, re
     if it.frozen is not None:
         text, art, read_back = it.frozen.text, it.frozen.artifact_path, it.frozen.read_back
     elif it.rendering is not None:
-        commit(it.rendering, it.info, session_dir)
+        commit(it.rendering, it.info, work_dir)
         art = it.rendering.artifact
         text = it.rendering.text
         if v.action == "externalized":
@@ -373,7 +373,7 @@ def _messages(messages: Sequence[Message], tracker: Tracker, touched: set[int], 
 def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], first_new: int,
             state: ReductionState, est: TokenEstimator, memory: ReductionMemory, hint: bool,
             recalled: frozenset[str],
-            session_dir: ArtifactWriter | None, grace_used: int, saving: int) -> ReductionResult:
+            work_dir: ArtifactWriter | None, grace_used: int, saving: int) -> ReductionResult:
     request_no = state.requests + 1
     # the maps gain a few entries per request: shared, not copied (the state is never changed)
     frozen: dict[str, FrozenRendering] = {}
@@ -381,7 +381,7 @@ def _finish(messages: Sequence[Message], tracker: Tracker, work: list[Item], fir
     new_reduced: set[str] = set()
     for it in work:
         saved = it.saved
-        _settle(it, state, est, hint, request_no, session_dir, frozen, externalized, new_reduced)
+        _settle(it, state, est, hint, request_no, work_dir, frozen, externalized, new_reduced)
         it.settled = tracker.requests
         tracker.saved += it.saved - saved
     touched = {it.mi for it in work}

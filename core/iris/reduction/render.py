@@ -80,20 +80,20 @@ class Rendering:
         self.write = write
 
 
-def render_verdict(verdict: Verdict, info: ResultInfo, *, session_dir: ArtifactWriter | None,
+def render_verdict(verdict: Verdict, info: ResultInfo, *, work_dir: ArtifactWriter | None,
                    existing_artifact: str | None) -> Rendering:
     """Render and decide the recovery path (a logical ``<session_dir>/…`` path, so the text does
     not depend on where the directory is); the archive is written only by :func:`commit`."""
     base = render_base(verdict, info)
     if existing_artifact:
         return Rendering(f"{base}\nFull output saved to {existing_artifact}", existing_artifact, False)
-    if archive_exempt(verdict, info) or info.bytes <= ARCHIVE_MIN_BYTES or session_dir is None:
+    if archive_exempt(verdict, info) or info.bytes <= ARCHIVE_MIN_BYTES or work_dir is None:
         return Rendering(base, None, False)
     path = logical_path(REDUCED_DIR, info.tool_name, info.text)
     return Rendering(f"{base}\nFull output saved to {path}", path, True)
 
 
-def commit(rendering: Rendering, info: ResultInfo, session_dir: ArtifactWriter | None) -> None:
+def commit(rendering: Rendering, info: ResultInfo, work_dir: ArtifactWriter | None) -> None:
     """Write the archive of an applied rendering (content-addressed; a no-op when it exists)."""
-    if rendering.write and session_dir is not None:
-        session_dir.write(REDUCED_DIR, info.tool_name, info.text)
+    if rendering.write and work_dir is not None:
+        work_dir.write(REDUCED_DIR, info.tool_name, info.text)

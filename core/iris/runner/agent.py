@@ -129,7 +129,7 @@ class AgentRunner:
         self.thresholds = t = resolve_thresholds(engine, config.limits, model_name)
         self.settings = PipelineSettings(
             config=engine, thresholds=t, memory=StepMemory(tokens=self.cache), prompts=prompts,
-            summariser=summariser or ExtractiveSummariser(), session_dir=self.session_dir,
+            summariser=summariser or ExtractiveSummariser(), work_dir=self.session_dir,
             tool_kinds=ToolKindMap.for_source_format(self.record.header.source_format), cancel=cancel)
         self.summary_start = start_client_run(self.settings.summariser)  # a client's counters
         self.snapshot_id = config_snapshot_id(engine, prompts)
