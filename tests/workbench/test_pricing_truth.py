@@ -137,13 +137,13 @@ def test_r_twin_6_expiry_and_breakpoints_in_the_cache_model():
                                         recorded_written=10_000, recorded_prompt=12_000)])
     assert broken[1].read == 2_000
     # a rewrite older than the provider's lookback finds only the warm system prefix
-    chain = [CacheRequest("m", 3_000 + 1_000 * k, grew if k else Prefix(kept_all=False, tail=3_000),
+    history = [CacheRequest("m", 3_000 + 1_000 * k, grew if k else Prefix(kept_all=False, tail=3_000),
                           recorded_read=2_000) for k in range(LOOKBACK + 5)]
-    whole = chain[-1].whole + 1_000
-    near = CacheRequest("m", whole, Prefix(kept_all=False, tail=whole - chain[-3].whole))
-    far = CacheRequest("m", whole, Prefix(kept_all=False, tail=whole - chain[2].whole))
-    assert cache_splits([*chain, near])[-1].read == chain[-3].whole
-    assert cache_splits([*chain, far])[-1].read == 2_000
+    whole = history[-1].whole + 1_000
+    near = CacheRequest("m", whole, Prefix(kept_all=False, tail=whole - history[-3].whole))
+    far = CacheRequest("m", whole, Prefix(kept_all=False, tail=whole - history[2].whole))
+    assert cache_splits([*history, near])[-1].read == history[-3].whole
+    assert cache_splits([*history, far])[-1].read == 2_000
 
 
 def test_r_twin_6_the_batch_sink_prices_like_the_summary(real_sessions):
