@@ -22,6 +22,19 @@ def test_root_exception_has_an_engine_name_and_keeps_the_old_one():
         assert issubclass(cls, iris.errors.IrisError), name
 
 
+def test_the_code_names_the_root_exception_iris_error():
+    """The code says ``IrisError``: the older name ``WorkbenchError`` stays only as the alias in
+    ``iris.errors`` (docs/architecture.md, "Names")."""
+    import re
+
+    roots = ["core", "workbench", "pages", "tests", "scripts", "bench"]
+    found = sorted(f"{path.relative_to(ROOT)}:{n}" for root in roots for path in (ROOT / root).rglob("*.py")
+                   if path.resolve() not in (Path(__file__).resolve(), ROOT / "core" / "iris" / "errors.py")
+                   for n, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+                   if re.search(r"\bWorkbenchError\b", line))
+    assert found == []
+
+
 def test_no_module_of_the_app_folder_shadows_the_standard_library():
     """``streamlit run workbench/ui/app.py`` puts the entry script's folder, ``workbench/ui/``, first
     on ``sys.path``: no module or package there may carry a standard-library name (a

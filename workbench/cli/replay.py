@@ -23,7 +23,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, TextIO
 
-from iris.errors import StorageError, WorkbenchError
+from iris.errors import IrisError, StorageError
 from iris.replay import Replay
 from iris.safe_files import write_file
 
@@ -34,7 +34,7 @@ from ..views.terminal import progress_bar
 __all__ = ["UsageError", "register", "summary_lines"]
 
 
-class UsageError(WorkbenchError):
+class UsageError(IrisError):
     """The command line was incomplete."""
 
 
