@@ -128,7 +128,7 @@ def test_r_ui_6_configuration_results_follow_the_session(two_sessions):
     assert not at.exception, at.exception
     b_steps = _replays(b)["switch check"]
     with open_store() as store:
-        b_responses = store.get_summary(b).response_count
+        b_responses = store.row_of(b).response_count
     assert b_steps == b_responses != a_steps
     assert _replays(a)["switch check"] == a_steps
 
@@ -146,4 +146,4 @@ def test_r_ui_4_save_service_refuses_a_replay_of_another_session(workbench_home)
             save_replay_result(store, bundle, session_id=b, name="x")
         assert not store.replays.list(b)
         info = save_replay_result(store, bundle, session_id=a, name="x", computed_for=a)
-        assert info.session_id == a and info.step_count == store.get_summary(a).response_count
+        assert info.session_id == a and info.step_count == store.row_of(a).response_count

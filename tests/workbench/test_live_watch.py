@@ -88,7 +88,7 @@ def test_r_live_1_partial_last_line_is_waited_for(transcript: Path, tmp_path: Pa
         expected = load_session(live).session
         assert stored.messages == expected.messages  # the grown file, as a fresh import reads it
         assert [s.id for s in store.list_sessions()] == [SESSION]  # one session per file
-        assert store.get_summary(SESSION).response_count == second.responses
+        assert store.row_of(SESSION).response_count == second.responses
 
 
 def test_r_live_1_a_writer_process_appends_a_real_transcript(transcript: Path, tmp_path: Path,
@@ -127,7 +127,7 @@ def test_r_live_1_a_writer_process_appends_a_real_transcript(transcript: Path, t
 
 def _responses() -> int:
     with open_store() as store:
-        return store.get_summary(SESSION).response_count if store.list_sessions() else 0
+        return store.row_of(SESSION).response_count if store.list_sessions() else 0
 
 
 def _replay_steps() -> int:

@@ -25,7 +25,7 @@ def test_r_ui_2_open_step_reads_the_preparation_request_and_originals(tmp_path):
         assert opened.prep.step_index == 10 and opened.replay.id == info.id
         assert opened.request is not None
         assert opened.request.ref == opened.prep.final_request_ref
-        assert len(opened.originals) == store.get_summary(session_id).message_count
+        assert len(opened.originals) == store.row_of(session_id).message_count
         assert len(opened.replay) == info.step_count
         with pytest.raises(StorageError, match="no step 999"):
             open_step(store, session_id, info.id, 999)

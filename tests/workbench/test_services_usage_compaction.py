@@ -54,7 +54,7 @@ def test_r_ui_3_open_compaction_reads_decisions_archives_and_requests(tmp_path):
         request = opened.request_at(step)
         assert request is not None
         assert request.ref == opened.replay.preparation(step).final_request_ref
-        assert len(opened.originals) == store.get_summary(session_id).message_count
+        assert len(opened.originals) == store.row_of(session_id).message_count
         caption = compaction_budget_caption(opened.replay.thresholds, "extractive")
         assert caption is not None and "summariser **extractive** (offline extractive" in caption
     assert compaction_budget_caption(None, "extractive") is None

@@ -25,7 +25,7 @@ def test_r_ses_1_open_session_reads_title_messages_and_the_stored_estimate(tmp_p
     with Store(tmp_path / "workbench.db") as store:
         session_id = store.import_file(SAMPLES / "bugfix.jsonl").session_id
         opened = open_session(store, session_id)
-        assert opened.title == store.get_summary(session_id).title
+        assert opened.title == store.row_of(session_id).title
         assert len(opened.session.messages) == 82
         assert opened.estimated_tokens == store.session_tokens(session_id) > 0
         with pytest.raises(StorageError):

@@ -155,7 +155,7 @@ def test_r_ses_5_strict_failure_leaves_store_unchanged(store, tmp_path):
     assert (store.list_sessions(), store.db["messages"].count) == before
     lenient = store.import_file(bad, lenient=True)
     assert [s.line for s in lenient.skipped] == [31]
-    assert store.get_summary(lenient.session_id).message_count == 81
+    assert store.row_of(lenient.session_id).message_count == 81
 
 
 def test_r_ses_5_failure_while_writing_rolls_back_everything(store):
@@ -215,7 +215,7 @@ def test_r_tok_2_stored_estimate_equals_inspect(store):
     outcome = store.import_file(SAMPLES / "bugfix.jsonl")
     expected = inspect_session(load_session(SAMPLES / "bugfix.jsonl"))["estimated_tokens"]
     assert store.session_tokens(outcome.session_id) == expected
-    assert store.get_summary(outcome.session_id).estimated_tokens == expected  # kept once counted
+    assert store.row_of(outcome.session_id).estimated_tokens == expected  # kept once counted
 
 
 def test_r_tok_2_import_does_not_tokenise_and_the_replay_stores_the_estimate(tmp_path):
@@ -230,7 +230,7 @@ def test_r_tok_2_import_does_not_tokenise_and_the_replay_stores_the_estimate(tmp
     with Store(tmp_path / "workbench.db", estimator=estimator) as st:
         outcome = st.import_file(SAMPLES / "bugfix.jsonl")
         assert estimator.encode_calls == 0
-        assert st.get_summary(outcome.session_id).estimated_tokens is None
+        assert st.row_of(outcome.session_id).estimated_tokens is None
         replay_and_save(st, outcome.session_id)
         expected = inspect_session(load_session(SAMPLES / "bugfix.jsonl"))["estimated_tokens"]
-        assert st.get_summary(outcome.session_id).estimated_tokens == expected
+        assert st.row_of(outcome.session_id).estimated_tokens == expected

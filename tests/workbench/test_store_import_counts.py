@@ -24,8 +24,8 @@ def test_r_ses_4_stored_counts_match_the_index(real_sessions, tmp_path):
         for path in paths:
             session = load_session(path).session
             sid = store.import_file(path).session_id
-            summary = store.get_summary(sid)
-            assert (summary.response_count, summary.tool_call_count) == (
+            row = store.row_of(sid)
+            assert (row.response_count, row.tool_call_count) == (
                 len(session.index.batches), len(session.index.calls)), path.name
 
 
@@ -41,5 +41,5 @@ def test_r_ses_4_counts_skip_compaction_provided_copies(tmp_path):
     assert (len(session.index.batches), len(session.index.calls)) == (1, 2)
     with Store(tmp_path / "wb.db") as store:
         sid, _ = store.save_session(session, format="native", content_hash="sha256:0", source_path=None)
-        summary = store.get_summary(sid)
-    assert (summary.response_count, summary.tool_call_count) == (1, 2)
+        row = store.row_of(sid)
+    assert (row.response_count, row.tool_call_count) == (1, 2)

@@ -73,7 +73,7 @@ def _replays(args: argparse.Namespace) -> int:
 
     with open_store() as store:
         if args.session:
-            store.get_summary(args.session)  # an unknown id is an error naming it
+            store.row_of(args.session)  # an unknown id is an error naming it
         rows = replay_rows(store, args.session)
     if not rows and args.output_format == "table":
         print("No replays saved. Make one: workbench replay SESSION --name NAME "

@@ -58,9 +58,9 @@ def session_subagents(store: Store, session_id: str) -> tuple[Session, ...]:
                 if not is_compaction_request(store.header(c.id).agent_id)]
     if children:
         return tuple(store.session(c.id) for c in children)
-    summary = store.get_summary(session_id)
-    source = Path(summary.source_path) if summary.source_path else None
-    if summary.format != "claude_code" or summary.parent_id is not None \
+    row = store.row_of(session_id)
+    source = Path(row.source_path) if row.source_path else None
+    if row.format != "claude_code" or row.parent_id is not None \
             or source is None or not source.is_file():
         return ()
     return subagent_sessions(source)

@@ -321,14 +321,14 @@ def live_version(store: Store, session_id: str) -> LiveVersion:
     return LiveVersion(content_hash=store.content_hash(session_id),
                        replay_saved_at=replay.created_at if replay is not None else "",
                        replay_steps=replay.step_count if replay is not None else 0,
-                       responses=store.get_summary(session_id).response_count)
+                       responses=store.row_of(session_id).response_count)
 
 
 def agent_line(store: Store, session_id: str) -> AgentLine | None:
     """The session's last request against its agent's compaction line (the ``claude-code`` or
     ``codex`` profile's threshold line); None for a format without an agent profile."""
-    summary = store.get_summary(session_id)
-    profile = AGENT_PROFILES.get(summary.format)
+    row = store.row_of(session_id)
+    profile = AGENT_PROFILES.get(row.format)
     if profile is None:
         return None
     session = store.session(session_id)
@@ -341,4 +341,4 @@ def agent_line(store: Store, session_id: str) -> AgentLine | None:
                  if m.usage is not None and m.usage.is_trusted), None)
     tokens = None if last is None else last.prompt_tokens + last.output_tokens
     return AgentLine(agent=profile[1], line=t.threshold_line or t.pressure_line, tokens=tokens,
-                     responses=summary.response_count)
+                     responses=row.response_count)

@@ -69,13 +69,13 @@ def subagent_calls(store: Store, session_id: str) -> dict[str, dict[str, Any]]:
 
 def open_session(store: Store, session_id: str) -> OpenedSession:
     """The stored session ``session_id`` (``StorageError`` when it is not stored)."""
-    summary = store.get_summary(session_id)
+    row = store.row_of(session_id)
     session = store.session(session_id)
     estimator = default_estimator()
     children = tuple(store.children(session_id))
-    return OpenedSession(title=summary.title, session=session, estimator=estimator,
+    return OpenedSession(title=row.title, session=session, estimator=estimator,
                          estimated_tokens=store.session_tokens(session_id, session.messages, estimator),
-                         unplaced=store.unplaced(session_id), parent_id=summary.parent_id,
+                         unplaced=store.unplaced(session_id), parent_id=row.parent_id,
                          children=children,
                          subagents=tuple(subagent_calls(store, session_id).values()),
                          compaction_requests=tuple(compaction_requests(session)))

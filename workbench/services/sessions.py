@@ -28,4 +28,4 @@ def session_header(store: Store, session_id: str) -> SessionHeader:
 
 def unplaced_count(store: Store, session_id: str) -> int:
     """How many lines of the session's transcript its import could not place (R-TWIN-1)."""
-    return store.get_summary(session_id).unplaced_count
+    return store.row_of(session_id).unplaced_count

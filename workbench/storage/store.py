@@ -318,7 +318,8 @@ class Store:
             rows = self.db.query(f"SELECT {fields} FROM sessions ORDER BY imported_at DESC, title, id")
             return [SessionRow(**r) for r in rows]
 
-    def get_summary(self, session_id: str) -> SessionRow:
+    def row_of(self, session_id: str) -> SessionRow:
+        """The stored session's row of the session list (its counts, title and source)."""
         fields = ", ".join(SessionRow.model_fields)
         with self._storage_errors(f"reading session {session_id!r}"):
             rows = list(self.db.query(f"SELECT {fields} FROM sessions WHERE id = ?", [session_id]))
@@ -384,7 +385,7 @@ class Store:
         """The session-wide estimate (the figure ``workbench inspect`` reports), counted the first
         time it is asked for and stored. Pass the ``messages`` and the ``estimator`` a replay (or a
         page) has just counted them with: the estimate then reuses those counts."""
-        known = self.get_summary(session_id).estimated_tokens
+        known = self.row_of(session_id).estimated_tokens
         if known is not None:
             return known
         messages = self.session(session_id).messages if messages is None else messages
