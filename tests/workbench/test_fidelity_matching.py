@@ -180,6 +180,7 @@ def test_r_fid_5_real_sessions_every_lost_fact_carries_its_recovery(real_session
     assert recovered > 0 and never > 0 and tokens > 0
 
 
+@pytest.mark.slow
 def test_r_fid_5_notebook_lost_and_fidelity_carry_the_recovery(real_sessions: Path):
     """R-FID-5: ``replay.lost()`` has ``recovered_at_step`` (empty for never), the never-recovered
     rows first per compaction; ``replay.fidelity()`` has ``never_recovered`` and
@@ -201,3 +202,25 @@ def test_r_fid_5_notebook_lost_and_fidelity_carry_the_recovery(real_sessions: Pa
         assert row["never_recovered"] == sum(never)
         assert row["recovery_tokens"] <= sum(r["recovery_tokens"] or 0 for r in mine)
         assert [r["recovered_by"] is None for r in mine] == never
+
+
+def test_r_fid_4_real_session_a_task_id_is_not_needed_by_its_subtask(real_sessions: Path):
+    """R-FID-4 on 8463c716: ``bd show spotter-fum`` is needed where the agent runs that command
+    again, not where it runs ``bd show spotter-fum.4``."""
+    from iris.fidelity.facts import message_mentions
+
+    from workbench.importers import load_session
+
+    path = real_sessions / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"
+    if not path.is_file():
+        pytest.skip("the real session is absent")
+    session = load_session(path).session
+    (record,) = recorded_loss_records(session)
+    fate = next(f for f in record.fates if f.fact.key == "bd show spotter-fum")
+    assert fate.needed_message is not None
+    first_sub = next(i for i in range(fate.needed_message)
+                     if i > record.span_messages
+                     and "bd show spotter-fum.4" in message_mentions(session.messages[i]))
+    assert first_sub < fate.needed_message
+    assert re.search(r"bd show spotter-fum(?![\w.-])",
+                     message_mentions(session.messages[fate.needed_message]))
