@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +217,198 @@ def test_r_twin_5_replays_saved_before_the_detail_read_the_same_figures(tmp_path
         object.__setattr__(saved, "info", saved.info.model_copy(update={"facts": older}))
         assert saved.facts.compactions[0].history_tokens_before is None
         assert replay_compactions(saved) == now
+
+
+# ---------------------------------------------------------------- saved replays, every surface
+
+SAVED = REAL / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl.gz"
+MONEY = ("recorded_billed_usd", "replay_usd", "saved_usd")
+
+
+class _Tables(HTMLParser):
+    """Every table of an HTML text as rows of cell texts (cell end tags may be left out)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[str]]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th") and self.tables and self.tables[-1]:
+            self._cell = []
+            self.tables[-1][-1].append("")
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None and self.tables and self.tables[-1] and self.tables[-1][-1]:
+            self.tables[-1][-1][-1] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th", "tr", "table"):
+            self._cell = None
+
+
+def _first_table(html: str, after: str) -> dict[str, str]:
+    """The header → first-row cells of the first table after the text ``after``."""
+    parser = _Tables()
+    parser.feed(html[html.index(after):])
+    header, first = parser.tables[0][0], parser.tables[0][1]
+    return {h.strip(): v.strip() for h, v in zip(header, first, strict=True)}
+
+
+def _kept_lost(record: Any) -> tuple[int, int]:
+    """(needed-later facts kept, needed-later facts lost) of one loss record."""
+    return record.needed_later_kept, record.needed_later - record.needed_later_kept
+
+
+@pytest.mark.parametrize("summariser", ["offline", "recorded"])
+def test_r_truth_2_a_saved_replay_states_its_figures_on_every_surface(tmp_path, workbench_home,
+                                                                       summariser):
+    """R-TRUTH-2/R-TWIN-5/R-TWIN-6: a replay of the real session ae4a77f8 saved with
+    ``--config claude-code`` and each summariser states one figure per fact wherever a user
+    compares it — the compaction's request before → after, what its checkpoint kept and lost of
+    the facts the session needed again, the bill, the replay's cost and saving, the estimate
+    error — on Step-through, Usage, Compaction, Templates and Compare (the functions those pages
+    call), the HTML report, ``--summary-json``, the notebook (the saved replay read back and a
+    fresh ``wb.replay`` with the same summariser's name), the batch Parquet tables and the OTLP
+    export read back."""
+    from streamlit.testing.v1 import AppTest
+
+    import workbench as wb
+    from workbench.cli.export import export_saved_replay
+    from workbench.corpus.runner import read_table, run_batch
+    from workbench.report import stored_replay_report
+    from workbench.services.costs import saved_cost
+    from workbench.services.fidelity import saved_losses, step_losses
+
+    if not SAVED.is_file():
+        pytest.skip("../shared/real-sessions is absent")
+    name = f"saved {summariser}"
+    summary_path = tmp_path / "summary.json"
+    assert main(["replay", str(SAVED), "--config", "claude-code", "--summariser", summariser,
+                 "--name", name, "--summary-json", str(summary_path)]) == 0
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    cli = summary["compactions"][0]
+    step, figure = cli["step"], (cli["tokens_before"], cli["tokens_after"])
+    loss = cli["fidelity"]
+    kept_lost = (loss["needed_later_kept"], loss["needed_later"] - loss["needed_later_kept"])
+    error = tuple(summary["estimate_error"][k] for k in ("median_abs_pct", "p90_abs_pct",
+                                                         "responses"))
+    money = tuple(summary["cost"][k] for k in MONEY)
+    assert figure[0] > figure[1] and loss["needed_later"] > 0 and error[2] > 0
+    assert all(isinstance(v, float) for v in money)
+
+    pages: dict[str, Any] = {}
+    kept: dict[str, Any] = {}
+    costs: dict[str, Any] = {}
+    with Store() as store:
+        (info,) = [i for i in store.replays.list() if i.name == name]
+        sid, rid = info.session_id, info.id
+        assert info.summariser == ("extractive" if summariser == "offline" else summariser)
+        opened = open_step(store, sid, rid, step)
+        commit = next(d for s in opened.prep.stages for d in s.decisions
+                      if isinstance(d, CompactionApplied))
+        pages["step-through Why (commit)"] = _pairs(describe(commit))[0]
+        row = stage_table(opened.prep).set_index("stage").loc["compaction"]
+        pages["step-through stage table"] = (int(row["before_tokens"]), int(row["after_tokens"]))
+        header = header_text(opened.prep, len(opened.replay), opened.replay.thresholds)
+        after = int(re.findall(r"\[([\d,]+)\]", header.cells[0])[0].replace(",", ""))
+        (why,) = [r for r in step_losses(store, sid, opened.replay, step) if r.source == "replay"]
+        kept["step-through Why (loss)"] = _kept_lost(why)
+        usage = open_usage(store, sid, rid)
+        pages["usage answer"] = _pairs(compaction_answer(usage.runs, usage.marks)
+                                       .iloc[0]["tokens before → after"])[0]
+        metrics = usage_metrics(usage.steps, usage.marks, usage.replay.facts.calibration)
+        cost = saved_cost(store, sid, rid)
+        costs["usage"] = tuple(getattr(cost, k) for k in MONEY)
+        compaction = open_compaction(store, sid, rid, COMPACTION_KINDS)
+        first = compaction_page_table(compaction.decisions, compaction.steps).iloc[0]
+        pages["compaction table"] = (int(first["tokens_before"]), int(first["tokens_after"]))
+        (own,) = [r for r in saved_losses(store, sid, opened.replay).replay if r.step == step]
+        kept["compaction page"] = _kept_lost(own)
+        outcome = original_step(store, rid, step)
+        pages["templates re-run (original)"] = (outcome.tokens_before, outcome.tokens_after)
+        run = choice_run(store, sid, f"replay:{rid}", name, editor=None,
+                         templates=PromptSnapshot.defaults(), cache={}, progress=lambda *_: None)
+        compared = answer_runs([run])[0]["compactions"][0]
+        pages["compare answer"] = (compared["tokens_before"], compared["tokens_after"])
+        (compared_loss,) = [r for r in run.fidelity if r.step == step]
+        kept["compare"] = _kept_lost(compared_loss)
+        html = stored_replay_report(store, rid)
+        otlp, _ = export_saved_replay(store, rid, tmp_path / "trace.json")
+
+    # the report of the saved replay: its own figures, and it says whose they are
+    assert f"Saved replay <strong>{name}</strong>" in html and "nothing was replayed again" in html
+    assert f"summariser <strong>{info.summariser}</strong>" in html
+    answer = html[html.index("Where the replay and the agent compacted"):
+                  html.index("Estimate error (as-recorded")]
+    pages["report answer"] = _pairs(answer)[0]
+    reported = _first_table(html, "Estimate error (as-recorded")
+    assert (float(reported["median abs pct"]), float(reported["p90 abs pct"]),
+            int(reported["responses"].replace(",", ""))) == error
+    priced = _first_table(html, "<h2>Cost")
+    costs["report"] = tuple(float(priced[label]) for label, k in
+                            (("the session as billed (USD)", "recorded_billed_usd"),
+                             ("this replay (USD)", "replay_usd"), ("saved (USD)", "saved_usd")))
+    lost_text = html[html.index("<h2>What compaction lost"):]
+    found = re.findall(r"the checkpoint kept ([\d,]+) \(\d+%\), ([\d,]+) lost", lost_text)
+    assert len(found) == 1
+    kept["report"] = tuple(int(n.replace(",", "")) for n in found[0])
+
+    # the notebook: the saved replay read back, and the same replay made again by name
+    for label, r in (("notebook (saved)", wb.saved_replay(rid)),
+                     ("notebook (wb.replay)", wb.replay(SAVED, "claude-code",
+                                                       summariser=summariser))):
+        frame = r.compactions().set_index("step")
+        pages[label] = (int(frame.loc[step, "tokens_before"]), int(frame.loc[step, "tokens_after"]))
+        facts = r.fidelity().query("source == 'replay' and kind == 'all'").set_index("step")
+        kept[label] = (int(facts.loc[step, "needed_later_kept"]),
+                       int(facts.loc[step, "needed_later"] - facts.loc[step, "needed_later_kept"]))
+        e = r.estimate_error()
+        assert (e.median_abs_pct, e.p90_abs_pct, e.responses) == error, label
+        costs[label] = tuple(getattr(r.cost(), k) for k in MONEY)
+
+    # the batch tables, with the same summariser
+    out = tmp_path / "batch"
+    assert not run_batch(["claude-code"], [SAVED], out, summariser=summariser).failed
+    rows = read_table(out, "compactions", where=f"source = 'replay' AND step = {step}")
+    pages["batch compactions"] = (int(rows["tokens_before"].iloc[0]),
+                                  int(rows["tokens_after"].iloc[0]))
+    facts = read_table(out, "fidelity", where=f"source = 'replay' AND kind = 'all' AND step = {step}")
+    kept["batch fidelity"] = (int(facts["needed_later_kept"].iloc[0]),
+                              int(facts["needed_later"].iloc[0] - facts["needed_later_kept"].iloc[0]))
+    sessions = read_table(out, "sessions").iloc[0]
+    assert (sessions["estimate_error_median_pct"], sessions["estimate_error_p90_pct"],
+            sessions["estimate_error_responses"]) == error
+    costs["batch sessions"] = tuple(float(sessions[k]) for k in MONEY)
+
+    # the OTLP export, read back: the replay's compaction where it applied, and the same bill
+    document = json.loads(Path(otlp).read_text(encoding="utf-8"))
+    applied = {int(next(iter(a["value"].values()))) for rs in document["resourceSpans"]
+               for ss in rs["scopeSpans"] for s in ss["spans"]
+               if any(b["key"] == "context_workbench.compaction_applied"
+                      and b["value"].get("boolValue") for b in s.get("attributes", ()))
+               for a in s["attributes"] if a["key"] == "context_workbench.step_index"}
+    assert applied == {c["step"] for c in summary["compactions"]}
+    back = tmp_path / "back.json"
+    assert main(["replay", str(otlp), "--summary-json", str(back)]) == 0
+    billed = json.loads(back.read_text(encoding="utf-8"))["cost"]["recorded_billed_usd"]
+    assert billed == pytest.approx(money[0], abs=1e-6)
+
+    # the Usage page's figures, and the Templates page offering the replay's own summariser
+    assert metrics[0].value == f"{error[0]:.2f}%" and metrics[1].value == f"{error[1]:.2f}%"
+    assert f"over {error[2]} responses" in (metrics[0].help or "")
+    assert after == figure[1]
+    assert {k: v for k, v in pages.items() if v != figure} == {}
+    assert {k: v for k, v in kept.items() if v != kept_lost} == {}
+    assert {k: v for k, v in costs.items() if v != pytest.approx(money, abs=1e-6)} == {}
+    at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=120)
+    at.query_params["session"], at.query_params["replay"] = sid, rid
+    at.query_params["step"] = str(step)
+    at.run()
+    at.switch_page("../pages/templates.py").run()
+    assert not at.exception, at.exception
+    assert at.radio(key=f"tpl_summariser_{rid}").value == info.summariser
