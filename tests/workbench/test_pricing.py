@@ -15,7 +15,7 @@ from iris.session import Message, Session, SessionHeader, TextBlock, Usage
 from record_access import all_present
 
 from workbench.importers import load_session
-from workbench.pricing import CostStep, CostSummary, cost_lines, price, replay_cost, tally
+from workbench.pricing import CostStep, SummaryCallCost, cost_lines, price, replay_cost, tally
 from workbench.services.costs import stored_replay_cost
 from workbench.services.replay import open_saved, replay_and_save, replay_session
 from workbench.storage.store import open_store
@@ -49,7 +49,7 @@ def test_prices_work_with_the_network_blocked():
 def test_tally_saved_is_recorded_minus_replay_and_summaries():
     steps = [CostStep(0, OPUS, 40_000, Usage(input_tokens=100_000, output_tokens=1_000)),
              CostStep(1, OPUS, 50_000, Usage(input_tokens=120_000, output_tokens=1_000))]
-    cost = tally(steps, [CostSummary(1, OPUS, 20_000, 2_000, measured=False)])
+    cost = tally(steps, [SummaryCallCost(1, OPUS, 20_000, 2_000, measured=False)])
     assert cost.price_known and cost.steps_priced == 2 == cost.steps_compared
     assert cost.requests_usd == pytest.approx(0.45 + 0.05)      # 90k in, 2k out
     assert cost.summaries_usd == pytest.approx(0.10 + 0.05)     # 20k in, 2k out

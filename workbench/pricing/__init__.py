@@ -66,8 +66,8 @@ from .records import (
     Uncached,
 )
 
-__all__ = ["BASIS", "CostStep", "CostSummary", "ModelBill", "RecordedBill", "ReplayCache",
-           "ReplayCost", "Savings", "Uncached", "cost_lines", "prefix_sink", "price", "priced_steps",
+__all__ = ["BASIS", "CostStep", "ModelBill", "RecordedBill", "ReplayCache", "ReplayCost", "Savings",
+           "SummaryCallCost", "Uncached", "cost_lines", "prefix_sink", "price", "priced_steps",
            "recorded_cost_rates", "replay_cost", "step_models", "step_usd", "stored_replay_cost",
            "tally"]
 
@@ -102,7 +102,7 @@ class CostStep:
 
 
 @dataclass(frozen=True)
-class CostSummary:
+class SummaryCallCost:
     """One compaction summary call: measured usage, or local estimates of its text."""
 
     step_index: int
@@ -229,7 +229,7 @@ class _Sums:
                                             output_tokens=u.output_tokens, when=step.when) or 0
 
 
-def _summary_cost(summaries: Iterable[CostSummary], rates: Mapping[str, Decimal]) -> tuple[Decimal, Decimal]:
+def _summary_cost(summaries: Iterable[SummaryCallCost], rates: Mapping[str, Decimal]) -> tuple[Decimal, Decimal]:
     """``(all summaries, those the saving compares)``: the agent's own summaries are left out of
     the second (the agent paid for them too)."""
     total = compared = Decimal(0)
@@ -250,7 +250,7 @@ def _pct(part: Decimal, whole: Decimal) -> float | None:
     return round(float(part / whole * 100), 1) if whole else None
 
 
-def tally(steps: Sequence[CostStep], summaries: Iterable[CostSummary] = (), *,
+def tally(steps: Sequence[CostStep], summaries: Iterable[SummaryCallCost] = (), *,
           bill: RecordedBill | None = None,
           rates: Mapping[str, Decimal] | None = None) -> ReplayCost:
     """The cost (see the module docstring for the basis) of priced steps and summaries. ``bill``
@@ -398,7 +398,7 @@ def _agent_summary_call(session: Session, checkpoint_text: str) -> tuple[bool, U
 
 def _summary(session: Session, step_index: int | None, model: str | None, usage: Usage | None,
              checkpoint_text: str, request_tokens: Callable[[], int],
-             estimator: TokenEstimator) -> CostSummary:
+             estimator: TokenEstimator) -> SummaryCallCost:
     """One committed compaction's summary call: its reported usage, else the agent's own call
     when the checkpoint is the agent's summary (nothing when that call is not recorded: the bill
     does not hold it either), else local counts of its request and output."""
@@ -408,13 +408,13 @@ def _summary(session: Session, step_index: int | None, model: str | None, usage:
         agents, usage = _agent_summary_call(session, checkpoint_text)
         if agents:
             if usage is None:
-                return CostSummary(index, model, 0, 0, True, agents_own=True)
-            return CostSummary(index, usage.model or model, usage.prompt_tokens, usage.output_tokens,
+                return SummaryCallCost(index, model, 0, 0, True, agents_own=True)
+            return SummaryCallCost(index, usage.model or model, usage.prompt_tokens, usage.output_tokens,
                                True, usage, agents_own=True)
     if usage is not None:
-        return CostSummary(index, usage.model or model, usage.prompt_tokens, usage.output_tokens,
+        return SummaryCallCost(index, usage.model or model, usage.prompt_tokens, usage.output_tokens,
                            True, usage)
-    return CostSummary(index, model, request_tokens(), estimator.count(checkpoint_text), False)
+    return SummaryCallCost(index, model, request_tokens(), estimator.count(checkpoint_text), False)
 
 
 def replay_cost(session: Session, replay: Any, *, estimator: TokenEstimator | None = None,
