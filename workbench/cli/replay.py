@@ -77,6 +77,7 @@ def summary_lines(result: Replay, seconds: float, *, compaction_request: bool = 
     ``compaction_request``: the session is an agent's recorded compaction call (its unheld prompt
     is named as the compaction's input)."""
     from ..analysis.figures import applied_compactions, error_words, estimate_error
+    from ..analysis.words import counted
 
     preps = result.preparations
     phases = [p.phase for p in preps]
@@ -87,11 +88,11 @@ def summary_lines(result: Replay, seconds: float, *, compaction_request: bool = 
     compactions = applied_compactions(preps)
     error = estimate_error(preps, [m.step for m in result.recorded_compactions])
     lines = [
-        f"replayed {result.session_id}: {len(preps)} steps in {seconds:.2f} s",
+        f"replayed {result.session_id}: {counted(len(preps), 'step')} in {seconds:.2f} s",
         (f"  ready {phases.count('ready')} · failed {phases.count('failed')} · "
          f"cancelled {phases.count('cancelled')}"),
         f"  compactions applied: {len(compactions)}" + "".join(
-            f"\n    step {c['step']}: {c['tokens_before'] or 0:,} → {c['tokens_after'] or 0:,} "
+            f"\n    step {c.step}: {c.tokens_before or 0:,} → {c.tokens_after or 0:,} "
             "tokens (whole request as sent)" for c in compactions),
         (f"  final request: {whole:,} tokens, whole request (raw local estimate {final:,}); "
          f"budget {t.input_budget:,} from {t.budget_source}, pressure line {t.pressure_line:,}"),
@@ -148,6 +149,7 @@ def _defaults_line(session_id: str, replays: Sequence[Any]) -> str:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from ..analysis.words import counted
     from ..services.replay import load_configuration, stream_replay
     from ..storage.store import open_store
 
@@ -202,7 +204,7 @@ def _replay(args: argparse.Namespace) -> int:
     if failed:
         first = failed[0]
         why = first.error.message if first.error is not None else "failed"
-        lines.append(f"  {len(failed)} failed steps (first: step {first.step_index}: {why}); "
+        lines.append(f"  {counted(len(failed), 'failed step')} (first: step {first.step_index}: {why}); "
                      + ("--allow-failed: exit code 0" if args.allow_failed
                         else "exit code 2 (--allow-failed: 0)"))
     print("\n".join(lines), file=out)
