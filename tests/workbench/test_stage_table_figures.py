@@ -27,7 +27,9 @@ def test_r_twin_5_stage_table_states_the_commits_figures_not_a_recomputed_one():
     assert commit.sent_tokens_before is not None and commit.sent_tokens_after is not None
     # a ratio off in its seventh decimal, as a stored record may be: recomputing would move
     # the figures by at least a token
-    local = prep.stage("compaction").before_input_tokens
+    stage = prep.stage("compaction")
+    assert stage is not None
+    local = stage.before_input_tokens
     nudged = prep.evolve(**UNCHANGED, calibration_ratio=prep.calibration_ratio + 1.5 / local,
                          unrecorded_overhead_tokens=prep.unrecorded_overhead_tokens + 1)
     for record in (prep, nudged):
