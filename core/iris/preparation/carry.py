@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from .. import lineage
 from ..compaction.records import CompactionState
 from ..compaction.triggers import PressureWindow
 from ..reduction.models import ReductionState
@@ -52,8 +53,9 @@ class StepCarry:
         base, tokens = ((), 0) if reset else (self.durable, self.durable_tokens)
         if not parts and not reset:
             return self
-        return replace(self, durable=base + parts,
-                       durable_tokens=tokens + sum(p.tokens for p in parts))
+        durable = base + parts
+        lineage.note(durable, base, len(base))
+        return replace(self, durable=durable, durable_tokens=tokens + sum(p.tokens for p in parts))
 
     def without_notices(self) -> StepCarry:
         """The durable history without pressure notices (a model switch withdraws them)."""

@@ -30,6 +30,8 @@ def compose(state: PreparationState) -> tuple[Part, ...]:
     """The parts of the request in the order they are sent."""
     front = tuple(p for p in state.context if p.key != "before_current_input")
     before_input = tuple(p for p in state.context if p.key == "before_current_input")
+    if not (front or before_input or state.contributions):
+        return state.history  # the same parts in the same order, and no copy of them
     u = current_input_index(state.history)
     return front + state.history[:u] + before_input + state.contributions + state.history[u:]
 

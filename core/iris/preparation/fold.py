@@ -56,10 +56,14 @@ def _extend(index: FoldIndex, history: tuple[Part, ...]) -> None:
 
 
 def _index(history: tuple[Part, ...], memory: FoldMemory) -> FoldIndex:
-    if not starts_with(history, memory.index.parts):
-        memory.index = FoldIndex()
-    _extend(memory.index, history)
-    return memory.index
+    index = memory.index
+    # the parts of the index are those of the history it was last extended with (when noted)
+    source = index.source if index.source is not None and len(index.source) == len(index.parts) else index.parts
+    if not starts_with(history, source):
+        memory.index = index = FoldIndex()
+    _extend(index, history)
+    index.source = history
+    return index
 
 
 def _folds(part: Part, latest: dict[str, str]) -> tuple[tuple[int, str], ...]:

@@ -23,9 +23,10 @@ import hashlib
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from operator import is_
 from typing import Any
 
+from .. import lineage
+from ..lineage import shared_prefix
 from ..reduction import ReductionMemory, ReductionState
 from ..session import Message
 from ..tokens import TokenEstimator
@@ -40,10 +41,12 @@ MarkKey = tuple[str, int | None, str | None, tuple[MarkKind, ...]]
 
 def starts_with(history: Sequence[Part], prefix: Sequence[Part]) -> bool:
     """``history`` starts with the parts of ``prefix`` (the same objects, or equal ones)."""
-    if len(prefix) > len(history):
+    n = len(prefix)
+    if n > len(history):
         return False
+    k = min(lineage.known(prefix, history), n)
     # tuple comparison: the same object is equal without a call, so a shared prefix is one C loop
-    return tuple(history[:len(prefix)]) == tuple(prefix)
+    return k == n or tuple(history[k:n]) == tuple(prefix[k:])
 
 
 class TokenCache:
@@ -220,6 +223,8 @@ class FoldIndex:
 
     parts: list[Part] = field(default_factory=list["Part"])
     """The history the index was built from (a later history must start with these parts)."""
+    source: tuple[Part, ...] | None = None
+    """The history the index was last extended with (its parts are ``parts``)."""
     latest: dict[str, str] = field(default_factory=dict[str, str])
     """Body text → ``result:N:B`` of its latest foldable copy."""
     names: dict[str, str] = field(default_factory=dict[str, str])
@@ -287,6 +292,7 @@ class TrimMemory:
         parts, messages = self.sent
         k = shared_prefix(parts, history)
         out = messages[:k] + tuple(p.message for p in history[k:])
+        lineage.note(out, messages, k)
         self.sent = (history, out)
         return out
 
@@ -337,23 +343,3 @@ class StepMemory:
         """What :meth:`PreparedRequest.with_pieces` reads the request's hash from, computed when
         the hash is first read (each part's hash and each mark's JSON once)."""
         return PartHashes(views), MarkTexts(views, self.marks)
-
-
-def shared_prefix(old: Sequence[Part], new: Sequence[Part]) -> int:
-    """How many leading parts ``old`` and ``new`` share (the same objects: what is taken over
-    holds those very objects). Compared in slices
-    (a C loop each), halving the range that holds the first difference: a history that only grew
-    costs one pass, never a Python step per part."""
-    n = min(len(old), len(new))
-    if all(map(is_, old[:n], new[:n])):
-        return n
-    lo, hi = 0, n  # the first difference is in [lo, hi)
-    while hi - lo > 8:
-        mid = (lo + hi) // 2
-        if all(map(is_, old[lo:mid], new[lo:mid])):
-            lo = mid
-        else:
-            hi = mid
-    while lo < hi and old[lo] is new[lo]:
-        lo += 1
-    return lo

@@ -112,7 +112,7 @@ def apply(state: PreparationState, settings: PipelineSettings
         raise PreparationError(f"reduction returned {len(result.messages)} messages for "
                                f"{len(messages)}", stage="trim_old_bodies", step=state.step_index)
     run = _Run(state, result, settings)
-    history = tuple(run.history)
+    history = run.out
     if run.previous is not None:
         lineage.note(history, run.previous, run.kept)
     new_state = state.evolve(history=history,
@@ -156,7 +156,8 @@ class _Run:
         else:
             self._full()
         self.seen = seen.with_added(self.added)
-        memory.previous = TrimRun(result.state, state.history, tuple(self.history), self.delta,
+        self.out = tuple(self.history)
+        memory.previous = TrimRun(result.state, state.history, self.out, self.delta,
                                   self.changed, frozenset(self.shrunk))
 
     def _full(self) -> None:

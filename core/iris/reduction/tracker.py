@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from operator import is_
 from typing import Any
 
+from .. import lineage
 from ..session import Message, ToolCallBlock, ToolResultBlock
 from .classify import ResultInfo, Verdict
 from .models import FrozenRendering, ReductionState, ToolResultDecision
@@ -194,6 +195,9 @@ class Tracker:
         self.carry: list[Item] = []
         self.new_reduced: frozenset[str] | None = None
         """Input keys the previous request added to ``reduced_inputs`` (None: not known yet)."""
+        self.last: tuple[Message, ...] | None = None
+        """The messages of the latest :meth:`advance` when they came as a tuple (``msgs`` holds
+        the same objects)."""
         self.out: list[Message] = []
         self.before = 0
         self.saved = 0
@@ -221,6 +225,10 @@ class Tracker:
         k = len(self.msgs)
         if k > len(messages):
             return False
+        last = self.last
+        if last is not None and len(last) == k and isinstance(messages, tuple):
+            # the seen messages are those of ``last``: what is noted of their lineage counts
+            return lineage.shared_prefix(last, messages) == k
         return all(map(is_, self.msgs, messages))  # stops at the shorter: the k seen
 
     def rank(self, it: Item) -> int:
@@ -259,6 +267,7 @@ class Tracker:
                     self.items.append(it)
                     self.by_msg.setdefault(mi, []).append(it)
         self.msgs.extend(messages[start:])
+        self.last = messages if isinstance(messages, tuple) else None
         new = self.items[first_item:]
         for it in new:
             self._resolve(it)
