@@ -140,8 +140,18 @@ def case_floor_inprocess(paths: dict[str, str], repeats: int) -> dict[str, Any]:
 
 
 def _peer_command() -> list[str] | None:
-    script = Path(sys.executable).parent / "claude-code-log"
+    """``claude-code-log`` beside this Python (the bench extra), or the one ``BENCH_PEER`` names."""
+    script = Path(os.environ.get("BENCH_PEER") or Path(sys.executable).parent / "claude-code-log")
     return [str(script)] if script.is_file() else None
+
+
+def _peer_version(peer: list[str]) -> str:
+    """The peer's version: its distribution's metadata here, else what ``--version`` prints."""
+    try:
+        return importlib.metadata.version("claude-code-log")
+    except importlib.metadata.PackageNotFoundError:
+        out = subprocess.run([*peer, "--version"], capture_output=True, text=True, check=True).stdout
+        return out.strip().rsplit(" ", 1)[-1]
 
 
 def case_peer(path: str, repeats: int) -> dict[str, Any]:
@@ -169,7 +179,7 @@ def case_peer(path: str, repeats: int) -> dict[str, Any]:
         profile = profile_module("workbench.cli", ["report", str(transcript), "--out", str(tmp / "p.html")],
                                  _env(WORKBENCH_HOME=str(tmp / "home-profile")), tmp / "report.prof", ROOT)
         sizes = {"ours_html": ours_html.stat().st_size, "theirs_html": theirs_html.stat().st_size}
-    return {"path": source.name, "peer": "claude-code-log", "peer_version": importlib.metadata.version("claude-code-log"),
+    return {"path": source.name, "peer": "claude-code-log", "peer_version": _peer_version(peer),
             **{k: _stats(v) for k, v in runs.items()}, **sizes, "profile": profile,
             "cpu_ratio_runs": [o["cpu"] / t["cpu"] for o, t in zip(runs["ours"], runs["theirs"])]}
 

@@ -11,7 +11,6 @@ session, configuration and summariser give byte-identical files (no timestamps, 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -107,7 +106,7 @@ def _truth(r: NotebookReplay) -> str:
         replay_compaction_steps,
         step_compactions,
     )
-    from ..views.rich_html import inline_html, table_html
+    from ..views.rich_html import inline_html
 
     th, marks = r.result.thresholds, _marks(r)
     runs = [{"label": r.label, "compactions": step_compactions(r.preparations),
@@ -122,9 +121,9 @@ def _truth(r: NotebookReplay) -> str:
     note = f"<p><strong>{inline_html(meaning.note)}</strong></p>" if meaning.note else ""
     return _section("Where the replay and the agent compacted",
                     f"<p><strong>{inline_html(answer)}</strong></p>",
-                    table_html(compaction_answer(runs, marks)),
+                    _table(compaction_answer(runs, marks)),
                     "<h3>Estimate error (as-recorded estimate vs provider)</h3>",
-                    table_html(pd.DataFrame([error])), note)
+                    _table(pd.DataFrame([error])), note)
 
 
 #: The cost table's columns: the ReplayCost field each states.
@@ -138,7 +137,7 @@ def _cost_section(r: NotebookReplay) -> str:
     import pandas as pd
 
     from ..pricing import cost_lines
-    from ..views.rich_html import inline_html, table_html
+    from ..views.rich_html import inline_html
 
     try:
         cost = r.cost()
@@ -147,7 +146,7 @@ def _cost_section(r: NotebookReplay) -> str:
                         f"({escape(str(exc))}).</p>")
     row = {label: getattr(cost, name, None) for label, name in COST_COLUMNS.items()}
     lines = "".join(f"<p>{inline_html(line)}</p>" for line in cost_lines(cost))
-    return _section("Cost", table_html(pd.DataFrame([row])), lines)
+    return _section("Cost", _table(pd.DataFrame([row])), lines)
 
 
 def _header(r: NotebookReplay, name: str, config_source: str) -> str:
@@ -183,8 +182,6 @@ def _sections(r: NotebookReplay) -> list[str]:
     from iris.config import config_to_yaml
 
     from ..views.compaction import timeline_figure
-    from ..views.rich_html import table_html
-
     steps = len(r)
     recorded_at = [m.at_message for m in _marks(r)]
     timeline = (_figure(timeline_figure(r.bands(), recorded_at=recorded_at), "wb-timeline")
@@ -192,23 +189,23 @@ def _sections(r: NotebookReplay) -> list[str]:
                 "<p class='wb-muted'>No compaction was applied: every request stayed below the "
                 "pressure line.</p>")
     return [
-        _section("Summary", table_html(r.totals())),
+        _section("Summary", _table(r.totals())),
         _truth(r),
         _cost_section(r),
         _section("Usage: local estimate vs provider", _figure(r.figure("usage"), "wb-usage"),
                  "<details><summary>Per step</summary>",
-                 table_html(r.usage()), "</details>",
+                 _table(r.usage()), "</details>",
                  "<h3>Summary (compaction) usage, apart from the main model</h3>",
-                 table_html(r.summary_usage())),
+                 _table(r.summary_usage())),
         _section("Compaction", timeline, "<h3>Cut points</h3>",
-                 table_html(_cut_points(r), empty="no compaction applied"),
-                 "<h3>Every attempt</h3>", table_html(r.attempts(), empty="no compaction planned")),
+                 _table(_cut_points(r), empty="no compaction applied"),
+                 "<h3>Every attempt</h3>", _table(r.attempts(), empty="no compaction planned")),
         _fidelity_section(r),
         _section("Stages", "<p class='wb-muted'>Statuses per step; before → after tokens are "
                  "whole-request estimates, not costs that add up.</p>",
-                 table_html(_stage_overview(r)), "<details><summary>Every stage of every step"
-                 "</summary>", table_html(r.stages()), "</details>"),
-        _section("Failed preparations", table_html(
+                 _table(_stage_overview(r)), "<details><summary>Every stage of every step"
+                 "</summary>", _table(r.stages()), "</details>"),
+        _section("Failed preparations", _table(
             r.failures().drop(columns=["link"]),
             empty=f"Every one of the {steps} preparations is ready.")),
         _section("Configuration", f"<pre>{escape(config_to_yaml(r.config))}</pre>"),
@@ -220,7 +217,7 @@ def _fidelity_section(r: NotebookReplay) -> str:
     replay's compactions, then each one's headline and lost facts with the step that needed it."""
     from ..analysis.fidelity import replay_losses
     from ..views.fidelity import fidelity_sentence, lost_table, recall_table
-    from ..views.rich_html import inline_html, table_html
+    from ..views.rich_html import inline_html
 
     records = replay_losses(r.session, r.result).all
     if not records:
@@ -230,10 +227,10 @@ def _fidelity_section(r: NotebookReplay) -> str:
              "errors, URLs, numbers with units, user instructions) that the session mentioned "
              "again after the compaction, and how many the checkpoint kept. String matching: a "
              "paraphrase is not a match; a fact found again by re-reading counts as lost.</p>"),
-             table_html(recall_table(records))]
+             _table(recall_table(records))]
     for record in records:
         parts += [f"<h3>{inline_html(fidelity_sentence(record))}</h3>",
-                  table_html(lost_table(record).drop(columns=["open"]),
+                  _table(lost_table(record).drop(columns=["open"]),
                              empty="nothing the session needed again was lost")]
     return _section("What compaction lost", *parts)
 
@@ -248,10 +245,6 @@ REPORT_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe
 
 #: The trace types the inlined plotly.js bundle draws; the report's figures use no others.
 BUNDLE_TRACES = frozenset({"scatter", "bar", "pie"})
-_TABLE = re.compile(r"<table\b.*?</table>", re.DOTALL)
-_INDENT = re.compile(r">\n\s*<")
-#: A cell's end tag before the next cell or the row's end is optional in HTML.
-_CELL_END = re.compile(r"</t[dh]>(?=<t[dh]\b|</tr>)")
 
 
 @cache
@@ -260,11 +253,12 @@ def plotly_bundle() -> str:
     return (files("workbench") / "assets" / "plotly-basic.min.js").read_text(encoding="utf-8")
 
 
-def _compact_tables(html: str) -> str:
-    """pandas indents every table row and cell on its own line; between table tags that
-    whitespace draws nothing (a third of the stage table's bytes), nor do the optional cell end
-    tags (another fifth)."""
-    return _TABLE.sub(lambda m: _CELL_END.sub("", _INDENT.sub("><", m.group(0))), html)
+def _table(frame: pd.DataFrame, *, empty: str = "nothing to show") -> str:
+    """A report table: compact (no whitespace between tags, no optional cell end tags: a third
+    and a fifth of a long table's bytes, drawing nothing)."""
+    from ..views.rich_html import table_html
+
+    return table_html(frame, empty=empty, compact=True)
 
 
 def render_report(r: NotebookReplay, *, title: str | None = None, config_source: str = "") -> str:
@@ -272,7 +266,7 @@ def render_report(r: NotebookReplay, *, title: str | None = None, config_source:
     from ..views.rich_html import STYLE
 
     name = title or r.session.header.title or r.result.session_id
-    body = _compact_tables(_header(r, name, config_source) + "".join(_sections(r)))
+    body = _header(r, name, config_source) + "".join(_sections(r))
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"{REPORT_CSP}\">"
             f"<title>{escape(name)} · Context Workbench report</title>"
