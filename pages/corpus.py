@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.corpus.runner import read_table
+from workbench.corpus.batch import read_table
 from workbench.ui.guards import error_boundary
 from workbench.views.corpus import corpus_figure, corpus_totals, largest_differences
 from workbench.views.fidelity import corpus_fidelity_table

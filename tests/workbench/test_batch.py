@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.corpus.runner import expand_paths, read_table, run_batch
+from workbench.corpus.batch import expand_paths, read_table, run_batch
 from workbench.corpus.tables import SCHEMAS, TABLES, replay_one, to_arrow
 
 pytestmark = pytest.mark.slow  # starts servers, processes, kernels or whole replays

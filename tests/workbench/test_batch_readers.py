@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.corpus.runner import read_table, run_batch
+from workbench.corpus.batch import read_table, run_batch
 from workbench.corpus.tables import SCHEMAS, TABLES
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"

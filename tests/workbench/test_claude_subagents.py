@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from workbench.cli import main
-from workbench.corpus.runner import read_table, run_batch
+from workbench.corpus.batch import read_table, run_batch
 from workbench.importers import load_session
 from workbench.importers.native import dumps_session, parse_native_lines
 from workbench.notebook.tables import sessions as notebook_sessions

@@ -81,7 +81,7 @@ def test_r_fid_2_batch_writes_a_fidelity_table_and_prints_the_mean_per_configura
     from test_fidelity import SUMMARY, _session
 
     from workbench.cli import main
-    from workbench.corpus.runner import read_table
+    from workbench.corpus.batch import read_table
     from workbench.importers.native import dump_session
 
     corpus = tmp_path / "corpus"
@@ -241,7 +241,7 @@ def test_r_fid_2_corpus_page_shows_the_mean_recall_per_configuration(tmp_path):
     needed-later facts per configuration, the replay's compactions and the agent's own."""
     from test_fidelity import SUMMARY, _session
 
-    from workbench.corpus.runner import run_batch
+    from workbench.corpus.batch import run_batch
     from workbench.importers.native import dump_session
 
     corpus = tmp_path / "corpus"
@@ -265,7 +265,7 @@ def test_r_fid_2_a_dead_worker_still_writes_an_empty_fidelity_table(tmp_path):
     (the fidelity table too) written empty."""
     from concurrent.futures import Future
 
-    from workbench.corpus.runner import _result_or_error, _write, read_table
+    from workbench.corpus.batch import _result_or_error, _write, read_table
     from workbench.corpus.tables import TABLES
 
     future: Future = Future()

@@ -70,7 +70,7 @@ def test_contracts_hold_on_the_copy(pristine: Path):
      "Workbench layers: faces, services, views, analysis, pricing, storage, records"),
     ("workbench/storage/cache.py", "import workbench.services.replay",
      "Workbench layers: faces, services, views, analysis, pricing, storage, records"),
-    ("workbench/corpus/runner.py", "import workbench.notebook",
+    ("workbench/corpus/batch.py", "import workbench.notebook",
      "Workbench layers: faces, services, views, analysis, pricing, storage, records"),
     ("workbench/ui/state.py", "import workbench.ui.usage",
      "App layers: serve, entry point, page parts, session state"),

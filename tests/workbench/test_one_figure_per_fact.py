@@ -279,7 +279,7 @@ def test_r_truth_2_a_saved_replay_states_its_figures_on_every_surface(tmp_path, 
 
     import workbench as wb
     from workbench.cli.export import export_saved_replay
-    from workbench.corpus.runner import read_table, run_batch
+    from workbench.corpus.batch import read_table, run_batch
     from workbench.report import stored_replay_report
     from workbench.services.costs import saved_cost
     from workbench.services.fidelity import saved_losses, step_losses

@@ -244,7 +244,7 @@ def test_write_file_refuses_paths_outside_root_and_writes_bytes_exactly(tmp_path
 
 def test_batch_output_refuses_linked_files_and_folders(tmp_path, outside):
     """The batch runner's output folder: a linked manifest or a linked table folder is refused."""
-    from workbench.corpus.runner import run_batch
+    from workbench.corpus.batch import run_batch
 
     sample = ROOT / "sample_sessions" / "unanswered.jsonl"
     out = tmp_path / "batch"

@@ -7,7 +7,7 @@
 A failing session is recorded with its error and the batch goes on; each failure is printed on
 standard error and the exit code is 1 when any session failed (as for a bad command line or
 configuration), 0 when all replayed. The tables are read back with DuckDB
-(``workbench.corpus.runner.read_table``), pandas, Polars or pyarrow (docs/corpus.md). Needs the
+(``workbench.corpus.batch.read_table``), pandas, Polars or pyarrow (docs/corpus.md). Needs the
 ``[corpus]`` extra (pyarrow, DuckDB).
 """
 
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from ..corpus.runner import run_batch
+    from ..corpus.batch import run_batch
 
     configs = args.config or ["default"]
     with progress_bar("batch") as report:
@@ -66,7 +66,7 @@ def _fidelity_lines(out: str | Path) -> list[str]:
     """What compaction lost, per configuration: the mean recall of needed-later facts over its
     compactions and the agent's own (docs/fidelity.md; per compaction in the ``fidelity`` table)."""
     from ..analysis.fidelity import recall_means
-    from ..corpus.runner import read_table
+    from ..corpus.batch import read_table
 
     def pct(value: float | None) -> str:
         return "—" if value is None else f"{value:.0%}"

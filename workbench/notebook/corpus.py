@@ -19,8 +19,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..analysis.fidelity import recall_means
-from ..corpus.runner import read_table as _read
-from ..corpus.runner import run_batch
+from ..corpus.batch import read_table as _read
+from ..corpus.batch import run_batch
 from ..views.corpus import corpus_figure, corpus_totals, largest_differences
 
 __all__ = ["CorpusResult", "batch", "load_batch"]

@@ -1,6 +1,6 @@
 """What the Corpus page shows of a batch output directory, as plain functions.
 
-Input is the ``sessions`` table of :func:`workbench.corpus.runner.read_table` (one row per session and
+Input is the ``sessions`` table of :func:`workbench.corpus.batch.read_table` (one row per session and
 configuration). Outputs: totals per configuration, a tokens-saved-vs-failed-preparations chart
 with one panel per configuration, and the sessions where two configurations differ most, each
 with a link to the session in the app.
