@@ -141,7 +141,7 @@ def test_r_ses_5_bad_path_shows_file_line_field_and_traceback_only_in_expander(t
     at.checkbox(key="wb_import_lenient").check().run()
     at.button(key="wb_import_path_button").click().run()
     assert not at.error and len(at.success) == 1
-    assert any("1 line(s)" in w for w in texts(at.warning))
+    assert any("1 line of " in w for w in texts(at.warning))
     skipped = at.dataframe[-1].value
     assert list(skipped["Line"]) == [2] and "role" in skipped["Problem"][0]
 

@@ -52,7 +52,7 @@ def test_r_twin_1_store_keeps_the_unplaced_lines_with_the_session(tmp_path):
     with open_store() as store:
         outcome = store.import_file(_loop_file(tmp_path), lenient=True)
         assert [u.line for u in outcome.unplaced] == [3, 4]
-        assert "2 unplaced line(s)" in sviews.import_line(outcome)
+        assert "2 unplaced lines" in sviews.import_line(outcome)
     with open_store() as store:
         (summary,) = store.list_sessions()
         assert summary.unplaced_count == 2
@@ -60,7 +60,7 @@ def test_r_twin_1_store_keeps_the_unplaced_lines_with_the_session(tmp_path):
         frame = sviews.sessions_frame([summary])
     assert frame["Unplaced lines"].tolist() == [2]
     assert sviews.unplaced_notice(0) is None
-    assert "2 line(s)" in (sviews.unplaced_notice(2) or "")
+    assert "2 lines" in (sviews.unplaced_notice(2) or "")
 
 
 def test_r_twin_1_sessions_page_and_session_header_show_unplaced_lines(tmp_path):
@@ -73,7 +73,7 @@ def test_r_twin_1_sessions_page_and_session_header_show_unplaced_lines(tmp_path)
     at.run()
     at.switch_page("../pages/sessions.py").run()
     assert not at.exception
-    assert any("2 unplaced line(s)" in e.label for e in at.expander)
+    assert any("2 unplaced lines" in e.label for e in at.expander)
     at.switch_page("../pages/messages.py").run()
     assert not at.exception
-    assert any("2 line(s) of this transcript could not be placed" in w.value for w in at.warning)
+    assert any("2 lines of this transcript could not be placed" in w.value for w in at.warning)
