@@ -37,6 +37,7 @@ from .context import ContextBuildScope, RecordedContextSource
 from .frozen import UNCHANGED, FrozenModel
 from .preparation.baseline import BASELINE_STAGES, RecordedCompactionMark, recorded_marks
 from .preparation.carry import StepCarry
+from .preparation.engine_tools import with_engine_tools
 from .preparation.memory import StepMemory
 from .preparation.pipeline import STAGES, PreparationOutcome, Stage, StepMeta, prepare
 from .preparation.publisher import Publisher
@@ -48,7 +49,6 @@ from .preparation.records import (
     StageRecord,
     content_hash,
 )
-from .preparation.runner_tools import with_runner_tools
 from .preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
 from .preparation.walk import (
     Collector,
@@ -262,7 +262,7 @@ class _ReplayWalker:
         except Exception as exc:  # noqa: BLE001 -- recorded per step, never raised out of replay
             self.context_error = exc
         tools = inputs.environment.tools
-        offered = tools if options.baseline == "recorded" else with_runner_tools(tools, config)
+        offered = tools if options.baseline == "recorded" else with_engine_tools(tools, config)
         self.tools = tuple(ToolSpec(str(s["name"]), dict(s), estimator.tool_schema_tokens(s))
                            for s in offered)
         self.publisher = Publisher(inputs.observers.sink)

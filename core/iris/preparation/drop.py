@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..context import ContextContribution, ContextSnapshot, select_contributions
+from .engine_tools import ENGINE_TOOL_NAMES
 from .records import DroppedOptional, DroppedTool, StageRecord
-from .runner_tools import RUNNER_TOOL_NAMES
 from .state import PipelineSettings, PreparationState, ToolSpec
 
 __all__ = ["apply"]
@@ -35,7 +35,7 @@ def _drop_tools(state: PreparationState, settings: PipelineSettings
     decisions: list[DroppedOptional | DroppedTool] = []
     for tool in state.tools:
         # The runner's own tools are how deferred material is reached: never deferred themselves.
-        if tool.name in state.called_tools or tool.name in RUNNER_TOOL_NAMES:
+        if tool.name in state.called_tools or tool.name in ENGINE_TOOL_NAMES:
             kept.append(tool)
             continue
         decisions.append(DroppedTool(tool_name=tool.name, tokens=tool.tokens,

@@ -37,11 +37,11 @@ from ..context import ContextBuildScope, ContextSource
 from ..errors import ConfigError
 from ..frozen import UNCHANGED, FrozenModel
 from ..preparation.carry import StepCarry
+from ..preparation.engine_tools import with_engine_tools
 from ..preparation.memory import StepMemory
 from ..preparation.pipeline import STAGES, Stage, StepMeta, prepare
 from ..preparation.publisher import EvidenceSink, PreparationEvent, Publisher
 from ..preparation.records import ContextPreparation, PreparedRequest, StageName, StageRecord
-from ..preparation.runner_tools import with_runner_tools
 from ..preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
 from ..preparation.walk import Collector, Walk, context_parts, contribution_parts, provider_reading
 from ..prompts import PromptTemplates, configured_snapshot
@@ -135,7 +135,7 @@ class AgentRunner:
         self.snapshot_id = config_snapshot_id(engine, prompts)
         self.context: tuple[Part, ...] = context_parts(config.context, self.cache)
         self.tools = tuple(ToolSpec(str(s["name"]), dict(s), estimator.tool_schema_tokens(s))
-                           for s in with_runner_tools([tool.schema for tool in tools], engine))
+                           for s in with_engine_tools([tool.schema for tool in tools], engine))
         self.toolbox = ToolBox(tools, session_id=self.session_id, session_dir=self.session_dir,
                                transcript=lambda: self.record.messages,
                                workspace_root=config.workspace_root)

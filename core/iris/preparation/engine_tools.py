@@ -1,6 +1,7 @@
-"""Tools the runner itself provides, on top of the session's own tools (R-POL-3, R-CMP-12).
+"""Tools the engine itself provides, on top of the session's own tools (R-POL-3, R-CMP-12): a
+replay and a live run (``iris.runner``) offer them alike.
 
-With ``context_policy.enabled`` the runner offers ``context_read`` and ``context_search`` (they are
+With ``context_policy.enabled`` the engine offers ``context_read`` and ``context_search`` (they are
 not builtin tools and only read the session's committed material); with ``compaction.model_driven``
 it offers ``compact_context``. Their schemas count against the input budget like any other tool.
 """
@@ -14,7 +15,7 @@ from ..compaction.model_driven import COMPACT_CONTEXT_TOOL
 from ..config import ContextConfig
 from ..context.access import READ_LIMIT_MAX, SEARCH_LIMIT_MAX
 
-__all__ = ["CONTEXT_READ_TOOL", "CONTEXT_SEARCH_TOOL", "RUNNER_TOOL_NAMES", "runner_tools", "with_runner_tools"]
+__all__ = ["CONTEXT_READ_TOOL", "CONTEXT_SEARCH_TOOL", "ENGINE_TOOL_NAMES", "engine_tools", "with_engine_tools"]
 
 CONTEXT_READ_TOOL: dict[str, Any] = {
     "name": "context_read",
@@ -47,11 +48,11 @@ CONTEXT_SEARCH_TOOL: dict[str, Any] = {
 }
 
 
-RUNNER_TOOL_NAMES = frozenset({"context_read", "context_search", str(COMPACT_CONTEXT_TOOL["name"])})
+ENGINE_TOOL_NAMES = frozenset({"context_read", "context_search", str(COMPACT_CONTEXT_TOOL["name"])})
 
 
-def runner_tools(config: ContextConfig) -> tuple[dict[str, Any], ...]:
-    """The tool schemas the runner adds for this configuration."""
+def engine_tools(config: ContextConfig) -> tuple[dict[str, Any], ...]:
+    """The tool schemas the engine adds for this configuration."""
     tools: list[dict[str, Any]] = []
     if config.context_policy.enabled:
         tools += [CONTEXT_READ_TOOL, CONTEXT_SEARCH_TOOL]
@@ -60,8 +61,8 @@ def runner_tools(config: ContextConfig) -> tuple[dict[str, Any], ...]:
     return tuple(tools)
 
 
-def with_runner_tools(tools: Sequence[Mapping[str, Any]], config: ContextConfig
+def with_engine_tools(tools: Sequence[Mapping[str, Any]], config: ContextConfig
                       ) -> tuple[Mapping[str, Any], ...]:
-    """The caller's tools followed by the runner's, skipping names the caller already has."""
+    """The caller's tools followed by the engine's, skipping names the caller already has."""
     names = {str(t["name"]) for t in tools}
-    return (*tools, *(t for t in runner_tools(config) if t["name"] not in names))
+    return (*tools, *(t for t in engine_tools(config) if t["name"] not in names))
