@@ -112,3 +112,17 @@ def test_r_ui_9_an_import_does_not_load_the_engine_pandas_or_the_vocabulary(tmp_
                          text=True, check=True).stdout
     assert json.loads(out.strip().splitlines()[-1]) == {"code": 0, "loaded": []}
     assert (tmp_path / "workbench.db").is_file()
+
+
+@pytest.mark.slow  # starts a process
+def test_r_ui_9_a_report_of_a_file_does_not_open_the_store(tmp_path):
+    """R-UI-9: ``workbench report FILE`` reads the transcript and writes the report without
+    importing sqlite-utils or creating a store; ``report --replay`` still reads the store."""
+    probe = ("import sys, json; from workbench.cli import main; code = main(sys.argv[1:]); "
+             "print(json.dumps({'code': code, 'sqlite_utils': 'sqlite_utils' in sys.modules}))")
+    sample = os.path.join(os.path.dirname(__file__), "..", "..", "sample_sessions", "bugfix.jsonl")
+    out = subprocess.run([sys.executable, "-c", probe, "report", sample, "--out", str(tmp_path / "r.html")],
+                         env={**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}, capture_output=True,
+                         text=True, check=True).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == {"code": 0, "sqlite_utils": False}
+    assert (tmp_path / "r.html").stat().st_size > 0 and not (tmp_path / "home").exists()

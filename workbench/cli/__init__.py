@@ -294,8 +294,9 @@ def _import_sqlite_utils_without_pandas() -> None:
 
 
 #: Subcommands whose arguments say whether they open the store (their parser sets ``opens_store``,
-#: ``args -> bool``): ``workbench replay FILE`` reads the file and never imports sqlite-utils.
-_STORE_OPTIONAL = ("replay",)
+#: ``args -> bool``): ``workbench replay FILE`` and ``workbench report FILE`` read the file and never
+#: import sqlite-utils.
+_STORE_OPTIONAL = ("replay", "report")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -335,7 +335,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="default: report.html ('-': standard output)")
     p.add_argument("--title", help="report title (default: the session title)")
     add_summariser_options(p)
-    p.set_defaults(handler=_report)
+    p.set_defaults(handler=_report, opens_store=_opens_store)
+
+
+def _opens_store(args: argparse.Namespace) -> bool:
+    """Whether ``report`` opens the store: for ``--replay`` or a stored session's id. The report
+    of a transcript file only reads the file (the process never imports sqlite-utils)."""
+    return args.replay is not None or args.session in (None, "-") or not Path(args.session).is_file()
 
 
 def _preset_names() -> tuple[str, ...]:
