@@ -44,3 +44,20 @@ def test_r_ui_8_notebook_replay_takes_the_command_lines_summariser_names():
     assert wb.replay(SMALL, summariser="offline").summariser == "extractive"
     with pytest.raises(SummariserError, match="unknown summariser 'nope'.*offline"):
         wb.replay(SMALL, summariser="nope")
+
+
+def test_r_truth_2_a_saved_replay_read_back_exports_its_requests(workbench_home, tmp_path):
+    """R-TRUTH-2: ``wb.saved_replay(id)`` states the saved replay (its steps and compactions) and
+    its OTLP export carries each step's request, read from the store."""
+    from workbench.storage.store import open_store
+
+    assert main(["replay", str(SMALL), "--name", "kept"]) == 0
+    with open_store() as store:
+        (info,) = store.replays.list()
+    r = wb.saved_replay(info.id)
+    assert (r.label, r.saved_id, len(r)) == ("kept", info.id, info.step_count)
+    document = json.loads(r.export_otlp(tmp_path / "trace.json").read_text(encoding="utf-8"))
+    chats = [s for rs in document["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]
+             if s["name"].startswith("chat")]
+    assert len(chats) == info.step_count
+    assert all(any(a["key"] == "gen_ai.input.messages" for a in s["attributes"]) for s in chats)

@@ -330,7 +330,7 @@ def export_otlp(replay: NotebookReplay, path: str | Path, *, shift_to_now: bool 
     from ..services.otlp import write_otlp
     from ..views.otlp_export import otlp_document
 
-    return write_otlp(path, otlp_document(replay.session, replay.preparations, replay.result.request,
+    return write_otlp(path, otlp_document(replay.session, replay.preparations, replay.request,
                                           replay_name=replay.label, shift_to_now=shift_to_now))
 
 
