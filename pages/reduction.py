@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from workbench.analysis.words import counted
 from workbench.services.replay import open_saved
 from workbench.services.sessions import stored_session
 from workbench.ui.guards import error_boundary, require_replay
@@ -44,8 +45,8 @@ COLUMN_CONFIG = {c: NUMBER(c, format="localized") for c in
     "what": st.column_config.TextColumn(width="large"),
     "reason": st.column_config.TextColumn(width="large")}
 st.caption(f"Step {step} of {len(replay) - 1} · replay {code_span(replay.info.name)} · response message "
-           f"#{prep.response_message_index} · {len(table)} decision(s) at this step · "
-           f"{len(earlier)} earlier decision(s) in effect")
+           f"#{prep.response_message_index} · {counted(len(table), 'decision')} at this step · "
+           f"{counted(len(earlier), 'earlier decision')} in effect")
 st.markdown("#### Decisions of this step")
 if table.empty:
     st.info("The replay recorded no reduction decision at this step (nothing new to decide, or "

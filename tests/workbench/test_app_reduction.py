@@ -104,7 +104,7 @@ def test_reduction_and_step_through_show_the_same_decisions_at_the_same_step(wor
     for stage in REDUCTION_STAGES:
         n = list(table["stage"]).count(stage)
         labels = [e.label for e in step.expander if e.label.startswith(stage + " —")]
-        assert len(labels) == 1 and labels[0].endswith(f"· {n} decision(s)"), labels
+        assert len(labels) == 1 and labels[0].endswith(f"· {n} decision" + ("" if n == 1 else "s")), labels
 
 
 def test_reduction_page_follows_the_sidebar_step(workbench_home, long_store):

@@ -64,7 +64,8 @@ def test_r_ui_2_first_open_replays_and_shows_header_stages_and_request():
     assert set(stages["status"]) <= {"entered", "skipped", "candidate", "rejected", "applied"}
     assert any("Final input" in m.value for m in at.markdown)
     assert [e.label for e in at.expander if e.label.startswith("assembly")] == [
-        "assembly — entered · " + f"{stages.iloc[0]['decisions']} decision(s)"]
+        "assembly — entered · " + f"{stages.iloc[0]['decisions']} decision"
+        + ("" if stages.iloc[0]["decisions"] == 1 else "s")]
     assert box_texts(at), "the final request is rendered message by message as text"
 
 

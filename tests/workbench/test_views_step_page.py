@@ -78,7 +78,7 @@ def test_r_ui_2_why_panel_words_few_decisions_and_tables_many():
     whys = {w.stage: w for w in stage_whys(prep, "s1")}
     assert list(whys) == [s.name for s in prep.stages]
     trim = whys["trim_old_bodies"]
-    assert trim.label == "trim_old_bodies — entered · 2 decision(s)" and not trim.expanded
+    assert trim.label == "trim_old_bodies — entered · 2 decisions" and not trim.expanded
     assert trim.lines is not None and trim.table is None
     assert trim.lines.splitlines()[0].startswith("- **reduced**: ")
     assert "[message #2](messages?session=s1&message=2)" in trim.lines

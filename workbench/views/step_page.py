@@ -19,6 +19,7 @@ from iris.frozen import FrozenModel
 from iris.preparation.records import ContextPreparation, PreparedRequest
 from pydantic import ConfigDict
 
+from ..analysis.words import counted
 from ..records import RecordedMark
 from .colors import MARK_COLOURS, STATUS_COLOURS
 from .markup import code_span, plain
@@ -160,8 +161,8 @@ def stage_whys(prep: ContextPreparation, session_id: str, *, few: int = FEW
                 rows["open"] = [message_url(session_id, m) for m in rows["message"]]
                 table = rows
         out.append(StageWhy(
-            stage=stage.name, label=f"{stage.name} — {stage.status} · {len(stage.decisions)} "
-                                    "decision(s)",
+            stage=stage.name, label=f"{stage.name} — {stage.status} · "
+                                    f"{counted(len(stage.decisions), 'decision')}",
             expanded=stage.status in ("applied", "rejected", "candidate"),
             explanation=STAGE_EXPLANATIONS[stage.name], note=stage.note or None,
             lines=lines, table=table))
