@@ -30,3 +30,15 @@ def test_forget_drops_every_value_of_one_owner():
     assert len(cache) == 2
     fresh = cache.get_or_make(("r1", 1), lambda: "new")
     assert fresh == "new"
+
+
+def test_an_in_memory_store_leaves_no_lock_file(tmp_path, monkeypatch):
+    """``Store(":memory:")`` has no folder and no other opener: opening it writes nothing in the
+    current folder (a ``:memory:.lock`` was left in the checkout)."""
+    from workbench.storage.store import Store
+
+    monkeypatch.chdir(tmp_path)
+    store = Store(":memory:")
+    assert store.list_sessions() == []
+    store.close()
+    assert list(tmp_path.iterdir()) == []

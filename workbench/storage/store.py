@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Generator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from functools import cached_property
 from hashlib import sha256
@@ -172,7 +172,10 @@ class Store:
                 conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
                 database = Database(conn)
                 self.db = typed(database)
-                with _opening_lock(self.path):  # two processes opening a new store at once
+                # Two processes opening a new store at once; an in-memory store has no other
+                # opener (and no folder for a lock file).
+                in_memory = str(self.path) == ":memory:"
+                with nullcontext() if in_memory else _opening_lock(self.path):
                     self.db.enable_wal()
                     apply_migrations(database)
             self.db.execute("PRAGMA foreign_keys=ON;")
