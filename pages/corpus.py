@@ -7,6 +7,7 @@ import streamlit as st
 
 from workbench.corpus.batch import read_table
 from workbench.ui.guards import error_boundary
+from workbench.ui.tables import grouped_numbers
 from workbench.views.corpus import corpus_figure, corpus_totals, largest_differences
 from workbench.views.fidelity import corpus_fidelity_table
 from workbench.views.markup import code_span
@@ -30,7 +31,8 @@ if sessions.empty:
     st.stop()
 
 st.subheader("Totals per configuration")
-st.dataframe(corpus_totals(sessions), hide_index=True, key="corpus_totals")
+totals = corpus_totals(sessions)
+st.dataframe(totals, hide_index=True, key="corpus_totals", column_config=grouped_numbers(totals))
 st.plotly_chart(corpus_figure(sessions), key="corpus_figure")
 
 failed = sessions[sessions["error"].notna()]
@@ -53,5 +55,7 @@ if len(names) >= 2:
     a = left.selectbox("Configuration A", names, index=0, key="corpus_a")
     b = right.selectbox("Configuration B", names, index=1, key="corpus_b")
     if a is not None and b is not None:  # a select box with options and an index always has a value
-        st.dataframe(largest_differences(sessions, a, b), hide_index=True, key="corpus_differences",
-                     column_config={"link": st.column_config.LinkColumn("open", display_text="open session")})
+        differences = largest_differences(sessions, a, b)
+        st.dataframe(differences, hide_index=True, key="corpus_differences",
+                     column_config=grouped_numbers(differences, {"link": st.column_config.LinkColumn(
+                         "open", display_text="open session")}))

@@ -21,7 +21,7 @@ from workbench.services.presets import PRESET_NAMES, preset_text
 from workbench.services.summarisers import SUMMARISER_LABELS
 from workbench.ui import state
 from workbench.ui.fidelity import show_run_losses
-from workbench.ui.tables import dashed_table
+from workbench.ui.tables import dashed_table, grouped_numbers
 from workbench.views.compare import (
     answer_runs,
     compactions_table,
@@ -176,4 +176,5 @@ def show_comparison(compared: Comparison) -> None:
                  key="cfg_answer")
     show_run_losses(runs, compared.agent_losses)
     with st.expander("Tokens per step"):
-        st.dataframe(steps_table(runs), hide_index=True, key="cfg_steps")
+        steps = steps_table(runs)
+        st.dataframe(steps, hide_index=True, key="cfg_steps", column_config=grouped_numbers(steps))

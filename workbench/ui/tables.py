@@ -10,7 +10,19 @@ import streamlit as st
 
 from workbench.views.display import MISSING, dashed
 
-__all__ = ["dashed_table"]
+__all__ = ["dashed_table", "grouped_numbers"]
+
+
+def grouped_numbers(frame: pd.DataFrame, config: Mapping[str, Any] | None = None
+                    ) -> dict[str, Any]:
+    """``config`` plus a thousands-separated number format for every integer column it does not
+    configure: ``st.dataframe`` draws integers bare (15189688) unless told."""
+    columns = dict(config or {})
+    for name in frame.columns:
+        if name not in columns and pd.api.types.is_integer_dtype(frame[name]) \
+                and not pd.api.types.is_bool_dtype(frame[name]):
+            columns[str(name)] = st.column_config.NumberColumn(format="localized")
+    return columns
 
 
 def dashed_table(frame: pd.DataFrame, *, key: str, config: Mapping[str, Any]) -> None:

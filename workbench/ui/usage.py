@@ -93,7 +93,7 @@ def report_button(store: Store, replay_id: str, file_stem: str) -> None:
     if st.button("Build an HTML report of this replay", key="usage_report"):
         from workbench.report import stored_replay_report
 
-        with progress_bar("replaying…") as report, \
+        with progress_bar("building the report…") as report, \
                 error_boundary("build the report", stop=False):
             state.put("_wb_report", (replay_id, stored_replay_report(store, replay_id,
                                                                      progress=report)))
