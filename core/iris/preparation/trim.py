@@ -138,7 +138,7 @@ class _Run:
                  settings: PipelineSettings) -> None:
         self.state, self.result, self.settings = state, result, settings
         self.decisions: list[Decision] = []
-        self.history: list[Part] = []
+        self.history: list[Part] | _Patched = []
         self.delta = self.changed = self.carried = 0
         self.shrunk: set[int] = set()
         self.previous: tuple[Part, ...] | None = None
@@ -156,7 +156,7 @@ class _Run:
         else:
             self._full()
         self.seen = seen.with_added(self.added)
-        self.out = tuple(self.history)
+        self.out = self.history.joined() if isinstance(self.history, _Patched) else tuple(self.history)
         memory.previous = TrimRun(result.state, state.history, self.out, self.delta,
                                   self.changed, frozenset(self.shrunk))
 
@@ -170,7 +170,7 @@ class _Run:
     def _continue(self, prev: TrimRun, touched: tuple[int, ...]) -> None:
         old_in, old_out = prev.history_in, prev.history_out
         self.delta, self.changed, self.shrunk = prev.delta, prev.changed, set(prev.shrunk)
-        self.history = [*old_out, *self.state.history[len(old_out):]]
+        self.history = _Patched(old_out, self.state.history)
         for i in touched:
             if i < len(old_out) and i in self.shrunk:  # undo what the previous run did here
                 self.delta -= old_out[i].tokens - old_in[i].tokens
@@ -182,11 +182,7 @@ class _Run:
         grouped = self.result.decisions_of(touched)
         self.carried = self.result.decision_count - sum(len(found) for found in grouped.values())
         self._messages(touched, grouped)
-        history, kept = self.history, len(old_out)
-        for i in touched:  # only these positions can differ from the previous output
-            if i < kept and history[i] is not old_out[i]:
-                kept = i
-        self.previous, self.kept = old_out, kept
+        self.previous, self.kept = old_out, self.history.kept()
 
     def _messages(self, indices: Iterable[int],
                   by_message: dict[int, list[ToolResultDecision]]) -> None:
@@ -203,6 +199,45 @@ class _Run:
                 self.delta += self.history[i].tokens - history[i].tokens
                 self.changed += 1
                 self.shrunk.add(i)
+
+
+class _Patched:
+    """The previous output, then the new parts of the input, with the parts this run replaced:
+    read and written like the list it stands for, joined into one tuple at the end (one copy of
+    the window, none when nothing before its end changed)."""
+
+    __slots__ = ("base", "patches", "source")
+
+    def __init__(self, base: tuple[Part, ...], source: tuple[Part, ...]) -> None:
+        self.base, self.source = base, source
+        self.patches: dict[int, Part] = {}
+
+    def __getitem__(self, i: int) -> Part:
+        part = self.patches.get(i)
+        if part is not None:
+            return part
+        return self.base[i] if i < len(self.base) else self.source[i]
+
+    def __setitem__(self, i: int, part: Part) -> None:
+        self.patches[i] = part
+
+    def kept(self) -> int:
+        """How many leading parts of the previous output are unchanged."""
+        base = self.base
+        return min((i for i, p in self.patches.items() if i < len(base) and p is not base[i]),
+                   default=len(base))
+
+    def joined(self) -> tuple[Part, ...]:
+        base, source, patches = self.base, self.source, self.patches
+        n, lo = len(base), self.kept()
+        if lo == n:  # the previous output whole, then the new parts
+            tail = source[n:]
+            return base + (tuple(patches.get(i, p) for i, p in enumerate(tail, n))
+                           if any(i >= n for i in patches) else tail)
+        out = [*base, *source[n:]]
+        for i, p in patches.items():
+            out[i] = p
+        return tuple(out)
 
 
 def _continues(prev: TrimRun, state: PreparationState) -> bool:
