@@ -163,6 +163,9 @@ def _save_calls(messages: int) -> tuple[int, int]:
         session_id, _ = store.save_session(session, format="native", content_hash=f"c{messages}",
                                            source_path=None)
         loaded = store.session(session_id)
+        warm = tiny_session(31)  # imports, vocabulary and templates: paid before either count
+        stream_replay(warm)
+        stream_replay(warm, store=store, session_id=session_id, name="warm")
         counted = []
         for save in (False, True):
             profile = cProfile.Profile()
