@@ -4,14 +4,19 @@ For each size (``BENCH_BOUND_SIZES``, default 5,000, 20,000 and 100,000 messages
 writes a session of tiny messages (``bench/tiny.py``) as a native transcript, imports it into a
 fresh store (``Store.import_file``, the same-run baseline) and replays the stored session as a
 summary needs it (``keep_bodies=False``: no request kept in memory). Each size reports wall and
-CPU seconds of both, the replay's peak RSS above the loaded session, and CPU microseconds per
-message, which stay flat when the work is linear.
+CPU seconds of both, the replay's peak RSS above the loaded session, CPU microseconds per
+message, and the replay's CPU per step by tenth of the session (the progress callback's
+``process_time`` between steps): flat tenths are a step whose work does not grow with the live
+window. The report compares the total CPU of 20,000 and 5,000 messages (linear is 4×) and the CPU
+per message of 100,000 and 20,000 (each window between compactions is bounded by the budget, so
+per message is flat only when each step is).
 
     python bench/bound.py bound OUT.json '{"sizes": [5000, 20000, 100000]}'
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -27,7 +32,7 @@ from measure import peak_rss_bytes, reset_peak, rss_bytes, timed
 
 def one_size(messages: int, responses: str = "many") -> dict:
     """Import and replay one session of ``messages`` tiny messages in this process."""
-    from iris.replay import ReplayOptions, replay
+    from iris.replay import ReplayObservers, ReplayOptions, replay
     from tiny import tiny_session
 
     from workbench.importers.native import dump_session
@@ -43,12 +48,29 @@ def one_size(messages: int, responses: str = "many") -> dict:
         file_bytes = path.stat().st_size
         reset_peak()
         base = rss_bytes()
-        wall, cpu, result = timed(lambda: replay(session, options=ReplayOptions(keep_bodies=False)))
+        steps: list[float] = []
+        last = [time.process_time()]
+
+        def progress(_done: int, _total: int) -> None:
+            now = time.process_time()
+            steps.append(now - last[0])
+            last[0] = now
+
+        wall, cpu, result = timed(lambda: replay(session, observers=ReplayObservers(progress=progress),
+                                                 options=ReplayOptions(keep_bodies=False)))
         peak = peak_rss_bytes() - base
     return {"messages": len(session.messages), "steps": len(result.preparations),
             "compactions": len(result.checkpoints), "responses": responses,
             "import_wall": imp_wall, "import_cpu": imp_cpu, "wall": wall, "cpu": cpu,
-            "peak_extra": peak, "file_bytes": file_bytes}
+            "peak_extra": peak, "file_bytes": file_bytes, "tenths_ms": tenths_ms(steps),
+            "compaction_steps": [c.step_index for c in result.checkpoints]}
+
+
+def tenths_ms(steps: list[float]) -> list[float]:
+    """Mean CPU per step, in milliseconds, of each tenth of the steps."""
+    n = len(steps)
+    bounds = [round(n * i / 10) for i in range(11)]
+    return [round(sum(steps[a:b]) / (b - a) * 1e3, 3) for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def case_bound(sizes: list[int]) -> dict:
