@@ -32,7 +32,7 @@ def test_r_pol_3_runner_provides_read_back_tools_only_with_policy_on():
     assert on.preparations[-1].final_input_tokens > off.preparations[-1].final_input_tokens
 
 
-def test_r_cmp_12_model_driven_adds_compact_context_and_deferral_keeps_runner_tools():
+def test_r_cmp_12_model_driven_adds_compact_context_and_deferral_keeps_engine_tools():
     cfg = parse_config({"compaction": {"model_driven": True}, "context_policy": {"deferred_tools": True}})
     prep = replay(_tiny(), cfg).preparations[-1]
     assert set(prep.final_tools) == {"context_read", "context_search", "compact_context"}
