@@ -26,6 +26,7 @@ __all__ = [
     "FACTS_VERSION",
     "ArchiveRecord",
     "CompactionFacts",
+    "CompactionFigures",
     "EvidenceBundle",
     "RecordedMark",
     "ReplayFacts",
@@ -51,6 +52,27 @@ class ArchiveRecord(_Frozen):
     path: str
     text: str
     checkpoint_text: str = ""
+
+
+class CompactionFigures(_Frozen):
+    """One applied compaction on the one basis: ``tokens_before``/``tokens_after`` (this request
+    as sent, whole), the value and basis the trigger compared, and the labelled detail
+    ``history_tokens_before``/``history_tokens_after`` (the untrimmed durable history the engine
+    compacted), as :func:`workbench.analysis.figures.compaction_figures` computes them. The
+    records that state these figures (``--summary-json``'s compactions, a stored replay's facts,
+    a compared run's points) carry these fields under these names."""
+
+    step: int
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    trigger_value: int | None = None
+    trigger_basis: str | None = None
+    history_tokens_before: int | None = None
+    history_tokens_after: int | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The figures without ``step``, for a record that names its step otherwise."""
+        return self.model_dump(exclude={"step"})
 
 
 class CompactionFacts(_Frozen):
@@ -81,6 +103,16 @@ class CompactionFacts(_Frozen):
     @property
     def step(self) -> int:
         return self.step_index
+
+    @property
+    def figures(self) -> CompactionFigures:
+        """This compaction's :class:`CompactionFigures` as saved (replays saved before the
+        durable-history detail existed kept the durable history under ``tokens_*``)."""
+        return CompactionFigures(
+            step=self.step_index, tokens_before=self.tokens_before, tokens_after=self.tokens_after,
+            trigger_value=self.trigger_value, trigger_basis=self.trigger_basis,
+            history_tokens_before=self.history_tokens_before,
+            history_tokens_after=self.history_tokens_after)
 
 
 class ReplayFacts(_Frozen):

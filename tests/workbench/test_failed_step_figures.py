@@ -104,8 +104,10 @@ def test_r_real_1_codex_rollout_at_96k_keeps_a_tail_sized_in_whole_requests():
     preps = replay(session, parse_config({"compaction": {"input_budget_tokens": 96000}})).preparations
     assert [p.step_index for p in preps if p.phase == "failed"] == []
     compactions = applied_compactions(preps)
-    assert compactions and compactions[0]["step"] == 36
+    assert compactions and compactions[0].step == 36
     for c in compactions:
-        p = preps[c["step"]]
+        p = preps[c.step]
         assert p.calibration_ratio > 5  # the redacted text: a strongly calibrated replay
-        assert c["tokens_after"] == p.whole_request_tokens <= p.pressure_line < c["tokens_before"]
+        assert c.tokens_after is not None and c.tokens_before is not None
+        assert c.tokens_after == p.whole_request_tokens
+        assert c.tokens_after <= p.pressure_line < c.tokens_before

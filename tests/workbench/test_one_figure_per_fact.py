@@ -208,7 +208,7 @@ def test_r_twin_5_replays_saved_before_the_detail_read_the_same_figures(tmp_path
         saved = open_saved(store, save_replay_result(store, bundle, session_id=session_id,
                                                      name="probe").id)
         now = replay_compactions(saved)
-        assert now and all(c["history_tokens_before"] is not None for c in now)
+        assert now and all(c.history_tokens_before is not None for c in now)
         older = saved.info.facts.model_copy(update={"compactions": tuple(
             c.model_copy(update={"tokens_before": c.history_tokens_before,
                                  "tokens_after": c.history_tokens_after,

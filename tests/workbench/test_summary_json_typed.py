@@ -91,8 +91,8 @@ def _expected(session: Session, result: Replay, cost: ReplayCost) -> dict[str, A
         "overhead_measured_at": result.calibration.overhead_step,
         "calibration_ratio": figures.replay_calibration_ratio(result.calibration,
                                                               result.preparations),
-        "compactions": [c | {"trigger": replay_trigger(result, c["step"]),
-                             "fidelity": own.get(c["step"])}
+        "compactions": [c.model_dump() | {"trigger": replay_trigger(result, c.step),
+                                          "fidelity": own.get(c.step)}
                         for c in figures.applied_compactions(result.preparations)],
         "recorded_compactions": [{"step": m.step, "tokens_before": m.tokens_before,
                                   "tokens_after": m.tokens_after, "trigger": m.trigger,

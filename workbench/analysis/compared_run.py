@@ -17,6 +17,7 @@ from iris.frozen import FrozenModel
 from iris.replay import Replay
 
 from ..records import CompactionFacts
+from .figures import compaction_figures
 from .replay_reader import ReplayReader, as_reader
 
 __all__ = ["CompactionPoint", "ComparedRun", "StepPoint", "compared_run"]
@@ -44,6 +45,11 @@ class StepPoint(_Frozen):
     whole_request_tokens: int | None = None
     """The final request on the whole-request basis (calibrated estimate + unrecorded overhead)."""
     trigger_basis: str | None = None
+
+    @property
+    def step_index(self) -> int:
+        """The step under the name the trigger figures read (:class:`~workbench.analysis.figures.TriggerFigures`)."""
+        return self.step
 
 
 class CompactionPoint(_Frozen):
@@ -97,11 +103,9 @@ def _compaction_points(items: Sequence[CompactionFacts], steps: Mapping[int, Ste
     detail existed state the trigger value and the step's whole request."""
     def figures(c: CompactionFacts) -> dict[str, Any]:
         if c.history_tokens_before is not None:
-            return {k: getattr(c, k) for k in _FIGURES}
+            return c.figures.fields()
         point = steps.get(c.step_index)
-        value = point.trigger_tokens if point else None
-        return {"tokens_before": value, "tokens_after": point.whole_request_tokens if point else None,
-                "trigger_value": value, "trigger_basis": point.trigger_basis if point else None}
+        return compaction_figures(point, None).fields() if point else {}
 
     return tuple(CompactionPoint(
         n=c.n, step=c.step_index, cut_index=c.cut_index,
@@ -111,8 +115,6 @@ def _compaction_points(items: Sequence[CompactionFacts], steps: Mapping[int, Ste
         **figures(c)) for c in items)
 
 
-_FIGURES = ("tokens_before", "tokens_after", "trigger_value", "trigger_basis",
-            "history_tokens_before", "history_tokens_after")
 _TRIGGER_FIELDS = ("trigger_tokens", "trigger_basis", "whole_request_tokens", "calibration_ratio")
 
 

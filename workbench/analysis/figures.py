@@ -30,12 +30,14 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from iris.frozen import FrozenModel
 from iris.preparation.records import CompactionApplied, ContextPreparation
 
-__all__ = ["ERROR_BASIS", "EstimateError", "applied_compactions", "applied_of", "compaction_figures",
+from ..records import CompactionFigures
+
+__all__ = ["ERROR_BASIS", "CompactionFigures", "EstimateError", "TriggerFigures", "applied_compactions", "applied_of", "compaction_figures",
            "error_words", "estimate_error", "replay_calibration_ratio", "scored_errors",
            "unscored_steps", "whole_figures"]
 
@@ -44,24 +46,37 @@ ERROR_BASIS = ("as-recorded request: calibrated local estimate + unrecorded over
                "overhead-measuring responses excluded)")
 
 
-def compaction_figures(step: Any, applied: CompactionApplied | None) -> dict[str, Any]:
-    """One applied compaction on the one basis: ``step``, ``tokens_before``/``tokens_after`` (this
-    request as sent, whole), ``trigger_value``/``trigger_basis`` and the labelled detail
-    ``history_tokens_before``/``history_tokens_after`` (the untrimmed durable history).
+class TriggerFigures(Protocol):
+    """What :func:`compaction_figures` reads of a step: a step's record
+    (:class:`~iris.preparation.records.ContextPreparation`), a truth row or a compared run's
+    step point. ``trigger_tokens``/``whole_request_tokens`` are None where the record did not
+    keep them."""
 
-    ``step`` is the step's record or truth row (``step_index``, ``trigger_tokens``,
-    ``trigger_basis``, ``whole_request_tokens``); records older than the sent figures fall back to
+    @property
+    def step_index(self) -> int: ...
+    @property
+    def trigger_tokens(self) -> int | None: ...
+    @property
+    def trigger_basis(self) -> str | None: ...
+    @property
+    def whole_request_tokens(self) -> int | None: ...
+
+
+def compaction_figures(step: TriggerFigures, applied: CompactionApplied | None
+                       ) -> CompactionFigures:
+    """One applied compaction on the one basis (:class:`CompactionFigures`) from the step's
+    trigger figures and its commit decision; records older than the sent figures fall back to
     the trigger value and the step's whole request."""
-    trigger = getattr(step, "trigger_tokens", None)
-    whole = getattr(step, "whole_request_tokens", None)
+    trigger = step.trigger_tokens
     sent_before = applied.sent_tokens_before if applied is not None else None
     sent_after = applied.sent_tokens_after if applied is not None else None
-    return {"step": step.step_index,
-            "tokens_before": sent_before if sent_before is not None else trigger,
-            "tokens_after": sent_after if sent_after is not None else whole,
-            "trigger_value": trigger, "trigger_basis": getattr(step, "trigger_basis", None),
-            "history_tokens_before": applied.tokens_before if applied is not None else None,
-            "history_tokens_after": applied.tokens_after if applied is not None else None}
+    return CompactionFigures(
+        step=step.step_index,
+        tokens_before=sent_before if sent_before is not None else trigger,
+        tokens_after=sent_after if sent_after is not None else step.whole_request_tokens,
+        trigger_value=trigger, trigger_basis=step.trigger_basis,
+        history_tokens_before=applied.tokens_before if applied is not None else None,
+        history_tokens_after=applied.tokens_after if applied is not None else None)
 
 
 def whole_figures(prep: Any) -> Callable[[int], int]:
@@ -100,7 +115,7 @@ def applied_of(step: Any) -> CompactionApplied | None:
     return next((d for d in stage.decisions if isinstance(d, CompactionApplied)), None)
 
 
-def applied_compactions(preparations: Iterable[Any]) -> list[dict[str, Any]]:
+def applied_compactions(preparations: Iterable[Any]) -> list[CompactionFigures]:
     """Every compaction a replay applied, as :func:`compaction_figures`, in step order."""
     return [compaction_figures(p, applied_of(p)) for p in preparations if p.compaction_applied]
 

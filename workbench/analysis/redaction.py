@@ -12,8 +12,8 @@ placeholders' own ``len=`` figures; :attr:`Redaction.meaningful` is False from
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, cast
 
 from iris.frozen import FrozenModel
 from iris.session import Session
@@ -78,10 +78,10 @@ def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
-        for item in value.values():
+        for item in cast("dict[Any, Any]", value).values():
             yield from _strings(item)
     elif isinstance(value, (list, tuple)):
-        for item in value:
+        for item in cast("Sequence[Any]", value):
             yield from _strings(item)
 
 

@@ -76,7 +76,7 @@ class ReplayReader(Protocol):
         ...
 
 
-def applied_compactions(replay: Replay) -> list[dict[str, Any]]:
+def applied_compactions(replay: Replay) -> list[figures.CompactionFigures]:
     """The replay's own compactions on the one basis of :mod:`workbench.analysis.figures`: step, this
     request as sent before and after the commit, the value and basis the trigger compared, and
     the untrimmed durable history as a detail."""
@@ -85,7 +85,7 @@ def applied_compactions(replay: Replay) -> list[dict[str, Any]]:
 
 def replay_facts(replay: Replay, *, warnings: Sequence[str] = ()) -> ReplayFacts:
     """The replay-wide figures of an in-memory replay, as the store keeps them."""
-    figures = {c["step"]: c for c in applied_compactions(replay)}
+    by_step = {c.step: c.fields() for c in applied_compactions(replay)}
     counter = default_estimator()
     compactions = tuple(
         CompactionFacts(n=n, step_index=c.step_index, cut_index=c.cut_index,
@@ -93,7 +93,7 @@ def replay_facts(replay: Replay, *, warnings: Sequence[str] = ()) -> ReplayFacts
                         archived_messages=c.archived_messages, archive=c.archive_name,
                         summary_usage=c.summary_usage,
                         summary_request_tokens=counter.count(c.summary_request_text),
-                        **{k: v for k, v in figures.get(c.step_index, {}).items() if k != "step"})
+                        **by_step.get(c.step_index, {}))
         for n, c in enumerate(replay.checkpoints, start=1))
     return ReplayFacts(run_usage=replay.run_usage, thresholds=replay.thresholds,
                        compactions=compactions, warnings=tuple(warnings),

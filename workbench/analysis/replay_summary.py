@@ -60,16 +60,10 @@ class CompactionLoss(FrozenModel):
     recall_needed_later: float | None
 
 
-class ReplayedCompaction(FrozenModel):
-    """One compaction the replay applied, on the one basis of :mod:`workbench.analysis.figures`."""
+class ReplayedCompaction(figures.CompactionFigures):
+    """One compaction the replay applied: its :class:`~workbench.analysis.figures.CompactionFigures`
+    (the one basis, keys first and in that order) and how it was triggered."""
 
-    step: int
-    tokens_before: int | None
-    tokens_after: int | None
-    trigger_value: int | None
-    trigger_basis: str | None
-    history_tokens_before: int | None
-    history_tokens_after: int | None
     trigger: str
     """``manual`` (a recorded ``/compact`` applied at its step) or ``auto``."""
     fidelity: CompactionLoss | None = None
@@ -174,8 +168,8 @@ def replay_summary(session: Session, replay: Replay, *,
         overhead_measured_at=replay.calibration.overhead_step,
         calibration_ratio=figures.replay_calibration_ratio(replay.calibration,
                                                            replay.preparations),
-        compactions=tuple(ReplayedCompaction(**c, trigger=replay_trigger(replay, c["step"]),
-                                            fidelity=_loss(own.get(c["step"])))
+        compactions=tuple(ReplayedCompaction(**dict(c), trigger=replay_trigger(replay, c.step),
+                                            fidelity=_loss(own.get(c.step)))
                           for c in applied_compactions(replay)),
         recorded_compactions=tuple(
             AgentCompaction(step=m.step, tokens_before=m.tokens_before,

@@ -54,7 +54,7 @@ def subagent_figures(session: Session, children: Mapping[str, Session]) -> list[
     calls, tool calls, tokens (prompt and output summed over its calls) and its recorded bill
     (``billed_usd``, :func:`workbench.pricing.billing.recorded_bill`) when its transcript is in
     ``children`` (by session id), and what the parent recorded of it (R-TWIN-2)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for run in session.subagents:
         child = children.get(run.session_id)
         loc = session.index.calls.get(run.call_id)

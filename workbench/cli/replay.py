@@ -92,7 +92,7 @@ def summary_lines(result: Replay, seconds: float, *, compaction_request: bool = 
         (f"  ready {phases.count('ready')} · failed {phases.count('failed')} · "
          f"cancelled {phases.count('cancelled')}"),
         f"  compactions applied: {len(compactions)}" + "".join(
-            f"\n    step {c['step']}: {c['tokens_before'] or 0:,} → {c['tokens_after'] or 0:,} "
+            f"\n    step {c.step}: {c.tokens_before or 0:,} → {c.tokens_after or 0:,} "
             "tokens (whole request as sent)" for c in compactions),
         (f"  final request: {whole:,} tokens, whole request (raw local estimate {final:,}); "
          f"budget {t.input_budget:,} from {t.budget_source}, pressure line {t.pressure_line:,}"),

@@ -139,7 +139,7 @@ def _compaction_rows(keys: dict[str, str], result: Any) -> list[dict[str, Any]]:
     """The replay's compactions on the one basis of :mod:`workbench.analysis.figures`, then the agent's."""
     from ..analysis.figures import applied_compactions
 
-    rows = [{**keys, "source": "replay", "n": n, **c}
+    rows = [{**keys, "source": "replay", "n": n, **c.model_dump()}
             for n, c in enumerate(applied_compactions(result.preparations), start=1)]
     for n, mark in enumerate(result.recorded_compactions, start=1):
         rows.append({**keys, "source": "recorded", "n": n, "step": mark.step,

@@ -354,7 +354,7 @@ def _steps(session: Session, preparations: Iterable[Any],
     preparations = tuple(preparations)
     overhead = _first_overhead(preparations)
     for p in preparations:
-        at = p.response_message_index
+        at: int = p.response_message_index
         msg = session.messages[at] if 0 <= at < len(session.messages) else None
         if msg is not None and msg.model == SYNTHETIC_MODEL:
             continue  # the agent wrote it without calling a model: no request to price

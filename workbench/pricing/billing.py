@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal, cast
 
 from iris.session import Message, Session, Usage
 
@@ -47,6 +47,7 @@ def cache_writes(usage: Usage) -> tuple[int, int]:
     total = usage.cache_write_tokens
     split = (usage.raw or {}).get("cache_creation")
     if isinstance(split, Mapping):
+        split = cast("Mapping[str, Any]", split)
         five, hour = split.get("ephemeral_5m_input_tokens"), split.get("ephemeral_1h_input_tokens")
         five = five if type(five) is int and five >= 0 else 0
         hour = hour if type(hour) is int and hour >= 0 else 0

@@ -71,7 +71,8 @@ def stored_prefixes(session: Session, stored: Any, steps: Sequence[Any],
         shape = parts.get(s.final_request_ref) if s.phase == "ready" else None
         if shape is None:
             continue
-        model = models[s.step_index] if s.step_index < len(models) else session.header.model
+        at: int = s.step_index
+        model = models[at] if at < len(models) else session.header.model
         ids, ratio = shape[0], s.calibration_ratio or 1.0
         out[s.step_index] = prefix_of(previous.get(model), shape,
                                       lambda start, ids=ids, r=ratio: round(r * local(ids[start:])))

@@ -18,7 +18,7 @@ from iris.preparation.records import CompactionApplied
 from iris.session import index_session
 from pydantic import ConfigDict
 
-from ..analysis.figures import compaction_figures
+from ..analysis.figures import CompactionFigures, compaction_figures
 from ..records import RecordedMark, StepRow, recorded_marks
 from ..storage.store import Store
 from ..storage.stored import StoredReplay
@@ -65,17 +65,14 @@ def truth_steps(replay: StoredReplay) -> tuple[TruthStep, ...]:
 
 
 def replay_compactions(replay: StoredReplay,
-                       steps: tuple[TruthStep, ...] | None = None) -> list[dict[str, Any]]:
+                       steps: tuple[TruthStep, ...] | None = None) -> list[CompactionFigures]:
     """The replay's own compactions on the one basis of :mod:`workbench.analysis.figures` (this request
     as sent before and after, the trigger value and basis, the untrimmed durable history as a
     detail): the saved figures; for replays saved before the detail existed, from the commit
     decisions and the step rows."""
     facts = replay.facts.compactions
     if all(c.history_tokens_before is not None for c in facts):
-        return [{"step": c.step_index, "tokens_before": c.tokens_before,
-                 "tokens_after": c.tokens_after, "trigger_value": c.trigger_value,
-                 "trigger_basis": c.trigger_basis, "history_tokens_before": c.history_tokens_before,
-                 "history_tokens_after": c.history_tokens_after} for c in facts]
+        return [c.figures for c in facts]
     by_step = {s.step_index: s for s in (steps or truth_steps(replay))}
     commits = {step: d for step, _, d in replay.decisions_of_kind("compaction-applied")
                if isinstance(d, CompactionApplied)}
@@ -105,7 +102,8 @@ def answer_runs(replay: StoredReplay) -> list[dict[str, Any]]:
     """One run for :func:`workbench.views.recorded.compaction_answer`: this replay's label,
     its compactions and its budget with the budget's source."""
     t = replay.thresholds
-    return [{"label": replay.info.name, "compactions": replay_compactions(replay),
+    return [{"label": replay.info.name,
+             "compactions": [c.model_dump() for c in replay_compactions(replay)],
              "input_budget": t.input_budget if t else None,
              "budget_source": t.budget_source if t else None,
              "budget_detail": t.budget_detail if t else ""}]

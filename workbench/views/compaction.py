@@ -152,6 +152,10 @@ def timeline_figure(bands: Sequence[CompactionBand],
 class _Row:
     """A step known only by its index (no trigger value or whole request recorded)."""
 
+    trigger_tokens: int | None = None
+    trigger_basis: str | None = None
+    whole_request_tokens: int | None = None
+
     def __init__(self, step_index: int) -> None:
         self.step_index = step_index
 
@@ -171,7 +175,7 @@ def compactions_table(decisions: Sequence[tuple[int, str, Decision]],
     rows_by_step = {s.step_index: s for s in steps}
     applied = [(s, d) for s, _, d in decisions if isinstance(d, CompactionApplied)]
     rows = [{"n": n, "cut_index": d.cut_index,
-             **compaction_figures(rows_by_step.get(step) or _Row(step), d),
+             **compaction_figures(rows_by_step.get(step) or _Row(step), d).model_dump(),
              "checkpoint_tokens": d.checkpoint_tokens, "archive": d.archive_path or "—",
              "reason": d.reason}
             for n, (step, d) in enumerate(applied, start=1)]

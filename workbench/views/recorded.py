@@ -69,7 +69,7 @@ def step_compactions(steps: Iterable[Any]) -> list[dict[str, Any]]:
     """The replay's own compactions from its step records, on the one basis of
     :mod:`workbench.analysis.figures` (this request as sent before and after, whole; the untrimmed durable
     history as a detail when the records carry their decisions)."""
-    return applied_compactions(steps)
+    return [c.model_dump() for c in applied_compactions(steps)]
 
 
 def budget_source_words(source: str | None, detail: str = "") -> str:
