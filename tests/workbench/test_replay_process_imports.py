@@ -41,8 +41,10 @@ import json, sys
 from workbench.cli import main
 code = main(sys.argv[2:])
 from iris.compaction.checkpoint import Checkpoint
+from iris.compaction.model_driven import CompactContextArgs
 print(json.dumps({"code": code, "loaded": [m for m in json.loads(sys.argv[1]) if m in sys.modules],
-                  "checkpoint_built": Checkpoint.__pydantic_complete__}))
+                  "checkpoint_built": Checkpoint.__pydantic_complete__
+                  or CompactContextArgs.__pydantic_complete__}))
 """
 
 
@@ -60,7 +62,8 @@ def test_r_ui_9_replaying_a_file_loads_no_store_http_or_templates(tmp_path):
     sqlite-utils, pandas, numpy, the HTTP client modules, Jinja (the sample compacts nothing
     and has no context.yaml), the context builder or the context.yaml loader, the pricing
     package (nothing is priced without ``--summary-json``), builds no
-    validator for the compaction checkpoint record, and creates no store."""
+    validator for the compaction checkpoint record or the ``compact_context`` tool's arguments,
+    and creates no store."""
     home = tmp_path / "home"
     probe = _run(home, "replay", str(SAMPLE), "--json", str(tmp_path / "out.jsonl"))
     assert probe == {"code": 0, "loaded": [], "checkpoint_built": False}

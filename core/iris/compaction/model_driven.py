@@ -61,7 +61,8 @@ class CheckpointArgsError(ValueError):
 
 
 class CompactContextArgs(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # validators built when a model first calls the tool, not when the engine is imported
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     active_objective: str
     next_step: str
