@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any, cast
 
 from ..errors import ConfigError
@@ -27,12 +28,18 @@ __all__ = ["escape_attribute", "escape_text", "is_xml_name", "render_element", "
 _START = ("A-Z_a-z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C-\u200D"
           "\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD\U00010000-\U000EFFFF")
 _REST = _START + r"\-.0-9\u00B7\u0300-\u036F\u203F-\u2040"
-_NAME = re.compile(f"[{_START}][{_REST}]*")
+
+
+@cache
+def _name() -> re.Pattern[str]:
+    """The pattern of a name, compiled when first used (its character ranges take milliseconds
+    to compile, and most processes that import the engine never check a name)."""
+    return re.compile(f"[{_START}][{_REST}]*")
 
 
 def is_xml_name(name: object) -> bool:
     """True when ``name`` can be an XML element or attribute name (no namespace prefix)."""
-    return isinstance(name, str) and _NAME.fullmatch(name) is not None
+    return isinstance(name, str) and _name().fullmatch(name) is not None
 
 
 def escape_text(text: str) -> str:
