@@ -74,11 +74,11 @@ def _cost(saved: float, pct: float) -> ReplayCost:
 
 
 def test_r_tok_6_a_replay_that_costs_more_says_so_without_a_negative_saving():
-    """R-TOK-6: a replay dearer than the recorded bill reads "Costs $1.2735 more (+11.1 %)",
-    never "Saved −$1.2735 (−11.1 %)"; a cheaper one still reads "Saved"."""
+    """R-TOK-6: a replay dearer than the recorded bill reads "Costs $1.27 more (+11.1 %)" (cents
+    from a dollar up), never "Saved −$1.27 (−11.1 %)"; a cheaper one still reads "Saved"."""
     words = " ".join(cost_lines(_cost(-1.2735, -11.1)))
-    assert "Costs $1.2735 more (+11.1 %) than the recorded bill of the same 143 steps" in words
-    assert "Saved" not in words and "−$1.2735" not in words
+    assert "Costs $1.27 more (+11.1 %) than the recorded bill of the same 143 steps" in words
+    assert "Saved" not in words and "−$1.27" not in words
     assert "Saved $0.5000 (4.3 %) against the recorded bill" in " ".join(cost_lines(_cost(0.5, 4.3)))
 
 
