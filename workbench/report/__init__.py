@@ -29,6 +29,7 @@ from ..views.terminal import progress_bar
 
 if TYPE_CHECKING:
     import pandas as pd
+    from jinja2 import Environment
 
     from ..notebook import NotebookReplay
 
@@ -84,8 +85,26 @@ def _cut_points(r: NotebookReplay) -> pd.DataFrame:
     return table
 
 
+@cache
+def _templates() -> Environment:
+    """The report's page, header and section templates (``workbench/report/templates``): text
+    is escaped by the templates; the HTML pieces the views make (tables, figures, inline
+    markup) come in as ``Markup``."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    return Environment(loader=PackageLoader("workbench.report", "templates"), autoescape=True,
+                       undefined=StrictUndefined)
+
+
+def _render(template: str, **values: Any) -> str:
+    return _templates().get_template(template).render(**values)
+
+
 def _section(title: str, *body: str) -> str:
-    return f"<h2>{escape(title)}</h2>" + "".join(body)
+    """An ``<h2>`` section of HTML pieces."""
+    from markupsafe import Markup
+
+    return _render("section.html.j2", title=title, body=[Markup(part) for part in body])
 
 
 def _marks(r: NotebookReplay) -> tuple:
@@ -149,32 +168,24 @@ def _cost_section(r: NotebookReplay) -> str:
     return _section("Cost", _table(pd.DataFrame([row])), lines)
 
 
-def _header(r: NotebookReplay, name: str, config_source: str) -> str:
+def _header_values(r: NotebookReplay, name: str, config_source: str) -> dict[str, Any]:
+    """What the header states: the session, the configuration and its budget, and where the
+    figures come from (the saved replay read back, or a replay run now, with the summariser that
+    wrote its compaction summaries)."""
     from iris.config import config_hash
+    from markupsafe import Markup
 
     from ..views.recorded import budget_label
     from ..views.rich_html import inline_html
 
-    th, fmt = r.result.thresholds, r.session.header.source_format or "native"
-    warnings = "".join(f"<li>{inline_html(w)}</li>" for w in r.config.warnings)
-    return (f"<h1>Context report: {escape(name)}</h1><p>Session "
-            f"<code>{escape(r.result.session_id)}</code> ({len(r.session.messages):,} messages, "
-            f"{escape(fmt)}) · configuration <code>{escape(config_source or r.label)}</code> "
-            f"<code>{escape(config_hash(r.config)[:19])}…</code> · budget "
-            f"{escape(budget_label(th.input_budget, th.budget_source, getattr(th, 'budget_detail', '')))}"
-            f" · pressure line {th.pressure_line:,}</p>{_provenance(r)}"
-            + (f"<ul>{warnings}</ul>" if warnings else ""))
-
-
-def _provenance(r: NotebookReplay) -> str:
-    """Where the report's figures come from: the saved replay read back, or a replay run now,
-    with the summariser that wrote its compaction summaries."""
-    summariser = f"summariser <strong>{escape(r.summariser)}</strong>"
-    if r.saved_id is not None:
-        return (f"<p class='wb-provenance'>Saved replay <strong>{escape(r.label)}</strong> "
-                f"<code>{escape(r.saved_id)}</code> read from the store as it was saved ("
-                f"{summariser}); nothing was replayed again.</p>")
-    return f"<p class='wb-provenance'>Replayed for this report ({summariser}).</p>"
+    th = r.result.thresholds
+    return {"name": name, "session_id": r.result.session_id, "messages": len(r.session.messages),
+            "source_format": r.session.header.source_format or "native",
+            "config_source": config_source or r.label, "config_hash": config_hash(r.config)[:19],
+            "budget": budget_label(th.input_budget, th.budget_source, getattr(th, "budget_detail", "")),
+            "pressure_line": th.pressure_line, "saved_id": r.saved_id, "label": r.label,
+            "summariser": r.summariser,
+            "warnings": [Markup(inline_html(w)) for w in r.config.warnings]}
 
 
 def _sections(r: NotebookReplay) -> list[str]:
@@ -263,16 +274,14 @@ def _table(frame: pd.DataFrame, *, empty: str = "nothing to show") -> str:
 
 def render_report(r: NotebookReplay, *, title: str | None = None, config_source: str = "") -> str:
     """The report of an existing notebook replay, as one HTML document."""
+    from markupsafe import Markup
+
     from ..views.rich_html import STYLE
 
     name = title or r.session.header.title or r.result.session_id
-    body = _header(r, name, config_source) + "".join(_sections(r))
-    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-            f"<meta http-equiv='Content-Security-Policy' content=\"{REPORT_CSP}\">"
-            f"<title>{escape(name)} · Context Workbench report</title>"
-            f"<style>{STYLE}{_PAGE_STYLE}</style>"
-            f"<script type='text/javascript'>{plotly_bundle()}</script></head>"
-            f"<body class='wb'>{body}</body></html>\n")
+    return _render("page.html.j2", csp=Markup(REPORT_CSP), style=STYLE + _PAGE_STYLE,
+                   plotly=plotly_bundle(), sections=[Markup(s) for s in _sections(r)],
+                   **_header_values(r, name, config_source)) + "\n"
 
 
 def build_report(session: Any, config: Any = None, *, title: str | None = None,
