@@ -295,7 +295,7 @@ class _ReplayWalker:
         return PipelineSettings(
             config=inputs.config, thresholds=t, memory=self.memory, prompts=inputs.prompts,
             summariser=inputs.summariser, work_dir=inputs.work_dir,
-            tool_kinds=ToolKindMap.for_source_format(session.header.source_format),
+            tool_kinds=ToolKindMap.for_dialect(session.header.tool_dialect),
             cancel=inputs.observers.cancel,
             artifacts=inputs.artifacts, incremental=inputs.options.incremental)
 

@@ -38,6 +38,7 @@ __all__ = [
     "TextBlock",
     "ThinkingBlock",
     "ToolCallBlock",
+    "ToolDialect",
     "ToolGroup",
     "ToolResultBlock",
     "Usage",
@@ -51,6 +52,12 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 Role = Literal["system", "user", "assistant", "tool"]
+
+#: Whose tool names a transcript's calls use: Claude Code's (``Read``, ``Bash``…), Codex CLI's
+#: (``exec_command``, ``apply_patch``…) or the OpenAI chat agents' (``bash``, ``read_file``,
+#: ``str_replace_editor``…). The importer that reads a transcript states it
+#: (:attr:`SessionHeader.tool_dialect`).
+ToolDialect = Literal["claude", "codex", "chat"]
 
 
 _Frozen = FrozenModel
@@ -262,6 +269,11 @@ class SessionHeader(_Frozen):
     agent_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """The agent id of a sub-agent transcript (Claude Code ``agentId``: ``a2898e3``, and
     ``acompact-e1f845`` for the agent's recorded compaction request); None otherwise."""
+    tool_dialect: ToolDialect | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Whose tool names the transcript's calls use (``claude``: Read/Bash…, ``codex``:
+    exec_command/apply_patch…, ``chat``: the OpenAI chat agents' bash/read_file/str_replace_editor…),
+    as the importer that read it states; reduction reads the tool kinds by it. None: not stated
+    (the Claude Code names apply); left out of the serialised form then."""
 
     @property
     def is_compaction_request(self) -> bool:

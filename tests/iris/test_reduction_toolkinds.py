@@ -28,9 +28,21 @@ def test_overrides_win_and_bad_values_are_config_errors():
     assert m.table()["fetch_doc"] == "web_fetch"
     with pytest.raises(ConfigError, match="tool_kinds.overrides.x"):
         ToolKindMap({"x": "teleport"})
-    with pytest.raises(ConfigError, match="unknown source format"):
+    with pytest.raises(ConfigError, match="unknown tool dialect 'cursor'"):
         ToolKindMap(format="cursor")
-    assert set(DEFAULT_TOOL_KINDS) == {"native", "claude_code", "codex", "openai_chat"}
+    assert set(DEFAULT_TOOL_KINDS) == {"claude", "codex", "chat"}
+
+
+@pytest.mark.parametrize(("name", "dialect"), [
+    ("native", "claude"), ("claude_code", "claude"), ("openai_chat", "chat"), ("claude", "claude"),
+    ("codex", "codex"), ("chat", "chat")])
+def test_r_red_documented_format_names_stay_accepted(name, dialect):
+    """R-RED: the names docs/reduction.md lists for ``tool_kinds.format`` (``native``,
+    ``claude_code``, ``openai_chat``) name their dialect; a session without a stated dialect gets
+    the Claude Code table."""
+    assert ToolKindMap(format=name).format == dialect
+    assert ToolKindMap.for_dialect(None).format == "claude"
+    assert ToolKindMap.for_dialect("codex").kind("exec_command") == "shell"
 
 
 def test_str_replace_editor_kind_from_command():

@@ -97,11 +97,14 @@ def test_r_ses_5_truncated_traj_is_one_clear_error(tmp_path):
 
 
 def test_r_red_swe_agent_and_otel_tools_use_the_chat_tool_names():
-    """Tool kinds of SWE-agent and OpenTelemetry sessions come from the OpenAI chat agents' table."""
+    """R-RED: tool kinds of SWE-agent and OpenTelemetry sessions come from the OpenAI chat agents'
+    table: their importers state the ``chat`` tool dialect on the header, the engine reads it."""
     from iris.reduction import ToolKindMap
 
-    for fmt in ("swe_agent", "otel"):
-        kinds = ToolKindMap.for_source_format(fmt)
+    for name in ("swe_agent_1x.traj", "swe_agent_0x.traj", "otel_otlp.json", "mini_swe.traj.json"):
+        header = load_session(FIX / name).session.header
+        assert header.tool_dialect == "chat", name
+        kinds = ToolKindMap.for_dialect(header.tool_dialect)
         assert (kinds.kind("read_file"), kinds.kind("bash"), kinds.kind("find_file")) == ("read", "shell", "glob")
         assert kinds.kind_of_call("str_replace_editor", {"command": "view"}) == "read"
 

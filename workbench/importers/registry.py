@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from iris.errors import SessionFormatError
-from iris.session import Session
+from iris.session import Session, ToolDialect
 
 from . import detect_rules as rules
 
 __all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "Importer", "formats", "get_importer", "importers",
-           "plugin_problems", "reload_plugins"]
+           "plugin_problems", "reload_plugins", "tool_dialect", "with_tool_dialect"]
 
 ENTRY_POINT_GROUP = "context_workbench.importers"
 PLUGIN_PRIORITY = 60
@@ -67,6 +67,9 @@ class BuiltinImporter:
     target: str
     """``module:function`` of the loader, relative to this package."""
     description: str = ""
+    dialect: ToolDialect | None = None
+    """Whose tool names the format's transcripts use (:data:`iris.session.ToolDialect`); the
+    loaded session's header states it. None: the file says (the native format)."""
 
     def detect(self, record: Any) -> bool:
         return self.detector(record)
@@ -75,21 +78,22 @@ class BuiltinImporter:
              warnings: list[SessionFormatError], content_hash: str) -> Session:
         module, function = self.target.split(":")
         loader = getattr(importlib.import_module(f"{__package__}.{module}"), function)
-        return loader(path, lenient=lenient, skipped=skipped, warnings=warnings,
-                      content_hash=content_hash)
+        return with_tool_dialect(loader(path, lenient=lenient, skipped=skipped, warnings=warnings,
+                                        content_hash=content_hash), self.dialect)
 
 
 NATIVE = BuiltinImporter("native", 10, rules.is_native, "registry:load_native_file",
                          "the workbench's own JSON Lines")
-CODEX = BuiltinImporter("codex", 20, rules.is_codex, "codex:load_codex", "Codex CLI rollouts")
+CODEX = BuiltinImporter("codex", 20, rules.is_codex, "codex:load_codex", "Codex CLI rollouts",
+                        dialect="codex")
 CLAUDE_CODE = BuiltinImporter("claude_code", 30, rules.is_claude_code, "claude_code:load_claude_code",
-                              "Claude Code transcripts")
+                              "Claude Code transcripts", dialect="claude")
 SWE_AGENT = BuiltinImporter("swe_agent", 40, rules.is_swe_agent, "swe_agent:load_swe_agent",
-                            "SWE-agent .traj trajectories (1.x and 0.x)")
+                            "SWE-agent .traj trajectories (1.x and 0.x)", dialect="chat")
 OTEL = BuiltinImporter("otel", 50, rules.is_otel, "otel:load_otel",
-                       "OpenTelemetry GenAI spans (OTLP JSON or a span list)")
+                       "OpenTelemetry GenAI spans (OTLP JSON or a span list)", dialect="chat")
 OPENAI_CHAT = BuiltinImporter("openai_chat", 90, rules.is_openai_chat, "openai_chat:load_openai_chat",
-                              "OpenAI chat message lists (incl. mini-swe-agent)")
+                              "OpenAI chat message lists (incl. mini-swe-agent)", dialect="chat")
 BUILTIN: tuple[BuiltinImporter, ...] = (NATIVE, CODEX, CLAUDE_CODE, SWE_AGENT, OTEL, OPENAI_CHAT)
 """Always registered, also where the package's own entry points are not installed (a checkout
 used without ``pip install``); the package declares them as entry points too."""
@@ -101,6 +105,25 @@ def load_native_file(path: Path, *, lenient: bool, skipped: list[SessionFormatEr
     from .native import load_native
 
     return load_native(path, lenient=lenient, skipped=skipped, warnings=warnings)
+
+
+def tool_dialect(source_format: str) -> ToolDialect | None:
+    """The tool dialect a built-in format's transcripts use (None: unknown, or the native
+    format, whose files state it)."""
+    return next((b.dialect for b in BUILTIN if b.name == source_format), None)
+
+
+def with_tool_dialect(session: Session, dialect: ToolDialect | None = None) -> Session:
+    """``session`` with its header's tool dialect stated: as the header has it, else ``dialect``,
+    else the one of the format that wrote it (:func:`tool_dialect`; a native file or a stored
+    session written before headers stated it)."""
+    header = session.header
+    if header.tool_dialect is not None:
+        return session
+    stated = dialect or tool_dialect(header.source_format)
+    if stated is None:
+        return session
+    return session.model_copy(update={"header": header.model_copy(update={"tool_dialect": stated})})
 
 
 def importers() -> tuple[Importer, ...]:

@@ -37,6 +37,7 @@ from iris.tokens import TokenEstimator, default_estimator
 
 from ..importers import SkippedLine, load_session
 from ..importers._fast import paused_gc
+from ..importers.registry import with_tool_dialect
 from ._fast_json import canonical_dump
 from ._sql import canonical, disk_is_full, failed_writing, guard, typed, write_transaction
 from .cache import StoreCache
@@ -410,14 +411,14 @@ class Store:
             messages = tuple(Message.model_validate_json(r["json"]) for r in self.db.query(
                 "SELECT json FROM messages WHERE session_id = ? ORDER BY idx", [session_id]))
         extras = json.loads(rows[0]["extras_json"])
-        return Session(
+        return with_tool_dialect(Session(
             header=SessionHeader.model_validate_json(rows[0]["header_json"]),
             messages=messages,
             model_switches=tuple(ModelSwitch.model_validate(x) for x in extras["model_switches"]),
             compactions=tuple(RecordedCompaction.model_validate(x) for x in extras["compactions"]),
             context_snapshots=tuple(StepSnapshot.model_validate(x) for x in extras["context_snapshots"]),
             subagents=tuple(SubagentCall.model_validate(x) for x in extras.get("subagents", ())),
-        )
+        ))
 
     # ---------------------------------------------------------------- helpers
 

@@ -19,7 +19,6 @@ from typing import Any, Protocol, runtime_checkable
 import pandas as pd
 from iris.preparation.records import ContextPreparation, Decision, PreparedRequest
 from iris.reduction import ToolKindMap
-from iris.reduction.toolkinds import FORMATS
 from iris.session import Session
 
 from ..analysis.replay_reader import ReplayReader
@@ -153,8 +152,8 @@ def reduction_totals(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def tool_kind_table(session: Session) -> pd.DataFrame:
-    """The tool names of a session with the kind the mapping gives them (format defaults)."""
-    fmt = session.header.source_format
-    kinds = ToolKindMap(format=fmt if fmt in FORMATS else "native")
+    """The tool names of a session with the kind the mapping gives them (the defaults of the
+    session's tool dialect, as the replay reads them)."""
+    kinds = ToolKindMap.for_dialect(session.header.tool_dialect)
     names = sorted({c.name for m in session.messages for c in m.tool_calls})
     return pd.DataFrame([{"tool": n, "kind": kinds.kind(n)} for n in names], columns=["tool", "kind"])

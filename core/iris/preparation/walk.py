@@ -68,7 +68,7 @@ class Walk:
         self.bytes = 0
         self.runs = 0
         self.run_input = ""
-        self.kinds = ToolKindMap.for_source_format(session.header.source_format)
+        self.kinds = ToolKindMap.for_dialect(session.header.tool_dialect)
         self.todos_done_at: int | None = None
         """Index of the latest todo call when it finished every item (None: open or none)."""
         self.interrupted_at = -1

@@ -1,9 +1,10 @@
-"""Tool kinds: what each real tool name means for reduction, per source format.
+"""Tool kinds: what each real tool name means for reduction, per tool dialect.
 
 Real transcripts name the same action differently (Claude Code ``Read``/``Bash``, Codex
 ``exec_command``/``apply_patch``, chat-completions agents ``bash``). Reduction only cares about the
 *kind* of a tool; :class:`ToolKindMap` resolves a name to a kind with the documented default table
-of a format, overridable per name. Unknown names are ``other``.
+of a dialect (:data:`iris.session.ToolDialect`, which the importer states on the session header),
+overridable per name. Unknown names are ``other``.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
 from ..errors import ConfigError
+from ..session import ToolDialect
 
-__all__ = ["DEFAULT_TOOL_KINDS", "FORMATS", "ToolKind", "ToolKindMap"]
+__all__ = ["DEFAULT_TOOL_KINDS", "FORMATS", "FORMAT_ALIASES", "ToolKind", "ToolKindMap"]
 
 ToolKind = Literal["read", "edit", "write", "delete", "shell", "search", "glob", "web_fetch", "skill",
                    "todo", "other"]
@@ -50,11 +52,17 @@ _COMMON: dict[str, ToolKind] = {
     "exec_command": "shell",
 }
 
-#: The documented default mapping of every supported source format.
-DEFAULT_TOOL_KINDS: dict[str, dict[str, ToolKind]] = {
-    "native": _CLAUDE, "claude_code": _CLAUDE, "codex": _CODEX, "openai_chat": _CHAT,
+#: The documented default mapping of every tool dialect.
+DEFAULT_TOOL_KINDS: dict[ToolDialect, dict[str, ToolKind]] = {
+    "claude": _CLAUDE, "codex": _CODEX, "chat": _CHAT,
 }
-FORMATS = tuple(DEFAULT_TOOL_KINDS)
+#: Older names ``format`` accepts for a dialect (docs/reduction.md).
+FORMAT_ALIASES: dict[str, ToolDialect] = {
+    "native": "claude", "claude_code": "claude", "openai_chat": "chat",
+}
+_DIALECT_OF: dict[str, ToolDialect] = {**{d: d for d in DEFAULT_TOOL_KINDS}, **FORMAT_ALIASES}
+#: Every name ``ToolKindMap(format=...)`` accepts: the dialects, then the older names.
+FORMATS: tuple[str, ...] = tuple(_DIALECT_OF)
 
 # str_replace_editor (SWE-agent/OpenHands) is one tool whose ``command`` argument decides the kind.
 _EDITOR_TOOLS = ("str_replace_editor", "str_replace_based_edit_tool")
@@ -62,37 +70,34 @@ _EDITOR_COMMANDS: dict[str, ToolKind] = {"view": "read", "create": "write", "str
                                           "insert": "edit", "undo_edit": "edit"}
 
 
-#: Source formats whose tools follow the OpenAI chat agents' names.
-_CHAT_TOOL_FORMATS = frozenset({"swe_agent", "otel"})
-
-
 class ToolKindMap:
-    """Tool name → :data:`ToolKind` for one source format, with per-name overrides.
+    """Tool name → :data:`ToolKind` for one tool dialect, with per-name overrides.
 
-    Lookup order: an override (exact name, then lowercase), the format's table (exact name), the
-    common lowercase table, else ``other``.
+    ``format`` names the dialect (``claude``, ``codex``, ``chat``) or one of its older names
+    (:data:`FORMAT_ALIASES`: ``native``, ``claude_code``, ``openai_chat``); :attr:`format` is the
+    dialect. Lookup order: an override (exact name, then lowercase), the dialect's table (exact
+    name), the common lowercase table, else ``other``.
     """
 
-    def __init__(self, overrides: Mapping[str, str] | None = None, format: str = "native") -> None:
-        if format not in DEFAULT_TOOL_KINDS:
-            raise ConfigError(f"unknown source format {format!r}; expected one of {FORMATS}",
+    def __init__(self, overrides: Mapping[str, str] | None = None, format: str = "claude") -> None:
+        dialect = _DIALECT_OF.get(format)
+        if dialect is None:
+            raise ConfigError(f"unknown tool dialect {format!r}; expected one of {FORMATS}",
                               field="tool_kinds.format")
         for name, kind in (overrides or {}).items():
             if kind not in TOOL_KINDS:
                 raise ConfigError(f"unknown tool kind {kind!r}; expected one of {TOOL_KINDS}",
                                   field=f"tool_kinds.overrides.{name}")
-        self.format = format
+        self.format: ToolDialect = dialect
         self.overrides: dict[str, ToolKind] = dict(overrides or {})  # type: ignore[arg-type]
         self._lower: dict[str, ToolKind] = {k.lower(): v for k, v in self.overrides.items()}
-        self._table = DEFAULT_TOOL_KINDS[format]
+        self._table = DEFAULT_TOOL_KINDS[dialect]
 
     @classmethod
-    def for_source_format(cls, source_format: str) -> ToolKindMap:
-        """The default map of a session's source format; formats whose tools follow the OpenAI chat
-        agents' names (bash, read_file, str_replace_editor…) use that table, a format without its
-        own table the common (Claude Code) names."""
-        name = "openai_chat" if source_format in _CHAT_TOOL_FORMATS else source_format
-        return cls(format=name if name in DEFAULT_TOOL_KINDS else "native")
+    def for_dialect(cls, dialect: ToolDialect | None) -> ToolKindMap:
+        """The default map of a session's tool dialect (its header's ``tool_dialect``); a session
+        that states none uses the Claude Code names."""
+        return cls(format=dialect or "claude")
 
     def kind(self, tool_name: str) -> ToolKind:
         """The kind of a tool name (``other`` when unknown)."""

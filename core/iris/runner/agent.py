@@ -130,7 +130,7 @@ class AgentRunner:
         self.settings = PipelineSettings(
             config=engine, thresholds=t, memory=StepMemory(tokens=self.cache), prompts=prompts,
             summariser=summariser or ExtractiveSummariser(), work_dir=self.session_dir,
-            tool_kinds=ToolKindMap.for_source_format(self.record.header.source_format), cancel=cancel)
+            tool_kinds=ToolKindMap.for_dialect(self.record.header.tool_dialect), cancel=cancel)
         self.summary_start = start_client_run(self.settings.summariser)  # a client's counters
         self.snapshot_id = config_snapshot_id(engine, prompts)
         self.context: tuple[Part, ...] = context_parts(config.context, self.cache)
