@@ -47,7 +47,7 @@ def one(responses: int, path: str, home: Path) -> dict:
     from measure import peak_rss_bytes, reset_peak, retained_size, rss_bytes
     from synth import synth_session
 
-    from workbench.analysis.replay_summary import replay_summary
+    from workbench.analysis.replay_report import replay_report
     from workbench.services.replay import (
         replay_and_save,
         replay_session,
@@ -86,7 +86,7 @@ def one(responses: int, path: str, home: Path) -> dict:
     else:
         streamed = stream_replay(loaded, store=store, session_id=sid, name="default",
                                  prefixes=True)
-        replay_summary(loaded, streamed.result, prefixes=streamed.prefixes)
+        replay_report(loaded, streamed.result, prefixes=streamed.prefixes)
         info = streamed.info
     cpu = time.process_time() - started
     peak = peak_rss_bytes() - base

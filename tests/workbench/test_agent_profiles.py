@@ -25,7 +25,7 @@ from iris.session import (
 )
 from iris.tokens import default_estimator
 
-from workbench.analysis.replay_summary import replay_summary
+from workbench.analysis.replay_report import replay_report
 from workbench.services.presets import load_preset, preset_text
 
 WORDS = 20000  # tokens of each user message: " alpha" is one cl100k token
@@ -151,7 +151,7 @@ def test_r_twin_3_claude_code_compacts_where_its_line_is_crossed():
                                             "reduction": False}))
     assert [c.step_index for c in profile.checkpoints] == [7]
     assert [c.step_index for c in default.checkpoints][:1] == [8]
-    summary = replay_summary(session, profile)
+    summary = replay_report(session, profile)
     assert [(c.step, c.trigger) for c in summary.compactions] == [(7, "auto")]
     applied = profile.checkpoints[0]
     assert applied.first_kept_message is None  # no raw tail: the summary alone
@@ -167,7 +167,7 @@ def test_r_twin_3_a_recorded_manual_compaction_is_applied_at_its_step():
     prep = profile.preparations[4]
     stage = prep.stage("compaction")
     assert stage is not None and "asked for a compaction here (manual" in stage.note
-    summary = replay_summary(session, profile)
+    summary = replay_report(session, profile)
     assert summary.compactions[0].trigger == "manual"
     assert [(c.step, c.trigger) for c in summary.recorded_compactions] == [(4, "manual")]
     plain = replay(session, parse_config({"context_policy": {"enabled": False},

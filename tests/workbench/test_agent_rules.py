@@ -30,7 +30,7 @@ from iris.session import (
 )
 from iris.tokens import default_estimator
 
-from workbench.analysis.replay_summary import replay_summary
+from workbench.analysis.replay_report import replay_report
 from workbench.importers import load_session
 from workbench.services.presets import load_preset
 
@@ -92,7 +92,7 @@ def test_r_twin_7_session_with_version_2_1_5_compacts_at_the_older_line():
     # message adds about 15,000 (JSON bytes / 4): 156,150 at step 14, 166,160 at 15, 176,170 at 16
     assert [c.step_index for c in r_old.checkpoints][:1] == [14]
     assert [c.step_index for c in r_new.checkpoints][:1] == [16]
-    detail = replay_summary(old, r_old).input_budget_detail
+    detail = replay_report(old, r_old).input_budget_detail
     assert "agent rule Claude Code 1.0–2.1.20 (version 2.1.5 recorded)" in detail
     assert "window − 45,000" in detail
 

@@ -12,7 +12,7 @@ import pytest
 from iris.compaction.agent_rules import parse_version
 from iris.replay import replay
 
-from workbench.analysis.replay_summary import replay_summary
+from workbench.analysis.replay_report import replay_report
 from workbench.importers import load_session
 from workbench.services.presets import load_preset
 from workbench.services.summarisers import make_summariser
@@ -53,7 +53,7 @@ def test_r_twin_7_claude_code_corpus_session_uses_its_versions_rule(prefix):
     assert f"agent rule {row} (version {session.header.agent_version} recorded)" \
         in result.thresholds.budget_detail
     assert all(p.phase == "ready" for p in result.preparations)
-    summary = replay_summary(session, result)
+    summary = replay_report(session, result)
     agent = {c.step for c in summary.recorded_compactions}
     own = [c.step for c in summary.compactions]
     for step in CLAUDE_MATCHING[prefix]:
@@ -71,7 +71,7 @@ def test_r_twin_3_codex_corpus_rollouts_resend_their_initial_context():
         result = replay(session, load_preset("codex"),
                         summariser=make_summariser("offline", session))
         assert all(p.phase == "ready" for p in result.preparations), path.name
-        summary = replay_summary(session, result)
+        summary = replay_report(session, result)
         for agent in summary.recorded_compactions:
             own = min(summary.compactions, key=lambda c: abs(c.step - agent.step))
             total += 1

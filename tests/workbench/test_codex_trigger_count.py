@@ -15,7 +15,7 @@ from iris.config import ContextConfig
 from iris.replay import replay
 from iris.session import Message, TextBlock, ThinkingBlock
 
-from workbench.analysis.replay_summary import replay_summary
+from workbench.analysis.replay_report import replay_report
 from workbench.importers import load_session
 from workbench.services.presets import load_preset
 
@@ -113,7 +113,7 @@ def test_r_twin_3_codex_profile_compacts_where_codex_counted_the_line_crossed(tm
     assert prep.trigger_tokens is not None and prep.trigger_tokens >= 210100 + 44028
     before = result.preparations[COMPACT_AT - 1]
     assert before.trigger_tokens is not None and before.trigger_tokens < 244800
-    summary = replay_summary(session, result)
+    summary = replay_report(session, result)
     assert [c.step for c in summary.recorded_compactions] == [COMPACT_AT]
     plain = replay(session, _codex_without_reasoning())
     assert plain.checkpoints == () or plain.checkpoints[0].step_index != COMPACT_AT
@@ -163,7 +163,7 @@ def test_r_twin_3_a_codex_task_that_only_compacted_is_a_manual_compaction(tmp_pa
     assert [c.trigger for c in session.compactions] == ["manual", "auto"]
     result = replay(session, load_preset("codex"))
     assert [c.step_index for c in result.checkpoints][:1] == [2]
-    summary = replay_summary(session, result)
+    summary = replay_report(session, result)
     assert [(c.step, c.trigger) for c in summary.recorded_compactions] == [
         (2, "manual"), (3, "auto")]
     assert summary.compactions[0].trigger == "manual"

@@ -174,7 +174,7 @@ def test_r_fid_2_summary_json_has_fidelity_on_replay_and_recorded_compactions(tm
     from iris.config import parse_config
     from iris.replay import replay
 
-    from workbench.analysis.replay_summary import replay_summary
+    from workbench.analysis.replay_report import replay_report
     from workbench.cli import main
 
     sample = Path(__file__).resolve().parents[2] / "sample_sessions" / "long_session.jsonl"
@@ -189,7 +189,7 @@ def test_r_fid_2_summary_json_has_fidelity_on_replay_and_recorded_compactions(tm
         assert fid["needed_later_kept"] <= fid["needed_later"]
         assert sum(k["facts"] for k in fid["kinds"].values()) > 0
     session = _session(SUMMARY)
-    summary = replay_summary(session, replay(session, parse_config({})))
+    summary = replay_report(session, replay(session, parse_config({})))
     (recorded,) = summary.recorded_compactions
     assert recorded.fidelity is not None
     assert recorded.fidelity.kinds["commands"].model_dump() == {

@@ -16,7 +16,7 @@ from iris.replay import ReplayObservers, ReplayOptions, replay
 from iris.session import Usage
 from record_access import all_present
 
-from workbench.analysis.replay_summary import replay_summary
+from workbench.analysis.replay_report import replay_report
 from workbench.importers import load_session
 from workbench.pricing import cost_lines, prefix_sink, price, replay_cost
 from workbench.pricing.billing import billed, cache_writes, recorded_bill
@@ -79,7 +79,7 @@ def test_r_twin_6_summary_json_states_the_bill_as_billed(real_sessions):
     to the replay's cache-aware cost and the savings breakdown."""
     path = real_sessions / "claude_code" / CLAUDE_FILES[0]
     session = load_session(path).session
-    cost = replay_summary(session, replay(session)).cost
+    cost = replay_report(session, replay(session)).cost
     assert cost.recorded_billed_usd == pytest.approx(_hand_bill(path), rel=0.02)
     assert cost.recorded_bill is not None
     models = cost.recorded_bill.models["claude-opus-4-6"]

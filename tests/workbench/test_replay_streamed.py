@@ -13,7 +13,7 @@ import pytest
 from iris.config import ContextConfig
 from iris.replay_options import Baseline
 
-from workbench.analysis.replay_summary import replay_summary
+from workbench.analysis.replay_report import replay_report
 from workbench.cli import main
 from workbench.records import EvidenceBundle
 from workbench.services.replay import (
@@ -130,7 +130,7 @@ def _old_summary(path: Path, home: Path, *, saved: bool) -> str:
         session_id = store.import_file(path).session_id
         session = store.session(session_id)
         result, _ = replay_session(session, keep_bodies=saved)
-    summary: Any = replay_summary(session, result)
+    summary: Any = replay_report(session, result)
     if hasattr(summary, "json_text"):
         return summary.json_text()
     return json.dumps(summary, indent=2, ensure_ascii=False) + "\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from truth_helpers import RECORDED_STEP, store_long_with_recorded_compaction
 
-from workbench.analysis.replay_summary import ErrorMeaning
+from workbench.analysis.replay_report import ErrorMeaning
 from workbench.services.compaction import open_compaction
 from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
 from workbench.services.usage import open_usage

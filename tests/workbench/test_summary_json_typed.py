@@ -16,7 +16,7 @@ from iris.session import Session
 
 from workbench.analysis import figures
 from workbench.analysis.fidelity import replay_losses
-from workbench.analysis.replay_summary import error_meaning, replay_summary, replay_trigger
+from workbench.analysis.replay_report import error_meaning, replay_report, replay_trigger
 from workbench.cli import main
 from workbench.importers import load_session
 from workbench.importers.claude_progress import subagent_sessions
@@ -126,7 +126,7 @@ def test_r_ui_9_summary_text_is_the_documented_dict_of_the_in_memory_replay(name
     the documented order, values as the in-memory replay computes them), compactions included."""
     session = load_session(SAMPLES / name).session
     result = replay(session, parse_config(config) if config else None)
-    summary = replay_summary(session, result)
+    summary = replay_report(session, result)
     cost = replay_cost(session, result)
     expected = _expected(session, result, cost)
     assert summary.json_text() == _text(expected)
@@ -178,7 +178,7 @@ def test_r_ui_9_cli_summary_json_is_the_in_memory_summary(tmp_path: Path, real_s
         session = load_session(path).session
         result = replay(session, parse_config(config),
                         options=ReplayOptions(keep_bodies=False))
-        memory = json.loads(replay_summary(session, result,
+        memory = json.loads(replay_report(session, result,
                                            subagents=subagent_sessions(path)).json_text())
         written = json.loads(text)
         assert tuple(written) == SUMMARY_KEYS and tuple(written["cost"]) == COST_KEYS

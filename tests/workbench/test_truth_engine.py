@@ -28,7 +28,7 @@ from iris.session import (
 from iris.tokens import TokenEstimator
 from record_access import all_present, request_of, stage_of
 
-from workbench.analysis.replay_summary import estimate_error
+from workbench.analysis.replay_report import estimate_error
 from workbench.cli import main
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "real-sessions" / "claude_code"

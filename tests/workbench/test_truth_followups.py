@@ -212,7 +212,7 @@ def test_real_codex_rollout_error_is_marked_not_meaningful():
     files = sorted(CODEX.glob("*.jsonl")) if CODEX.is_dir() else []
     if not files:
         pytest.skip("../shared/real-sessions is absent")
-    from workbench.analysis.replay_summary import error_meaning
+    from workbench.analysis.replay_report import error_meaning
 
     meaning = error_meaning(wb.load_session(files[0]))
     assert meaning.meaningful is False

@@ -248,11 +248,11 @@ def _subagents(store, args: argparse.Namespace, session_id: str, session) -> tup
 def _write_summary(target: str, session, result: Replay, prefixes: Any = None,
                    subagents: Sequence[Any] = (), *, summariser: Any = None,
                    template_snapshot_id: str | None = None) -> None:
-    from ..analysis.replay_summary import replay_summary
+    from ..analysis.replay_report import replay_report
 
-    text = replay_summary(session, result, prefixes=prefixes, subagents=subagents,
-                          summariser=summariser,
-                          template_snapshot_id=template_snapshot_id).json_text()
+    text = replay_report(session, result, prefixes=prefixes, subagents=subagents,
+                         summariser=summariser,
+                         template_snapshot_id=template_snapshot_id).json_text()
     if target == "-":
         sys.stdout.write(text)
         return

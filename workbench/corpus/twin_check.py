@@ -175,7 +175,7 @@ def check_file(path: str | Path, progress: Progress = no_progress) -> TwinFile:
     (the offline one when it records no compaction), and compare (see the module docstring)."""
     from iris.errors import SessionFormatError
 
-    from ..analysis.replay_summary import replay_summary
+    from ..analysis.replay_report import replay_report
     from ..importers import load_session
     from ..importers.claude_progress import subagent_sessions
     from ..services.presets import load_preset
@@ -203,16 +203,16 @@ def check_file(path: str | Path, progress: Progress = no_progress) -> TwinFile:
     result = streamed.result
     subagents = (subagent_sessions(path) if loaded.format == "claude_code"
                  and session.header.parent_id is None else ())
-    summary = replay_summary(session, result, subagents=subagents)
+    report = replay_report(session, result, subagents=subagents)
     failed = [p for p in result.preparations if p.phase == "failed"]
     first = failed[0].error if failed else None
-    billed = summary.cost.recorded_billed_usd
+    billed = report.cost.recorded_billed_usd
     usage_bill = facts.billed_usd
     delta = (round(100 * (billed - usage_bill) / usage_bill, 2)
              if billed is not None and usage_bill else None)
     rows = _pair([(m.step, m.tokens_before, m.tokens_after, m.trigger)
-                  for m in summary.recorded_compactions],
-                 [(c.step, c.tokens_before, c.tokens_after) for c in summary.compactions],
+                  for m in report.recorded_compactions],
+                 [(c.step, c.tokens_before, c.tokens_after) for c in report.compactions],
                  loaded.format, path.name)
     return base.evolve(**UNCHANGED, profile=profile, session_id=session.header.session_id,
                        responses_imported=imported, steps=len(result.preparations),
@@ -223,8 +223,8 @@ def check_file(path: str | Path, progress: Progress = no_progress) -> TwinFile:
                        subagents=len(subagents),
                        subagent_responses_in_file=facts.subagent_responses,
                        subagent_responses_imported=sum(_responses(s) for s in subagents),
-                       subagents_billed_usd=summary.cost.subagents_billed_usd,
-                       profile_compactions=len(summary.compactions), compactions=tuple(rows))
+                       subagents_billed_usd=report.cost.subagents_billed_usd,
+                       profile_compactions=len(report.compactions), compactions=tuple(rows))
 
 
 def _responses(session: Session) -> int:

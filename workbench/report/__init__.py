@@ -132,7 +132,7 @@ def _truth(r: NotebookReplay) -> str:
              "input_budget": th.input_budget, "budget_source": th.budget_source,
              "budget_detail": getattr(th, "budget_detail", "")}]
     answer = compaction_answer_text(r.label, replay_compaction_steps(r.preparations), marks)
-    from ..analysis.replay_summary import error_meaning
+    from ..analysis.replay_report import error_meaning
 
     error = {**estimate_error(r.preparations, [m.step for m in marks]).model_dump(),
              "calibration_ratio": r.calibration_ratio()}

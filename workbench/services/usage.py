@@ -4,7 +4,7 @@ text is mostly redaction placeholders)."""
 
 from __future__ import annotations
 
-from ..analysis.replay_summary import ErrorMeaning, error_meaning
+from ..analysis.replay_report import ErrorMeaning, error_meaning
 from ..storage.store import Store
 from .truth import ReplayTruth, replay_truth
 

@@ -29,7 +29,7 @@ from .summariser_info import SummariserInfo, summariser_info
 
 __all__ = ["AgentCompaction", "CompactionLoss", "ErrorMeaning", "EstimateErrorReport", "FailedStep",
            "ReplayReport", "ReplayedCompaction", "applied_compactions", "error_meaning",
-           "estimate_error", "failed_steps", "replay_summary", "replay_trigger"]
+           "estimate_error", "failed_steps", "replay_report", "replay_trigger"]
 
 
 class ErrorMeaning(FrozenModel):
@@ -137,7 +137,7 @@ def _loss(record: LossRecord | None) -> CompactionLoss | None:
     return None if record is None else CompactionLoss.model_validate(record.as_json())
 
 
-def replay_summary(session: Session, replay: Replay, *,
+def replay_report(session: Session, replay: Replay, *,
                    prefixes: Mapping[int, Any] | None = None,
                    subagents: Sequence[Session] = (), summariser: Any = None,
                    template_snapshot_id: str | None = None) -> ReplayReport:
