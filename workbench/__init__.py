@@ -27,7 +27,11 @@ def _check_engine() -> None:
     except (ImportError, ValueError) as exc:  # a broken 'iris' on the path
         spec, found = None, f"an 'iris' that cannot be imported ({exc})"
     else:
-        found = f"another package named 'iris' at {spec.origin}" if spec else "no package 'iris'"
+        if spec is None:
+            found = "no package 'iris'"
+        else:  # a namespace package (a folder named iris on the path) has locations, no origin
+            where = spec.origin or ", ".join(spec.submodule_search_locations or ())
+            found = f"another package named 'iris' at {where}"
     if spec is not None:
         try:
             engine = importlib.import_module("iris")

@@ -69,7 +69,10 @@ def test_r_ses_5_two_processes_importing_into_one_store_both_succeed(tmp_path):
 
 SAVE_REPLAYS = textwrap.dedent("""
     import sys, time
-    sys.path.insert(0, sys.argv[4])  # tests/: the evidence builders
+    # tests/: the evidence builders, after the engine's folder (tests/iris, a folder of tests,
+    # would otherwise be found as a namespace package named iris)
+    sys.path[:0] = [sys.argv[4].rsplit("/", 1)[0] + "/core"]
+    sys.path.append(sys.argv[4])
     from evidence_builders import bundle
     from workbench.storage.store import Store
     db, who, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
