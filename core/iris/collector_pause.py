@@ -19,10 +19,14 @@ import threading
 from collections.abc import Generator
 from contextlib import contextmanager
 
+from . import lineage
+
 __all__ = ["StepFreezer", "replay_collections"]
 
 _lock = threading.Lock()
 _active = 0
+_running = 0
+"""Replays running now, whether they freeze or not."""
 
 
 class StepFreezer:
@@ -38,16 +42,33 @@ class StepFreezer:
 
 @contextmanager
 def replay_collections(enabled: bool = True) -> Generator[StepFreezer]:
-    """Freeze long-lived objects for the duration of one replay (see the module doc)."""
+    """Freeze long-lived objects for the duration of one replay (see the module doc). When the
+    last running replay ends, the shared-prefix notes (:mod:`iris.lineage`), which hold its latest
+    histories, are dropped too."""
+    global _running
+    with _lock:
+        _running += 1
+    try:
+        if not enabled or not gc.isenabled():
+            yield StepFreezer(False)
+        else:
+            with _frozen():
+                yield StepFreezer(True)
+    finally:
+        with _lock:
+            _running -= 1
+            if _running == 0:
+                lineage.forget()
+
+
+@contextmanager
+def _frozen() -> Generator[None]:
     global _active
-    if not enabled or not gc.isenabled():
-        yield StepFreezer(False)
-        return
     with _lock:
         _active += 1
         gc.freeze()
     try:
-        yield StepFreezer(True)
+        yield
     finally:
         with _lock:
             _active -= 1

@@ -70,3 +70,31 @@ def test_r_bound_1_notes_are_few_and_checked_by_identity():
     assert lineage.shared_prefix(a, b) == 5 == _full(a, b)
     assert all(map(is_, a[:5], b[:5]))
     lineage.forget()
+
+
+def _session(turns: int):
+    from iris.session import Message, Session, SessionHeader, TextBlock, ToolCallBlock, ToolResultBlock, Usage
+
+    msgs = [Message(role="system", content=(TextBlock(text="Be brief."),))]
+    for i in range(turns):
+        msgs += [Message(role="user", content=(TextBlock(text=f"go {i}"),)),
+                 Message(role="assistant", model="tiny-model",
+                         usage=Usage(input_tokens=20 + 14 * i, output_tokens=5, model="tiny-model"),
+                         content=(TextBlock(text="ok"),
+                                  ToolCallBlock(id=f"c{i}", name="Bash", arguments={"command": "ls"}))),
+                 Message(role="tool", content=(ToolResultBlock(call_id=f"c{i}", text="done"),))]
+    return Session(header=SessionHeader(session_id="lineage", title="t", model="tiny-model"),
+                   messages=tuple(msgs))
+
+
+def test_r_bound_1_a_replay_notes_while_it_runs_and_keeps_nothing_after():
+    """The notes hold a replay's latest histories: they are there while it runs (its steps use
+    them) and dropped when it ends, so nothing of the session stays alive through them."""
+    from iris.replay import ReplayObservers, replay
+
+    lineage.forget()
+    during: list[int] = []
+    replay(_session(12), observers=ReplayObservers(
+        progress=lambda done, total: during.append(len(lineage._notes))))  # pyright: ignore[reportPrivateUsage]
+    assert max(during) > 0
+    assert not lineage._notes  # pyright: ignore[reportPrivateUsage]
