@@ -130,9 +130,10 @@ def test_real_claude_session_usage_answers_where_replay_and_agent_compacted(real
     assert agent["who"] == "the agent (recorded)"
     assert agent["tokens before → after"].startswith("167,731 → ")
     step = int(agent["compacted at steps"])
-    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
-    star = next(t for t in figure["data"] if t.get("name") == RECORDED)
-    assert star["x"] == [step] and star["y"] == [167_731]
+    figure = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    star = next(layer["data"]["values"] for layer in figure["layer"]
+                if layer["data"]["values"][0].get("series") == RECORDED)
+    assert [(r["x"], r["y"]) for r in star] == [(step, 167_731)]
     assert "catalogue" in answer.iloc[0]["budget"] and "200,000" in answer.iloc[0]["budget"]
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["Estimate error, median"].rstrip("%")) < 5

@@ -33,10 +33,12 @@ def test_r_ui_5_chart_table_and_summary_usage():
     at = AppTest.from_file(APP, default_timeout=90).run()
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception
-    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
-    names = [t.get("name") for t in figure["data"]]
-    assert {REPLAYED, "provider", "pressure line", "reminder line"} <= set(names)
-    assert all(t.get("type") != "pie" for t in figure["data"])
+    assert not at.get("plotly_chart")  # Vega-Lite: the page's first open loads no plotly.js
+    figure = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    names = {row["series"] for layer in figure["layer"] for row in layer["data"]["values"]
+             if "series" in row}
+    assert {REPLAYED, "provider", "pressure line", "reminder line"} <= names
+    assert all(layer["mark"]["type"] in ("line", "point", "rule") for layer in figure["layer"])
     table = at.dataframe[1].value
     assert len(table) == 68 and {"local_estimate", "provider_label", "difference", "ratio"} <= \
         set(table.columns)
@@ -55,16 +57,19 @@ def test_recorded_compaction_error_stats_and_the_real_vs_replay_answer():
     at.run()
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception
-    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
-    stars = [t for t in figure["data"] if t.get("name") == RECORDED]
-    assert stars and stars[0]["x"] == [RECORDED_STEP] and stars[0]["y"] == [RECORDED_PRE_TOKENS]
-    lines = [s for s in figure["layout"]["shapes"] if s["line"].get("dash") == "dashdot"]
-    assert [s["x0"] for s in lines] == [RECORDED_STEP]
+    figure = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    stars = [layer["data"]["values"] for layer in figure["layer"]
+             if layer["data"]["values"][0].get("series") == RECORDED]
+    assert [(r["x"], r["y"]) for r in stars[0]] == [(RECORDED_STEP, RECORDED_PRE_TOKENS)]
+    lines = [layer["data"]["values"][0]["x"] for layer in figure["layer"]
+             if layer["mark"]["type"] == "rule" and layer["mark"].get("strokeDash") == [6, 3, 2, 3]]
+    assert lines == [RECORDED_STEP]
     with open_store() as store:
         saved = store.replays.find(session_id, "default")
         assert saved is not None
         steps = open_saved(store, saved.id).steps
-    assert figure["layout"]["yaxis"]["range"][1] >= max(s.pressure_line for s in steps)
+    top = figure["layer"][0]["encoding"]["y"]["scale"]["domain"][1]
+    assert top >= max(s.pressure_line for s in steps)
     answer = at.dataframe[0].value
     assert list(answer["who"]) == ["replay default", "the agent (recorded)"]
     assert answer.iloc[1]["compacted at steps"] == str(RECORDED_STEP)

@@ -102,11 +102,14 @@ def test_r_ui_2_step_through_shows_the_breakdown_and_the_chart_over_steps():
     assert table["part"].iloc[0] == OVERHEAD
     replay_id = at.session_state["wb_replay"]
     with open_store() as store:
-        prep = store.replays.open(replay_id).preparation(40)
+        saved = store.replays.open(replay_id)
+        prep, steps = saved.preparation(40), len(saved)
     assert sum(_parts(table).values()) == whole_of(prep)
-    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    stacked = [c for c in charts if c["layout"].get("barmode") == "stack"]
-    assert stacked and {t["name"] for t in stacked[0]["data"]} >= {OVERHEAD}
+    charts = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    stacked = [layer for c in charts for layer in c["layer"]
+               if layer["encoding"].get("y", {}).get("stack") == "zero"]
+    assert stacked and {r["series"] for r in stacked[0]["data"]["values"]} >= {OVERHEAD}
+    assert {r["x"] for r in stacked[0]["data"]["values"]} == set(range(steps))
 
 
 def test_r_ui_2_every_part_of_the_breakdown_has_its_own_colour():

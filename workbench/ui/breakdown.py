@@ -10,13 +10,16 @@ import streamlit as st
 from workbench.services.step_through import OpenedStep, over_steps
 from workbench.storage.store import Store
 from workbench.views import breakdown as view
+from workbench.views.vega import vega_lite
 
 __all__ = ["show_breakdown"]
 
 
+@st.fragment
 def show_breakdown(store: Store, session_id: str, opened: OpenedStep, step: int) -> None:
     """The parts of this step's request (summing to the header's whole request) and, below, every
-    step's parts as a stacked bar with this step marked."""
+    step's parts as a stacked bar with this step marked. A fragment: opening or closing the
+    expander reruns this part only, not the whole step."""
     box = st.expander("What this request is made of (like Claude Code's /context)",
                       key="st_breakdown_open", on_change="rerun")
     if not box.open:
@@ -32,4 +35,5 @@ def show_breakdown(store: Store, session_id: str, opened: OpenedStep, step: int)
     frame = over_steps(store, session_id, opened.replay, "context breakdown",
                        lambda steps, messages: view.breakdown_frame(
                            steps, store.estimator, view.call_names(messages)))
-    box.plotly_chart(view.breakdown_figure(frame, selected=step), key="st_breakdown_chart")
+    box.vega_lite_chart(vega_lite(view.breakdown_figure(frame, selected=step)),
+                        key="st_breakdown_chart", width="stretch")

@@ -27,10 +27,13 @@ _NUMBER = st.column_config.NumberColumn
 _FIGURE = 110
 
 
+@st.fragment
 def timeline_map(spec: Callable[[], Mapping[str, Any]], step: int) -> None:
     """The step timeline in an expander; a clicked bar opens its step. The timeline of a long
     replay is 2,000 bars, so ``spec()`` is asked for and drawn only while the expander is open
-    (the open state is kept across steps): drawing it on every step made "next step" slow."""
+    (the open state is kept across steps): drawing it on every step made "next step" slow. A
+    fragment: opening or closing the expander reruns this part only, not the whole step (a click
+    on a bar reruns the app)."""
     timeline = st.expander("Step timeline: every step's final request (click a bar to open that "
                            "step)", key="st_timeline_open", on_change="rerun")
     clicked = timeline.plotly_chart(

@@ -26,6 +26,7 @@ from workbench.views.usage import (
     usage_metrics,
     usage_table,
 )
+from workbench.views.vega import vega_lite
 
 __all__ = ["report_button", "show_charts", "show_cost", "show_figures"]
 
@@ -70,7 +71,10 @@ def show_figures(opened: OpenedUsage) -> None:
 
 def show_charts(opened: OpenedUsage) -> None:
     """The usage chart, the compaction answer, the per-step table and the summary usage."""
-    st.plotly_chart(usage_figure(opened.steps, recorded=opened.marks), key="usage_chart")
+    # Vega-Lite: the first plotly chart of a document loads plotly.js (4.7 MB), a page opened by
+    # its address paid for it on every open
+    st.vega_lite_chart(vega_lite(usage_figure(opened.steps, recorded=opened.marks)),
+                       key="usage_chart", width="stretch")
     st.markdown("#### Where the replay and the agent compacted")
     st.dataframe(compaction_answer(opened.runs, opened.marks), hide_index=True, key="usage_answer")
     st.markdown("#### Per step")

@@ -1,0 +1,103 @@
+"""UI benchmark of the first clicks on a real session: the six interactions of the "first click"
+figures, each in the real app (``streamlit run``) in Debian's chromium through playwright.
+
+On a store prepared like ``bench/ui_real.py``'s (the real transcript imported and its default
+replays made, untimed; or an existing ``WORKBENCH_HOME`` given as the third argument), on a freshly
+started server:
+
+* usage: the Usage page opened by its address (a new document, the first chart of the document);
+* timeline / breakdown: on the Step-through page, the step timeline expander opened, then the
+  context breakdown expander;
+* messages_by_link: the "Messages" entry of the sidebar's page list clicked from the Step-through
+  page (until the Messages page's paging box shows);
+* discard: on the Templates page, the compaction template edited, then "Discard edit";
+* rerun_all: "Re-run the whole replay" on the Templates page, next to the replay's own CPU
+  (``workbench replay`` of the same session, measured by the server process's CPU in that run).
+
+Each figure is ``ui_real._Timer``'s: wall time, the server's CPU and the renderer's busy time.
+
+Run as ``python bench/ui_clicks.py TRANSCRIPT OUT.json [HOME]``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ui import _start
+from ui_real import _chrome_args, _prepare, _Timer
+
+_EXPANDER = '[data-testid="stExpander"] summary'
+
+
+def _drive(page, timer: _Timer, url: str, sid: str, steps: int) -> dict:
+    out: dict = {}
+    page.goto(f"{url}/?session={sid}")
+    page.get_by_text("Sessions", exact=False).first.wait_for(timeout=180_000)
+    out["usage"] = timer(lambda: page.goto(f"{url}/usage?session={sid}"), "Per step")
+    timer(lambda: page.goto(f"{url}/step-through?session={sid}&step=1"), f"Step 1 of {steps - 1}")
+    out["timeline"] = timer(lambda: page.locator(_EXPANDER, has_text="Step timeline").click(),
+                            "click a bar")
+    page.locator(".js-plotly-plot, .vega-embed, [data-testid='stVegaLiteChart']").first.wait_for(
+        timeout=180_000)
+    out["breakdown"] = timer(lambda: page.locator(_EXPANDER, has_text="What this request").click(),
+                             "The parts add up")
+    out["messages_by_link"] = timer(
+        lambda: page.get_by_test_id("stSidebarNav").get_by_text("Messages", exact=True).click(),
+        "Page (of")
+    timer(lambda: page.goto(f"{url}/templates?session={sid}"), "Re-run with the edited")
+    editor = page.get_by_label("Template source")
+    editor.fill(editor.input_value() + "\nALWAYS MENTION PENGUINS.\n")
+    page.get_by_text("Diff against the saved template").click()  # blur: the edit reaches Streamlit
+    page.get_by_text("This view uses an edited snapshot").wait_for(timeout=180_000)
+    page.wait_for_timeout(100)
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
+    out["discard"] = timer(lambda: page.get_by_role("button", name="Discard edit").click(),
+                           "This view uses the saved snapshot")
+    button = page.get_by_role("button", name="Re-run the whole replay")
+    if button.count() and button.is_enabled():  # only a replay with a compaction step re-runs
+        out["rerun_all"] = timer(button.click, "Save edited replay")
+    return out
+
+
+def measure(transcript: str, home: str | None = None) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="bench-ui-clicks-") as tmp:
+        where = Path(home or tmp)
+        if home is None:
+            sid, steps, _ = _prepare(transcript, where)
+        else:
+            sid, steps = _default(where)
+        proc, url = _start(where)
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=_chrome_args())
+                page = browser.new_page(viewport={"width": 1280, "height": 1400})
+                out = _drive(page, _Timer(page, proc.pid), url, sid, steps)
+                browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+    return {"transcript": Path(transcript).name, "steps": steps, **out}
+
+
+def _default(home: Path) -> tuple[str, int]:
+    import os
+    import subprocess
+
+    env = {**os.environ, "WORKBENCH_HOME": str(home)}
+    listed = subprocess.run([sys.executable, "-m", "workbench.cli", "replays", "--json"], env=env,
+                            check=True, capture_output=True, text=True)
+    default = next(r for r in json.loads(listed.stdout) if r["name"] == "default")
+    return default["session_id"], default["steps"]
+
+
+if __name__ == "__main__":
+    result = measure(sys.argv[1], sys.argv[3] if len(sys.argv) > 3 else None)
+    Path(sys.argv[2]).write_text(json.dumps(result, indent=1), encoding="utf-8")
+    print(json.dumps(result, indent=1))
