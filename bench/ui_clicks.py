@@ -11,8 +11,11 @@ started server:
 * messages_by_link: the "Messages" entry of the sidebar's page list clicked from the Step-through
   page (until the Messages page's paging box shows);
 * discard: on the Templates page, the compaction template edited, then "Discard edit";
-* rerun_all: "Re-run the whole replay" on the Templates page, next to the replay's own CPU
-  (``workbench replay`` of the same session, measured by the server process's CPU in that run).
+* messages_by_address: the Messages page opened by a link's address (``?session=…&message=3``, a
+  new document, as a link from a table opens it);
+* long_sample: the Templates page on the long sample's ``budget 96k`` replay (it compacts), Discard
+  edit and "Re-run the whole replay", next to that replay's own CPU (``replay_and_save`` once more
+  in a warm process).
 
 Each figure is ``ui_real._Timer``'s: wall time, the server's CPU and the renderer's busy time.
 
@@ -29,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ui import _start
-from ui_real import _chrome_args, _prepare, _Timer
+from ui_real import ROOT, _chrome_args, _prepare, _Timer
 
 _EXPANDER = '[data-testid="stExpander"] summary'
 
@@ -49,7 +52,15 @@ def _drive(page, timer: _Timer, url: str, sid: str, steps: int) -> dict:
     out["messages_by_link"] = timer(
         lambda: page.get_by_test_id("stSidebarNav").get_by_text("Messages", exact=True).click(),
         "Page (of")
-    timer(lambda: page.goto(f"{url}/templates?session={sid}"), "Re-run with the edited")
+    out["messages_by_address"] = timer(lambda: page.goto(f"{url}/messages?session={sid}&message=3"),
+                                       "Page (of")
+    out.update(_templates(page, timer, f"{url}/templates?session={sid}"))
+    return out
+
+
+def _templates(page, timer: _Timer, address: str) -> dict:
+    out: dict = {}
+    timer(lambda: page.goto(address), "Re-run with the edited")
     editor = page.get_by_label("Template source")
     editor.fill(editor.input_value() + "\nALWAYS MENTION PENGUINS.\n")
     page.get_by_text("Diff against the saved template").click()  # blur: the edit reaches Streamlit
@@ -62,6 +73,48 @@ def _drive(page, timer: _Timer, url: str, sid: str, steps: int) -> dict:
     if button.count() and button.is_enabled():  # only a replay with a compaction step re-runs
         out["rerun_all"] = timer(button.click, "Save edited replay")
     return out
+
+
+_REPLAY = """
+import json, resource, sys
+from workbench.services.replay import BUDGET_REPLAY_NAME, budget_96k_config, replay_and_save
+from workbench.storage.store import open_store
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+with open_store() as store:
+    sid = store.import_file(sys.argv[1]).session_id
+    info, _ = replay_and_save(store, sid, name=BUDGET_REPLAY_NAME, config=budget_96k_config())
+    start = cpu()
+    replay_and_save(store, sid, name="again", config=budget_96k_config())
+    print(json.dumps({"session": sid, "replay": info.id, "replay_cpu": cpu() - start}))
+"""
+
+
+def rerun_case(home: Path) -> dict:
+    """Templates on the long sample's ``budget 96k`` replay (it compacts): Discard edit, then
+    "Re-run the whole replay", next to the same replay's own CPU in a warm process."""
+    import os
+    import subprocess
+
+    from playwright.sync_api import sync_playwright
+
+    env = {**os.environ, "WORKBENCH_HOME": str(home)}
+    made = json.loads(subprocess.run(
+        [sys.executable, "-c", _REPLAY, str(ROOT / "sample_sessions" / "long_session.jsonl")],
+        env=env, check=True, capture_output=True, text=True, cwd=ROOT).stdout)
+    proc, url = _start(home)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=_chrome_args())
+            page = browser.new_page(viewport={"width": 1280, "height": 1400})
+            out = _templates(page, _Timer(page, proc.pid),
+                             f"{url}/templates?session={made['session']}&replay={made['replay']}")
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    return {"replay_cpu": made["replay_cpu"], **out}
 
 
 def measure(transcript: str, home: str | None = None) -> dict:
@@ -83,6 +136,7 @@ def measure(transcript: str, home: str | None = None) -> dict:
         finally:
             proc.terminate()
             proc.wait(timeout=20)
+        out["long_sample"] = rerun_case(Path(tmp) / "long")
     return {"transcript": Path(transcript).name, "steps": steps, **out}
 
 

@@ -81,8 +81,9 @@ def test_r_ui_4_rerun_whole_replay_compares_and_saves_with_its_snapshot(long_ses
     at.text_area(key="tpl_src_compaction").input(source + EDIT).run()
     at.button(key="tpl_rerun_all").click().run()
     assert not at.exception, at.exception
-    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
-    names = {t.get("name") for t in figure["data"]}
+    figure = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    names = {r["series"] for layer in figure["layer"] for r in layer["data"]["values"]
+             if "series" in r}
     assert {"original templates", "edited templates"} <= names
     totals = at.dataframe[0].value
     assert list(totals["configuration"]) == ["original templates", "edited templates"]

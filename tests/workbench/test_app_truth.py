@@ -105,11 +105,13 @@ def test_templates_rerun_chart_marks_the_agent_compaction():
     at.switch_page("../pages/templates.py").run()
     at.button(key="tpl_rerun_all").click().run()
     assert not at.exception, at.exception
-    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
-    names = {t.get("name") for t in figure["data"]}
+    figure = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    names = {r["series"] for layer in figure["layer"] for r in layer["data"]["values"]
+             if "series" in r}
     assert {"original templates", "edited templates", RECORDED} <= names
-    assert RECORDED_STEP in [s["x0"] for s in figure["layout"]["shapes"]
-                             if s["line"].get("dash") == "dashdot"]
+    assert RECORDED_STEP in [layer["data"]["values"][0]["x"] for layer in figure["layer"]
+                             if layer["mark"].get("strokeDash") == [6, 3, 2, 3]
+                             and layer["mark"]["type"] == "rule"]
 
 
 def test_real_claude_session_usage_answers_where_replay_and_agent_compacted(real_sessions,

@@ -118,3 +118,31 @@ def test_pages_reach_the_session_state_and_show_errors_only_through_the_shared_m
     own_boundaries = sorted(str(p.relative_to(root)) for p, text in sources.items()
                             if "traceback.format_exc()" in text and p.name != "guards.py")
     assert own_boundaries == []
+
+
+def _many_reports_page() -> None:
+    import streamlit as st
+
+    from workbench.ui import guards
+
+    guards.PROGRESS_SECONDS = 3600.0  # every report after the first falls inside one window
+    try:
+        with guards.progress_bar("re-running…") as report:
+            for k in range(100):
+                report(k / 100, f"step {k}")
+            if st.checkbox("finish", key="finish"):
+                report(1.0, "step 100")
+            st.stop()  # the bar as the reports left it
+    finally:
+        guards.PROGRESS_SECONDS = 0.25
+
+
+def test_r_ui_4_progress_bar_draws_the_first_and_last_report_not_every_one():
+    """A re-run reports every step; the bar draws the first report, then at most one per
+    PROGRESS_SECONDS, and always the last (each drawn one is a message the browser renders)."""
+    at = AppTest.from_function(_many_reports_page, default_timeout=30).run()
+    bar = at.get("progress")[0].proto
+    assert (bar.value, bar.text) == (0, "step 0")
+    at.checkbox(key="finish").check().run()
+    bar = at.get("progress")[0].proto
+    assert (bar.value, bar.text) == (100, "step 100")

@@ -4,6 +4,7 @@ expander for developers). Streamlit-only; pages call these instead of repeating 
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,6 +19,8 @@ from workbench.views.markup import plain
 __all__ = ["error_boundary", "finish_first", "progress_bar", "require_replay", "require_step",
            "show_error"]
 
+#: Seconds between two drawn updates of a progress bar.
+PROGRESS_SECONDS = 0.25
 _NO_REPLAY = ("This session has no replay yet: it is made when the session is opened (see the "
               "sidebar), or run `workbench replay SESSION_ID --name default`.")
 
@@ -97,10 +100,18 @@ def finish_first(report: Callable[[float, str], None]) -> Iterator[Callable[[flo
 @contextmanager
 def progress_bar(text: str) -> Iterator[Callable[[float, str], None]]:
     """A progress bar starting at 0 with ``text``; yields ``report(fraction, label)`` (the
-    fraction clamped to 0…1) and removes the bar when the block ends, however it ends."""
+    fraction clamped to 0…1) and removes the bar when the block ends, however it ends. The first
+    report and the last (fraction 1) are drawn, others at most every :data:`PROGRESS_SECONDS`:
+    each drawn one is a message the browser renders (a re-run of a 2,000-step replay reported
+    4,000 times)."""
     bar = st.progress(0.0, text=text)
+    last: list[float] = []
 
     def report(fraction: float, label: str) -> None:
+        now = time.monotonic()
+        if last and fraction < 1.0 and now - last[0] < PROGRESS_SECONDS:
+            return
+        last[:] = [now]
         bar.progress(min(max(fraction, 0.0), 1.0), text=label)
     try:
         yield report

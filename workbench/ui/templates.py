@@ -60,6 +60,7 @@ from workbench.views.templates import (
     step_labels,
     variables_caption,
 )
+from workbench.views.vega import vega_lite
 
 __all__ = ["editor_workspace", "find_target", "rerun_buttons", "rerun_setup", "save_or_discard",
            "save_replay_form", "saved_and_edited", "show_comparison", "show_preview",
@@ -256,9 +257,10 @@ def show_comparison(cmp: StepComparison) -> None:
 def show_replay_comparison(target: RerunTarget, result: ReplayComparison) -> None:
     """A whole re-run: the two runs on one chart (with the agent's recorded compactions), their
     totals, and the comparison at a compaction step the user picks."""
-    st.plotly_chart(compare_figure([result.original, result.edited],
-                                   recorded=session_marks(target.store, target.session_id)),
-                    key="tpl_rerun_chart")
+    st.vega_lite_chart(vega_lite(compare_figure([result.original, result.edited],
+                                                recorded=session_marks(target.store,
+                                                                       target.session_id))),
+                       key="tpl_rerun_chart", width="stretch")  # Vega-Lite: loads no plotly.js
     st.dataframe(display_frame(totals_table([result.original, result.edited])), hide_index=True,
                  key="tpl_rerun_totals")
     if not result.steps:
