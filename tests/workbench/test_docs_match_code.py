@@ -112,8 +112,8 @@ def test_r_ui_9_every_inline_workbench_mention_names_a_command_and_its_options()
 
 def test_r_ui_9_the_command_table_and_sections_of_cli_md_are_the_parsers_commands():
     text = (ROOT / "docs" / "cli.md").read_text("utf-8")
-    table = set(re.findall(r"^\| `([a-z-]+)` \|", text, re.M))
-    sections = set(re.findall(r"^## `workbench ([a-z-]+)", text, re.M))
+    table = set(re.findall(r"^\| `([a-z-]+)` \|", text, re.MULTILINE))
+    sections = set(re.findall(r"^## `workbench ([a-z-]+)", text, re.MULTILINE))
     commands = set(_subparsers())
     assert table == commands, f"table lacks {commands - table}, has extra {table - commands}"
     assert sections == commands, f"no section for {commands - sections}, extra {sections - commands}"
@@ -127,7 +127,7 @@ def _readme_section(title: str) -> str:
 
 
 def test_r_ses_4_readme_formats_table_lists_every_registered_format():
-    rows = set(re.findall(r"^\| `([a-z_]+)` \|", (ROOT / "README.md").read_text("utf-8"), re.M))
+    rows = set(re.findall(r"^\| `([a-z_]+)` \|", (ROOT / "README.md").read_text("utf-8"), re.MULTILINE))
     assert {imp.name for imp in BUILTIN} <= rows
 
 
@@ -137,6 +137,6 @@ def test_r_ses_4_readme_limits_do_not_call_a_registered_format_unimported(import
     """An importer's description starts with the product and the file kind ("SWE-agent .traj
     trajectories"): those words never stand in the Limits' "Not imported" list."""
     limits = _readme_section("Limits").replace("`", "")
-    (not_imported,) = re.findall(r"- Not imported:.*?(?=\n- |\Z)", limits, re.S)
+    (not_imported,) = re.findall(r"- Not imported:.*?(?=\n- |\Z)", limits, re.DOTALL)
     name = " ".join(importer.description.split()[:2])
     assert name not in " ".join(not_imported.split()), (importer.name, not_imported)

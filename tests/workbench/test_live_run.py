@@ -11,7 +11,6 @@ from waiting import wait_until
 from workbench.services.live import LiveUpdate, Watcher
 from workbench.storage.store import open_store
 
-
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "bugfix.jsonl"
 
 
