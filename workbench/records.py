@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from iris.compaction.calibration import Calibration
 from iris.compaction.thresholds import Thresholds
@@ -31,7 +31,9 @@ __all__ = [
     "RecordedMark",
     "ReplayFacts",
     "ReplayInfo",
+    "ReplayStep",
     "StepRow",
+    "TriggerFigures",
     "recorded_marks",
 ]
 
@@ -52,6 +54,51 @@ class ArchiveRecord(_Frozen):
     path: str
     text: str
     checkpoint_text: str = ""
+
+
+class TriggerFigures(Protocol):
+    """What :func:`workbench.analysis.figures.compaction_figures` reads of a step: a step's record
+    (:class:`~iris.preparation.records.ContextPreparation`), a truth row or a compared run's
+    step point. ``trigger_tokens``/``whole_request_tokens`` are None where the record did not
+    keep them."""
+
+    @property
+    def step_index(self) -> int: ...
+    @property
+    def trigger_tokens(self) -> int | None: ...
+    @property
+    def trigger_basis(self) -> str | None: ...
+    @property
+    def whole_request_tokens(self) -> int | None: ...
+
+
+class ReplayStep(TriggerFigures, Protocol):
+    """The scalar figures of one replayed step the estimate error and the costs read: a step's
+    record (:class:`~iris.preparation.records.ContextPreparation`, or what a streamed replay keeps
+    of it) or a stored replay's truth row (:class:`workbench.services.truth.TruthStep`)."""
+
+    @property
+    def response_message_index(self) -> int: ...
+    @property
+    def phase(self) -> str: ...
+    @property
+    def final_input_tokens(self) -> int: ...
+    @property
+    def compaction_applied(self) -> bool: ...
+    @property
+    def calibration_ratio(self) -> float | None: ...
+    @property
+    def unrecorded_overhead_tokens(self) -> int | None: ...
+    @property
+    def overhead_measured_at(self) -> int | None: ...
+    @property
+    def provider_prompt_tokens(self) -> int | None: ...
+    @property
+    def provider_usage_kind(self) -> str: ...
+    @property
+    def recorded_request_tokens(self) -> int | None: ...
+    @property
+    def recorded_request_whole(self) -> int | None: ...
 
 
 class CompactionFigures(_Frozen):

@@ -30,36 +30,20 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from iris.frozen import FrozenModel
 from iris.preparation.records import CompactionApplied, ContextPreparation
 
-from ..records import CompactionFigures
+from ..records import CompactionFigures, ReplayStep, TriggerFigures
 
-__all__ = ["ERROR_BASIS", "CompactionFigures", "EstimateError", "TriggerFigures", "applied_compactions", "applied_of", "compaction_figures",
+__all__ = ["ERROR_BASIS", "CompactionFigures", "EstimateError", "ReplayStep", "TriggerFigures", "applied_compactions", "applied_of", "compaction_figures",
            "error_words", "estimate_error", "replay_calibration_ratio", "scored_errors",
            "unscored_steps", "whole_figures"]
 
 ERROR_BASIS = ("as-recorded request: calibrated local estimate + unrecorded overhead, against "
                "provider prompt tokens (responses with trusted usage; the first step and the "
                "overhead-measuring responses excluded)")
-
-
-class TriggerFigures(Protocol):
-    """What :func:`compaction_figures` reads of a step: a step's record
-    (:class:`~iris.preparation.records.ContextPreparation`), a truth row or a compared run's
-    step point. ``trigger_tokens``/``whole_request_tokens`` are None where the record did not
-    keep them."""
-
-    @property
-    def step_index(self) -> int: ...
-    @property
-    def trigger_tokens(self) -> int | None: ...
-    @property
-    def trigger_basis(self) -> str | None: ...
-    @property
-    def whole_request_tokens(self) -> int | None: ...
 
 
 def compaction_figures(step: TriggerFigures, applied: CompactionApplied | None
@@ -120,24 +104,24 @@ def applied_compactions(preparations: Iterable[Any]) -> list[CompactionFigures]:
     return [compaction_figures(p, applied_of(p)) for p in preparations if p.compaction_applied]
 
 
-def unscored_steps(steps: Sequence[Any], recorded_steps: Iterable[int | None] = ()) -> set[int]:
+def unscored_steps(steps: Sequence[ReplayStep], recorded_steps: Iterable[int | None] = ()
+                   ) -> set[int]:
     """Steps whose response the estimate error leaves out: the first step, each step whose
     response measured the overhead and the first step after each recorded compaction."""
     out = {s.step_index for s in steps[:1]}
-    out |= {m for s in steps if (m := getattr(s, "overhead_measured_at", None)) is not None}
+    out |= {m for s in steps if (m := s.overhead_measured_at) is not None}
     return out | {r for r in recorded_steps if r is not None}
 
 
-def scored_errors(steps: Sequence[Any], recorded_steps: Iterable[int | None] = ()
+def scored_errors(steps: Sequence[ReplayStep], recorded_steps: Iterable[int | None] = ()
                   ) -> dict[int, float]:
     """Step → absolute error of the as-recorded estimate in % of the provider's count, for the
     responses :func:`estimate_error` counts."""
     skip = unscored_steps(steps, recorded_steps)
     out: dict[int, float] = {}
     for s in steps:
-        provider = getattr(s, "provider_prompt_tokens", None)
-        whole = getattr(s, "recorded_request_whole", None)
-        if (getattr(s, "provider_usage_kind", "missing") != "trusted" or not provider
+        provider, whole = s.provider_prompt_tokens, s.recorded_request_whole
+        if (s.provider_usage_kind != "trusted" or not provider
                 or whole is None or s.step_index in skip):
             continue
         out[s.step_index] = abs(whole - provider) / provider * 100
@@ -154,7 +138,7 @@ class EstimateError(FrozenModel):
     basis: str
 
 
-def estimate_error(steps: Sequence[Any], recorded_steps: Iterable[int | None] = ()
+def estimate_error(steps: Sequence[ReplayStep], recorded_steps: Iterable[int | None] = ()
                    ) -> EstimateError:
     """The :class:`EstimateError` over :func:`scored_errors`. ``steps`` are preparations or truth
     rows in step order; ``recorded_steps`` the steps of the agent's recorded compactions."""

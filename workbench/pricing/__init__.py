@@ -41,6 +41,7 @@ from typing import Any
 from iris.session import Session, Usage
 from iris.tokens import TokenEstimator, default_estimator
 
+from ..records import ReplayStep
 from .billing import (
     SYNTHETIC_MODEL,
     Ttl,
@@ -313,35 +314,33 @@ def _note(unknown: str, priced: bool, unsent: int) -> str:
 # Replays
 
 
-def _whole(step: Any, overhead: int = 0) -> int | None:
+def _whole(step: ReplayStep, overhead: int = 0) -> int | None:
     """A ready step's request on the whole-request basis; ``overhead`` is added to a step whose
     figure carries none yet (before the first response measured it: the system prompt and tool
     schemas were sent all the same)."""
-    if getattr(step, "phase", "ready") != "ready":
+    if step.phase != "ready":
         return None
-    whole = getattr(step, "whole_request_tokens", None)
+    whole = step.whole_request_tokens
     if whole is None:
         return step.final_input_tokens
-    unmeasured = getattr(step, "overhead_measured_at", None) is None and not getattr(
-        step, "unrecorded_overhead_tokens", None)
+    unmeasured = step.overhead_measured_at is None and not step.unrecorded_overhead_tokens
     return whole + overhead if unmeasured else whole
 
 
-def _first_overhead(preparations: Sequence[Any]) -> int:
+def _first_overhead(preparations: Sequence[ReplayStep]) -> int:
     """The unrecorded overhead the replay measured first (0: never measured)."""
-    return next((p.unrecorded_overhead_tokens for p in preparations
-                 if getattr(p, "overhead_measured_at", None) is not None
-                 and getattr(p, "unrecorded_overhead_tokens", None)), 0)
+    return next((o for p in preparations
+                 if p.overhead_measured_at is not None and (o := p.unrecorded_overhead_tokens)), 0)
 
 
-def _as_recorded(step: Any) -> bool:
+def _as_recorded(step: ReplayStep) -> bool:
     """The step sends the request the agent sent: its messages count what the recorded
     request's do (no stage of this step or an earlier one changed the history)."""
-    recorded = getattr(step, "recorded_request_tokens", None)
+    recorded = step.recorded_request_tokens
     return recorded is not None and step.final_input_tokens == recorded
 
 
-def _steps(session: Session, preparations: Iterable[Any],
+def _steps(session: Session, preparations: Iterable[ReplayStep],
            prefixes: Mapping[int, Prefix] | None) -> list[CostStep]:
     """Priced steps with their cache splits; ``prefixes`` by step index (None or missing: the
     request's body was not kept). Steps are sent as recorded until the first one that is not;
@@ -354,7 +353,7 @@ def _steps(session: Session, preparations: Iterable[Any],
     preparations = tuple(preparations)
     overhead = _first_overhead(preparations)
     for p in preparations:
-        at: int = p.response_message_index
+        at = p.response_message_index
         msg = session.messages[at] if 0 <= at < len(session.messages) else None
         if msg is not None and msg.model == SYNTHETIC_MODEL:
             continue  # the agent wrote it without calling a model: no request to price
@@ -366,13 +365,13 @@ def _steps(session: Session, preparations: Iterable[Any],
         same = same and whole is not None and _as_recorded(p)
         if same:  # the request the agent sent: the provider's count of it
             whole = trusted.prompt_tokens if trusted else (
-                getattr(p, "provider_prompt_tokens", None) or whole)
+                p.provider_prompt_tokens or whole)
         step = CostStep(p.step_index, model, whole, usage, msg.timestamp if msg else None,
                         ttl=ttl, as_recorded=same and trusted is not None)
         request = None if whole is None else CacheRequest(
             model=model, whole=whole, prefix=(prefixes or {}).get(p.step_index),
             compaction=bool(p.compaction_applied),
-            system_tokens=getattr(p, "unrecorded_overhead_tokens", None) or 0,
+            system_tokens=p.unrecorded_overhead_tokens or 0,
             recorded_read=trusted.cache_read_tokens if trusted else None,
             recorded_written=trusted.cache_write_tokens if trusted else None,
             recorded_prompt=trusted.prompt_tokens if trusted else None,
@@ -433,7 +432,7 @@ def replay_cost(session: Session, replay: Any, *, estimator: TokenEstimator | No
     return tally(steps, summaries, bill=recorded_bill(session), rates=recorded_cost_rates(session))
 
 
-def stored_replay_cost(session: Session, stored: Any, rows: Sequence[Any], *,
+def stored_replay_cost(session: Session, stored: Any, rows: Sequence[ReplayStep], *,
                        estimator: TokenEstimator | None = None) -> ReplayCost:
     """The cost object of a saved replay (``services.replay.open_saved``) whose step rows with
     their whole-request figures are ``rows`` (``services.truth.truth_steps``): the summary request

@@ -140,8 +140,8 @@ class StepHeader(_Frozen):
 def _trigger_basis(prep: ContextPreparation) -> str | None:
     """The recorded trigger basis; for records without one, the basis the compaction stage's
     note names (``… (basis: provider)``)."""
-    recorded = getattr(prep, "trigger_basis", None)
-    if recorded not in (None, "none"):
+    recorded = prep.trigger_basis
+    if recorded != "none":
         return recorded
     stage = prep.stage("compaction")
     note = stage.note if stage else ""
@@ -154,7 +154,7 @@ def step_header(prep: ContextPreparation) -> StepHeader:
     """The header of one step; its pressure colour and % of budget are on the whole-request basis
     (calibrated estimate + unrecorded overhead) when the record carries it, the basis the lines
     are compared on."""
-    whole = getattr(prep, "whole_request_tokens", None)
+    whole = prep.whole_request_tokens
     basis = prep.final_input_tokens if whole is None else whole
     pressure = pressure_of(basis, prep.pressure_line, prep.reminder_line)
     tokens = prep.provider_prompt_tokens
@@ -169,12 +169,12 @@ def step_header(prep: ContextPreparation) -> StepHeader:
         pressure=pressure, pressure_colour=PRESSURE_COLOURS[pressure], provider_label=label,
         error=prep.error.message if prep.error else None,
         error_stage=prep.error.stage if prep.error else None,
-        trigger_tokens=getattr(prep, "trigger_tokens", None),
+        trigger_tokens=prep.trigger_tokens,
         trigger_basis=_trigger_basis(prep),
         whole_request_tokens=whole,
-        unrecorded_overhead_tokens=getattr(prep, "unrecorded_overhead_tokens", 0) or 0,
-        overhead_measured_at=getattr(prep, "overhead_measured_at", None),
-        calibration_ratio=getattr(prep, "calibration_ratio", 1.0) or 1.0)
+        unrecorded_overhead_tokens=prep.unrecorded_overhead_tokens or 0,
+        overhead_measured_at=prep.overhead_measured_at,
+        calibration_ratio=prep.calibration_ratio or 1.0)
 
 
 def stage_table(prep: ContextPreparation) -> pd.DataFrame:

@@ -38,27 +38,10 @@ AS_RECORDED = "as-recorded estimate"
 REPLAYED = "replayed request"
 
 
-class StepLike(Protocol):
-    """What the usage views read of a step; read-only, so a frozen ContextPreparation (its phase
-    and usage kind are Literal strings) is one."""
-
-    @property
-    def step_index(self) -> int: ...
-
-    @property
-    def phase(self) -> str: ...
-
-    @property
-    def final_input_tokens(self) -> int: ...
-
-    @property
-    def provider_prompt_tokens(self) -> int | None: ...
-
-    @property
-    def provider_usage_kind(self) -> str: ...
-
-    @property
-    def compaction_applied(self) -> bool: ...
+class StepLike(figures.ReplayStep, Protocol):
+    """What the usage views read of a step: its :class:`~workbench.analysis.figures.ReplayStep`
+    figures and its lines; read-only, so a frozen ContextPreparation (its phase and usage kind
+    are Literal strings) is one, and so is a stored replay's truth row."""
 
     @property
     def pressure_line(self) -> int: ...
@@ -87,7 +70,7 @@ def usage_table(steps: Sequence[StepLike]) -> pd.DataFrame:
     rows = []
     for s in steps:
         provider = _provider(s)
-        recorded = getattr(s, "recorded_request_whole", None)
+        recorded = s.recorded_request_whole
         estimated = s.provider_usage_kind == "estimated"
         rows.append({
             "step": s.step_index, "phase": s.phase, "local_estimate": s.final_input_tokens,
@@ -99,9 +82,9 @@ def usage_table(steps: Sequence[StepLike]) -> pd.DataFrame:
             "reminder_line": s.reminder_line, "as_recorded_estimate": recorded,
             "error_pct": (round(100 * (recorded - provider) / provider, 1)
                           if recorded is not None and provider else None),
-            "replayed_request": whole_tokens(s), "trigger_tokens": getattr(s, "trigger_tokens", None),
+            "replayed_request": whole_tokens(s), "trigger_tokens": s.trigger_tokens,
             "trigger_basis": TRIGGER_BASES.get(basis, basis) if (
-                basis := getattr(s, "trigger_basis", None)) else None,
+                basis := s.trigger_basis) else None,
         })
     frame = pd.DataFrame(rows, columns=USAGE_COLUMNS)
     return frame.astype({"provider_tokens": "Int64", "difference": "Int64", "ratio": "Float64",
@@ -146,8 +129,8 @@ def usage_metrics(steps: Sequence[StepLike], recorded: Sequence[RecordedMark] = 
     not empty. ``compaction_request``: the session is an agent's recorded compaction call, whose
     unheld prompt is the parent's conversation, so that figure is named as the compaction's input."""
     error, last = estimate_error(steps, recorded), steps[-1]
-    measured = getattr(last, "overhead_measured_at", None)
-    gap = f"{getattr(last, 'unrecorded_overhead_tokens', None) or 0:,}"
+    measured = last.overhead_measured_at
+    gap = f"{last.unrecorded_overhead_tokens or 0:,}"
     gap_metric = (compaction_input_metric(steps, calibration) if compaction_request else
                   Metric("Unrecorded overhead", gap,
                          "System prompt, tool schemas and framing the transcript does not contain, "
@@ -170,7 +153,7 @@ def compaction_input_metric(steps: Sequence[StepLike], calibration: Any = None) 
     for it (the figure the parent session states for that compaction), with the part of them
     the transcript does not hold (the parent's conversation, measured after its response)."""
     prompt = next((p for s in reversed(steps)
-                   if (p := getattr(s, "provider_prompt_tokens", None))), None)
+                   if (p := s.provider_prompt_tokens)), None)
     unheld = getattr(calibration, "overhead", None) if calibration is not None else None
     held = (f"; {unheld:,} of them are the parent's conversation, which this transcript does not "
             "hold" if unheld else "")
@@ -241,7 +224,7 @@ def usage_figure(steps: Sequence[StepLike], *, recorded: Sequence[RecordedMark] 
     replayed = [whole_tokens(s) for s in steps]
     tops: list[Any] = replayed + list(table["provider_tokens"].dropna())
     as_recorded = [(s.step_index, v) for s in steps
-                   if (v := getattr(s, "recorded_request_whole", None)) is not None]
+                   if (v := s.recorded_request_whole) is not None]
     if as_recorded:
         _line(fig, [x for x, _ in as_recorded], [y for _, y in as_recorded], AS_RECORDED,
               SERIES_COLOURS["as-recorded estimate"], line={"dash": "dot"})
