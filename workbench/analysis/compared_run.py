@@ -16,7 +16,7 @@ from iris.fidelity import LossRecord
 from iris.frozen import FrozenModel
 from iris.replay import Replay
 
-from ..records import CompactionFacts
+from ..records import CompactionFacts, CompactionFigures
 from .figures import compaction_figures
 from .replay_reader import ReplayReader, as_reader
 
@@ -52,11 +52,13 @@ class StepPoint(_Frozen):
         return self.step
 
 
-class CompactionPoint(_Frozen):
-    """One applied compaction of one run and where it cut."""
+class CompactionPoint(CompactionFigures):
+    """One applied compaction of one run: its :class:`~workbench.records.CompactionFigures`
+    (``tokens_*``: this request as sent before and after the commit, whole request; the trigger
+    value and basis; ``history_tokens_*``: the untrimmed durable history, a detail, None for
+    older replays) and where it cut."""
 
     n: int
-    step: int
     cut_index: int | None
     """Index in the replay's durable history where the raw tail starts (None when the saved
     replay's facts do not record it)."""
@@ -65,15 +67,6 @@ class CompactionPoint(_Frozen):
     archived_messages: int = 0
     summary_input_tokens: int = 0
     summary_output_tokens: int = 0
-    tokens_before: int | None = None
-    """This request as sent before the commit (whole request, :mod:`workbench.analysis.figures`)."""
-    tokens_after: int | None = None
-    """The same after the commit (the step's whole request)."""
-    trigger_value: int | None = None
-    trigger_basis: str | None = None
-    history_tokens_before: int | None = None
-    """Detail: the untrimmed durable history the engine compacted (None for older replays)."""
-    history_tokens_after: int | None = None
 
 
 class ComparedRun(_Frozen):
