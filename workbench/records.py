@@ -27,6 +27,7 @@ __all__ = [
     "ArchiveRecord",
     "CompactionFacts",
     "CompactionFigures",
+    "EstimateStep",
     "EvidenceBundle",
     "RecordedMark",
     "ReplayFacts",
@@ -72,10 +73,27 @@ class TriggerFigures(Protocol):
     def whole_request_tokens(self) -> int | None: ...
 
 
-class ReplayStep(TriggerFigures, Protocol):
-    """The scalar figures of one replayed step the estimate error and the costs read: a step's
-    record (:class:`~iris.preparation.records.ContextPreparation`, or what a streamed replay keeps
-    of it) or a stored replay's truth row (:class:`workbench.services.truth.TruthStep`)."""
+class EstimateStep(Protocol):
+    """What the estimate error reads of a step
+    (:func:`workbench.analysis.figures.estimate_error`)."""
+
+    @property
+    def step_index(self) -> int: ...
+    @property
+    def overhead_measured_at(self) -> int | None: ...
+    @property
+    def provider_prompt_tokens(self) -> int | None: ...
+    @property
+    def provider_usage_kind(self) -> str: ...
+    @property
+    def recorded_request_whole(self) -> int | None: ...
+
+
+class ReplayStep(TriggerFigures, EstimateStep, Protocol):
+    """The scalar figures of one replayed step the estimate error, the costs and the usage views
+    read: a step's record (:class:`~iris.preparation.records.ContextPreparation`, or what a
+    streamed replay keeps of it) or a stored replay's truth row
+    (:class:`workbench.services.truth.TruthStep`)."""
 
     @property
     def response_message_index(self) -> int: ...
@@ -90,15 +108,7 @@ class ReplayStep(TriggerFigures, Protocol):
     @property
     def unrecorded_overhead_tokens(self) -> int | None: ...
     @property
-    def overhead_measured_at(self) -> int | None: ...
-    @property
-    def provider_prompt_tokens(self) -> int | None: ...
-    @property
-    def provider_usage_kind(self) -> str: ...
-    @property
     def recorded_request_tokens(self) -> int | None: ...
-    @property
-    def recorded_request_whole(self) -> int | None: ...
 
 
 class CompactionFigures(_Frozen):

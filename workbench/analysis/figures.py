@@ -35,9 +35,10 @@ from typing import Any
 from iris.frozen import FrozenModel
 from iris.preparation.records import CompactionApplied, ContextPreparation
 
-from ..records import CompactionFigures, ReplayStep, TriggerFigures
+from ..records import CompactionFigures, EstimateStep, ReplayStep, TriggerFigures
 
-__all__ = ["ERROR_BASIS", "CompactionFigures", "EstimateError", "ReplayStep", "TriggerFigures", "applied_compactions", "applied_of", "compaction_figures",
+__all__ = ["ERROR_BASIS", "CompactionFigures", "EstimateError", "EstimateStep", "ReplayStep",
+           "TriggerFigures", "applied_compactions", "applied_of", "compaction_figures",
            "error_words", "estimate_error", "replay_calibration_ratio", "scored_errors",
            "unscored_steps", "whole_figures"]
 
@@ -104,7 +105,7 @@ def applied_compactions(preparations: Iterable[Any]) -> list[CompactionFigures]:
     return [compaction_figures(p, applied_of(p)) for p in preparations if p.compaction_applied]
 
 
-def unscored_steps(steps: Sequence[ReplayStep], recorded_steps: Iterable[int | None] = ()
+def unscored_steps(steps: Sequence[EstimateStep], recorded_steps: Iterable[int | None] = ()
                    ) -> set[int]:
     """Steps whose response the estimate error leaves out: the first step, each step whose
     response measured the overhead and the first step after each recorded compaction."""
@@ -113,7 +114,7 @@ def unscored_steps(steps: Sequence[ReplayStep], recorded_steps: Iterable[int | N
     return out | {r for r in recorded_steps if r is not None}
 
 
-def scored_errors(steps: Sequence[ReplayStep], recorded_steps: Iterable[int | None] = ()
+def scored_errors(steps: Sequence[EstimateStep], recorded_steps: Iterable[int | None] = ()
                   ) -> dict[int, float]:
     """Step → absolute error of the as-recorded estimate in % of the provider's count, for the
     responses :func:`estimate_error` counts."""
@@ -138,7 +139,7 @@ class EstimateError(FrozenModel):
     basis: str
 
 
-def estimate_error(steps: Sequence[ReplayStep], recorded_steps: Iterable[int | None] = ()
+def estimate_error(steps: Sequence[EstimateStep], recorded_steps: Iterable[int | None] = ()
                    ) -> EstimateError:
     """The :class:`EstimateError` over :func:`scored_errors`. ``steps`` are preparations or truth
     rows in step order; ``recorded_steps`` the steps of the agent's recorded compactions."""
