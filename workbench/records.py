@@ -29,6 +29,7 @@ __all__ = [
     "CompactionFigures",
     "EstimateStep",
     "EvidenceBundle",
+    "MarkStep",
     "RecordedMark",
     "ReplayFacts",
     "ReplayInfo",
@@ -305,13 +306,25 @@ def _get(item: Any, *names: str) -> Any:
     return None
 
 
-def _trusted(step: Any) -> int | None:
-    if getattr(step, "provider_usage_kind", "missing") != "trusted":
-        return None
-    return getattr(step, "provider_prompt_tokens", None)
+class MarkStep(Protocol):
+    """What :func:`recorded_marks` reads of a step: a :class:`StepRow`, a ``ContextPreparation``
+    or a recorded response standing for one."""
+
+    @property
+    def step_index(self) -> int: ...
+    @property
+    def response_message_index(self) -> int: ...
+    @property
+    def provider_prompt_tokens(self) -> int | None: ...
+    @property
+    def provider_usage_kind(self) -> str: ...
 
 
-def recorded_marks(compactions: Iterable[Any], steps: Sequence[Any]) -> tuple[RecordedMark, ...]:
+def _trusted(step: MarkStep) -> int | None:
+    return step.provider_prompt_tokens if step.provider_usage_kind == "trusted" else None
+
+
+def recorded_marks(compactions: Iterable[Any], steps: Sequence[MarkStep]) -> tuple[RecordedMark, ...]:
     """The recorded compactions as marks on ``steps`` (``StepRow``/``ContextPreparation``).
 
     ``compactions`` are the session's :class:`iris.session.RecordedCompaction` records (with

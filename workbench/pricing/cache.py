@@ -78,8 +78,8 @@ def prefix_of(before: tuple[Sequence[Any], Any] | None, after: tuple[Sequence[An
     return Prefix(kept_all=False, tail=tail(shared))
 
 
-def _calibrated(preparation: Any, local: int) -> int:
-    return round((getattr(preparation, "calibration_ratio", None) or 1.0) * local)
+def _calibrated(preparation: ContextPreparation, local: int) -> int:
+    return round((preparation.calibration_ratio or 1.0) * local)
 
 
 class PrefixSink:
