@@ -35,7 +35,7 @@ ui.show_header(view.header_text(prep, len(replay), replay.thresholds))
 unplaced_warning(unplaced_count(store, session_id))
 show_breakdown(store, session_id, opened, step)
 ui.show_stages(stage_table(prep))
-ui.show_why(view.stage_whys(prep, session_id))
+ui.show_why(view.stage_whys(prep, session_id), session_id)
 for lost in step_losses(store, session_id, replay, step):
     show_compaction_loss(lost, session_id=session_id, replay_id=replay_id)
 

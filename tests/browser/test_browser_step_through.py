@@ -62,3 +62,29 @@ def test_step_after_compaction_shows_cut_point_and_checkpoint(page: Page, stream
     expect(chart.get_by_text("cut point")).to_be_visible()
     expect(page.get_by_text("[Context Summary]").first).to_be_visible()
     expect(page.get_by_text(re.compile(r"^Checkpoint \(\d[\d,]* characters\)$"))).to_be_visible()
+
+
+def test_r_ui_2_why_panel_opens_a_message_in_the_same_document(page: Page, streamlit_factory, tmp_path):
+    """R-UI-2: a decision's "Open here" link opens the Messages page at that message without a
+    new document (Streamlit's front end is not loaded again); the address carries the message."""
+    home = tmp_path / "home"
+    home.mkdir()
+    with Store(home / "workbench.db") as store:
+        session_id = store.import_file(SAMPLE).session_id
+    url = streamlit_factory(home)
+    page.goto(f"{url}/step-through?session={session_id}&step=20")
+    expect(page.get_by_text("Step 20 of 67")).to_be_visible(timeout=FIRST)
+    stage = page.get_by_test_id("stExpander").filter(has=page.get_by_test_id("stPageLink")).first
+    expect(stage).to_be_attached(timeout=LATER)
+    link = stage.get_by_test_id("stPageLink").get_by_text(re.compile(r"^message #\d+$")).first
+    if not link.is_visible():
+        stage.locator("summary").click()  # a stage that only entered is closed
+    expect(link).to_be_visible(timeout=LATER)
+    index = int(link.inner_text().strip().removeprefix("message #"))
+    idle = page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')
+    expect(idle).to_have_count(1, timeout=LATER)  # the run that made the default replay is over
+    page.evaluate("window.__wbSameDocument = true")
+    link.click()
+    expect(page.get_by_text(f"Opened from a link to message #{index}")).to_be_visible(timeout=LATER)
+    expect(page).to_have_url(re.compile(rf"/messages\?.*message={index}"))
+    assert page.evaluate("window.__wbSameDocument === true")  # no new document

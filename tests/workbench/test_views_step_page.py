@@ -82,6 +82,8 @@ def test_r_ui_2_why_panel_words_few_decisions_and_tables_many():
     assert trim.lines is not None and trim.table is None
     assert trim.lines.splitlines()[0].startswith("- **reduced**: ")
     assert "[message #2](messages?session=s1&message=2)" in trim.lines
+    assert trim.messages == (2, 3)  # opened in the app by the panel's page links
+    assert whys["assembly"].messages == ()
     assert whys["compaction"].expanded  # a stage that applied something opens
     assert whys["assembly"].lines is None and whys["assembly"].table is None
     assert whys["assembly"].explanation.startswith("Assembly builds the request")

@@ -14,20 +14,15 @@ widget that was not drawn.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 from iris.errors import IrisError
 
 from workbench.ui.live import follow_live, live_mark
-from workbench.ui.state import current_session_id, get_store, render_sidebar
+from workbench.ui.state import PAGES_DIR, app_page, current_session_id, get_store, render_sidebar
 from workbench.views.markup import plain
 
 __all__ = ["PAGES", "PAGES_DIR", "run_app"]
 
-# The pages are the package ``workbench.pages`` (in a checkout, a link to the top-level ``pages/``),
-# one floor above this one, in a checkout and in a wheel alike.
-PAGES_DIR = Path(__file__).resolve().parents[1] / "pages"
 PAGES = (
     ("sessions.py", "Sessions"), ("messages.py", "Messages"), ("step_through.py", "Step-through"),
     ("compaction.py", "Compaction"), ("reduction.py", "Reduction"), ("usage.py", "Usage"),
@@ -40,8 +35,7 @@ def run_app() -> None:
     """The navigation, the shared sidebar, then the selected page."""
     st.set_page_config(page_title="Context Workbench", layout="wide")
     navigation = st.navigation([
-        st.Page(PAGES_DIR / name, title=title, url_path=name.removesuffix(".py").replace("_", "-"),
-                default=(i == 0))
+        app_page(name, title=title, default=(i == 0))
         for i, (name, title) in enumerate(p for p in PAGES if (PAGES_DIR / p[0]).is_file())
     ])
     try:

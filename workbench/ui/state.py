@@ -12,7 +12,8 @@ parameters named nothing that exists.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
 import streamlit as st
 
@@ -22,7 +23,9 @@ from ..views import query
 from ..views.markup import plain
 
 __all__ = [
+    "PAGES_DIR",
     "QUERY_KEYS",
+    "app_page",
     "current_replay_id",
     "current_session_id",
     "current_step",
@@ -45,6 +48,7 @@ __all__ = [
     "sidebar_replay_picker",
     "sidebar_session_picker",
     "sidebar_step_selector",
+    "switch_to",
 ]
 
 SESSION_KEY = "wb_session"
@@ -74,6 +78,22 @@ QUERY_KEYS = {SESSION_KEY: "session", REPLAY_KEY: "replay", STEP_KEY: "step"}
 @st.cache_resource(show_spinner=False)
 def _store_at(path: str) -> Store:
     return Store(path)
+
+# The pages are the package ``workbench.pages`` (in a checkout, a link to the top-level ``pages/``),
+# one floor above this one, in a checkout and in a wheel alike.
+PAGES_DIR = Path(__file__).resolve().parents[1] / "pages"
+
+
+def app_page(file: str, **options: Any) -> st.Page:
+    """The app's page of ``file`` in ``PAGES_DIR`` (its URL path is the file's stem with dashes)."""
+    return st.Page(PAGES_DIR / file, url_path=file.removesuffix(".py").replace("_", "-"), **options)
+
+
+def switch_to(file: str, **params: str | int) -> NoReturn:
+    """Open page ``file`` with these query parameters in the same document (``st.switch_page``):
+    the browser keeps Streamlit's front end, where following the page's address loads and starts
+    it again as a new document."""
+    st.switch_page(app_page(file), query_params={k: str(v) for k, v in params.items()})
 
 
 def get_store() -> Store:

@@ -82,9 +82,9 @@ def show_stages(stages: pd.DataFrame) -> None:
                                                      format="localized")})
 
 
-def show_why(whys: Sequence[view.StageWhy]) -> None:
+def show_why(whys: Sequence[view.StageWhy], session_id: str) -> None:
     """One expander per stage: its explanation, note and decisions (sentences or a table whose
-    links open each decision's message)."""
+    links open each decision's message in a new tab; a selected row opens it in this one)."""
     st.markdown("#### Why")
     for why in whys:
         with st.expander(why.label, expanded=why.expanded):
@@ -93,11 +93,35 @@ def show_why(whys: Sequence[view.StageWhy]) -> None:
                 st.text(why.note)
             if why.lines:
                 st.markdown(why.lines)
+                message_links(why.messages, session_id)
             elif why.table is not None:
-                st.dataframe(why.table, hide_index=True, key=f"st_decisions_{why.stage}",
-                             column_config={"open": st.column_config.LinkColumn(
-                                 "message", display_text="open message",
-                                 help="on the Messages page")})
+                picked = st.dataframe(
+                    why.table, hide_index=True, key=f"st_decisions_{why.stage}",
+                    on_select="rerun", selection_mode="single-row",
+                    column_config={"open": st.column_config.LinkColumn(
+                        "message", display_text="open message",
+                        help="on the Messages page, in a new tab (select the row to open it here)")})
+                open_selected_message(why.table, picked.selection.rows, session_id)
+
+
+def message_links(messages: Sequence[int], session_id: str) -> None:
+    """A row of links that open each message on the Messages page in this document (the
+    sentences' links open a new tab at the page's address)."""
+    if not messages:
+        return
+    row = st.container(horizontal=True, gap="small")
+    row.caption("Open here:")
+    for index in messages:
+        row.page_link(state.app_page("messages.py"), label=f"message #{index}",
+                      query_params={"session": session_id, "message": str(index)})
+
+
+def open_selected_message(table: pd.DataFrame, rows: Sequence[int], session_id: str) -> None:
+    """Open the Messages page at the message of the selected decision row, in the same document
+    (nothing when no row with a message is selected)."""
+    if not rows or pd.isna(index := table["message"].iloc[rows[0]]):
+        return
+    state.switch_to("messages.py", session=session_id, message=int(index))
 
 
 def show_overview(caption: str, shown: Sequence[RequestMessage]) -> None:

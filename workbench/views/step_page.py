@@ -141,6 +141,8 @@ class StageWhy(FrozenModel):
     note: str | None
     lines: str | None = None
     table: pd.DataFrame | None = None
+    messages: tuple[int, ...] = ()
+    """The recorded messages the decisions are about, each once, in the decisions' order."""
 
 
 def stage_whys(prep: ContextPreparation, session_id: str, *, few: int = FEW
@@ -165,7 +167,9 @@ def stage_whys(prep: ContextPreparation, session_id: str, *, few: int = FEW
                                     f"{counted(len(stage.decisions), 'decision')}",
             expanded=stage.status in ("applied", "rejected", "candidate"),
             explanation=STAGE_EXPLANATIONS[stage.name], note=stage.note or None,
-            lines=lines, table=table))
+            lines=lines, table=table,
+            messages=tuple(dict.fromkeys(int(m) for m in rows["message"] if not pd.isna(m))
+                           ) if stage.decisions else ()))
     return tuple(out)
 
 
