@@ -23,6 +23,7 @@ from report_targets import (
     save_memory_rows,
     startup_rows,
     store_import_rows,
+    ui_clicks_rows,
     ui_real_rows,
 )
 from report_twin import twin_lines
@@ -124,7 +125,8 @@ def target_rows(results: dict[str, Any]) -> list[str]:
     """Rows of the corpus-evaluation cases, in the order of the issue's targets."""
     makers = (("startup", startup_rows), ("memory", memory_rows), ("save_memory", save_memory_rows),
               ("store_import", store_import_rows), ("import_process", import_process_rows),
-              ("corpus", corpus_rows), ("ui_real", ui_real_rows), ("bound", bound_rows),
+              ("corpus", corpus_rows), ("ui_real", ui_real_rows), ("ui_clicks", ui_clicks_rows),
+              ("bound", bound_rows),
               ("save_bound", save_bound_rows),
               ("report_html", report_html_rows), ("outside", outside_rows),
               ("floor_process", floor_process_rows), ("floor_inprocess", floor_inprocess_rows),

@@ -36,7 +36,8 @@ from report import render
 
 #: A real Claude Code session of ``../shared/real-sessions`` (143 responses).
 REAL = HERE.parents[1] / "shared" / "real-sessions" / "claude_code" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz"
-DEFAULT_CASES = ("replay,import,tokens,startup,memory,save_memory,store_import,import_process,corpus,ui_real,bound,save_bound,"
+DEFAULT_CASES = ("replay,import,tokens,startup,memory,save_memory,store_import,import_process,corpus,ui_real,ui_clicks,bound,"
+                 "save_bound,"
                  "report_html,"
                  "outside,floor_process,floor_inprocess,peer,twin")
 #: The real Codex rollout of the ``outside`` and floor cases.
@@ -47,7 +48,7 @@ def _case(name: str, script: str, args: list[str], tmp: Path) -> dict:
     out = tmp / f"{name}.json"
     started = time.perf_counter()
     print(f"[bench] {name} …", flush=True)
-    argv = ([*args, str(out)] if script in ("ui.py", "ui_real.py") else [name, str(out), *args])
+    argv = ([*args, str(out)] if script in ("ui.py", "ui_real.py", "ui_clicks.py") else [name, str(out), *args])
     proc = subprocess.run([sys.executable, str(HERE / script), *argv], cwd=HERE.parent, check=False)
     if proc.returncode != 0 or not out.is_file():
         raise RuntimeError(f"{name}: exit code {proc.returncode}")
@@ -117,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             "corpus": ("targets.py", [json.dumps({"sessions": int(env.get("BENCH_CORPUS_SESSIONS", 200)),
                                                   "responses": int(env.get("BENCH_CORPUS_RESPONSES", 10))})]),
             "ui_real": ("ui_real.py", [real]),
+            "ui_clicks": ("ui_clicks.py", [real]),
             "report_html": ("report_open.py", [json.dumps({"real": real})]),
             "outside": ("outside.py", [json.dumps({"real": [codex, real]})]),
             "floor_process": ("floor_cases.py", [json.dumps({"paths": {"claude_code": real, "codex": codex},

@@ -8,12 +8,13 @@ started server:
 * usage: the Usage page opened by its address (a new document, the first chart of the document);
 * timeline / breakdown: on the Step-through page, the step timeline expander opened, then the
   context breakdown expander;
-* messages_by_link: the "Messages" entry of the sidebar's page list clicked from the Step-through
-  page (until the Messages page's paging box shows);
+* messages_from_page_list: the "Messages" entry of the sidebar's page list clicked from the
+  Step-through page (until the Messages page's paging box shows);
 * discard: on the Templates page, the compaction template edited, then "Discard edit";
 * messages_by_address: the Messages page opened by a link's address (``?session=…&message=3``, a
   new document, as a link from a table opens it);
-* long_sample: the Templates page on the long sample's ``budget 96k`` replay (it compacts), Discard
+* long_sample: on the long sample's ``budget 96k`` replay (it compacts), a decision's "Open here"
+  message link in Step-through's Why panel (messages_by_link), then the Templates page: Discard
   edit and "Re-run the whole replay", next to that replay's own CPU (``replay_and_save`` once more
   in a warm process).
 
@@ -49,13 +50,25 @@ def _drive(page, timer: _Timer, url: str, sid: str, steps: int) -> dict:
         timeout=180_000)
     out["breakdown"] = timer(lambda: page.locator(_EXPANDER, has_text="What this request").click(),
                              "The parts add up")
-    out["messages_by_link"] = timer(
+    out["messages_from_page_list"] = timer(
         lambda: page.get_by_test_id("stSidebarNav").get_by_text("Messages", exact=True).click(),
         "Page (of")
     out["messages_by_address"] = timer(lambda: page.goto(f"{url}/messages?session={sid}&message=3"),
                                        "Page (of")
     out.update(_templates(page, timer, f"{url}/templates?session={sid}"))
     return out
+
+
+def _message_link(page, timer: _Timer, address: str) -> dict:
+    """A decision's "Open here" link in the Why panel clicked (the Messages page in the same
+    document) until the Messages page shows the linked message."""
+    timer(lambda: page.goto(address), "Step 20 of")
+    stage = page.get_by_test_id("stExpander").filter(has=page.get_by_test_id("stPageLink")).first
+    link = stage.get_by_test_id("stPageLink").locator("a").first
+    if not link.is_visible():
+        stage.locator("summary").click()
+    link.wait_for(timeout=180_000)
+    return timer(link.click, "Opened from a link to message")
 
 
 def _templates(page, timer: _Timer, address: str) -> dict:
@@ -108,8 +121,11 @@ def rerun_case(home: Path) -> dict:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=_chrome_args())
             page = browser.new_page(viewport={"width": 1280, "height": 1400})
-            out = _templates(page, _Timer(page, proc.pid),
-                             f"{url}/templates?session={made['session']}&replay={made['replay']}")
+            timer = _Timer(page, proc.pid)
+            sid = made["session"]
+            out = {"messages_by_link": _message_link(page, timer, f"{url}/step-through?session={sid}"
+                                                     f"&replay={made['replay']}&step=20")}
+            out.update(_templates(page, timer, f"{url}/templates?session={sid}&replay={made['replay']}"))
             browser.close()
     finally:
         proc.terminate()

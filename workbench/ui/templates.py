@@ -143,7 +143,7 @@ def show_status(base: PromptSnapshot, preview: TemplatePreview) -> None:
 def save_or_discard(source: PromptSource, base: PromptSnapshot, edited: PromptSnapshot,
                     preview: TemplatePreview, text: str) -> None:
     """Save writes the edit to the workspace (a refusal is one error line); Discard restores the
-    saved template in the editor. Either reruns the page."""
+    saved template in the editor. Either draws the page again."""
     prompt_id = preview.prompt_id
     save_col, discard_col = st.columns(2)
     if save_col.button("Save to workspace", key="tpl_save",
@@ -156,10 +156,16 @@ def save_or_discard(source: PromptSource, base: PromptSnapshot, edited: PromptSn
             state.put("tpl_base", saved)
             st.toast(f"Saved {plain(path)}")
             st.rerun()
-    if discard_col.button("Discard edit", key="tpl_discard", disabled=not preview.diff):
-        state.put("tpl_edited", edited.with_template(prompt_id, base.template_source(prompt_id)))
-        state.forget(f"tpl_src_{prompt_id}")
-        st.rerun()
+    # a callback: the run that follows the click is the one that draws the saved template (a
+    # st.rerun() from the click's run drew the page twice)
+    discard_col.button("Discard edit", key="tpl_discard", disabled=not preview.diff,
+                       on_click=_discard, args=(edited, prompt_id, base.template_source(prompt_id)))
+
+
+def _discard(edited: PromptSnapshot, prompt_id: str, saved: str) -> None:
+    """Put the saved template back into the edited snapshot and the editor."""
+    state.put("tpl_edited", edited.with_template(prompt_id, saved))
+    state.forget(f"tpl_src_{prompt_id}")
 
 
 def show_preview(preview: TemplatePreview, variables: dict[str, Any] | None,
