@@ -124,13 +124,22 @@ def test_r_prep_5_streamed_default_replays_of_real_sessions_read_back_as_whole_s
 
 
 def _old_summary(path: Path, home: Path, *, saved: bool) -> str:
-    """``--summary-json`` as the previous command made it: the whole replay in memory (with its
-    request bodies when it was saved) and the summary of that result."""
+    """``--summary-json`` as the previous command made it: the whole replay in memory, with its
+    request bodies (the command prices a replay from each step's cache prefix whether it saves it
+    or not, ``saved``), and the summary of that result."""
+    from workbench.importers.claude_progress import subagent_sessions
+
     with Store(home / "old.db") as store:
         session_id = store.import_file(path).session_id
         session = store.session(session_id)
-        result, _ = replay_session(session, keep_bodies=saved)
-    summary: Any = replay_report(session, result)
+        result, bundle = replay_session(session)  # priced from its request bodies, saved or not
+    # what the command states beside the replay: the transcript's sub-agents, billed with it, and
+    # the template snapshot the replay rendered with
+    main_transcript = (session.header.source_format == "claude_code"
+                       and session.header.parent_id is None)
+    summary: Any = replay_report(session, result,
+                                 subagents=subagent_sessions(path) if main_transcript else (),
+                                 template_snapshot_id=bundle.template_snapshot_id)
     if hasattr(summary, "json_text"):
         return summary.json_text()
     return json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
