@@ -143,6 +143,7 @@ def test_report_of_a_hostile_transcript_fetches_nothing(page: Page, tmp_path, be
     port, hits = beacon
     src = dump_session(_hostile_session(port), tmp_path / "beacon.jsonl")
     out = wb.write_report(src, tmp_path / "report.html", "default")
+    assert out is not None  # None only for standard output ('-')
     text = out.read_text()
     assert f"<img src=\"http://127.0.0.1:{port}" not in text
     errors: list[str] = []

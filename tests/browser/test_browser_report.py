@@ -12,6 +12,7 @@ FIRST = 30_000
 
 def test_r_ui_9_report_opens_offline_and_shows_its_figures(page: Page, tmp_path):
     out = wb.write_report(wb.sample_path("long_session"), tmp_path / "report.html", "cost-first")
+    assert out is not None  # None only for standard output ('-')
     outside: list[str] = []
 
     def refuse(route: Route) -> None:  # anything not from the file itself is a leak

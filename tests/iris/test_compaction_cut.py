@@ -159,6 +159,8 @@ def test_r_cmp_5_an_unanswered_call_in_the_recent_tail_pulls_the_cut_before_its_
                                 summariser=ExtractiveSummariser(), work_dir=tmp_path, estimator=EST)
     out = compact(CompactionRequest(history=tuple(h[:-1]), current_request=h[-1],
                                     request_tokens=EST.request_tokens(h)), env)
-    (plan,) = [d for d in out.decisions if type(d).__name__ == "PlanDecision"]
+    from iris.compaction.records import PlanDecision
+
+    (plan,) = [d for d in out.decisions if isinstance(d, PlanDecision)]
     assert plan.cut_index == 2 and "oversized turn" in plan.reason
     assert any(b.id == "open" for m in h[plan.cut_index:] for b in m.tool_calls)

@@ -72,7 +72,7 @@ def test_r_red_2_every_age_field_is_a_gate_and_defaults_are_the_fields():
 
     assert set(AGE_FIELDS) == {n for n in ReductionConfig.model_fields if n.endswith("_age_turns")}
     values = {name: 20 + i for i, name in enumerate(AGE_FIELDS)}
-    cfg = ReductionConfig(**values)
+    cfg = ReductionConfig.model_validate(values)
     assert set(values.values()) | {1} == set(_gates(cfg))
     assert _age_cap(cfg) == max(values.values())
     assert REDUCTION_DEFAULTS == ReductionConfig().model_dump(exclude={"enabled"})

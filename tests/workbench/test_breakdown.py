@@ -125,6 +125,6 @@ def test_r_ui_2_every_part_of_the_breakdown_has_its_own_colour():
         "assistant text", "tool calls", "reduced / externalised outputs"]
     frame = pd.DataFrame([{"step": s, "part": p, "tokens": 10 + i} for s in range(3)
                           for i, p in enumerate(parts)])
-    colours = [trace.marker.color for trace in breakdown_figure(frame).data]
+    colours = [trace.marker.color for trace in breakdown_figure(frame).data]  # pyright: ignore[reportAttributeAccessIssue] -- plotly's stubs type data loosely
     assert len(colours) == len(parts) == 15
     assert all(colours) and len(set(colours)) == len(colours)

@@ -217,7 +217,8 @@ def test_replay_work_dir_never_uses_a_link_planted_in_the_temporary_folder(tmp_p
 def test_report_and_export_refuse_a_linked_target(tmp_path, outside):
     session = ROOT / "sample_sessions" / "bugfix.jsonl"
     report, export = tmp_path / "out" / "report.html", tmp_path / "out" / "session.jsonl"
-    assert "<html" in write_report(session, report).read_text().lower()
+    written = write_report(session, report)
+    assert written is not None and "<html" in written.read_text().lower()
     one = Session(header=SessionHeader(session_id="s1"), messages=tuple(MESSAGES))
     assert dump_session(one, export).read_text().count("\n") >= 2
     for target in (report, export):

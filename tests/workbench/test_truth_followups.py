@@ -52,6 +52,7 @@ def test_r_ui_9_report_of_a_one_message_session(tmp_path):
         "message": {"role": "user", "content": "hello"}}) + "\n", encoding="utf-8")
     session = wb.load_session(transcript)
     out = wb.write_report(session, tmp_path / "one.html")
+    assert out is not None  # None only for standard output ('-')
     html = out.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and 'id="wb-usage"' in html
 
