@@ -37,7 +37,7 @@ def twin_lines(r: dict[str, Any]) -> list[str]:
               f"15 % on the first request after ({close:.0%}; target ≥ {WITHIN_AFTER:.0%}); "
               f"{s['failed_steps']} failed steps (target 0); {s['responses_missing']} responses in "
               f"the files not imported ({s.get('subagent_responses_missing', 0)} of sub-agents' "
-              "agent_progress copies); {s['bills_off']} bills off by more than 2 % (target 0). "
+              f"agent_progress copies); {s['bills_off']} bills off by more than 2 % (target 0). "
               f"{'Targets met' if met else 'Targets not met'}. The check took {r['wall']:.0f} s "
               f"wall, {r['cpu']:.0f} s CPU." if at is not None and close is not None else
               f"{s['files']} files, no recorded compaction."), "",

@@ -91,6 +91,6 @@ def test_r_twin_3_bench_report_keeps_the_twin_table():
 
     result = {"wall": 1.0, "cpu": 1.0, **twin_check([IMPORTERS]).model_dump(mode="json")}
     text = "\n".join(twin_lines(result))
-    assert "Targets not met" in text and "target ≥ 90%" in text
+    assert "Targets not met" in text and "target ≥ 90%" in text and "{" not in text
     assert "| claude_c | 1 | auto | 2 |" in text and "| codex_ba | codex |" in text
     assert twin_lines({"skipped": "../shared/corpus absent"})[2] == "Skipped: ../shared/corpus absent."
