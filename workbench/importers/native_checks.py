@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from iris.errors import SessionFormatError
-from iris.session import Message, SessionHeader, ToolCallBlock, ToolResultBlock
+from iris.frozen import UNCHANGED
+from iris.session import ContentBlock, Message, SessionHeader, ToolCallBlock, ToolResultBlock
 
 from ._common import MAX_COUNT
 from ._nesting import too_deep, within_nesting
@@ -80,37 +81,35 @@ class NativeChecks:
 
     def message(self, message: Message, lineno: int) -> Message:
         """``message`` checked (strict) or with its bad values dropped and noted (lenient)."""
-        changes: dict[str, object] = {}
-        usage = message.usage
+        usage, timestamp = message.usage, message.timestamp
         if usage is not None:
             bad = next((n for n in _COUNTS if _bad_count(getattr(usage, n))), None)
             if bad is not None:
                 self._problem(f"must be a count from 0 to {MAX_COUNT:,}, got "
                               f"{getattr(usage, bad):,}", lineno, f"usage.{bad}",
                               "the message is kept without its usage")
-                changes["usage"] = usage = None
+                usage = None
             elif usage.raw is not None and too_deep(usage.raw):
-                changes["usage"] = usage.model_copy(update={"raw": within_nesting(usage.raw)})
-        if message.timestamp is not None and not _in_range(message.timestamp):
-            self._problem(f"not a timestamp in range: {message.timestamp.isoformat()!r}", lineno,
+                usage = usage.evolve(**UNCHANGED, raw=within_nesting(usage.raw))
+        if timestamp is not None and not _in_range(timestamp):
+            self._problem(f"not a timestamp in range: {timestamp.isoformat()!r}", lineno,
                           "timestamp", "the message is kept without a time")
-            changes["timestamp"] = None
+            timestamp = None
         content = self._content(message, lineno)
-        if content is not message.content:
-            changes["content"] = content
-        return message.model_copy(update=changes) if changes else message
+        if usage is message.usage and timestamp is message.timestamp and content is message.content:
+            return message
+        return message.evolve(**UNCHANGED, usage=usage, timestamp=timestamp, content=content)
 
-    def _content(self, message: Message, lineno: int) -> tuple[object, ...]:
+    def _content(self, message: Message, lineno: int) -> tuple[ContentBlock, ...]:
         content = message.content
-        blocks: list[object] | None = None
+        blocks: list[ContentBlock] | None = None
         for n, block in enumerate(content):
             if isinstance(block, ToolCallBlock):
                 if message.role == "assistant":
                     self.calls.add(block.id)
                 if too_deep(block.arguments):
                     blocks = blocks or list(content)
-                    blocks[n] = block.model_copy(
-                        update={"arguments": within_nesting(block.arguments)})
+                    blocks[n] = block.evolve(**UNCHANGED, arguments=within_nesting(block.arguments))
             elif isinstance(block, ToolResultBlock) and message.role != "assistant" \
                     and block.call_id not in self.calls:
                 self._problem(f"tool result for call {block.call_id!r}, which no earlier "

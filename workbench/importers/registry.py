@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from iris.errors import SessionFormatError
+from iris.frozen import UNCHANGED
 from iris.session import Session, ToolDialect
 
 from . import detect_rules as rules
@@ -123,7 +124,7 @@ def with_tool_dialect(session: Session, dialect: ToolDialect | None = None) -> S
     stated = dialect or tool_dialect(header.source_format)
     if stated is None:
         return session
-    return session.model_copy(update={"header": header.model_copy(update={"tool_dialect": stated})})
+    return session.evolve(**UNCHANGED, header=header.evolve(**UNCHANGED, tool_dialect=stated))
 
 
 def importers() -> tuple[Importer, ...]:
