@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from workbench.importers import load_session
+from workbench.importers import file_hash, load_session
 from workbench.services.live import Watcher, agent_line, complete_lines, is_live, live_version
 from workbench.storage.store import open_store
 from workbench.views.live import line_caption, line_level
@@ -112,6 +112,10 @@ def test_r_live_1_a_writer_process_appends_a_real_transcript(transcript: Path, t
         wanted = len(expected.index.batches)
         _wait_for(_responses, lambda n: n == wanted, DEADLINE)
         _wait_for(_replay_steps, lambda n: n == wanted, DEADLINE)
+        # The last lines may complete a response already counted (a tool call written after its
+        # text, under the same message id): wait until the store holds the whole file.
+        whole = file_hash(live)
+        _wait_for(lambda: int(_stored_hash() == whole), lambda same: same == 1, DEADLINE)
     finally:
         watch.terminate()
         out, err = watch.communicate(timeout=30)
@@ -128,6 +132,11 @@ def test_r_live_1_a_writer_process_appends_a_real_transcript(transcript: Path, t
 def _responses() -> int:
     with open_store() as store:
         return store.row_of(SESSION).response_count if store.list_sessions() else 0
+
+
+def _stored_hash() -> str | None:
+    with open_store() as store:
+        return store.content_hash(SESSION) if store.list_sessions() else None
 
 
 def _replay_steps() -> int:
