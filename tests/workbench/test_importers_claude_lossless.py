@@ -14,6 +14,7 @@ from iris.errors import SessionFormatError
 from workbench.importers import load_session
 
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "real-sessions" / "claude_code"
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude_code"
 
 
 def _history_with_rewind() -> list[dict]:
@@ -130,3 +131,64 @@ def test_r_twin_1_real_transcripts_import_every_response(name):
     imported = {m.id for m in result.session.messages if m.role == "assistant"}
     assert _responses_in_file(path) <= imported
     assert result.unplaced == ()
+
+
+def _cut_off_then_resumed() -> list[dict]:
+    """A response cut off while streaming (only its thinking line was written, placeholder
+    usage), the process exiting (lines below it, one naming a parent never written), and a resume
+    that goes on from the request the cut-off response answered."""
+    thinking = {"type": "thinking", "thinking": "Checking the call sites.", "signature": "sig"}
+    resumed = asst("a3", "r1", "resume-1", "No response requested.")
+    resumed["message"]["model"] = "<synthetic>"
+    return [
+        user("u1", None, "Is the filter applied to explain too?"),
+        asst("a1", "u1", "msg_1", call("toolu_1")),
+        result("r1", "a1", "toolu_1", "explain.go:490 calls the filter"),
+        asst("a2", "r1", "msg_cut", thinking, read=148834, output=1),
+        line("progress", "p1", "never-written", data={"type": "hook_progress"}),
+        user("x1", "p1", "<command-name>/exit</command-name>"),
+        resumed,
+        user("u4", "a3", "Go on"),
+        asst("a4", "u4", "msg_4", "Yes, explain uses it."),
+    ]
+
+
+def test_r_twin_1_cut_off_response_is_imported_at_its_request(tmp_path):
+    """R-TWIN-1 / R-TWIN-8: a response cut off and left behind by a resume that went on from its
+    request is imported (strict) at that request with its recorded usage, so every billed
+    response is in the session; the lines below it stay off the conversation and are reported."""
+    result = load_session(write(tmp_path / "cut.jsonl", _cut_off_then_resumed()))
+    messages = result.session.messages
+    assert [m.id for m in messages if m.role == "assistant"] == ["msg_1", "msg_cut", "resume-1", "msg_4"]
+    cut = next(i for i, m in enumerate(messages) if m.id == "msg_cut")
+    assert messages[cut - 1].role == "tool"
+    assert messages[cut].usage is not None and messages[cut].usage.cache_read_tokens == 148834
+    assert "<command-name>/exit</command-name>" not in [m.text for m in messages]
+    notes = [w for w in result.warnings if "cut off" in w.problem]
+    assert len(notes) == 1 and notes[0].line == 4
+    assert any("abandoned" in w.problem for w in result.warnings)
+
+
+def test_r_twin_1_rewind_branch_response_is_not_taken_for_a_cut_off_one(tmp_path):
+    """R-TWIN-1: a rewind's abandoned branch starts with the user message it re-sent; its response
+    answers that message, not a line of the conversation, and stays off the conversation."""
+    result = load_session(write(tmp_path / "s.jsonl", _history_with_rewind()))
+    assert "msg_dead" not in {m.id for m in result.session.messages}
+    assert not any("cut off" in w.problem for w in result.warnings)
+
+
+_REAL_FILES = sorted([*REAL.glob("*.jsonl*"), *CORPUS.glob("*.jsonl*")])
+
+
+@pytest.mark.skipif(not _REAL_FILES, reason="real transcripts in ../shared are not available")
+@pytest.mark.parametrize("path", _REAL_FILES, ids=lambda p: p.name[:13])
+def test_r_twin_8_real_files_import_every_billed_response_strictly(path):
+    """R-TWIN-8: every response with usage of the main conversation (the distinct message.id
+    that are not <synthetic>, counted from the raw file) is an imported response with that usage,
+    in strict mode, on the real transcripts and the development corpus."""
+    from workbench.corpus.twin_raw import file_facts
+
+    session = load_session(path).session
+    imported = {m.id for m in session.messages
+                if m.role == "assistant" and m.usage is not None and m.model != "<synthetic>"}
+    assert len(imported) == file_facts(path).responses

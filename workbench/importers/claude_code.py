@@ -225,6 +225,10 @@ def _live_branch(lines: list[Line], errors: LineErrors) -> list[Line]:
     """The conversation (``claude_tree.place``), with everything left out of it reported."""
     placement = place(lines)
     _report_rechained(placement, errors)
+    for line in placement.cut_off:
+        errors.warn(f"response {line.msg_id!r} answers a request of the conversation, which went on "
+                    "from that request without it (cut off); it is kept at its request",
+                    line=line.lineno)
     for branch in placement.branches:
         responses = {ln.msg_id for ln in branch.lines if ln.kind == "assistant"}
         errors.warn(f"{len(branch.lines)} line(s) ({len(responses)} response(s)) on a branch abandoned "

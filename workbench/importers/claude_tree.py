@@ -12,6 +12,9 @@ Every line names its parent through ``parentUuid`` (a compact boundary through
 * the conversation is the chain back from the last main-side user/assistant line, plus every
   assistant line of a response on that chain, plus every ``tool_result`` line answering a call of
   it (FORMATS.md §1);
+* a response that answers a line of that chain but is not on it (cut off: the conversation went
+  on from its request after a resume) is kept at its place, since it was sent and billed there;
+  what hangs below it is not;
 * every other user/assistant line is either on a branch a rewind abandoned (its ancestors reach
   the conversation: it is placed, just not live) or **unplaced** (its ancestors never reach the
   conversation: a ``parentUuid`` cycle): the importer counts and reports the unplaced ones.
@@ -75,6 +78,9 @@ class Placement:
     """``(line, why)``: user/assistant lines whose ancestors never reach the conversation."""
     other_side: int = 0
     """User/assistant lines of the other side (sidechain lines inside a main transcript)."""
+    cut_off: list[Line] = field(default_factory=list)
+    """The first line of each response kept although the conversation went on from its request
+    instead (:func:`_interrupted`)."""
 
 
 def place(lines: list[Line]) -> Placement:
@@ -90,16 +96,40 @@ def place(lines: list[Line]) -> Placement:
         chain.add(node)
         node = parents[node]
     responses = {lines[i].msg_id for i in chain if lines[i].msg_id}
+    cut_off = _interrupted(lines, parents, chain, responses)
     live = {i for i, line in enumerate(lines)
             if i in chain or (line.kind == "assistant" and line.msg_id in responses)}
     calls = {cid for i in live for cid in lines[i].call_ids}
     live |= {i for i, line in enumerate(lines) if line.kind == "user" and calls.intersection(line.result_ids)}
+    live |= {i for i, line in enumerate(lines) if line.kind == "assistant" and line.msg_id in cut_off}
     placement = Placement(live=[lines[i] for i in sorted(live)], rechained=rechained)
+    firsts: dict[str | None, Line] = {}
+    for line in placement.live:
+        if line.kind == "assistant" and line.msg_id in cut_off:
+            firsts.setdefault(line.msg_id, line)
+    placement.cut_off = list(firsts.values())
     side = lines[leaf].sidechain
     _classify(lines, parents, live, [i for i in talk if i not in live and lines[i].sidechain == side],
               placement)
     placement.other_side = sum(1 for i in talk if lines[i].sidechain != side)
     return placement
+
+
+def _interrupted(lines: list[Line], parents: list[int | None], chain: set[int],
+                 responses: set[str | None]) -> set[str | None]:
+    """Responses the agent received for a request of the conversation and then left behind: an
+    assistant line with usage that answers a line of the chain (its prompt is the conversation up
+    to there) but is not on the chain, because the conversation went on from its parent (the
+    response was cut off, e.g. by the process exiting, and a resume continued at the request).
+    They were sent and billed at that point, so they are part of the conversation; what hangs
+    below them stays off it."""
+    found: set[str | None] = set()
+    for i, line in enumerate(lines):
+        parent = parents[i]
+        if (line.kind == "assistant" and i not in chain and parent in chain and line.usage is not None
+                and not line.synthetic and line.msg_id and line.msg_id not in responses):
+            found.add(line.msg_id)
+    return found
 
 
 def _resolve(lines: list[Line]) -> tuple[list[int | None], list[tuple[Line, str | None, Line]]]:
