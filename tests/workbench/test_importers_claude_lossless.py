@@ -162,7 +162,8 @@ def test_r_twin_1_cut_off_response_is_imported_at_its_request(tmp_path):
     assert [m.id for m in messages if m.role == "assistant"] == ["msg_1", "msg_cut", "resume-1", "msg_4"]
     cut = next(i for i, m in enumerate(messages) if m.id == "msg_cut")
     assert messages[cut - 1].role == "tool"
-    assert messages[cut].usage is not None and messages[cut].usage.cache_read_tokens == 148834
+    usage = messages[cut].usage
+    assert usage is not None and usage.cache_read_tokens == 148834
     assert "<command-name>/exit</command-name>" not in [m.text for m in messages]
     notes = [w for w in result.warnings if "cut off" in w.problem]
     assert len(notes) == 1 and notes[0].line == 4
