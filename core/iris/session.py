@@ -27,6 +27,7 @@ __all__ = [
     "ModelSwitch",
     "RecordedCompaction",
     "RecordedContribution",
+    "RecordedMicrocompaction",
     "RequestBatch",
     "ResultLocation",
     "Role",
@@ -309,6 +310,27 @@ class RecordedCompaction(_Frozen):
     """The id of the recorded compaction request's own transcript (a child session), if any."""
 
 
+class RecordedMicrocompaction(_Frozen):
+    """Old tool results the recorded agent cleared in place, without a summary (Claude Code's
+    ``microcompact_boundary``: their content became ``[Old tool result content cleared]``)."""
+
+    at_message: int
+    """Index of the first message after the clearing (the next request is the first without
+    those results' content)."""
+    call_ids: tuple[str, ...] = ()
+    """The tool calls whose results were cleared (``compactedToolIds``)."""
+    trigger: str = "auto"
+    pre_tokens: int | None = None
+    """The agent's count before, as it recorded it (``preTokens``: Claude Code's estimate of the
+    clearable tool results, not of the whole request)."""
+    tokens_saved: int | None = None
+    """The agent's estimate of what the clearing saved (``tokensSaved``)."""
+    cleared_attachments: tuple[str, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Attachment lines cleared with them (``clearedAttachmentUUIDs``)."""
+    source: str = ""
+    """Where it came from, e.g. ``claude_code:microcompact_boundary``."""
+
+
 class RecordedContribution(_Frozen):
     """One dynamic context contribution as recorded in a session file."""
 
@@ -348,6 +370,9 @@ class Session(_Frozen):
     context_snapshots: tuple[StepSnapshot, ...] = ()
     subagents: tuple[SubagentCall, ...] = Field(default=(), exclude_if=lambda v: not v)
     """The tool calls that ran a sub-agent, each with the sub-agent's session id."""
+    microcompactions: tuple[RecordedMicrocompaction, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Old tool results the recorded agent cleared in place (left out of the serialised form
+    when there are none)."""
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Session:
         """A copy whose cached ``index`` is dropped, so a copy with new messages is re-indexed."""

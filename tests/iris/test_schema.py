@@ -24,8 +24,8 @@ def test_r_ses_3_committed_schema_matches_the_models():
 def test_r_ses_3_schema_covers_every_event_and_carries_the_version():
     schema = json.loads(DEFAULT_OUT.read_text(encoding="utf-8"))
     kinds = set(schema["discriminator"]["mapping"])
-    assert kinds == {"header", "message", "model_switch", "compaction", "context_snapshot",
-                     "subagent"}
+    assert kinds == {"header", "message", "model_switch", "compaction", "microcompaction",
+                     "context_snapshot", "subagent"}
     assert "schema_version" in schema["$comment"]
 
 

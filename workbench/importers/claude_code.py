@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from iris.errors import SessionFormatError
+from iris.frozen import UNCHANGED
 from iris.session import (
     Message,
     ModelSwitch,
     RecordedCompaction,
+    RecordedMicrocompaction,
     Session,
     SessionHeader,
     SubagentCall,
@@ -74,6 +76,9 @@ class _Meta:
     lines: list[Line] = field(default_factory=list)
     queue: QueuedMessages = field(default_factory=QueuedMessages)
     """Messages typed while the agent worked (``queue-operation`` lines)."""
+    micro: list[tuple[int, RecordedMicrocompaction]] = field(default_factory=list)
+    """``(line number, record)`` of the main side's ``microcompact_boundary`` lines, in file
+    order; the record's ``at_message`` is set when the session is built."""
 
 
 def load_claude_code(path: str | Path, *, lenient: bool = False,
@@ -171,6 +176,8 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> Line | None:
         logical = data.get("logicalParentUuid")
         line.logical_parent = None if logical is None else as_str(logical, "logicalParentUuid")
         line.compact_meta = _compact_meta(data.get("compactMetadata"))
+    elif kind == "system" and data.get("subtype") == "microcompact_boundary" and not line.sidechain:
+        meta.micro.append((lineno, _microcompaction(data.get("microcompactMetadata"))))
     return line
 
 
@@ -183,6 +190,29 @@ def _compact_meta(value: Any) -> dict[str, Any]:
     if info.get("preTokens") is not None:
         as_int(info["preTokens"], "compactMetadata.preTokens")
     return info
+
+
+def _microcompaction(value: Any) -> RecordedMicrocompaction:
+    """``microcompactMetadata`` with its fields checked: ``trigger`` a string, ``preTokens`` and
+    ``tokensSaved`` counts, ``compactedToolIds`` and ``clearedAttachmentUUIDs`` lists of strings."""
+    info = {} if value is None else as_dict(value, "microcompactMetadata")
+    trigger = opt_str(info.get("trigger"), "microcompactMetadata.trigger")
+    counts = {key: None if info.get(key) is None else as_int(info[key], f"microcompactMetadata.{key}")
+              for key in ("preTokens", "tokensSaved")}
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("compactedToolIds", "clearedAttachmentUUIDs"):
+        items = info.get(key)
+        if items is None:
+            lists[key] = ()
+            continue
+        if not isinstance(items, list):
+            raise SessionFormatError(f"expected a list, got {type(items).__name__}",
+                                     field=f"microcompactMetadata.{key}")
+        lists[key] = tuple(as_str(x, f"microcompactMetadata.{key}") for x in items)
+    return RecordedMicrocompaction(
+        at_message=0, call_ids=lists["compactedToolIds"], trigger=trigger or "auto",
+        pre_tokens=counts["preTokens"], tokens_saved=counts["tokensSaved"],
+        cleared_attachments=lists["clearedAttachmentUUIDs"], source="claude_code:microcompact_boundary")
 
 
 def _fill_conversation(line: Line, data: dict[str, Any]) -> None:
@@ -283,7 +313,9 @@ def _build(live: list[Line], meta: _Meta, errors: LineErrors, content_hash: str 
     pending: Line | None = None
     first_model: str | None = None
     current_model: str | None = None
+    micro = _MicroPlacer(meta.micro)
     for line in live:
+        micro.reach(line.lineno, len(out.messages))
         if line.compact_meta is not None:
             pending = line
         elif line.kind == "assistant":
@@ -310,7 +342,26 @@ def _build(live: list[Line], meta: _Meta, errors: LineErrors, content_hash: str 
     used: set[str] = set()
     compactions = [_compaction(b, at, summary, header.session_id, requests, used) for b, at, summary in marks]
     return Session(header=header, messages=tuple(messages), model_switches=tuple(switches),
-                   compactions=tuple(compactions), subagents=_subagents(meta, out.calls, header))
+                   compactions=tuple(compactions), subagents=_subagents(meta, out.calls, header),
+                   microcompactions=micro.placed(len(messages)))
+
+
+class _MicroPlacer:
+    """Places each ``microcompact_boundary`` before the first conversation line after it in file
+    order (the boundary need not be on the conversation's chain: it takes effect where it stands)."""
+
+    def __init__(self, found: list[tuple[int, RecordedMicrocompaction]]) -> None:
+        self.waiting = found
+        self.done: list[RecordedMicrocompaction] = []
+
+    def reach(self, lineno: int, at: int) -> None:
+        while self.waiting and self.waiting[0][0] < lineno:
+            record = self.waiting.pop(0)[1]
+            self.done.append(record.evolve(**UNCHANGED, at_message=at))
+
+    def placed(self, end: int) -> tuple[RecordedMicrocompaction, ...]:
+        self.reach(1 << 62, end)
+        return tuple(self.done)
 
 
 def _header(meta: _Meta, messages: list[Message], model: str | None, content_hash: str | None,

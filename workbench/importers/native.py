@@ -1,7 +1,8 @@
 """The native session format: JSON Lines, one event per line, lossless round-trip (R-SES-3).
 
 Line 1 is ``{"type": "header", "schema_version": 1, ...}`` (a :class:`SessionHeader`); every
-following line is one of ``message``, ``model_switch``, ``compaction`` or ``context_snapshot``.
+following line is one of ``message``, ``model_switch``, ``compaction``, ``microcompaction``,
+``context_snapshot`` or ``subagent``.
 Messages are numbered by their order in the file; the other events refer to message indices.
 The JSON Schema of every event is generated from the models into ``docs/session.schema.json``.
 """
@@ -20,6 +21,7 @@ from iris.session import (
     Message,
     ModelSwitch,
     RecordedCompaction,
+    RecordedMicrocompaction,
     Session,
     SessionHeader,
     StepSnapshot,
@@ -53,6 +55,10 @@ class CompactionEvent(RecordedCompaction):
     type: Literal["compaction"] = "compaction"
 
 
+class MicrocompactionEvent(RecordedMicrocompaction):
+    type: Literal["microcompaction"] = "microcompaction"
+
+
 class ContextSnapshotEvent(StepSnapshot):
     type: Literal["context_snapshot"] = "context_snapshot"
 
@@ -62,7 +68,8 @@ class SubagentEvent(SubagentCall):
 
 
 NativeEvent = Annotated[
-    HeaderEvent | MessageEvent | ModelSwitchEvent | CompactionEvent | ContextSnapshotEvent | SubagentEvent,
+    HeaderEvent | MessageEvent | ModelSwitchEvent | CompactionEvent | MicrocompactionEvent
+    | ContextSnapshotEvent | SubagentEvent,
     Field(discriminator="type"),
 ]
 _EVENT = TypeAdapter(NativeEvent)
@@ -92,7 +99,8 @@ def event_schema() -> dict[str, Any]:
 def _event_lines(session: Session) -> Iterator[dict[str, Any]]:
     yield {"type": "header", **session.header.model_dump(mode="json", exclude_none=True)}
     extra: dict[int, list[dict[str, Any]]] = {}
-    for kind, items in (("model_switch", session.model_switches), ("compaction", session.compactions)):
+    for kind, items in (("model_switch", session.model_switches), ("compaction", session.compactions),
+                        ("microcompaction", session.microcompactions)):
         for item in items:
             extra.setdefault(item.at_message, []).append(
                 {"type": kind, **item.model_dump(mode="json", exclude_none=True)})
@@ -127,6 +135,7 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
     messages: list[Message] = []
     switches: list[ModelSwitch] = []
     compactions: list[RecordedCompaction] = []
+    micro: list[RecordedMicrocompaction] = []
     snapshots: list[StepSnapshot] = []
     subagents: list[SubagentCall] = []
     ids: set[tuple[str, str]] = set()
@@ -166,7 +175,10 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
                 messages.append(message)
             else:
                 checks.counts(data, lineno)
-                _add_event(event, switches, compactions, subagents, snapshots)
+                if isinstance(event, MicrocompactionEvent):
+                    micro.append(RecordedMicrocompaction.model_validate(event.model_dump(exclude={"type"})))
+                else:
+                    _add_event(event, switches, compactions, subagents, snapshots)
         except SessionFormatError as exc:
             if not lenient or header is None and lineno == 1:
                 raise
@@ -176,7 +188,7 @@ def parse_native_lines(lines: Iterable[str] | Iterable[bytes], *, path: str | Pa
         raise SessionFormatError("empty session file (no header line)", path=path)
     return Session(header=header, messages=tuple(messages), model_switches=tuple(switches),
                    compactions=tuple(compactions), context_snapshots=tuple(snapshots),
-                   subagents=tuple(subagents))
+                   subagents=tuple(subagents), microcompactions=tuple(micro))
 
 
 def _add_event(event: object, switches: list[ModelSwitch], compactions: list[RecordedCompaction],

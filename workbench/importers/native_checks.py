@@ -71,8 +71,8 @@ class NativeChecks:
                                      path=self.path, line=lineno, field="created_at")
 
     def counts(self, values: dict[str, object], lineno: int) -> None:
-        """Counts and indices of a model switch, compaction or snapshot line (refused)."""
-        for name in ("at_message", "pre_tokens", "step_index"):
+        """Counts and indices of a model switch, (micro)compaction or snapshot line (refused)."""
+        for name in ("at_message", "pre_tokens", "tokens_saved", "step_index"):
             if _bad_count(values.get(name)):
                 raise SessionFormatError(f"must be a count from 0 to {MAX_COUNT:,}, got "
                                          f"{values[name]:,}", path=self.path, line=lineno,

@@ -27,6 +27,7 @@ from iris.session import (
     Message,
     ModelSwitch,
     RecordedCompaction,
+    RecordedMicrocompaction,
     Session,
     SessionHeader,
     StepSnapshot,
@@ -418,6 +419,8 @@ class Store:
             compactions=tuple(RecordedCompaction.model_validate(x) for x in extras["compactions"]),
             context_snapshots=tuple(StepSnapshot.model_validate(x) for x in extras["context_snapshots"]),
             subagents=tuple(SubagentCall.model_validate(x) for x in extras.get("subagents", ())),
+            microcompactions=tuple(RecordedMicrocompaction.model_validate(x)
+                                   for x in extras.get("microcompactions", ())),
         ))
 
     # ---------------------------------------------------------------- helpers
@@ -446,6 +449,8 @@ class Store:
             "context_snapshots": [s.model_dump(mode="json", exclude_none=True)
                                   for s in session.context_snapshots],
             "subagents": [s.model_dump(mode="json", exclude_none=True) for s in session.subagents],
+            "microcompactions": [m.model_dump(mode="json", exclude_none=True)
+                                 for m in session.microcompactions],
         }
         return {
             "id": self._free_id(header.session_id or content_hash[-12:], content_hash),  # provisional
