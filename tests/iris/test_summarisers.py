@@ -70,7 +70,7 @@ def test_r_prep_7_extractive_fills_every_section_and_labels_itself():
     sections = {x.title: x.body for x in validate_summary(r1.text)}
     assert sections["Current User Request"] == "Fix the parser bug."
     evidence = sections["Files and Evidence"]
-    assert "- Edited, latest and most used first:\n  - `src/parser.py`" in evidence
+    assert "- Edited:\n  - `src/parser.py`" in evidence
     assert evidence.count("src/parser.py") == 1  # read, then edited: once
     assert "`pytest -q` → failed" in evidence
     assert "`pytest -q` failed: Error: 1 failed" in sections["Open Problems"]

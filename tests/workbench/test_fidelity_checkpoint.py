@@ -42,9 +42,9 @@ def test_r_fid_3_evidence_lists_files_and_commands_with_outcomes():
             *_bash(2, "pytest tests/test_a.py -q", "1 passed"),
             *_bash(3, "git diff --stat && git log --oneline -5", " src/a.py | 2 +-"))
     text = evidence_section(head, edit_tool=EDIT_TOOL)
-    assert "- Paths are relative to `/home/u/p/`." in text
-    assert "- Edited, latest and most used first:\n  - `src/a.py`" in text
-    assert "- Read, latest and most used first:\n  - `lib/b.py`" in text
+    assert text.startswith("Latest and most used first; paths relative to `/home/u/p/`.")
+    assert "- Edited:\n  - `src/a.py`" in text
+    assert "- Read:\n  - `lib/b.py`" in text
     assert "  - `pytest tests/test_a.py -q` → ok: 1 passed" in text  # the last run's outcome
     assert "  - `git log --oneline -5` → ok\n" in text + "\n"  # not the diff's output line
     assert "cd /w" not in text and "tail -3" not in text

@@ -20,6 +20,7 @@ checkpoint (a test checks that neither imports the other).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
@@ -37,6 +38,11 @@ _OUTCOME_CHARS = 48
 _SHORT_FACT = 30
 _SEGMENT_CHARS = 60
 """Names listed after one mention of their folder before it is written again."""
+_LONG_FOLDER = 40
+"""A folder longer than this is written whole once per list, then as ``…/`` and its last two
+folders."""
+_DETAILED = 10
+"""Commands listed with the first line of their last output (the others with ok/failed only)."""
 _COMMAND_CHARS = 200
 _RESULT_CHARS = 20_000
 _FILE_ARGS = ("file_path", "path", "filePath", "filename", "notebook_path")
@@ -44,9 +50,22 @@ _SHELL = re.compile(r"bash|shell|exec|command|terminal|run", re.IGNORECASE)
 _SEARCH_ARGS = ("pattern", "glob", "query", "path")
 _PATHLIKE = re.compile(r"(?<![\w/.~:-])(?:\.{1,2}/|~/|/)?(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*")
 _NAMED = re.compile(r"\.[A-Za-z]{1,5}$")
-_HEADER = re.compile(r"^(?:Chunk ID|Wall time|Process exited with code|Original token count|"
-                     r"Output):", re.IGNORECASE)
+_HEADER = re.compile(r"^(?:(?:Chunk ID|Wall time|Original token count|Output):|"
+                     r"Process exited with code -?\d+\s*$)", re.IGNORECASE)
 """The lines a shell tool puts before a command's output (Codex's exec_command)."""
+_EXIT = re.compile(r"^Process exited with code (-?\d+)", re.MULTILINE)
+"""The exit status a shell tool states before the output (Codex's exec_command)."""
+_TAGGED = re.compile(r"<(system-reminder|local-command-[\w-]+|command-[\w-]+|task-notification)>"
+                     r".*?</\1>", re.DOTALL)
+"""What the agent inserted in a user message (not typed by the user)."""
+_DIFF_SIDE = re.compile(r"^[ab]/(?=[^/]+/)")
+"""A diff's ``a/`` or ``b/`` side of a file path."""
+_PATCH_ARGS = ("input", "patch")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+)$", re.MULTILINE)
+"""The files a patch (Codex's apply_patch) adds, changes, deletes or moves to."""
+_READERS = frozenset({"cat", "sed", "nl", "head", "tail", "less", "more", "bat", "wc", "grep",
+                      "rg", "diff", "jq", "awk"})
+"""Programs whose path arguments are files the command reads."""
 _BUILT = re.compile(r"(?:^|/)(?:_build|node_modules|\.git|dist|target|__pycache__|\.venv|deps)/"
                     r"|\.(?:beam|pyc|o|class)$")
 """Build output and dependencies a tool result lists (a stack trace, a listing), left out."""
@@ -130,15 +149,16 @@ def _pathlike(text: str) -> Iterator[str]:
 
 
 class _Head:
-    """What the head did with files and commands, each with the index of its last use."""
+    """What the head did with files and commands: for each, how it was used (``edited``, ``read``,
+    ``user``, ``named``, ``shown``, ``command``), the index of its last use that way and how many
+    paths the tool result that showed it listed."""
 
     def __init__(self, head: Sequence[Message], edit_tool: re.Pattern[str]) -> None:
-        self.edited: dict[str, int] = {}
-        self.read: dict[str, int] = {}
-        self.named: dict[str, int] = {}
-        self.shown: dict[str, int] = {}
+        self.paths: dict[str, dict[str, int]] = {}
+        self.listed: dict[str, int] = {}
         self.commands: dict[str, int] = {}
         self.outcomes: dict[str, str] = {}
+        self.full: dict[str, str] = {}
         self.uses: dict[str, int] = {}
         calls: dict[str, list[str]] = {}
         self.last = len(head) - 1
@@ -146,38 +166,64 @@ class _Head:
             self._calls(i, message, edit_tool, calls)
             if message.role == "user" and not message.tool_results:
                 typed = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
-                for word in _pathlike(typed):
-                    self.named[word] = i
+                for word in _pathlike(_TAGGED.sub("", typed)):
+                    self._path(word, "user", i)
+            elif message.role == "assistant":
+                prose = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+                for word in _pathlike(prose):
+                    if "/" in word.strip("/") and _NAMED.search(word):
+                        self._path(word, "named", i, count=False)
             for result in message.tool_results:
                 self._outcome(result.text, result.is_error, calls.get(result.call_id, []))
-                for word in _pathlike(result.text[:_RESULT_CHARS]):
-                    if "/" in word.strip("/") and _NAMED.search(word) and not _BUILT.search(word):
-                        self.shown[word] = i
+                shown = {_DIFF_SIDE.sub("", w) for w in _pathlike(result.text[:_RESULT_CHARS])}
+                shown = {w for w in shown
+                         if "/" in w.strip("/") and _NAMED.search(w) and not _BUILT.search(w)}
+                for word in shown:
+                    self._path(word, "shown", i, count=False)
+                    self.listed[word] = len(shown)
+
+    def _path(self, path: str, how: str, i: int, count: bool = True) -> None:
+        self.paths.setdefault(path, {})[how] = i
+        if count:
+            self.uses[path] = self.uses.get(path, 0) + 1
 
     def _calls(self, i: int, message: Message, edit_tool: re.Pattern[str],
                calls: dict[str, list[str]]) -> None:
         for call in message.tool_calls:
             args = call.arguments
+            edits = edit_tool.search(call.name) is not None
             files = [v for k in _FILE_ARGS if isinstance(v := args.get(k), str) and v.strip()]
             for path in files:
-                (self.edited if edit_tool.search(call.name) else self.read)[path] = i
-                self.uses[path] = self.uses.get(path, 0) + 1
+                self._path(path, "edited" if edits else "read", i)
+            for key in _PATCH_ARGS:
+                value = args.get(key)
+                if isinstance(value, str) and "*** " in value:
+                    for m in _PATCH_FILE.finditer(value):
+                        self._path(m.group(1).strip(), "edited", i)
             line = shell_command(call.name, args)
             if line is not None:
                 parts = simple_commands(line)
                 calls[call.id] = parts
                 for part in parts:
-                    self.commands[part[:_COMMAND_CHARS]] = i
-                    self.uses[part[:_COMMAND_CHARS]] = self.uses.get(part[:_COMMAND_CHARS], 0) + 1
+                    key = part[:_COMMAND_CHARS]
+                    self.commands[key] = i
+                    self.uses[key] = self.uses.get(key, 0) + 1
+                    how = "read" if part.split()[0].rsplit("/", 1)[-1] in _READERS else "named"
+                    for word in _pathlike(part):
+                        self._path(word, how, i)
+                in_parts = {w for part in parts for w in _pathlike(part)}
                 for word in _pathlike(line):
-                    self.named[word] = i
+                    if word not in in_parts:
+                        self._path(word, "named", i)
             for key in _SEARCH_ARGS:
                 value = args.get(key)
                 if isinstance(value, str) and value not in files:
                     for word in _pathlike(value):
-                        self.named[word] = i
+                        self._path(word, "named", i)
 
     def _outcome(self, text: str, failed: bool, parts: Sequence[str]) -> None:
+        code = _EXIT.search(text[:400])
+        failed = failed or (code is not None and code.group(1) != "0")
         verdict = "failed" if failed else "ok"
         first = next((" ".join(ln.split()) for ln in text.splitlines()
                       if ln.strip() and not _HEADER.match(ln)), "")
@@ -185,8 +231,9 @@ class _Head:
             first = first[:_OUTCOME_CHARS - 1] + "…"
         for part in parts:
             # the output of a compound call belongs to all its parts together: no first line
-            self.outcomes[part[:_COMMAND_CHARS]] = (f"{verdict}: {first}" if first and len(parts) == 1
-                                                    else verdict)
+            key = part[:_COMMAND_CHARS]
+            self.outcomes[key] = verdict
+            self.full[key] = f"{verdict}: {first}" if first and len(parts) == 1 else verdict
 
 
 def workspace_root(head: Sequence[Message]) -> str | None:
@@ -235,35 +282,58 @@ def _relative(path: str, root: str | None) -> str:
     return path
 
 
+_NAMED_GROUP = "Named in commands, searches or requests"
+_USES: dict[str, tuple[float, str]] = {
+    "edited": (1.0, "Edited"), "user": (1.0, _NAMED_GROUP), "read": (0.8, "Read"),
+    "named": (0.6, _NAMED_GROUP), "shown": (0.6, "Named by tool results")}
+"""How likely a file is to be needed again by how the head used it, and the group it is listed in:
+a file the agent changed or the user named most, one it read or ran a command on less, one a tool
+result listed least (divided by the square root of how many paths that result listed: the agent
+opens few of a long listing)."""
+_COMMAND_WEIGHT = 0.8
+
+
 def _entries(facts: _Head, root: str | None) -> list[tuple[float, str, str]]:
-    """``(priority, group, line)`` of every fact, a file in one group only. The priority is the
-    recency of the last use (0 to 1 over the head) raised by how often it was used."""
-    out: list[tuple[float, str, str]] = []
-    seen: set[str] = set()
+    """``(priority, group, line)`` of every fact, a file in one group only (its strongest use).
+    The priority is the likelihood of its use (:data:`_USES`) times the recency of that use (0.3 to
+    1 over the head), raised by how often it was used, lowered for a long one."""
     span = max(facts.last, 1)
 
-    def priority(key: str, at: int) -> float:
-        # recent, used often, and short (a long one-off command costs the room of several facts)
-        return (at / span + 0.08 * min(facts.uses.get(key, 1) - 1, 6)
-                - max(len(key) - _SHORT_FACT, 0) / 400)
+    def priority(key: str, weight: float, at: int, written: str) -> float:
+        # recent, used often, and short (a long fact costs the room of several)
+        return (weight * (0.3 + 0.7 * at / span) * (1 + 0.1 * min(facts.uses.get(key, 1) - 1, 6))
+                - max(len(written) - _SHORT_FACT, 0) / 400)
 
-    for group, found in (("Edited", facts.edited), ("Read", facts.read),
-                         ("Named in commands, searches or requests", facts.named),
-                         ("Named by tool results", facts.shown)):
-        for path, at in found.items():
-            shown = _relative(path, root)
-            if shown not in seen:
-                seen.add(shown)
-                out.append((priority(path, at), group, shown))
+    worked = {_folder(_relative(p, root))[0] for p, uses in facts.paths.items()
+              if "edited" in uses or "read" in uses}
+
+    files: dict[str, tuple[float, float, str]] = {}
+    for path, uses in facts.paths.items():
+        best, strongest, group = 0.0, 0.0, ""
+        shown = _relative(path, root)
+        for how, at in uses.items():
+            weight, named = _USES[how]
+            if how == "shown":
+                weight /= math.sqrt(max(facts.listed.get(path, 1), 1))
+                if _folder(shown)[0] in worked:  # next to the files the agent works on
+                    weight = min(2 * weight, _USES["shown"][0])
+            best = max(best, priority(path, weight, at, shown))
+            if weight > strongest:
+                strongest, group = weight, named
+        old = files.get(shown)
+        if old is not None:
+            best, (strongest, group) = max(best, old[0]), max((strongest, group), old[1:])
+        if path.rstrip("/") != root:
+            files[shown] = (best, strongest, group)
+    out = [(p, group, shown) for shown, (p, _, group) in files.items()]
     for command, at in facts.commands.items():
-        outcome = facts.outcomes.get(command)
-        out.append((priority(command, at), "Commands",
-                    f"`{command}`" + (f" → {outcome}" if outcome else "")))
+        out.append((priority(command, _COMMAND_WEIGHT, at, command), "Commands", command))
     return out
 
 
-_ORDER = ("Edited", "Read", "Commands", "Named in commands, searches or requests",
-          "Named by tool results")
+_ORDER = ("Edited", "Read", "Commands", _NAMED_GROUP, "Named by tool results")
+_HEADINGS = {**{g: f"{g}:" for g in _ORDER}, "Commands": "Commands run (outcome of the last run):"}
+_MORE = "- (+{} less recently used files and commands in the archive)"
 
 
 def _folder(path: str) -> tuple[str, str]:
@@ -273,7 +343,8 @@ def _folder(path: str) -> tuple[str, str]:
 
 def _paths_line(paths: Sequence[str]) -> list[str]:
     """Paths written as a person lists them: the files of one folder after the folder, the folder
-    repeated every few names (so each name stands near it), a lone file whole."""
+    repeated every few names (so each name stands near it; a long folder written whole once, then
+    by its last two folders after ``…/``), a lone file whole."""
     folders: dict[str, list[str]] = {}
     for path in paths:
         folder, name = _folder(path)
@@ -283,14 +354,18 @@ def _paths_line(paths: Sequence[str]) -> list[str]:
         if not folder or len(names) == 1:
             out += [f"`{folder}/{n}`" if folder else f"`{n}`" for n in names]
             continue
+        parts = folder.split("/")
+        again = (f"…/{'/'.join(parts[-2:])}" if len(folder) > _LONG_FOLDER and len(parts) > 3
+                 else folder)
+        written = folder
         segment: list[str] = []
         for name in names:
-            segment.append(f"`{name}`")
+            segment.append(name)
             if sum(len(n) + 2 for n in segment) > _SEGMENT_CHARS:
-                out.append(f"`{folder}/` " + ", ".join(segment))
-                segment = []
+                out.append(f"`{written}/`: " + ", ".join(segment))
+                written, segment = again, []
         if segment:
-            out.append(f"`{folder}/` " + ", ".join(segment))
+            out.append(f"`{written}/`: " + ", ".join(segment))
     return out
 
 
@@ -299,41 +374,43 @@ def evidence_section(head: Sequence[Message], *, edit_tool: re.Pattern[str],
     """The section's body (see the module doc) within ``max_chars`` characters, the most recently
     used facts first; empty when the head names no file and runs no command."""
     root = workspace_root(head)
-    entries = sorted(_entries(_Head(head, edit_tool), root), key=lambda e: -e[0])
+    facts = _Head(head, edit_tool)
+    entries = sorted(_entries(facts, root), key=lambda e: -e[0])
     if not entries:
         return ""
     chosen: list[tuple[float, str, str]] = []
     folders: set[tuple[str, str]] = set()
-    used = len(root) + 40 if root else 0
-    covered = 0
-    for entry in entries:
-        _, group, text = entry
+    first = "Latest and most used first" + (f"; paths relative to `{root}/`." if root else ".")
+    used = len(first) + len(_MORE) + 12  # the first line and the count of the facts left out
+    covered = detailed = 0
+    for _, group, text in entries:
         if group == "Commands":
-            cost = len(text) + 6
+            outcome = facts.full.get(text, "") if detailed < _DETAILED else facts.outcomes.get(text, "")
+            line = f"`{text}`" + (f" → {outcome}" if outcome else "")
+            cost = len(line) + 5
         else:
             named = re.compile(r"(?<![\w./-])" + re.escape(text) + r"(?![\w/-])")
             if any(named.search(c[2]) for c in chosen if c[1] == "Commands"):
                 covered += 1  # a command kept already names it
                 continue
+            line = text
             folder, name = _folder(text)
-            cost = len(name) + 4 if (group, folder) in folders else len(text) + 8
+            cost = len(name) + 2 if (group, folder) in folders else len(text) + 8
+        if not any(c[1] == group for c in chosen):
+            cost += len(_HEADINGS[group]) + 3
         if used + cost <= max_chars:
-            chosen.append(entry)
+            chosen.append((0.0, group, line))
             used += cost
-            if group != "Commands":
+            if group == "Commands":
+                detailed += 1
+            else:
                 folders.add((group, _folder(text)[0]))
-    lines: list[str] = [f"- Paths are relative to `{root}/`."] if root else []
+    lines = [first]
     for group in _ORDER:
         mine = [text for _, g, text in chosen if g == group]
-        if not mine:
-            continue
-        if group == "Commands":
-            lines.append("- Commands run, latest and most used first (outcome of the last run):")
-            lines += [f"  - {line}" for line in mine]
-        else:
-            lines.append(f"- {group}, latest and most used first:")
-            lines += [f"  - {line}" for line in _paths_line(mine)]
+        if mine:
+            lines.append(f"- {_HEADINGS[group]}")
+            lines += [f"  - {line}" for line in (mine if group == "Commands" else _paths_line(mine))]
     if len(chosen) + covered < len(entries):
-        lines.append(f"- (+{len(entries) - len(chosen) - covered} less recently used files and "
-                     "commands in the archive)")
+        lines.append(_MORE.format(len(entries) - len(chosen) - covered))
     return "\n".join(lines)

@@ -51,7 +51,7 @@ SUMMARY_CHARS_PER_EVIDENCE_CHAR = 1.5
 characters per token of the summary allowance: three characters a token in all)."""
 _SCALES = (1.0, 0.6, 0.35, 0.2, 0.1)
 _LABEL = "(Extractive summary: built offline from the archived messages; no model wrote it.)"
-_GROUP_LINES = 320
+_GROUP_LINES = 40
 """Characters the section's group lines take besides its entries."""
 MAX_CHARS = 220
 EVIDENCE_SHARE = 0.38
