@@ -3,6 +3,7 @@ oversized turns, the archival profile and the `auto` choice."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from iris.compaction import choose_cut, resolve_profile, safe_cuts
@@ -164,3 +165,145 @@ def test_r_cmp_5_an_unanswered_call_in_the_recent_tail_pulls_the_cut_before_its_
     (plan,) = [d for d in out.decisions if isinstance(d, PlanDecision)]
     assert plan.cut_index == 2 and "oversized turn" in plan.reason
     assert any(b.id == "open" for m in h[plan.cut_index:] for b in m.tool_calls)
+
+
+def _first_unanswered_assistant(h):
+    idx = index_session(h)
+    return min(g.assistant_message for g in idx.groups if not g.closed)
+
+
+BIG = "line of code here\n" * 300
+
+# Each documented case of the rule "an assistant message with an unanswered call pulls the cut to
+# just before it" (reference §2.3; R-CMP-5: a call never separated from its result): the history,
+# the profile, the recent target (the tail budget), the cut expected and a word of its reason.
+UNANSWERED_CASES = {
+    # the turn path would keep the last 6 turns, starting after the interrupted call
+    "turn budget would cut after it": (
+        [user("Port the parser."), user("Plan first."), call("p", text="reading"),
+         user("continue"), *[m for n in range(3, 9) for m in turn(n)]],
+        "continuation", 14400, 2, "oversized turn"),
+    # the largest safe suffix within the tail budget would start after it
+    "token budget would cut after it": (
+        [user("Port the parser."), said("plan"), call("p", text="reading"), said("waiting"),
+         call("a"), result("a", BIG), said("small")],
+        "continuation", 50, 2, "smallest safe tail kept"),
+    # the cut would fall between the assistant's call and its (missing) result
+    "between the call and its missing result": (
+        [user("Build the thing. " * 20), said("plan " + BIG), call("open", text="reading"),
+         said("waiting " + BIG)],
+        "continuation", 1000, 2, "oversized turn"),
+    "the last message": (
+        [*turn(0), *turn(1), user("next"), call("z")], "continuation", 10, 9,
+        "smallest safe tail kept"),
+    "several, the earliest pulls": (
+        [user("go"), said("plan"), call("o1"), user("go on"), call("a"), result("a"), call("o2"),
+         user("and then"), said("ok")],
+        "continuation", 14400, 2, "oversized turn"),
+    "a pending call with a user message after": (
+        [user("go"), said("plan"), call("a"), result("a", BIG), call("p"),
+         user("stop, do X instead")],
+        "continuation", 100, 4, "largest safe suffix within the tail budget"),
+    "auto picks continuation": (
+        [user("go"), said("plan"), call("a"), result("a", BIG), call("p"),
+         user("stop, do X instead")],
+        "auto", 100, 4, "largest safe suffix within the tail budget"),
+    "archival, the assistant not the last": (
+        [user("go"), said("plan"), call("o1"), user("go on"), call("a"), result("a"), call("o2"),
+         user("and then"), said("ok")],
+        "archival", 14400, 2, "unanswered calls stay in the tail"),
+    "archival, the last assistant": (
+        [user("go"), said("plan"), call("a"), result("a", BIG), call("p"),
+         user("stop, do X instead")],
+        "archival", 14400, 4, "unanswered calls stay in the tail"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNANSWERED_CASES))
+def test_r_cmp_5_an_unanswered_call_pulls_the_cut_to_just_before_its_assistant(case):
+    """R-CMP-5 (reference §2.3: the cut moves before any assistant message with unanswered
+    calls), for each way the cut is chosen: the turn path, the largest safe suffix within the
+    token budget, no fitting suffix, the assistant last, several of them, a user message after
+    the pending call, ``auto`` and the archival profile (which keeps no raw tail otherwise). The
+    cut lands just before the earliest such assistant, which stays in the tail with its call; the
+    same history with those assistants saying their text instead of calling is cut after it."""
+    h, profile, recent, expected, reason = UNANSWERED_CASES[case]
+    plan = choose_cut(h, profile=profile, input_budget=20000, recent_target=recent,
+                      estimator=EST)
+    assert plan.cut_index == expected == _first_unanswered_assistant(h), plan
+    assert reason in plan.reason
+    unanswered = set(index_session(h).unanswered_calls)
+    kept = {b.id for m in h[plan.cut_index:] for b in m.tool_calls}
+    assert unanswered <= kept
+    pending = {g.assistant_message for g in index_session(h).groups if not g.closed}
+    plain = [said(m.text or "calling") if i in pending else m for i, m in enumerate(h)]
+    unpulled = choose_cut(plain, profile=profile, input_budget=20000, recent_target=recent,
+                          estimator=EST)
+    assert unpulled.cut_index is not None and unpulled.cut_index > expected, unpulled
+
+
+def test_r_cmp_5_archival_profile_keeps_an_interrupted_call_in_the_tail():
+    """R-CMP-5 (reference §2.3) under the archival profile, which keeps no raw tail otherwise:
+    the user interrupted call c2 and the conversation went on; the cut is pulled to just before
+    the assistant holding c2 (not past it, archiving the call without its result). Only an agent
+    profile (``archive_orphans``: the agent compacted in the middle of the call) archives it."""
+    h = [user("port the parser"), call("c1"), result("c1"), call("c2"), user("continue"),
+         call("c3"), result("c3"), user("and the lexer"), call("c4"), result("c4")]
+    plan = choose_cut(h, profile="archival", input_budget=100000, recent_target=15000,
+                      estimator=EST)
+    assert plan.cut_index == 3 and plan.reason == "archival: unanswered calls stay in the tail"
+    agent = choose_cut(h, profile="archival", input_budget=100000, recent_target=15000,
+                       estimator=EST, archive_orphans=True)
+    assert agent.cut_index == len(h) and agent.reason == "archival: no raw tail"
+
+
+@pytest.mark.parametrize("profile", ["continuation", "archival"])
+def test_r_cmp_5_a_pull_that_leaves_only_the_task_anchor_is_no_new_cut(profile):
+    """R-CMP-5/R-CMP-8: the call right after the original request is unanswered, so the only cut
+    it allows archives nothing but the task anchor: no new cut point (never a cut past the
+    assistant)."""
+    h = [user("Port the parser. " * 50), call("p", text="reading"), user("continue"),
+         said("working " + BIG)]
+    assert safe_cuts(h) == (1,)
+    plan = choose_cut(h, profile=profile, input_budget=20000, recent_target=500, estimator=EST)
+    assert plan.cut_index is None and "task anchor" in plan.reason
+
+
+@pytest.mark.parametrize("agent_rules", [None, "claude-code"])
+def test_r_cmp_5_archival_compaction_keeps_an_interrupted_call_unless_an_agent_profile(
+        tmp_path, agent_rules):
+    """R-CMP-5 through the whole compaction with ``profile: archival``: the interrupted call
+    (no result, the conversation went on) pulls the cut to just before its assistant, which the
+    applied history keeps after the checkpoint with its call. An agent profile
+    (``compaction.agent_rules``: the agent compacted in the middle of the call, R-TWIN-3)
+    archives it with the rest and keeps no raw tail."""
+    from iris.compaction import (
+        CompactionEnvironment,
+        CompactionRequest,
+        ExtractiveSummariser,
+        compact,
+        thresholds,
+    )
+    from iris.compaction.records import PlanDecision
+    from iris.config import parse_config
+    from iris.prompts import PromptSnapshot
+
+    h = [user("Port the parser. " * 20), call("c1"), result("c1", BIG), said("read it " + BIG),
+         call("c2", text="running the tests"), user("continue"), call("c3"), result("c3", BIG),
+         said("ported " + BIG), user("and the lexer")]
+    fields = {"input_budget_tokens": 20000, "threshold": 0.3, "profile": "archival"}
+    cfg = parse_config({"compaction": {**fields, "agent_rules": agent_rules}})
+    env = CompactionEnvironment(config=cfg, thresholds=thresholds(cfg),
+                                prompts=PromptSnapshot.defaults(),
+                                summariser=ExtractiveSummariser(), work_dir=tmp_path,
+                                estimator=EST)
+    out = compact(CompactionRequest(history=tuple(h), current_request=h[-1],
+                                    request_tokens=EST.request_tokens(h)), env)
+    (plan,) = [d for d in out.decisions if isinstance(d, PlanDecision)]
+    assert out.status == "applied", out.decisions
+    calls = [b.id for m in out.history for b in m.tool_calls]
+    if agent_rules is None:
+        assert plan.cut_index == 4 and out.history[1:] == tuple(h[4:])
+        assert calls == ["c2", "c3"]
+    else:
+        assert plan.cut_index == len(h) and calls == []

@@ -163,22 +163,24 @@ def _result(call_id: str, text: str = "ok") -> Message:
 
 def test_r_twin_3_an_orphaned_call_does_not_pin_the_no_tail_profiles_cut():
     """R-TWIN-3: the agent compacted in the middle of call c2 (its result is not in the file)
-    and went on. The archival profile archives that call with the rest (no raw tail); the
-    default profile still keeps an assistant whose call is unanswered, and what follows, in its
-    tail (seed behaviour); the last assistant's own unanswered call stays in either tail."""
+    and went on. An agent profile's archival cut (``archive_orphans``: ``compaction.agent_rules``
+    set) archives that call with the rest (no raw tail); the default profile, and the archival
+    profile without agent rules, still keep an assistant whose call is unanswered, and what
+    follows, in the tail (seed behaviour, R-CMP-5); the last assistant's own unanswered call
+    stays in every tail."""
     history = [_user("port the parser"), _call("c1"), _result("c1"), _call("c2"),
                _user("continue"), _call("c3"), _result("c3"), _user("and the lexer"),
                _call("c4"), _result("c4")]
     estimator = default_estimator()
     archival = choose_cut(history, profile="archival", input_budget=100000, recent_target=15000,
-                          estimator=estimator)
+                          estimator=estimator, archive_orphans=True)
     assert archival.cut_index == len(history) and archival.reason == "archival: no raw tail"
     default = choose_cut(history, profile="auto", input_budget=100000, recent_target=15000,
-                         estimator=estimator)
+                         estimator=estimator, archive_orphans=True)
     assert default.cut_index is not None and default.cut_index <= 3
     pending = [*history, _call("c5")]
     last = choose_cut(pending, profile="archival", input_budget=100000, recent_target=15000,
-                      estimator=estimator)
+                      estimator=estimator, archive_orphans=True)
     assert last.cut_index == len(pending) - 1
 
 

@@ -2,8 +2,11 @@
 
 A cut at ``i`` archives ``history[:i]`` and keeps ``history[i:]``. A cut is *safe* when no tool group
 straddles it (a call never leaves its results behind), the tail does not start with tool results,
-and every assistant message with unanswered calls stays in the tail (the archival profile
-archives a call the conversation went past without its result: it keeps no raw tail). A leading checkpoint (an
+and every assistant message with unanswered calls stays in the tail, in every profile: an
+unanswered call pulls the cut to just before its assistant message, also under the archival
+profile, which otherwise keeps no raw tail (reference §2.3). Only an agent profile
+(``compaction.agent_rules``: the agent compacted in the middle of a call, so its result is not
+in the file) archives a call the conversation went past without its result. A leading checkpoint (an
 earlier compaction) alone is not worth a new cut, nor is a head holding only the task anchors
 (the original and the current request: :func:`anchors_only`). The continuation tail holds up to the last 6
 complete turns within the tail budget, which is the recent target ``ceil(budget ×
@@ -49,7 +52,7 @@ def tail_budget(input_budget: int, recent_target: int) -> int:
 def safe_cuts(history: Sequence[Message], *, summarise_orphans: bool = False) -> tuple[int, ...]:
     """Every safe cut index in ``1..len(history)`` (see the module docstring).
 
-    ``summarise_orphans`` (the archival profile, which keeps no raw tail): a call the
+    ``summarise_orphans`` (an agent profile's archival cut, which keeps no raw tail): a call the
     conversation went past without its result (a later assistant message exists: the agent was
     interrupted, or compacted in the middle of the call) is archived like the rest instead of
     pinning the tail; only the last assistant message's unanswered calls stay in the tail."""
@@ -112,11 +115,16 @@ def resolve_profile(profile: str, history: Sequence[Message]) -> Literal["contin
 
 
 def choose_cut(history: Sequence[Message], *, profile: str, input_budget: int, recent_target: int,
-               estimator: TokenEstimator) -> CutPlan:
-    """R-CMP-5 cut point for ``history`` (the messages before the current request)."""
+               estimator: TokenEstimator, archive_orphans: bool = False) -> CutPlan:
+    """R-CMP-5 cut point for ``history`` (the messages before the current request).
+
+    ``archive_orphans`` (an agent profile, ``compaction.agent_rules``): under the archival
+    profile a call the conversation went past without its result is archived with the rest
+    (:func:`safe_cuts` ``summarise_orphans``); otherwise every unanswered call keeps its assistant
+    message, and what follows, in the tail."""
     resolved = resolve_profile(profile, history)
     budget = tail_budget(input_budget, recent_target)
-    safe = safe_cuts(history, summarise_orphans=resolved == "archival")
+    safe = safe_cuts(history, summarise_orphans=archive_orphans and resolved == "archival")
     users = [i for i, m in enumerate(history) if is_real_user_message(m)]
     cuts = tuple(c for c in safe if not anchors_only(history, c, users))
     if not cuts:

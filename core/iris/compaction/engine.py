@@ -218,7 +218,8 @@ def compact(request: CompactionRequest, env: CompactionEnvironment) -> Compactio
     history, t = tuple(request.history), env.thresholds
     state = state_from_history(history, request.previous)
     plan = choose_cut(history, profile=env.config.compaction.profile, input_budget=t.input_budget,
-                      recent_target=t.recent_target, estimator=env.estimator)
+                      recent_target=t.recent_target, estimator=env.estimator,
+                      archive_orphans=env.config.compaction.agent_rules is not None)
     if plan.cut_index is None:
         return _no_cut(plan, request.request_tokens, t, history, state)
     decisions: list[CompactionDecision] = [_plan_decision(plan, plan.cut_index, history,
