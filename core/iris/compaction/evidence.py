@@ -35,7 +35,6 @@ DEFAULT_EVIDENCE_CHARS = 4000
 EVIDENCE_CHARS_PER_TOKEN = 2
 """Characters of evidence per token of the summary allowance."""
 _OUTCOME_CHARS = 48
-_SHORT_FACT = 30
 _SEGMENT_CHARS = 60
 """Names listed after one mention of their folder before it is written again."""
 _LONG_FOLDER = 40
@@ -175,9 +174,10 @@ class _Head:
                         self._path(word, "named", i, count=False)
             for result in message.tool_results:
                 self._outcome(result.text, result.is_error, calls.get(result.call_id, []))
-                shown = {_DIFF_SIDE.sub("", w) for w in _pathlike(result.text[:_RESULT_CHARS])}
-                shown = {w for w in shown
-                         if "/" in w.strip("/") and _NAMED.search(w) and not _BUILT.search(w)}
+                # in the order written (a set's order changes from run to run)
+                shown = [w for w in dict.fromkeys(_DIFF_SIDE.sub("", w) for w in
+                                                  _pathlike(result.text[:_RESULT_CHARS]))
+                         if "/" in w.strip("/") and _NAMED.search(w) and not _BUILT.search(w)]
                 for word in shown:
                     self._path(word, "shown", i, count=False)
                     self.listed[word] = len(shown)
@@ -263,7 +263,7 @@ def workspace_root(head: Sequence[Message]) -> str | None:
                 root = path[:-len(rel.removeprefix("./")) - 1]
                 roots[root] = roots.get(root, 0) + 1
     if roots:
-        return max(roots, key=lambda r: (roots[r], -len(r)))
+        return max(sorted(roots), key=lambda r: (roots[r], -len(r)))
     if workdirs:
         return max(workdirs, key=lambda w: workdirs[w])
     folders: dict[str, int] = {}
@@ -273,7 +273,7 @@ def workspace_root(head: Sequence[Message]) -> str | None:
             folder = "/" + "/".join(parts[:n])
             folders[folder] = folders.get(folder, 0) + 1
     wide = [f for f, n in folders.items() if n >= 0.6 * len(absolute)]
-    return max(wide, key=len) if wide else None
+    return max(sorted(wide), key=len) if wide else None
 
 
 def _relative(path: str, root: str | None) -> str:
@@ -299,10 +299,8 @@ def _entries(facts: _Head, root: str | None) -> list[tuple[float, str, str]]:
     1 over the head), raised by how often it was used, lowered for a long one."""
     span = max(facts.last, 1)
 
-    def priority(key: str, weight: float, at: int, written: str) -> float:
-        # recent, used often, and short (a long fact costs the room of several)
-        return (weight * (0.3 + 0.7 * at / span) * (1 + 0.1 * min(facts.uses.get(key, 1) - 1, 6))
-                - max(len(written) - _SHORT_FACT, 0) / 400)
+    def priority(key: str, weight: float, at: int) -> float:
+        return weight * (0.3 + 0.7 * at / span) * (1 + 0.1 * min(facts.uses.get(key, 1) - 1, 6))
 
     worked = {_folder(_relative(p, root))[0] for p, uses in facts.paths.items()
               if "edited" in uses or "read" in uses}
@@ -317,7 +315,7 @@ def _entries(facts: _Head, root: str | None) -> list[tuple[float, str, str]]:
                 weight /= math.sqrt(max(facts.listed.get(path, 1), 1))
                 if _folder(shown)[0] in worked:  # next to the files the agent works on
                     weight = min(2 * weight, _USES["shown"][0])
-            best = max(best, priority(path, weight, at, shown))
+            best = max(best, priority(path, weight, at))
             if weight > strongest:
                 strongest, group = weight, named
         old = files.get(shown)
@@ -327,7 +325,7 @@ def _entries(facts: _Head, root: str | None) -> list[tuple[float, str, str]]:
             files[shown] = (best, strongest, group)
     out = [(p, group, shown) for shown, (p, _, group) in files.items()]
     for command, at in facts.commands.items():
-        out.append((priority(command, _COMMAND_WEIGHT, at, command), "Commands", command))
+        out.append((priority(command, _COMMAND_WEIGHT, at), "Commands", command))
     return out
 
 
@@ -375,15 +373,30 @@ def evidence_section(head: Sequence[Message], *, edit_tool: re.Pattern[str],
     used facts first; empty when the head names no file and runs no command."""
     root = workspace_root(head)
     facts = _Head(head, edit_tool)
-    entries = sorted(_entries(facts, root), key=lambda e: -e[0])
+    entries = _entries(facts, root)
     if not entries:
         return ""
+    siblings: dict[str, int] = {}
+    for _, group, text in entries:
+        if group != "Commands":
+            siblings[_folder(text)[0]] = siblings.get(_folder(text)[0], 0) + 1
+
+    def room(entry: tuple[float, str, str]) -> float:
+        """About the characters the entry takes (a folder shared by its siblings)."""
+        _, group, text = entry
+        if group == "Commands":
+            return len(text) + 12
+        folder, name = _folder(text)
+        return len(name) + 4 + (len(folder) + 6) / siblings[folder]
+
+    # the likeliest facts per character first, so the section holds the most likely use it can
+    entries.sort(key=lambda e: (-e[0] / room(e), -e[0]))
     chosen: list[tuple[float, str, str]] = []
     folders: set[tuple[str, str]] = set()
     first = "Latest and most used first" + (f"; paths relative to `{root}/`." if root else ".")
     used = len(first) + len(_MORE) + 12  # the first line and the count of the facts left out
     covered = detailed = 0
-    for _, group, text in entries:
+    for likely, group, text in entries:
         if group == "Commands":
             outcome = facts.full.get(text, "") if detailed < _DETAILED else facts.outcomes.get(text, "")
             line = f"`{text}`" + (f" → {outcome}" if outcome else "")
@@ -399,7 +412,7 @@ def evidence_section(head: Sequence[Message], *, edit_tool: re.Pattern[str],
         if not any(c[1] == group for c in chosen):
             cost += len(_HEADINGS[group]) + 3
         if used + cost <= max_chars:
-            chosen.append((0.0, group, line))
+            chosen.append((likely, group, line))
             used += cost
             if group == "Commands":
                 detailed += 1
@@ -407,7 +420,7 @@ def evidence_section(head: Sequence[Message], *, edit_tool: re.Pattern[str],
                 folders.add((group, _folder(text)[0]))
     lines = [first]
     for group in _ORDER:
-        mine = [text for _, g, text in chosen if g == group]
+        mine = [text for _, g, text in sorted(chosen, key=lambda c: -c[0]) if g == group]
         if mine:
             lines.append(f"- {_HEADINGS[group]}")
             lines += [f"  - {line}" for line in (mine if group == "Commands" else _paths_line(mine))]
