@@ -11,7 +11,7 @@ from ..compaction.codex_count import earlier_reasoning_tokens
 from .state import PipelineSettings, PreparationState
 from .walk import is_user_input
 
-__all__ = ["agent_additions"]
+__all__ = ["agent_additions", "local_tokens_since_response"]
 
 
 def agent_additions(state: PreparationState, settings: PipelineSettings) -> tuple[int, int]:
@@ -42,3 +42,19 @@ def agent_additions(state: PreparationState, settings: PipelineSettings) -> tupl
         return reasoning, 0
     new_bytes = sum(len(block.model_dump_json().encode()) for m in new for block in m.content)
     return reasoning, -(-new_bytes // 4)
+
+
+def local_tokens_since_response(state: PreparationState, settings: PipelineSettings) -> int | None:
+    """Codex's count (``count_earlier_reasoning`` with ``count_new_messages``) where the provider
+    did not count the replayed request: the local tokens of the messages after the last response,
+    which the trigger replaces with Codex's byte estimate of them (what :func:`agent_additions`
+    adds as ``after``): codex-rs adds its estimate of the items after the last model output to
+    the count of the request before them. None for every other profile (the calibrated estimate
+    then counts those messages itself)."""
+    comp = settings.config.compaction
+    if not (comp.count_earlier_reasoning and comp.count_new_messages):
+        return None
+    parts = state.durable
+    last = next((i for i in range(len(parts) - 1, -1, -1)
+                 if parts[i].message.role == "assistant"), -1)
+    return sum(p.tokens for p in parts[last + 1:])

@@ -40,7 +40,7 @@ from ..compaction.thresholds import Thresholds
 from ..compaction.triggers import TriggerStep
 from ..frozen import UNCHANGED
 from . import notices
-from .agent_count import agent_additions
+from .agent_count import agent_additions, local_tokens_since_response
 from .final import current_input_index
 from .records import (
     CompactionApplied,
@@ -97,10 +97,17 @@ def trigger(state: PreparationState, settings: PipelineSettings,
                if unsampled else "the replayed history differs from the recorded one after a "
                "compaction" if state.diverged else "the provider counted the recorded request, "
                "and the replay's earlier stages reduced this one")
-        value = state.whole(state.input_tokens) + reasoning
-        what = _whole_words(state, value - reasoning)
-        if reasoning:
-            what = f"{what} + {_added_words(reasoning, 0)} = {value:,}"
+        since = local_tokens_since_response(state, settings)
+        if since is None:
+            value = state.whole(state.input_tokens) + reasoning
+            what = _whole_words(state, value - reasoning)
+            if reasoning:
+                what = f"{what} + {_added_words(reasoning, 0)} = {value:,}"
+        else:  # Codex's count: its byte estimate of the messages since the last response
+            base = state.whole(state.input_tokens - since)
+            value = base + reasoning + after
+            what = (f"{_whole_words(state, base)} up to the last response + "
+                    f"{_added_words(reasoning, after) or '0'}, as the agent counts = {value:,}")
         sign = "≥" if value >= t.threshold_line else "<"
         return (value >= t.threshold_line, "calibrated_local",
                 f"{what} {sign} threshold line {t.threshold_line:,} ({why})", value)
@@ -123,6 +130,8 @@ def _notice_added(state: PreparationState, added: tuple[int, int], basis: str,
                   value: int | None) -> tuple[int, int]:
     """What the notices' reading adds to the provider's count so that it reads the value the
     trigger compared (the agent's own count, the window offset: see :func:`trigger`)."""
+    if basis == "calibrated_local" and value is not None:  # the notices add the first figure
+        return value - state.whole(state.input_tokens), 0
     reading = state.usage_reading
     if basis != "provider" or value is None or reading is None:
         return added
@@ -411,6 +420,8 @@ def apply(state: PreparationState, settings: PipelineSettings
 
     if outcome.status == "applied":  # a new window: the old notices no longer apply
         new = notices.withdraw(_applied_state(state, outcome, settings))
+        if new.calibration is not None:  # the summary replaced history the file does not hold
+            new = new.evolve(calibration=new.calibration.folded())
         decisions = _with_sent(decisions, state.whole(before), new.whole(new.input_tokens))
         return new, record("applied", new.input_tokens,
                            f"committed, cut at history message {outcome.cut_index}; this "
