@@ -25,7 +25,7 @@ from pydantic import Field
 
 from .collector_pause import StepFreezer, replay_collections
 from .compaction.agent_rules import apply_agent_rule
-from .compaction.calibration import Calibration
+from .compaction.calibration import Calibration, continued_prefix
 from .compaction.records import CompactionOutcome
 from .compaction.remote import client_run_usage, start_client_run
 from .compaction.summarisers import ExtractiveSummariser, Summariser
@@ -277,6 +277,11 @@ class _ReplayWalker:
         """Compactions this replay has applied so far."""
         self.agent_profile = options.baseline == "engine" and config.compaction.agent_rules is not None
         """An agent profile (``compaction.agent_rules``): the replay follows the agent's windows."""
+        if self.agent_profile and self.calibration.fixed_overhead is None:
+            # a file that continues an earlier conversation: the profile's compaction folds the
+            # history the file does not hold away with the rest
+            self.calibration = self.calibration.evolve(
+                **UNCHANGED, fixed_prefix=continued_prefix(session))
         self.window_offset: tuple[int, int] | None = None
         """(offset, step) of the window this replay shares with the agent (see
         :attr:`PreparationState.window_offset`); None until measured."""
@@ -427,6 +432,7 @@ class _ReplayWalker:
         outcome = prepare(state, self._step_settings(walk), meta, stages=stages)
         if outcome.preparation.phase == "ready" and outcome.state.compaction is not None:
             self.replay_cuts += 1
+            self.calibration = self.calibration.folded()
         self._calibrate(k, recorded, response.usage, walk)
         self._measure_offset(k, outcome, response.usage, walk)
         if outcome.preparation.phase == "ready":

@@ -26,6 +26,16 @@ compactions applied and no engine reduction), so the replay never needs the futu
   it; the provider no longer measures the as-recorded request, so the ratio is frozen
   (:attr:`Calibration.frozen_at`) until a recorded compaction opens a new window.
 
+* **History not in the file**: a transcript can continue a conversation whose start it does
+  not hold (the file begins mid-session). Its first measured overhead is then the fixed part
+  (system prompt and tools, what the agent sends before any message) plus that history. The
+  fixed part is what the provider still reads from its cache at the first response after one of
+  the agent's recorded compactions (the compaction rewrites everything after it):
+  :func:`continued_prefix` measures it over the session and says whether the first response
+  read more than that from the cache (it continued a history the provider had seen). An agent
+  profile's own compaction summarises that history away with the rest
+  (:meth:`Calibration.folded`): the overhead its later requests carry is the fixed part.
+
 The calibrated whole-request estimate of a local estimate ``L`` is ``round(r × L) + O``. The
 configuration can fix or disable both (``estimate:``, :class:`EstimateConfig`).
 """
@@ -37,8 +47,10 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from ..frozen import UNCHANGED, FrozenModel
+from ..session import Session
 
-__all__ = ["MIN_SAMPLE_TOKENS", "UNRECORDED_DROP", "Calibration", "EstimateConfig", "TriggerBasis"]
+__all__ = ["MIN_SAMPLE_TOKENS", "UNRECORDED_DROP", "Calibration", "EstimateConfig", "TriggerBasis",
+           "continued_prefix"]
 
 #: Smallest local estimate whose provider count updates the ratio.
 MIN_SAMPLE_TOKENS = 2000
@@ -95,6 +107,12 @@ class Calibration(FrozenModel):
     the ratio keeps its last value until a recorded compaction opens a new window."""
     fixed_overhead: int | None = Field(default=None, exclude=True)
     calibrate: bool = Field(default=True, exclude=True)
+    fixed_prefix: int | None = Field(default=None, exclude=True)
+    """The session continues a conversation the file does not hold: what every request carries
+    before the history (:func:`continued_prefix`); the measured overhead above it is that
+    history, which :meth:`folded` drops. None: the file holds its conversation from the start."""
+    remeasure: bool = Field(default=False, exclude=True)
+    """Set by :meth:`folded`: the next recorded window measures overhead and ratio afresh."""
 
     @classmethod
     def start(cls, config: EstimateConfig | None) -> Calibration:
@@ -104,6 +122,15 @@ class Calibration(FrozenModel):
             return cls(overhead=o, window_overhead=o, fixed_overhead=o,
                        overhead_source="configuration", calibrate=config.calibrate)
         return cls(calibrate=config.calibrate)
+
+    def folded(self) -> Calibration:
+        """The calibration after a compaction of the replay's own in a session that continues an
+        earlier conversation: the summary replaced the history the file does not hold, so the
+        overhead is the fixed part alone (unchanged for any other session)."""
+        if self.fixed_prefix is None:
+            return self
+        return self.evolve(**UNCHANGED, overhead=min(self.overhead, self.fixed_prefix),
+                           fixed_prefix=None, remeasure=True)
 
     def whole(self, local: int, *, window: bool = False) -> int:
         """Calibrated whole-request estimate of a local estimate (plus the overhead)."""
@@ -136,6 +163,8 @@ class Calibration(FrozenModel):
         return self._measure(step, local, provider, new_window)
 
     def _measure(self, step: int, local: int, provider: int, new_window: bool) -> Calibration:
+        if new_window and self.remeasure:
+            return self._afresh(step, local, provider)
         first = self.window_step is None and self.fixed_overhead is None
         if first or (new_window and self.fixed_overhead is None):
             measured = max(provider - round(self.ratio * local), 0)
@@ -154,6 +183,17 @@ class Calibration(FrozenModel):
         ratio = max(provider - self.window_overhead, 1) / local
         return self.evolve(**UNCHANGED, ratio=ratio, ratio_step=step, samples=self.samples + 1)
 
+    def _afresh(self, step: int, local: int, provider: int) -> Calibration:
+        """The first recorded window after the history not in the file was folded away: the
+        earlier window measured its overhead on a request whose history lay almost all outside
+        the file, so its ratio also took in whatever the agent added unrecorded since; this
+        window's first response measures the overhead again (at ratio 1) and the next sample
+        solves both, as at the start of a session."""
+        measured = max(provider - local, 0)
+        return self.evolve(**UNCHANGED, ratio=1.0, ratio_step=None, overhead=measured,
+                           overhead_step=step, window_overhead=measured, window_step=step,
+                           window_sample=(local, provider), remeasure=False)
+
     def _two_point(self, step: int, local: int, provider: int, sample: tuple[int, int]
                    ) -> Calibration:
         """The first ratio sample: solve overhead and ratio from the two samples (the overhead
@@ -167,3 +207,29 @@ class Calibration(FrozenModel):
                            window_overhead=overhead,
                            overhead=overhead if self.window_step == self.overhead_step
                            else self.overhead)
+
+
+def continued_prefix(session: Session) -> int | None:
+    """The fixed part of every request when ``session`` continues a conversation whose start the
+    file does not hold; None otherwise, or when it cannot be measured.
+
+    The fixed part is the largest cache read of the first response with usage after each of the
+    agent's recorded compactions: a compaction rewrites the history, so the provider can still
+    read only the system prompt and tools from its cache (a cache that expired reads less,
+    hence the largest). The session continues an earlier conversation when its first response
+    with usage read more than that from the cache: only a history sent before, not in the file,
+    can be cached there (a session's first request holds nothing else before its first message).
+    """
+    usages = [(i, m.usage) for i, m in enumerate(session.messages)
+              if m.role == "assistant" and m.usage is not None and not m.compaction_provided]
+    if not usages or not session.compactions:
+        return None
+    prefix = 0
+    for compaction in session.compactions:
+        after = next((u for i, u in usages if i >= compaction.at_message), None)
+        if after is not None and not after.cache_read_in_input:
+            prefix = max(prefix, after.cache_read_tokens)
+    first = usages[0][1]
+    if prefix <= 0 or first.cache_read_in_input or first.cache_read_tokens <= prefix:
+        return None
+    return prefix

@@ -1,0 +1,93 @@
+"""A transcript that continues a conversation whose start it does not hold (R-TWIN-3, R-TWIN-5):
+the first request's unrecorded overhead is the fixed part (system prompt and tools) plus that
+history; the agent profile's compaction summarises the history away with the rest, so its first
+request after counts the fixed part only, and the next recorded window measures overhead and
+ratio afresh (docs/profiles.md, "What the trigger compares")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from iris.compaction.calibration import Calibration, continued_prefix
+from iris.session import Message, RecordedCompaction, Session, SessionHeader, TextBlock, Usage
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude_code"
+CONTINUED = CORPUS / "0cf3db51-1c73-43bb-8d05-dc02739514a5.jsonl.gz"
+
+
+def _reply(n: int, read: int, write: int) -> Message:
+    return Message(role="assistant", content=(TextBlock(text=f"reply {n}"),), id=f"m{n}",
+                   usage=Usage(input_tokens=8, cache_read_tokens=read, cache_write_tokens=write,
+                               output_tokens=5, model="claude-opus-4-5"))
+
+
+def _session(first_read: int, after_reads: tuple[int, ...]) -> Session:
+    """Two messages, a reply reading ``first_read`` from the cache, then one recorded compaction
+    per ``after_reads`` entry, each followed by a reply reading that much from the cache."""
+    messages = [Message(role="user", content=(TextBlock(text="go on"),)), _reply(0, first_read, 20)]
+    compactions = []
+    for n, read in enumerate(after_reads, 1):
+        compactions.append(RecordedCompaction(at_message=len(messages), summary="summary",
+                                              source="claude_code:compact_boundary"))
+        messages += [Message(role="user", content=(TextBlock(text="summary"),),
+                             is_compaction_summary=True), _reply(n, read, 20000)]
+    return Session(header=SessionHeader(session_id="s", source_format="claude_code"),
+                   messages=tuple(messages), compactions=tuple(compactions))
+
+
+def test_r_twin_3_continued_prefix_is_the_cache_read_after_a_compaction():
+    """R-TWIN-3: the first response read more from the cache than the fixed prefix the provider
+    still holds after the agent's compactions (the largest such read: an expired cache reads
+    less), so the file continues a history the provider had seen."""
+    assert continued_prefix(_session(127765, (27992, 0))) == 27992
+    assert continued_prefix(_session(127765, (0, 27992))) == 27992
+
+
+def test_r_twin_3_a_file_from_the_start_is_not_taken_for_a_continued_one():
+    """R-TWIN-3: a session's first request holds nothing before its first message that could be
+    cached beyond the fixed prefix; without a recorded compaction nothing can be measured."""
+    assert continued_prefix(_session(16500, (28000,))) is None
+    assert continued_prefix(_session(0, (28000,))) is None
+    assert continued_prefix(_session(127765, ())) is None
+    assert continued_prefix(_session(127765, (0,))) is None
+
+
+def test_r_twin_3_the_profiles_compaction_folds_the_history_not_in_the_file():
+    """R-TWIN-3: the first overhead holds the fixed part and the history not in the file; after
+    the replay's compaction the overhead is the fixed part, and the next recorded window measures
+    overhead and ratio afresh (its first response at ratio 1, the next sample solves both)."""
+    start = Calibration(fixed_prefix=28000).observe(0, 21, 127793).observe(9, 12000, 155000)
+    assert start.overhead > 100000 and start.ratio > 1.5  # learned on the continued window
+    folded = start.folded()
+    assert folded.overhead == 28000 and folded.whole(7000) == round(start.ratio * 7000) + 28000
+    window = folded.observe(11, 3600, 50200, new_window=True)
+    assert (window.ratio, window.overhead, window.window_overhead) == (1.0, 46600, 46600)
+    solved = window.observe(14, 9600, 58000)
+    assert solved.ratio == pytest.approx((58000 - 50200) / 6000)
+    assert solved.overhead == solved.window_overhead == 50200 - round(solved.ratio * 3600)
+
+
+def test_r_twin_3_folding_changes_nothing_in_a_file_from_the_start():
+    """R-TWIN-3: without a continued history the replay's compaction keeps the calibration, and
+    the next window keeps the ratio learned before it (the earlier rule)."""
+    start = Calibration().observe(0, 100, 20100).observe(4, 10100, 32600)
+    assert start.folded() == start
+    after = start.folded().observe(9, 3000, 24000, new_window=True)
+    assert after.ratio == start.ratio and after.overhead == start.overhead
+
+
+@pytest.mark.skipif(not CONTINUED.is_file(), reason="the development corpus is not available")
+def test_r_twin_3_continued_corpus_session_first_request_after_its_compaction():
+    """R-TWIN-3: on the corpus session that starts 127,722 tokens into its conversation the
+    profile's first request after the first compaction is within 15 % of the agent's (it counted
+    that history again before: +196 %), and the second compaction lands within 2 steps of the
+    agent's (the ratio of the continued window is no longer carried across: 15 steps early
+    before)."""
+    from workbench.corpus.twin_check import check_file
+
+    row = check_file(CONTINUED)
+    first, second = row.compactions[:2]
+    assert first.at_step and first.within_after
+    assert second.profile_step is not None and abs(second.profile_step - second.agent_step) <= 2
+    assert row.failed_steps == 0
