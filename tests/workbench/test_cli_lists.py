@@ -60,7 +60,7 @@ def test_r_twin_5_sessions_json_and_the_notebook_name_each_fact_alike(capsys, st
     frame = wb.sessions().set_index("id")
     assert set(SESSION_COLUMNS) - {"id"} <= set(frame.columns)
     def value(session_id: str, key: str) -> object:
-        cell = frame.loc[session_id, key]
+        cell = frame[key].loc[session_id]
         return None if cell is None or cell is pd.NA else int(cell)
 
     assert any(r["estimated_tokens"] is not None for r in as_json.values())

@@ -226,7 +226,7 @@ def test_r_ui_8_replay_inside_a_running_event_loop_like_jupyter():
     assert head.context_snapshots  # so every step asks the recorded context source
 
     r = asyncio.run(in_kernel())
-    assert r.failures().empty and r.totals().loc[0, "compactions"] >= 1
+    assert r.failures().empty and r.totals()["compactions"].loc[0] >= 1
     assert len(r) == 16
 
 

@@ -37,7 +37,7 @@ def empty() -> wb.NotebookReplay:
 
 
 def _dtypes(frame: pd.DataFrame) -> dict[str, str]:
-    return {c: str(t) for c, t in frame.dtypes.items()}
+    return {str(c): str(t) for c, t in frame.dtypes.items()}
 
 
 @pytest.mark.parametrize("table", TABLES)

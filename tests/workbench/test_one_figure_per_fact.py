@@ -74,8 +74,9 @@ def _store_surfaces(store: Store, path: Path, config: Path) -> tuple[dict[str, A
     commit = next(d for s in opened.prep.stages for d in s.decisions
                   if isinstance(d, CompactionApplied))
     out["step-through commit"] = _pairs(describe(commit))[0]
-    row = stage_table(opened.prep).set_index("stage").loc["compaction"]
-    out["step-through stage table"] = (int(row["before_tokens"]), int(row["after_tokens"]))
+    stages = stage_table(opened.prep).set_index("stage")
+    out["step-through stage table"] = (int(stages["before_tokens"].loc["compaction"]),
+                                       int(stages["after_tokens"].loc["compaction"]))
     header = header_text(opened.prep, len(result.preparations), None)
     out["step-through header (after)"] = int(re.findall(r"\[([\d,]+)\]", header.cells[0])[0]
                                              .replace(",", ""))
@@ -90,8 +91,8 @@ def _store_surfaces(store: Store, path: Path, config: Path) -> tuple[dict[str, A
     out["templates re-run"] = (outcome.tokens_before, outcome.tokens_after)
     rows = rerun_table(type("C", (), {"original": outcome, "edited": outcome})()).set_index("")
     out["templates re-run table"] = (
-        int(rows.loc["request before (tokens, whole request as sent)", "original"].replace(",", "")),
-        int(rows.loc["request after (tokens, whole request as sent)", "original"].replace(",", "")))
+        int(rows["original"].loc["request before (tokens, whole request as sent)"].replace(",", "")),
+        int(rows["original"].loc["request after (tokens, whole request as sent)"].replace(",", "")))
     run = choice_run(store, session_id, f"replay:{replay_id}", "probe", editor=None,
                          templates=PromptSnapshot.defaults(), cache={},
                          progress=lambda *_: None)
@@ -124,8 +125,8 @@ def _assert_one_figure_per_fact(tmp_path: Path, path: Path, budget: int) -> dict
 
     figure = (cli["tokens_before"], cli["tokens_after"])
     surfaces = {**pages, "cli summary": figure,
-                "notebook compactions": (int(frame.loc[step, "tokens_before"]),
-                                         int(frame.loc[step, "tokens_after"])),
+                "notebook compactions": (int(frame["tokens_before"].loc[step]),
+                                         int(frame["tokens_after"].loc[step])),
                 "batch compactions": (batch_row["tokens_before"], batch_row["tokens_after"]),
                 "report answer": _pairs(answer)[0]}
     after = surfaces.pop("step-through header (after)")
@@ -134,7 +135,7 @@ def _assert_one_figure_per_fact(tmp_path: Path, path: Path, budget: int) -> dict
     assert figure[0] > figure[1]
     # the labelled detail (untrimmed durable history) is the same wherever it is shown
     assert (cli["history_tokens_before"], cli["history_tokens_after"]) == (
-        int(frame.loc[step, "history_tokens_before"]), int(frame.loc[step, "history_tokens_after"]))
+        int(frame["history_tokens_before"].loc[step]), int(frame["history_tokens_after"].loc[step]))
 
     error = summary["estimate_error"]
     assert error["responses"] > 0
@@ -312,8 +313,9 @@ def test_r_truth_2_a_saved_replay_states_its_figures_on_every_surface(tmp_path, 
         commit = next(d for s in opened.prep.stages for d in s.decisions
                       if isinstance(d, CompactionApplied))
         pages["step-through Why (commit)"] = _pairs(describe(commit))[0]
-        row = stage_table(opened.prep).set_index("stage").loc["compaction"]
-        pages["step-through stage table"] = (int(row["before_tokens"]), int(row["after_tokens"]))
+        stages = stage_table(opened.prep).set_index("stage")
+        pages["step-through stage table"] = (int(stages["before_tokens"].loc["compaction"]),
+                                             int(stages["after_tokens"].loc["compaction"]))
         header = header_text(opened.prep, len(opened.replay), opened.replay.thresholds)
         after = int(re.findall(r"\[([\d,]+)\]", header.cells[0])[0].replace(",", ""))
         (why,) = [r for r in step_losses(store, sid, opened.replay, step) if r.source == "replay"]
@@ -363,10 +365,10 @@ def test_r_truth_2_a_saved_replay_states_its_figures_on_every_surface(tmp_path, 
                      ("notebook (wb.replay)", wb.replay(SAVED, "claude-code",
                                                        summariser=summariser))):
         frame = r.compactions().set_index("step")
-        pages[label] = (int(frame.loc[step, "tokens_before"]), int(frame.loc[step, "tokens_after"]))
+        pages[label] = (int(frame["tokens_before"].loc[step]), int(frame["tokens_after"].loc[step]))
         facts = r.fidelity().query("source == 'replay' and kind == 'all'").set_index("step")
-        kept[label] = (int(facts.loc[step, "needed_later_kept"]),
-                       int(facts.loc[step, "needed_later"] - facts.loc[step, "needed_later_kept"]))
+        kept[label] = (int(facts["needed_later_kept"].loc[step]),
+                       int(facts["needed_later"].loc[step] - facts["needed_later_kept"].loc[step]))
         e = r.estimate_error()
         assert (e.median_abs_pct, e.p90_abs_pct, e.responses) == error, label
         costs[label] = tuple(getattr(r.cost(), k) for k in MONEY)

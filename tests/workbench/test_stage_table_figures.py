@@ -33,8 +33,9 @@ def test_r_twin_5_stage_table_states_the_commits_figures_not_a_recomputed_one():
     nudged = prep.evolve(**UNCHANGED, calibration_ratio=prep.calibration_ratio + 1.5 / local,
                          unrecorded_overhead_tokens=prep.unrecorded_overhead_tokens + 1)
     for record in (prep, nudged):
-        row = stage_table(record).set_index("stage").loc["compaction"]
-        assert (int(row["before_tokens"]), int(row["after_tokens"])) == (
+        stages = stage_table(record).set_index("stage")
+        assert (int(stages["before_tokens"].loc["compaction"]),
+                int(stages["after_tokens"].loc["compaction"])) == (
             commit.sent_tokens_before, commit.sent_tokens_after)
         last = stage_table(record).iloc[-1]
         assert int(last["after_tokens"]) == record.whole_request_tokens == whole_of(record)

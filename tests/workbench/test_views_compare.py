@@ -59,15 +59,15 @@ def test_r_ui_6_totals_count_tokens_compactions_and_reduction(runs, replays):
     assert list(table.columns) == TOTALS_COLUMNS
     assert list(table["configuration"]) == ["default", "cost-first"]
     assert list(table["compactions"]) == [0, len(cuts)]
-    assert table.loc[1, "cut_points"][0] == {"step": cuts[0],
+    assert table["cut_points"].loc[1][0] == {"step": cuts[0],
                                              "cut_index": replays[1].checkpoints[0].cut_index}
-    assert display_frame(table).loc[1, "cut_points"].startswith(
+    assert display_frame(table)["cut_points"].loc[1].startswith(
         f"step {cuts[0]} @ {replays[1].checkpoints[0].cut_index}")
-    assert table.loc[0, "tokens_sent"] == sum(s.whole_request_tokens for s in default.steps)
-    assert table.loc[1, "tokens_sent"] < table.loc[0, "tokens_sent"]
-    assert table.loc[1, "reduction_saved"] > 0  # cost-first reduces earlier and harder
-    assert table.loc[1, "input_budget"] == 64000 and table.loc[1, "pressure_line"] == 44800
-    assert table.loc[1, "budget_source"]  # every budget says where it came from
+    assert table["tokens_sent"].loc[0] == sum(s.whole_request_tokens for s in default.steps)
+    assert table["tokens_sent"].loc[1] < table["tokens_sent"].loc[0]
+    assert table["reduction_saved"].loc[1] > 0  # cost-first reduces earlier and harder
+    assert table["input_budget"].loc[1] == 64000 and table["pressure_line"].loc[1] == 44800
+    assert table["budget_source"].loc[1]  # every budget says where it came from
 
 
 def test_r_ui_6_compactions_table_lists_each_cut_point(runs, replays):

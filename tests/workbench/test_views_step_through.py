@@ -31,10 +31,11 @@ def test_r_ui_2_stage_table_has_status_tokens_and_decision_counts():
     row = table.set_index("stage").loc["compaction"]
     assert (row["status"], row["before_tokens"], row["after_tokens"], row["decisions"]) == \
         ("applied", 560, 280, 3)
-    assert row["decision_kinds"]["compaction-applied"] == 1  # data: {kind: count}
-    assert sum(row["decision_kinds"].values()) == row["decisions"]
-    assert "1 compaction-applied" in display_frame(table).set_index("stage").loc["compaction",
-                                                                                 "decision_kinds"]
+    kinds = table.set_index("stage")["decision_kinds"].loc["compaction"]
+    assert kinds["compaction-applied"] == 1  # data: {kind: count}
+    assert sum(kinds.values()) == row["decisions"]
+    assert "1 compaction-applied" in display_frame(table).set_index("stage")["decision_kinds"].loc[
+        "compaction"]
     assert table.set_index("stage").loc["trim_old_bodies", "change"] == -360
 
 

@@ -22,7 +22,7 @@ def test_r_ui_5_usage_table_difference_ratio_and_frozen_estimates():
     assert bool(last["estimated"])
     shown = display_frame(table)  # the label is made when shown, in the provider column's place
     assert list(shown.columns[:5]) == ["step", "phase", "local_estimate", "provider_label", "difference"]
-    assert shown.loc[0, "provider_label"] == "1,100" and shown.loc[4, "provider_label"].startswith("≈")
+    assert shown["provider_label"].loc[0] == "1,100" and shown["provider_label"].loc[4].startswith("≈")
     assert list(table["compaction_applied"]) == [False, False, True, False, False]
 
 

@@ -318,8 +318,8 @@ class NotebookReplay:
                 f"{int(t['failed_steps']):,} failed>")
 
     def _repr_html_(self) -> str:
-        return replay_html(self.result.session_id, self.totals().iloc[0].to_dict(),
-                           self.result.thresholds)
+        totals = {str(name): value for name, value in self.totals().iloc[0].items()}
+        return replay_html(self.result.session_id, totals, self.result.thresholds)
 
 
 def export_otlp(replay: NotebookReplay, path: str | Path, *, shift_to_now: bool = False) -> Path:

@@ -80,7 +80,8 @@ def _cut_points(r: NotebookReplay) -> pd.DataFrame:
     if table.empty:
         return table
     facts = r.result.checkpoints
-    table.insert(3, "first_kept_message", pd.array([c.first_kept_message for c in facts], dtype="Int64"))
+    table.insert(3, "first_kept_message", pd.Series([c.first_kept_message for c in facts], dtype="Int64",
+                                                    index=table.index))
     table.insert(4, "archived_messages", [len(c.archived_messages) for c in facts])
     return table
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from numbers import Integral, Real
 from typing import Any, SupportsInt
@@ -94,8 +94,10 @@ def table_html(frame: pd.DataFrame, *, empty: str = "nothing to show", compact: 
 
 def _column_texts(values: list[Any]) -> list[str]:
     """One column's cells as pandas' ``to_html`` formats them (a float column to one precision)."""
-    from pandas.io.formats.format import format_array
+    from pandas.io.formats import format as pandas_format
 
+    # pandas' own cell formatter, private (pandas-stubs leaves it out): typed here as it is called
+    format_array: Callable[..., list[str]] = vars(pandas_format)["format_array"]
     if all(type(v) is str and not _ESCAPED_BY_PANDAS.intersection(v) for v in values):
         return values  # pandas writes such text as it is (padded, and the padding is stripped)
     return format_array(pd.Series(values)._values, None, leading_space=False)
