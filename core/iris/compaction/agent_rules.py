@@ -8,8 +8,10 @@ with large output token limits") it reserves 20,000 for the summary, near 167,00
 :data:`AGENT_RULES` states the versions it was documented for, the compaction fields it sets and
 its public source; :func:`resolve_agent_rule` picks the row for the session's recorded version
 (Claude Code ``version``, Codex ``cli_version``) and model. A version outside every documented
-range, or none recorded, gets the nearest documented row, and the note says so. docs/profiles.md
-has the table in words.
+range, or none recorded, gets the nearest documented row, and the note says so. Where an agent
+has rows for particular models (Codex: gpt-5.3-codex-spark, the GPT-5 models), the most
+specific pattern the session's model matches wins; a model none of them names gets the
+agent's generic row, and the note says that too. docs/profiles.md has the table in words.
 """
 
 from __future__ import annotations
@@ -69,6 +71,19 @@ class AgentRule(FrozenModel):
 _CC_SOURCE_BUFFER = ("AUTOCOMPACT_BUFFER_TOKENS 13,000 in Claude Code's autoCompact.ts (public "
                      "analyses)")
 
+_CODEX_FIELDS: Mapping[str, Any] = {"threshold": 0.9, "effective_window_percent": 95,
+                                    "reserved": 0, "keep_initial_context": True}
+_CODEX_SOURCE = (
+    "codex-rs: ModelInfo::auto_compact_token_limit is the catalogue's auto_compact_token_limit, "
+    "else context_window × 9 / 10 (protocol/src/openai_models.rs; 90 % since PR #5292 \"Auto "
+    "compact at ~90%\", 2025-10-17; a configured limit is clamped to it since PR #11516, "
+    "2026-02-12); model_context_window is the window × effective_context_window_percent (95), "
+    "so the line is 90 % of the full window, not of model_context_window (issue #40095); the "
+    "count compared is ContextManager::get_total_token_usage (core/src/context_manager/"
+    "history.rs, session/context_window.rs, scope Total); compact.rs rebuilds the history as the "
+    "initial context (developer instructions, AGENTS.md, environment context), the user "
+    "messages up to COMPACT_USER_MESSAGE_MAX_TOKENS 20,000, then the summary")
+
 #: The rows, oldest first per agent.
 AGENT_RULES: tuple[AgentRule, ...] = (
     AgentRule(
@@ -86,14 +101,22 @@ AGENT_RULES: tuple[AgentRule, ...] = (
                "MAX_OUTPUT_TOKENS_FOR_SUMMARY 20,000 (167,000 of a 200,000 window; public "
                "analyses: a 33K reserve, 83.5 %); " + _CC_SOURCE_BUFFER),
     AgentRule(
+        agent="codex", name="Codex CLI 0.40–0.142, gpt-5.3-codex-spark", first="0.40.0",
+        last="0.142.5", model="gpt-5.3-codex-spark*", fields=_CODEX_FIELDS,
+        source="the generic Codex rule on gpt-5.3-codex-spark's window: the model catalogue "
+               "gives context_window 128,000 (model_context_window 121,600 = 95 %), so "
+               "auto_compact_token_limit is 115,200; what Codex compares with it also holds the "
+               "earlier turns' reasoning and the items since the last response "
+               "(ContextManager::get_total_token_usage), which is why its compactions come at "
+               "prompts well below the line; " + _CODEX_SOURCE),
+    AgentRule(
+        agent="codex", name="Codex CLI 0.40–0.142, gpt-5", first="0.40.0", last="0.142.5",
+        model="gpt-5*", fields=_CODEX_FIELDS,
+        source="the generic Codex rule on the GPT-5 models' 272,000 window (gpt-5.5, "
+               "gpt-5.3-codex: model_context_window 258,400 = 95 %): 244,800; " + _CODEX_SOURCE),
+    AgentRule(
         agent="codex", name="Codex CLI 0.40–0.142", first="0.40.0", last="0.142.5",
-        fields={"threshold": 0.9, "effective_window_percent": 95, "reserved": 0,
-                "keep_initial_context": True},
-        source="codex-rs: auto_compact_token_limit defaults to 90 % of the model's context "
-               "window; model_context_window is the window × effective_context_window_percent "
-               "(95); compact.rs rebuilds the history as the initial context (developer "
-               "instructions, AGENTS.md, environment context), the user messages up to "
-               "COMPACT_USER_MESSAGE_MAX_TOKENS 20,000, then the summary"),
+        fields=_CODEX_FIELDS, source=_CODEX_SOURCE),
 )
 
 
@@ -120,22 +143,43 @@ def resolve_agent_rule(agent: AgentName, version: str | None, model: str | None,
     rows = [r for r in rules if r.agent == agent]
     if not rows:
         raise ValueError(f"no agent rule for {agent!r}")
-    name = (model or "").lower()
-    fitting = [r for r in rows if fnmatchcase(name, r.model.lower())] or rows
+    fitting, unlisted = _model_rows(rows, model)
     parsed = parse_version(version)
     if parsed is not None:
         for row in fitting:
             if row.covers(parsed):
                 return ResolvedRule(rule=row, version=version, exact=True,
-                                    note=f"agent rule {row.name} (version {version} recorded)")
+                                    note=f"agent rule {row.name} (version {version} recorded)"
+                                    + unlisted)
         nearest = _nearest(fitting, parsed)
         return ResolvedRule(rule=nearest, version=version, exact=False, note=(
             f"agent rule {nearest.name}: version {version} is outside the documented ranges; "
-            "the nearest documented rule is used"))
+            "the nearest documented rule is used" + unlisted))
     newest = fitting[-1]
     why = f"version {version!r} cannot be read" if version else "no agent version recorded"
     return ResolvedRule(rule=newest, version=version, exact=False, note=(
-        f"agent rule {newest.name}: {why}; the newest documented rule is used"))
+        f"agent rule {newest.name}: {why}; the newest documented rule is used" + unlisted))
+
+
+def _specificity(pattern: str) -> int:
+    return len(pattern.replace("*", "").replace("?", ""))
+
+
+def _model_rows(rows: list[AgentRule], model: str | None) -> tuple[list[AgentRule], str]:
+    """The rows of the most specific model pattern ``model`` matches, and what the note adds
+    when the agent has rows for particular models and ``model`` is none of them (its generic
+    rows are used then; "" otherwise)."""
+    name = (model or "").lower()
+    matching = [r for r in rows if fnmatchcase(name, r.model.lower())]
+    if not matching:
+        return rows, ""
+    best = max(_specificity(r.model) for r in matching)
+    fitting = [r for r in matching if _specificity(r.model) == best]
+    particular = any(_specificity(r.model) for r in rows)
+    if best or not particular:
+        return fitting, ""
+    return fitting, (f"; model {model or '(none recorded)'} has no rule of its own: the "
+                     "agent's generic rule is used")
 
 
 def rule_fields(rule: AgentRule, model: str | None, catalogue: Mapping[str, Any] | None = None
