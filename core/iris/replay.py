@@ -26,6 +26,7 @@ from pydantic import Field
 from .collector_pause import StepFreezer, replay_collections
 from .compaction.agent_rules import apply_agent_rule
 from .compaction.calibration import Calibration, continued_prefix
+from .compaction.microcompact import rule_applies as microcompact_rule_applies
 from .compaction.records import CompactionOutcome
 from .compaction.remote import client_run_usage, start_client_run
 from .compaction.summarisers import ExtractiveSummariser, Summariser
@@ -44,6 +45,7 @@ from .preparation.publisher import Publisher
 from .preparation.records import (
     CompactionRejected,
     ContextPreparation,
+    Microcompacted,
     PreparedRequest,
     StageName,
     StageRecord,
@@ -248,6 +250,13 @@ class _ReplayWalker:
             recorded_prompt=self.recorded_prompt))
         self.manual_steps = (manual_steps(session) if options.baseline == "engine"
                              and config.compaction.apply_recorded_manual else {})
+        micro = config.compaction.microcompact if options.baseline == "engine" else "off"
+        self.micro_due = list(session.microcompactions) if micro != "off" else []
+        """Recorded microcompactions not applied yet (each at the first ready step reaching it)."""
+        self.micro_rule = (micro == "by-version" and not session.microcompactions
+                           and session.header.source_format == "claude_code"
+                           and microcompact_rule_applies(session.header.agent_version))
+        """Claude Code's microcompaction rule decides at every step (see ``iris.compaction.microcompact``)."""
         self.settings = self._settings(inputs)
         self.summary_client_start = start_client_run(inputs.summariser)  # a counting client's breaker
         self._by_limits: dict[tuple[ModelLimits | None, str | None], PipelineSettings] = {}
@@ -390,6 +399,7 @@ class _ReplayWalker:
         # this request leaves the replayed history the one the provider counted
         measured_compacted = walk.recorded_compaction
         agent_count = self._agent_count(walk.position, at)
+        micro = tuple(m for m in self.micro_due if m.at_message <= at)
         leaving = self.window_offset  # the window the agent's compaction at this step closes
         carry = self.carry = walk.advance(self.session, at, self.carry)
         response = self.session.messages[at]
@@ -415,7 +425,7 @@ class _ReplayWalker:
             todos_completed=walk.todos_completed, calibration=self.calibration,
             recorded_manual=self.manual_steps.get(k),
             window_offset=leaving if agent_count is not None else self.window_offset,
-            agent_count=agent_count)
+            agent_count=agent_count, microcompactions=micro, microcompact_rule=self.micro_rule)
         recorded = walk.recorded_tokens + REQUEST_OVERHEAD
         answered = tracker.observe_response(response.usage, context_bytes=walk.bytes, model=model)
         tokens, kind = provider_reading(answered, response.usage)
@@ -430,13 +440,19 @@ class _ReplayWalker:
         if error is not None:
             stages = (("assembly", _failing(error)), *stages[1:])
         outcome = prepare(state, self._step_settings(walk), meta, stages=stages)
+        cleared = self._cleared(outcome, walk)
+        if cleared:  # the agent cleared the same results: its request shrank as this one did
+            walk.recorded_tokens += cleared
+            recorded += cleared
         if outcome.preparation.phase == "ready" and outcome.state.compaction is not None:
             self.replay_cuts += 1
-            self.calibration = self.calibration.folded()
+            if outcome.state.calibration is not None:  # folded by the compaction stage
+                self.calibration = outcome.state.calibration
         self._calibrate(k, recorded, response.usage, walk)
         self._measure_offset(k, outcome, response.usage, walk)
         if outcome.preparation.phase == "ready":
             self.carry = outcome.carry
+            self.micro_due = self.micro_due[len(micro):]
             compaction = outcome.state.compaction
             if compaction is not None:
                 tracker = tracker.observe_compaction(outcome.preparation.final_input_tokens,
@@ -447,6 +463,17 @@ class _ReplayWalker:
             for usage in rejected_summary_usage(outcome.preparation):
                 answered = answered.observe_rejected_summary(usage)
         return outcome, answered, carry.durable
+
+    @staticmethod
+    def _cleared(outcome: PreparationOutcome, walk: Walk) -> int:
+        """The change in the local count of the agent's request from this step's microcompaction:
+        the messages it cleared since the agent's last recorded compaction."""
+        if outcome.preparation.phase != "ready":
+            return 0
+        since = max((i for i in walk.recorded_cuts if i < walk.position), default=0)
+        return sum(delta for stage in outcome.preparation.stages if stage.name == "trim_old_bodies"
+                   for d in stage.decisions if isinstance(d, Microcompacted)
+                   for i, delta in d.message_deltas if i >= since)
 
     def _agent_count(self, start: int, upto: int) -> int | None:
         """An agent profile: the agent's own count of the request it compacted (Claude Code's

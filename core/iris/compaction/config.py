@@ -89,6 +89,12 @@ class CompactionConfig(FrozenModel):
     apply_recorded_manual: bool = Field(default=False, exclude_if=lambda v: v is False)
     """True: a compaction the recorded agent's user asked for (Claude Code ``/compact``,
     ``compactMetadata.trigger: manual``) is applied at the same step, as a manual compaction."""
+    microcompact: Literal["off", "recorded", "by-version"] = Field(
+        default="off", exclude_if=lambda v: v == "off")
+    """Old tool results cleared in place as the recorded agent cleared them (Claude Code's
+    microcompaction, :mod:`iris.compaction.microcompact`): ``recorded``, the clearings the
+    transcript records, at their step; ``by-version``, those, and for a version that cleared
+    without recording it (no clearing recorded) its documented rule; ``off``, none."""
     checkpoint_form: CheckpointForm = Field(default="structured",
                                             exclude_if=lambda v: v == "structured")
     """``structured``: the checkpoint with its required sections, archive index, session

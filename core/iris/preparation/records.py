@@ -34,6 +34,7 @@ __all__ = [
     "KeptRecent",
     "KeptRequired",
     "MessageMark",
+    "Microcompacted",
     "Phase",
     "PreparationFailure",
     "PreparedRequest",
@@ -158,6 +159,36 @@ class Reduced(_DecisionBase):
     artifact_path: str | None = None
 
 
+class Microcompacted(_DecisionBase):
+    """Old tool results cleared in place, as the recorded agent clears them (Claude Code's
+    microcompaction): their content became ``[Old tool result content cleared]`` in the durable
+    history, so every later request carries the placeholder."""
+
+    kind: Literal["microcompacted"] = "microcompacted"
+    source: Literal["recorded", "rule"]
+    """``recorded``: the transcript's ``microcompact_boundary`` at this step, its ids as listed;
+    ``rule``: the documented rule, for a version that cleared without recording it."""
+    call_ids: tuple[str, ...] = ()
+    """The calls whose results were cleared at this step."""
+    missing_ids: tuple[str, ...] = ()
+    """Listed ids whose result was not in this replay's history (a compaction archived it)."""
+    estimate_saved: int = 0
+    """The cleared results as the agent estimates them (characters / 4)."""
+    estimate_left: int = 0
+    """The clearable results left, estimated the same way."""
+    tokens_before: int = 0
+    """The local count of the messages that held the results, before."""
+    tokens_after: int = 0
+    """The same after."""
+    agent_tokens_saved: int | None = None
+    """What the agent recorded it saved (``tokensSaved``), when it recorded it."""
+    agent_pre_tokens: int | None = None
+    """The agent's estimate of the clearable results before (``preTokens``), when recorded."""
+    message_deltas: tuple[tuple[int, int], ...] = ()
+    """``(session message index, local tokens after − before)`` of each durable message changed
+    (the replay takes them off its count of the agent's request too)."""
+
+
 class CompactionPlan(_DecisionBase):
     """The compaction plan: why it was entered and where the cut was placed."""
 
@@ -238,7 +269,7 @@ class FinalSelection(_DecisionBase):
 
 
 Decision = Annotated[
-    KeptRequired | KeptRecent | FoldedRepeat | DroppedOptional | DroppedTool | Trimmed | Reduced | CompactionPlan | CompactionCandidate | CompactionRejected | CompactionApplied | PressureNotice | FinalSelection,
+    KeptRequired | KeptRecent | FoldedRepeat | DroppedOptional | DroppedTool | Trimmed | Reduced | Microcompacted | CompactionPlan | CompactionCandidate | CompactionRejected | CompactionApplied | PressureNotice | FinalSelection,
     Field(discriminator="kind"),
 ]
 

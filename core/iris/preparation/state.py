@@ -25,6 +25,7 @@ from ..prompts import PromptTemplates
 from ..reduction.artifacts import ArtifactWriter
 from ..reduction.models import ReductionState
 from ..reduction.toolkinds import ToolKindMap
+from ..session import RecordedMicrocompaction
 from ..tokens import REQUEST_OVERHEAD
 from .memory import StepMemory, TokenCache
 from .part import Origin, Part
@@ -154,7 +155,8 @@ class PreparationState:
     history: tuple[Part, ...] = ()
     """Working copy of the durable history; folding and trimming change only this copy."""
     durable: tuple[Part, ...] = ()
-    """The durable history itself; only an applied compaction replaces it."""
+    """The durable history itself; only an applied compaction replaces it (and a microcompaction
+    clears old tool results in it, as the agent did)."""
     tools: tuple[ToolSpec, ...] = ()
     dropped: tuple[str, ...] = ()
     called_tools: frozenset[str] = frozenset()
@@ -200,6 +202,12 @@ class PreparationState:
     of the request it compacted (Claude Code ``preTokens``), which includes what the transcript
     never recorded (a tool result the agent compacted in the middle of). The trigger compares
     it (plus the window offset) instead of its own estimate. None elsewhere."""
+    microcompactions: tuple[RecordedMicrocompaction, ...] = ()
+    """The recorded agent's microcompactions that take effect at this step (an agent profile
+    with ``compaction.microcompact``); the trim stage clears their results."""
+    microcompact_rule: bool = False
+    """The trim stage clears old tool results by Claude Code's documented rule at this step (its
+    version cleared without recording it; :mod:`iris.compaction.microcompact`)."""
     recorded_manual: str | None = None
     """Set when the recorded agent's user asked for a compaction before this step and the
     configuration applies it (``compaction.apply_recorded_manual``): the words naming it."""

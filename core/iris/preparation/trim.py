@@ -19,8 +19,9 @@ from .. import lineage
 from ..errors import PreparationError
 from ..reduction import ReductionMemory, ReductionResult, ToolResultDecision, reduce_request
 from ..session import Message
+from . import microcompact
 from .memory import Rewrite, RewriteKey, TrimRun, starts_with
-from .records import Decision, KeptRecent, Reduced, StageRecord, Trimmed
+from .records import Decision, KeptRecent, Microcompacted, Reduced, StageRecord, Trimmed
 from .state import Marks, Part, PipelineSettings, PreparationState
 
 __all__ = ["apply"]
@@ -95,7 +96,14 @@ def apply(state: PreparationState, settings: PipelineSettings
           ) -> tuple[PreparationState, StageRecord]:
     before = state.input_tokens
     config = settings.config
+    state, cleared = microcompact.apply(state, settings)
     if not config.reduction.enabled and not config.context_policy.enabled:
+        if cleared:
+            return state, StageRecord(name="trim_old_bodies", status="entered",
+                                      before_input_tokens=before,
+                                      after_input_tokens=state.input_tokens, decisions=cleared,
+                                      note=_cleared_note(cleared) + " (reduction and context "
+                                      "policy are both disabled)")
         return state, StageRecord(name="trim_old_bodies", status="skipped",
                                   before_input_tokens=before, after_input_tokens=before,
                                   note="reduction and context policy are both disabled")
@@ -120,10 +128,17 @@ def apply(state: PreparationState, settings: PipelineSettings
                              reduction_state=result.state, seen=run.seen)
     note = (f"{run.changed} message(s) shortened in this request; {len(run.decisions)} new "
             f"decision(s), {run.carried} carried over unchanged from earlier steps")
+    if cleared:
+        note = f"{_cleared_note(cleared)}; {note}"
     return new_state, StageRecord(name="trim_old_bodies", status="entered",
                                   before_input_tokens=before,
                                   after_input_tokens=new_state.input_tokens,
-                                  decisions=tuple(run.decisions), note=note)
+                                  decisions=(*cleared, *run.decisions), note=note)
+
+
+def _cleared_note(cleared: tuple[Decision, ...]) -> str:
+    n = sum(len(d.call_ids) for d in cleared if isinstance(d, Microcompacted))
+    return f"microcompaction: {n} old tool result(s) cleared in the durable history, as the agent did"
 
 
 class _Run:
