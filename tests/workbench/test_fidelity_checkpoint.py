@@ -42,7 +42,7 @@ def test_r_fid_3_evidence_lists_files_and_commands_with_outcomes():
             *_bash(2, "pytest tests/test_a.py -q", "1 passed"),
             *_bash(3, "git diff --stat && git log --oneline -5", " src/a.py | 2 +-"))
     text = evidence_section(head, edit_tool=EDIT_TOOL)
-    assert text.startswith("Latest and most used first; paths relative to `/home/u/p/`.")
+    assert text.startswith("Likeliest to be needed first; paths relative to `/home/u/p/`.")
     assert "- Edited:\n  - `src/a.py`" in text
     assert "- Read:\n  - `lib/b.py`" in text
     assert "  - `pytest tests/test_a.py -q` → ok: 1 passed" in text  # the last run's outcome
@@ -81,6 +81,31 @@ def test_r_fid_3_built_session_engine_keeps_what_the_agent_dropped():
                                  checkpoint=summary.text)
     assert record.recall_of("paths", "commands") == 1.0
     assert [f for f in record.lost() if f.fact.kind in ("paths", "commands")] == []
+
+
+def test_r_fid_3_evidence_ranks_by_use_and_listing_size():
+    """R-FID-3: a Codex apply_patch file is edited; a non-zero exit line is a failure and not the
+    output; with room for a few facts, the files of a short task description are kept before those
+    of a long listing shown later, and a file next to the edited one before the rest of a listing."""
+    listing = "\n".join(f"wiki/pages/page_{i:03d}.md" for i in range(120))
+    patch = "*** Begin Patch\n*** Update File: src/app/main.py\n@@\n-a\n+b\n*** End Patch"
+    head = (Message(role="assistant", content=(ToolCallBlock(id="p1", name="apply_patch",
+                                                             arguments={"input": patch}),)),
+            Message(role="tool", content=(ToolResultBlock(call_id="p1", text="Success"),)),
+            *_bash(1, "bd show task-7", "Files to change:\n- src/app/cli.py\n- docs/guide/usage.md"),
+            *_bash(2, "find wiki -type f", listing),
+            *_bash(3, "make check", "Chunk ID: ab12\nWall time: 0.1 seconds\n"
+                                     "Process exited with code 2\nOutput:\nlint: 3 problems"))
+    text = evidence_section(head, edit_tool=EDIT_TOOL, max_chars=420)
+    assert "- Edited:\n  - `src/app/main.py`" in text
+    assert "`make check` → failed: lint: 3 problems" in text
+    assert "cli.py" in text and "usage.md" in text  # the task's short list
+    assert text.count("page_") < 10  # few of the long listing
+    found = re.search(r"\(\+(\d+) less recently used files and commands in the archive\)", text)
+    assert found is not None and int(found.group(1)) > 100
+    near = evidence_section((*head, *_bash(4, "ls src/app", "src/app/util.py\n" + listing)),
+                            edit_tool=EDIT_TOOL, max_chars=420)
+    assert "util.py" in near  # listed beside the edited file
 
 
 def _evidence_share(text: str) -> float:

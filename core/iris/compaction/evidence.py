@@ -9,10 +9,12 @@ calls with the outcome of its last run (``ok``/``failed``, and the first line of
 the call ran that command alone). Files under the folder most file arguments share are written
 relative to it (said once).
 
-The engine cannot see what the session will do after the compaction; recency of use before the cut
-(raised a little for a file or command used many times) predicts it best, so those facts are kept
-first when not all fit in the section's allowance (the count of the others is said: they stay in
-the archive), and each group lists the most recent first.
+The engine cannot see what the session will do after the compaction. It ranks each fact by how
+the head used it (a file edited or named by the user first, one read or a command run next, one
+named in a command, a search or the assistant's prose next, one a tool result listed last, less the
+longer the listing) times how recently (raised a little for a fact used many times), and fills the
+section's allowance with the likeliest facts per character it takes (the count of the others is
+said: they stay in the archive); each group lists the likeliest first.
 
 This module finds its facts itself: it shares no code with :mod:`iris.fidelity`, which scores the
 checkpoint (a test checks that neither imports the other).
@@ -393,7 +395,7 @@ def evidence_section(head: Sequence[Message], *, edit_tool: re.Pattern[str],
     entries.sort(key=lambda e: (-e[0] / room(e), -e[0]))
     chosen: list[tuple[float, str, str]] = []
     folders: set[tuple[str, str]] = set()
-    first = "Latest and most used first" + (f"; paths relative to `{root}/`." if root else ".")
+    first = "Likeliest to be needed first" + (f"; paths relative to `{root}/`." if root else ".")
     used = len(first) + len(_MORE) + 12  # the first line and the count of the facts left out
     covered = detailed = 0
     for likely, group, text in entries:
