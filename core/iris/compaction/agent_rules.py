@@ -60,6 +60,9 @@ class AgentRule(FrozenModel):
     buffer: int = 0
     fields: Mapping[str, Any] = {}
     """The ``compaction`` fields the row sets (the rest of the profile stays as configured)."""
+    restore: Mapping[str, Any] = {}
+    """Claude Code: the ``restore_recent_reads`` fields the row sets (how the files that come
+    back after the summary are chosen and sent), when the profile restores files."""
     source: str
 
     def covers(self, version: Version) -> bool:
@@ -70,6 +73,12 @@ class AgentRule(FrozenModel):
 
 _CC_SOURCE_BUFFER = ("AUTOCOMPACT_BUFFER_TOKENS 13,000 in Claude Code's autoCompact.ts (public "
                      "analyses)")
+
+_CC_SOURCE_RESTORE_JSON = (
+    "after the summary the 5 most recent files of its file state (a read stamped with the "
+    "time it ran: Date.now() in FileReadTool), each up to 5,000 tokens, 50,000 in all, come "
+    "back as a Read call and its JSON-quoted result (createToolResultMessage: JSON.stringify of "
+    "the result; published analyses of 2.1.76 and of the 1.0 bundle)")
 
 _CODEX_FIELDS: Mapping[str, Any] = {"threshold": 0.9, "effective_window_percent": 95,
                                     "reserved": 0, "keep_initial_context": True}
@@ -92,14 +101,28 @@ AGENT_RULES: tuple[AgentRule, ...] = (
         source="the effective window reserved the model's output tokens, capped at the 32,000 "
                "Claude Code requests by default (155,000 of a 200,000 window for a model with "
                "64,000 or more; public analyses: a 45K reserve, about 77.5 %); "
-               + _CC_SOURCE_BUFFER + "; Claude Code CHANGELOG 2.1.21 (2026-01-28) changed it"),
+               + _CC_SOURCE_BUFFER + "; Claude Code CHANGELOG 2.1.21 (2026-01-28) changed it; "
+               + _CC_SOURCE_RESTORE_JSON,
+        restore={"form": "read_json", "order": "touched"}),
     AgentRule(
         agent="claude-code", name="Claude Code 2.1.21 and later", first="2.1.21", last="2.1.81",
         output_reservation_cap=20_000, buffer=13_000,
         source="Claude Code CHANGELOG 2.1.21: \"Fixed auto-compact triggering too early on "
                "models with large output token limits\": the effective window reserves "
                "MAX_OUTPUT_TOKENS_FOR_SUMMARY 20,000 (167,000 of a 200,000 window; public "
-               "analyses: a 33K reserve, 83.5 %); " + _CC_SOURCE_BUFFER),
+               "analyses: a 33K reserve, 83.5 %); " + _CC_SOURCE_BUFFER + "; "
+               + _CC_SOURCE_RESTORE_JSON,
+        restore={"form": "read_json", "order": "touched"}),
+    AgentRule(
+        agent="claude-code", name="Claude Code 2.1.86 and later", first="2.1.86", last="2.1.88",
+        output_reservation_cap=20_000, buffer=13_000,
+        source="the 2.1.21 trigger; Claude Code CHANGELOG 2.1.86: \"Read tool now uses compact "
+               "line-number format and deduplicates unchanged re-reads\": a restored file's Read "
+               "result is sent as text with N<tab> line numbers, and a read is stamped with the "
+               "file's modification time (FileReadTool.ts, messages.ts createToolResultMessage "
+               "of the published 2.1.88 source), so files edited or written in the session are "
+               "the most recent",
+        restore={"form": "read_text", "order": "modified"}),
     AgentRule(
         agent="codex", name="Codex CLI 0.40–0.142, gpt-5.3-codex-spark", first="0.40.0",
         last="0.142.5", model="gpt-5.3-codex-spark*", fields=_CODEX_FIELDS,
@@ -206,6 +229,9 @@ def apply_agent_rule(config: ContextConfig, header: SessionHeader) -> tuple[Cont
         return config, ""
     resolved = resolve_agent_rule(agent, header.agent_version, header.model)
     fields = rule_fields(resolved.rule, header.model, getattr(config, "catalogue", None))
+    restore = config.compaction.restore_recent_reads
+    if resolved.rule.restore and restore is not None:
+        fields["restore_recent_reads"] = {**restore.model_dump(), **resolved.rule.restore}
     reserved = fields.get("reserved")
     note = resolved.note
     if isinstance(reserved, int) and resolved.rule.output_reservation_cap is not None:

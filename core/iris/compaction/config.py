@@ -25,6 +25,8 @@ __all__ = [
     "CompactionConfig",
     "ModelCompactionOverride",
     "ModelConfig",
+    "RestoreForm",
+    "RestoreOrder",
     "RestoreReads",
     "sanitize_chord_fields",
     "sanitize_model_overrides",
@@ -32,6 +34,8 @@ __all__ = [
 
 Profile = Literal["auto", "continuation", "archival"]
 CheckpointForm = Literal["structured", "summary", "summary_with_user_messages"]
+RestoreForm = Literal["tagged", "read_json", "read_text"]
+RestoreOrder = Literal["touched", "modified"]
 
 
 class RestoreReads(FrozenModel):
@@ -42,7 +46,18 @@ class RestoreReads(FrozenModel):
     tokens_per_file: int = Field(default=5000, ge=1)
     """A file over this many tokens comes back as a short reference instead of its text."""
     total_tokens: int = Field(default=50000, ge=1)
-    """Files stop being added once this many tokens are restored."""
+    """A file that would take the restored files over this many tokens is left out (the
+    files after it may still fit)."""
+    form: RestoreForm = Field(default="tagged", exclude_if=lambda v: v == "tagged")
+    """How a restored file is sent: ``tagged``, its numbered lines in a ``<restored-file>``
+    tag; ``read_json``, as Claude Code up to 2.1.85 did (a Read call and its result, the result
+    JSON-quoted, each in a ``<system-reminder>``); ``read_text``, as from 2.1.86 (the result as
+    text, ``N<tab>`` line numbers)."""
+    order: RestoreOrder = Field(default="touched", exclude_if=lambda v: v == "touched")
+    """Which files are the most recent: ``touched``, the last read, edit or write of each (Claude
+    Code up to 2.1.85 stamps a read with the time of reading); ``modified``, the last edit or
+    write, files only read after them (from 2.1.86 a read is stamped with the file's
+    modification time, which the transcript does not record)."""
 
 class CompactionConfig(FrozenModel):
     """Durable compaction settings. Derived lines (pressure, recent target, summary max) are not

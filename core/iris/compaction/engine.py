@@ -98,6 +98,9 @@ class CompactionEnvironment:
     caches (what the run already described), never its tracker; None: described afresh."""
     tool_kinds: ToolKindMap | None = None
     """Which tools read files (``compaction.restore_recent_reads``); None: the native names."""
+    token_ratio: float = 1.0
+    """The provider's tokens per local token (the run's calibration), for a limit the agent
+    counts with the provider's tokenizer (a restored file's ``tokens_per_file``)."""
 
 
 def projected_tokens(history: Sequence[Message], current: Message | None, *,
@@ -276,11 +279,11 @@ def _summarise(request: CompactionRequest, env: CompactionEnvironment, plan: Cut
         archives=(*state.archives, ArchiveRef(path=f"history-{number}.md", number=number,
                                               messages=len(head))),
         form=form, summary_text=result.text.strip() if not sections else None)
-    restored = _restored(head, tail, env)
+    restored, restore_note = _restored(head, tail, env)
     initial = initial_context(fresh) if config.compaction.keep_initial_context else ()
     return _finish(attempt, decisions, checkpoint, (*initial, *restored, *tail), result, number=number,
                    t=t, before=request.request_tokens, current=current, estimator=estimator,
-                   tools=env.tools, work_dir=env.work_dir)
+                   tools=env.tools, work_dir=env.work_dir, restore_note=restore_note)
 
 
 def initial_context(head: Sequence[Message]) -> tuple[Message, ...]:
@@ -301,22 +304,25 @@ def initial_context(head: Sequence[Message]) -> tuple[Message, ...]:
 
 
 def _restored(head: Sequence[Message], tail: Sequence[Message], env: CompactionEnvironment,
-              ) -> tuple[Message, ...]:
-    """The files re-attached after the checkpoint (``compaction.restore_recent_reads``)."""
+              ) -> tuple[tuple[Message, ...], str]:
+    """The files re-attached after the checkpoint (``compaction.restore_recent_reads``), and
+    the note saying how each was rebuilt."""
     rule = env.config.compaction.restore_recent_reads
     if rule is None:
-        return ()
+        return (), ""
     from ..reduction.toolkinds import ToolKindMap
-    from .restore import restored_reads
+    from .restore import restore_files
 
-    return restored_reads((*head, *tail), tail, rule, kinds=env.tool_kinds or ToolKindMap(),
-                          estimator=env.estimator)
+    done = restore_files((*head, *tail), tail, rule, kinds=env.tool_kinds or ToolKindMap(),
+                         estimator=env.estimator, ratio=env.token_ratio)
+    return done.messages, done.note
 
 
 def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: Checkpoint,
             tail: tuple[Message, ...], result: SummaryResult, *, number: int, t: Thresholds,
             before: int, current: Message | None, estimator: TokenEstimator,
-            tools: Sequence[Mapping[str, Any]], work_dir: Path) -> CompactionOutcome:
+            tools: Sequence[Mapping[str, Any]], work_dir: Path, restore_note: str = "",
+            ) -> CompactionOutcome:
     """Project the new request, check R-CMP-8, and only then write the archive and apply."""
     fixed = max(before - projected_tokens(attempt.history, current, estimator=estimator,
                                           tools=tools, fixed=0), 0)
@@ -327,7 +333,8 @@ def _finish(attempt: _Attempt, decisions: list[CompactionDecision], checkpoint: 
     decisions = [*decisions, CandidateDecision(
         summariser=result.kind, model=result.model, summary_tokens=summary_tokens,
         summary_max_tokens=t.summary_max_tokens, checkpoint_tokens=cp_tokens,
-        projected_request_tokens=after, pressure_line=t.pressure_line, note=result.note)]
+        projected_request_tokens=after, pressure_line=t.pressure_line,
+        note="; ".join(n for n in (result.note, restore_note) if n))]
     problem = _success_problem(after, before, t)
     if problem:
         return attempt.reject(decisions, RejectedDecision(

@@ -51,7 +51,8 @@ class CandidateDecision(_Frozen):
     projected_request_tokens: int
     pressure_line: int
     note: str = Field(default="", exclude_if=lambda v: not v)
-    """The summariser's note on how it chose the summary (``SummaryResult.note``)."""
+    """The summariser's note on how it chose the summary (``SummaryResult.note``), then, when
+    files come back after the summary (``restore_recent_reads``), how each was rebuilt."""
 
 
 class RejectedDecision(_Frozen):

@@ -355,7 +355,8 @@ def _attempt(state: PreparationState, settings: PipelineSettings, before: int, e
             prompts=settings.prompts, summariser=settings.summariser,
             work_dir=settings.work_dir, estimator=settings.cache.estimator,
             tools=tuple(t.schema for t in state.tools), reduction_memory=settings.memory.reduction,
-            tool_kinds=settings.tool_kinds))
+            tool_kinds=settings.tool_kinds,
+            token_ratio=state.calibration.ratio if state.calibration is not None else 1.0))
     except Exception as exc:
         text = f"{type(exc).__name__}: {exc}"
         record = StageRecord(
