@@ -27,6 +27,7 @@ from iris.preparation.records import (
     FoldedRepeat,
     KeptRecent,
     KeptRequired,
+    Microcompacted,
     PreparedRequest,
     PressureNotice,
     Reduced,
@@ -233,6 +234,12 @@ def describe(d: Decision) -> str:
     if isinstance(d, Reduced):
         age = f" at age {d.age}" if d.age is not None else ""
         return (f"{_tool(d.tool_name)} output ({d.category}, rule {d.rule}){age} → {d.action}: "
+                f"{d.tokens_before:,} → {d.tokens_after:,} tokens")
+    if isinstance(d, Microcompacted):
+        agent = (f" (the agent recorded {d.agent_tokens_saved:,})" if d.agent_tokens_saved is not None
+                 else "")
+        return (f"{len(d.call_ids)} old tool result(s) cleared in place as the agent did "
+                f"({d.source}): {d.estimate_saved:,} tokens by the agent's estimate{agent}; "
                 f"{d.tokens_before:,} → {d.tokens_after:,} tokens")
     if isinstance(d, CompactionPlan):
         return (f"{d.trigger} compaction planned: untrimmed durable history as a whole request "
