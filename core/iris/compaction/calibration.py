@@ -113,6 +113,10 @@ class Calibration(FrozenModel):
     history, which :meth:`folded` drops. None: the file holds its conversation from the start."""
     remeasure: bool = Field(default=False, exclude=True)
     """Set by :meth:`folded`: the next recorded window measures overhead and ratio afresh."""
+    restored_local: int = Field(default=0, exclude=True)
+    """Local tokens of the files the replay's own compaction restored (set by :meth:`folded`):
+    the agent's restored files are not in the transcript, so the overhead measured on the
+    recorded request holds them, and the replay's request holds its own in their place."""
 
     @classmethod
     def start(cls, config: EstimateConfig | None) -> Calibration:
@@ -123,14 +127,15 @@ class Calibration(FrozenModel):
                        overhead_source="configuration", calibrate=config.calibrate)
         return cls(calibrate=config.calibrate)
 
-    def folded(self) -> Calibration:
+    def folded(self, restored: int = 0) -> Calibration:
         """The calibration after a compaction of the replay's own in a session that continues an
         earlier conversation: the summary replaced the history the file does not hold, so the
-        overhead is the fixed part alone (unchanged for any other session)."""
+        overhead is the fixed part alone (unchanged for any other session). ``restored``: local
+        tokens of the files that compaction restored."""
         if self.fixed_prefix is None:
             return self
         return self.evolve(**UNCHANGED, overhead=min(self.overhead, self.fixed_prefix),
-                           fixed_prefix=None, remeasure=True)
+                           fixed_prefix=None, remeasure=True, restored_local=restored)
 
     def whole(self, local: int, *, window: bool = False) -> int:
         """Calibrated whole-request estimate of a local estimate (plus the overhead)."""
@@ -188,10 +193,13 @@ class Calibration(FrozenModel):
         earlier window measured its overhead on a request whose history lay almost all outside
         the file, so its ratio also took in whatever the agent added unrecorded since; this
         window's first response measures the overhead again (at ratio 1) and the next sample
-        solves both, as at the start of a session."""
+        solves both, as at the start of a session. The agent's restored files are part of what
+        the recorded request does not hold; the replay's requests hold their own restored files
+        instead, so their overhead leaves those out (:attr:`restored_local`)."""
         measured = max(provider - local, 0)
-        return self.evolve(**UNCHANGED, ratio=1.0, ratio_step=None, overhead=measured,
-                           overhead_step=step, window_overhead=measured, window_step=step,
+        return self.evolve(**UNCHANGED, ratio=1.0, ratio_step=None,
+                           overhead=max(measured - self.restored_local, 0), overhead_step=step,
+                           window_overhead=measured, window_step=step,
                            window_sample=(local, provider), remeasure=False)
 
     def _two_point(self, step: int, local: int, provider: int, sample: tuple[int, int]
@@ -205,8 +213,8 @@ class Calibration(FrozenModel):
         overhead = max(p0 - round(ratio * l0), 0)
         return self.evolve(**UNCHANGED, ratio=ratio, ratio_step=step, samples=self.samples + 1,
                            window_overhead=overhead,
-                           overhead=overhead if self.window_step == self.overhead_step
-                           else self.overhead)
+                           overhead=max(overhead - round(ratio * self.restored_local), 0)
+                           if self.window_step == self.overhead_step else self.overhead)
 
 
 def continued_prefix(session: Session) -> int | None:

@@ -309,6 +309,12 @@ def _applied_state(state: PreparationState, outcome: CompactionOutcome, settings
                    diverged=True)
 
 
+def _restored_tokens(state: PreparationState) -> int:
+    """Local tokens of what the applied compaction put beside its summary (restored files)."""
+    return sum(p.tokens for p in state.durable
+               if p.origin == "checkpoint" and not p.message.is_compaction_summary)
+
+
 def _engine_thresholds(state: PreparationState, settings: PipelineSettings) -> Thresholds:
     """The thresholds in the engine's unit (raw local estimate of the replayed messages): each
     whole-request line minus the unrecorded overhead, divided by the calibration ratio, so the
@@ -422,7 +428,7 @@ def apply(state: PreparationState, settings: PipelineSettings
     if outcome.status == "applied":  # a new window: the old notices no longer apply
         new = notices.withdraw(_applied_state(state, outcome, settings))
         if new.calibration is not None:  # the summary replaced history the file does not hold
-            new = new.evolve(calibration=new.calibration.folded())
+            new = new.evolve(calibration=new.calibration.folded(_restored_tokens(new)))
         decisions = _with_sent(decisions, state.whole(before), new.whole(new.input_tokens))
         return new, record("applied", new.input_tokens,
                            f"committed, cut at history message {outcome.cut_index}; this "
