@@ -42,7 +42,6 @@ from .config import RestoreReads
 __all__ = ["RESTORED_TAG", "Restored", "restore_files", "restored_reads"]
 
 RESTORED_TAG = "restored-file"
-_TOTALS: dict[str, int] = {}
 _PATH_KEYS = ("file_path", "path", "filePath", "filename", "file", "notebook_path", "target_file")
 _READ_LINES = 2000
 """Claude Code's Read shows at most this many lines when the call sets no limit."""
@@ -98,7 +97,6 @@ class _File:
     unknown: bool = False
     touched: int = 0
     modified: int = -1
-    total: int | None = None
 
     def read(self, arguments: Mapping[str, Any], text: str) -> None:
         shown = numbered_lines(text)
@@ -161,8 +159,6 @@ class _File:
         or a limit shows part of a longer file, which Claude Code reads again whole)."""
         if self.whole or not self.lines:
             return 1.0
-        if self.total:
-            return max(1.0, self.total / len(self.lines))
         return max(1.0, max(self.lines) / len(self.lines))
 
 
@@ -222,8 +218,6 @@ def _files(history: Sequence[Message], kinds: ToolKindMap) -> tuple[dict[str, _F
             file.touched = position
             if kind == "read":
                 file.read(call.arguments, result.text)
-                if _TOTALS.get(call.id):
-                    file.total = _TOTALS[call.id]
                 reminder = _reminder(result.text) or ("" if numbered_lines(result.text)
                                                       else reminder)
             elif kind == "write" and isinstance(content := call.arguments.get("content"), str):
