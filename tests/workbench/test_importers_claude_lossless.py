@@ -193,3 +193,30 @@ def test_r_twin_8_real_files_import_every_billed_response_strictly(path):
     imported = {m.id for m in session.messages
                 if m.role == "assistant" and m.usage is not None and m.model != "<synthetic>"}
     assert len(imported) == file_facts(path).responses
+
+
+def test_r_twin_8_an_unknown_line_kind_is_noted_not_dropped_silently(tmp_path):
+    """R-TWIN-8 / R-TWIN-1: a line of a kind the importer does not know (here a future system
+    subtype and a new top-level type) is left out with one note per kind naming how many lines
+    and the first; strict import still succeeds, and the conversation chains through the unknown
+    system line. The kinds Claude Code writes that hold no message (file history, a PR link,
+    progress, turn duration, stop-hook summary) are left out without a note."""
+    rows = [
+        user("u1", None, "Start"),
+        asst("a1", "u1", "msg_1", "Started."),
+        line("system", "s1", "a1", subtype="api_retry", content="Retrying in 2 s"),
+        line("system", "s2", "s1", subtype="api_retry", content="Retrying in 4 s"),
+        line("system", "s3", "s2", subtype="turn_duration", durationMs=1200),
+        {"type": "pr-link", "sessionId": "sess-1", "prNumber": 1, "prUrl": "https://x/pr/1"},
+        {"type": "file-history-snapshot", "messageId": "u1", "snapshot": {}},
+        {"type": "workspace-note", "sessionId": "sess-1", "text": "a new kind of line"},
+        user("u2", "s3", "Go on"),
+        asst("a2", "u2", "msg_2", "Done."),
+    ]
+    result = load_session(write(tmp_path / "s.jsonl", rows))
+    assert [m.id for m in result.session.messages if m.role == "assistant"] == ["msg_1", "msg_2"]
+    notes = sorted((w.line, w.problem) for w in result.warnings if "not a kind" in w.problem)
+    assert len(notes) == 2
+    assert notes[0][0] == 3 and notes[0][1].startswith("2 line(s) of type 'system/api_retry'")
+    assert notes[1][0] == 8 and notes[1][1].startswith("1 line(s) of type 'workspace-note'")
+    assert not any("rechained" in w.problem or "not in the file" in w.problem for w in result.warnings)

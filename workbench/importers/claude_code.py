@@ -60,6 +60,14 @@ __all__ = ["load_claude_code", "load_claude_lines"]
 
 _CONVERSATION = CONVERSATION
 
+#: Line kinds Claude Code writes that hold no message of the conversation (docs/formats.md):
+#: file backups for a rewind, a pull request's link, tool, hook and MCP progress, a turn's
+#: duration, the stop hooks that ran. Compact boundaries are read; ``summary`` and
+#: ``queue-operation`` lines have their own rules. Any other kind is left out with a note.
+_NOT_MESSAGES = frozenset({"file-history-snapshot", "pr-link", "progress"})
+_SYSTEM_SUBTYPES = frozenset({"compact_boundary", "microcompact_boundary", "stop_hook_summary",
+                              "turn_duration"})
+
 
 @dataclass
 class _Meta:
@@ -76,6 +84,9 @@ class _Meta:
     lines: list[Line] = field(default_factory=list)
     queue: QueuedMessages = field(default_factory=QueuedMessages)
     """Messages typed while the agent worked (``queue-operation`` lines)."""
+    unknown: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Line kinds the importer does not know: ``type`` (``type/subtype`` for a system line) →
+    (lines, first line number)."""
     micro: list[tuple[int, RecordedMicrocompaction]] = field(default_factory=list)
     """``(line number, record)`` of the main side's ``microcompact_boundary`` lines, in file
     order; the record's ``at_message`` is set when the session is built."""
@@ -89,6 +100,7 @@ def load_claude_code(path: str | Path, *, lenient: bool = False,
     path = Path(path)
     errors = LineErrors(path, lenient, skipped, warnings)
     meta = _read(path, errors)
+    _report_unknown(meta, errors)
     if not any(line.kind in _CONVERSATION for line in meta.lines):
         raise errors.nothing_imported("user or assistant message")
     live = meta.queue.place(_live_branch(meta.lines, errors))
@@ -104,6 +116,7 @@ def load_claude_lines(path: str | Path, lines: Iterable[tuple[int, dict[str, Any
     same rules, leniently: a line that cannot be read is left out and listed in ``warnings``."""
     errors = LineErrors(Path(path), True, warnings, warnings)
     meta = _read(Path(path), errors, lines)
+    _report_unknown(meta, errors)
     if not any(line.kind in _CONVERSATION for line in meta.lines):
         raise errors.nothing_imported("user or assistant message")
     return _build(_live_branch(meta.lines, errors), meta, errors, None, [])
@@ -149,6 +162,8 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> Line | None:
     if kind == "queue-operation":
         meta.queue.see(data, lineno)
         return None
+    if kind not in _CONVERSATION and kind not in _NOT_MESSAGES:
+        _note_kind(meta, kind, data.get("subtype"), lineno)
     uuid = data.get("uuid")
     if uuid is None and kind not in _CONVERSATION:
         return None  # file-history-snapshot, queue-operation, … : not part of the tree
@@ -179,6 +194,22 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> Line | None:
     elif kind == "system" and data.get("subtype") == "microcompact_boundary" and not line.sidechain:
         meta.micro.append((lineno, _microcompaction(data.get("microcompactMetadata"))))
     return line
+
+
+def _note_kind(meta: _Meta, kind: str, subtype: Any, lineno: int) -> None:
+    """Counts a line of a kind this importer does not know (it stays in the tree for chaining)."""
+    if kind == "system" and subtype in _SYSTEM_SUBTYPES:
+        return
+    name = f"{kind}/{subtype}" if kind == "system" else kind
+    count, first = meta.unknown.get(name, (0, lineno))
+    meta.unknown[name] = (count + 1, first)
+
+
+def _report_unknown(meta: _Meta, errors: LineErrors) -> None:
+    """One note per unknown line kind: what was left out is said, never dropped silently."""
+    for name, (count, first) in meta.unknown.items():
+        errors.warn(f"{count} line(s) of type {name!r} left out: not a kind of line this importer "
+                    f"knows (first at line {first})", line=first)
 
 
 def _compact_meta(value: Any) -> dict[str, Any]:
