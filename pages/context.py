@@ -17,6 +17,7 @@ from workbench.services.context import (
     context_view_from_path,
 )
 from workbench.ui.guards import error_boundary
+from workbench.ui.tables import draw
 from workbench.views.context import messages_frame, problems_frame
 from workbench.views.markup import code_span, plain
 
@@ -32,7 +33,8 @@ addendum = st.text_input("System addendum (appended to the system message by the
 
 def _load() -> ContextView | None:
     if mode == "Bundled example":
-        name = st.selectbox("Example", list(examples), key="ctx_example")
+        # no example shipped: no option, and no choice
+        name = st.selectbox("Example", list(examples), index=0 if examples else None, key="ctx_example")
         return None if name is None else context_view_from_path(examples[name], system_addendum=addendum)
     if mode == "Upload":
         upload = st.file_uploader("context.yaml", type=["yaml", "yml"], key="ctx_upload")
@@ -59,11 +61,11 @@ if not view.ok:
     lines = [f"- {code_span(p.field or '(file)')}" + (f" (line {p.line})" if p.line else "") + f": {plain(p.problem)}"
              for p in view.problems]
     st.error(f"{len(view.problems)} problem(s) in {code_span(view.source)}:\n" + "\n".join(lines))
-    st.table(problems_frame(view), hide_index=True)
+    draw.table(problems_frame(view), hide_index=True)
     st.stop()
 
 frame = messages_frame(view)
-st.table(frame, hide_index=True)  # three rows at most: a static table shows at once
+draw.table(frame, hide_index=True)  # three rows at most: a static table shows at once
 st.caption(f"{int(frame.loc[:, 'characters'].sum()):,} characters, "
            f"{int(frame.loc[:, 'tokens (local estimate)'].sum()):,} tokens (local estimate, per message "
            "including framing). An empty optional section produces no message.")

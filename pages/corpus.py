@@ -7,7 +7,7 @@ import streamlit as st
 
 from workbench.corpus.batch import read_table
 from workbench.ui.guards import error_boundary
-from workbench.ui.tables import grouped_numbers
+from workbench.ui.tables import draw, grouped_numbers
 from workbench.views.corpus import corpus_figure, corpus_totals, largest_differences
 from workbench.views.fidelity import corpus_fidelity_table
 from workbench.views.markup import code_span
@@ -32,13 +32,13 @@ if sessions.empty:
 
 st.subheader("Totals per configuration")
 totals = corpus_totals(sessions)
-st.dataframe(totals, hide_index=True, key="corpus_totals", column_config=grouped_numbers(totals))
-st.plotly_chart(corpus_figure(sessions), key="corpus_figure")
+draw.dataframe(totals, hide_index=True, key="corpus_totals", column_config=grouped_numbers(totals))
+draw.plotly_chart(corpus_figure(sessions), key="corpus_figure")
 
 failed = sessions[sessions["error"].notna()]
 if not failed.empty:
     with st.expander(f"{len(failed)} sessions could not be replayed"):
-        st.dataframe(failed[["configuration", "path", "error"]], hide_index=True)
+        draw.dataframe(failed[["configuration", "path", "error"]], hide_index=True)
 
 with error_boundary("read what compaction lost in this batch", stop=False):
     lost = corpus_fidelity_table(read_table(folder, "fidelity"))
@@ -46,7 +46,7 @@ with error_boundary("read what compaction lost in this batch", stop=False):
         st.subheader("What compaction lost, per configuration")
         st.caption("Mean recall of the facts each compaction's replaced span held and the session "
                    "needed again (docs/fidelity.md); the agent's own compactions for comparison.")
-        st.dataframe(lost, hide_index=True, key="corpus_fidelity")
+        draw.dataframe(lost, hide_index=True, key="corpus_fidelity")
 
 names = sorted(sessions["configuration"].unique())
 if len(names) >= 2:
@@ -56,6 +56,6 @@ if len(names) >= 2:
     b = right.selectbox("Configuration B", names, index=1, key="corpus_b")
     if a is not None and b is not None:  # a select box with options and an index always has a value
         differences = largest_differences(sessions, a, b)
-        st.dataframe(differences, hide_index=True, key="corpus_differences",
-                     column_config=grouped_numbers(differences, {"link": st.column_config.LinkColumn(
-                         "open", display_text="open session")}))
+        draw.dataframe(differences, hide_index=True, key="corpus_differences",
+                       column_config=grouped_numbers(differences, {"link": st.column_config.LinkColumn(
+                           "open", display_text="open session")}))

@@ -8,6 +8,7 @@ import streamlit as st
 from workbench.analysis.words import counted
 from workbench.services.replay import open_saved
 from workbench.ui.guards import error_boundary, require_replay
+from workbench.ui.tables import draw
 from workbench.views.failures import failures_table
 
 st.title("Failures")
@@ -27,5 +28,5 @@ if table.empty:
     st.success(f"Every one of the {info.step_count:,} preparations of this replay is ready.")
     st.stop()
 
-st.dataframe(table, hide_index=True, key="failures_table",
-             column_config={"link": st.column_config.LinkColumn("open step", display_text="open")})
+draw.dataframe(table, hide_index=True, key="failures_table",
+               column_config={"link": st.column_config.LinkColumn("open step", display_text="open")})

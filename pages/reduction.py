@@ -14,6 +14,7 @@ from workbench.services.replay import open_saved
 from workbench.services.sessions import stored_session
 from workbench.ui.guards import error_boundary, require_replay
 from workbench.ui.state import current_step
+from workbench.ui.tables import draw
 from workbench.views.markup import code_span
 from workbench.views.reduction import (
     decisions_in_effect,
@@ -59,7 +60,7 @@ else:
         saved = row["saved tokens"]
         col.metric(str(row["decision"]), f"{row['results']}",
                    f"−{saved:,} tokens" if saved else None, delta_color="off")
-    st.dataframe(table, hide_index=True, key="red_table", column_config=COLUMN_CONFIG)
+    draw.dataframe(table, hide_index=True, key="red_table", column_config=COLUMN_CONFIG)
 st.markdown("#### Earlier decisions still in effect")
 st.caption("The replay reduces incrementally: a result decided at an earlier step keeps that "
            "decision. One row per shortened result of this step's request, with the step that "
@@ -67,6 +68,6 @@ st.caption("The replay reduces incrementally: a result decided at an earlier ste
 if earlier.empty:
     st.info("No result of this request was shortened at an earlier step.")
 else:
-    st.dataframe(earlier, hide_index=True, key="red_earlier", column_config=COLUMN_CONFIG)
+    draw.dataframe(earlier, hide_index=True, key="red_earlier", column_config=COLUMN_CONFIG)
 with st.expander("Tool-kind mapping of this session"):
-    st.dataframe(tool_kind_table(session), hide_index=True)
+    draw.dataframe(tool_kind_table(session), hide_index=True)

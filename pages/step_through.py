@@ -7,6 +7,8 @@ and ``workbench.views.step_through``; the widgets are ``workbench.ui.step_throug
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from workbench.services.fidelity import step_losses
@@ -52,7 +54,7 @@ else:
     visible, left_out = focus_messages(prep, shown, last=view.LAST, cap=view.PAGE_SIZE)
     if (note := view.focus_caption(len(visible), len(shown), left_out)) is not None:
         st.caption(note)
-runs: dict[int, list] = {}
+runs: dict[int, list[dict[str, Any]]] = {}
 for run in subagent_calls(store, session_id).values():
     if run["message"] is not None:
         runs.setdefault(run["message"], []).append(run)

@@ -3,16 +3,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from workbench.ui.tables import grouped_numbers
+
+if TYPE_CHECKING:
+    from streamlit.elements.lib.column_types import ColumnConfig
 
 
 def test_r_ui_6_integer_columns_get_a_grouped_number_format():
     frame = pd.DataFrame({"configuration": ["default"], "tokens_sent": [15_189_688],
                           "failed": pd.array([None], dtype="Int64"), "ratio": [1.39],
                           "applied": [True]})
-    link = {"label": "open"}
+    link: ColumnConfig = {"label": "open"}
     config = grouped_numbers(frame, {"configuration": link})
     assert config["configuration"] is link
     assert {k for k, v in config.items() if isinstance(v, dict)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from workbench.services.step_through import OpenedStep, over_steps
 from workbench.storage.store import Store
+from workbench.ui.tables import drawer
 from workbench.views import breakdown as view
 from workbench.views.vega import vega_lite
 
@@ -29,11 +30,11 @@ def show_breakdown(store: Store, session_id: str, opened: OpenedStep, step: int)
     box.caption(f"The parts add up to the whole request the header states: "
                 f"{view.whole_of(opened.prep):,} tokens (the overhead as measured; the other parts "
                 "are the local estimate of each, calibrated like the header).")
-    box.dataframe(parts, hide_index=True, key="st_breakdown_table", column_config={
+    drawer(box).dataframe(parts, hide_index=True, key="st_breakdown_table", column_config={
         "tokens": st.column_config.NumberColumn(format="localized"),
         "share": st.column_config.ProgressColumn(format="percent", min_value=0.0, max_value=1.0)})
     frame = over_steps(store, session_id, opened.replay, "context breakdown",
                        lambda steps, messages: view.breakdown_frame(
                            steps, store.estimator, view.call_names(messages)))
-    box.vega_lite_chart(vega_lite(view.breakdown_figure(frame, selected=step)),
-                        key="st_breakdown_chart", width="stretch")
+    drawer(box).vega_lite_chart(vega_lite(view.breakdown_figure(frame, selected=step)),
+                                key="st_breakdown_chart", width="stretch")

@@ -9,7 +9,7 @@ import streamlit as st
 
 from workbench.records import ArchiveRecord
 from workbench.services.compaction import OpenedCompaction
-from workbench.ui.tables import dashed_table
+from workbench.ui.tables import dashed_table, draw
 from workbench.views.compaction import (
     ARCHIVE_PREVIEW,
     CompactionBand,
@@ -47,7 +47,7 @@ def show_answer(opened: OpenedCompaction) -> None:
     st.markdown("**" + compaction_answer_text(replay.info.name,
                                               replay_compaction_steps(opened.steps), opened.marks)
                 + "**")
-    st.dataframe(compaction_answer(opened.runs, opened.marks), hide_index=True, key="cmp_answer")
+    draw.dataframe(compaction_answer(opened.runs, opened.marks), hide_index=True, key="cmp_answer")
     st.caption("Tokens before → after: the replay's whole request before and after its compaction "
                "(calibrated estimate + unrecorded overhead); the agent's own pre-compaction count "
                "and the provider's count of its first request after it. Trigger: the value the "
@@ -60,8 +60,8 @@ def show_answer(opened: OpenedCompaction) -> None:
 def show_decisions(opened: OpenedCompaction, bands: Sequence[CompactionBand]) -> None:
     """The cut timeline (or why there is none), the applied compactions and every attempt."""
     if bands:
-        st.plotly_chart(timeline_figure(bands, recorded_at=[m.at_message for m in opened.marks]),
-                        key="cmp_timeline")
+        draw.plotly_chart(timeline_figure(bands, recorded_at=[m.at_message for m in opened.marks]),
+                          key="cmp_timeline")
     else:
         st.info("Compaction was planned but never applied: see the attempts below.")
     info = opened.replay.info

@@ -21,7 +21,7 @@ from workbench.services.presets import PRESET_NAMES, preset_text
 from workbench.services.summarisers import SUMMARISER_LABELS
 from workbench.ui import state
 from workbench.ui.fidelity import show_run_losses
-from workbench.ui.tables import dashed_table, grouped_numbers
+from workbench.ui.tables import dashed_table, draw, grouped_numbers
 from workbench.views.compare import (
     answer_runs,
     compactions_table,
@@ -153,7 +153,7 @@ def compare_pickers(choices: Mapping[str, str]) -> tuple[str, str]:
 def run_cache() -> dict[Any, ComparedRun]:
     """The comparison's replays of this browser session (one per session, configuration,
     template snapshot and label)."""
-    cache = state.get("cfg_runs") or {}
+    cache: dict[Any, ComparedRun] = state.get("cfg_runs") or {}
     state.put("cfg_runs", cache)
     return cache
 
@@ -162,7 +162,7 @@ def show_comparison(compared: Comparison) -> None:
     """The chart of both runs with the agent's compactions, the totals, the cut points, who
     compacted where, and the tokens of every step."""
     runs = list(compared.runs)
-    st.plotly_chart(compare_figure(runs, recorded=compared.marks), key="cfg_compare_chart")
+    draw.plotly_chart(compare_figure(runs, recorded=compared.marks), key="cfg_compare_chart")
     st.markdown("#### Totals")
     dashed_table(display_frame(totals_table(runs)), key="cfg_totals", config=_COLUMNS)
     st.markdown("#### Compactions and cut points")
@@ -172,9 +172,9 @@ def show_comparison(compared: Comparison) -> None:
     else:
         dashed_table(cuts, key="cfg_cuts", config=_COLUMNS)
     st.markdown("#### Where each configuration and the agent compacted")
-    st.dataframe(compaction_answer(answer_runs(runs), compared.marks), hide_index=True,
-                 key="cfg_answer")
+    draw.dataframe(compaction_answer(answer_runs(runs), compared.marks), hide_index=True,
+                   key="cfg_answer")
     show_run_losses(runs, compared.agent_losses)
     with st.expander("Tokens per step"):
         steps = steps_table(runs)
-        st.dataframe(steps, hide_index=True, key="cfg_steps", column_config=grouped_numbers(steps))
+        draw.dataframe(steps, hide_index=True, key="cfg_steps", column_config=grouped_numbers(steps))

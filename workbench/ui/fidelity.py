@@ -9,6 +9,7 @@ import streamlit as st
 from iris.fidelity import LossRecord
 
 from workbench.analysis.compared_run import ComparedRun
+from workbench.ui.tables import draw
 from workbench.views.fidelity import (
     compaction_label,
     fidelity_sentence,
@@ -36,7 +37,7 @@ def show_losses(records: Sequence[LossRecord], *, session_id: str, replay_id: st
         st.caption("Neither the agent nor this replay compacted: nothing was lost to compaction.")
         return
     st.caption(_HELP)
-    st.dataframe(recall_table(records), hide_index=True, key=f"{key}_recall")
+    draw.dataframe(recall_table(records), hide_index=True, key=f"{key}_recall")
     labels = {i: compaction_label(r) for i, r in enumerate(records)}
     chosen = st.selectbox("Lost facts of", list(labels), format_func=lambda i: labels[i],
                           key=f"{key}_pick")
@@ -49,18 +50,18 @@ def show_lost(record: LossRecord, *, session_id: str, replay_id: str, key: str =
     table = lost_table(record, session_id=session_id, replay_id=replay_id)
     if table.empty:
         return
-    st.dataframe(table, hide_index=True, key=f"{key}_lost_{record.source}_{record.n}",
-                 column_config={"open": st.column_config.LinkColumn(
-                     "open", display_text="open step", help="the step that needed it, on the "
-                     "Step-through page")})
+    draw.dataframe(table, hide_index=True, key=f"{key}_lost_{record.source}_{record.n}",
+                   column_config={"open": st.column_config.LinkColumn(
+                       "open", display_text="open step", help="the step that needed it, on the "
+                       "Step-through page")})
 
 
 def show_compaction_loss(record: LossRecord, *, session_id: str, replay_id: str) -> None:
     """The Why panel's part for a compaction step: what that compaction lost, in an expander."""
     with st.expander(f"Compaction — what it lost ({compaction_label(record)})", expanded=True):
         st.caption(_HELP)
-        st.dataframe(recall_table([record]), hide_index=True,
-                     key=f"st_fid_recall_{record.source}_{record.n}")
+        draw.dataframe(recall_table([record]), hide_index=True,
+                       key=f"st_fid_recall_{record.source}_{record.n}")
         show_lost(record, session_id=session_id, replay_id=replay_id, key="st_fid")
 
 
@@ -73,12 +74,12 @@ def show_loss_pair(a: LossRecord | None, b: LossRecord | None, *, labels: tuple[
         st.caption("No committed checkpoint with a loss record at this step: nothing to score.")
         return
     st.caption(_HELP)
-    st.dataframe(loss_side_by_side(a, b, labels=labels), hide_index=True, key=f"{key}_pair")
+    draw.dataframe(loss_side_by_side(a, b, labels=labels), hide_index=True, key=f"{key}_pair")
     lost = lost_by_either(a, b, labels=labels)
     if lost.empty:
         st.caption("Neither checkpoint lost a fact the session needed again.")
     else:
-        st.dataframe(lost, hide_index=True, key=f"{key}_lost_either")
+        draw.dataframe(lost, hide_index=True, key=f"{key}_lost_either")
 
 
 def show_run_losses(runs: Sequence[ComparedRun], agent: Sequence[LossRecord]) -> None:
@@ -89,4 +90,4 @@ def show_run_losses(runs: Sequence[ComparedRun], agent: Sequence[LossRecord]) ->
         st.caption("Neither configuration nor the agent compacted this session.")
         return
     st.caption(_HELP)
-    st.dataframe(table, hide_index=True, key="cfg_fidelity")
+    draw.dataframe(table, hide_index=True, key="cfg_fidelity")

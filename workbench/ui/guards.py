@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 
 import streamlit as st
@@ -60,7 +60,7 @@ def show_error(what: str, exc: BaseException, *, message: str | None = None) -> 
 
 
 @contextmanager
-def error_boundary(what: str, *, stop: bool = True, message: str | None = None) -> Iterator[None]:
+def error_boundary(what: str, *, stop: bool = True, message: str | None = None) -> Generator[None]:
     """The UI boundary: any error raised inside is shown as one line ("Could not <what>: …", or
     ``message`` formatted with ``{exc}``) with the traceback in an expander, never a bare
     traceback. ``stop`` ends the page run there; otherwise the page goes on after the block.
@@ -76,7 +76,7 @@ def error_boundary(what: str, *, stop: bool = True, message: str | None = None) 
 
 
 @contextmanager
-def finish_first(report: Callable[[float, str], None]) -> Iterator[Callable[[float, str], None]]:
+def finish_first(report: Callable[[float, str], None]) -> Generator[Callable[[float, str], None]]:
     """Work that must not be lost half-way (a replay that is saved at its end). Streamlit stops or
     restarts a page run at its next drawing call when the browser reloads, disconnects or sends a
     widget change; here the progress ``report`` yielded swallows that signal (the bar stops
@@ -98,7 +98,7 @@ def finish_first(report: Callable[[float, str], None]) -> Iterator[Callable[[flo
 
 
 @contextmanager
-def progress_bar(text: str) -> Iterator[Callable[[float, str], None]]:
+def progress_bar(text: str) -> Generator[Callable[[float, str], None]]:
     """A progress bar starting at 0 with ``text``; yields ``report(fraction, label)`` (the
     fraction clamped to 0…1) and removes the bar when the block ends, however it ends. The first
     report and the last (fraction 1) are drawn, others at most every :data:`PROGRESS_SECONDS`:

@@ -21,7 +21,7 @@ import streamlit as st
 
 from workbench.services.messages import OpenedSession
 from workbench.ui import state
-from workbench.ui.tables import dashed_table
+from workbench.ui.tables import dashed_table, drawer
 from workbench.views import messages as view
 from workbench.views import query
 from workbench.views import sessions as sessions_view
@@ -80,7 +80,7 @@ def show_table(opened: OpenedSession) -> None:
     still mounted the whole table in the browser at every page flip)."""
     table = st.expander("All messages as a table", key="wb_msg_table_open", on_change="rerun")
     if table.open:
-        table.dataframe(view.message_frame(opened.session, opened.estimator), hide_index=True)
+        drawer(table).dataframe(view.message_frame(opened.session, opened.estimator), hide_index=True)
 
 
 def page_picker(session_id: str, n_messages: int) -> tuple[int, int | None]:

@@ -12,6 +12,7 @@ from iris.session import Session
 
 from workbench.services.step_through import open_step
 from workbench.storage.store import Store
+from workbench.ui.tables import draw
 from workbench.views import search as view
 
 __all__ = ["search_panel", "show_search"]
@@ -51,7 +52,7 @@ def search_panel(blocks: pd.DataFrame, *, session_id: str, replay_id: str | None
     found = view.search(blocks, query, states=states, session_id=session_id, replay_id=replay_id)
     st.caption(view.counts_caption(found))
     if not found.empty:
-        st.dataframe(found, hide_index=True, key="wb_search_found", column_config={
+        draw.dataframe(found, hide_index=True, key="wb_search_found", column_config={
             "link": st.column_config.LinkColumn(
                 "open", display_text="step ›" if replay_id else "message ›"),
             "match": st.column_config.TextColumn("match", width="large")})

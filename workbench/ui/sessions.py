@@ -19,7 +19,7 @@ from workbench.services import imports
 from workbench.storage.store import SessionRow, Store
 from workbench.ui import state
 from workbench.ui.guards import progress_bar
-from workbench.ui.tables import dashed_table
+from workbench.ui.tables import dashed_table, draw
 from workbench.views import sessions as view
 from workbench.views.markup import one_line, plain
 
@@ -60,7 +60,7 @@ def show_sessions(store: Store, rows: Sequence[SessionRow], samples: list[Path])
     for row in rows:
         if row.unplaced_count:
             with st.expander(f"“{one_line(row.title)}”: {counted(row.unplaced_count, 'unplaced line')}"):
-                st.dataframe(view.unplaced_frame(store.unplaced(row.id)), hide_index=True)
+                draw.dataframe(view.unplaced_frame(store.unplaced(row.id)), hide_index=True)
     st.caption("Pick a session in the sidebar, then open **Step-through** (one preparation, stage "
                "by stage), **Compaction** or **Usage**.")
 
@@ -81,11 +81,11 @@ def show_reports() -> None:
         if outcome.unplaced:
             st.warning(f"{counted(len(outcome.unplaced), 'line')} of {plain(report.path)} could not be placed in the "
                        "conversation:")
-            st.dataframe(view.unplaced_frame(outcome.unplaced), hide_index=True)
+            draw.dataframe(view.unplaced_frame(outcome.unplaced), hide_index=True)
         if outcome.skipped:
             st.warning(f"{counted(len(outcome.skipped), 'line')} of {plain(report.path)} "
                        f"{'was' if len(outcome.skipped) == 1 else 'were'} skipped:")
-            st.dataframe(view.skipped_frame(outcome), hide_index=True)
+            draw.dataframe(view.skipped_frame(outcome), hide_index=True)
 
 
 def import_forms(store: Store, samples: list[Path]) -> None:

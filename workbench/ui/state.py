@@ -11,7 +11,7 @@ parameters named nothing that exists.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -198,7 +198,7 @@ def request_step(step: int) -> None:
     st.session_state[_STEP_REQUEST_KEY] = int(step)
 
 
-def follow_timeline_click(points: list, current: int) -> None:
+def follow_timeline_click(points: Sequence[Mapping[str, Any]], current: int) -> None:
     """Go to the step a timeline chart's selection points at. A selection stays until the next
     click, so each clicked step is acted on once (prev/next keep working after a click)."""
     target = int(points[0]["x"]) if points else None

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from workbench.ui import state
+from workbench.ui.tables import draw, drawer
 from workbench.views import step_page as view
 from workbench.views import subagents as subagents_view
 from workbench.views.display import display_frame
@@ -36,7 +37,7 @@ def timeline_map(spec: Callable[[], Mapping[str, Any]], step: int) -> None:
     on a bar reruns the app)."""
     timeline = st.expander("Step timeline: every step's final request (click a bar to open that "
                            "step)", key="st_timeline_open", on_change="rerun")
-    clicked = timeline.plotly_chart(
+    clicked = drawer(timeline).plotly_chart(
         view.timeline_at(spec(), step), key="st_timeline", on_select="rerun",
         selection_mode="points") if timeline.open else None
     state.follow_timeline_click(clicked.selection.points if clicked else [], step)
@@ -65,21 +66,21 @@ def show_stages(stages: pd.DataFrame) -> None:
     # The long note last: before it, it pushed the raw local estimates the caption points at off
     # the table's right edge.
     order = [c for c in shown.columns if c != "note"] + (["note"] if "note" in shown.columns else [])
-    st.dataframe(
+    draw.dataframe(
         shown.style.map(view.status_style, subset=["status"]),
         hide_index=True, key="st_stage_table", column_order=order,
         # widths fit a seven-digit figure with its separators and the kinds' words: the
         # automatic width cut "167,064" to ".67,064" and "decision kinds" to its first word
         column_config={"before_tokens": _NUMBER("before", format="localized", width=_FIGURE),
-                       "after_tokens": _NUMBER("after", format="localized", width=_FIGURE),
-                       "change": _NUMBER("change", format="localized", width=_FIGURE),
-                       "decisions": _NUMBER("decisions", width=80),
-                       "decision_kinds": st.column_config.TextColumn("decision kinds",
-                                                                     width="large"),
-                       "local_before_tokens": _NUMBER("detail: raw local before",
-                                                      format="localized"),
-                       "local_after_tokens": _NUMBER("detail: raw local after",
-                                                     format="localized")})
+                         "after_tokens": _NUMBER("after", format="localized", width=_FIGURE),
+                         "change": _NUMBER("change", format="localized", width=_FIGURE),
+                         "decisions": _NUMBER("decisions", width=80),
+                         "decision_kinds": st.column_config.TextColumn("decision kinds",
+                                                                       width="large"),
+                         "local_before_tokens": _NUMBER("detail: raw local before",
+                                                        format="localized"),
+                         "local_after_tokens": _NUMBER("detail: raw local after",
+                                                       format="localized")})
 
 
 def show_why(whys: Sequence[view.StageWhy], session_id: str) -> None:
@@ -95,7 +96,7 @@ def show_why(whys: Sequence[view.StageWhy], session_id: str) -> None:
                 st.markdown(why.lines)
                 message_links(why.messages, session_id)
             elif why.table is not None:
-                picked = st.dataframe(
+                picked = draw.dataframe(
                     why.table, hide_index=True, key=f"st_decisions_{why.stage}",
                     on_select="rerun", selection_mode="single-row",
                     column_config={"open": st.column_config.LinkColumn(
@@ -127,10 +128,10 @@ def open_selected_message(table: pd.DataFrame, rows: Sequence[int], session_id: 
 def show_overview(caption: str, shown: Sequence[RequestMessage]) -> None:
     """Every message of the final request in one table under ``caption``."""
     st.caption(caption)
-    st.dataframe(message_overview(shown), hide_index=True, key="st_request_overview", height=240,
-                 column_config={"characters": _NUMBER(format="localized"),
-                                "original": st.column_config.CheckboxColumn("original kept"),
-                                "start": st.column_config.TextColumn("start of the text")})
+    draw.dataframe(message_overview(shown), hide_index=True, key="st_request_overview", height=240,
+                   column_config={"characters": _NUMBER(format="localized"),
+                                  "original": st.column_config.CheckboxColumn("original kept"),
+                                  "start": st.column_config.TextColumn("start of the text")})
 
 
 def message_controls() -> tuple[str, bool, bool]:

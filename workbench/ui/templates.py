@@ -39,6 +39,7 @@ from workbench.services.templates import (
 from workbench.services.truth import session_marks
 from workbench.ui import state
 from workbench.ui.fidelity import show_loss_pair
+from workbench.ui.tables import draw
 from workbench.views.compare import compare_figure, totals_table
 from workbench.views.display import display_frame
 from workbench.views.markup import code_span, plain
@@ -240,7 +241,7 @@ def _side_by_side(cmp: StepComparison, title: str,
 
 def show_comparison(cmp: StepComparison) -> None:
     """Rendered prompt diff, checkpoint diff, tokens and the success condition, side by side."""
-    st.table(rerun_table(cmp).set_index(""))
+    draw.table(rerun_table(cmp).set_index(""))
     st.markdown("##### Rendered summary request: diff")
     if cmp.prompt_diff:
         st.code(cmp.prompt_diff, language="diff", wrap_lines=True)
@@ -263,12 +264,12 @@ def show_comparison(cmp: StepComparison) -> None:
 def show_replay_comparison(target: RerunTarget, result: ReplayComparison) -> None:
     """A whole re-run: the two runs on one chart (with the agent's recorded compactions), their
     totals, and the comparison at a compaction step the user picks."""
-    st.vega_lite_chart(vega_lite(compare_figure([result.original, result.edited],
-                                                recorded=session_marks(target.store,
-                                                                       target.session_id))),
-                       key="tpl_rerun_chart", width="stretch")  # Vega-Lite: loads no plotly.js
-    st.dataframe(display_frame(totals_table([result.original, result.edited])), hide_index=True,
-                 key="tpl_rerun_totals")
+    draw.vega_lite_chart(vega_lite(compare_figure([result.original, result.edited],
+                                                  recorded=session_marks(target.store,
+                                                                         target.session_id))),
+                         key="tpl_rerun_chart", width="stretch")  # Vega-Lite: loads no plotly.js
+    draw.dataframe(display_frame(totals_table([result.original, result.edited])), hide_index=True,
+                   key="tpl_rerun_totals")
     if not result.steps:
         st.caption("Neither replay entered compaction.")
         return

@@ -15,7 +15,7 @@ from workbench.services.usage import OpenedUsage
 from workbench.storage.store import Store
 from workbench.ui import state
 from workbench.ui.guards import error_boundary, progress_bar
-from workbench.ui.tables import dashed_table
+from workbench.ui.tables import dashed_table, draw
 from workbench.views.display import display_frame
 from workbench.views.markup import plain
 from workbench.views.recorded import compaction_answer, compaction_answer_text, replay_compaction_steps
@@ -73,15 +73,15 @@ def show_charts(opened: OpenedUsage) -> None:
     """The usage chart, the compaction answer, the per-step table and the summary usage."""
     # Vega-Lite: the first plotly chart of a document loads plotly.js (4.7 MB), a page opened by
     # its address paid for it on every open
-    st.vega_lite_chart(vega_lite(usage_figure(opened.steps, recorded=opened.marks)),
-                       key="usage_chart", width="stretch")
+    draw.vega_lite_chart(vega_lite(usage_figure(opened.steps, recorded=opened.marks)),
+                         key="usage_chart", width="stretch")
     st.markdown("#### Where the replay and the agent compacted")
-    st.dataframe(compaction_answer(opened.runs, opened.marks), hide_index=True, key="usage_answer")
+    draw.dataframe(compaction_answer(opened.runs, opened.marks), hide_index=True, key="usage_answer")
     st.markdown("#### Per step")
     dashed_table(display_frame(usage_table(opened.steps)), key="usage_table", config=_STEP_COLUMNS)
     st.markdown("#### Summary (compaction) usage, apart from the main model")
-    st.dataframe(summary_usage_table(opened.replay.facts.run_usage), hide_index=True,
-                 key="usage_summary", column_config=_SUMMARY_COLUMNS)
+    draw.dataframe(summary_usage_table(opened.replay.facts.run_usage), hide_index=True,
+                   key="usage_summary", column_config=_SUMMARY_COLUMNS)
 
 
 def show_cost(lines: Sequence[str]) -> None:
