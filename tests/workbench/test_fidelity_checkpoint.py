@@ -108,6 +108,25 @@ def test_r_fid_3_evidence_ranks_by_use_and_listing_size():
     assert "util.py" in near  # listed beside the edited file
 
 
+def test_r_fid_3_evidence_reads_bare_file_names_and_writes_home_paths_short():
+    """R-FID-3: a file a command reads from the working folder (``nl -ba STRATEGY.md``) is a read
+    file, kept before the longer commands when room is short; a file under the home folder the
+    project is in is written from ``~/``."""
+    def ex(i: int, cmd: str) -> tuple[Message, ...]:
+        return (Message(role="assistant", content=(ToolCallBlock(
+                    id=f"x{i}", name="exec_command",
+                    arguments={"cmd": cmd, "workdir": "/home/u/work/p"}),)),
+                Message(role="tool", content=(ToolResultBlock(call_id=f"x{i}", text="ok"),)))
+
+    head = (*ex(1, "sed -n '1,200p' /home/u/.codex/skills/beads/SKILL.md && nl -ba STRATEGY.md"),
+            *ex(2, "git status --short --branch"))
+    wide = evidence_section(head, edit_tool=EDIT_TOOL, max_chars=2000)
+    assert "paths relative to `/home/u/work/p/`" in wide
+    assert "- Read:\n  - `STRATEGY.md`\n  - `~/.codex/skills/beads/SKILL.md`" in wide
+    short = evidence_section(head, edit_tool=EDIT_TOOL, max_chars=200)
+    assert "- Read:\n  - `STRATEGY.md`" in short and "`git status" not in short
+
+
 def _evidence_share(text: str) -> float:
     found = re.search(r"^## Files and Evidence\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
     assert found is not None, "no ## Files and Evidence section"

@@ -6,8 +6,8 @@ the command that proved a fix, the files a task description listed. The section 
 were written, so a later mention matches: files edited, read, named in commands and searches, and
 named by tool results (a task description, a status listing); each simple command of the shell
 calls with the outcome of its last run (``ok``/``failed``, and the first line of the output when
-the call ran that command alone). Files under the folder most file arguments share are written
-relative to it (said once).
+the call ran that command alone). Files under the project folder are written relative to it (said
+once), other files under the same home folder from ``~/``.
 
 The engine cannot see what the session will do after the compaction. It ranks each fact by how
 the head used it (a file edited or named by the user first, one read or a command run next, one
@@ -61,6 +61,10 @@ _TAGGED = re.compile(r"<(system-reminder|local-command-[\w-]+|command-[\w-]+|tas
 """What the agent inserted in a user message (not typed by the user)."""
 _DIFF_SIDE = re.compile(r"^[ab]/(?=[^/]+/)")
 """A diff's ``a/`` or ``b/`` side of a file path."""
+_BARE = re.compile(r"^[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,4}$")
+"""A file name without a folder (a shell word of a command: ``nl -ba STRATEGY.md``)."""
+_HOME = re.compile(r"^/(?:home|Users)/[^/]+/")
+"""The home folder of a project folder."""
 _PATCH_ARGS = ("input", "patch")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+)$", re.MULTILINE)
 """The files a patch (Codex's apply_patch) adds, changes, deletes or moves to."""
@@ -213,6 +217,10 @@ class _Head:
                     how = "read" if part.split()[0].rsplit("/", 1)[-1] in _READERS else "named"
                     for word in _pathlike(part):
                         self._path(word, how, i)
+                    for word in part.split()[1:]:  # a file of the working folder: STRATEGY.md
+                        word = word.strip("'\"")
+                        if _BARE.match(word):
+                            self._path(word, how, i)
                 in_parts = {w for part in parts for w in _pathlike(part)}
                 for word in _pathlike(line):
                     if word not in in_parts:
@@ -279,8 +287,13 @@ def workspace_root(head: Sequence[Message]) -> str | None:
 
 
 def _relative(path: str, root: str | None) -> str:
+    """``path`` relative to the project folder, or under the home folder the project is in
+    written from ``~/``."""
     if root and path.startswith(root + "/"):
         return path[len(root) + 1:]
+    home = _HOME.match(root or "")
+    if home and path.startswith(home.group(0)):
+        return "~/" + path[len(home.group(0)):]
     return path
 
 
