@@ -23,7 +23,7 @@ CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 
 # session id prefix → (recorded steps of the agent's compactions the profile meets within ±1)
 CLAUDE_MATCHING = {
-    "0442a060": (124,), "0cf3db51": (26,), "1284c080": (160,), "1e0816ef": (53, 177),
+    "0442a060": (124,), "0cf3db51": (26, 109), "1284c080": (160,), "1e0816ef": (53, 178),
     "266b3f40": (131,), "44df7d08": (115,), "70d782f7": (67, 123), "8209f1c2": (83,),
     "8ecab05f": (101,), "9d7a9d52": (69, 130), "af74d9e0": (109,),
 }
