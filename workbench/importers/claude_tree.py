@@ -96,7 +96,7 @@ def place(lines: list[Line]) -> Placement:
         chain.add(node)
         node = parents[node]
     responses = {lines[i].msg_id for i in chain if lines[i].msg_id}
-    cut_off = _interrupted(lines, parents, chain, responses)
+    cut_off = _interrupted(lines, parents, chain, responses, lines[leaf].sidechain)
     live = {i for i, line in enumerate(lines)
             if i in chain or (line.kind == "assistant" and line.msg_id in responses)}
     calls = {cid for i in live for cid in lines[i].call_ids}
@@ -116,7 +116,7 @@ def place(lines: list[Line]) -> Placement:
 
 
 def _interrupted(lines: list[Line], parents: list[int | None], chain: set[int],
-                 responses: set[str | None]) -> set[str | None]:
+                 responses: set[str | None], side: bool) -> set[str | None]:
     """Responses the agent received for a request of the conversation and then left behind: an
     assistant line with usage that answers a line of the chain (its prompt is the conversation up
     to there) but is not on the chain, because the conversation went on from its parent (the
@@ -126,7 +126,8 @@ def _interrupted(lines: list[Line], parents: list[int | None], chain: set[int],
     found: set[str | None] = set()
     for i, line in enumerate(lines):
         parent = parents[i]
-        if (line.kind == "assistant" and i not in chain and parent in chain and line.usage is not None
+        if (line.kind == "assistant" and line.sidechain == side and i not in chain
+                and parent in chain and line.usage is not None
                 and not line.synthetic and line.msg_id and line.msg_id not in responses):
             found.add(line.msg_id)
     return found
