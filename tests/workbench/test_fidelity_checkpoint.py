@@ -111,7 +111,7 @@ def test_r_fid_3_evidence_ranks_by_use_and_listing_size():
 def test_r_fid_3_evidence_reads_bare_file_names_and_writes_home_paths_short():
     """R-FID-3: a file a command reads from the working folder (``nl -ba STRATEGY.md``) is a read
     file, kept before the longer commands when room is short; a file under the home folder the
-    project is in is written from ``~/``."""
+    project is in is written from ``~/``; a path after a shell variable is not a file."""
     def ex(i: int, cmd: str) -> tuple[Message, ...]:
         return (Message(role="assistant", content=(ToolCallBlock(
                     id=f"x{i}", name="exec_command",
@@ -119,8 +119,11 @@ def test_r_fid_3_evidence_reads_bare_file_names_and_writes_home_paths_short():
                 Message(role="tool", content=(ToolResultBlock(call_id=f"x{i}", text="ok"),)))
 
     head = (*ex(1, "sed -n '1,200p' /home/u/.codex/skills/beads/SKILL.md && nl -ba STRATEGY.md"),
-            *ex(2, "git status --short --branch"))
+            *ex(2, "git status --short --branch"),
+            *ex(3, 'jq . "$ROOT/summary.json" ${HOME}/.pi/a/SKILL.md 2>/dev/null'))
     wide = evidence_section(head, edit_tool=EDIT_TOOL, max_chars=2000)
+    assert "`ROOT/summary.json`" not in wide and "`/.pi/a/SKILL.md`" not in wide
+    assert "`/dev/null`" not in wide  # a shell variable's path and a device are no files
     assert "paths relative to `/home/u/work/p/`" in wide
     assert "- Read:\n  - `STRATEGY.md`\n  - `~/.codex/skills/beads/SKILL.md`" in wide
     short = evidence_section(head, edit_tool=EDIT_TOOL, max_chars=200)

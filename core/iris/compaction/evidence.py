@@ -144,10 +144,13 @@ def simple_commands(line: str) -> list[str]:
 
 
 def _pathlike(text: str) -> Iterator[str]:
-    """Path-like words with a folder and a file name (or an absolute form), as written."""
+    """Path-like words with a folder and a file name (or an absolute form), as written; not a
+    path after a shell variable (``$ROOT/a.json``, ``${HOME}/.pi``) nor a device (``/dev/null``)."""
     for m in _PATHLIKE.finditer(text):
         word = m.group(0).rstrip(".,:;")
-        if "://" in text[m.start():m.end() + 3]:
+        if "://" in text[m.start():m.end() + 3] or word.startswith("/dev/"):
+            continue
+        if re.search(r"(?:\$\w*|\})$", text[max(m.start() - 40, 0):m.start()]):
             continue
         if _NAMED.search(word) or word.startswith(("/", "~/", "./")):
             yield word
