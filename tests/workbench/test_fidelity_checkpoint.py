@@ -120,10 +120,12 @@ def test_r_fid_3_evidence_reads_bare_file_names_and_writes_home_paths_short():
 
     head = (*ex(1, "sed -n '1,200p' /home/u/.codex/skills/beads/SKILL.md && nl -ba STRATEGY.md"),
             *ex(2, "git status --short --branch"),
-            *ex(3, 'jq . "$ROOT/summary.json" ${HOME}/.pi/a/SKILL.md 2>/dev/null'))
+            *ex(3, 'jq . "$ROOT/summary.json" ${HOME}/.pi/a/SKILL.md 2>/dev/null'),
+            *ex(4, "git log --oneline a1b2c3d..HEAD"))
     wide = evidence_section(head, edit_tool=EDIT_TOOL, max_chars=2000)
     assert "`ROOT/summary.json`" not in wide and "`/.pi/a/SKILL.md`" not in wide
     assert "`/dev/null`" not in wide  # a shell variable's path and a device are no files
+    assert "`a1b2c3d..HEAD`" not in wide  # nor a git range
     assert "paths relative to `/home/u/work/p/`" in wide
     assert "- Read:\n  - `STRATEGY.md`\n  - `~/.codex/skills/beads/SKILL.md`" in wide
     short = evidence_section(head, edit_tool=EDIT_TOOL, max_chars=200)
@@ -273,3 +275,25 @@ def test_r_fid_3_offline_checkpoint_is_a_summary_a_person_can_continue_from():
     assert s["SubAgent State"] == ("- Explore: Survey the CLI flags — finished: The CLI has 12 "
                                    "flags; --fast is unused.")
     assert "{" not in s["SubAgent State"]  # no raw dicts
+
+
+def test_r_fid_3_codex_shell_header_is_not_the_output():
+    """R-FID-3: a Codex exec_command result starts with the tool's header (Chunk ID, Wall time,
+    Process exited with code N, Output:): a non-zero exit is a failure even without the error flag,
+    and Progress, Open Problems and the commands' outcomes quote the output, not the header."""
+    from iris.compaction.extract import extractive_sections
+
+    def ex(cid: str, cmd: str, code: int, output: str) -> tuple[Message, ...]:
+        header = (f"Chunk ID: {cid}9f\nWall time: 0.2 seconds\nProcess exited with code {code}\n"
+                  "Original token count: 9\nOutput:\n")
+        return (_call(cid, "exec_command", cmd=cmd, workdir="/w/p"), _said(cid, header + output))
+
+    head = (*ex("a", "bd close av-7", 0, "✓ Closed av-7: Wire the flag"),
+            *ex("b", "bun test", 1, "tests/a.test.ts:\nerror: expected 2, got 3\n 1 fail"),
+            *ex("c", "git status --short", 0, " M src/a.ts"))
+    s = extractive_sections(head, current_request="Wire the flag.")
+    assert "Closed av-7: `bd close av-7` → ✓ Closed av-7: Wire the flag" in s["Progress"]
+    assert "Chunk ID" not in s["Progress"] + s["Open Problems"] + s["Files and Evidence"]
+    assert s["Open Problems"].startswith("- `bun test` failed: error: expected 2, got 3")
+    assert "`bun test` → failed: tests/a.test.ts:" in s["Files and Evidence"]
+    assert "Tests pass" not in s["Progress"]

@@ -30,7 +30,7 @@ from typing import Any, cast
 from ..session import Message, TextBlock
 
 __all__ = ["DEFAULT_EVIDENCE_CHARS", "evidence_allowance", "evidence_section", "shell_command",
-           "simple_commands", "workspace_root"]
+           "shell_output", "simple_commands", "workspace_root"]
 
 DEFAULT_EVIDENCE_CHARS = 4000
 """The section's size when the caller gives no summary allowance."""
@@ -51,11 +51,10 @@ _SHELL = re.compile(r"bash|shell|exec|command|terminal|run", re.IGNORECASE)
 _SEARCH_ARGS = ("pattern", "glob", "query", "path")
 _PATHLIKE = re.compile(r"(?<![\w/.~:-])(?:\.{1,2}/|~/|/)?(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*")
 _NAMED = re.compile(r"\.[A-Za-z]{1,5}$")
-_HEADER = re.compile(r"^(?:(?:Chunk ID|Wall time|Original token count|Output):|"
-                     r"Process exited with code -?\d+\s*$)", re.IGNORECASE)
-"""The lines a shell tool puts before a command's output (Codex's exec_command)."""
-_EXIT = re.compile(r"^Process exited with code (-?\d+)", re.MULTILINE)
-"""The exit status a shell tool states before the output (Codex's exec_command)."""
+_SHELL_HEADER = re.compile(r"\A(?:(?:Chunk ID|Wall time|Original token count):[^\n]*\n"
+                           r"|Process exited with code (-?\d+)[^\n]*\n)+(?:Output:\n?)?")
+"""The lines a shell tool puts before a command's output (Codex's exec_command), with the exit
+status it states."""
 _TAGGED = re.compile(r"<(system-reminder|local-command-[\w-]+|command-[\w-]+|task-notification)>"
                      r".*?</\1>", re.DOTALL)
 """What the agent inserted in a user message (not typed by the user)."""
@@ -93,6 +92,17 @@ def shell_command(name: str, arguments: Mapping[str, Any]) -> str | None:
     if isinstance(value, list):
         value = " ".join(map(str, cast("list[object]", value)))
     return value if isinstance(value, str) else None
+
+
+def shell_output(text: str, failed: bool) -> tuple[str, bool]:
+    """A shell call's output without the header a tool puts before it (Codex's ``Chunk ID``,
+    ``Wall time``, ``Process exited with code N``, ``Output:``), and whether the call failed: its
+    error flag, or a non-zero exit status the header states."""
+    header = _SHELL_HEADER.match(text)
+    if header is None:
+        return text, failed
+    code = header.group(1)
+    return text[header.end():], failed or (code is not None and code != "0")
 
 
 def _balanced(text: str) -> bool:
@@ -222,7 +232,7 @@ class _Head:
                         self._path(word, how, i)
                     for word in part.split()[1:]:  # a file of the working folder: STRATEGY.md
                         word = word.strip("'\"")
-                        if _BARE.match(word):
+                        if _BARE.match(word) and ".." not in word:  # not a git range
                             self._path(word, how, i)
                 in_parts = {w for part in parts for w in _pathlike(part)}
                 for word in _pathlike(line):
@@ -235,11 +245,9 @@ class _Head:
                         self._path(word, "named", i)
 
     def _outcome(self, text: str, failed: bool, parts: Sequence[str]) -> None:
-        code = _EXIT.search(text[:400])
-        failed = failed or (code is not None and code.group(1) != "0")
+        text, failed = shell_output(text, failed)
         verdict = "failed" if failed else "ok"
-        first = next((" ".join(ln.split()) for ln in text.splitlines()
-                      if ln.strip() and not _HEADER.match(ln)), "")
+        first = next((" ".join(ln.split()) for ln in text.splitlines() if ln.strip()), "")
         if len(first) > _OUTCOME_CHARS:
             first = first[:_OUTCOME_CHARS - 1] + "…"
         for part in parts:

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from ..frozen import FrozenModel
 from ..session import Message, TextBlock
-from .evidence import shell_command, simple_commands
+from .evidence import shell_command, shell_output, simple_commands
 
 __all__ = ["Finding", "PlanItem", "current_task", "decisions", "done", "latest_plan", "open_problems",
            "requests", "subagents"]
@@ -87,6 +87,8 @@ def _calls(head: Sequence[Message]) -> Iterator[tuple[int, str, Mapping[str, Any
     for i, message in enumerate(head):
         for call in message.tool_calls:
             text, failed = results.get(call.id, (None, False))
+            if text is not None and shell_command(call.name, call.arguments) is not None:
+                text, failed = shell_output(text, failed)
             yield i, call.name, call.arguments, text, failed
 
 
