@@ -111,6 +111,10 @@ class ToolResultBlock(_Frozen):
     image_refs: tuple[str, ...] = ()
     reducible: bool = True
     """False marks a result that must never be trimmed or reduced (R-POL-2)."""
+    file_lines: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A file read's whole line count when it ran, as the agent recorded it (Claude Code
+    ``toolUseResult.file.totalLines``); None when not recorded. Left out of the serialised form
+    when None."""
 
 
 class ImageBlock(_Frozen):

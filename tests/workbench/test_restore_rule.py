@@ -224,3 +224,32 @@ def test_r_twin_3_real_first_request_after_is_near_the_agents_where_files_are_kn
     assert abs(own.step - agent.step) <= 1
     assert agent.tokens_after and own.tokens_after
     assert abs(own.tokens_after - agent.tokens_after) <= 0.15 * agent.tokens_after
+
+
+def test_r_twin_3_a_partly_read_file_counts_as_long_as_its_recorded_line_count():
+    """R-TWIN-3: a read that records the file's line count (Claude Code
+    ``toolUseResult.file.totalLines``) sizes the file Claude Code reads again whole: 3 lines
+    shown of 900 make a reference; without the count the 3 lines (the highest line shown is 3)
+    fit."""
+    shown = {1: "x = 1", 2: "y = 2", 3: "z = 3"}
+    call = _call("r1", "Read", file_path="/src/long.py", limit=3)
+    counted = Message(role="user", content=(ToolResultBlock(call_id="r1", text=_shown(shown),
+                                                            file_lines=900),))
+    rule = RestoreReads(files=5, tokens_per_file=200, total_tokens=50000, form="read_json")
+    (ref,) = _restore([call, counted], rule).messages
+    assert "Note: /src/long.py was read before the last conversation was summarized" in ref.text
+    plain = _restore([call, _result("r1", _shown(shown))], rule)
+    assert _content(plain.messages[0])[1].startswith("     1→x = 1")
+
+
+def test_r_twin_3_the_claude_code_importer_keeps_a_reads_line_count():
+    """R-TWIN-3: the Claude Code importer keeps ``toolUseResult.file.totalLines`` on the read's
+    result (9d7a9d52: temporary.go read in parts, 1,028 lines then)."""
+    session = load_session(_corpus("9d7a9d52")).session
+    calls = {c.id: c for m in session.messages for c in m.tool_calls if c.name == "Read"}
+    counts = {r.file_lines for m in session.messages for r in m.tool_results
+              if r.call_id in calls and str(calls[r.call_id].arguments.get("file_path", ""))
+              .endswith("checkpoint/temporary.go")}
+    assert 1028 in counts
+    assert all(r.file_lines is None for m in session.messages for r in m.tool_results
+               if r.call_id not in calls)

@@ -6,7 +6,8 @@ tool results fork off the assistant line holding their call, and a rewind leaves
 branch behind. The live conversation is rebuilt as FORMATS.md describes:
 
 1. one streaming pass turns every line into a small :class:`Line` (the content already converted
-   to blocks; ``toolUseResult`` and progress payloads are dropped, so memory holds ~one copy);
+   to blocks; ``toolUseResult`` (but a read's ``file.totalLines``) and progress payloads are
+   dropped, so memory holds ~one copy);
 2. ``claude_tree.place`` finds the live branch: the chain back from the last user/assistant line
    (following ``logicalParentUuid`` across a compact boundary; a parent missing from the file
    continues at the preceding line, so nothing is dropped), plus every assistant line of a
@@ -276,6 +277,19 @@ def _fill_conversation(line: Line, data: dict[str, Any]) -> None:
     else:
         line.compact_summary = as_bool(data.get("isCompactSummary"), "isCompactSummary")
         line.synthetic = as_bool(data.get("isMeta"), "isMeta") or cc.is_injected(blocks)
+        total = _file_lines(data.get("toolUseResult"))
+        if total is not None and len(line.result_ids) == 1:
+            line.blocks = tuple(b.evolve(**UNCHANGED, file_lines=total)
+                                if b.type == "tool_result" else b for b in blocks)
+
+
+def _file_lines(record: Any) -> int | None:
+    """The line count a Read's structured result records (``toolUseResult.file.totalLines``):
+    the file's whole length, which the restore after a compaction needs (a partial read shows
+    only some of it)."""
+    file = record.get("file") if isinstance(record, dict) else None
+    total = file.get("totalLines") if isinstance(file, dict) else None
+    return total if type(total) is int and total >= 0 else None
 
 
 # --------------------------------------------------------------------------------------------

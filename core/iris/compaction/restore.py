@@ -20,8 +20,9 @@ from the first line that did not stop at its limit) or a Write gives the whole t
 read gives the lines it displayed (a later read of a line wins); each later Edit/MultiEdit is
 applied to the text known before it (its ``old_string`` replaced by its ``new_string``, line
 numbers after it shifted). Where the replay does not know the whole file (partial reads, an edit
-of text it never saw), the note of the compaction says so; such a file counts as large as its
-highest line number displayed suggests.
+of text it never saw), the note of the compaction says so; such a file counts as large as the line
+count its last read recorded (Claude Code ``toolUseResult.file.totalLines``) suggests, else its
+highest line number displayed.
 """
 
 from __future__ import annotations
@@ -95,26 +96,32 @@ class _File:
     lines: dict[int, str] = field(default_factory=dict[int, str])
     whole: bool = False
     unknown: bool = False
+    total: int | None = None
+    """The file's line count as the last read recorded it (shifted by the edits applied since)."""
     touched: int = 0
     modified: int = -1
 
-    def read(self, arguments: Mapping[str, Any], text: str) -> None:
+    def read(self, arguments: Mapping[str, Any], text: str, total: int | None = None) -> None:
         shown = numbered_lines(text)
         if not shown:
             return
         offset, limit = _int(arguments.get("offset")), _int(arguments.get("limit"))
         first = shown[0][0]
-        full = (first <= 1 and (offset is None or offset <= 1)
-                and len(shown) < (limit if limit is not None else _READ_LINES))
+        if total is not None:  # the read recorded the file's length: all of it shown or not
+            full = first <= 1 and len(shown) >= total
+        else:
+            full = (first <= 1 and (offset is None or offset <= 1)
+                    and len(shown) < (limit if limit is not None else _READ_LINES))
         if full:
             self.lines, self.whole, self.unknown = dict(shown), True, False
         else:
             self.lines.update(shown)
             self.whole = self.whole and max(n for n, _ in shown) <= len(self.lines)
+        self.total = total if total is not None else self.total
 
     def write(self, content: str) -> None:
         self.lines = dict(enumerate(content.split("\n"), 1))
-        self.whole, self.unknown = True, False
+        self.whole, self.unknown, self.total = True, False, None
 
     def edit(self, changes: Sequence[tuple[str, str, bool]], result: str) -> None:
         for old, new, every in changes:
@@ -148,6 +155,8 @@ class _File:
             shift += len(now) - len(texts)
         if done:
             self.lines = out
+            if self.total is not None:
+                self.total = max(self.total + shift, 0)
         return done
 
     def raw(self) -> str:
@@ -155,11 +164,12 @@ class _File:
 
     def scale(self) -> float:
         """The whole file's size over what the replay knows of it: 1 when it knows the whole
-        file, else the highest line number known over the lines known (a read with an offset
-        or a limit shows part of a longer file, which Claude Code reads again whole)."""
+        file, else the file's recorded line count (or, not recorded, the highest line number
+        known) over the lines known (a read with an offset or a limit shows part of a longer
+        file, which Claude Code reads again whole)."""
         if self.whole or not self.lines:
             return 1.0
-        return max(1.0, max(self.lines) / len(self.lines))
+        return max(1.0, (self.total or max(self.lines)) / len(self.lines))
 
 
 def _restored_file(message: Message) -> tuple[str, str] | None:
@@ -217,7 +227,7 @@ def _files(history: Sequence[Message], kinds: ToolKindMap) -> tuple[dict[str, _F
             file = files.setdefault(path, _File())
             file.touched = position
             if kind == "read":
-                file.read(call.arguments, result.text)
+                file.read(call.arguments, result.text, result.file_lines)
                 reminder = _reminder(result.text) or ("" if numbered_lines(result.text)
                                                       else reminder)
             elif kind == "write" and isinstance(content := call.arguments.get("content"), str):
@@ -286,6 +296,8 @@ def _describe(path: str, file: _File, referenced: bool) -> str:
         state = "a reference (over the per-file limit)"
     elif file.whole:
         state = "whole"
+    elif file.total is not None:
+        state = f"the {len(file.lines):,} lines the calls displayed (of {file.total:,})"
     else:
         state = (f"the {len(file.lines):,} lines the calls displayed (of at least "
                  f"{max(file.lines):,})")
