@@ -167,9 +167,11 @@ def _pathlike(text: str) -> Iterator[str]:
 
 
 class _Head:
-    """What the head did with files and commands: for each, how it was used (``edited``, ``read``,
-    ``user``, ``named``, ``shown``, ``command``), the index of its last use that way and how many
-    paths the tool result that showed it listed."""
+    """What the head did with files and commands: for each file, how it was used (``edited``,
+    ``read``, ``user``, ``named``, ``shown``: :data:`_USES`) with the index of its last use that
+    way, and how many paths the tool result that showed it listed; for each command, the index of
+    its last run and its outcome (``outcomes``: ok/failed; ``full``: with the output's first line
+    when the call ran it alone)."""
 
     def __init__(self, head: Sequence[Message], edit_tool: re.Pattern[str]) -> None:
         self.paths: dict[str, dict[str, int]] = {}
