@@ -24,7 +24,7 @@ def test_pipeline_contract_signature():
                        "step_index"]
     env = [f.name for f in dataclasses.fields(compaction.CompactionEnvironment)]
     assert env == ["config", "thresholds", "prompts", "summariser", "work_dir", "estimator",
-                   "tools", "reduction_memory", "tool_kinds"]
+                   "tools", "reduction_memory", "tool_kinds", "token_ratio"]
     fields = set(compaction.CompactionOutcome.model_fields)
     assert fields == {"status", "decisions", "history", "checkpoint", "archive_path", "archive_text",
                       "cut_index", "summary_usage", "summary_request_text", "state"}
