@@ -94,3 +94,21 @@ def test_r_twin_3_bench_report_keeps_the_twin_table():
     assert "Targets not met" in text and "target ≥ 90%" in text and "{" not in text
     assert "| claude_c | 1 | auto | 2 |" in text and "| codex_ba | codex |" in text
     assert twin_lines({"skipped": "../shared/corpus absent"})[2] == "Skipped: ../shared/corpus absent."
+
+
+CORPUS_70D = ROOT.parent / "shared" / "corpus" / "claude_code" / "70d782f7-b303-4e48-9512-6bec16c37abd.jsonl.gz"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CORPUS_70D.is_file(), reason="../shared/corpus is not beside the project")
+def test_r_twin_4_profile_before_is_what_its_trigger_compared_as_the_agents_pretokens():
+    """Claude Code 2.1.20 cleared old tool results (a recorded microcompaction) in the step it
+    compacted: the request it sent was about 38,500 tokens smaller than the count it compared.
+    The row's two "before" figures are the counts the two triggers compared, so they agree."""
+    from workbench.corpus.twin_check import check_file
+
+    checked = check_file(CORPUS_70D)
+    first = checked.compactions[0]
+    assert first.at_step
+    assert first.agent_before is not None and first.profile_before is not None
+    assert abs(first.profile_before - first.agent_before) <= 0.01 * first.agent_before

@@ -51,6 +51,9 @@ class TwinCompaction(FrozenModel):
     agent_before: int | None
     agent_after: int | None
     profile_before: int | None
+    """What the profile's trigger compared at its compaction (as the agent's ``preTokens`` is its
+    own count before it compacted); the request as sent where no trigger value was kept. A
+    clearing in the same step (Claude Code's microcompaction) makes the request sent smaller."""
     profile_after: int | None
     after_delta_pct: float | None
     """(profile after − agent after) ÷ agent after, in percent (one decimal)."""
@@ -212,7 +215,8 @@ def check_file(path: str | Path, progress: Progress = no_progress) -> TwinFile:
              if billed is not None and usage_bill else None)
     rows = _pair([(m.step, m.tokens_before, m.tokens_after, m.trigger)
                   for m in report.recorded_compactions],
-                 [(c.step, c.tokens_before, c.tokens_after) for c in report.compactions],
+                 [(c.step, c.trigger_value if c.trigger_value is not None else c.tokens_before,
+                   c.tokens_after) for c in report.compactions],
                  loaded.format, path.name)
     return base.evolve(**UNCHANGED, profile=profile, session_id=session.header.session_id,
                        responses_imported=imported, steps=len(result.preparations),
