@@ -77,6 +77,10 @@ def test_r_twin_7_versions_parse_and_pick_their_row():
     newer = resolve_agent_rule("claude-code", "2.1.21", "claude-opus-4-6")
     assert newer.exact and newer.rule.first == "2.1.21"
     assert resolve_agent_rule("codex", "0.142.4", "gpt-5.5").exact
+    # The 2.1.21 rule holds until the next documented change (2.1.86): no gap between the rows.
+    between = resolve_agent_rule("claude-code", "2.1.83", "claude-opus-4-6")
+    assert between.exact and between.rule.first == "2.1.21"
+    assert resolve_agent_rule("claude-code", "2.1.86", "claude-opus-4-6").rule.first == "2.1.86"
 
 
 def test_r_twin_7_session_with_version_2_1_5_compacts_at_the_older_line():

@@ -51,19 +51,30 @@ def test_r_twin_8_real_sessions_import_strictly_with_every_response_and_bill():
                for f in checked)
 
 
-@pytest.mark.xfail(strict=True, reason="measured 13:05 UTC on ../shared/corpus with the committed "
-                   "rules: 18 of 23 (78 %) at the agent's step (target 90 %: 0cf3db51 #2 at 94 "
-                   "against 109, 44df7d08 #2 at 203 against 241, 1284c080 #2 223/226, 0442a060 #2 "
-                   "207/209, Codex 019f17a5 #2 194/190); 19 of 23 (83 %) within 15 % after")
-def test_r_twin_3_corpus_compactions_at_the_agents_step_and_close_after(report):
-    """≥ 90 % at the agent's step (±1; Codex ±3), ≥ 80 % within 15 % on the first request after."""
+def _off(report) -> list[tuple[str, int, int, int | None, float | None]]:
+    return [(Path(c.file).name[:13], c.n, c.agent_step, c.profile_step, c.after_delta_pct)
+            for f in report.files for c in f.compactions if not (c.at_step and c.within_after)]
+
+
+@pytest.mark.xfail(strict=True, reason="measured 2026-12-06 14:50 UTC on ../shared/corpus with the "
+                   "committed rules: 19 of 23 (83 %) at the agent's step, target 90 %: 0442a060 #2 "
+                   "207/209, 1284c080 #2 222/226, 44df7d08 #2 245/241, 9d7a9d52 #2 132/130 (the "
+                   "replay's first request after the first compaction differs from the agent's, "
+                   "whose restored files the transcript does not record; docs/profiles.md)")
+def test_r_twin_3_corpus_compactions_at_the_agents_step(report):
+    """≥ 90 % of the recorded compactions at the agent's step (±1; Codex ±3)."""
     s = report.summary
     assert s.compactions == 23
-    off = [(Path(c.file).name[:13], c.n, c.agent_step, c.profile_step, c.after_delta_pct)
-           for f in report.files for c in f.compactions if not (c.at_step and c.within_after)]
-    assert s.at_step_share is not None and s.at_step_share >= 0.90, (s.at_step_share, off)
+    assert s.at_step_share is not None and s.at_step_share >= 0.90, (s.at_step_share, _off(report))
+
+
+def test_r_twin_3_corpus_first_requests_after_within_15_percent(report):
+    """≥ 80 % of the recorded compactions have the profile's first request after within 15 % of
+    the agent's."""
+    s = report.summary
+    assert s.compactions == 23
     assert s.within_after_share is not None and s.within_after_share >= 0.80, (
-        s.within_after_share, off)
+        s.within_after_share, _off(report))
 
 
 def test_r_twin_6_corpus_bills_within_2_percent_of_the_usage_fields(report):

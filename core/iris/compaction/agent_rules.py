@@ -105,7 +105,7 @@ AGENT_RULES: tuple[AgentRule, ...] = (
                + _CC_SOURCE_RESTORE_JSON,
         restore={"form": "read_json", "order": "touched"}),
     AgentRule(
-        agent="claude-code", name="Claude Code 2.1.21 and later", first="2.1.21", last="2.1.81",
+        agent="claude-code", name="Claude Code 2.1.21 and later", first="2.1.21", last="2.1.85",
         output_reservation_cap=20_000, buffer=13_000,
         source="Claude Code CHANGELOG 2.1.21: \"Fixed auto-compact triggering too early on "
                "models with large output token limits\": the effective window reserves "
