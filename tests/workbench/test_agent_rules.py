@@ -301,3 +301,25 @@ def test_r_twin_3_a_smaller_window_overhead_after_a_compaction_becomes_the_overh
     assert after.overhead == after.window_overhead == 40000 and after.overhead_step == 5
     larger = start.observe(5, 5000, 140000, new_window=True)
     assert larger.overhead == 120000 and larger.window_overhead == 135000
+
+
+def test_r_twin_7_a_trigger_value_of_the_users_own_is_replaced_and_the_note_says_so():
+    """R-TWIN-7: the version's row sets the trigger fields; a value the configuration holds of its
+    own (``reserved: 60000`` written over the ``claude-code`` preset for a "what if") is replaced,
+    and the note says so and how to keep it. The preset's own values give no such note, for the
+    newest version and for an older one whose row differs."""
+    from iris.compaction.agent_rules import apply_agent_rule
+    from iris.frozen import UNCHANGED
+
+    preset = load_preset("claude-code")
+    what_if = preset.evolve(**UNCHANGED, compaction=preset.compaction.evolve(**UNCHANGED,
+                                                                            reserved=60_000))
+    header = SessionHeader(session_id="w", model="claude-opus-4-6", agent_version="2.1.39")
+    applied, note = apply_agent_rule(what_if, header)
+    assert applied.compaction.reserved == 33_000
+    assert "reserved 60,000 is replaced by the rule's" in note
+    assert "agent_rules: null" in note
+    for version, reserved in (("2.1.39", 33_000), ("2.1.5", 45_000)):
+        applied, note = apply_agent_rule(preset, header.evolve(**UNCHANGED, agent_version=version))
+        assert applied.compaction.reserved == reserved
+        assert "replaced" not in note

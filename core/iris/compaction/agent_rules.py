@@ -236,9 +236,29 @@ def apply_agent_rule(config: ContextConfig, header: SessionHeader) -> tuple[Cont
     note = resolved.note
     if isinstance(reserved, int) and resolved.rule.output_reservation_cap is not None:
         note += f": line = window − {reserved:,}"
+    note += _replaced_note(config, agent, header.model, fields)
     from ..frozen import UNCHANGED
     from .config import CompactionConfig
 
     compaction = CompactionConfig.model_validate(
         {**config.compaction.model_dump(), **fields})  # the table's values checked like YAML's
     return config.evolve(**UNCHANGED, compaction=compaction), note
+
+
+def _replaced_note(config: ContextConfig, agent: AgentName, model: str | None,
+                   fields: Mapping[str, Any]) -> str:
+    """What the note adds when the configuration holds a trigger value of its own (neither the
+    chosen row's nor the newest row's, which a preset writes): the row replaces it, so a "what
+    if" written on top of an agent profile says that it needs ``agent_rules: null``."""
+    newest = resolve_agent_rule(agent, None, model).rule
+    preset_like = rule_fields(newest, model, getattr(config, "catalogue", None))
+    written = config.compaction.model_dump()
+    replaced = [f"{name} {written[name]:,}" if isinstance(written[name], int) else f"{name} {written[name]}"
+                for name, value in fields.items()
+                if name in written and name != "restore_recent_reads"
+                and written[name] != value and written[name] != preset_like.get(name, value)]
+    if not replaced:
+        return ""
+    verb = "is" if len(replaced) == 1 else "are"
+    return (f"; the configuration's {', '.join(replaced)} {verb} replaced by the rule's "
+            "(compaction.agent_rules: null replays the values as written)")
