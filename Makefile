@@ -38,12 +38,13 @@ run: setup
 	-$(VENV)/bin/workbench replay --defaults
 	$(VENV)/bin/workbench run --port $(PORT)
 
-# Static checks first (ruff's default rules, types, layering: docs/architecture.md), then the tests.
+# Static checks first (ruff's default rules, types, layering: docs/architecture.md), then the tests on
+# two workers (pytest-xdist; the machine has two cores): about 7 minutes instead of 10 in one process.
 test: setup-dev browser
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/basedpyright
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n 2
 
 # The quick loop while editing (under a minute): no browser, no servers, processes or kernels.
 test-fast: setup-dev
