@@ -76,13 +76,16 @@ def _by_rule(state: PreparationState, settings: PipelineSettings
              ) -> tuple[PreparationState, Microcompacted | None]:
     from .compaction import trigger  # the compaction stage's reading (it imports this stage's module)
 
-    found = mc.plan(_recorded_messages(state))
     line = settings.thresholds.threshold_line
-    if line is None or found.saved < mc.MIN_SAVINGS:
+    if line is None:
         return state, None
+    # The warning-line reading first: below it (most steps) the history is not scanned.
     _start, basis, _reason, value = trigger(state, settings)
     warning = line - mc.WARNING_BELOW_LINE
     if value is None or value < warning:
+        return state, None
+    found = mc.plan(_recorded_messages(state))
+    if found.saved < mc.MIN_SAVINGS:
         return state, None
     state, c = _clear(state, settings, frozenset(found.call_ids))
     done, before, after, saved = c.ids, c.before, c.after, c.estimate
