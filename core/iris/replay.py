@@ -38,6 +38,7 @@ from .context import ContextBuildScope, RecordedContextSource
 from .frozen import UNCHANGED, FrozenModel
 from .preparation.baseline import BASELINE_STAGES, RecordedCompactionMark, recorded_marks
 from .preparation.carry import StepCarry
+from .preparation.compaction import restored_tokens
 from .preparation.engine_tools import with_engine_tools
 from .preparation.memory import StepMemory
 from .preparation.pipeline import STAGES, PreparationOutcome, Stage, StepMeta, prepare
@@ -51,7 +52,14 @@ from .preparation.records import (
     StageRecord,
     content_hash,
 )
-from .preparation.state import Part, PipelineSettings, PreparationState, TokenCache, ToolSpec
+from .preparation.state import (
+    Part,
+    PipelineSettings,
+    PreparationState,
+    TokenCache,
+    ToolSpec,
+    WindowOffset,
+)
 from .preparation.walk import (
     Collector,
     Walk,
@@ -291,7 +299,7 @@ class _ReplayWalker:
             # history the file does not hold away with the rest
             self.calibration = self.calibration.evolve(
                 **UNCHANGED, fixed_prefix=continued_prefix(session))
-        self.window_offset: tuple[int, int] | None = None
+        self.window_offset: WindowOffset | None = None
         """(offset, step) of the window this replay shares with the agent (see
         :attr:`PreparationState.window_offset`); None until measured."""
         self.offset_cuts = (0, 0)
@@ -501,8 +509,19 @@ class _ReplayWalker:
                 or not usage.is_trusted or outcome.preparation.phase != "ready"
                 or not 0 < self.replay_cuts == walk.cuts_passed):
             return
-        whole = self.calibration.whole(outcome.preparation.final_input_tokens)
-        self.window_offset = (whole - usage.prompt_tokens, k)
+        cal, sent = self.calibration, outcome.preparation.final_input_tokens
+        offset = WindowOffset(cal.whole(sent) - usage.prompt_tokens, k)
+        if (self.settings.config.compaction.restore_recent_reads is not None
+                and cal.fixed_overhead is None and cal.window_step == k != cal.overhead_step):
+            # the agent re-attached files its transcript does not record: the overhead of its
+            # window (measured on this same response) holds them, the replay's request holds its
+            # own pick; the offset compares the rest of the two requests
+            reattached = restored_tokens(outcome.state)
+            offset = WindowOffset(
+                cal.whole(sent - reattached, window=True) - usage.prompt_tokens, k,
+                reattached=round(cal.ratio * reattached),
+                agent_reattached=cal.window_overhead - cal.overhead)
+        self.window_offset = offset
 
     def _calibrate(self, k: int, recorded: int, usage: Usage | None, walk: Walk) -> None:
         """The response of step ``k`` arrived: update the calibration (used from step k+1)."""

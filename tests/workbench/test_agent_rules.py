@@ -4,7 +4,8 @@ unknown version falls back and says so), Claude Code 1.0.x compactions recognise
 call at the boundary archived by the no-tail profile (the default profile still keeps it in its
 tail), files restored from edits and writes, Codex's initial context re-sent, and the count
 across the agent's compaction (no calibration learned on the agent's compacted requests, the
-agent's own ``preTokens`` at its step)."""
+agent's own ``preTokens`` at its step, the files each side re-attached left out of the shared
+window's offset)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from iris.tokens import default_estimator
 from workbench.analysis.replay_report import replay_report
 from workbench.importers import load_session
 from workbench.services.presets import load_preset
+from workbench.views.recorded import TRIGGER_BASES
 
 WORDS = 20000  # tokens of each user message: " alpha" is one cl100k token
 OVERHEAD = 1000
@@ -267,6 +269,8 @@ def test_r_twin_3_the_agents_own_count_decides_at_its_compaction():
     assert [c.step_index for c in result.checkpoints][:1] == [6]
     stage = result.preparations[6].stage("compaction")
     assert stage is not None and "the agent's own count of this request 167,400" in stage.note
+    assert result.preparations[6].trigger_basis == "agent_count"
+    assert TRIGGER_BASES["agent_count"] == "the agent's own count, recorded with its compaction"
 
 
 def test_r_twin_3_a_partly_read_file_counts_whole_towards_the_per_file_limit():
@@ -323,3 +327,74 @@ def test_r_twin_7_a_trigger_value_of_the_users_own_is_replaced_and_the_note_says
         applied, note = apply_agent_rule(preset, header.evolve(**UNCHANGED, agent_version=version))
         assert applied.compaction.reserved == reserved
         assert "replaced" not in note
+
+
+def _reattaching(*, agent_reattached: int, line: int = 167000) -> tuple[Session, int, int]:
+    """A Claude Code 2.1.39 session whose first request writes a file of about 4,800 tokens
+    (the file the profile re-attaches after its compaction), then 20,000-token turns up to the
+    agent's first compaction and 2,000-token turns after it. After each compaction the agent's
+    reported prompts carry ``agent_reattached`` tokens the transcript does not record (its own
+    re-attached files). The agent compacts the request that reaches ``line`` (its turn goes into
+    the summary, as Claude Code's does). Returns (session, step of the agent's first compaction,
+    of its second)."""
+    estimator = default_estimator()
+    body = "\n".join(f"value_{n} = compute({n})" for n in range(480))
+    summary = "AGENT SUMMARY: the parser is ported; next the lexer. " * 8
+    messages: list[Message] = [
+        _user("write the module"),
+        Message(role="assistant", content=(ToolCallBlock(
+            id="w1", name="Write", arguments={"file_path": "/src/a.py", "content": body}),),
+            usage=Usage(input_tokens=OVERHEAD + 10, output_tokens=10)),
+        _result("w1", "File created successfully at: /src/a.py")]
+    size = OVERHEAD + sum(estimator.count(m.text) for m in messages) + estimator.count(body)
+    recorded: list[RecordedCompaction] = []
+    steps: list[int] = []
+    k = 1
+    while len(steps) < 2:
+        words = 20000 if not steps else 2000
+        messages.append(_user(f"task {k}" + " alpha" * words))
+        size += words + 10
+        if size >= line:  # the agent compacts this request: the summary (and files) alone
+            recorded.append(RecordedCompaction(
+                at_message=len(messages), trigger="auto", pre_tokens=size,
+                source="claude_code:compact_boundary"))
+            messages.append(_user(summary, is_compaction_summary=True))
+            size = OVERHEAD + estimator.count(summary) + agent_reattached
+            steps.append(k)
+        messages.append(Message(role="assistant", content=(TextBlock(text=f"done {k}"),),
+                                usage=Usage(input_tokens=size, output_tokens=10)))
+        size += 5
+        k += 1
+    header = SessionHeader(session_id="reattach", model="claude-opus-4-6", agent_version="2.1.39")
+    first, second = steps
+    return Session(header=header, messages=tuple(messages), compactions=tuple(recorded)), first, second
+
+
+def test_r_twin_3_the_shared_window_leaves_the_files_each_side_re_attached_out():
+    """R-TWIN-3: after the agent's compaction the replay re-attaches the file it wrote (about
+    4,800 tokens) where the agent re-attached something else of 300 (not in the transcript: only
+    in its reported prompts). The shared window's offset compares the rest of the two requests,
+    so the replay's second compaction comes at the agent's step (its request, bigger by about
+    4,500, would have crossed the line two turns earlier), and the stage note names both sides'
+    re-attached figures."""
+    import re
+
+    from iris.compaction import RecordedSummariser
+
+    session, first, second = _reattaching(agent_reattached=300)
+    result = replay(session, load_preset("claude-code"), summariser=RecordedSummariser(session))
+    steps = [c.step_index for c in result.checkpoints]
+    assert steps[0] == first and second - 1 <= steps[1] <= second  # ±1: Claude Code's estimate
+    stage = result.preparations[steps[1]].stage("compaction")
+    assert stage is not None
+    found = re.search(r"[+−] ([\d,]+) \(this replay's request minus the agent's, measured at "
+                      r"step (\d+).*left out: this replay's ([\d,]+), the agent's ([\d,]+)",
+                      stage.note)
+    assert found is not None, stage.note
+    offset, measured, mine, agents = (int(g.replace(",", "")) for g in found.groups())
+    assert measured == first and offset < 200
+    assert 4500 < mine < 7000 and abs(agents - 300) < 200
+    # the replay's request, bigger by what it re-attached, reached the line turns earlier
+    ahead = next(k for k in range(first + 1, len(result.preparations))
+                 if result.preparations[k].final_input_tokens + 1000 >= 167000)
+    assert ahead < second - 1

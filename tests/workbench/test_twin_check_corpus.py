@@ -56,11 +56,6 @@ def _off(report) -> list[tuple[str, int, int, int | None, float | None]]:
             for f in report.files for c in f.compactions if not (c.at_step and c.within_after)]
 
 
-@pytest.mark.xfail(strict=True, reason="measured 2026-12-06 14:50 UTC on ../shared/corpus with the "
-                   "committed rules: 19 of 23 (83 %) at the agent's step, target 90 %: 0442a060 #2 "
-                   "207/209, 1284c080 #2 222/226, 44df7d08 #2 245/241, 9d7a9d52 #2 132/130 (the "
-                   "replay's first request after the first compaction differs from the agent's, "
-                   "whose restored files the transcript does not record; docs/profiles.md)")
 def test_r_twin_3_corpus_compactions_at_the_agents_step(report):
     """≥ 90 % of the recorded compactions at the agent's step (±1; Codex ±3)."""
     s = report.summary

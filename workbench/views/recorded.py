@@ -46,6 +46,7 @@ BUDGET_SOURCES: Mapping[str, str] = {
 #: What each trigger basis means, in the words the header, the hovers and the tables show.
 TRIGGER_BASES: Mapping[str, str] = {
     "provider": "provider usage of the recorded request",
+    "agent_count": "the agent's own count, recorded with its compaction",
     "provider_estimate": "frozen ≈ estimate of the provider usage",
     "calibrated_local": "calibrated local estimate + unrecorded overhead",
     "disabled": "automatic compaction disabled",

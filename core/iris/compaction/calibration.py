@@ -58,8 +58,10 @@ MIN_SAMPLE_TOKENS = 2000
 #: shrink, is a compaction the transcript does not record: the ratio is frozen from then on.
 UNRECORDED_DROP = 0.8
 
-TriggerBasis = Literal["provider", "provider_estimate", "calibrated_local", "disabled", "none"]
-"""What the trigger compared: the provider's count of the recorded request (``provider``), its
+TriggerBasis = Literal["provider", "agent_count", "provider_estimate", "calibrated_local",
+                       "disabled", "none"]
+"""What the trigger compared: the provider's count of the recorded request (``provider``), the
+agent's own count recorded with its compaction (``agent_count``: Claude Code's ``preTokens``), its
 frozen byte estimate (``provider_estimate``, R-TOK-4), the calibrated local estimate plus the
 unrecorded overhead (``calibrated_local``), nothing (``disabled``: threshold 0; ``none``: no
 reading yet)."""

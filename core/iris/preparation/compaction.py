@@ -53,9 +53,9 @@ from .records import (
     StageRecord,
     StageStatus,
 )
-from .state import Part, PipelineSettings, PreparationState, StageFailed
+from .state import Part, PipelineSettings, PreparationState, StageFailed, WindowOffset
 
-__all__ = ["agent_additions", "apply", "request_reduced", "trigger"]
+__all__ = ["agent_additions", "apply", "request_reduced", "restored_tokens", "trigger"]
 
 
 def _added_words(reasoning: int, after: int) -> str:
@@ -133,7 +133,7 @@ def _notice_added(state: PreparationState, added: tuple[int, int], basis: str,
     if basis == "calibrated_local" and value is not None:  # the notices add the first figure
         return value - state.whole(state.input_tokens), 0
     reading = state.usage_reading
-    if basis != "provider" or value is None or reading is None:
+    if basis not in ("provider", "agent_count") or value is None or reading is None:
         return added
     expected = reading.tokens + reading.output_tokens + added[0] + added[1]
     return added if value == expected else (added[0], added[1] + value - expected)
@@ -143,12 +143,11 @@ def _agent_trigger(state: PreparationState, count: int, line: int
                    ) -> tuple[bool, str, str, int]:
     """At the step of the agent's automatic compaction: the agent's own recorded count of the
     request (plus the window offset when the replay compacted before)."""
-    offset, step = state.window_offset or (0, 0)
-    value = count + offset
-    shift = (f" {'+' if offset >= 0 else '−'} {abs(offset):,} (this replay's request minus the "
-             f"agent's, measured at step {step}) = {value:,}" if state.window_offset else "")
+    w = state.window_offset
+    value = count + (w.offset if w else 0)
+    shift = f" {_offset_words(w)} = {value:,}" if w else ""
     sign = "≥" if value >= line else "<"
-    return (value >= line, "provider",
+    return (value >= line, "agent_count",
             (f"the agent's own count of this request {count:,} (recorded with its compaction, "
              f"preTokens){shift} {sign} threshold line {line:,}"), value)
 
@@ -158,15 +157,27 @@ def _offset_trigger(state: PreparationState, provider: int, reasoning: int, afte
     """An agent profile in the agent's window (``state.window_offset``): the provider's count of
     the last response, what the agent adds, and the replay's difference from the agent's request
     measured at the window's first response."""
-    offset, step = state.window_offset or (0, 0)
-    value = provider + reasoning + after + offset
+    w = state.window_offset
+    assert w is not None
+    value = provider + reasoning + after + w.offset
     added = _added_words(reasoning, after)
     sign = "≥" if value >= line else "<"
     return (value >= line, "provider",
             f"provider count {provider:,}" + (f" + {added}" if added else "")
-            + f" {'+' if offset >= 0 else '−'} {abs(offset):,} (this replay's request minus the "
-            f"agent's, measured at step {step}, the first response after both compacted) = "
-            f"{value:,} {sign} threshold line {line:,}", value)
+            + f" {_offset_words(w)} = {value:,} {sign} threshold line {line:,}", value)
+
+
+def _offset_words(w: WindowOffset) -> str:
+    """The window offset as a term of the trigger's sum, with where it was measured and what it
+    leaves out."""
+    left_out = ""
+    if w.reattached is not None and w.agent_reattached is not None:
+        left_out = (f"; the files each re-attached after its compaction left out: this replay's "
+                    f"{w.reattached:,}, the agent's {w.agent_reattached:,} (not in its "
+                    "transcript: its window's overhead above the system prompt and tools)")
+    return (f"{'+' if w.offset >= 0 else '−'} {abs(w.offset):,} (this replay's request minus "
+            f"the agent's, measured at step {w.step}, the first response after both "
+            f"compacted{left_out})")
 
 
 def request_reduced(state: PreparationState) -> bool:
@@ -309,7 +320,7 @@ def _applied_state(state: PreparationState, outcome: CompactionOutcome, settings
                    diverged=True)
 
 
-def _restored_tokens(state: PreparationState) -> int:
+def restored_tokens(state: PreparationState) -> int:
     """Local tokens of what the applied compaction put beside its summary (restored files)."""
     return sum(p.tokens for p in state.durable
                if p.origin == "checkpoint" and not p.message.is_compaction_summary)
@@ -428,7 +439,7 @@ def apply(state: PreparationState, settings: PipelineSettings
     if outcome.status == "applied":  # a new window: the old notices no longer apply
         new = notices.withdraw(_applied_state(state, outcome, settings))
         if new.calibration is not None:  # the summary replaced history the file does not hold
-            new = new.evolve(calibration=new.calibration.folded(_restored_tokens(new)))
+            new = new.evolve(calibration=new.calibration.folded(restored_tokens(new)))
         decisions = _with_sent(decisions, state.whole(before), new.whole(new.input_tokens))
         return new, record("applied", new.input_tokens,
                            f"committed, cut at history message {outcome.cut_index}; this "

@@ -65,7 +65,8 @@ StageStatus = Literal["entered", "skipped", "candidate", "rejected", "applied"]
 Phase = Literal["ready", "failed", "cancelled"]
 FailureKind = Literal["error", "timeout", "cancelled"]
 UsageKind = Literal["trusted", "estimated", "missing"]
-TriggerBasis = Literal["provider", "provider_estimate", "calibrated_local", "disabled", "none"]
+TriggerBasis = Literal["provider", "agent_count", "provider_estimate", "calibrated_local",
+                       "disabled", "none"]
 MarkKind = Literal["reduced", "trimmed", "folded", "dropped", "summarised", "notice"]
 
 

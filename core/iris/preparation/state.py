@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..compaction.calibration import Calibration
 from ..compaction.records import CompactionOutcome, CompactionState
@@ -32,7 +32,7 @@ from .part import Origin, Part
 from .records import PreparationFailure, PreparedRequest, StageRecord
 
 __all__ = ["Marks", "Origin", "Part", "PipelineSettings", "PreparationState", "StageFailed",
-           "TokenCache", "ToolSpec"]
+           "TokenCache", "ToolSpec", "WindowOffset"]
 
 class Marks:
     """An immutable set of decision marks that grows step after step without being copied.
@@ -89,6 +89,24 @@ class Marks:
             last = levels.pop()
             levels[-1] = levels[-1] | last
         return Marks(tuple(levels))
+
+
+class WindowOffset(NamedTuple):
+    """The replay's whole request minus the agent's (the provider's count) at ``step``, the first
+    response after both compacted: from then on the two histories grow by the same recorded
+    messages, so the agent's count plus ``offset`` is the replay's.
+
+    When the profile re-attaches files after its compaction (``restore_recent_reads``), the files
+    each side re-attached are left out of ``offset``: the agent's are not in its transcript, only
+    in its count, so the replay's own pick (``reattached``) stands for them in the request it
+    sends, and the agent's (``agent_reattached``: the overhead of the agent's window above the
+    system prompt and tools, measured on the same response) in the count the trigger compares.
+    Both None when nothing was left out."""
+
+    offset: int
+    step: int
+    reattached: int | None = None
+    agent_reattached: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,12 +209,12 @@ class PreparationState:
     """The calibration known before this step (None: ratio 1, no overhead)."""
     trigger_reading: tuple[int | None, str] | None = None
     """``(value, basis)`` the compaction trigger compared (set by the compaction stage)."""
-    window_offset: tuple[int, int] | None = None
-    """An agent profile once it and the agent both compacted (``compaction.agent_rules``):
-    ``(offset, step)``, the replay's whole request minus the provider's count at ``step``, the
-    first response of the shared window. The two histories differ only by what each compaction
-    left, so the trigger compares the provider's count of the last response plus this offset
-    (and what the agent adds) instead of the calibrated local estimate. None: not measured."""
+    window_offset: WindowOffset | None = None
+    """An agent profile once it and the agent both compacted (``compaction.agent_rules``): the
+    replay's whole request minus the provider's count at the first response of the shared window
+    (:class:`WindowOffset`). The two histories differ only by what each compaction left, so the
+    trigger compares the provider's count of the last response plus this offset (and what the
+    agent adds) instead of the calibrated local estimate. None: not measured."""
     agent_count: int | None = None
     """An agent profile at the step of the agent's automatic compaction: the agent's own count
     of the request it compacted (Claude Code ``preTokens``), which includes what the transcript
