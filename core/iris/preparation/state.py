@@ -94,13 +94,13 @@ class Marks:
 class WindowOffset(NamedTuple):
     """The replay's whole request minus the agent's (the provider's count) at ``step``, the first
     response after both compacted: from then on the two histories grow by the same recorded
-    messages, so the agent's count plus ``offset`` is the replay's.
+    messages, so the agent's count plus ``offset`` stands for the replay's.
 
     When the profile re-attaches files after its compaction (``restore_recent_reads``), the files
-    each side re-attached are left out of ``offset``: the agent's are not in its transcript, only
-    in its count, so the replay's own pick (``reattached``) stands for them in the request it
-    sends, and the agent's (``agent_reattached``: the overhead of the agent's window above the
-    system prompt and tools, measured on the same response) in the count the trigger compares.
+    each side re-attached are left out of ``offset``. The agent's are not in its transcript, only
+    in its count (``agent_reattached``: the overhead of the agent's window above the system
+    prompt and tools, measured on the same response), so the count the trigger compares keeps
+    them, while the request the replay sends holds its own pick (``reattached``, whole tokens).
     Both None when nothing was left out."""
 
     offset: int
