@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from workbench.services.replay import ensure_default_replay
+from workbench.services.replay import ensure_default_replay, replay_and_save
 from workbench.storage.store import open_store
 from workbench.views import query
 
@@ -100,6 +100,22 @@ def test_an_unknown_replay_or_one_of_another_session_is_named(two_sessions):
         assert at.session_state["wb_replay"] == replay_a
     at = _open({"session": a, "replay": replay_a, "step": "1"})  # a good link: no line
     assert _notices(at) == [] and at.session_state["wb_step"] == 1
+
+
+def test_a_replay_named_by_its_saved_name_opens_without_a_line(two_sessions):
+    """R-UI-2: ?replay=<the name it was saved under> (the CLI's --name, which it prints) opens
+    that replay of the session, and the URL then carries its id; the name of a replay of the
+    other session is not one of this session's."""
+    (a, _), (b, (replay_b, _)) = two_sessions.items()
+    with open_store() as store:
+        mine = replay_and_save(store, a, name="mine")[0].id
+    at = _open({"session": a, "replay": "mine", "step": "1"})
+    assert _notices(at) == [] and at.session_state["wb_replay"] == mine
+    assert at.query_params["replay"] == mine and at.session_state["wb_step"] == 1
+    at = _open({"session": b, "replay": "mine"})
+    [line] = _notices(at)
+    assert line.startswith(f"No replay `mine` of session `{b}`; showing `")
+    assert at.session_state["wb_replay"] == replay_b
 
 
 def test_the_line_stays_until_another_session_is_picked(two_sessions):

@@ -375,6 +375,13 @@ def replay_choices(store: Store, session_id: str) -> dict[str, str]:
     return {r.id: f"{r.name} · {counted(r.step_count, 'step')} · {r.summariser}" for r in replays}
 
 
+def replay_id_named(store: Store, session_id: str, name: str) -> str | None:
+    """The id of the session's replay saved under ``name`` (the CLI's ``--name``; a link may name
+    a replay by it), or None."""
+    found = store.replays.find(session_id, name)
+    return None if found is None else found.id
+
+
 def open_saved(store: Store, replay_id: str) -> StoredReplay:
     """A reopened replay, from the store's cache until the replay is saved again."""
     return store.replays.open(replay_id)

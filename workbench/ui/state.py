@@ -381,7 +381,7 @@ def render_sidebar() -> None:
 def sidebar_replay_and_step(store: Store, session_id: str | None) -> None:
     """Replay picker and step selector. A session opened for the first time gets its
     ``default`` replay here, with a progress bar (see ``workbench.services.replay``)."""
-    from ..services.replay import ensure_default_replay, open_saved, replay_choices
+    from ..services.replay import ensure_default_replay, open_saved, replay_choices, replay_id_named
 
     if session_id is None:
         st.session_state[REPLAY_KEY] = None
@@ -399,6 +399,11 @@ def sidebar_replay_and_step(store: Store, session_id: str | None) -> None:
             st.sidebar.error(f"Replay failed: {plain(exc)}")
         bar.empty()
         options = replay_choices(store, session_id)
+    wanted = st.session_state.get(REPLAY_KEY)
+    if isinstance(wanted, str) and wanted not in options:  # a link may name the replay
+        named = replay_id_named(store, session_id, wanted)
+        if named in options:
+            st.session_state[REPLAY_KEY] = named
     replay_id = sidebar_replay_picker(options)
     replay = open_saved(store, replay_id) if replay_id else None
     sidebar_step_selector(len(replay) if replay else 0)
