@@ -274,6 +274,11 @@ class SessionHeader(_Frozen):
     agent_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """The agent id of a sub-agent transcript (Claude Code ``agentId``: ``a2898e3``, and
     ``acompact-e1f845`` for the agent's recorded compaction request); None otherwise."""
+    continues: bool | None = Field(default=None, exclude_if=lambda v: v is None)
+    """True: the file continues a conversation whose start it does not hold (Claude Code: its
+    first line follows a ``parentUuid`` that is not in the file, as after ``claude --resume``);
+    False: the file holds its conversation from the start (the first line has no parent); None:
+    the format does not say. Left out of the serialised form when None."""
     tool_dialect: ToolDialect | None = Field(default=None, exclude_if=lambda v: v is None)
     """Whose tool names the transcript's calls use (``claude``: Read/Bash…, ``codex``:
     exec_command/apply_patch…, ``chat``: the OpenAI chat agents' bash/read_file/str_replace_editor…),

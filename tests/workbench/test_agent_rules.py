@@ -273,6 +273,28 @@ def test_r_twin_3_the_agents_own_count_decides_at_its_compaction():
     assert TRIGGER_BASES["agent_count"] == "the agent's own count, recorded with its compaction"
 
 
+def test_r_twin_3_the_agents_own_count_decides_right_after_a_model_switch():
+    """R-TWIN-3, R-TOK-5: the user switched models just before the agent compacted. The old
+    model's reading triggers nothing in the new window, but the agent's own count of this request
+    (``preTokens``) is the new model's: the replay compacts at the agent's step, not later on its
+    calibrated estimate."""
+    session = _growing(10, version="2.1.39", model="claude-opus-4-6",
+                       compactions={6: ("auto", "claude_code:compact_boundary", 167400)})
+    first_new = sum(1 for m in session.messages[:session.compactions[0].at_message]
+                    if m.role == "assistant")
+    assert first_new == 6
+    switched = tuple(m.model_copy(update={"model": "claude-sonnet-4-5"})
+                     if m.role == "assistant" and i > session.compactions[0].at_message else
+                     m.model_copy(update={"model": "claude-opus-4-6"}) if m.role == "assistant"
+                     else m for i, m in enumerate(session.messages))
+    session = session.model_copy(update={"messages": switched})
+    result = replay(session, load_preset("claude-code"))
+    assert [c.step_index for c in result.checkpoints][:1] == [6]
+    stage = result.preparations[6].stage("compaction")
+    assert stage is not None and "display-only" not in stage.note
+    assert result.preparations[6].trigger_basis == "agent_count"
+
+
 def test_r_twin_3_a_partly_read_file_counts_whole_towards_the_per_file_limit():
     """R-TWIN-3: Claude Code re-reads a restored file whole; a read that showed lines 191–200
     of a file shows a tenth of it, so the file counts ten times what was shown towards the

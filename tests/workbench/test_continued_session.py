@@ -53,6 +53,59 @@ def test_r_twin_3_a_file_from_the_start_is_not_taken_for_a_continued_one():
     assert continued_prefix(_session(127765, (0,))) is None
 
 
+def test_r_twin_3_the_files_own_word_decides_whether_it_continues():
+    """R-TWIN-3: a resumed session's file starts below a message it does not hold
+    (``SessionHeader.continues``, from the first line's ``parentUuid``). Its first response may
+    have read nothing from the cache (it had expired, so the whole history was written to it):
+    the file's own word makes it a continued one all the same; and a file that says it holds its
+    start is not taken for a continued one because its first response read a warm cache."""
+    cold = _session(0, (27992,))
+    assert continued_prefix(cold) is None
+    said = cold.model_copy(update={"header": cold.header.model_copy(update={"continues": True})})
+    assert continued_prefix(said) == 27992
+    assert continued_prefix(said.model_copy(update={"compactions": ()})) is None
+    # a file that says it holds its start is not taken for a continued one for a warm cache
+    # (another session's cache of the same start read by its first request)
+    warm = _session(127765, (27992,))
+    assert continued_prefix(warm) == 27992
+    fresh = warm.model_copy(update={"header": warm.header.model_copy(update={"continues": False})})
+    assert continued_prefix(fresh) is None
+
+
+def test_r_twin_3_the_claude_code_importer_says_when_a_file_continues(tmp_path: Path):
+    """R-TWIN-3: the first line naming a parent that is not in the file sets ``continues`` (kept
+    through the store); a first line without a parent sets it False."""
+    import json
+
+    from workbench.importers import load_session
+    from workbench.storage.store import open_store
+
+    def write(name: str, first_parent: str | None) -> Path:
+        lines = [
+            {"type": "system", "subtype": "stop_hook_summary", "uuid": "s0",
+             "parentUuid": first_parent, "sessionId": name, "timestamp": "2026-01-01T10:00:00Z"},
+            {"type": "user", "uuid": "u1", "parentUuid": "s0", "sessionId": name,
+             "version": "2.1.7", "timestamp": "2026-01-01T10:00:01Z",
+             "message": {"role": "user", "content": "does this apply to resume too?"}},
+            {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": name,
+             "timestamp": "2026-01-01T10:00:02Z",
+             "message": {"id": "msg_1", "role": "assistant", "model": "claude-opus-4-5",
+                         "content": [{"type": "text", "text": "yes"}],
+                         "usage": {"input_tokens": 10, "output_tokens": 5,
+                                   "cache_read_input_tokens": 0,
+                                   "cache_creation_input_tokens": 136153}}}]
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return path
+
+    resumed = load_session(write("resumed", "f00d-not-in-the-file")).session
+    assert resumed.header.continues is True
+    assert load_session(write("fresh", None)).session.header.continues is False
+    with open_store(tmp_path / "store.db") as store:
+        stored = store.import_file(tmp_path / "resumed.jsonl").session_id
+        assert store.session(stored).header.continues is True
+
+
 def test_r_twin_3_the_profiles_compaction_folds_the_history_not_in_the_file():
     """R-TWIN-3: the first overhead holds the fixed part and the history not in the file; after
     the replay's compaction the overhead is the fixed part, and the next recorded window measures

@@ -82,3 +82,46 @@ def test_r_ses_5_real_transcript_appended_to_itself_is_refused(tmp_path):
     path.write_bytes(data + data)
     err = _strict_error(path)
     assert err.field == "uuid" and err.line is not None and err.line > data.count(b"\n")
+
+
+def test_r_ses_5_a_line_written_again_by_a_resumed_run_is_a_copy_in_strict_mode_too(tmp_path):
+    """R-SES-5, R-TWIN-1: a session resumed on another machine writes its last line again there
+    (same uuid and content, another cwd and version) and goes on: strict imports it with one
+    warning and the copy left out; the same line written again by the same run (a file appended
+    to itself) stays an error."""
+    rows = _rows()
+    again = {**rows[-1], "cwd": "/Users/other/cli", "version": "2.1.12"}
+    more = [user("u2", "a2", "and the tests?", cwd="/Users/other/cli"),
+            asst("a3", "u2", "msg_3", "One test file.", cwd="/Users/other/cli")]
+    resumed = load_session(write(tmp_path / "resumed.jsonl", [*rows, again, *more]))
+    texts = [m.text for m in resumed.session.messages]
+    assert texts.count("Two files.") == 1 and texts[-1] == "One test file."
+    [copy] = [w for w in resumed.warnings if "repeats line 4" in w.problem]
+    assert copy.line == 5 and "another run of the agent" in copy.problem
+    err = _strict_error(write(tmp_path / "same.jsonl", [*rows, rows[-1], *more]))
+    assert (err.line, err.field) == (5, "uuid") and "appended to itself" in err.problem
+
+
+def test_r_ses_5_two_objects_on_one_line_are_read_as_two_lines(tmp_path):
+    """R-SES-5, R-TWIN-1: a write that lost its newline leaves two JSON objects on one line, and
+    the next line writes the second again: each object is read, the repeated progress line is
+    a copy (a warning, strict too), and every response is imported."""
+    import json
+
+    rows = _rows()
+    progress = {"type": "progress", "uuid": "p1", "parentUuid": "a2", "sessionId": "sess-1",
+                "data": {"type": "hook_progress"}, "cwd": "/work/demo"}
+    text = "".join(json.dumps(r) + "\n" for r in rows[:3])
+    text += json.dumps(rows[3]) + json.dumps(progress) + "\n" + json.dumps(progress) + "\n"
+    path = tmp_path / "joined.jsonl"
+    path.write_text(text + json.dumps(user("u2", "p1", "thanks")) + "\n", encoding="utf-8")
+    loaded = load_session(path)
+    assert [m.text for m in loaded.session.messages][-2:] == ["Two files.", "thanks"]
+    problems = {w.line: w.problem for w in loaded.warnings}
+    assert "2 JSON objects with no line break" in problems[4]
+    assert "progress line written again" in problems[5]
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[1]) + '{"type": "user"\n',
+                      encoding="utf-8")
+    err = _strict_error(broken)
+    assert err.line == 2 and "not valid JSON" in err.problem

@@ -182,8 +182,38 @@ def iter_json_lines(path: Path, errors: LineErrors) -> Iterator[tuple[int, dict[
                     data = errors.scrub(data, lineno)
                 yield lineno, data
                 continue
+            joined = _joined_objects(raw)
+            if joined is not None:
+                errors.warn(f"holds {len(joined)} JSON objects with no line break between them (a "
+                            "write that lost its newline); each is read as a line of its own",
+                            line=lineno)
+                for part in joined:
+                    yield lineno, part
+                continue
             with errors.line(lineno):  # decode again, slowly, for the exact error of this line
                 _decode_line(raw, lineno)
+
+
+def _joined_objects(raw: bytes) -> list[dict[str, Any]] | None:
+    """The JSON objects of a line that holds several written one after the other (``{…}{…}``):
+    each complete and an object, nothing else on the line; None otherwise (the line's own error
+    is reported then)."""
+    try:
+        text = raw.decode("utf-8")
+        found: list[dict[str, Any]] = []
+        at = 0
+        while True:
+            while at < len(text) and text[at].isspace():
+                at += 1
+            if at == len(text):
+                break
+            value, at = _JSON.raw_decode(text, at)
+            if type(value) is not dict:
+                return None
+            found.append(value)
+    except (ValueError, RecursionError):
+        return None
+    return found if len(found) > 1 else None
 
 
 def _decode_line(raw: bytes, lineno: int) -> dict[str, Any]:

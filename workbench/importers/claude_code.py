@@ -142,7 +142,7 @@ def _read(path: Path, errors: LineErrors,
             continue
         repeat = repeats.check(line)
         if repeat is not None:
-            if not errors.lenient:
+            if not errors.lenient and not repeat.same:
                 errors.error(repeat.problem, line=lineno, field=repeat.field)
             errors.warn(repeat.problem + ("; the copy is left out" if repeat.copy else ""),
                         line=lineno, field=repeat.field)
@@ -175,7 +175,8 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> Line | None:
         as_str(parent, "parentUuid")
     line = Line(lineno=lineno, kind=kind, uuid=uuid, parent=parent,
                  timestamp=parse_time(data.get("timestamp")),
-                 sidechain=as_bool(data.get("isSidechain"), "isSidechain"))
+                 sidechain=as_bool(data.get("isSidechain"), "isSidechain"),
+                 writer=tuple(data.get(key) for key in ("cwd", "version", "gitBranch", "slug")))
     if kind in _CONVERSATION:
         _fill_conversation(line, data)
         session_id, cwd = opt_str(data.get("sessionId"), "sessionId"), opt_str(data.get("cwd"), "cwd")
@@ -421,7 +422,17 @@ def _header(meta: _Meta, messages: list[Message], model: str | None, content_has
     return SessionHeader(session_id=ca.subagent_session_id(own, agent) if agent else own, title=title,
                          source_format="claude_code", model=model, workspace_root=meta.cwd,
                          created_at=meta.started, parent_id=own if agent else None, agent_id=agent,
-                         agent_version=meta.version)
+                         agent_version=meta.version, continues=_continues(meta.lines))
+
+
+def _continues(lines: list[Line]) -> bool | None:
+    """Whether the file continues an earlier conversation: its first tree line names a parent the
+    file does not hold (a resumed session's new file starts below the old one's last line);
+    False when that line has no parent; None for a file without tree lines."""
+    if not lines:
+        return None
+    first = lines[0].parent
+    return first is not None and first not in {line.uuid for line in lines}
 
 
 def _subagents(meta: _Meta, calls: set[str], header: SessionHeader) -> tuple[SubagentCall, ...]:

@@ -53,6 +53,8 @@ class Line:
     call_ids: tuple[str, ...] = ()
     result_ids: tuple[str, ...] = ()
     sidechain: bool = False
+    writer: tuple[object, ...] = ()
+    """``(cwd, version, gitBranch, slug)`` of the agent run that wrote the line."""
 
 
 @dataclass(slots=True)

@@ -226,9 +226,14 @@ def continued_prefix(session: Session) -> int | None:
     The fixed part is the largest cache read of the first response with usage after each of the
     agent's recorded compactions: a compaction rewrites the history, so the provider can still
     read only the system prompt and tools from its cache (a cache that expired reads less,
-    hence the largest). The session continues an earlier conversation when its first response
-    with usage read more than that from the cache: only a history sent before, not in the file,
-    can be cached there (a session's first request holds nothing else before its first message).
+    hence the largest). Whether the session continues an earlier conversation is the file's own
+    word where its format gives one (:attr:`SessionHeader.continues`: a Claude Code file's first
+    line follows a message the file does not hold), which also covers a resume whose cache had
+    expired (its first response read nothing from the cache and wrote it all). Where the format
+    says nothing, it continues when its first response with usage read more than the fixed part
+    from the cache: a history sent before, not in the file, is cached there (a session's first
+    request holds little else before its first message; another session's cache of the same
+    start can also be read, which only the file's own word rules out).
     """
     usages = [(i, m.usage) for i, m in enumerate(session.messages)
               if m.role == "assistant" and m.usage is not None and not m.compaction_provided]
@@ -239,7 +244,9 @@ def continued_prefix(session: Session) -> int | None:
         after = next((u for i, u in usages if i >= compaction.at_message), None)
         if after is not None and not after.cache_read_in_input:
             prefix = max(prefix, after.cache_read_tokens)
-    first = usages[0][1]
-    if prefix <= 0 or first.cache_read_in_input or first.cache_read_tokens <= prefix:
+    if prefix <= 0 or session.header.continues is False:
         return None
-    return prefix
+    if session.header.continues:
+        return prefix
+    first = usages[0][1]
+    return None if first.cache_read_in_input or first.cache_read_tokens <= prefix else prefix

@@ -37,6 +37,13 @@ def _reading(state: PreparationState, basis: str, added: tuple[int, int]) -> Usa
     stage's trigger adds to it (``compaction.count_earlier_reasoning``: the earlier reasoning,
     and for the provider's count the messages after the last response)."""
     reasoning, after = added
+    if basis == "agent_count" and state.usage_reading is not None:
+        # the agent's own count of this very request, recorded with its compaction: a reading
+        # of the model in use, also right after a model switch (R-TOK-5 holds back the old
+        # model's reading, which this is not)
+        return state.usage_reading.evolve(
+            **UNCHANGED, tokens=state.usage_reading.tokens + reasoning + after, kind="observed",
+            approximate=False, can_trigger=True, source="response")
     if basis != "calibrated_local" and state.usage_reading is not None:
         reading = state.usage_reading
         if reasoning or after:
