@@ -409,7 +409,11 @@ class _ReplayWalker:
         agent_count = self._agent_count(walk.position, at)
         micro = tuple(m for m in self.micro_due if m.at_message <= at)
         leaving = self.window_offset  # the window the agent's compaction at this step closes
+        cleared = walk.clears_passed
         carry = self.carry = walk.advance(self.session, at, self.carry)
+        if walk.clears_passed > cleared and self.baseline != "recorded":
+            # the user cleared the conversation: this replay's history restarted with the agent's
+            self.replay_cuts += walk.clears_passed - cleared
         response = self.session.messages[at]
         model = response.model or (response.usage.model if response.usage else None) or walk.model
         window = carry.window
@@ -428,7 +432,7 @@ class _ReplayWalker:
             called_tools=frozenset(walk.called), reduction_state=carry.reduction_state,
             seen=carry.seen, usage_reading=tracker.reading,
             diverged=carry.diverged or (walk.recorded_compaction if walk.baseline
-                                        else measured_compacted),
+                                        else measured_compacted or walk.clears_passed > cleared),
             compaction_state=carry.compaction_state, window=window,
             todos_completed=walk.todos_completed, calibration=self.calibration,
             recorded_manual=self.manual_steps.get(k),

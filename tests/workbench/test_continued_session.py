@@ -157,3 +157,37 @@ def test_r_twin_3_the_replays_restored_files_are_not_counted_twice():
     solved = window.observe(14, 9600, 58000)
     assert solved.overhead == solved.window_overhead - round(solved.ratio * 4000)
     assert solved.whole(3600 + 4000) == pytest.approx(50200, abs=1)
+
+
+def test_r_twin_1_a_continued_file_may_open_with_the_result_of_an_earlier_call(tmp_path: Path):
+    """R-TWIN-1: a resumed session's file can start with the result of a call its earlier file
+    made: strict imports it (kept as an orphan result, with a warning); in a file that holds its
+    start, a result for a call no message made stays a strict error."""
+    import json
+
+    from iris.errors import SessionFormatError
+
+    from workbench.importers import load_session
+
+    def rows(first_parent: str | None) -> str:
+        lines = [
+            {"type": "user", "uuid": "r0", "parentUuid": first_parent, "sessionId": "c",
+             "timestamp": "2026-01-01T10:00:00Z", "message": {"role": "user", "content": [
+                 {"type": "tool_result", "tool_use_id": "toolu_earlier", "content": "found it"}]}},
+            {"type": "assistant", "uuid": "a1", "parentUuid": "r0", "sessionId": "c",
+             "timestamp": "2026-01-01T10:00:01Z",
+             "message": {"id": "msg_1", "role": "assistant", "model": "claude-opus-4-5",
+                         "content": [{"type": "text", "text": "The agent found it."}],
+                         "usage": {"input_tokens": 10, "output_tokens": 5}}}]
+        return "".join(json.dumps(line) + "\n" for line in lines)
+
+    resumed = tmp_path / "resumed.jsonl"
+    resumed.write_text(rows("f00d-earlier"), encoding="utf-8")
+    loaded = load_session(resumed)
+    assert loaded.session.header.continues is True
+    assert len(loaded.session.index.orphan_results) == 1
+    assert any("continues an earlier conversation" in w.problem for w in loaded.warnings)
+    fresh = tmp_path / "fresh.jsonl"
+    fresh.write_text(rows(None), encoding="utf-8")
+    with pytest.raises(SessionFormatError, match="which no assistant message made"):
+        load_session(fresh)

@@ -115,3 +115,27 @@ def test_r_ses_4_inspect_counts_compactions_and_skips(tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_text("\n".join(lines + ["{broken"]) + "\n")
     assert inspect_session(load_session(path, lenient=True))["skipped_lines"] == 1
+
+
+def test_r_ses_2_a_gemini_cli_session_is_named_not_misread(tmp_path):
+    """A Gemini CLI saved session (one JSON document, messages of type user/gemini, no role) is
+    named as what it is, not misread as an OpenAI chat document ("unknown role None"); twin-check
+    lists it as not an agent transcript instead of a refused file."""
+    import json
+
+    from iris.errors import SessionFormatError
+
+    from workbench.corpus.twin_check import check_file
+    from workbench.importers import load_session
+
+    doc = {"sessionId": "faff42ab", "projectHash": "7e89", "startTime": "2026-01-10T02:08:26Z",
+           "messages": [{"id": "m1", "type": "user", "content": "add new text"},
+                        {"id": "m2", "type": "gemini", "content": "Which text?",
+                         "tokens": {"input": 9, "output": 3, "total": 12}}]}
+    path = tmp_path / "gemini.jsonl"
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    with pytest.raises(SessionFormatError, match="a Gemini CLI session") as err:
+        load_session(path)
+    assert err.value.line == 1 and str(path) in str(err.value)
+    row = check_file(path)
+    assert not row.error and row.skipped.startswith("not an agent transcript: a Gemini CLI session")

@@ -181,6 +181,7 @@ def check_file(path: str | Path, progress: Progress = no_progress) -> TwinFile:
     from ..analysis.replay_report import replay_report
     from ..importers import load_session
     from ..importers.claude_progress import subagent_sessions
+    from ..importers.detect import detect
     from ..services.presets import load_preset
     from ..services.replay import stream_replay
     from ..services.summarisers import make_summariser
@@ -190,6 +191,13 @@ def check_file(path: str | Path, progress: Progress = no_progress) -> TwinFile:
     base = TwinFile(file=str(path), agent=facts.agent, version=facts.version,
                     profile=PROFILES.get(facts.agent or ""), responses_in_file=facts.responses,
                     usage_billed_usd=facts.billed_usd)
+    if facts.agent is None:  # not a Claude Code or Codex transcript: say what it is instead
+        try:
+            found = detect(path)
+        except SessionFormatError as exc:
+            return base.evolve(**UNCHANGED, skipped=f"not an agent transcript: {exc.problem}")
+        if found not in PROFILES:
+            return base.evolve(**UNCHANGED, skipped=f"no agent profile for the {found} format")
     try:
         loaded = load_session(path)
     except SessionFormatError as exc:
@@ -214,7 +222,7 @@ def check_file(path: str | Path, progress: Progress = no_progress) -> TwinFile:
     delta = (round(100 * (billed - usage_bill) / usage_bill, 2)
              if billed is not None and usage_bill else None)
     rows = _pair([(m.step, m.tokens_before, m.tokens_after, m.trigger)
-                  for m in report.recorded_compactions],
+                  for m in report.recorded_compactions if m.trigger != "clear"],
                  [(c.step, c.trigger_value if c.trigger_value is not None else c.tokens_before,
                    c.tokens_after) for c in report.compactions],
                  loaded.format, path.name)

@@ -125,13 +125,20 @@ class MessageList:
             self.add("user", rest, id=id, timestamp=timestamp, synthetic=synthetic,
                      summary=summary, line=line)
 
-    def check_orphans(self, errors: LineErrors) -> None:
+    def check_orphans(self, errors: LineErrors, carried_before: int | None = None) -> None:
         """Results whose call id matches no call: an error in strict mode; kept (and reported
-        as a warning, and by ``Session.index.orphan_results``) in lenient mode."""
+        as a warning, and by ``Session.index.orphan_results``) in lenient mode. In a file that
+        continues an earlier conversation, a result on a line before ``carried_before`` (the
+        file's first response) answers a call of the history the file does not hold: kept with a
+        warning in strict mode too."""
         for call_id, line in self._results:
             if call_id not in self.calls:
                 problem = f"tool result for call {call_id!r}, which no assistant message made"
-                if errors.lenient:
+                if carried_before is not None and line < carried_before:
+                    errors.warn(problem + " in this file: the file continues an earlier "
+                                "conversation, whose call it answers (kept as an orphan result)",
+                                line=line or None)
+                elif errors.lenient:
                     errors.warn(problem + " (kept as an orphan result)", line=line or None)
                 else:
                     errors.error(problem, line=line or None)

@@ -176,7 +176,8 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> Line | None:
     line = Line(lineno=lineno, kind=kind, uuid=uuid, parent=parent,
                  timestamp=parse_time(data.get("timestamp")),
                  sidechain=as_bool(data.get("isSidechain"), "isSidechain"),
-                 writer=tuple(data.get(key) for key in ("cwd", "version", "gitBranch", "slug")))
+                 writer=tuple(data.get(key) for key in ("cwd", "version", "gitBranch", "slug")),
+                 restart=parent is None and kind == "progress" and _is_clear_hook(data))
     if kind in _CONVERSATION:
         _fill_conversation(line, data)
         session_id, cwd = opt_str(data.get("sessionId"), "sessionId"), opt_str(data.get("cwd"), "cwd")
@@ -196,6 +197,12 @@ def _convert(data: dict[str, Any], lineno: int, meta: _Meta) -> Line | None:
     elif kind == "system" and data.get("subtype") == "microcompact_boundary" and not line.sidechain:
         meta.micro.append((lineno, _microcompaction(data.get("microcompactMetadata"))))
     return line
+
+
+def _is_clear_hook(data: dict[str, Any]) -> bool:
+    """A ``progress`` line of the ``SessionStart`` hook run by ``/clear``."""
+    hook = data.get("data")
+    return isinstance(hook, dict) and hook.get("hookName") == "SessionStart:clear"
 
 
 def _note_kind(meta: _Meta, kind: str, subtype: Any, lineno: int) -> None:
@@ -356,12 +363,17 @@ def _build(live: list[Line], meta: _Meta, errors: LineErrors, content_hash: str 
     out = cb.MessageList(checked=True)  # every value was checked while reading
     switches: list[ModelSwitch] = []
     marks: list[tuple[Line | None, int, Line | None]] = []  # (boundary, summary index, summary)
+    clears: list[int] = []  # index of the first message after each /clear
+    talked = False
     pending: Line | None = None
     first_model: str | None = None
     current_model: str | None = None
     micro = _MicroPlacer(meta.micro)
     for line in live:
         micro.reach(line.lineno, len(out.messages))
+        if line.restart and talked:
+            clears.append(len(out.messages))
+        talked = talked or line.kind in _CONVERSATION
         if line.compact_meta is not None:
             pending = line
         elif line.kind == "assistant":
@@ -382,11 +394,15 @@ def _build(live: list[Line], meta: _Meta, errors: LineErrors, content_hash: str 
                 pending = None
     if pending is not None:
         marks.append((pending, len(out.messages), None))
-    out.check_orphans(errors)
+    first_response = next((line.lineno for line in live if line.kind == "assistant"), None)
+    out.check_orphans(errors, first_response if _continues(meta.lines) else None)
     messages = out.freeze()
     header = _header(meta, messages, first_model, content_hash, live)
     used: set[str] = set()
     compactions = [_compaction(b, at, summary, header.session_id, requests, used) for b, at, summary in marks]
+    compactions += [RecordedCompaction(at_message=at, trigger="clear", source="claude_code:clear")
+                    for at in clears if at < len(messages)]
+    compactions.sort(key=lambda c: c.at_message)
     return Session(header=header, messages=tuple(messages), model_switches=tuple(switches),
                    compactions=tuple(compactions), subagents=_subagents(meta, out.calls, header),
                    microcompactions=micro.placed(len(messages)))

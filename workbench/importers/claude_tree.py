@@ -7,8 +7,10 @@ Every line names its parent through ``parentUuid`` (a compact boundary through
   file order** on the same side (main conversation or sidechain), which is where Claude Code
   really continued (a compact boundary's logical parent may point at a line the file never
   received; the compaction request in ``agent-acompact-*`` answers the line just before it);
-* a compact boundary without any parent, and a conversation line without a parent that comes
-  after conversation lines, continue at the preceding line the same way;
+* a compact boundary without any parent, a conversation line without a parent that comes after
+  conversation lines, and a ``/clear`` that starts the conversation again in the same file (its
+  ``SessionStart:clear`` hook line, without a parent) continue at the preceding line the same
+  way (the importer records the clear: the context restarts there);
 * the conversation is the chain back from the last main-side user/assistant line, plus every
   assistant line of a response on that chain, plus every ``tool_result`` line answering a call of
   it (FORMATS.md §1);
@@ -55,6 +57,9 @@ class Line:
     sidechain: bool = False
     writer: tuple[object, ...] = ()
     """``(cwd, version, gitBranch, slug)`` of the agent run that wrote the line."""
+    restart: bool = False
+    """The line starts the conversation again (the ``SessionStart:clear`` hook of a ``/clear``,
+    without a parent): the context the agent sends restarts here."""
 
 
 @dataclass(slots=True)
@@ -151,7 +156,8 @@ def _resolve(lines: list[Line]) -> tuple[list[int | None], list[tuple[Line, str 
         if found is not None:
             parents.append(found)
         elif before is not None and (ref is not None or line.compact_meta is not None
-                                     or (line.kind in CONVERSATION and line.sidechain in talked)):
+                                     or (line.sidechain in talked
+                                         and (line.kind in CONVERSATION or line.restart))):
             parents.append(before)
             rechained.append((line, ref, lines[before]))
         else:

@@ -81,14 +81,30 @@ def _whole_document(path: Path, text: str) -> str | None:
     if first not in ("[", "{") or _first_line_is_json(text):
         return None
     try:
-        return detect_record(json.loads(read_bytes(path)))
+        document = json.loads(read_bytes(path))
     except (ValueError, RecursionError):  # broken or cut: judge by the leading keys
         pass
+    else:
+        if _is_gemini_cli(document):
+            raise SessionFormatError(
+                "a Gemini CLI session (one JSON document whose messages have a type such as user "
+                "or gemini, and no role): not a format the workbench imports", path=path, line=1)
+        return detect_record(document)
     hits = [(m.start(), fmt) for key, fmt in _KEY_HINTS
             if (m := re.search(rf'"{key}"\s*:', text))]
     if hits:
         return min(hits)[1]  # the key that comes first: nested keys come after the top-level one
     return "openai_chat" if first == "[" else None
+
+
+def _is_gemini_cli(data: Any) -> bool:
+    """Gemini CLI's saved session: ``{sessionId, projectHash, messages: [{type: user|gemini|
+    info|warning…}]}`` (its messages have a ``type`` and no ``role``, so no importer reads it)."""
+    if not isinstance(data, dict) or "projectHash" not in data or "sessionId" not in data:
+        return False
+    messages = data.get("messages")
+    return isinstance(messages, list) and all(
+        isinstance(m, dict) and "type" in m and "role" not in m for m in messages)
 
 
 def _first_line_is_json(text: str) -> bool:

@@ -58,6 +58,10 @@ class Walk:
         """Session indices of recorded-compaction output left out of the replayed history."""
         self.switches = {sw.at_message: sw for sw in session.model_switches}
         self.recorded_cuts = {c.at_message for c in session.compactions}
+        self.clears = {c.at_message for c in session.compactions if c.trigger == "clear"}
+        """Where the user cleared the conversation (``/clear``): every replay's history restarts
+        there, as the agent's did (a user action, not the agent's context policy)."""
+        self.clears_passed = 0
         self.model = session.header.model
         self.limits = session.header.limits
         self.recorded_compaction = False
@@ -102,8 +106,9 @@ class Walk:
             if i in self.recorded_cuts:
                 self.recorded_tokens = 0
                 self.cuts_passed += 1
-                if self.baseline:
+                if self.baseline or i in self.clears:
                     new, reset = [], True
+                self.clears_passed += i in self.clears
             part = Part(m, self.cache.message(m), "history", i)
             self.recorded_tokens += part.tokens
             if not self.baseline and (m.is_compaction_summary
