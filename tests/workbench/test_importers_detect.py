@@ -139,3 +139,18 @@ def test_r_ses_2_a_gemini_cli_session_is_named_not_misread(tmp_path):
     assert err.value.line == 1 and str(path) in str(err.value)
     row = check_file(path)
     assert not row.error and row.skipped.startswith("not an agent transcript: a Gemini CLI session")
+
+
+def test_r_ses_2_a_copilot_cli_session_is_named(tmp_path):
+    """A GitHub Copilot CLI event log (``session.start`` from ``copilot-agent`` first) is named
+    as what it is, not "unknown session format"."""
+    from workbench.importers import load_session
+
+    start = {"type": "session.start", "data": {"sessionId": "10fb", "producer": "copilot-agent",
+                                               "copilotVersion": "1.0.64"}}
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n" + json.dumps(start) + "\n" + json.dumps({"type": "user.message"}) + "\n",
+                    encoding="utf-8")
+    with pytest.raises(SessionFormatError, match="a GitHub Copilot CLI session") as err:
+        load_session(path)
+    assert err.value.line == 2

@@ -52,14 +52,19 @@ def detect(path: Path) -> str:
     if "\ufffd" in text[:4096] and not _mostly_text(head[:4096]):
         raise SessionFormatError("not a text file (binary or not UTF-8)", path=path, line=1)
     probed = 0
-    for raw in text.splitlines():
+    for lineno, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
         probed += 1
         try:
-            found = detect_record(json.loads(raw))
+            record = json.loads(raw)
         except (ValueError, RecursionError):  # not JSON, or hostile nesting
-            found = None
+            record = None
+        if _is_copilot_cli(record):
+            raise SessionFormatError(
+                "a GitHub Copilot CLI session (its first event is session.start from "
+                "copilot-agent): not a format the workbench imports", path=path, line=lineno)
+        found = detect_record(record) if record is not None else None
         if found:
             return found
         if probed >= _PROBE_LINES:
@@ -95,6 +100,14 @@ def _whole_document(path: Path, text: str) -> str | None:
     if hits:
         return min(hits)[1]  # the key that comes first: nested keys come after the top-level one
     return "openai_chat" if first == "[" else None
+
+
+def _is_copilot_cli(data: Any) -> bool:
+    """GitHub Copilot CLI's event log: ``{"type": "session.start", "data": {"producer":
+    "copilot-agent", …}}`` first."""
+    return (isinstance(data, dict) and data.get("type") == "session.start"
+            and isinstance(data.get("data"), dict)
+            and data["data"].get("producer") == "copilot-agent")
 
 
 def _is_gemini_cli(data: Any) -> bool:
