@@ -37,6 +37,8 @@ COMPACTION_KEYS = ("step", "tokens_before", "tokens_after", "trigger_value", "tr
 RECORDED_KEYS = ("step", "tokens_before", "tokens_after", "trigger", "fidelity")
 ERROR_KEYS = ("median_abs_pct", "p90_abs_pct", "responses", "basis", "meaningful",
               "text_redacted", "note")
+#: Keys the estimate error has only after a drop of the agent's context the file does not record.
+DROP_KEYS = ("unrecorded_drops", "left_out")
 COST_KEYS = ("currency", "price_known", "source", "prices_as_of", "basis", "models",
              "unpriced_models", "steps_priced", "steps_unpriced", "steps_compared", "requests_usd",
              "summaries_usd", "summaries_estimated", "replay_usd", "recorded_usd",
@@ -98,7 +100,9 @@ def _expected(session: Session, result: Replay, cost: ReplayCost) -> dict[str, A
                                   "tokens_after": m.tokens_after, "trigger": m.trigger,
                                   "fidelity": recorded.get(m.step)}
                                  for m in result.recorded_compactions],
-        "estimate_error": error | error_meaning(session).model_dump(),
+        "estimate_error": ({k: v for k, v in error.items() if k not in DROP_KEYS}
+                           | error_meaning(session).model_dump()
+                           | {k: v for k, v in error.items() if k in DROP_KEYS}),
         "cost": _cost_dict(cost),
         "summariser": {"kind": "offline", "model": None, "base_url": None,
                        "reads_templates": False},

@@ -32,15 +32,17 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from iris.compaction.calibration import UNRECORDED_DROP
 from iris.frozen import FrozenModel
 from iris.preparation.records import CompactionApplied, ContextPreparation
+from pydantic import Field
 
 from ..records import CompactionFigures, EstimateStep, ReplayStep, TriggerFigures
 
 __all__ = ["ERROR_BASIS", "CompactionFigures", "EstimateError", "EstimateStep", "ReplayStep",
            "TriggerFigures", "applied_compactions", "applied_of", "compaction_figures",
            "error_words", "estimate_error", "replay_calibration_ratio", "scored_errors",
-           "unscored_steps", "whole_figures"]
+           "unrecorded_drops", "unscored_steps", "whole_figures"]
 
 ERROR_BASIS = ("as-recorded request: calibrated local estimate + unrecorded overhead, against "
                "provider prompt tokens (responses with trusted usage; the first step and the "
@@ -105,13 +107,51 @@ def applied_compactions(preparations: Iterable[Any]) -> list[CompactionFigures]:
     return [compaction_figures(p, applied_of(p)) for p in preparations if p.compaction_applied]
 
 
+def unrecorded_drops(steps: Sequence[EstimateStep], recorded_steps: Iterable[int | None] = ()
+                     ) -> dict[int, int]:
+    """Drop step → the steps from it up to the next recorded compaction whose as-recorded
+    request is not what the agent sent: the provider's count fell below
+    :data:`~iris.compaction.calibration.UNRECORDED_DROP` of the previous one while the
+    as-recorded request did not shrink (the agent cleared context without recording it, as
+    Claude Code's microcompaction before 2.1.21 did)."""
+    recorded = {r for r in recorded_steps if r is not None}
+    drops: dict[int, int] = {}
+    last: tuple[int, int] | None = None  # (provider, as-recorded whole) of the last response
+    start: int | None = None
+    for s in steps:
+        if s.step_index in recorded:
+            last, start = None, None
+        provider, whole = s.provider_prompt_tokens, s.recorded_request_whole
+        if s.provider_usage_kind != "trusted" or not provider or whole is None:
+            continue
+        if (start is None and last is not None and provider < UNRECORDED_DROP * last[0]
+                and whole >= last[1]):
+            start = s.step_index
+        if start is not None:
+            drops[start] = drops.get(start, 0) + 1
+        last = (provider, whole)
+    return drops
+
+
 def unscored_steps(steps: Sequence[EstimateStep], recorded_steps: Iterable[int | None] = ()
                    ) -> set[int]:
     """Steps whose response the estimate error leaves out: the first step, each step whose
-    response measured the overhead and the first step after each recorded compaction."""
+    response measured the overhead, the first step after each recorded compaction, and the
+    steps after a drop of the agent's context the transcript does not record
+    (:func:`unrecorded_drops`)."""
+    recorded = [r for r in recorded_steps if r is not None]
     out = {s.step_index for s in steps[:1]}
     out |= {m for s in steps if (m := s.overhead_measured_at) is not None}
-    return out | {r for r in recorded_steps if r is not None}
+    out |= set(recorded)
+    drops = unrecorded_drops(steps, recorded)
+    if drops:
+        starts = sorted(drops)
+        ends = sorted(recorded)
+        for first in starts:
+            end = next((r for r in ends if r > first), None)
+            out |= {s.step_index for s in steps
+                    if s.step_index >= first and (end is None or s.step_index < end)}
+    return out
 
 
 def scored_errors(steps: Sequence[EstimateStep], recorded_steps: Iterable[int | None] = ()
@@ -137,26 +177,39 @@ class EstimateError(FrozenModel):
     p90_abs_pct: float | None
     responses: int
     basis: str
+    unrecorded_drops: tuple[int, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Steps where the agent's count fell without a record (:func:`unrecorded_drops`); the
+    responses from there to the next recorded compaction are left out."""
+    left_out: int = Field(default=0, exclude_if=lambda v: not v)
+    """Responses left out after those drops."""
 
 
 def estimate_error(steps: Sequence[EstimateStep], recorded_steps: Iterable[int | None] = ()
                    ) -> EstimateError:
     """The :class:`EstimateError` over :func:`scored_errors`. ``steps`` are preparations or truth
     rows in step order; ``recorded_steps`` the steps of the agent's recorded compactions."""
-    errors = sorted(scored_errors(steps, recorded_steps).values())
+    recorded = list(recorded_steps)
+    errors = sorted(scored_errors(steps, recorded).values())
+    drops = unrecorded_drops(steps, recorded)
+    starts, left_out = tuple(sorted(drops)), sum(drops.values())
     if not errors:
-        return EstimateError(median_abs_pct=None, p90_abs_pct=None, responses=0, basis=ERROR_BASIS)
+        return EstimateError(median_abs_pct=None, p90_abs_pct=None, responses=0, basis=ERROR_BASIS,
+                             unrecorded_drops=starts, left_out=left_out)
     p90 = errors[max(math.ceil(0.9 * len(errors)) - 1, 0)]
     return EstimateError(median_abs_pct=round(statistics.median(errors), 2),
-                         p90_abs_pct=round(p90, 2), responses=len(errors), basis=ERROR_BASIS)
+                         p90_abs_pct=round(p90, 2), responses=len(errors), basis=ERROR_BASIS,
+                         unrecorded_drops=starts, left_out=left_out)
 
 
 def error_words(error: EstimateError) -> str:
     """``median 0.08 %, p90 1.12 % over 141 responses`` (``—`` without data)."""
+    dropped = (f"; {error.left_out} responses left out after the agent's context fell without "
+               f"a record (from step {', '.join(str(s) for s in error.unrecorded_drops)})"
+               if error.unrecorded_drops else "")
     if error.median_abs_pct is None or error.p90_abs_pct is None:
-        return "— (no response with provider usage to compare)"
+        return "— (no response with provider usage to compare)" + dropped
     return (f"median {error.median_abs_pct:.2f} %, p90 {error.p90_abs_pct:.2f} % over "
-            f"{error.responses} responses")
+            f"{error.responses} responses{dropped}")
 
 
 def replay_calibration_ratio(calibration: Any, steps: Sequence[Any]) -> float:

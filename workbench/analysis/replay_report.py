@@ -18,6 +18,7 @@ from iris.frozen import FrozenModel
 from iris.preparation.records import CompactionPlan, ContextPreparation
 from iris.replay import Replay
 from iris.session import Session
+from pydantic import Field
 
 from ..pricing import ReplayCost, replay_cost
 from ..pricing.subagents import with_subagents
@@ -90,6 +91,10 @@ class EstimateErrorReport(FrozenModel):
     meaningful: bool
     text_redacted: RedactionExtent | None
     note: str
+    unrecorded_drops: tuple[int, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Steps where the agent's count fell without a record; the responses from each to the next
+    recorded compaction are left out (``left_out``). Both keys only when there is such a drop."""
+    left_out: int = Field(default=0, exclude_if=lambda v: not v)
 
 
 class FailedStep(FrozenModel):
@@ -179,7 +184,8 @@ def replay_report(session: Session, replay: Replay, *,
         estimate_error=EstimateErrorReport(
             median_abs_pct=error.median_abs_pct, p90_abs_pct=error.p90_abs_pct,
             responses=error.responses, basis=error.basis, meaningful=meaning.meaningful,
-            text_redacted=meaning.text_redacted, note=meaning.note),
+            text_redacted=meaning.text_redacted, note=meaning.note,
+            unrecorded_drops=error.unrecorded_drops, left_out=error.left_out),
         cost=with_subagents(replay_cost(session, replay, prefixes=prefixes), subagents),
         summariser=summariser_info(summariser),
         template_snapshot_id=template_snapshot_id,

@@ -93,8 +93,16 @@ class Summariser(Protocol):
     def summarise(self, request: SummaryRequest, *, timeout_seconds: float) -> SummaryResult: ...
 
 
+#: A reasoning tag quoted from the session's own text (a user asking about ``<think>`` blocks).
+_QUOTED_TAG = re.compile(r"<(/?)(think|thinking|reasoning)>", re.IGNORECASE)
+
+
 def _join(sections: dict[str, str]) -> str:
-    return "\n\n".join(f"## {title}\n{sections[title]}" for title in REQUIRED_SECTIONS)
+    """The sections as one summary. The text is the session's own, quoted: a reasoning tag in it
+    is written ``‹think›``, so the summary is not taken for a model's leaked reasoning (which the
+    validator refuses in a model's summary)."""
+    text = "\n\n".join(f"## {title}\n{sections[title]}" for title in REQUIRED_SECTIONS)
+    return _QUOTED_TAG.sub(lambda m: f"‹{m.group(1)}{m.group(2)}›", text)
 
 
 class ExtractiveSummariser:
