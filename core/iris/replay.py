@@ -300,7 +300,7 @@ class _ReplayWalker:
             self.calibration = self.calibration.evolve(
                 **UNCHANGED, fixed_prefix=continued_prefix(session))
         self.window_offset: WindowOffset | None = None
-        """(offset, step) of the window this replay shares with the agent (see
+        """The offset of the window this replay shares with the agent (see
         :attr:`PreparationState.window_offset`); None until measured."""
         self.offset_cuts = (0, 0)
         """(this replay's compactions, the agent's) when the offset was last reset."""
