@@ -394,10 +394,11 @@ def _build(live: list[Line], meta: _Meta, errors: LineErrors, content_hash: str 
                 pending = None
     if pending is not None:
         marks.append((pending, len(out.messages), None))
+    continues = _continues(meta.lines)
     first_response = next((line.lineno for line in live if line.kind == "assistant"), None)
-    out.check_orphans(errors, first_response if _continues(meta.lines) else None)
+    out.check_orphans(errors, first_response if continues else None)
     messages = out.freeze()
-    header = _header(meta, messages, first_model, content_hash, live)
+    header = _header(meta, messages, first_model, content_hash, live, continues)
     used: set[str] = set()
     compactions = [_compaction(b, at, summary, header.session_id, requests, used) for b, at, summary in marks]
     compactions += [RecordedCompaction(at_message=at, trigger="clear", source="claude_code:clear")
@@ -427,7 +428,7 @@ class _MicroPlacer:
 
 
 def _header(meta: _Meta, messages: list[Message], model: str | None, content_hash: str | None,
-            live: list[Line]) -> SessionHeader:
+            live: list[Line], continues: bool | None) -> SessionHeader:
     """The main transcript keeps its ``sessionId``; a sub-agent transcript (every live line a
     sidechain line of one ``agentId``) is ``<sessionId>/agent-<agentId>``, child of ``sessionId``."""
     own = meta.session_id or _hash_id(content_hash)
@@ -438,7 +439,7 @@ def _header(meta: _Meta, messages: list[Message], model: str | None, content_has
     return SessionHeader(session_id=ca.subagent_session_id(own, agent) if agent else own, title=title,
                          source_format="claude_code", model=model, workspace_root=meta.cwd,
                          created_at=meta.started, parent_id=own if agent else None, agent_id=agent,
-                         agent_version=meta.version, continues=_continues(meta.lines))
+                         agent_version=meta.version, continues=continues)
 
 
 def _continues(lines: list[Line]) -> bool | None:
