@@ -40,6 +40,8 @@ def test_r_twin_1_a_clear_keeps_both_conversations_and_is_recorded(tmp_path):
     [clear] = session.compactions
     assert clear.trigger == "clear" and clear.source == "claude_code:clear"
     assert session.messages[clear.at_message].text.startswith("Implement the following plan")
+    [note] = [w for w in loaded.warnings if "starts the conversation again" in w.problem]
+    assert note.line == 5 and "context restarts there" in note.problem
 
 
 def test_r_twin_3_every_replay_restarts_its_history_at_the_clear(tmp_path):

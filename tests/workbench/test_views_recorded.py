@@ -69,6 +69,12 @@ def test_one_table_answers_where_the_replay_and_the_agent_compacted():
         "replay `default` compacted at step 1; the agent compacted at step 3")
     assert compaction_answer_text("x", [], ()) == "replay `x` never compacted; the agent never compacted"
     assert compaction_answer_text("x", [12, 60], ()).startswith("replay `x` compacted at steps 12, 60;")
+    # a recorded /clear is no compaction: named as what it is
+    cleared = recorded_marks([{"step": 2, "trigger": "clear"}, {"step": 4, "trigger": "auto"}],
+                             bundle().preparations)
+    assert compaction_answer_text("x", [], cleared) == (
+        "replay `x` never compacted; the agent compacted at step 4; the user cleared the "
+        "conversation at step 2")
 
 
 def test_every_budget_names_its_source():

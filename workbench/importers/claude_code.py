@@ -325,8 +325,15 @@ def _live_branch(lines: list[Line], errors: LineErrors) -> list[Line]:
 
 
 def _report_rechained(placement: Placement, errors: LineErrors) -> None:
-    """One warning for the lines that continue at the preceding line (their parent is missing)."""
-    moved = placement.rechained
+    """One warning for the lines that continue at the preceding line (their parent is missing),
+    and one for each ``/clear`` that starts the conversation again."""
+    for line, _ref, before in placement.rechained:
+        if line.restart:
+            errors.warn(f"line {line.lineno} starts the conversation again (/clear: its "
+                        "SessionStart:clear hook line has no parent): the conversation before it "
+                        f"(up to line {before.lineno}) is kept, and the context restarts there",
+                        line=line.lineno)
+    moved = [m for m in placement.rechained if not m[0].restart]
     if not moved:
         return
     line, ref, before = moved[0]

@@ -101,9 +101,15 @@ def _compacted_at(steps: Sequence[int | None]) -> str:
 
 def compaction_answer_text(label: str, replay_steps: Sequence[int],
                            recorded: Sequence[RecordedMark]) -> str:
-    """``replay `default` compacted at step 11; the agent compacted at steps 40, 102``."""
+    """``replay `default` compacted at step 11; the agent compacted at steps 40, 102`` (and
+    ``; the user cleared the conversation at step 35`` for a recorded ``/clear``, which is no
+    compaction)."""
+    clears = [m.step for m in recorded if m.trigger == "clear" and m.step is not None]
+    compacted = [m.step for m in recorded if m.trigger != "clear"]
+    cleared = (f"; the user cleared the conversation at step{'s' if len(clears) > 1 else ''} "
+               f"{_steps_text(clears)}" if clears else "")
     return (f"replay {code_span(label)} {_compacted_at(replay_steps)}; "
-            f"the agent {_compacted_at([m.step for m in recorded])}")
+            f"the agent {_compacted_at(compacted)}{cleared}")
 
 
 def _offset(step: int, recorded: Sequence[RecordedMark]) -> str:
