@@ -133,17 +133,17 @@ def unrecorded_drops(steps: Sequence[EstimateStep], recorded_steps: Iterable[int
     return drops
 
 
-def unscored_steps(steps: Sequence[EstimateStep], recorded_steps: Iterable[int | None] = ()
-                   ) -> set[int]:
+def unscored_steps(steps: Sequence[EstimateStep], recorded_steps: Iterable[int | None] = (),
+                   drops: dict[int, int] | None = None) -> set[int]:
     """Steps whose response the estimate error leaves out: the first step, each step whose
     response measured the overhead, the first step after each recorded compaction, and the
     steps after a drop of the agent's context the transcript does not record
-    (:func:`unrecorded_drops`)."""
+    (:func:`unrecorded_drops`; ``drops`` when the caller has them already)."""
     recorded = [r for r in recorded_steps if r is not None]
     out = {s.step_index for s in steps[:1]}
     out |= {m for s in steps if (m := s.overhead_measured_at) is not None}
     out |= set(recorded)
-    drops = unrecorded_drops(steps, recorded)
+    drops = unrecorded_drops(steps, recorded) if drops is None else drops
     if drops:
         starts = sorted(drops)
         ends = sorted(recorded)
@@ -154,11 +154,11 @@ def unscored_steps(steps: Sequence[EstimateStep], recorded_steps: Iterable[int |
     return out
 
 
-def scored_errors(steps: Sequence[EstimateStep], recorded_steps: Iterable[int | None] = ()
-                  ) -> dict[int, float]:
+def scored_errors(steps: Sequence[EstimateStep], recorded_steps: Iterable[int | None] = (),
+                  drops: dict[int, int] | None = None) -> dict[int, float]:
     """Step → absolute error of the as-recorded estimate in % of the provider's count, for the
     responses :func:`estimate_error` counts."""
-    skip = unscored_steps(steps, recorded_steps)
+    skip = unscored_steps(steps, recorded_steps, drops)
     out: dict[int, float] = {}
     for s in steps:
         provider, whole = s.provider_prompt_tokens, s.recorded_request_whole
@@ -189,8 +189,8 @@ def estimate_error(steps: Sequence[EstimateStep], recorded_steps: Iterable[int |
     """The :class:`EstimateError` over :func:`scored_errors`. ``steps`` are preparations or truth
     rows in step order; ``recorded_steps`` the steps of the agent's recorded compactions."""
     recorded = list(recorded_steps)
-    errors = sorted(scored_errors(steps, recorded).values())
     drops = unrecorded_drops(steps, recorded)
+    errors = sorted(scored_errors(steps, recorded, drops).values())
     starts, left_out = tuple(sorted(drops)), sum(drops.values())
     if not errors:
         return EstimateError(median_abs_pct=None, p90_abs_pct=None, responses=0, basis=ERROR_BASIS,
